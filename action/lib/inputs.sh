@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Validates the gate inputs (check-inputs) and, when no baseline is given, picks the newest
+# stable tag below the candidate (pick-baseline), writing both as step outputs.
+# env: INPUT_CANDIDATE, INPUT_BASELINE, INPUT_TESTS, INPUT_REPEATS, INPUT_BENCH, INPUT_CONFIG,
+# INPUT_CHECK_NAME, INPUT_RC_PATTERN, GITHUB_EVENT_NAME, GITHUB_REF_TYPE, GITHUB_REF_NAME;
+# GITHUB_TOKEN for the tag list.
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+loadgate check-inputs --json --github-output > "$LOADGATE_WORK/inputs.json"
+cat "$LOADGATE_WORK/inputs.json"
+candidate="$(node -e 'process.stdout.write(JSON.parse(require("fs").readFileSync(process.argv[1],"utf8")).candidate)' "$LOADGATE_WORK/inputs.json")"
+needs="$(node -e 'process.stdout.write(String(JSON.parse(require("fs").readFileSync(process.argv[1],"utf8"))["needs-baseline"]))' "$LOADGATE_WORK/inputs.json")"
+config="$(node -e 'process.stdout.write(JSON.parse(require("fs").readFileSync(process.argv[1],"utf8")).config)' "$LOADGATE_WORK/inputs.json")"
+if [ "$needs" = true ]; then
+  pick=(pick-baseline --candidate "$candidate" --write-choice "$LOADGATE_WORK/baseline-choice.json" --github-output)
+  if [ -f "$config" ]; then pick+=(--config "$config"); fi
+  loadgate "${pick[@]}"
+  set_output baseline-choice "$LOADGATE_WORK/baseline-choice.json"
+fi

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Check run and report pull request. env: LG_MODE (start|finish), LG_BASELINE, LG_CANDIDATE,
+# LG_SHA, LG_CONFIG, LG_TESTS, LG_REPEATS, LG_BENCH, LG_REPORT, LG_CHECK_RUN_ID, LG_CHECK_NAME,
+# LG_BASELINE_CHOICE, LG_GATE_RESULT, LG_FAIL_ON_VERDICT; GITHUB_TOKEN.
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+args=(publish --mode "$LG_MODE" --baseline "$LG_BASELINE" --candidate "$LG_CANDIDATE" --github-output)
+if [ -n "${LG_SHA:-}" ]; then args+=(--sha "$LG_SHA"); fi
+if [ -n "${LG_CONFIG:-}" ]; then args+=(--config "$LG_CONFIG"); fi
+if [ -n "${LG_CHECK_NAME:-}" ]; then args+=(--check-name "$LG_CHECK_NAME"); fi
+if [ -n "${LG_BASELINE_CHOICE:-}" ] && [ -f "$LG_BASELINE_CHOICE" ]; then args+=(--baseline-choice "$LG_BASELINE_CHOICE"); fi
+if [ "$LG_MODE" = start ]; then
+  if [ -n "${LG_TESTS:-}" ]; then args+=(--tests "$LG_TESTS"); fi
+  if [ -n "${LG_REPEATS:-}" ]; then args+=(--repeats "$LG_REPEATS"); fi
+  if [ -n "${LG_BENCH:-}" ]; then args+=(--bench "$LG_BENCH"); fi
+else
+  args+=(--report "${LG_REPORT:?report: the report directory is required to finish}")
+  if [ -n "${LG_CHECK_RUN_ID:-}" ]; then args+=(--check-run-id "$LG_CHECK_RUN_ID"); fi
+  if [ -n "${LG_GATE_RESULT:-}" ]; then args+=(--gate-result "$LG_GATE_RESULT"); fi
+  if [ "${LG_FAIL_ON_VERDICT:-true}" = true ]; then args+=(--fail-on-verdict); fi
+fi
+loadgate "${args[@]}"

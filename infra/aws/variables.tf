@@ -1,0 +1,494 @@
+# The root module: the bench module plus the run the bench belongs to (tags,
+# state key, expiry). The bench variables below mirror modules/bench/variables.tf
+# (test/aws/hcl-shape.test.ts checks they stay identical); src/aws/tfvars.ts
+# writes them as terraform.tfvars.json.
+
+variable "region" {
+  description = "AWS region of the bench."
+  type        = string
+  default     = "us-east-1"
+
+  validation {
+    condition     = can(regex("^[a-z]{2}(-[a-z]+)+-[0-9]$", var.region))
+    error_message = "region must be an AWS region such as us-east-1."
+  }
+}
+
+variable "bench_name" {
+  description = "Bench name, unique per gate run (lg-<run id>-<attempt>); prefixes every resource."
+  type        = string
+
+  validation {
+    condition     = can(regex("^[a-z][a-z0-9-]{1,23}[a-z0-9]$", var.bench_name)) && !strcontains(var.bench_name, "--")
+    error_message = "bench_name must be 3-25 lower-case letters, digits and single dashes, starting with a letter and not ending with a dash."
+  }
+}
+
+variable "repository" {
+  description = "GitHub repository running the gate (owner/name), for the Repository tag."
+  type        = string
+
+  validation {
+    condition     = can(regex("^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$", var.repository))
+    error_message = "repository must look like owner/name."
+  }
+}
+
+variable "run_id" {
+  description = "GitHub Actions run ID (or another ID for a run by hand), for the RunId tag."
+  type        = string
+
+  validation {
+    condition     = can(regex("^[A-Za-z0-9._-]{1,64}$", var.run_id))
+    error_message = "run_id must be 1-64 letters, digits, dots, dashes or underscores."
+  }
+}
+
+variable "run_attempt" {
+  description = "GitHub Actions run attempt, for the RunAttempt tag."
+  type        = number
+  default     = 1
+
+  validation {
+    condition     = var.run_attempt >= 1 && floor(var.run_attempt) == var.run_attempt
+    error_message = "run_attempt must be a whole number from 1."
+  }
+}
+
+variable "commit_sha" {
+  description = "Commit of the gate's workflow run, for the Commit tag."
+  type        = string
+
+  validation {
+    condition     = can(regex("^[0-9a-f]{7,40}$", var.commit_sha))
+    error_message = "commit_sha must be a git commit hash (7-40 hex digits)."
+  }
+}
+
+variable "state_key" {
+  description = "S3 key of this bench's Terraform state, for the StateKey tag the janitor destroys by."
+  type        = string
+
+  validation {
+    condition     = can(regex("^loadgate/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+/[A-Za-z0-9._-]+/[0-9]+/terraform\\.tfstate$", var.state_key))
+    error_message = "state_key must look like loadgate/<owner>/<repo>/<run id>/<attempt>/terraform.tfstate."
+  }
+}
+
+variable "expires_at" {
+  description = "RFC 3339 UTC time after which the janitor destroys the bench (ExpiresAt tag)."
+  type        = string
+
+  validation {
+    condition     = can(regex("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$", var.expires_at)) && can(formatdate("YYYY", var.expires_at))
+    error_message = "expires_at must be an RFC 3339 UTC time such as 2026-01-31T18:00:00Z."
+  }
+}
+
+variable "vpc_cidr" {
+  description = "IPv4 /16 of the bench VPC."
+  type        = string
+  default     = "10.42.0.0/16"
+
+  validation {
+    condition     = can(cidrhost(var.vpc_cidr, 0)) && endswith(var.vpc_cidr, "/16")
+    error_message = "vpc_cidr must be an IPv4 /16 such as 10.42.0.0/16."
+  }
+}
+
+variable "availability_zones" {
+  description = "Two availability zones; empty to use the first two of the region."
+  type        = list(string)
+  default     = []
+
+  validation {
+    condition     = length(var.availability_zones) == 0 || length(var.availability_zones) == 2
+    error_message = "availability_zones must be empty or name exactly two zones."
+  }
+}
+
+variable "controller_cidr_blocks" {
+  description = "Where the gate's controller (the GitHub runner) connects from: Prometheus, Grafana and the agents' control API accept these ranges. Empty: nothing is reachable from outside the VPC."
+  type        = list(string)
+  default     = []
+
+  validation {
+    condition     = alltrue([for c in var.controller_cidr_blocks : can(cidrhost(c, 0)) && !endswith(c, "/0")])
+    error_message = "controller_cidr_blocks must be IPv4 ranges narrower than /0, such as 203.0.113.7/32."
+  }
+}
+
+variable "ssh_cidr_blocks" {
+  description = "Ranges allowed to SSH into the nodes. Empty (the default): SSH is closed; use Session Manager."
+  type        = list(string)
+  default     = []
+
+  validation {
+    condition     = alltrue([for c in var.ssh_cidr_blocks : can(cidrhost(c, 0)) && !endswith(c, "/0")])
+    error_message = "ssh_cidr_blocks must be IPv4 ranges narrower than /0; SSH is never opened to the whole internet."
+  }
+}
+
+variable "ssh_key_name" {
+  description = "EC2 key pair for SSH; only useful with ssh_cidr_blocks."
+  type        = string
+  default     = null
+}
+
+variable "ami_id" {
+  description = "AMI of every node; null for the latest Canonical Ubuntu 22.04 LTS amd64 image (the seed benches' OS)."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = var.ami_id == null || can(regex("^ami-[0-9a-f]{8,17}$", var.ami_id))
+    error_message = "ami_id must look like ami-0123456789abcdef0."
+  }
+}
+
+variable "app_instance_type" {
+  description = "Mattermost app node instance type."
+  type        = string
+  default     = "c7i.2xlarge"
+
+  validation {
+    condition     = can(regex("^[a-z][a-z0-9-]*\\.[a-z0-9]+$", var.app_instance_type))
+    error_message = "app_instance_type must look like c7i.2xlarge."
+  }
+}
+
+variable "app_count" {
+  description = "Mattermost app nodes (a cluster when more than one)."
+  type        = number
+  default     = 2
+
+  validation {
+    condition     = var.app_count >= 1 && var.app_count <= 20 && floor(var.app_count) == var.app_count
+    error_message = "app_count must be a whole number from 1 to 20."
+  }
+}
+
+variable "agent_instance_type" {
+  description = "Load agent instance type (c7i.xlarge drives about 2000 users in the seed benches)."
+  type        = string
+  default     = "c7i.xlarge"
+
+  validation {
+    condition     = can(regex("^[a-z][a-z0-9-]*\\.[a-z0-9]+$", var.agent_instance_type))
+    error_message = "agent_instance_type must look like c7i.xlarge."
+  }
+}
+
+variable "agent_count" {
+  description = "Load agents."
+  type        = number
+  default     = 11
+
+  validation {
+    condition     = var.agent_count >= 1 && var.agent_count <= 100 && floor(var.agent_count) == var.agent_count
+    error_message = "agent_count must be a whole number from 1 to 100."
+  }
+}
+
+variable "proxy_instance_type" {
+  description = "nginx proxy instance type."
+  type        = string
+  default     = "c7i.xlarge"
+
+  validation {
+    condition     = can(regex("^[a-z][a-z0-9-]*\\.[a-z0-9]+$", var.proxy_instance_type))
+    error_message = "proxy_instance_type must look like c7i.xlarge."
+  }
+}
+
+variable "metrics_instance_type" {
+  description = "Metrics node instance type (Prometheus, Grafana, Pyroscope)."
+  type        = string
+  default     = "m7i.xlarge"
+
+  validation {
+    condition     = can(regex("^[a-z][a-z0-9-]*\\.[a-z0-9]+$", var.metrics_instance_type))
+    error_message = "metrics_instance_type must look like m7i.xlarge."
+  }
+}
+
+variable "app_volume_size_gb" {
+  description = "Root volume of each app node."
+  type        = number
+  default     = 20
+
+  validation {
+    condition     = var.app_volume_size_gb >= 10 && var.app_volume_size_gb <= 16384
+    error_message = "app_volume_size_gb must be between 10 and 16384."
+  }
+}
+
+variable "agent_volume_size_gb" {
+  description = "Root volume of each agent."
+  type        = number
+  default     = 20
+
+  validation {
+    condition     = var.agent_volume_size_gb >= 10 && var.agent_volume_size_gb <= 16384
+    error_message = "agent_volume_size_gb must be between 10 and 16384."
+  }
+}
+
+variable "proxy_volume_size_gb" {
+  description = "Root volume of the proxy (holds nginx's image cache, at most 3 GB)."
+  type        = number
+  default     = 20
+
+  validation {
+    condition     = var.proxy_volume_size_gb >= 10 && var.proxy_volume_size_gb <= 16384
+    error_message = "proxy_volume_size_gb must be between 10 and 16384."
+  }
+}
+
+variable "metrics_volume_size_gb" {
+  description = "Root volume of the metrics node (the seed benches used 50-200 GB)."
+  type        = number
+  default     = 200
+
+  validation {
+    condition     = var.metrics_volume_size_gb >= 20 && var.metrics_volume_size_gb <= 16384
+    error_message = "metrics_volume_size_gb must be between 20 and 16384."
+  }
+}
+
+variable "db_instance_class" {
+  description = "Aurora PostgreSQL instance class."
+  type        = string
+  default     = "db.r7g.2xlarge"
+
+  validation {
+    condition     = can(regex("^db\\.[a-z0-9]+\\.[a-z0-9]+$", var.db_instance_class))
+    error_message = "db_instance_class must look like db.r7g.2xlarge."
+  }
+}
+
+variable "db_count" {
+  description = "Aurora instances: one writer, the rest readers."
+  type        = number
+  default     = 2
+
+  validation {
+    condition     = var.db_count >= 1 && var.db_count <= 15 && floor(var.db_count) == var.db_count
+    error_message = "db_count must be a whole number from 1 to 15."
+  }
+}
+
+variable "db_engine_version" {
+  description = "Aurora PostgreSQL version, major.minor."
+  type        = string
+  default     = "16.8"
+
+  validation {
+    condition     = can(regex("^[0-9]+\\.[0-9]+$", var.db_engine_version))
+    error_message = "db_engine_version must be major.minor, such as 16.8."
+  }
+}
+
+variable "db_name" {
+  description = "Database Mattermost uses (the seed dumps use ltdb)."
+  type        = string
+  default     = "mattermost"
+
+  validation {
+    condition     = can(regex("^[A-Za-z][A-Za-z0-9_]{0,62}$", var.db_name))
+    error_message = "db_name must start with a letter and hold only letters, digits and underscores."
+  }
+}
+
+variable "db_username" {
+  description = "Master user of a new cluster (a restored snapshot keeps its own)."
+  type        = string
+  default     = "mmuser"
+
+  validation {
+    condition     = can(regex("^[A-Za-z][A-Za-z0-9_]{0,15}$", var.db_username))
+    error_message = "db_username must start with a letter, hold letters, digits or underscores, at most 16 characters."
+  }
+}
+
+variable "db_snapshot_identifier" {
+  description = "Aurora cluster snapshot holding the dataset; null to start empty or load db_dump_url."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = var.db_snapshot_identifier == null || can(regex("^(arn:aws[a-z-]*:rds:[a-z0-9-]+:[0-9]{12}:cluster-snapshot:)?[A-Za-z][A-Za-z0-9-]{0,254}$", var.db_snapshot_identifier))
+    error_message = "db_snapshot_identifier must be a cluster snapshot identifier or ARN."
+  }
+}
+
+variable "db_dump_url" {
+  description = "HTTPS URL of a PostgreSQL dump (plain SQL, optionally .gz) the first app node loads before Mattermost starts; null for none."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = var.db_dump_url == null || can(regex("^https://[^\\s'\"`$\\\\]+$", var.db_dump_url))
+    error_message = "db_dump_url must be an https:// URL without quotes, spaces, backslashes or dollar signs."
+  }
+
+  validation {
+    condition     = var.db_dump_url == null || var.db_snapshot_identifier == null
+    error_message = "Set at most one of db_snapshot_identifier and db_dump_url."
+  }
+}
+
+variable "db_cluster_parameters" {
+  description = "Cluster parameter group entries; the defaults are the two the seed benches changed."
+  type = list(object({
+    name         = string
+    value        = string
+    apply_method = optional(string, "immediate")
+  }))
+  default = [
+    { name = "random_page_cost", value = "1.1", apply_method = "immediate" },
+    { name = "work_mem", value = "32768", apply_method = "immediate" },
+  ]
+}
+
+variable "db_performance_insights" {
+  description = "Performance Insights on the Aurora instances."
+  type        = bool
+  default     = true
+}
+
+variable "opensearch_count" {
+  description = "OpenSearch data nodes: 0 (none) or 2, as in the seed ceiling tests."
+  type        = number
+  default     = 0
+
+  validation {
+    condition     = contains([0, 2], var.opensearch_count)
+    error_message = "opensearch_count must be 0 or 2."
+  }
+}
+
+variable "opensearch_instance_type" {
+  description = "OpenSearch data node type."
+  type        = string
+  default     = "r6g.xlarge.search"
+
+  validation {
+    condition     = endswith(var.opensearch_instance_type, ".search")
+    error_message = "opensearch_instance_type must end in .search, such as r6g.xlarge.search."
+  }
+}
+
+variable "opensearch_engine_version" {
+  description = "OpenSearch engine version."
+  type        = string
+  default     = "OpenSearch_2.17"
+
+  validation {
+    condition     = can(regex("^(OpenSearch|Elasticsearch)_[0-9]+\\.[0-9]+$", var.opensearch_engine_version))
+    error_message = "opensearch_engine_version must look like OpenSearch_2.17."
+  }
+}
+
+variable "opensearch_volume_size_gb" {
+  description = "gp3 volume per OpenSearch node."
+  type        = number
+  default     = 200
+
+  validation {
+    condition     = var.opensearch_volume_size_gb >= 10 && var.opensearch_volume_size_gb <= 3072
+    error_message = "opensearch_volume_size_gb must be between 10 and 3072."
+  }
+}
+
+variable "mattermost_download_url" {
+  description = "Release tarball of the Mattermost version installed first, e.g. https://releases.mattermost.com/10.12.0/mattermost-10.12.0-linux-amd64.tar.gz."
+  type        = string
+
+  validation {
+    condition     = can(regex("^https://[^\\s'\"`$\\\\]+\\.tar\\.gz$", var.mattermost_download_url))
+    error_message = "mattermost_download_url must be an https:// URL of a .tar.gz, without quotes, spaces, backslashes or dollar signs."
+  }
+}
+
+variable "mattermost_license_secret_arn" {
+  description = "Secrets Manager secret holding the Mattermost licence file (its text as the secret string); null to run unlicensed. The licence never appears in user data or state."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = var.mattermost_license_secret_arn == null || can(regex("^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:[0-9]{12}:secret:[A-Za-z0-9/_+=.@-]+$", var.mattermost_license_secret_arn))
+    error_message = "mattermost_license_secret_arn must be a Secrets Manager secret ARN."
+  }
+}
+
+variable "mattermost_config_patch" {
+  description = "JSON object deep-merged into Mattermost's config.json after the bench settings (gate.yml target.settings)."
+  type        = string
+  default     = "{}"
+
+  validation {
+    condition     = can(keys(jsondecode(var.mattermost_config_patch)))
+    error_message = "mattermost_config_patch must be a JSON object."
+  }
+}
+
+variable "load_engine" {
+  description = "What the agents run: k6, or load-test-ng (Mattermost's load-test agent API on port 4000)."
+  type        = string
+  default     = "k6"
+
+  validation {
+    condition     = contains(["k6", "load-test-ng"], var.load_engine)
+    error_message = "load_engine must be k6 or load-test-ng."
+  }
+}
+
+variable "k6_version" {
+  description = "k6 release installed on the agents when load_engine is k6."
+  type        = string
+  default     = "v1.4.2"
+
+  validation {
+    condition     = can(regex("^v[0-9]+\\.[0-9]+\\.[0-9]+$", var.k6_version))
+    error_message = "k6_version must look like v1.4.2."
+  }
+}
+
+variable "loadtest_download_url" {
+  description = "load-test-ng release tarball installed on the agents when load_engine is load-test-ng."
+  type        = string
+  default     = "https://github.com/mattermost/mattermost-load-test-ng/releases/download/v1.29.0/mattermost-load-test-ng-v1.29.0-linux-amd64.tar.gz"
+
+  validation {
+    condition     = can(regex("^https://[^\\s'\"`$\\\\]+\\.tar\\.gz$", var.loadtest_download_url))
+    error_message = "loadtest_download_url must be an https:// URL of a .tar.gz."
+  }
+}
+
+variable "metrics_images" {
+  description = "Container images of the metrics stack."
+  type = object({
+    prometheus = optional(string, "prom/prometheus:v3.5.0")
+    grafana    = optional(string, "grafana/grafana:11.6.0")
+    pyroscope  = optional(string, "grafana/pyroscope:1.13.0")
+    alloy      = optional(string, "grafana/alloy:v1.8.1")
+  })
+  default = {}
+
+  validation {
+    condition     = alltrue([for image in values(var.metrics_images) : can(regex("^[a-z0-9./_-]+:[A-Za-z0-9._-]+$", image))])
+    error_message = "metrics_images entries must be image:tag references."
+  }
+}
+
+variable "agent_api_port" {
+  description = "Port of the agents' control API: load-test-ng's ltapi (4000) or k6's REST API."
+  type        = number
+  default     = 4000
+
+  validation {
+    condition     = var.agent_api_port >= 1024 && var.agent_api_port <= 65535
+    error_message = "agent_api_port must be between 1024 and 65535."
+  }
+}

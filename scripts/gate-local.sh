@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The README's main job: set up a fresh machine and run the local gate with its default
+# target (Synapse). Extra arguments go to `loadgate run`, e.g. --repeats 3.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BASELINE="${LOADGATE_BASELINE:-1.162.0}"
+CANDIDATE="${LOADGATE_CANDIDATE:-1.163.2}"
+bash scripts/setup.sh
+export PATH="$PWD/.cache/bin:$PATH"
+export LOADGATE_CACHE_DIR="${LOADGATE_CACHE_DIR:-$PWD/.cache/loadgate}"
+export LOADGATE_K6_BIN="$LOADGATE_CACHE_DIR/k6/$(sed -n 's/^k6 go.k6.io\/k6@//p' scripts/go-tools.txt)/k6"
+exec npx --no-install loadgate run --config examples/local-synapse.yml \
+  --baseline "$BASELINE" --candidate "$CANDIDATE" \
+  --out "reports/local/${BASELINE}-vs-${CANDIDATE}" "$@"

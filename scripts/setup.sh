@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Installs everything loadgate's tests and local bench need on a fresh Debian machine.
+# Idempotent: each step is skipped when its result is already there. Run as root (CI) or
+# with sudo available. Usage: bash scripts/setup.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+log() { printf '[setup] %s\n' "$*"; }
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+# Debian packages: fonts for the graphs, `time` for the benchmark, and the local bench's
+# real components (PostgreSQL, nginx, Prometheus, node_exporter).
+APT_PACKAGES=(fonts-dejavu-core time python3-venv)
+missing=()
+for pkg in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  log "apt-get install ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if [ -f scripts/setup-local.sh ]; then
+  bash scripts/setup-local.sh
+fi
+
+if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  log "npm ci"
+  npm ci --no-audit --no-fund --loglevel=error
+fi
+
+# k6 goes where `loadgate run` looks for it (ensureK6: <cache>/k6/<version>/k6), so the
+# gate never builds it a second time.
+export LOADGATE_CACHE_DIR="${LOADGATE_CACHE_DIR:-$PWD/.cache/loadgate}"
+K6_VERSION="$(sed -n 's/^k6 go.k6.io\/k6@//p' scripts/go-tools.txt)"
+if [ ! -x "$LOADGATE_CACHE_DIR/k6/$K6_VERSION/k6" ]; then
+  log "go install go.k6.io/k6@$K6_VERSION"
+  mkdir -p "$LOADGATE_CACHE_DIR/k6/$K6_VERSION"
+  (cd /tmp && GOBIN="$LOADGATE_CACHE_DIR/k6/$K6_VERSION" CGO_ENABLED=0 GOFLAGS=-mod=mod go install "go.k6.io/k6@$K6_VERSION")
+fi
+
+# Other Go-built tools, pinned; cached in GOBIN so a second run costs nothing.
+export GOBIN="${GOBIN:-$PWD/.cache/bin}"
+mkdir -p "$GOBIN"
+go_tool() { # name module@version
+  if [ ! -x "$GOBIN/$1" ]; then
+    log "go install $2"
+    (cd /tmp && GOFLAGS=-mod=mod go install "$2")
+  fi
+}
+if [ -f scripts/go-tools.txt ]; then
+  while read -r name module; do
+    case "$name" in ''|'#'*|k6) continue ;; esac
+    go_tool "$name" "$module"
+  done < scripts/go-tools.txt
+fi
+log "done"

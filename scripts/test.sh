@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The README's test command: set up a fresh machine, run the static checks, then the suite.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+export PATH="$PWD/.cache/bin:$PATH"
+export LOADGATE_CACHE_DIR="${LOADGATE_CACHE_DIR:-$PWD/.cache/loadgate}"
+export LOADGATE_K6_BIN="$LOADGATE_CACHE_DIR/k6/$(sed -n 's/^k6 go.k6.io\/k6@//p' scripts/go-tools.txt)/k6"
+echo "== type-check and lint"
+npm run --silent typecheck
+npm run --silent lint
+echo "== generated files are up to date"
+node bin/loadgate.js schema --check schema
+bash scripts/check-dist.sh
+echo "== workflows and actions"
+bash scripts/lint-actions.sh
+echo "== Terraform (fmt, checkov)"
+bash scripts/check-infra.sh
+echo "== tests"
+npm test

@@ -1,0 +1,143 @@
+import type { GateConfig } from '../config/schema.ts';
+import type { ResolvedBench } from './presets.ts';
+import {
+  AURORA_HOURLY_USD,
+  EC2_HOURLY_USD,
+  HOURS_PER_MONTH,
+  OPENSEARCH_HOURLY_USD,
+  OTHER_PRICES_USD,
+  PRICES_AS_OF,
+  PRICES_REGION,
+} from './prices.ts';
+
+/**
+ * How long a gate on the AWS bench takes and what it costs, as an upper bound:
+ * unbounded tests are counted at their maxDuration, and every resource is billed
+ * from the start of provisioning to the end of teardown.
+ */
+
+/** Where the database's data comes from; it dominates provisioning time. */
+export type DbSource = 'empty' | 'snapshot' | 'dump';
+
+/**
+ * Provisioning and teardown times, in seconds. Typical AWS figures, rounded up:
+ * a new Aurora cluster with its instances takes 10-15 minutes, a snapshot
+ * restore 20-30, an OpenSearch domain in a VPC 15-30 (in parallel with Aurora);
+ * loading the 12M-post dump of the seed comparisons takes about 45 minutes.
+ */
+export const TIMING_SEC = {
+  /** VPC, NAT gateway, instances booting and installing their software. */
+  networkAndNodes: 10 * 60,
+  auroraCreate: 15 * 60,
+  auroraRestore: 30 * 60,
+  openSearchCreate: 30 * 60,
+  dumpLoad: 45 * 60,
+  /** Per test run: switching the Mattermost build on the app nodes and letting it settle. */
+  runOverhead: 5 * 60,
+  teardown: 15 * 60,
+  teardownOpenSearch: 25 * 60,
+} as const;
+
+export interface RunSlot {
+  test: string;
+  side: 'baseline' | 'candidate';
+  repeat: number;
+  seconds: number;
+}
+
+export interface DurationEstimate {
+  provisionSec: number;
+  runs: RunSlot[];
+  testsSec: number;
+  teardownSec: number;
+  totalSec: number;
+}
+
+export function estimateDuration(config: GateConfig, bench: ResolvedBench, dbSource: DbSource): DurationEstimate {
+  const database = dbSource === 'snapshot' ? TIMING_SEC.auroraRestore : TIMING_SEC.auroraCreate;
+  const search = bench.openSearchCount > 0 ? TIMING_SEC.openSearchCreate : 0;
+  const provisionSec = TIMING_SEC.networkAndNodes + Math.max(database, search) + (dbSource === 'dump' ? TIMING_SEC.dumpLoad : 0);
+  const runs: RunSlot[] = [];
+  // Interleaved as the gate runs them: baseline, candidate, baseline, ...
+  for (let repeat = 0; repeat < config.repeats; repeat++) {
+    for (const test of config.tests) {
+      const testSec = test.type === 'bounded' ? test.duration : test.maxDuration;
+      for (const side of ['baseline', 'candidate'] as const) {
+        runs.push({ test: test.name, side, repeat, seconds: testSec + TIMING_SEC.runOverhead });
+      }
+    }
+  }
+  const testsSec = runs.reduce((sum, r) => sum + r.seconds, 0);
+  const teardownSec = bench.openSearchCount > 0 ? TIMING_SEC.teardownOpenSearch : TIMING_SEC.teardown;
+  return { provisionSec, runs, testsSec, teardownSec, totalSec: provisionSec + testsSec + teardownSec };
+}
+
+export interface CostLine {
+  item: string;
+  quantity: number;
+  unit: 'instance-hour' | 'hour' | 'GB-month';
+  unitPriceUsd: number;
+  /** Billed hours per unit (after the service's minimums and rounding). */
+  hours: number;
+  costUsd: number;
+}
+
+export interface CostEstimate {
+  lines: CostLine[];
+  totalUsd: number;
+  pricesAsOf: string;
+  pricesRegion: string;
+  notes: string[];
+}
+
+/** Root volume sizes of modules/bench/variables.tf, for the EBS line. */
+export const ROOT_VOLUME_GB = { app: 20, agent: 20, proxy: 20, metrics: 200 } as const;
+export const OPENSEARCH_VOLUME_GB = 200;
+
+function price(table: Readonly<Record<string, number>>, type: string): number {
+  const value = table[type];
+  // resolveBench rejects unpriced types, so this is a programming error.
+  if (value === undefined) throw new Error(`no price for ${type}`);
+  return value;
+}
+
+const round2 = (usd: number): number => Math.round(usd * 100) / 100;
+
+export function estimateCost(bench: ResolvedBench, durationSec: number): CostEstimate {
+  const hours = durationSec / 3600;
+  const ec2Hours = Math.max(hours, 60 / 3600);
+  const rdsHours = Math.max(hours, 10 / 60);
+  const openSearchHours = Math.ceil(hours);
+  const lines: CostLine[] = [];
+  const add = (item: string, quantity: number, unit: CostLine['unit'], unitPriceUsd: number, billedHours: number): void => {
+    if (quantity <= 0) return;
+    const perUnit = unit === 'GB-month' ? (unitPriceUsd * billedHours) / HOURS_PER_MONTH : unitPriceUsd * billedHours;
+    lines.push({ item, quantity, unit, unitPriceUsd, hours: billedHours, costUsd: quantity * perUnit });
+  };
+  add(`app nodes ${bench.appInstanceType}`, bench.appCount, 'instance-hour', price(EC2_HOURLY_USD, bench.appInstanceType), ec2Hours);
+  add(`load agents ${bench.agentInstanceType}`, bench.agentCount, 'instance-hour', price(EC2_HOURLY_USD, bench.agentInstanceType), ec2Hours);
+  add(`proxy ${bench.proxyInstanceType}`, 1, 'instance-hour', price(EC2_HOURLY_USD, bench.proxyInstanceType), ec2Hours);
+  add(`metrics node ${bench.metricsInstanceType}`, 1, 'instance-hour', price(EC2_HOURLY_USD, bench.metricsInstanceType), ec2Hours);
+  add(`Aurora PostgreSQL ${bench.dbInstanceType}`, bench.dbCount, 'instance-hour', price(AURORA_HOURLY_USD, bench.dbInstanceType), rdsHours);
+  if (bench.openSearchCount > 0) {
+    add(`OpenSearch ${bench.openSearchInstanceType}`, bench.openSearchCount, 'instance-hour', price(OPENSEARCH_HOURLY_USD, bench.openSearchInstanceType), openSearchHours);
+    add('OpenSearch gp3 storage', bench.openSearchCount * OPENSEARCH_VOLUME_GB, 'GB-month', OTHER_PRICES_USD.openSearchGp3GbMonth, openSearchHours);
+  }
+  add('NAT gateway', 1, 'hour', OTHER_PRICES_USD.natGatewayHour, hours);
+  // Agents and the metrics node have public addresses, and so does the NAT gateway.
+  add('public IPv4 addresses', bench.agentCount + 2, 'hour', OTHER_PRICES_USD.publicIpv4Hour, hours);
+  const ebsGb =
+    bench.appCount * ROOT_VOLUME_GB.app + bench.agentCount * ROOT_VOLUME_GB.agent + ROOT_VOLUME_GB.proxy + ROOT_VOLUME_GB.metrics;
+  add('EBS gp3 root volumes', ebsGb, 'GB-month', OTHER_PRICES_USD.gp3GbMonth, hours);
+  const totalUsd = round2(lines.reduce((sum, l) => sum + l.costUsd, 0));
+  const notes = [
+    'Not included: Aurora storage and I/O, NAT and inter-AZ data transfer, KMS, Secrets Manager and CloudWatch (cents for a few hours).',
+  ];
+  if (bench.region !== PRICES_REGION) notes.push(`Prices are ${PRICES_REGION}'s; ${bench.region} may differ.`);
+  return { lines: lines.map((l) => ({ ...l, costUsd: round2(l.costUsd) })), totalUsd, pricesAsOf: PRICES_AS_OF, pricesRegion: PRICES_REGION, notes };
+}
+
+/** Hourly burn rate of the bench while it exists, for the plan's summary. */
+export function hourlyRateUsd(bench: ResolvedBench): number {
+  return round2(estimateCost({ ...bench }, 3600 * 10).totalUsd / 10);
+}

@@ -1,0 +1,147 @@
+import type { GateConfig } from '../config/schema.ts';
+import { describeDuration, formatDuration } from '../util/duration.ts';
+import { estimateCost, estimateDuration, type CostEstimate, type DbSource, type DurationEstimate } from './cost.ts';
+import { resolveBench, type ResolvedBench } from './presets.ts';
+
+/**
+ * The plan printed before provisioning (log and check run): what will be
+ * created, how long the gate takes and what it costs, and whether that fits the
+ * budget. A gate over budget is refused before anything is created.
+ */
+
+export interface PlannedResource {
+  role: string;
+  /** Terraform resource type that holds it. */
+  resource: string;
+  type: string;
+  count: number;
+}
+
+export interface Plan {
+  gate: string;
+  preset: string;
+  region: string;
+  bench: ResolvedBench;
+  dbSource: DbSource;
+  resources: PlannedResource[];
+  duration: DurationEstimate;
+  cost: CostEstimate;
+  maxCostUsd: number | null;
+  /** Where the limit came from: the --max-cost flag or bench.aws.maxCostUsd. */
+  maxCostSource: 'flag' | 'config' | null;
+  withinBudget: boolean;
+}
+
+export function buildPlan(config: GateConfig, options: { dbSource: DbSource; maxCostUsd?: number }): Plan {
+  const bench = resolveBench(config.bench.aws, config.tests);
+  const duration = estimateDuration(config, bench, options.dbSource);
+  const cost = estimateCost(bench, duration.totalSec);
+  const flagLimit = options.maxCostUsd;
+  const configLimit = config.bench.aws.maxCostUsd;
+  const maxCostUsd = flagLimit ?? configLimit ?? null;
+  return {
+    gate: config.name,
+    preset: bench.preset,
+    region: bench.region,
+    bench,
+    dbSource: options.dbSource,
+    resources: plannedResources(bench),
+    duration,
+    cost,
+    maxCostUsd,
+    maxCostSource: flagLimit !== undefined ? 'flag' : configLimit !== undefined ? 'config' : null,
+    withinBudget: maxCostUsd === null || cost.totalUsd <= maxCostUsd,
+  };
+}
+
+/** The resources infra/aws creates for this bench, by role. */
+export function plannedResources(bench: ResolvedBench): PlannedResource[] {
+  const resources: PlannedResource[] = [
+    { role: 'app', resource: 'aws_instance', type: bench.appInstanceType, count: bench.appCount },
+    { role: 'agent', resource: 'aws_instance', type: bench.agentInstanceType, count: bench.agentCount },
+    { role: 'proxy', resource: 'aws_instance', type: bench.proxyInstanceType, count: 1 },
+    { role: 'metrics', resource: 'aws_instance', type: bench.metricsInstanceType, count: 1 },
+    { role: 'db', resource: 'aws_rds_cluster_instance', type: bench.dbInstanceType, count: bench.dbCount },
+  ];
+  if (bench.openSearchCount > 0) {
+    resources.push({ role: 'opensearch', resource: 'aws_opensearch_domain', type: bench.openSearchInstanceType, count: bench.openSearchCount });
+  }
+  resources.push(
+    { role: 'network', resource: 'aws_vpc', type: '/16, 2 public + 2 private subnets', count: 1 },
+    { role: 'network', resource: 'aws_nat_gateway', type: 'NAT gateway', count: 1 },
+    { role: 'network', resource: 'aws_security_group', type: 'one per role', count: bench.openSearchCount > 0 ? 6 : 5 },
+    { role: 'security', resource: 'aws_kms_key', type: 'bench key (Aurora, OpenSearch, secrets)', count: 1 },
+    { role: 'security', resource: 'aws_iam_role', type: 'instance roles (app, metrics, other nodes)', count: 3 },
+  );
+  return resources;
+}
+
+const usd = (value: number): string => `$${value.toFixed(2)}`;
+/** Unit prices keep their precision (c7i.xlarge is $0.1785/h): 2 to 5 decimals. */
+const unitUsd = (value: number): string => `$${value.toFixed(5).replace(/0{1,3}$/, '')}`;
+
+export function renderPlanText(plan: Plan): string {
+  const { bench, duration, cost } = plan;
+  const lines: string[] = [];
+  lines.push(`AWS bench plan for gate "${plan.gate}": preset ${plan.preset} in ${plan.region}`);
+  if (bench.overridden.length) lines.push(`  overridden by bench.aws: ${bench.overridden.join(', ')}`);
+  lines.push('', 'Resources:');
+  const width = Math.max(...plan.resources.map((r) => r.role.length));
+  for (const r of plan.resources) {
+    lines.push(`  ${r.role.padEnd(width)}  ${String(r.count).padStart(3)} x ${r.type}  (${r.resource})`);
+  }
+  lines.push(
+    `  agents drive up to ${bench.agentCount * bench.usersPerAgent} users (${bench.usersPerAgent} each); the largest test needs ${bench.usersNeeded}`,
+  );
+  lines.push('', 'Duration (upper bound: unbounded tests at their maxDuration):');
+  lines.push(`  provisioning   ${formatDuration(duration.provisionSec)} (database: ${plan.dbSource})`);
+  const perTest = new Map<string, { count: number; seconds: number }>();
+  for (const run of duration.runs) {
+    const entry = perTest.get(run.test) ?? { count: 0, seconds: 0 };
+    entry.count++;
+    entry.seconds += run.seconds;
+    perTest.set(run.test, entry);
+  }
+  for (const [test, entry] of perTest) {
+    lines.push(`  ${test.padEnd(14)} ${formatDuration(entry.seconds)} (${entry.count} runs: baseline and candidate x ${entry.count / 2} repeat(s), with build switch)`);
+  }
+  lines.push(`  teardown       ${formatDuration(duration.teardownSec)}`);
+  lines.push(`  total          ${formatDuration(duration.totalSec)} (${describeDuration(Math.ceil(duration.totalSec / 60) * 60)})`);
+  lines.push('', `Estimated cost (on-demand ${cost.pricesRegion} prices as of ${cost.pricesAsOf}):`);
+  const itemWidth = Math.max(...cost.lines.map((l) => l.item.length));
+  for (const l of cost.lines) {
+    const rate = l.unit === 'GB-month' ? `${unitUsd(l.unitPriceUsd)}/GB-month` : `${unitUsd(l.unitPriceUsd)}/h`;
+    lines.push(`  ${l.item.padEnd(itemWidth)}  ${String(l.quantity).padStart(5)} x ${rate.padEnd(18)} ${l.hours.toFixed(2).padStart(6)} h  ${usd(l.costUsd).padStart(9)}`);
+  }
+  lines.push(`  ${'total'.padEnd(itemWidth)}  ${' '.repeat(35)}${usd(cost.totalUsd).padStart(9)}`);
+  for (const note of cost.notes) lines.push(`  ${note}`);
+  lines.push('');
+  if (plan.maxCostUsd === null) {
+    lines.push('Budget: no max-cost set (bench.aws.maxCostUsd or --max-cost).');
+  } else if (plan.withinBudget) {
+    lines.push(`Budget: ${usd(cost.totalUsd)} is within the max-cost of ${usd(plan.maxCostUsd)} (${plan.maxCostSource === 'flag' ? '--max-cost' : 'bench.aws.maxCostUsd'}).`);
+  } else {
+    lines.push(
+      `REFUSED: the estimate ${usd(cost.totalUsd)} exceeds the max-cost of ${usd(plan.maxCostUsd)} (${plan.maxCostSource === 'flag' ? '--max-cost' : 'bench.aws.maxCostUsd'}); ` +
+        'nothing was provisioned. Raise the limit, pick a smaller preset, or shorten the tests.',
+    );
+  }
+  return lines.join('\n');
+}
+
+/** The plan as JSON for the check run and workflow outputs. */
+export function planJson(plan: Plan): Record<string, unknown> {
+  return {
+    gate: plan.gate,
+    preset: plan.preset,
+    region: plan.region,
+    dbSource: plan.dbSource,
+    bench: plan.bench,
+    resources: plan.resources,
+    durationSec: { provision: plan.duration.provisionSec, tests: plan.duration.testsSec, teardown: plan.duration.teardownSec, total: plan.duration.totalSec },
+    runs: plan.duration.runs,
+    cost: plan.cost,
+    maxCostUsd: plan.maxCostUsd,
+    withinBudget: plan.withinBudget,
+  };
+}

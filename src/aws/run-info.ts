@@ -1,0 +1,60 @@
+import { z } from 'zod';
+import { InputError, formatIssuePath } from '../util/errors.ts';
+
+/**
+ * The gate run a bench belongs to: it names the bench, its state key and its
+ * tags. From CLI flags, falling back to the GitHub Actions environment.
+ */
+export const runInfoSchema = z.strictObject({
+  repository: z.string().regex(/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/, 'expected owner/name'),
+  runId: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'expected a run ID of letters, digits, dots, dashes or underscores'),
+  runAttempt: z.coerce.number().int().min(1),
+  commitSha: z.string().regex(/^[0-9a-f]{7,40}$/, 'expected a git commit hash'),
+});
+export type RunInfo = z.output<typeof runInfoSchema>;
+
+/** Flags win over GITHUB_* variables; missing values are an InputError naming both. */
+export function readRunInfo(
+  flags: { repository?: string; runId?: string; runAttempt?: string; commit?: string },
+  env: NodeJS.ProcessEnv,
+): RunInfo {
+  const result = runInfoSchema.safeParse({
+    repository: flags.repository ?? env.GITHUB_REPOSITORY,
+    runId: flags.runId ?? env.GITHUB_RUN_ID,
+    runAttempt: flags.runAttempt ?? env.GITHUB_RUN_ATTEMPT ?? '1',
+    commitSha: flags.commit ?? env.GITHUB_SHA,
+  });
+  if (!result.success) {
+    const flagOf: Record<string, string> = {
+      repository: '--repository (or GITHUB_REPOSITORY)',
+      runId: '--run-id (or GITHUB_RUN_ID)',
+      runAttempt: '--run-attempt (or GITHUB_RUN_ATTEMPT)',
+      commitSha: '--commit (or GITHUB_SHA)',
+    };
+    const lines = result.error.issues.map((i) => `${flagOf[String(i.path[0])] ?? formatIssuePath(i.path)}: ${i.message}`);
+    throw new InputError(`the run this bench belongs to is incomplete:\n${lines.join('\n')}`, lines);
+  }
+  return result.data;
+}
+
+/** One Terraform state per run attempt, so concurrent gates never share a lock or a bench. */
+export function stateKey(run: RunInfo): string {
+  return `loadgate/${run.repository}/${run.runId}/${run.runAttempt}/terraform.tfstate`;
+}
+
+/** Where the run's tfvars are kept beside its state, so the janitor can destroy it later. */
+export function tfvarsKey(run: RunInfo): string {
+  return stateKey(run).replace(/terraform\.tfstate$/, 'terraform.tfvars.json');
+}
+
+/**
+ * The bench name every resource starts with: lg-<run id>-<attempt>, lower case,
+ * at most 25 characters (OpenSearch domain names allow 28, IAM role names get a
+ * role suffix).
+ */
+export function benchName(run: RunInfo): string {
+  const id = run.runId.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '');
+  const suffix = `-${run.runAttempt}`;
+  const base = `lg-${id}`.slice(0, 25 - suffix.length).replace(/-+$/, '');
+  return `${base}${suffix}`;
+}

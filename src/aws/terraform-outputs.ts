@@ -1,0 +1,158 @@
+import { z } from 'zod';
+import { InputError, formatIssuePath } from '../util/errors.ts';
+
+/**
+ * `terraform output -json` of infra/aws, parsed into the bench description the
+ * gate uses (addresses, endpoints, instance IDs). Every output is checked: a
+ * missing one means the state does not come from this version of infra/aws.
+ */
+
+/** Terraform's format: { name: { sensitive, type, value } }. */
+const rawOutputsSchema = z.record(
+  z.string(),
+  z.object({ sensitive: z.boolean(), type: z.unknown(), value: z.unknown() }),
+);
+
+const ipv4 = z.string().regex(/^(\d{1,3}\.){3}\d{1,3}$/, 'expected an IPv4 address');
+const url = z.string().regex(/^https?:\/\/\S+$/, 'expected an http(s) URL');
+const host = z.string().min(1, 'expected a host name');
+const instanceId = z.string().regex(/^i-[0-9a-f]{8,17}$/, 'expected an EC2 instance ID');
+const arn = z.string().regex(/^arn:aws[a-z-]*:/, 'expected an ARN');
+
+/** Each output's value schema; the key is the Terraform output name. */
+const OUTPUT_SCHEMAS = {
+  bench_name: z.string().min(1),
+  region: z.string().regex(/^[a-z]{2}(-[a-z]+)+-\d$/, 'expected an AWS region'),
+  vpc_id: z.string().regex(/^vpc-[0-9a-f]+$/, 'expected a VPC ID'),
+  proxy_url: url,
+  proxy_instance_id: instanceId,
+  app_private_ips: z.array(ipv4).min(1),
+  app_instance_ids: z.array(instanceId).min(1),
+  agent_private_ips: z.array(ipv4).min(1),
+  agent_public_ips: z.array(ipv4).min(1),
+  agent_instance_ids: z.array(instanceId).min(1),
+  agent_api_port: z.number().int().min(1).max(65535),
+  load_engine: z.enum(['k6', 'load-test-ng']),
+  metrics_instance_id: instanceId,
+  metrics_private_ip: ipv4,
+  metrics_public_ip: ipv4,
+  prometheus_url: url,
+  grafana_url: url,
+  pyroscope_url: url,
+  grafana_admin_secret_arn: arn,
+  db_cluster_identifier: z.string().min(1),
+  db_writer_endpoint: host,
+  db_reader_endpoint: host,
+  db_port: z.number().int().min(1).max(65535),
+  db_name: z.string().min(1),
+  db_secret_arn: arn,
+  opensearch_endpoint: host.nullable(),
+  instances: z.record(z.string(), z.string().regex(/^\d+ x \S+$/, 'expected "count x type"')),
+} as const;
+
+type OutputName = keyof typeof OUTPUT_SCHEMAS;
+type OutputValues = { [K in OutputName]: z.output<(typeof OUTPUT_SCHEMAS)[K]> };
+
+/** Outputs Terraform leaves out when their value is null. */
+const NULLABLE_OUTPUTS: ReadonlySet<OutputName> = new Set(['opensearch_endpoint']);
+
+export const OUTPUT_NAMES = Object.keys(OUTPUT_SCHEMAS) as OutputName[];
+
+export interface AwsBenchDescription {
+  benchName: string;
+  region: string;
+  vpcId: string;
+  proxy: { url: string; instanceId: string };
+  app: { privateIps: string[]; instanceIds: string[] };
+  agents: { privateIps: string[]; publicIps: string[]; instanceIds: string[]; apiPort: number; engine: 'k6' | 'load-test-ng' };
+  metrics: {
+    instanceId: string;
+    privateIp: string;
+    publicIp: string;
+    prometheusUrl: string;
+    grafanaUrl: string;
+    pyroscopeUrl: string;
+    grafanaAdminSecretArn: string;
+  };
+  database: { clusterIdentifier: string; writerEndpoint: string; readerEndpoint: string; port: number; name: string; secretArn: string };
+  openSearchEndpoint: string | null;
+  /** Role to "count x type", for run results' bench fingerprint. */
+  instances: Record<string, string>;
+}
+
+const suffixPath = (path: readonly PropertyKey[]): string =>
+  path.map((key) => (typeof key === 'number' ? `[${key}]` : `.${String(key)}`)).join('');
+
+/** Parses already-decoded JSON; `source` names the file in messages. */
+export function parseTerraformOutputs(data: unknown, source: string): AwsBenchDescription {
+  const raw = rawOutputsSchema.safeParse(data);
+  if (!raw.success) {
+    const lines = raw.error.issues.map((i) => `${formatIssuePath(i.path)}: ${i.message}`);
+    throw new InputError(`${source} is not the output of \`terraform output -json\`:\n${lines.join('\n')}`, lines);
+  }
+  const problems: string[] = [];
+  const missing = OUTPUT_NAMES.filter((name) => raw.data[name] === undefined && !NULLABLE_OUTPUTS.has(name));
+  if (missing.length) {
+    problems.push(`missing outputs: ${missing.join(', ')} (was the bench applied from this version of infra/aws, and has the apply finished?)`);
+  }
+  const values: Partial<Record<OutputName, unknown>> = {};
+  for (const name of OUTPUT_NAMES) {
+    const entry = raw.data[name];
+    if (entry === undefined) {
+      if (NULLABLE_OUTPUTS.has(name)) values[name] = null;
+      continue;
+    }
+    const parsed = OUTPUT_SCHEMAS[name].safeParse(entry.value);
+    if (parsed.success) values[name] = parsed.data;
+    else for (const issue of parsed.error.issues) problems.push(`${name}${suffixPath(issue.path)}: ${issue.message}`);
+  }
+  if (problems.length) throw new InputError(`${source} does not describe a loadgate AWS bench:\n${problems.join('\n')}`, problems);
+  const v = values as OutputValues;
+  if (v.agent_public_ips.length !== v.agent_private_ips.length || v.agent_instance_ids.length !== v.agent_private_ips.length) {
+    throw new InputError(`${source}: agent_private_ips, agent_public_ips and agent_instance_ids must have one entry per agent`);
+  }
+  return {
+    benchName: v.bench_name,
+    region: v.region,
+    vpcId: v.vpc_id,
+    proxy: { url: v.proxy_url, instanceId: v.proxy_instance_id },
+    app: { privateIps: v.app_private_ips, instanceIds: v.app_instance_ids },
+    agents: {
+      privateIps: v.agent_private_ips,
+      publicIps: v.agent_public_ips,
+      instanceIds: v.agent_instance_ids,
+      apiPort: v.agent_api_port,
+      engine: v.load_engine,
+    },
+    metrics: {
+      instanceId: v.metrics_instance_id,
+      privateIp: v.metrics_private_ip,
+      publicIp: v.metrics_public_ip,
+      prometheusUrl: v.prometheus_url,
+      grafanaUrl: v.grafana_url,
+      pyroscopeUrl: v.pyroscope_url,
+      grafanaAdminSecretArn: v.grafana_admin_secret_arn,
+    },
+    database: {
+      clusterIdentifier: v.db_cluster_identifier,
+      writerEndpoint: v.db_writer_endpoint,
+      readerEndpoint: v.db_reader_endpoint,
+      port: v.db_port,
+      name: v.db_name,
+      secretArn: v.db_secret_arn,
+    },
+    openSearchEndpoint: v.opensearch_endpoint,
+    instances: v.instances,
+  };
+}
+
+/** Parses the text of `terraform output -json`. */
+export function parseTerraformOutputsText(text: string, source: string): AwsBenchDescription {
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (error) {
+    throw new InputError(`${source} is not JSON (${(error as Error).message}); produce it with \`terraform output -json\``);
+  }
+  return parseTerraformOutputs(data, source);
+}

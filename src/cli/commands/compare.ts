@@ -1,0 +1,65 @@
+import { z } from 'zod';
+import { compareAndReport } from '../../compare/index.ts';
+import { EXIT_CODES } from '../../compare/verdict-schema.ts';
+import { loadGateConfig } from '../../config/load.ts';
+import { loadRunResult } from '../../results/load.ts';
+import { parseFlags } from '../args.ts';
+import type { CliIO } from '../io.ts';
+
+export const usage = `Usage: loadgate compare --baseline <run.json>... --candidate <run.json>... --out <dir> [--config gate.yml] [--note TEXT]...
+
+Compares run results of a baseline and a candidate version and writes <dir>/verdict.json,
+<dir>/README.md (the report), <dir>/graphs/*.png and copies of the inputs in <dir>/results/.
+Tolerances come from --config (default: the seed reports' decisions).
+Exit codes: 0 pass, 1 fail, 2 inconclusive, 3 bad input.`;
+
+const flagsSchema = z.strictObject({
+  baseline: z.array(z.string().min(1)).min(1, 'give at least one baseline run result'),
+  candidate: z.array(z.string().min(1)).min(1, 'give at least one candidate run result'),
+  out: z.string().min(1, 'name the output directory'),
+  config: z.string().optional(),
+  note: z.array(z.string()).default([]),
+  positionals: z.array(z.string()).max(0, 'unexpected argument; list several files as --baseline a.json --baseline b.json'),
+});
+
+/** `--baseline a.json b.json` is accepted too: trailing positionals join the flag before them. */
+function expandLists(argv: string[]): string[] {
+  const out: string[] = [];
+  let current: string | undefined;
+  for (const arg of argv) {
+    if (arg.startsWith('--')) {
+      current = arg === '--baseline' || arg === '--candidate' ? arg : undefined;
+      out.push(arg);
+    } else if (current && out[out.length - 1] !== current) {
+      out.push(current, arg);
+    } else {
+      out.push(arg);
+    }
+  }
+  return out;
+}
+
+export async function run(argv: string[], io: CliIO): Promise<number> {
+  const flags = parseFlags(
+    expandLists(argv),
+    {
+      baseline: { type: 'string', multiple: true },
+      candidate: { type: 'string', multiple: true },
+      out: { type: 'string' },
+      config: { type: 'string' },
+      note: { type: 'string', multiple: true },
+    },
+    flagsSchema,
+    usage,
+  );
+  const config = flags.config ? await loadGateConfig(flags.config) : undefined;
+  const baseline = await Promise.all(flags.baseline.map(loadRunResult));
+  const candidate = await Promise.all(flags.candidate.map(loadRunResult));
+  const verdict = await compareAndReport({ baseline, candidate, config, outDir: flags.out, notes: flags.note });
+  io.out(`${verdict.verdict.toUpperCase()}: ${verdict.summary}`);
+  for (const check of verdict.checks.filter((c) => c.verdict !== 'pass')) {
+    io.out(`  ${check.verdict.padEnd(12)} ${check.test}: ${check.metric}: ${check.reason}`);
+  }
+  io.out(`report: ${flags.out}/README.md`);
+  return EXIT_CODES[verdict.verdict];
+}

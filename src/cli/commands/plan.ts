@@ -1,0 +1,132 @@
+import { writeFile } from 'node:fs/promises';
+import { z } from 'zod';
+import { loadGateConfig } from '../../config/load.ts';
+import { InputError } from '../../util/errors.ts';
+import { buildPlan, planJson, renderPlanText } from '../../aws/plan.ts';
+import { readRunInfo } from '../../aws/run-info.ts';
+import { benchInputsSchema, buildTfvars } from '../../aws/tfvars.ts';
+import { parseFlags } from '../args.ts';
+import type { CliIO } from '../io.ts';
+
+export const usage = `Usage: loadgate plan --config gate.yml [--max-cost USD] [--format text|json|tfvars] [options]
+
+Prints what the AWS bench of a gate creates (preset resolved, every resource),
+its estimated duration (unbounded tests at their maxDuration) and cost (on-demand
+prices from src/aws/prices.ts, with their date). Exits 1 without output other
+than the refusal when the estimate exceeds --max-cost or bench.aws.maxCostUsd.
+
+  --config FILE            gate config (bench.kind: aws)
+  --max-cost USD           refuse a gate whose estimate exceeds this (wins over bench.aws.maxCostUsd)
+  --format FORMAT          text (default), json, or tfvars: terraform.tfvars.json for infra/aws
+  --out FILE               write the output to FILE instead of stdout
+  --db-snapshot ID         Aurora cluster snapshot with the dataset (restore)
+  --db-dump-url URL        PostgreSQL dump the first app node loads (https, .sql or .sql.gz)
+  --db-name NAME           database Mattermost uses (the seed dumps use ltdb)
+
+tfvars only:
+  --version VERSION        Mattermost version installed first (must match target.versionPattern)
+  --license-secret-arn ARN Secrets Manager secret holding the Mattermost licence
+  --controller-cidr CIDR   where the controller connects from (repeatable), e.g. 203.0.113.7/32
+  --repository OWNER/NAME  default: GITHUB_REPOSITORY
+  --run-id ID              default: GITHUB_RUN_ID
+  --run-attempt N          default: GITHUB_RUN_ATTEMPT, else 1
+  --commit SHA             default: GITHUB_SHA
+  --now TIME               ISO time the expiry is counted from (default: now)`;
+
+const flagsSchema = z.strictObject({
+  config: z.string({ error: 'name the gate config with --config' }).min(1),
+  'max-cost': z.coerce.number({ error: 'expected a number of US dollars' }).positive('must be above 0').optional(),
+  format: z.enum(['text', 'json', 'tfvars']).default('text'),
+  out: z.string().min(1).optional(),
+  'db-snapshot': z.string().optional(),
+  'db-dump-url': z.string().optional(),
+  'db-name': z.string().optional(),
+  version: z.string().optional(),
+  'license-secret-arn': z.string().optional(),
+  'controller-cidr': z.array(z.string()).default([]),
+  repository: z.string().optional(),
+  'run-id': z.string().optional(),
+  'run-attempt': z.string().optional(),
+  commit: z.string().optional(),
+  now: z.iso.datetime({ offset: true }).optional(),
+  positionals: z.array(z.string()).max(0, 'plan takes no positional arguments; name the config with --config'),
+});
+
+export async function run(argv: string[], io: CliIO, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const flags = parseFlags(
+    argv,
+    {
+      config: { type: 'string' },
+      'max-cost': { type: 'string' },
+      format: { type: 'string' },
+      out: { type: 'string' },
+      'db-snapshot': { type: 'string' },
+      'db-dump-url': { type: 'string' },
+      'db-name': { type: 'string' },
+      version: { type: 'string' },
+      'license-secret-arn': { type: 'string' },
+      'controller-cidr': { type: 'string', multiple: true },
+      repository: { type: 'string' },
+      'run-id': { type: 'string' },
+      'run-attempt': { type: 'string' },
+      commit: { type: 'string' },
+      now: { type: 'string' },
+    },
+    flagsSchema,
+    usage,
+  );
+  const config = await loadGateConfig(flags.config);
+  if (config.bench.kind !== 'aws') {
+    throw new InputError(`${flags.config}: bench.kind is "${config.bench.kind}"; plan estimates the AWS bench (bench.kind: aws)`);
+  }
+  const inputs = benchInputsSchema.safeParse({
+    version: flags.version ?? 'unset',
+    controllerCidrs: flags['controller-cidr'],
+    dbSnapshot: flags['db-snapshot'] ?? (flags['db-dump-url'] ? undefined : config.bench.aws.database?.snapshotIdentifier),
+    dbDumpUrl: flags['db-dump-url'] ?? (flags['db-snapshot'] ? undefined : config.bench.aws.database?.dumpUrl),
+    dbName: flags['db-name'] ?? config.bench.aws.database?.name,
+    licenseSecretArn: flags['license-secret-arn'],
+  });
+  if (!inputs.success) {
+    const flagNames: Record<string, string> = {
+      controllerCidrs: '--controller-cidr',
+      dbSnapshot: '--db-snapshot',
+      dbDumpUrl: '--db-dump-url',
+      dbName: '--db-name',
+      licenseSecretArn: '--license-secret-arn',
+    };
+    const lines = inputs.error.issues.map((i) => `${flagNames[String(i.path[0])] ?? String(i.path[0])}: ${i.message}`);
+    throw new InputError(`${lines.join('\n')}\n\n${usage}`, lines);
+  }
+  if (inputs.data.dbSnapshot && inputs.data.dbDumpUrl) throw new InputError('give at most one of --db-snapshot and --db-dump-url');
+  const dbSource = inputs.data.dbSnapshot ? 'snapshot' : inputs.data.dbDumpUrl ? 'dump' : 'empty';
+  const plan = buildPlan(config, { dbSource, ...(flags['max-cost'] !== undefined ? { maxCostUsd: flags['max-cost'] } : {}) });
+
+  // The plan always reaches the log; a refusal also goes to stderr.
+  if (!plan.withinBudget) {
+    io.err(renderPlanText(plan));
+    return 1;
+  }
+  let output: string;
+  if (flags.format === 'text') output = renderPlanText(plan);
+  else if (flags.format === 'json') output = JSON.stringify(planJson(plan), null, 2);
+  else {
+    if (!flags.version) throw new InputError(`--version: name the Mattermost version the bench installs first\n\n${usage}`);
+    const runInfo = readRunInfo(
+      { repository: flags.repository, runId: flags['run-id'], runAttempt: flags['run-attempt'], commit: flags.commit },
+      env,
+    );
+    const now = flags.now ? new Date(flags.now) : new Date();
+    const tfvars = buildTfvars(config, plan.bench, runInfo, { ...inputs.data, version: flags.version }, plan.duration, now);
+    output = JSON.stringify(tfvars, null, 2);
+    // The plan goes to stderr so stdout stays a clean tfvars file.
+    io.err(renderPlanText(plan));
+  }
+  if (flags.out) {
+    await writeFile(flags.out, `${output}\n`);
+    io.out(`wrote ${flags.out}`);
+  } else {
+    io.out(output);
+  }
+  return 0;
+}

@@ -1,0 +1,51 @@
+import { processIO, type CliIO, type CommandModule } from './io.ts';
+import { InputError } from '../util/errors.ts';
+import { EXIT_CODES } from '../compare/verdict-schema.ts';
+
+/** Commands are loaded lazily so `loadgate validate` does not pay for the chart renderer. */
+const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandModule> }> = {
+  validate: { summary: 'Check a gate config file', load: () => import('./commands/validate.ts') },
+  compare: { summary: 'Compare run results and write verdict.json and the report', load: () => import('./commands/compare.ts') },
+  run: { summary: 'Run the gate on a bench: tests for both versions, then compare', load: () => import('./commands/run.ts') },
+  schema: { summary: 'Print or write the JSON Schemas of the config, run results and verdict', load: () => import('./commands/schema.ts') },
+  plan: { summary: 'Print the AWS bench plan: resources, estimated cost and duration', load: () => import('./commands/plan.ts') },
+  'tf-outputs': { summary: 'Read `terraform output -json` into the bench description', load: () => import('./commands/tf-outputs.ts') },
+  'pick-baseline': { summary: 'Pick the newest stable tag below the candidate', load: () => import('./commands/pick-baseline.ts') },
+  'check-inputs': { summary: 'Validate workflow inputs and print them as outputs', load: () => import('./commands/check-inputs.ts') },
+  publish: { summary: 'Post the check run and open or update the report pull request', load: () => import('./commands/publish.ts') },
+  janitor: { summary: 'Destroy AWS benches whose ExpiresAt tag has passed', load: () => import('./commands/janitor.ts') },
+  'grafana-snapshot': { summary: 'Upload the dashboard and create a snapshot per test', load: () => import('./commands/grafana-snapshot.ts') },
+};
+
+function help(): string {
+  const width = Math.max(...Object.keys(COMMANDS).map((c) => c.length));
+  const lines = Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`);
+  return ['Usage: loadgate <command> [options]', '', 'Commands:', ...lines, '', 'Run `loadgate <command> --help` for its options.'].join('\n');
+}
+
+export async function main(argv: string[], io: CliIO = processIO): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === '--help' || name === '-h') {
+    io.out(help());
+    return name ? 0 : EXIT_CODES.badInput;
+  }
+  const command = COMMANDS[name];
+  if (!command) {
+    io.err(`loadgate: unknown command "${name}"\n\n${help()}`);
+    return EXIT_CODES.badInput;
+  }
+  const module = await command.load();
+  if (rest.includes('--help') || rest.includes('-h')) {
+    io.out(module.usage);
+    return 0;
+  }
+  try {
+    return await module.run(rest, io);
+  } catch (error) {
+    if (error instanceof InputError) {
+      io.err(`loadgate ${name}: ${error.message}`);
+      return EXIT_CODES.badInput;
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,58 @@
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { GateConfig, Tolerances } from '../config/schema.ts';
+import { tolerancesSchema } from '../config/schema.ts';
+import type { RunResult } from '../results/schema.ts';
+import { renderTestGraphs, type RenderedGraph } from '../report/graphs.ts';
+import { renderMarkdown } from '../report/markdown.ts';
+import { compareRuns, type Comparison } from './compare.ts';
+import type { VerdictFile } from './verdict-schema.ts';
+
+export interface CompareOptions {
+  baseline: readonly RunResult[];
+  candidate: readonly RunResult[];
+  /** Tolerances come from the gate config; without one, the defaults (the seeds' decisions). */
+  config?: GateConfig;
+  outDir: string;
+  /** Extra lines for the report's Comments, e.g. how the baseline was chosen. */
+  notes?: readonly string[];
+}
+
+export function tolerancesOf(config: GateConfig | undefined): Tolerances {
+  return config?.tolerances ?? tolerancesSchema.parse({});
+}
+
+const safeName = (s: string) => s.replace(/[^A-Za-z0-9._-]/g, '_');
+
+/**
+ * Compares, then writes `<outDir>/verdict.json`, `<outDir>/README.md`, `<outDir>/graphs/*.png`
+ * and copies of the inputs under `<outDir>/results/`. Same inputs, byte-identical outputs:
+ * nothing here reads the clock or depends on file order.
+ */
+export async function compareAndReport(options: CompareOptions): Promise<VerdictFile> {
+  const tolerances = tolerancesOf(options.config);
+  const comparison: Comparison = compareRuns(options.baseline, options.candidate, tolerances);
+  const graphs: RenderedGraph[] = [];
+  for (const test of comparison.tests) graphs.push(...(await renderTestGraphs(test.name, test.baseline, test.candidate)));
+
+  const out = options.outDir;
+  await mkdir(out, { recursive: true });
+  // Only the folders loadgate writes are replaced, so stale graphs never survive a re-run.
+  await rm(join(out, 'graphs'), { recursive: true, force: true });
+  await rm(join(out, 'results'), { recursive: true, force: true });
+  await mkdir(join(out, 'graphs'), { recursive: true });
+  await mkdir(join(out, 'results'), { recursive: true });
+  for (const graph of graphs) await writeFile(join(out, graph.file), graph.png);
+  for (const [side, runs] of [
+    ['baseline', options.baseline],
+    ['candidate', options.candidate],
+  ] as const) {
+    for (const run of runs) {
+      const name = `${side}-${safeName(run.target.version)}-${safeName(run.test.name)}-${run.repeat}.json`;
+      await writeFile(join(out, 'results', name), `${JSON.stringify(run, null, 2)}\n`);
+    }
+  }
+  await writeFile(join(out, 'verdict.json'), `${JSON.stringify(comparison.verdict, null, 2)}\n`);
+  await writeFile(join(out, 'README.md'), renderMarkdown(comparison, graphs, tolerances.listing, options.notes));
+  return comparison.verdict;
+}

@@ -1,0 +1,53 @@
+import { z } from 'zod';
+
+/** `verdict.json`: the gate's decision and every check behind it. Read by the GitHub side. */
+export const VERDICT_SCHEMA_VERSION = 1;
+
+export const VERDICTS = ['pass', 'fail', 'inconclusive'] as const;
+export type Verdict = (typeof VERDICTS)[number];
+
+/** A check's own outcome; `warn` is a non-gating check beyond its tolerance. */
+export const CHECK_OUTCOMES = ['pass', 'fail', 'inconclusive', 'warn'] as const;
+export type CheckOutcome = (typeof CHECK_OUTCOMES)[number];
+
+export const checkSchema = z.strictObject({
+  id: z.string(),
+  metric: z.string(),
+  test: z.string(),
+  baseline: z.number().nullable(),
+  candidate: z.number().nullable(),
+  unit: z.string(),
+  deltaPct: z.number().nullable(),
+  /** Interval on the % change, [low, high]; null when it could not be computed. */
+  interval: z.tuple([z.number(), z.number()]).nullable(),
+  /** How the interval was obtained. */
+  method: z.enum(['noise-floor', 't-interval', 'poisson-rate', 'none']),
+  /** Accepted change in the bad direction, in % (always positive). */
+  tolerancePct: z.number(),
+  /** Which direction is worse: "lower" for supported users, "higher" for latencies. */
+  worse: z.enum(['lower', 'higher']),
+  gating: z.boolean(),
+  verdict: z.enum(CHECK_OUTCOMES),
+  reason: z.string(),
+});
+export type Check = z.output<typeof checkSchema>;
+
+export const sideSchema = z.strictObject({
+  version: z.string(),
+  runs: z.number().int().nonnegative(),
+});
+
+export const verdictFileSchema = z.strictObject({
+  schemaVersion: z.literal(VERDICT_SCHEMA_VERSION),
+  verdict: z.enum(VERDICTS),
+  /** One line saying why, for a check run title or a PR title. */
+  summary: z.string(),
+  baseline: sideSchema,
+  candidate: sideSchema,
+  /** Why the gate could not judge (crashed runs, missing data); empty on pass/fail. */
+  problems: z.array(z.string()),
+  checks: z.array(checkSchema),
+});
+export type VerdictFile = z.output<typeof verdictFileSchema>;
+
+export const EXIT_CODES = { pass: 0, fail: 1, inconclusive: 2, badInput: 3 } as const;

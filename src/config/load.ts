@@ -1,0 +1,80 @@
+import { readFile } from 'node:fs/promises';
+import { parseDocument } from 'yaml';
+import type { z } from 'zod';
+import { InputError, formatIssuePath } from '../util/errors.ts';
+import { gateConfigSchema, type GateConfig } from './schema.ts';
+
+/** Turns zod issues into `path: message` lines, expanding unknown keys to their own path. */
+export function describeIssues(issues: readonly z.core.$ZodIssue[]): string[] {
+  const lines: string[] = [];
+  for (const issue of issues) {
+    if (issue.code === 'unrecognized_keys') {
+      for (const key of issue.keys) {
+        lines.push(`${formatIssuePath([...issue.path, key])}: unknown key (check its spelling against the config reference)`);
+      }
+    } else {
+      lines.push(`${formatIssuePath(issue.path)}: ${issue.message.replace(/^Invalid input: /, '')}`);
+    }
+  }
+  return lines;
+}
+
+/** Cross-field rules zod's shape cannot say. */
+function semanticProblems(config: GateConfig): string[] {
+  const problems: string[] = [];
+  const seen = new Map<string, number>();
+  config.tests.forEach((test, i) => {
+    const first = seen.get(test.name);
+    if (first !== undefined) problems.push(`tests[${i}].name: "${test.name}" is already used by tests[${first}]; give each test its own name`);
+    else seen.set(test.name, i);
+    if (test.type === 'bounded' && test.rampUp >= test.duration) {
+      problems.push(`tests[${i}].rampUp: must be shorter than duration, or nothing is measured`);
+    }
+    if (test.type === 'unbounded') {
+      if (test.stabilityWindow >= test.maxDuration) {
+        problems.push(`tests[${i}].stabilityWindow: must be shorter than maxDuration`);
+      }
+      const names = new Set<string>();
+      test.health.forEach((q, j) => {
+        if (names.has(q.name)) problems.push(`tests[${i}].health[${j}].name: duplicate health query name "${q.name}"`);
+        names.add(q.name);
+      });
+    }
+  });
+  try {
+    new RegExp(config.target.versionPattern);
+  } catch {
+    problems.push('target.versionPattern: not a valid regular expression');
+  }
+  if (config.target.system === 'mattermost' && config.bench.kind === 'local') {
+    problems.push('bench.kind: Mattermost cannot run on the local bench (it is not installable here); use bench.kind: aws, or target.system: synapse');
+  }
+  return problems;
+}
+
+/** Parses already-loaded YAML/JSON data; `source` names the file in messages. */
+export function parseGateConfig(data: unknown, source: string): GateConfig {
+  const result = gateConfigSchema.safeParse(data);
+  if (!result.success) {
+    const lines = describeIssues(result.error.issues);
+    throw new InputError(`${source} is not a valid gate config:\n${lines.join('\n')}`, lines);
+  }
+  const problems = semanticProblems(result.data);
+  if (problems.length) throw new InputError(`${source} is not a valid gate config:\n${problems.join('\n')}`, problems);
+  return result.data;
+}
+
+export async function loadGateConfig(path: string): Promise<GateConfig> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    throw new InputError(`cannot read gate config ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
+  if (doc.errors.length) {
+    const lines = doc.errors.map((e) => `line ${e.linePos?.[0]?.line ?? '?'}: ${e.message.split('\n')[0]}`);
+    throw new InputError(`${path} is not valid YAML:\n${lines.join('\n')}`, lines);
+  }
+  return parseGateConfig(doc.toJS(), path);
+}

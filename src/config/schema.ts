@@ -1,0 +1,183 @@
+import { z } from 'zod';
+import { durationSchema } from '../util/duration.ts';
+
+/**
+ * The gate config (`gate.yml`). Every object is strict: an unknown key is an error,
+ * because a misspelt tolerance that is silently ignored would let a regression pass.
+ * Durations accept "90m"/"2s"/"1h30m" or seconds and are held as seconds.
+ */
+
+const name = z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'expected a lower-case name of letters, digits and dashes');
+
+export const healthQuerySchema = z.strictObject({
+  name: z.string().min(1).max(120).describe('What the query measures, shown in logs and reports'),
+  query: z.string().min(1).describe('PromQL; must return a single number'),
+  threshold: z.number().describe('The system is healthy while the value stays at or below this'),
+  minInterval: durationSchema.default(0).describe('Minimum time between two evaluations of this query'),
+  enabled: z.boolean().default(true),
+});
+export type HealthQuery = z.output<typeof healthQuerySchema>;
+
+export const boundedTestSchema = z.strictObject({
+  type: z.literal('bounded'),
+  name: name.default('bounded'),
+  users: z.number().int().positive().describe('Number of simulated users'),
+  rampUp: durationSchema.describe('Time over which users are added; excluded from the measurement window'),
+  duration: durationSchema.refine((s) => s > 0, 'must be longer than 0s').describe('Total test time, ramp-up included'),
+});
+
+export const unboundedTestSchema = z.strictObject({
+  type: z.literal('unbounded'),
+  name: name.default('unbounded'),
+  maxUsers: z.number().int().positive(),
+  usersIncrement: z.number().int().positive().default(8).describe('Users added per step while every health query is under threshold'),
+  usersDecrement: z.number().int().positive().default(8).describe('Users removed per step while any health query is over threshold'),
+  restTime: durationSchema.default(2).describe('Time between two coordinator steps'),
+  stabilityWindow: durationSchema.describe('Window over which equilibrium is judged and supported users averaged'),
+  equilibriumSlope: z
+    .number()
+    .nonnegative()
+    .default(0.5)
+    .describe('Equilibrium when |slope of active users| over the window is below this many users per minute, as a % of the mean'),
+  maxDuration: durationSchema.describe('Hard stop; a run that reaches it has not converged'),
+  health: z.array(healthQuerySchema).min(1, 'an unbounded test needs at least one health query'),
+});
+
+export const testSchema = z.discriminatedUnion('type', [boundedTestSchema, unboundedTestSchema]);
+export type BoundedTest = z.output<typeof boundedTestSchema>;
+export type UnboundedTest = z.output<typeof unboundedTestSchema>;
+export type TestSpec = z.output<typeof testSchema>;
+
+export const targetSchema = z.strictObject({
+  system: z.enum(['synapse', 'mattermost']),
+  versionPattern: z
+    .string()
+    .default('^v?[0-9]+\\.[0-9]+\\.[0-9]+(-rc[0-9]+)?$')
+    .describe('Regular expression every version label must match (validated before any use)'),
+  package: z.string().optional().describe('Synapse: PyPI package name (default matrix-synapse)'),
+  downloadUrl: z
+    .string()
+    .url()
+    .optional()
+    .describe('Mattermost: release tarball URL template; {version} is replaced by the version without a leading v'),
+  settings: z.record(z.string(), z.unknown()).default({}).describe('Target config overrides applied to both sides'),
+});
+
+const awsBenchSchema = z.strictObject({
+  preset: z.string().default('perfcomp').describe('perfcomp, or a ceiling-test family such as 2XL.220'),
+  region: z.string().regex(/^[a-z]{2}(-[a-z]+)+-\d$/, 'expected an AWS region such as us-east-1').default('us-east-1'),
+  appInstanceType: z.string().optional(),
+  appCount: z.number().int().min(1).max(20).optional(),
+  agentInstanceType: z.string().optional(),
+  agentCount: z.number().int().min(1).max(100).optional(),
+  proxyInstanceType: z.string().optional(),
+  dbInstanceType: z.string().optional(),
+  dbCount: z.number().int().min(1).max(15).optional(),
+  openSearchCount: z.union([z.literal(0), z.literal(2)]).optional(),
+  usersPerAgent: z.number().int().positive().default(2000),
+  database: z
+    .strictObject({
+      snapshotIdentifier: z.string().min(1).optional().describe('Aurora cluster snapshot holding the dataset (restored per bench)'),
+      dumpUrl: z.string().url().optional().describe('PostgreSQL dump (.sql or .sql.gz over https) loaded by the first app node'),
+      name: z.string().regex(/^[A-Za-z][A-Za-z0-9_]{0,62}$/, 'expected a PostgreSQL database name').optional(),
+    })
+    .refine((d) => !(d.snapshotIdentifier && d.dumpUrl), 'give at most one of snapshotIdentifier and dumpUrl')
+    .optional()
+    .describe('Where the dataset comes from; command-line flags of `loadgate plan` override it'),
+  maxCostUsd: z.number().positive().optional().describe('Refuse to start a gate whose estimate exceeds this'),
+});
+
+const localBenchSchema = z.strictObject({
+  targetCpus: z.string().regex(/^\d+(-\d+)?(,\d+(-\d+)?)*$/, 'expected a CPU list such as "0" or "0-1"').default('0'),
+  engineCpus: z.string().regex(/^\d+(-\d+)?(,\d+(-\d+)?)*$/, 'expected a CPU list such as "1"').default('1'),
+  dataset: z
+    .strictObject({
+      users: z.number().int().positive().default(200),
+      rooms: z.number().int().positive().default(40),
+      membersPerRoom: z.number().int().positive().default(25),
+      directRooms: z.number().int().nonnegative().default(40),
+      messagesPerRoom: z.number().int().nonnegative().default(30),
+      threadRatio: z.number().min(0).max(1).default(0.18),
+      reactionRatio: z.number().min(0).max(1).default(0.1),
+    })
+    .prefault({}),
+  maxEngineCpuPercent: z
+    .number()
+    .positive()
+    .max(100)
+    .default(85)
+    .describe('Above this the load generator is the bottleneck and the run is invalid'),
+});
+
+export const benchSchema = z.strictObject({
+  kind: z.enum(['local', 'aws']),
+  local: localBenchSchema.prefault({}),
+  aws: awsBenchSchema.prefault({}),
+});
+
+export const idleSchema = z.strictObject({
+  minimumMs: z.number().int().nonnegative().default(1000),
+  averageMs: z.number().int().positive().default(20000),
+  rateMultiplier: z.number().positive().default(5.4).describe('Multiplies idle time; >1 slows users down (load-test-ng RatesDistribution)'),
+});
+
+export const engineSchema = z.strictObject({
+  kind: z.enum(['k6', 'load-test-ng']).default('k6'),
+  version: z.string().default('v1.4.2'),
+  scenario: z.string().optional().describe('Path to the k6 scenario; defaults to the one for the target system'),
+  idle: idleSchema.prefault({}),
+  actions: z.record(z.string(), z.number().nonnegative()).optional().describe('Relative action frequencies; defaults to the ceiling-test table'),
+});
+
+/** One metric's tolerance. Percentages are relative changes of candidate vs baseline. */
+export const toleranceSchema = z.strictObject({
+  tolerancePct: z.number().nonnegative().describe('Largest change in the bad direction the gate accepts'),
+  noiseFloorPct: z.number().nonnegative().describe('With one run per side, changes inside ±this are run-to-run noise'),
+  gating: z.boolean().default(true).describe('false: reported as a warning, never fails the gate'),
+});
+export type Tolerance = z.output<typeof toleranceSchema>;
+
+export const rateToleranceSchema = z.strictObject({
+  tolerancePct: z.number().nonnegative().describe('Largest relative increase of the rate per request the gate accepts'),
+  ignoreBelowPct: z.number().nonnegative().describe('Rates (as % of requests) at or below this are healthy whatever the change'),
+  gating: z.boolean().default(true),
+});
+export type RateTolerance = z.output<typeof rateToleranceSchema>;
+
+export const tolerancesSchema = z.strictObject({
+  confidence: z.number().gt(0.5).lt(1).default(0.95).describe('Confidence level of the intervals'),
+  supportedUsers: toleranceSchema.prefault({ tolerancePct: 5, noiseFloorPct: 5 }),
+  errorRate: rateToleranceSchema.prefault({ tolerancePct: 25, ignoreBelowPct: 0.025 }),
+  timeoutRate: rateToleranceSchema.prefault({ tolerancePct: 25, ignoreBelowPct: 0.025 }),
+  apiAvg: toleranceSchema.prefault({ tolerancePct: 10, noiseFloorPct: 10 }),
+  apiP99: toleranceSchema.prefault({ tolerancePct: 20, noiseFloorPct: 20 }),
+  storeAvg: toleranceSchema.prefault({ tolerancePct: 10, noiseFloorPct: 10 }),
+  storeP99: toleranceSchema.prefault({ tolerancePct: 20, noiseFloorPct: 20 }),
+  cpu: toleranceSchema.prefault({ tolerancePct: 10, noiseFloorPct: 5 }),
+  heap: toleranceSchema.prefault({ tolerancePct: 10, noiseFloorPct: 5 }),
+  stack: toleranceSchema.prefault({ tolerancePct: 10, noiseFloorPct: 5, gating: false }),
+  /** Per-handler lists: changes smaller than both are not listed (the seed tooling's filter). */
+  listing: z
+    .strictObject({
+      minDeltaPct: z.number().nonnegative().default(1),
+      minDeltaMs: z.number().nonnegative().default(2),
+    })
+    .prefault({}),
+});
+export type Tolerances = z.output<typeof tolerancesSchema>;
+
+export const gateConfigSchema = z.strictObject({
+  $schema: z.string().optional(),
+  version: z.literal(1).describe('Config format version'),
+  name: name,
+  dataset: z.string().optional().describe('Free-text dataset description for the report'),
+  target: targetSchema,
+  bench: benchSchema,
+  engine: engineSchema.prefault({}),
+  tests: z.array(testSchema).min(1, 'a gate needs at least one test'),
+  repeats: z.number().int().min(1).max(20).default(1).describe('Runs per side, interleaved baseline/candidate'),
+  tolerances: tolerancesSchema.prefault({}),
+});
+
+export type GateConfig = z.output<typeof gateConfigSchema>;
+export type GateConfigInput = z.input<typeof gateConfigSchema>;

@@ -1,0 +1,226 @@
+import type { HealthQuery, UnboundedTest } from '../config/schema.ts';
+import { InputError } from '../util/errors.ts';
+import { abortReason, sleepUnlessAborted } from './clock.ts';
+import { isEquilibrium, lastWindow, partialWindow, type WindowStats } from './equilibrium.ts';
+import type { Clock, HealthSource, TimelinePoint, UserControl } from './types.ts';
+
+/**
+ * The unbounded test's coordinator, as in load-test-ng and the ceiling-test report: every
+ * rest period it reads the health queries, adds `usersIncrement` users while all are at or
+ * under their thresholds (up to maxUsers) and removes `usersDecrement` while any is over.
+ * It stops at equilibrium (the users' least-squares slope over the stability window is
+ * within equilibriumSlope % of the window's mean per minute, and, as in load-test-ng, the
+ * window starts after the ceiling was first hit) and reports supported users as the mean
+ * over that window.
+ * Pure logic: time only passes through the injected clock.
+ */
+
+export type StopCause = 'equilibrium' | 'cap' | 'max-duration' | 'no-data' | 'aborted';
+
+export interface UnboundedProgress {
+  tSec: number;
+  users: number;
+  healthy: boolean;
+  values: Record<string, number | null>;
+  /** Names of the queries over threshold at this step. */
+  over: string[];
+  /** Until maxDuration. */
+  timeLeftSec: number;
+  /** The current window's slope and mean, once a whole window has passed. */
+  window?: WindowStats;
+}
+
+export interface UnboundedResult {
+  /** Mean active users over `window` (the equilibrium window, or the last one when stopped early). */
+  supportedUsers: number;
+  converged: boolean;
+  stopCause: StopCause;
+  /** One sentence for logs and reports. */
+  reason: string;
+  /** Seconds since start over which supportedUsers was averaged. */
+  window: { startSec: number; endSec: number };
+  slopePerMinute: number;
+  durationSec: number;
+  timeline: TimelinePoint[];
+}
+
+export interface RunUnboundedOptions {
+  test: UnboundedTest;
+  users: UserControl;
+  health: HealthSource;
+  clock: Clock;
+  onProgress?: (progress: UnboundedProgress) => void;
+  signal?: AbortSignal;
+  /**
+   * Consecutive evaluations of one query without data before the run stops. Default:
+   * as many as fit in 60 s (rate()[1m] needs a minute of scrapes after start), at least 5.
+   */
+  noDataLimit?: number;
+  /**
+   * Seconds at the start during which an over-threshold value may still describe the
+   * previous run (a `rate(...[1m])` window reaches back a minute into it): users still grow
+   * while healthy, but are held, not removed, while a query is over. Default: the longest
+   * range window in the enabled queries plus two scrape intervals (10 s).
+   */
+  settleSec?: number;
+}
+
+/** The longest `[30s]`/`[1m]`/`[5m]` range selector in the queries, in seconds. */
+export function longestRangeSec(queries: readonly HealthQuery[]): number {
+  const unit: Record<string, number> = { ms: 0.001, s: 1, m: 60, h: 3600 };
+  let longest = 0;
+  for (const q of queries) {
+    for (const match of q.query.matchAll(/\[(\d+)(ms|s|m|h)(?::[^\]]*)?\]/g)) {
+      longest = Math.max(longest, Number(match[1]) * (unit[match[2] as string] as number));
+    }
+  }
+  return longest;
+}
+
+interface QueryState {
+  query: HealthQuery;
+  value: number | null;
+  evaluatedAt: number | undefined;
+  noDataStreak: number;
+  lastError: string | undefined;
+}
+
+export async function runUnbounded(options: RunUnboundedOptions): Promise<UnboundedResult> {
+  const { test, users, health, clock, signal } = options;
+  if (test.restTime <= 0) throw new InputError(`tests "${test.name}": restTime must be longer than 0s for an unbounded test`);
+  if (test.stabilityWindow <= 0) throw new InputError(`tests "${test.name}": stabilityWindow must be longer than 0s`);
+  const queries: QueryState[] = test.health
+    .filter((q) => q.enabled)
+    .map((query) => ({ query, value: null, evaluatedAt: undefined, noDataStreak: 0, lastError: undefined }));
+  if (!queries.length) throw new InputError(`tests "${test.name}": every health query is disabled; enable at least one`);
+  const noDataLimit = options.noDataLimit ?? Math.max(5, Math.ceil(60 / test.restTime));
+  const settleSec = options.settleSec ?? longestRangeSec(queries.map((q) => q.query)) + 10;
+
+  const start = clock.now();
+  const elapsedSec = (): number => (clock.now() - start) / 1000;
+  const timeline: TimelinePoint[] = [];
+  let target = await users.activeUsers();
+  let firstUnhealthySec: number | undefined;
+
+  const finish = (stopCause: StopCause, reason: string, window: WindowStats | undefined): UnboundedResult => {
+    const w = window ?? partialWindow(timeline, test.stabilityWindow);
+    return {
+      supportedUsers: w ? round2(w.meanUsers) : 0,
+      converged: stopCause === 'equilibrium' || stopCause === 'cap',
+      stopCause,
+      reason,
+      window: { startSec: round2(w?.startSec ?? 0), endSec: round2(w?.endSec ?? 0) },
+      slopePerMinute: round2(w?.slopePerMinute ?? 0),
+      durationSec: round2(elapsedSec()),
+      timeline,
+    };
+  };
+
+  for (let step = 0; ; step++) {
+    if (signal?.aborted) return finish('aborted', `stopped before equilibrium: ${abortReason(signal)}`, undefined);
+    const tSec = elapsedSec();
+    if (tSec >= test.maxDuration) {
+      const w = partialWindow(timeline, test.stabilityWindow);
+      return finish(
+        'max-duration',
+        `did not reach equilibrium within maxDuration (${test.maxDuration} s)` +
+          (w ? `; over the last ${round2(w.endSec - w.startSec)} s users moved ${round2(w.slopePerMinute)}/min around a mean of ${round2(w.meanUsers)}` : ''),
+        w,
+      );
+    }
+
+    await evaluateDue(queries, health, clock.now());
+    const starved = queries.find((q) => q.noDataStreak >= noDataLimit);
+    if (starved) {
+      const detail = starved.lastError ? `; last error: ${starved.lastError}` : '';
+      return finish(
+        'no-data',
+        `Prometheus has no data for "${starved.query.name}" (${starved.query.query}) after ${starved.noDataStreak} evaluations${detail}; ` +
+          'check that its scrape target is up',
+        undefined,
+      );
+    }
+
+    // A query without data yet (e.g. rate() before the second scrape) does not block growth;
+    // the no-data limit above stops a run where it never gets data.
+    const over = queries.filter((q) => q.value !== null && !(q.value <= q.query.threshold)).map((q) => q.query.name);
+    const healthy = over.length === 0;
+    const settling = tSec < settleSec;
+    if (healthy) target = Math.min(test.maxUsers, target + test.usersIncrement);
+    else if (!settling) target = Math.max(0, target - test.usersDecrement);
+    await users.setUsers(target);
+    const active = await users.activeUsers();
+    const values = Object.fromEntries(queries.map((q) => [q.query.name, q.value]));
+    timeline.push({ tSec: round2(tSec), users: active, healthy, values });
+    if (!healthy && !settling && firstUnhealthySec === undefined) firstUnhealthySec = round2(tSec);
+
+    const window = lastWindow(timeline, test.stabilityWindow);
+    options.onProgress?.({
+      tSec: round2(tSec),
+      users: active,
+      healthy,
+      values,
+      over,
+      timeLeftSec: Math.max(0, round2(test.maxDuration - tSec)),
+      ...(window ? { window } : {}),
+    });
+
+    if (window) {
+      const inWindow = timeline.filter((p) => p.tSec >= window.startSec);
+      // Healthy through the whole window and at the cap: it settled only because it may not grow.
+      if (active >= test.maxUsers && inWindow.every((p) => p.healthy) && isEquilibrium(window, test.equilibriumSlope)) {
+        return finish(
+          'cap',
+          `healthy all the way to maxUsers (${test.maxUsers}): the bench could not find the ceiling; supported users >= ${test.maxUsers}`,
+          window,
+        );
+      }
+      if (inWindow.every((p) => p.users === 0 && !p.healthy)) {
+        return finish('equilibrium', `unhealthy even without users for ${test.stabilityWindow} s: supported users 0`, window);
+      }
+      // As in load-test-ng, only a window that starts once the ceiling was first hit can be
+      // an equilibrium. Otherwise the climb and the overshoot peak that follows it (health
+      // queries lag the users) form a hump whose least-squares slope is flat too, and whose
+      // mean is far from the ceiling.
+      if (firstUnhealthySec !== undefined && window.startSec >= firstUnhealthySec && isEquilibrium(window, test.equilibriumSlope)) {
+        return finish(
+          'equilibrium',
+          `equilibrium after ${round2(tSec)} s: users moved ${round2(window.slopePerMinute)}/min over the last ${test.stabilityWindow} s, ` +
+            `within ${test.equilibriumSlope}% of their mean ${round2(window.meanUsers)}`,
+          window,
+        );
+      }
+    }
+
+    const nextStepAt = start + (step + 1) * test.restTime * 1000;
+    if (await sleepUnlessAborted(clock, Math.max(0, nextStepAt - clock.now()), signal)) {
+      return finish('aborted', `stopped before equilibrium: ${abortReason(signal)}`, undefined);
+    }
+  }
+}
+
+/** Evaluates the queries whose minInterval has passed; the others keep their last value. */
+async function evaluateDue(queries: QueryState[], health: HealthSource, now: number): Promise<void> {
+  const due = queries.filter((q) => q.evaluatedAt === undefined || now - q.evaluatedAt >= q.query.minInterval * 1000);
+  await Promise.all(
+    due.map(async (q) => {
+      let value: number | null;
+      try {
+        value = await health.query(q.query.query);
+        q.lastError = undefined;
+      } catch (error) {
+        value = null;
+        q.lastError = (error as Error).message;
+      }
+      // NaN is 0/0 (no requests yet): no data, not a health verdict.
+      if (value !== null && Number.isNaN(value)) value = null;
+      q.value = value;
+      q.evaluatedAt = now;
+      q.noDataStreak = value === null ? q.noDataStreak + 1 : 0;
+    }),
+  );
+}
+
+function round2(n: number): number {
+  return Math.round(n * 100) / 100;
+}

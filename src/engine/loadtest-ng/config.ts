@@ -1,0 +1,251 @@
+import { z } from 'zod';
+import type { GateConfig, HealthQuery, TestSpec } from '../../config/schema.ts';
+import { CEILING_ACTION_FREQUENCIES, MATTERMOST_HEALTH_QUERIES } from '../../config/defaults/mattermost.ts';
+import { InputError, formatIssuePath } from '../../util/errors.ts';
+import { resourceIdSchema } from './schema.ts';
+
+/**
+ * Builds load-test-ng's three config documents from a gate config:
+ *
+ * - `config.json` (`loadtest.Config`), one per agent;
+ * - `simulcontroller.json` (`simulcontroller.Config`), the simulative controller's idle times;
+ * - `coordinator.json` (`coordinator.Config`), the feedback loop and its health queries.
+ *
+ * Field names and validation rules follow load-test-ng's Go structs (loadtest/config.go,
+ * loadtest/control/simulcontroller/config.go, coordinator/config.go, coordinator/cluster/config.go,
+ * coordinator/performance/config.go). Anything load-test-ng itself would reject at create
+ * time is rejected here first, with the gate-config field to change.
+ */
+
+export interface LoadTestConfig {
+  ConnectionConfiguration: { ServerURL: string; WebSocketURL: string; AdminEmail: string; AdminPassword: string };
+  UserControllerConfiguration: { Type: 'simulative'; RatesDistribution: { Rate: number; Percentage: number }[]; ServerVersion: string };
+  InstanceConfiguration: {
+    NumTeams: number;
+    NumChannels: number;
+    NumPosts: number;
+    NumReactions: number;
+    NumAdmins: number;
+    PercentReplies: number;
+    PercentRepliesInLongThreads: number;
+    PercentUrgentPosts: number;
+    PercentPublicChannels: number;
+    PercentPrivateChannels: number;
+    PercentDirectChannels: number;
+    PercentGroupChannels: number;
+  };
+  UsersConfiguration: {
+    UsersFilePath: string;
+    InitialActiveUsers: number;
+    MaxActiveUsers: number;
+    AvgSessionsPerUser: number;
+    PercentOfUsersAreAdmin: number;
+  };
+  LogSettings: LogSettings;
+}
+
+export interface SimulControllerConfig {
+  MinIdleTimeMs: number;
+  AvgIdleTimeMs: number;
+  PercentUrgentPosts: number;
+  PercentReplies: number;
+}
+
+export interface MonitorQuery {
+  Description: string;
+  Query: string;
+  Threshold: number;
+  MinIntervalSec: number;
+  Alert: boolean;
+}
+
+export interface CoordinatorConfig {
+  ClusterConfig: { Agents: { Id: string; ApiURL: string }[]; MaxActiveUsers: number };
+  MonitorConfig: { PrometheusURL: string; UpdateIntervalMs: number; Queries: MonitorQuery[] };
+  NumUsersInc: number;
+  NumUsersDec: number;
+  RestTimeSec: number;
+  LogSettings: LogSettings;
+}
+
+interface LogSettings {
+  EnableConsole: boolean;
+  ConsoleLevel: string;
+  ConsoleJson: boolean;
+  EnableFile: boolean;
+  FileLevel: string;
+  FileJson: boolean;
+  FileLocation: string;
+}
+
+/** Where things are on the bench: from Terraform outputs, so parsed here. */
+export const loadTestNgEndpointsSchema = z.strictObject({
+  /** The URL agents load (the proxy when there is one), e.g. http://10.0.1.10. */
+  serverUrl: z.url({ protocol: /^https?$/ }),
+  /** Defaults to serverUrl with ws:// or wss://. */
+  webSocketUrl: z.url({ protocol: /^wss?$/ }).optional(),
+  prometheusUrl: z.url({ protocol: /^https?$/ }),
+  agents: z.array(z.strictObject({ id: resourceIdSchema, apiUrl: z.url({ protocol: /^https?$/ }) })).min(1, 'at least one agent is needed'),
+  /** The system admin load-test-ng logs in as to set the server up. A secret: never logged. */
+  admin: z.strictObject({ email: z.string().min(3), password: z.string().min(1) }),
+  /** Credentials file on the agents (the dataset's users), as in the seed's UsersFilePath. */
+  usersFilePath: z.string().default(''),
+  /** How often the coordinator evaluates its queries; load-test-ng requires >= 1000. */
+  updateIntervalMs: z.number().int().min(1000).default(2000),
+});
+export type LoadTestNgEndpoints = z.input<typeof loadTestNgEndpointsSchema>;
+
+export interface LoadTestNgConfigs {
+  loadTest: LoadTestConfig;
+  simulController: SimulControllerConfig;
+  coordinator: CoordinatorConfig;
+}
+
+/** Health queries for bounded tests: watched and graphed, but never alerting. */
+const BOUNDED_MONITOR_QUERIES: readonly HealthQuery[] = MATTERMOST_HEALTH_QUERIES;
+
+export function buildLoadTestNgConfigs(config: GateConfig, test: TestSpec, endpointsInput: LoadTestNgEndpoints): LoadTestNgConfigs {
+  const endpoints = parseEndpoints(endpointsInput);
+  const problems: string[] = [];
+  const { idle, actions } = config.engine;
+
+  if (actions && !sameFrequencies(actions, CEILING_ACTION_FREQUENCIES)) {
+    problems.push(
+      'engine.actions: load-test-ng has its action frequencies built in (simulcontroller) and cannot take others; remove engine.actions or use engine.kind: k6',
+    );
+  }
+  // simulcontroller: AvgIdleTimeMs validate:"range:($MinIdleTimeMs,]".
+  if (idle.averageMs <= idle.minimumMs) problems.push('engine.idle.averageMs: must be greater than engine.idle.minimumMs (load-test-ng rule)');
+
+  const usersPerAgent = config.bench.aws.usersPerAgent;
+  const clusterUsers = test.type === 'unbounded' ? test.maxUsers : test.users;
+  const capacity = usersPerAgent * endpoints.agents.length;
+  if (capacity < clusterUsers) {
+    problems.push(
+      `bench.aws.usersPerAgent: ${endpoints.agents.length} agent(s) x ${usersPerAgent} users = ${capacity}, fewer than the ${clusterUsers} users of test "${test.name}"; add agents (bench.aws.agentCount) or raise usersPerAgent`,
+    );
+  }
+
+  const step = stepping(test);
+  if (step.restTimeSec < 1) problems.push(`tests: "${test.name}" restTime must be at least 1s (load-test-ng RestTimeSec)`);
+  if (problems.length) throw new InputError(`the gate config cannot be run with load-test-ng:\n${problems.join('\n')}`, problems);
+
+  const logSettings = (file: string): LogSettings => ({
+    EnableConsole: true,
+    ConsoleLevel: 'ERROR',
+    ConsoleJson: false,
+    EnableFile: true,
+    FileLevel: 'INFO',
+    FileJson: true,
+    FileLocation: file,
+  });
+
+  const loadTest: LoadTestConfig = {
+    ConnectionConfiguration: {
+      ServerURL: endpoints.serverUrl,
+      WebSocketURL: endpoints.webSocketUrl,
+      AdminEmail: endpoints.admin.email,
+      AdminPassword: endpoints.admin.password,
+    },
+    UserControllerConfiguration: {
+      Type: 'simulative',
+      // One rate for every user: the seed's `RatesDistribution [{Rate: 5.4, Percentage: 1}]`.
+      RatesDistribution: [{ Rate: idle.rateMultiplier, Percentage: 1 }],
+      ServerVersion: '',
+    },
+    // Only used when generating data; load-test-ng still validates that channel percentages sum to 1.
+    InstanceConfiguration: {
+      NumTeams: 2,
+      NumChannels: 10,
+      NumPosts: 0,
+      NumReactions: 0,
+      NumAdmins: 0,
+      PercentReplies: 0.5,
+      PercentRepliesInLongThreads: 0.05,
+      PercentUrgentPosts: 0.001,
+      PercentPublicChannels: 0.2,
+      PercentPrivateChannels: 0.1,
+      PercentDirectChannels: 0.6,
+      PercentGroupChannels: 0.1,
+    },
+    UsersConfiguration: {
+      UsersFilePath: endpoints.usersFilePath,
+      InitialActiveUsers: 0,
+      MaxActiveUsers: usersPerAgent,
+      AvgSessionsPerUser: 1,
+      PercentOfUsersAreAdmin: 0,
+    },
+    LogSettings: logSettings('ltagent.log'),
+  };
+
+  const simulController: SimulControllerConfig = {
+    MinIdleTimeMs: idle.minimumMs,
+    AvgIdleTimeMs: idle.averageMs,
+    PercentUrgentPosts: 0.001,
+    PercentReplies: 0.18,
+  };
+
+  const queries = test.type === 'unbounded' ? test.health.map((q) => monitorQuery(q, q.enabled)) : BOUNDED_MONITOR_QUERIES.map((q) => monitorQuery(q, false));
+
+  const coordinator: CoordinatorConfig = {
+    ClusterConfig: {
+      Agents: endpoints.agents.map((a) => ({ Id: a.id, ApiURL: a.apiUrl })),
+      MaxActiveUsers: clusterUsers,
+    },
+    MonitorConfig: { PrometheusURL: endpoints.prometheusUrl, UpdateIntervalMs: endpoints.updateIntervalMs, Queries: queries },
+    NumUsersInc: step.inc,
+    NumUsersDec: step.dec,
+    RestTimeSec: step.restTimeSec,
+    LogSettings: logSettings('ltcoordinator.log'),
+  };
+
+  return { loadTest, simulController, coordinator };
+}
+
+/**
+ * Unbounded: the test's own step. Bounded: the coordinator with no alerting query ramps
+ * up to `users` and holds; the step is sized so the ramp takes `rampUp`.
+ */
+function stepping(test: TestSpec): { inc: number; dec: number; restTimeSec: number } {
+  if (test.type === 'unbounded') return { inc: test.usersIncrement, dec: test.usersDecrement, restTimeSec: test.restTime };
+  const restTimeSec = 2;
+  const steps = Math.max(1, Math.floor(test.rampUp / restTimeSec));
+  const inc = Math.max(1, Math.ceil(test.users / steps));
+  return { inc, dec: inc, restTimeSec };
+}
+
+function monitorQuery(q: HealthQuery, alert: boolean): MonitorQuery {
+  return { Description: q.name, Query: q.query, Threshold: q.threshold, MinIntervalSec: q.minInterval, Alert: alert };
+}
+
+function sameFrequencies(a: Readonly<Record<string, number>>, b: Readonly<Record<string, number>>): boolean {
+  const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+  for (const key of keys) if ((a[key] ?? 0) !== (b[key] ?? 0)) return false;
+  return true;
+}
+
+function parseEndpoints(input: LoadTestNgEndpoints) {
+  const result = loadTestNgEndpointsSchema.safeParse(input);
+  if (!result.success) {
+    // Never echo values: `admin.password` is among them.
+    const lines = result.error.issues.map((i) => `load-test-ng endpoints ${formatIssuePath(i.path)}: ${i.message}`);
+    throw new InputError(`the bench description is not usable for load-test-ng:\n${lines.join('\n')}`, lines);
+  }
+  const ids = new Set<string>();
+  for (const agent of result.data.agents) {
+    if (ids.has(agent.id)) throw new InputError(`load-test-ng endpoints agents: id "${agent.id}" is used twice; give each agent its own id`);
+    ids.add(agent.id);
+  }
+  const serverUrl = result.data.serverUrl.replace(/\/+$/, '');
+  const webSocketUrl = (result.data.webSocketUrl ?? serverUrl.replace(/^http/, 'ws')).replace(/\/+$/, '');
+  return { ...result.data, serverUrl, webSocketUrl };
+}
+
+/** The three documents as the files load-test-ng reads (`config/config.json` etc.). */
+export function renderLoadTestNgFiles(configs: LoadTestNgConfigs): Record<'config.json' | 'simulcontroller.json' | 'coordinator.json', string> {
+  return {
+    'config.json': `${JSON.stringify(configs.loadTest, null, 2)}\n`,
+    'simulcontroller.json': `${JSON.stringify(configs.simulController, null, 2)}\n`,
+    'coordinator.json': `${JSON.stringify(configs.coordinator, null, 2)}\n`,
+  };
+}

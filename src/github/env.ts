@@ -1,0 +1,64 @@
+import { z } from 'zod';
+import { InputError, formatIssuePath } from '../util/errors.ts';
+import { COMMIT_SHA, REPOSITORY } from '../inputs/patterns.ts';
+
+/**
+ * The Actions environment `publish` and `pick-baseline` need, parsed once at the
+ * boundary. Outside Actions the same variables can be set by hand (tests point
+ * GITHUB_API_URL at the stand-in).
+ */
+const actionsEnvSchema = z.object({
+  GITHUB_TOKEN: z.string().min(1, 'is empty; pass the workflow token as env GITHUB_TOKEN: ${{ github.token }}'),
+  GITHUB_REPOSITORY: z.string().regex(REPOSITORY, 'expected owner/name'),
+  GITHUB_API_URL: z.url({ protocol: /^https?$/ }).default('https://api.github.com'),
+  GITHUB_SERVER_URL: z.url({ protocol: /^https?$/ }).default('https://github.com'),
+  GITHUB_RUN_ID: z.string().regex(/^[0-9]{1,20}$/, 'expected the numeric run id').optional(),
+  GITHUB_SHA: z.string().regex(COMMIT_SHA, 'expected a commit SHA').optional(),
+  GITHUB_ACTIONS: z.string().optional(),
+  GITHUB_STEP_SUMMARY: z.string().optional(),
+  /** Spacing of write calls; GitHub asks for 1 s. Lower only for a stand-in or a GHES that allows it. */
+  LOADGATE_GITHUB_WRITE_INTERVAL_MS: z.coerce.number().int().min(0).max(60_000).optional(),
+});
+
+export interface GitHubEnv {
+  token: string;
+  owner: string;
+  repo: string;
+  apiUrl: string;
+  serverUrl: string;
+  runId: string | undefined;
+  sha: string | undefined;
+  /** True inside a GitHub Actions (or act) job. */
+  inActions: boolean;
+  stepSummaryFile: string | undefined;
+  writeIntervalMs: number | undefined;
+}
+
+export function readGitHubEnv(env: NodeJS.ProcessEnv = process.env): GitHubEnv {
+  // Empty strings are unset variables as far as Actions is concerned.
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const result = actionsEnvSchema.safeParse(present);
+  if (!result.success) {
+    const lines = result.error.issues.map((i) => `env ${formatIssuePath(i.path)}: ${i.message}`);
+    throw new InputError(`the GitHub environment is incomplete:\n${lines.join('\n')}`, lines);
+  }
+  const e = result.data;
+  const [owner, repo] = e.GITHUB_REPOSITORY.split('/') as [string, string];
+  return {
+    token: e.GITHUB_TOKEN,
+    owner,
+    repo,
+    apiUrl: e.GITHUB_API_URL.replace(/\/+$/, ''),
+    serverUrl: e.GITHUB_SERVER_URL.replace(/\/+$/, ''),
+    runId: e.GITHUB_RUN_ID,
+    sha: e.GITHUB_SHA,
+    inActions: e.GITHUB_ACTIONS === 'true',
+    stepSummaryFile: e.GITHUB_STEP_SUMMARY,
+    writeIntervalMs: e.LOADGATE_GITHUB_WRITE_INTERVAL_MS,
+  };
+}
+
+/** The workflow run's page, the fallback details link of the check run. */
+export function runUrl(env: GitHubEnv): string | undefined {
+  return env.runId ? `${env.serverUrl}/${env.owner}/${env.repo}/actions/runs/${env.runId}` : undefined;
+}

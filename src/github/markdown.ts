@@ -1,0 +1,107 @@
+import type { Check, CheckOutcome, Verdict, VerdictFile } from '../compare/verdict-schema.ts';
+
+/**
+ * Markdown for the check run, the job summary and the PR body. Every value that came
+ * from a file is escaped for a table cell, and every text is cut to fit GitHub's limits.
+ */
+
+/** GitHub's limit for check run summary/text and PR bodies, in characters. */
+export const GITHUB_TEXT_LIMIT = 65_535;
+
+export const VERDICT_LABEL: Record<Verdict, string> = {
+  pass: '✅ PASS',
+  fail: '❌ FAIL',
+  inconclusive: '⚠️ INCONCLUSIVE',
+};
+
+const OUTCOME_LABEL: Record<CheckOutcome, string> = {
+  pass: '✅ pass',
+  fail: '❌ fail',
+  inconclusive: '⚠️ inconclusive',
+  warn: '🟡 warn',
+};
+
+/** Failures first: the rows a reader needs are at the top, and survive truncation. */
+const OUTCOME_ORDER: Record<CheckOutcome, number> = { fail: 0, inconclusive: 1, warn: 2, pass: 3 };
+
+export function escapeCell(text: string): string {
+  return text
+    .replace(/[\r\n]+/g, ' ')
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/\|/g, '\\|');
+}
+
+export function escapeInline(text: string): string {
+  return escapeCell(text).replace(/[`*_[\]]/g, (c) => `\\${c}`);
+}
+
+function formatValue(value: number | null, unit: string): string {
+  if (value === null) return '—';
+  const digits = Math.abs(value) >= 100 ? 0 : Math.abs(value) >= 10 ? 1 : 2;
+  return `${value.toFixed(digits)}${unit ? ` ${unit}` : ''}`;
+}
+
+function formatPct(value: number | null): string {
+  if (value === null) return '—';
+  return `${value > 0 ? '+' : ''}${value.toFixed(1)}%`;
+}
+
+export function sortChecks(checks: readonly Check[]): Check[] {
+  return [...checks].sort((a, b) => OUTCOME_ORDER[a.verdict] - OUTCOME_ORDER[b.verdict] || Number(b.gating) - Number(a.gating));
+}
+
+export function verdictTable(verdict: VerdictFile): string {
+  const header = ['| Test | Metric | Baseline | Candidate | Change | Interval | Tolerance | Result |', '|---|---|---:|---:|---:|---|---:|---|'];
+  const rows = sortChecks(verdict.checks).map((c) => {
+    const interval = c.interval ? `[${formatPct(c.interval[0])}, ${formatPct(c.interval[1])}]` : '—';
+    const tolerance = `${c.worse === 'higher' ? '+' : '−'}${c.tolerancePct}%${c.gating ? '' : ' (non-gating)'}`;
+    return `| ${escapeCell(c.test)} | ${escapeCell(c.metric)} | ${escapeCell(formatValue(c.baseline, c.unit))} | ${escapeCell(formatValue(c.candidate, c.unit))} | ${formatPct(c.deltaPct)} | ${interval} | ${tolerance} | ${OUTCOME_LABEL[c.verdict]} |`;
+  });
+  return rows.length ? [...header, ...rows].join('\n') : '_No checks were evaluated._';
+}
+
+export interface SummaryContext {
+  verdict: VerdictFile;
+  reportUrl?: string | undefined;
+  runUrl?: string | undefined;
+  baselineReason?: string | undefined;
+}
+
+/** The shared body: headline, versions, baseline choice, problems, failing reasons, table. */
+export function verdictMarkdown(ctx: SummaryContext): string {
+  const v = ctx.verdict;
+  const lines = [
+    `## loadgate: ${VERDICT_LABEL[v.verdict]}`,
+    '',
+    escapeInline(v.summary),
+    '',
+    `Baseline **${escapeInline(v.baseline.version)}** (${v.baseline.runs} run${v.baseline.runs === 1 ? '' : 's'}) vs candidate **${escapeInline(v.candidate.version)}** (${v.candidate.runs} run${v.candidate.runs === 1 ? '' : 's'}).`,
+  ];
+  if (ctx.baselineReason) lines.push('', `Baseline choice: ${escapeInline(ctx.baselineReason)}`);
+  const links = [ctx.reportUrl ? `[report pull request](${ctx.reportUrl})` : '', ctx.runUrl ? `[workflow run](${ctx.runUrl})` : ''].filter(Boolean);
+  if (links.length) lines.push('', `Details: ${links.join(' · ')}`);
+  if (v.problems.length) lines.push('', '### Why the gate could not judge', '', ...v.problems.map((p) => `- ${escapeInline(p)}`));
+  const notPassing = sortChecks(v.checks).filter((c) => c.verdict !== 'pass');
+  if (notPassing.length) {
+    lines.push('', '### Checks outside tolerance or undecided', '', ...notPassing.map((c) => `- **${escapeInline(c.test)} · ${escapeInline(c.metric)}** (${OUTCOME_LABEL[c.verdict]}): ${escapeInline(c.reason)}`));
+  }
+  lines.push('', '### All checks', '', verdictTable(v));
+  return lines.join('\n');
+}
+
+/**
+ * Cuts text to `limit` characters at a line boundary and says so, pointing at `fullAt`.
+ * Counts UTF-16 units, which is never less than the code points GitHub counts.
+ */
+export function truncateForGitHub(text: string, limit = GITHUB_TEXT_LIMIT, fullAt = 'the report pull request'): string {
+  if (text.length <= limit) return text;
+  const note = `\n\n_… cut to fit GitHub's ${limit}-character limit (${text.length} characters in full); see ${fullAt} for everything._`;
+  let cut = text.slice(0, Math.max(0, limit - note.length));
+  const lastNewline = cut.lastIndexOf('\n');
+  if (lastNewline > cut.length / 2) cut = cut.slice(0, lastNewline);
+  // Never leave half of a surrogate pair behind.
+  if (/[\ud800-\udbff]$/.test(cut)) cut = cut.slice(0, -1);
+  return cut + note;
+}

@@ -1,0 +1,136 @@
+import { readFile } from 'node:fs/promises';
+import { InputError, formatIssuePath } from '../util/errors.ts';
+import { GrafanaError, type DsQuery, type GrafanaClient } from './client.ts';
+import { toSnapshotFrames, type SnapshotFrame } from './frames.ts';
+import { dashboardFileSchema, type Dashboard } from './schema.ts';
+import { dashboardVariables, interpolate } from './variables.ts';
+
+/**
+ * Uploads the comparison dashboard and publishes a snapshot of it over one time range with
+ * each panel's data embedded, so the link keeps working after the bench (and its
+ * Prometheus) is destroyed. The data comes from Grafana itself (`/api/ds/query`).
+ */
+
+export interface SnapshotOptions {
+  dashboard: Dashboard;
+  name: string;
+  from: Date;
+  to: Date;
+  /** uid of the Prometheus data source in this Grafana. */
+  datasourceUid: string;
+  variables?: Record<string, string>;
+  /** Seconds until the snapshot expires; 0/undefined: never. */
+  expiresSec?: number;
+  maxDataPoints?: number;
+}
+
+export interface SnapshotOutcome {
+  /** What goes into a run result's `links`. */
+  title: string;
+  url: string;
+  key: string;
+  /** The live (uploaded) dashboard, while the bench lives. */
+  dashboardUrl: string;
+  /** Panels whose data could not be fetched; they are in the snapshot, empty. */
+  warnings: string[];
+}
+
+export async function loadDashboardFile(path: string): Promise<Dashboard> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    throw new InputError(`cannot read dashboard ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new InputError(`${path} is not valid JSON: ${(error as Error).message}`);
+  }
+  const parsed = dashboardFileSchema.safeParse(json);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `${formatIssuePath(i.path)}: ${i.message}`);
+    throw new InputError(`${path} is not a Grafana dashboard:\n${lines.join('\n')}`, lines);
+  }
+  return parsed.data;
+}
+
+export async function publishSnapshot(client: GrafanaClient, options: SnapshotOptions): Promise<SnapshotOutcome> {
+  const fromMs = options.from.getTime();
+  const toMs = options.to.getTime();
+  if (!(toMs > fromMs)) throw new InputError('--to: must be later than --from');
+  const variables = dashboardVariables(options.dashboard, options.datasourceUid, options.variables);
+  // Check every query's variables before touching Grafana.
+  const plans = options.dashboard.panels.map((panel) => ({
+    panel,
+    queries: panel.targets
+      .filter((t) => typeof t.expr === 'string' && t.expr.trim() !== '' && t.hide !== true)
+      .map(
+        (t): DsQuery => ({
+          refId: t.refId,
+          datasource: { uid: options.datasourceUid, type: 'prometheus' },
+          expr: interpolate(t.expr!, variables, `panel "${panel.title}" query ${t.refId}`),
+          ...(t.legendFormat ? { legendFormat: t.legendFormat } : {}),
+          range: true,
+          instant: false,
+          maxDataPoints: options.maxDataPoints ?? 1000,
+          intervalMs: intervalFor(fromMs, toMs, options.maxDataPoints ?? 1000),
+        }),
+      ),
+  }));
+
+  const saved = await client.upsertDashboard(options.dashboard as Record<string, unknown>, `loadgate: ${options.name}`);
+
+  const warnings: string[] = [];
+  const panels: Record<string, unknown>[] = [];
+  let panelsWithData = 0;
+  for (const { panel, queries } of plans) {
+    let snapshotData: SnapshotFrame[] = [];
+    if (queries.length) {
+      try {
+        const response = await client.queryDataSource(queries, fromMs, toMs);
+        for (const query of queries) {
+          const result = response.results[query.refId];
+          if (result?.error) warnings.push(`panel "${panel.title}" query ${query.refId}: ${result.error}`);
+          snapshotData = snapshotData.concat(toSnapshotFrames(query.refId, result?.frames ?? [], query.legendFormat));
+        }
+        if (snapshotData.length) panelsWithData++;
+      } catch (error) {
+        if (!(error instanceof GrafanaError) || error.httpStatus === 401 || error.httpStatus === 403) throw error;
+        warnings.push(`panel "${panel.title}": ${error.message}`);
+      }
+    }
+    panels.push({ ...panel, snapshotData });
+  }
+  if (panelsWithData === 0) {
+    throw new GrafanaError(`no panel returned data between ${options.from.toISOString()} and ${options.to.toISOString()}:\n${warnings.join('\n') || 'every query came back empty'}`, 'POST /api/ds/query');
+  }
+
+  const snapshotDashboard = {
+    ...options.dashboard,
+    id: null,
+    editable: false,
+    panels,
+    time: { from: options.from.toISOString(), to: options.to.toISOString() },
+    snapshot: { timestamp: new Date().toISOString() },
+  };
+  const created = await client.createSnapshot({ dashboard: snapshotDashboard, name: options.name, ...(options.expiresSec ? { expires: options.expiresSec } : {}) });
+  return {
+    title: options.name,
+    url: absolute(client.baseUrl, created.url),
+    key: created.key,
+    dashboardUrl: absolute(client.baseUrl, saved.url),
+    warnings,
+  };
+}
+
+/** Grafana's step: at least 15 s (a scrape interval), at most maxDataPoints points. */
+function intervalFor(fromMs: number, toMs: number, maxDataPoints: number): number {
+  return Math.max(15_000, Math.ceil((toMs - fromMs) / maxDataPoints / 1000) * 1000);
+}
+
+/** Grafana answers absolute URLs (from its root_url) or paths; links need absolute ones. */
+function absolute(baseUrl: string, url: string): string {
+  return new URL(url, `${baseUrl}/`).toString();
+}

@@ -1,0 +1,188 @@
+import { z } from 'zod';
+import type { GateConfig } from '../config/schema.ts';
+import { InputError } from '../util/errors.ts';
+import { globToRegExp } from './glob.ts';
+import {
+  BENCH_KINDS,
+  CHECK_NAME,
+  CONFIG_PATH,
+  MAX_REPEATS,
+  MAX_TESTS,
+  MAX_VERSION_LENGTH,
+  REPEATS,
+  TEST_NAME,
+  VERSION_LABEL,
+  quoteForMessage,
+  type BenchKind,
+} from './patterns.ts';
+
+/**
+ * Workflow inputs as they arrive: strings from `workflow_dispatch`, the pushed tag, or
+ * flags. Empty strings mean "not given" (that is how Actions passes an unset input).
+ */
+export interface RawGateInputs {
+  candidate?: string | undefined;
+  baseline?: string | undefined;
+  tests?: string | undefined;
+  repeats?: string | undefined;
+  bench?: string | undefined;
+  config?: string | undefined;
+  checkName?: string | undefined;
+  rcPattern?: string | undefined;
+  /** GITHUB_EVENT_NAME, GITHUB_REF_TYPE, GITHUB_REF_NAME: where the candidate came from. */
+  eventName?: string | undefined;
+  refType?: string | undefined;
+  refName?: string | undefined;
+}
+
+export interface GateInputs {
+  candidate: string;
+  /** null: pick the newest stable tag below the candidate. */
+  baseline: string | null;
+  /** Test names to run; every test of the config when the input was empty. */
+  tests: string[];
+  repeats: number;
+  bench: BenchKind;
+  config: string;
+  checkName: string;
+  rcPattern: string;
+}
+
+export const DEFAULT_CONFIG_PATH = '.github/loadgate.yml';
+export const DEFAULT_CHECK_NAME = 'loadgate';
+export const DEFAULT_RC_PATTERN = 'v*-rc*';
+
+/** A version label: the strict base pattern first, then the gate's own `target.versionPattern`. */
+export function validateVersionLabel(value: string, field: string, versionPattern?: string): string {
+  if (value.length > MAX_VERSION_LENGTH) {
+    throw new InputError(`${field}: ${quoteForMessage(value)} is longer than ${MAX_VERSION_LENGTH} characters; give a version such as v1.2.3 or v1.2.3-rc1`);
+  }
+  if (!VERSION_LABEL.test(value)) {
+    throw new InputError(
+      `${field}: ${quoteForMessage(value)} is not a version label; expected MAJOR.MINOR.PATCH with an optional leading "v" and "-rcN" (for example v1.2.3 or v1.2.3-rc1), ASCII only`,
+    );
+  }
+  if (versionPattern !== undefined && !new RegExp(versionPattern).test(value)) {
+    throw new InputError(`${field}: ${quoteForMessage(value)} does not match the gate's target.versionPattern ${quoteForMessage(versionPattern, 120)}; fix the tag or the pattern in the gate config`);
+  }
+  return value;
+}
+
+const rawSchema = z.strictObject({
+  candidate: z.string().optional(),
+  baseline: z.string().optional(),
+  tests: z.string().optional(),
+  repeats: z.string().optional(),
+  bench: z.string().optional(),
+  config: z.string().optional(),
+  checkName: z.string().optional(),
+  rcPattern: z.string().optional(),
+  eventName: z.string().optional(),
+  refType: z.string().optional(),
+  refName: z.string().optional(),
+});
+
+function given(value: string | undefined): string | undefined {
+  return value === undefined || value === '' ? undefined : value;
+}
+
+function parseTests(value: string | undefined, config: GateConfig | undefined): string[] {
+  const all = config?.tests.map((t) => t.name) ?? [];
+  if (value === undefined) return all;
+  if (value.length > MAX_TESTS * 64) throw new InputError(`tests: the list is ${value.length} characters long; name at most ${MAX_TESTS} tests`);
+  // Commas or single spaces separate names; anything else (tabs, newlines, ;) is refused below.
+  const names = value.split(/,| /).filter((n) => n !== '');
+  if (!names.length) return all;
+  if (names.length > MAX_TESTS) throw new InputError(`tests: ${names.length} tests named; at most ${MAX_TESTS}`);
+  const seen = new Set<string>();
+  for (const name of names) {
+    if (!TEST_NAME.test(name)) {
+      throw new InputError(`tests: ${quoteForMessage(name)} is not a test name; use the lower-case names from the gate config (letters, digits, dashes), separated by commas`);
+    }
+    if (seen.has(name)) throw new InputError(`tests: "${name}" is listed twice`);
+    seen.add(name);
+    if (config && !all.includes(name)) {
+      throw new InputError(`tests: "${name}" is not a test in the gate config; its tests are: ${all.join(', ')}`);
+    }
+  }
+  return names;
+}
+
+function parseRepeats(value: string | undefined, config: GateConfig | undefined): number {
+  if (value === undefined) return config?.repeats ?? 1;
+  const n = Number(value);
+  if (!REPEATS.test(value) || n < 1 || n > MAX_REPEATS) {
+    throw new InputError(`repeats: ${quoteForMessage(value)} is not a number of runs; give a whole number from 1 to ${MAX_REPEATS}`);
+  }
+  return n;
+}
+
+function parseBench(value: string | undefined, config: GateConfig | undefined): BenchKind {
+  if (value === undefined) return config?.bench.kind ?? 'local';
+  if (!(BENCH_KINDS as readonly string[]).includes(value)) {
+    throw new InputError(`bench: ${quoteForMessage(value)} is not a bench; use one of: ${BENCH_KINDS.join(', ')}`);
+  }
+  return value as BenchKind;
+}
+
+export function validateConfigPath(value: string): string {
+  if (!CONFIG_PATH.test(value) || value.split('/').some((segment) => segment === '..' || segment === '.' || segment === '')) {
+    throw new InputError(`config: ${quoteForMessage(value)} is not an accepted gate config path; give a path inside the repository such as ${DEFAULT_CONFIG_PATH} (no "..", no leading "/")`);
+  }
+  return value;
+}
+
+export function validateCheckName(value: string): string {
+  if (!CHECK_NAME.test(value)) {
+    throw new InputError(`check-name: ${quoteForMessage(value)} is not an accepted check name; use up to 64 letters, digits, spaces, ".", "_" or "-"`);
+  }
+  return value;
+}
+
+/** Where the candidate comes from: the input, else the pushed tag. */
+function candidateOf(raw: z.output<typeof rawSchema>, rcPattern: string): string {
+  const input = given(raw.candidate);
+  if (input !== undefined) return input;
+  if (raw.eventName === 'push' && raw.refType === 'tag' && given(raw.refName) !== undefined) {
+    const tag = raw.refName as string;
+    if (!globToRegExp(rcPattern).test(tag)) {
+      throw new InputError(
+        `candidate: the pushed tag ${quoteForMessage(tag)} does not match the release-candidate pattern ${quoteForMessage(rcPattern)}; keep the rc-pattern input and the workflow's on.push.tags filter the same`,
+      );
+    }
+    return tag;
+  }
+  throw new InputError('candidate: no candidate version; give the candidate input (for example v1.2.3-rc1) or run on a pushed release-candidate tag');
+}
+
+/**
+ * Validates every gate input before anything uses it. With the gate config, tests are
+ * checked against its test names and versions against its `target.versionPattern`;
+ * unset inputs take the config's values.
+ */
+export function validateGateInputs(input: RawGateInputs, config?: GateConfig): GateInputs {
+  const parsed = rawSchema.safeParse(input);
+  if (!parsed.success) throw new InputError(`inputs: ${parsed.error.issues.map((i) => i.message).join('; ')}`);
+  const raw = parsed.data;
+  const rcPattern = given(raw.rcPattern) ?? DEFAULT_RC_PATTERN;
+  globToRegExp(rcPattern);
+  const versionPattern = config?.target.versionPattern;
+  const candidate = validateVersionLabel(candidateOf(raw, rcPattern), 'candidate', versionPattern);
+  const baselineInput = given(raw.baseline);
+  const baseline = baselineInput === undefined ? null : validateVersionLabel(baselineInput, 'baseline', versionPattern);
+  if (baseline === candidate) throw new InputError(`baseline: equals the candidate (${candidate}); compare two different versions`);
+  const bench = parseBench(given(raw.bench), config);
+  if (config?.target.system === 'mattermost' && bench === 'local') {
+    throw new InputError('bench: Mattermost cannot run on the local bench; use bench aws or a Synapse gate config');
+  }
+  return {
+    candidate,
+    baseline,
+    tests: parseTests(given(raw.tests), config),
+    repeats: parseRepeats(given(raw.repeats), config),
+    bench,
+    config: validateConfigPath(given(raw.config) ?? DEFAULT_CONFIG_PATH),
+    checkName: validateCheckName(given(raw.checkName) ?? DEFAULT_CHECK_NAME),
+    rcPattern,
+  };
+}

@@ -1,0 +1,170 @@
+import type { RunResult, Series, Timing } from '../results/schema.ts';
+import { PrometheusError, type PrometheusClient, type RangeSeries } from './prometheus.ts';
+import { STORE_INTERVAL_SEC, cpuCount, seriesQueries, storeIntervalMeans, windowQueries } from './synapse-queries.ts';
+
+/**
+ * Reads one run's numbers from Prometheus after the run: the graph series over the whole
+ * run (5 s step, `t` in seconds since the run started) and, over the measurement window
+ * only (ramp-up or the unbounded climb excluded), per-handler and per-store-method
+ * timings and the client totals. Missing data is reported per component, never papered
+ * over with zeros.
+ */
+export const STEP_SEC = 5;
+
+export interface CollectWindow {
+  /** Unix seconds. */
+  runStart: number;
+  runEnd: number;
+  stableStart: number;
+  stableEnd: number;
+}
+
+export interface Collected {
+  series: RunResult['series'];
+  api: Timing[];
+  store: Timing[];
+  totals: RunResult['totals'];
+  engineCpuPercentMax?: number;
+  /** One line per missing or failed measurement, naming the component. */
+  problems: string[];
+  /** True when a measurement the gate needs is missing: the run cannot be judged. */
+  missingEssential: boolean;
+}
+
+type SeriesName = keyof ReturnType<typeof seriesQueries>;
+const UNITS: Record<SeriesName, Series['unit']> = {
+  apiAvgMs: 'ms', apiP99Ms: 'ms', storeAvgMs: 'ms', storeP99Ms: 'ms', cpuPercent: 'percent',
+  threads: 'count', heapInUseBytes: 'bytes', connectedUsers: 'users', rps: 'rps',
+};
+/** Which scraped component each series comes from, for "no data" messages. */
+const SOURCES: Record<SeriesName, string> = {
+  apiAvgMs: 'synapse metrics listener (job "synapse")', apiP99Ms: 'synapse metrics listener (job "synapse")',
+  storeAvgMs: 'synapse metrics listener (job "synapse")', storeP99Ms: 'synapse metrics listener (job "synapse")',
+  rps: 'synapse metrics listener (job "synapse")', cpuPercent: 'process exporter (job "process")',
+  threads: 'process exporter (job "process")', heapInUseBytes: 'process exporter (job "process")',
+  connectedUsers: 'k6 exporter (job "k6")',
+};
+/** Without these the run cannot be judged. */
+const ESSENTIAL: readonly SeriesName[] = ['apiAvgMs', 'cpuPercent', 'connectedUsers', 'rps'];
+
+/** Turns a Prometheus range result into a run-result series: finite points only, t relative to the run start. */
+export function toSeries(range: RangeSeries, runStart: number, unit: Series['unit']): Series | undefined {
+  const t: number[] = [];
+  const v: number[] = [];
+  range.t.forEach((ts, i) => {
+    const value = range.v[i] as number;
+    const rel = Math.round((ts - runStart) * 1000) / 1000;
+    if (Number.isFinite(value) && rel >= 0 && (t.length === 0 || rel > (t[t.length - 1] as number))) {
+      t.push(rel);
+      v.push(value);
+    }
+  });
+  return t.length ? { unit, t, v } : undefined;
+}
+
+/** Nearest-rank percentile of finite values. */
+export function percentile(values: readonly number[], p: number): number | undefined {
+  const sorted = values.filter(Number.isFinite).sort((a, b) => a - b);
+  if (!sorted.length) return undefined;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+}
+
+const round = (x: number, digits = 3) => Math.round(x * 10 ** digits) / 10 ** digits;
+
+export async function collectRun(client: PrometheusClient, w: CollectWindow, targetCpus: string, engineCpus = '1'): Promise<Collected> {
+  const problems: string[] = [];
+  let missingEssential = false;
+  const series: RunResult['series'] = {};
+  const start = Math.ceil(w.runStart);
+  const end = Math.max(start, Math.floor(w.runEnd));
+
+  await Promise.all(
+    (Object.entries(seriesQueries(targetCpus)) as [SeriesName, string][]).map(async ([name, query]) => {
+      try {
+        const ranges = await client.queryRange(query, start, end, STEP_SEC);
+        const s = ranges[0] ? toSeries(ranges[0], w.runStart, UNITS[name]) : undefined;
+        if (s) series[name] = s;
+        else {
+          problems.push(`Prometheus has no data for ${name} from the ${SOURCES[name]} during the run`);
+          if (ESSENTIAL.includes(name)) missingEssential = true;
+        }
+      } catch (error) {
+        problems.push(`${name}: ${(error as Error).message}`);
+        if (ESSENTIAL.includes(name)) missingEssential = true;
+      }
+    }),
+  );
+
+  const sec = w.stableEnd - w.stableStart;
+  const q = windowQueries(sec, cpuCount(engineCpus));
+  const at = w.stableEnd;
+  const instant = async (query: string) => {
+    try {
+      return await client.query(query, at);
+    } catch (error) {
+      problems.push((error as PrometheusError).message);
+      return [];
+    }
+  };
+  const [apiCount, apiSum, apiP99, storeCount, storeSum, requests, errors, timeouts, engineCpu] = await Promise.all([
+    instant(q.apiCount), instant(q.apiSum), instant(q.apiP99), instant(q.storeCount), instant(q.storeSum),
+    instant(q.requests), instant(q.errors), instant(q.timeouts), instant(q.engineCpuMax),
+  ]);
+
+  const apiKey = (l: Record<string, string>) => `${l.method ?? '?'} ${l.servlet ?? '?'}`;
+  const sums = new Map(apiSum.map((s) => [apiKey(s.labels), s.value]));
+  const p99s = new Map(apiP99.map((s) => [apiKey(s.labels), s.value]));
+  const api: Timing[] = apiCount
+    .filter((s) => s.value >= 0.5)
+    .map((s) => {
+      const key = apiKey(s.labels);
+      const avgMs = (1000 * (sums.get(key) ?? NaN)) / s.value;
+      const p99 = 1000 * (p99s.get(key) ?? NaN);
+      return { name: key, count: Math.round(s.value), avgMs: round(avgMs), p99Ms: round(Number.isFinite(p99) ? p99 : avgMs) };
+    })
+    .filter((t) => Number.isFinite(t.avgMs) && t.avgMs >= 0)
+    .sort((a, b) => b.count - a.count);
+  if (!api.length) {
+    problems.push('Prometheus has no per-handler API timings from the synapse metrics listener (job "synapse") in the measurement window');
+    missingEssential = true;
+  }
+
+  // Per-store-method p99: Synapse exports only sums and counts per transaction, so the
+  // 99th percentile of the method's 15 s means stands in for it (documented in the report).
+  const intervalMeans = new Map<string, number[]>();
+  try {
+    for (const r of await client.queryRange(storeIntervalMeans, Math.ceil(w.stableStart), Math.floor(w.stableEnd), STORE_INTERVAL_SEC)) {
+      intervalMeans.set(r.labels.desc ?? '?', r.v);
+    }
+  } catch (error) {
+    problems.push((error as Error).message);
+  }
+  const storeSums = new Map(storeSum.map((s) => [s.labels.desc ?? '?', s.value]));
+  const store: Timing[] = storeCount
+    .filter((s) => s.value >= 0.5)
+    .map((s) => {
+      const name = s.labels.desc ?? '?';
+      const avgMs = (1000 * (storeSums.get(name) ?? NaN)) / s.value;
+      const p99 = percentile(intervalMeans.get(name) ?? [], 99) ?? avgMs;
+      return { name, count: Math.round(s.value), avgMs: round(avgMs), p99Ms: round(Math.max(p99, 0)) };
+    })
+    .filter((t) => Number.isFinite(t.avgMs) && t.avgMs >= 0)
+    .sort((a, b) => b.count - a.count);
+  if (!store.length) problems.push('Prometheus has no store transaction timings from the synapse metrics listener (job "synapse") in the measurement window');
+
+  const total = (samples: { value: number }[]) => samples.reduce((n, s) => n + (Number.isFinite(s.value) ? s.value : 0), 0);
+  if (!requests.length) {
+    problems.push('Prometheus has no client request counts from the k6 exporter (job "k6") in the measurement window');
+    missingEssential = true;
+  }
+  const cpuMax = engineCpu[0]?.value;
+  return {
+    series,
+    api,
+    store,
+    totals: { requests: Math.round(total(requests)), errors: Math.round(total(errors)), timeouts: Math.round(total(timeouts)) },
+    engineCpuPercentMax: cpuMax !== undefined && Number.isFinite(cpuMax) ? round(cpuMax, 1) : undefined,
+    problems,
+    missingEssential,
+  };
+}

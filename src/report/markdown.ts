@@ -1,0 +1,216 @@
+import type { Comparison, TestComparison, TimingDelta } from '../compare/compare.ts';
+import { fmtPct } from '../compare/decide.ts';
+import type { Check, Verdict } from '../compare/verdict-schema.ts';
+import type { RunResult } from '../results/schema.ts';
+import { describeDuration } from '../util/duration.ts';
+import { findings } from './findings.ts';
+import type { RenderedGraph } from './graphs.ts';
+
+/** The report, in the shape of the seed comparison reports (title, comments, setup, results, graphs). */
+
+const VERDICT_LINE: Record<Verdict, string> = {
+  pass: '**Verdict: ✅ PASS**',
+  fail: '**Verdict: ❌ FAIL**',
+  inconclusive: '**Verdict: ⚠️ INCONCLUSIVE**',
+};
+
+const OUTCOME: Record<Check['verdict'], string> = { pass: '✅ pass', fail: '❌ fail', inconclusive: '⚠️ inconclusive', warn: '👀 warn' };
+
+/** Escapes text for a table cell (pipes and newlines would break the table). */
+export function cell(text: string): string {
+  return text.replace(/\\/g, '\\\\').replace(/\|/g, '\\|').replace(/\r?\n/g, ' ');
+}
+
+function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
+  const lines = [`| ${header.join(' | ')} |`, `| ${header.map(() => '---').join(' | ')} |`];
+  for (const row of rows) lines.push(`| ${row.map(cell).join(' | ')} |`);
+  return lines.join('\n');
+}
+
+function formatValue(value: number | null, unit: string): string {
+  if (value === null) return 'n/a';
+  if (unit === 'bytes') return `${(value / 1048576).toFixed(1)} MiB`;
+  if (unit === 'users') return value >= 100 ? String(Math.round(value)) : value.toFixed(1);
+  if (unit === '% of requests') return `${value.toFixed(4)}%`;
+  if (unit === '%') return `${value.toFixed(1)}%`;
+  if (unit === 'ms') return `${value.toFixed(1)} ms`;
+  return value.toFixed(2);
+}
+
+function formatInterval(check: Check): string {
+  if (!check.interval) return 'n/a';
+  const method = check.method === 'noise-floor' ? 'noise floor' : check.method === 't-interval' ? 't' : 'Poisson';
+  return `[${fmtPct(check.interval[0])}, ${fmtPct(check.interval[1])}] (${method})`;
+}
+
+function firstRun(c: Comparison): RunResult {
+  return (c.tests[0]?.baseline[0] ?? c.tests[0]?.candidate[0]) as RunResult;
+}
+
+function setupSection(c: Comparison): string {
+  const rows: string[][] = [];
+  const run = firstRun(c);
+  const bench = run.bench;
+  rows.push(['Target', run.target.system]);
+  rows.push(['Versions', `\`${c.verdict.baseline.version}\` (baseline) vs \`${c.verdict.candidate.version}\` (candidate)`]);
+  rows.push(['Bench', bench.kind === 'aws' ? 'AWS' : 'local (every component a process on loopback)']);
+  if (bench.host) {
+    rows.push(['Host', `${bench.host.cpuModel}, ${bench.host.cores} cores, ${(bench.host.memoryBytes / 2 ** 30).toFixed(0)} GiB, kernel ${bench.host.kernel}`]);
+  }
+  for (const [role, value] of Object.entries(bench.instances ?? {}).sort(([a], [b]) => a.localeCompare(b))) rows.push([role, value]);
+  for (const [component, version] of Object.entries(bench.versions).sort(([a], [b]) => a.localeCompare(b))) rows.push([component, version]);
+  if (bench.dataset) rows.push(['Dataset', bench.dataset]);
+  for (const test of c.tests) {
+    const t = (test.baseline[0] ?? test.candidate[0] as RunResult).test;
+    if (t.type === 'bounded') {
+      rows.push([`Bounded (${t.name}) - number of users`, String(t.users)]);
+      rows.push([`Bounded (${t.name}) - duration`, `${describeDuration(t.durationSec)} (ramp-up ${describeDuration(t.rampUpSec)}, excluded from the measurements)`]);
+    } else {
+      rows.push([`Unbounded (${t.name}) - MaxActiveUsers`, String(t.maxUsers)]);
+      rows.push([`Unbounded (${t.name}) - users added/removed`, `+${t.usersIncrement}/−${t.usersDecrement} every ${describeDuration(t.restSec)}`]);
+      rows.push([`Unbounded (${t.name}) - stability window`, describeDuration(t.stabilityWindowSec)]);
+    }
+  }
+  const repeats = `${c.verdict.baseline.runs} baseline and ${c.verdict.candidate.runs} candidate run${c.verdict.candidate.runs === 1 ? '' : 's'}`;
+  rows.push(['Runs', repeats]);
+  const reconstructed = [...c.tests.flatMap((t) => [...t.baseline, ...t.candidate])].find((r) => r.provenance.kind === 'reconstructed');
+  if (reconstructed) rows.push(['Provenance', `Reconstructed: ${reconstructed.provenance.note ?? 'rebuilt from a published report'}`]);
+  return `## Setup\n\n${table(['Setting', 'Value'], rows)}`;
+}
+
+function linksSection(c: Comparison): string | undefined {
+  const links: string[] = [];
+  for (const test of c.tests) {
+    for (const run of [...test.baseline, ...test.candidate]) {
+      for (const link of run.links) links.push(`- [${cell(link.title)}](${link.url}) (${run.target.version}, ${test.name} #${run.repeat})`);
+    }
+  }
+  return links.length ? `### Grafana\n\nSnapshots of the Grafana dashboards.\n\n${links.join('\n')}` : undefined;
+}
+
+function checksSection(c: Comparison): string {
+  const rows = c.verdict.checks.map((ch) => [
+    ch.metric + (ch.gating ? '' : ' (context)'),
+    ch.test,
+    formatValue(ch.baseline, ch.unit),
+    formatValue(ch.candidate, ch.unit),
+    ch.deltaPct === null ? 'n/a' : fmtPct(ch.deltaPct),
+    formatInterval(ch),
+    `${ch.worse === 'lower' ? '−' : '+'}${ch.tolerancePct}%`,
+    OUTCOME[ch.verdict],
+  ]);
+  return `### Checks\n\n${table(['Check', 'Test', c.verdict.baseline.version, c.verdict.candidate.version, 'Delta', 'Interval', 'Tolerance', 'Result'], rows)}`;
+}
+
+function supportedUsersSection(c: Comparison): string | undefined {
+  const rows: string[][] = [];
+  for (const ch of c.verdict.checks.filter((x) => x.id.endsWith('.supportedUsers'))) {
+    rows.push([ch.test, formatValue(ch.baseline, 'users'), formatValue(ch.candidate, 'users'), ch.deltaPct === null ? 'n/a' : fmtPct(ch.deltaPct)]);
+  }
+  if (!rows.length) return undefined;
+  const title = rows.length === 1 ? 'Supported users in unbounded test' : 'Supported users in unbounded tests';
+  return `### ${title}\n\n${table(['Test', c.verdict.baseline.version, c.verdict.candidate.version, 'Delta'], rows)}`;
+}
+
+function errorsSection(c: Comparison): string {
+  const rows: string[][] = [];
+  const sum = (runs: RunResult[], f: (r: RunResult) => number) => runs.reduce((s, r) => s + f(r), 0);
+  for (const test of c.tests) {
+    const be = sum(test.baseline, (r) => r.totals.errors);
+    const ce = sum(test.candidate, (r) => r.totals.errors);
+    const bt = sum(test.baseline, (r) => r.totals.timeouts);
+    const ctm = sum(test.candidate, (r) => r.totals.timeouts);
+    const br = sum(test.baseline, (r) => r.totals.requests);
+    const cr = sum(test.candidate, (r) => r.totals.requests);
+    const rate = (e: number, n: number) => (n ? `${((100 * e) / n).toFixed(4)}%` : 'n/a');
+    rows.push([
+      test.name,
+      String(be),
+      String(ce),
+      be ? fmtPct(((ce - be) / be) * 100) : ce ? 'new' : '0',
+      `${rate(be, br)} → ${rate(ce, cr)}`,
+      `${bt} → ${ctm}`,
+    ]);
+  }
+  return `### Number of errors\n\nCounts are totals over each side's runs; the gate judges the rate per request, which does not depend on how long a test ran.\n\n${table(
+    ['Test', c.verdict.baseline.version, c.verdict.candidate.version, 'Delta', 'Error rate', 'Timeouts'],
+    rows,
+  )}`;
+}
+
+function timingRows(list: readonly TimingDelta[], limit: number): string[][] {
+  return list
+    .slice(0, limit)
+    .map((d) => [`\`${d.name}\``, d.field === 'avgMs' ? 'avg' : 'p99', d.baselineMs.toFixed(2), d.candidateMs.toFixed(2), `${d.deltaMs >= 0 ? '+' : '−'}${Math.abs(d.deltaMs).toFixed(2)}`, fmtPct(d.deltaPct)]);
+}
+
+function timingsSection(test: TestComparison, c: Comparison, listing: { minDeltaPct: number; minDeltaMs: number }): string {
+  const header = ['Name', 'Stat', `${c.verdict.baseline.version} (ms)`, `${c.verdict.candidate.version} (ms)`, 'Δ ms', 'Δ %'];
+  const parts: string[] = [];
+  const limit = 15;
+  for (const [kind, lists] of [
+    ['API handlers', test.api],
+    ['Store methods', test.store],
+  ] as const) {
+    for (const [label, list] of [
+      ['worsened', lists.worsened],
+      ['improved', lists.improved],
+    ] as const) {
+      const more = list.length > limit ? ` (top ${limit} of ${list.length})` : '';
+      parts.push(
+        list.length
+          ? `**${kind}, ${label}**${more}\n\n${table(header, timingRows(list, limit))}`
+          : `**${kind}, ${label}**: none beyond ${listing.minDeltaPct}% and ${listing.minDeltaMs} ms.`,
+      );
+    }
+  }
+  return `### API and store times - ${test.name}\n\nChanges smaller than ${listing.minDeltaPct}% or ${listing.minDeltaMs} ms are not listed.\n\n${parts.join('\n\n')}`;
+}
+
+function graphsSection(test: TestComparison, graphs: readonly RenderedGraph[]): string | undefined {
+  const mine = graphs.filter((g) => g.file.startsWith(`graphs/${test.name}_`));
+  if (!mine.length) return undefined;
+  const img = (g: RenderedGraph) => `![${g.title}](${g.file})`;
+  const lines: string[] = [];
+  for (let i = 0; i < mine.length; i += 2) {
+    const left = mine[i] as RenderedGraph;
+    const right = mine[i + 1];
+    lines.push(`| ${img(left)} | ${right ? img(right) : ''} |`);
+    if (i === 0) lines.push('| --- | --- |');
+  }
+  const kind = test.type === 'bounded' ? 'Bounded' : 'Unbounded';
+  return `### Graphs - ${kind} (${test.name})\n\n${lines.join('\n')}`;
+}
+
+export function renderMarkdown(
+  comparison: Comparison,
+  graphs: readonly RenderedGraph[],
+  listing: { minDeltaPct: number; minDeltaMs: number },
+  notes: readonly string[] = [],
+): string {
+  const v = comparison.verdict;
+  const sections: string[] = [];
+  sections.push(`# Performance Comparison \`${v.baseline.version}\` vs \`${v.candidate.version}\``);
+  sections.push(`${VERDICT_LINE[v.verdict]}: ${v.summary}`);
+  const comments = [...notes, ...findings(comparison)];
+  sections.push(`## Comments\n\n${comments.map((l) => `- ${l}`).join('\n')}`);
+  sections.push(setupSection(comparison));
+  const results: string[] = ['## Results'];
+  const links = linksSection(comparison);
+  if (links) results.push(links);
+  const users = supportedUsersSection(comparison);
+  if (users) results.push(users);
+  results.push(errorsSection(comparison));
+  results.push(checksSection(comparison));
+  for (const test of comparison.tests) results.push(timingsSection(test, comparison, listing));
+  for (const test of comparison.tests) {
+    const g = graphsSection(test, graphs);
+    if (g) results.push(g);
+  }
+  sections.push(results.join('\n\n'));
+  sections.push(
+    '---\n\nGenerated by loadgate from the run results in `results/`; the decision for every check is in `verdict.json`. ' +
+      'Single runs are judged against the noise floor; repeated runs with a t-interval on the log ratio of candidate to baseline.',
+  );
+  return `${sections.join('\n\n')}\n`;
+}

@@ -1,0 +1,138 @@
+import { z } from 'zod';
+
+/**
+ * Run results: one JSON file per test run, written by every bench and read by `compare`.
+ * Bump RUN_RESULT_SCHEMA_VERSION on any change a reader of the old format would misread;
+ * readers refuse other versions with a message naming the file.
+ */
+export const RUN_RESULT_SCHEMA_VERSION = 1;
+
+const finite = z.number().refine(Number.isFinite, 'expected a finite number');
+const nonNegative = finite.refine((n) => n >= 0, 'expected a number >= 0');
+
+/** A time series at fixed or irregular resolution: `t` seconds since the run started, `v` values. */
+export const seriesSchema = z
+  .strictObject({
+    unit: z.enum(['percent', 'bytes', 'count', 'ms', 'rps', 'users']),
+    t: z.array(nonNegative).min(1, 'a series needs at least one point; omit the series when it was not measured'),
+    v: z.array(finite),
+  })
+  .refine((s) => s.t.length === s.v.length, { message: 't and v must have the same length', path: ['v'] })
+  .refine((s) => s.t.every((x, i) => i === 0 || x > (s.t[i - 1] as number)), {
+    message: 't must be strictly increasing',
+    path: ['t'],
+  });
+export type Series = z.output<typeof seriesSchema>;
+
+/**
+ * The graph grid of the seed reports, one series each. `threads` is goroutines for
+ * Go targets (Mattermost) and OS threads for others (Synapse).
+ */
+export const SERIES_KEYS = [
+  'apiAvgMs',
+  'apiP99Ms',
+  'storeAvgMs',
+  'storeP99Ms',
+  'cpuPercent',
+  'threads',
+  'heapInUseBytes',
+  'connectedUsers',
+  'rps',
+  'stackInUseBytes',
+] as const;
+export type SeriesKey = (typeof SERIES_KEYS)[number];
+
+export const timingSchema = z.strictObject({
+  name: z.string().min(1),
+  count: nonNegative,
+  avgMs: nonNegative,
+  p99Ms: nonNegative,
+});
+export type Timing = z.output<typeof timingSchema>;
+
+/**
+ * Version labels and test names end up in file names, markdown, branch names and check
+ * runs, so they are restricted to characters that are safe in all of those.
+ */
+const label = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$/, 'expected 1-64 letters, digits, ".", "_", "+" or "-"');
+
+const boundedParams = z.strictObject({
+  type: z.literal('bounded'),
+  name: label,
+  users: z.number().int().positive(),
+  rampUpSec: nonNegative,
+  durationSec: z.number().positive(),
+});
+
+const unboundedParams = z.strictObject({
+  type: z.literal('unbounded'),
+  name: label,
+  maxUsers: z.number().int().positive(),
+  usersIncrement: z.number().int().positive(),
+  usersDecrement: z.number().int().positive(),
+  restSec: nonNegative,
+  stabilityWindowSec: z.number().positive(),
+  maxDurationSec: z.number().positive(),
+  health: z.array(z.strictObject({ name: z.string(), query: z.string(), threshold: finite })),
+});
+
+export const benchFingerprintSchema = z.strictObject({
+  kind: z.enum(['local', 'aws']),
+  /** Local bench: the host; AWS bench: absent. */
+  host: z
+    .strictObject({
+      cpuModel: z.string(),
+      cores: z.number().int().positive(),
+      kernel: z.string(),
+      memoryBytes: nonNegative,
+    })
+    .optional(),
+  /** AWS bench: role → "2 x c7i.2xlarge". */
+  instances: z.record(z.string(), z.string()).optional(),
+  /** Component → version, e.g. { engine: "k6 v1.4.2", database: "PostgreSQL 15.14" }. */
+  versions: z.record(z.string(), z.string()),
+  dataset: z.string().optional(),
+});
+export type BenchFingerprint = z.output<typeof benchFingerprintSchema>;
+
+export const runResultSchema = z.strictObject({
+  $schema: z.string().optional(),
+  schemaVersion: z.literal(RUN_RESULT_SCHEMA_VERSION),
+  /** Where the numbers come from; "reconstructed" files are rebuilt from published reports. */
+  provenance: z.strictObject({ kind: z.enum(['measured', 'reconstructed']), note: z.string().optional() }),
+  target: z.strictObject({ system: label, version: label }),
+  test: z.discriminatedUnion('type', [boundedParams, unboundedParams]),
+  repeat: z.number().int().nonnegative(),
+  startedAt: z.iso.datetime(),
+  finishedAt: z.iso.datetime(),
+  /**
+   * completed: ran to its end. crashed: the target or a component died. aborted: stopped
+   * by the user or a timeout. invalid: ran, but the numbers cannot be trusted (e.g. the
+   * load generator saturated). Only `completed` runs are judged.
+   */
+  status: z.enum(['completed', 'crashed', 'aborted', 'invalid']),
+  problems: z.array(z.string()).default([]),
+  /** Unbounded: users supported at equilibrium (mean over the stability window). */
+  supportedUsers: nonNegative.optional(),
+  converged: z.boolean().optional(),
+  /** Seconds since start of the phase the stable-phase metrics are averaged over. */
+  stableWindow: z.strictObject({ startSec: nonNegative, endSec: nonNegative }),
+  totals: z.strictObject({ requests: nonNegative, errors: nonNegative, timeouts: nonNegative }),
+  api: z.array(timingSchema),
+  store: z.array(timingSchema),
+  series: z.partialRecord(z.enum(SERIES_KEYS), seriesSchema),
+  /** The load generator's own health: a saturated generator makes the run invalid. */
+  generator: z
+    .strictObject({
+      cpuPercentMax: nonNegative.optional(),
+      droppedIterations: nonNegative.optional(),
+      saturated: z.boolean(),
+    })
+    .optional(),
+  bench: benchFingerprintSchema,
+  links: z.array(z.strictObject({ title: z.string(), url: z.string().url() })).default([]),
+});
+
+export type RunResult = z.output<typeof runResultSchema>;
+export type RunResultInput = z.input<typeof runResultSchema>;
+export type TestType = RunResult['test']['type'];

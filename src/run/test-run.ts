@@ -1,0 +1,310 @@
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { GateConfig, TestSpec } from '../config/schema.ts';
+import type { ManagedProcess, ProcessSupervisor } from '../bench/process.ts';
+import type { LocalBench } from '../bench/local/bench.ts';
+import type { Progress } from '../bench/progress.ts';
+import { runBounded, runUnbounded, realClock, type UnboundedResult, type BoundedResult } from '../coordinator/index.ts';
+import { startK6, resolveScenarioPath, type K6Run, type K6Stats } from '../engine/k6/runner.ts';
+import { startExporter, type Exporter } from '../engine/k6/exporter.ts';
+import { collectRun, type Collected } from '../metrics/collect.ts';
+import { createHealthSource } from '../metrics/health.ts';
+import type { PrometheusClient } from '../metrics/prometheus.ts';
+import { RATE_WINDOW, expandQuery, longestRangeSec } from '../metrics/synapse-queries.ts';
+import { SCRAPE_INTERVAL_SEC } from '../bench/local/prometheus-server.ts';
+import { runResultSchema, RUN_RESULT_SCHEMA_VERSION, type BenchFingerprint, type RunResult } from '../results/schema.ts';
+import { DATABASE_NAME } from '../target/synapse/config.ts';
+import { restoreDataset, SEARCH_WORDS, type DatasetArtifacts } from '../target/synapse/dataset.ts';
+import type { SynapseInstall } from '../target/synapse/install.ts';
+import { startSynapse, type RunningSynapse } from '../target/synapse/server.ts';
+import type { ScheduledRun } from './options.ts';
+
+/**
+ * One test run: restore the dataset, start this side's Synapse, start k6 and its
+ * exporter, let the coordinator drive the users, then read the numbers back from
+ * Prometheus and assemble the run result. A crash of the target or of a bench component
+ * aborts the coordinator at once and makes the result `crashed`, naming the component and
+ * its log; a saturated load generator makes it `invalid`.
+ */
+export interface RunContext {
+  supervisor: ProcessSupervisor;
+  bench: LocalBench;
+  prometheus: PrometheusClient;
+  progress: Progress;
+  config: GateConfig;
+  configDir: string;
+  k6Path: string;
+  dataset: DatasetArtifacts;
+  installs: ReadonlyMap<string, SynapseInstall>;
+  fingerprint: BenchFingerprint;
+  /** Per-run logs go to `<logDir>/<run id>/`. */
+  logDir: string;
+  registrationSharedSecret: string;
+  /** Aborted when the whole gate must stop (SIGINT, a bench component died). */
+  signal: AbortSignal;
+  /** When the previous load on the bench ended (ms since epoch), for the settle period. */
+  state: { lastLoadEndMs: number };
+}
+
+/**
+ * Seconds the bench must be quiet before a run starts: the previous run's samples must
+ * have left every rate window, or the first health evaluations (and the first graph
+ * points) would judge this run on the last one's load.
+ */
+export function settleSeconds(test: TestSpec): number {
+  const health = test.type === 'unbounded' ? test.health.filter((h) => h.enabled).map((h) => h.query) : [];
+  return Math.min(300, Math.max(longestRangeSec([...health, `[${RATE_WINDOW}]`]), 0) + SCRAPE_INTERVAL_SEC);
+}
+
+export function runId(run: ScheduledRun): string {
+  return `${run.side.role}-${run.side.label}-${run.test.name}-${run.repeat}`.replace(/[^A-Za-z0-9._-]/g, '_');
+}
+
+/** Aborts `controller` when the target, k6 or a bench component dies, with a message naming it and its log. */
+function watchForCrashes(ctx: RunContext, procs: () => Array<ManagedProcess | undefined>, controller: AbortController): () => void {
+  const timer = setInterval(() => {
+    if (controller.signal.aborted) return;
+    const dead = procs().find((p) => p && !p.running) ?? ctx.bench.crashed();
+    if (dead) controller.abort(new Error(dead.describeExit()));
+  }, 1000);
+  const onGate = () => controller.abort(ctx.signal.reason);
+  ctx.signal.addEventListener('abort', onGate, { once: true });
+  return () => {
+    clearInterval(timer);
+    ctx.signal.removeEventListener('abort', onGate);
+  };
+}
+
+function testParams(test: TestSpec, targetCpus: string): RunResult['test'] {
+  if (test.type === 'bounded') {
+    return { type: 'bounded', name: test.name, users: test.users, rampUpSec: test.rampUp, durationSec: test.duration };
+  }
+  return {
+    type: 'unbounded',
+    name: test.name,
+    maxUsers: test.maxUsers,
+    usersIncrement: test.usersIncrement,
+    usersDecrement: test.usersDecrement,
+    restSec: test.restTime,
+    stabilityWindowSec: test.stabilityWindow,
+    maxDurationSec: test.maxDuration,
+    health: test.health.filter((h) => h.enabled).map((h) => ({ name: h.name, query: expandQuery(h.query, targetCpus), threshold: h.threshold })),
+  };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export async function executeRun(ctx: RunContext, run: ScheduledRun): Promise<RunResult> {
+  const { bench, progress, config } = ctx;
+  const id = runId(run);
+  const runLogDir = join(ctx.logDir, id);
+  const workDir = join(bench.dataRoot, 'runs', id);
+  await mkdir(runLogDir, { recursive: true });
+  await mkdir(workDir, { recursive: true });
+  const install = ctx.installs.get(run.side.version);
+  if (!install) throw new Error(`no Synapse install for ${run.side.version}`);
+  const startedAt = new Date();
+  const problems: string[] = [];
+  let status: RunResult['status'] = 'completed';
+  const local = config.bench.local;
+
+  let synapse: RunningSynapse | undefined;
+  let k6: K6Run | undefined;
+  let exporter: Exporter | undefined;
+  let coordinator: { kind: 'bounded'; result: BoundedResult } | { kind: 'unbounded'; result: UnboundedResult } | undefined;
+  let runStart = Date.now() / 1000;
+  let runEnd = runStart;
+  let stats: K6Stats | undefined;
+  const controller = new AbortController();
+  let stopWatching = () => {};
+
+  try {
+    progress.info(`restoring the dataset into a fresh "${DATABASE_NAME}" database`);
+    const signingKey = join(workDir, 'signing.key');
+    await restoreDataset(bench, ctx.dataset, signingKey);
+
+    progress.info(`starting synapse ${run.side.version} on cores ${bench.targetCpus}${run.side.sideOverrides.length ? ` with ${run.side.sideOverrides.map((o) => o.text).join(', ')}` : ''}`);
+    synapse = await startSynapse({
+      supervisor: ctx.supervisor,
+      install,
+      dir: join(workDir, 'synapse'),
+      logFile: join(runLogDir, 'synapse.log'),
+      cpus: bench.targetCpus,
+      config: {
+        clientPort: bench.ports.synapseClient,
+        metricsPort: bench.ports.synapseMetrics,
+        publicBaseUrl: bench.nginx.url,
+        database: { host: bench.postgres.host, port: bench.postgres.port, user: bench.postgres.user, password: bench.postgres.password, name: DATABASE_NAME },
+        signingKeyPath: signingKey,
+        registrationSharedSecret: ctx.registrationSharedSecret,
+        overrides: run.side.overrides,
+      },
+    });
+    bench.processExporter.setPid(synapse.process.pid);
+    stopWatching = watchForCrashes(ctx, () => [synapse?.process, k6?.process], controller);
+
+    const test = run.test;
+    const maxUsers = test.type === 'bounded' ? test.users : test.maxUsers;
+    const maxDurationSec = (test.type === 'bounded' ? test.duration : test.maxDuration) + 120;
+    progress.info(`starting k6 (${maxUsers} users max) on cores ${bench.engineCpus}`);
+    k6 = await startK6({
+      supervisor: ctx.supervisor,
+      k6Path: ctx.k6Path,
+      runDir: runLogDir,
+      baseUrl: bench.nginx.url,
+      usersFile: ctx.dataset.usersFile,
+      maxUsers,
+      initialUsers: 0,
+      idle: config.engine.idle,
+      ...(config.engine.actions ? { actions: config.engine.actions } : {}),
+      cpus: bench.engineCpus,
+      apiPort: bench.ports.k6Api,
+      scenario: resolveScenarioPath(config.engine.scenario, ctx.configDir),
+      maxDurationSec,
+      env: { LOADGATE_SEARCH_TERMS: SEARCH_WORDS.join(',') },
+    });
+    exporter = await startExporter({ k6ApiPort: bench.ports.k6Api, k6Pid: k6.process.pid, port: bench.ports.k6Exporter });
+
+    const settleUntil = ctx.state.lastLoadEndMs + settleSeconds(test) * 1000;
+    while (Date.now() < settleUntil && !controller.signal.aborted) {
+      progress.status({ version: run.side.label, repeat: run.repeat, detail: 'letting the previous run leave the rate windows', leftSec: (settleUntil - Date.now()) / 1000 });
+      await sleep(Math.min(1000, settleUntil - Date.now()));
+    }
+    if (controller.signal.aborted) throw new Error(`stopped before the test began: ${String(controller.signal.reason?.message ?? controller.signal.reason)}`);
+
+    const users = k6;
+    runStart = Date.now() / 1000;
+    const label = { version: run.side.label, repeat: run.repeat };
+    if (test.type === 'bounded') {
+      const result = await runBounded({
+        test,
+        users,
+        clock: realClock,
+        signal: controller.signal,
+        onProgress: (p) => progress.status({ ...label, users: p.users, detail: p.phase, leftSec: p.timeLeftSec }),
+      });
+      coordinator = { kind: 'bounded', result };
+      if (!result.completed) problems.push(`the bounded test ${result.reason}`);
+    } else {
+      const health = createHealthSource(ctx.prometheus, bench.targetCpus);
+      const thresholds = new Map(test.health.map((h) => [h.name, h.threshold]));
+      const result = await runUnbounded({
+        test,
+        users,
+        health,
+        clock: realClock,
+        signal: controller.signal,
+        onProgress: (p) =>
+          progress.status({
+            ...label,
+            users: p.users,
+            health: Object.entries(p.values).map(([name, value]) => ({ name, value, threshold: thresholds.get(name) ?? Infinity })),
+            leftSec: p.timeLeftSec,
+          }),
+      });
+      coordinator = { kind: 'unbounded', result };
+      progress.info(`unbounded: ${result.reason}`);
+      if (result.stopCause === 'no-data') {
+        status = 'crashed';
+        problems.push(result.reason);
+      } else if (!result.converged) {
+        problems.push(`the unbounded test ${result.reason}`);
+      }
+    }
+    runEnd = Date.now() / 1000;
+    if (controller.signal.aborted) {
+      const reason = controller.signal.reason instanceof Error ? controller.signal.reason.message : String(controller.signal.reason);
+      status = ctx.signal.aborted && !ctx.bench.crashed() && synapse.process.running ? 'aborted' : 'crashed';
+      problems.push(status === 'crashed' ? `a component stopped during the run: ${reason}` : `the run was stopped: ${reason}`);
+    } else {
+      // Keep the load on for one more scrape, so Prometheus holds samples up to runEnd.
+      await sleep((SCRAPE_INTERVAL_SEC + 1) * 1000);
+    }
+    stats = await k6.stats().catch((error: Error) => {
+      problems.push(`could not read k6's own statistics: ${error.message}`);
+      return undefined;
+    });
+  } catch (error) {
+    status = 'crashed';
+    runEnd = Date.now() / 1000;
+    problems.push((error as Error).message);
+    progress.problem(`${id}: ${(error as Error).message}`);
+  } finally {
+    stopWatching();
+    await exporter?.close().catch(() => {});
+    await k6?.stop().catch(() => {});
+    if (synapse) {
+      // A crash seen only now (e.g. during the last scrape) still makes the run crashed.
+      if (!synapse.process.running && status === 'completed') {
+        status = 'crashed';
+        problems.push(synapse.process.describeExit());
+      }
+      await synapse.stop().catch(() => {});
+    }
+    bench.processExporter.setPid(undefined);
+    // The load ends when k6 and its exporter are gone: their last samples are older than this.
+    ctx.state.lastLoadEndMs = Date.now();
+  }
+
+  // Which part of the run is measured.
+  let stable = { startSec: 0, endSec: 0 };
+  let supportedUsers: number | undefined;
+  let converged: boolean | undefined;
+  if (coordinator?.kind === 'bounded') stable = coordinator.result.window;
+  if (coordinator?.kind === 'unbounded') {
+    stable = coordinator.result.window;
+    supportedUsers = coordinator.result.supportedUsers;
+    converged = coordinator.result.converged;
+  }
+  stable = { startSec: Math.min(stable.startSec, runEnd - runStart), endSec: Math.min(stable.endSec, runEnd - runStart) };
+
+  let collected: Collected | undefined;
+  if (coordinator && stable.endSec > stable.startSec) {
+    collected = await collectRun(ctx.prometheus, { runStart, runEnd, stableStart: runStart + stable.startSec, stableEnd: runStart + stable.endSec }, bench.targetCpus, bench.engineCpus);
+    problems.push(...collected.problems);
+    if (collected.missingEssential && status === 'completed') status = 'crashed';
+  }
+
+  // The load generator must not be the bottleneck.
+  const cpuMax = Math.max(stats?.engineCpuPercentMax ?? 0, collected?.engineCpuPercentMax ?? 0);
+  const dropped = stats?.droppedIterations ?? 0;
+  const saturated = cpuMax > local.maxEngineCpuPercent || dropped > 0;
+  if (saturated && status === 'completed') {
+    status = 'invalid';
+    problems.push(
+      cpuMax > local.maxEngineCpuPercent
+        ? `the load generator (k6) used up to ${cpuMax.toFixed(0)}% of its cores (limit bench.local.maxEngineCpuPercent = ${local.maxEngineCpuPercent}%): the bench, not the target, was the bottleneck`
+        : `k6 dropped ${dropped} iterations: the load generator could not keep up`,
+    );
+  }
+  if (stats && stats.scriptErrors > 0 && status === 'completed') {
+    status = 'invalid';
+    problems.push(`the k6 scenario threw ${stats.scriptErrors} errors; see ${k6?.logFile ?? runLogDir}`);
+  }
+
+  const result = {
+    schemaVersion: RUN_RESULT_SCHEMA_VERSION,
+    provenance: {
+      kind: 'measured',
+      note: `local bench run ${id}${run.side.sideOverrides.length ? `; ${run.side.role} config overrides: ${run.side.sideOverrides.map((o) => o.text).join(', ')}` : ''}`,
+    },
+    target: { system: 'synapse', version: run.side.label },
+    test: testParams(run.test, bench.targetCpus),
+    repeat: run.repeat,
+    startedAt: startedAt.toISOString(),
+    finishedAt: new Date().toISOString(),
+    status,
+    problems,
+    ...(supportedUsers !== undefined ? { supportedUsers } : {}),
+    ...(converged !== undefined ? { converged } : {}),
+    stableWindow: stable,
+    totals: collected?.totals ?? { requests: stats?.requests ?? 0, errors: stats?.errors ?? 0, timeouts: stats?.timeouts ?? 0 },
+    api: collected?.api ?? [],
+    store: collected?.store ?? [],
+    series: collected?.series ?? {},
+    generator: { ...(cpuMax > 0 ? { cpuPercentMax: Math.round(cpuMax * 10) / 10 } : {}), ...(stats ? { droppedIterations: dropped } : {}), saturated },
+    bench: { ...ctx.fingerprint, versions: { ...ctx.fingerprint.versions, target: `Synapse ${install.version}` } },
+    links: [],
+  };
+  return runResultSchema.parse(result);
+}

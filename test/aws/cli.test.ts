@@ -1,0 +1,143 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { main } from '../../src/cli/main.ts';
+import { captureIO } from '../../src/cli/io.ts';
+import { run as tfOutputs } from '../../src/cli/commands/tf-outputs.ts';
+import { run as plan } from '../../src/cli/commands/plan.ts';
+import { tfvarsSchema } from '../../src/aws/tfvars.ts';
+import { terraformOutputs } from './fixtures.ts';
+import { loadModule, only } from './hcl.ts';
+
+const work = mkdtempSync(join(tmpdir(), 'loadgate-aws-cli-'));
+after(() => rmSync(work, { recursive: true, force: true }));
+
+const EXAMPLE = new URL('../../examples/aws-mattermost.yml', import.meta.url).pathname;
+const LICENSE = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:loadgate/mattermost-license-AbCdEf';
+const runFlags = ['--repository', 'acme/chat', '--run-id', '123456789', '--run-attempt', '2', '--commit', 'a'.repeat(40)];
+
+test('loadgate plan prints the plan of the example gate', async () => {
+  const io = captureIO();
+  assert.equal(await main(['plan', '--config', EXAMPLE], io), 0);
+  const text = io.stdout.join('\n');
+  assert.match(text, /preset perfcomp in us-east-1/);
+  assert.match(text, /agent +11 x c7i\.xlarge/);
+  assert.match(text, /total +\$65\.14/);
+});
+
+test('loadgate plan --max-cost refuses a gate over budget with exit 1', async () => {
+  const io = captureIO();
+  assert.equal(await main(['plan', '--config', EXAMPLE, '--max-cost', '40'], io), 1);
+  assert.equal(io.stdout.length, 0, 'nothing on stdout: no tfvars, no plan to act on');
+  assert.match(io.stderr.join('\n'), /REFUSED: the estimate \$65\.14 exceeds the max-cost of \$40\.00 \(--max-cost\)/);
+});
+
+test('loadgate plan --format json carries the numbers for the check run', async () => {
+  const io = captureIO();
+  assert.equal(await main(['plan', '--config', EXAMPLE, '--format', 'json', '--db-dump-url', 'https://lt-public-data.s3.amazonaws.com/12M_610_fixed_psql.sql.gz'], io), 0);
+  const json = JSON.parse(io.stdout.join('\n')) as { dbSource: string; cost: { totalUsd: number; pricesAsOf: string }; durationSec: { total: number }; withinBudget: boolean };
+  assert.equal(json.dbSource, 'dump');
+  assert.equal(json.durationSec.total, 12 * 3600 + 45 * 60);
+  assert.equal(json.withinBudget, true);
+  assert.match(json.cost.pricesAsOf, /^\d{4}-\d{2}-\d{2}$/);
+});
+
+test('loadgate plan --format tfvars writes variables infra/aws declares and validates', async () => {
+  const out = join(work, 'terraform.tfvars.json');
+  const io = captureIO();
+  const code = await main(
+    [
+      'plan', '--config', EXAMPLE, '--format', 'tfvars', '--out', out, '--version', 'v10.12.0',
+      '--license-secret-arn', LICENSE, '--controller-cidr', '203.0.113.7/32', '--db-dump-url', 'https://lt-public-data.s3.amazonaws.com/12M_610_fixed_psql.sql.gz',
+      '--db-name', 'ltdb', '--now', '2026-11-21T10:00:00Z', ...runFlags,
+    ],
+    io,
+  );
+  assert.equal(code, 0, io.stderr.join('\n'));
+  assert.match(io.stderr.join('\n'), /preset perfcomp/, 'the plan still reaches the log');
+  const tfvars = tfvarsSchema.parse(JSON.parse(readFileSync(out, 'utf8')));
+  assert.equal(tfvars.bench_name, 'lg-123456789-2');
+  assert.equal(tfvars.state_key, 'loadgate/acme/chat/123456789/2/terraform.tfstate');
+  assert.equal(tfvars.mattermost_download_url, 'https://releases.mattermost.com/10.12.0/mattermost-10.12.0-linux-amd64.tar.gz');
+  assert.equal(tfvars.expires_at, '2026-11-21T23:45:00Z', '10:00 + 12h45m estimate + 1h margin');
+  assert.deepEqual(tfvars.controller_cidr_blocks, ['203.0.113.7/32']);
+  assert.equal(tfvars.mattermost_config_patch, '{}');
+  assert.equal(tfvars.load_engine, 'k6');
+  assert.equal(tfvars.agent_api_port, 6565);
+  assert.equal(tfvars.k6_version, 'v1.4.2');
+
+  const root = await loadModule('.');
+  for (const key of Object.keys(tfvars)) assert.ok(root.variable[key], `${key} is a variable of infra/aws`);
+  for (const [name, bodies] of Object.entries(root.variable)) {
+    if (!('default' in only(bodies, name))) assert.ok(name in tfvars, `required variable ${name} is set`);
+  }
+  // The regex validations of infra/aws accept what the CLI wrote.
+  for (const [name, value] of Object.entries(tfvars)) {
+    for (const validation of (only(root.variable[name], name).validation as Array<{ condition: string }> | undefined) ?? []) {
+      for (const match of validation.condition.matchAll(/can\(regex\("((?:[^"\\]|\\.)*)", var\.(\w+)\)\)/g)) {
+        if (match[2] !== name || typeof value !== 'string') continue;
+        assert.match(value, new RegExp(JSON.parse(`"${match[1]}"`) as string), `${name} passes its validation`);
+      }
+    }
+  }
+});
+
+test('loadgate plan --format tfvars needs the version and the run, and checks them', async () => {
+  const io = captureIO();
+  assert.equal(await main(['plan', '--config', EXAMPLE, '--format', 'tfvars', ...runFlags], io), 3);
+  assert.match(io.stderr.join('\n'), /--version: name the Mattermost version/);
+  const missingRun = captureIO();
+  await assert.rejects(plan(['--config', EXAMPLE, '--format', 'tfvars', '--version', 'v10.12.0'], missingRun, {}), (error: Error) => {
+    assert.match(error.message, /^the run this bench belongs to is incomplete:/);
+    for (const flag of ['--repository (or GITHUB_REPOSITORY)', '--run-id (or GITHUB_RUN_ID)', '--commit (or GITHUB_SHA)']) assert.ok(error.message.includes(flag), flag);
+    return true;
+  });
+  const fromEnv = captureIO();
+  const env = { GITHUB_REPOSITORY: 'acme/chat', GITHUB_RUN_ID: '42', GITHUB_RUN_ATTEMPT: '1', GITHUB_SHA: 'b'.repeat(40) };
+  assert.equal(await plan(['--config', EXAMPLE, '--format', 'tfvars', '--version', 'v10.12.0'], fromEnv, env), 0);
+  assert.equal(JSON.parse(fromEnv.stdout.join('\n')).state_key, 'loadgate/acme/chat/42/1/terraform.tfstate');
+  const badVersion = captureIO();
+  assert.equal(await main(['plan', '--config', EXAMPLE, '--format', 'tfvars', '--version', '10.12', ...runFlags], badVersion), 3);
+  assert.match(badVersion.stderr.join('\n'), /does not match target\.versionPattern/);
+  const openCidr = captureIO();
+  assert.equal(await main(['plan', '--config', EXAMPLE, '--controller-cidr', '0.0.0.0/0'], openCidr), 3);
+  assert.match(openCidr.stderr.join('\n'), /--controller-cidr: a controller range of \/0 would open the bench/);
+});
+
+test('loadgate plan refuses a local bench and a bad flag with exit 3', async () => {
+  const local = new URL('../../examples/local-synapse.yml', import.meta.url).pathname;
+  const io = captureIO();
+  assert.equal(await main(['plan', '--config', local], io), 3);
+  assert.match(io.stderr.join('\n'), /bench\.kind is "local"/);
+  const flag = captureIO();
+  assert.equal(await main(['plan', '--config', EXAMPLE, '--max-cost', 'lots'], flag), 3);
+  assert.match(flag.stderr.join('\n'), /--max-cost: expected a number of US dollars/);
+  const preset = join(work, 'bad-preset.yml');
+  writeFileSync(preset, readFileSync(EXAMPLE, 'utf8').replace('preset: perfcomp', 'preset: 3XL.220'));
+  const unknown = captureIO();
+  assert.equal(await main(['plan', '--config', preset], unknown), 3);
+  assert.match(unknown.stderr.join('\n'), /unknown preset "3XL\.220"; valid presets are "perfcomp"/);
+});
+
+test('loadgate tf-outputs prints the bench description from a file or stdin', async () => {
+  const file = join(work, 'outputs.json');
+  writeFileSync(file, JSON.stringify(terraformOutputs()));
+  const io = captureIO();
+  assert.equal(await main(['tf-outputs', file], io), 0);
+  assert.equal(JSON.parse(io.stdout.join('\n')).metrics.grafanaUrl, 'http://203.0.113.10:3000');
+
+  const piped = captureIO();
+  assert.equal(await tfOutputs(['-'], piped, Readable.from([Buffer.from(JSON.stringify(terraformOutputs()))])), 0);
+  assert.equal(JSON.parse(piped.stdout.join('\n')).agents.apiPort, 4000);
+
+  const broken = join(work, 'broken.json');
+  writeFileSync(broken, JSON.stringify({ ...terraformOutputs(), grafana_url: { sensitive: false, type: 'string', value: 42 } }));
+  const bad = captureIO();
+  assert.equal(await main(['tf-outputs', broken], bad), 3);
+  assert.match(bad.stderr.join('\n'), /broken\.json does not describe a loadgate AWS bench:\ngrafana_url: /);
+  const none = captureIO();
+  assert.equal(await main(['tf-outputs'], none), 3);
+});

@@ -1,0 +1,101 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { TIMING_SEC, estimateCost, estimateDuration } from '../../src/aws/cost.ts';
+import { buildPlan, renderPlanText } from '../../src/aws/plan.ts';
+import { SEED_CEILING_PRESETS, resolveBench } from '../../src/aws/presets.ts';
+import { AURORA_HOURLY_USD, EC2_HOURLY_USD, OPENSEARCH_HOURLY_USD, PRICES_AS_OF } from '../../src/aws/prices.ts';
+import { awsGate } from './fixtures.ts';
+
+test('duration: provisioning, both sides of every test and repeat with the build switch, teardown', () => {
+  const gate = awsGate();
+  const bench = resolveBench(gate.bench.aws, gate.tests);
+  const estimate = estimateDuration(gate, bench, 'empty');
+  assert.equal(estimate.provisionSec, TIMING_SEC.networkAndNodes + TIMING_SEC.auroraCreate);
+  assert.deepEqual(
+    estimate.runs.map((r) => `${r.test}/${r.side}/${r.repeat}/${r.seconds}`),
+    ['bounded/baseline/0/5700', 'bounded/candidate/0/5700', 'unbounded/baseline/0/14700', 'unbounded/candidate/0/14700'],
+  );
+  assert.equal(estimate.totalSec, 1500 + 2 * 5700 + 2 * 14700 + 900);
+  assert.equal(estimate.totalSec, 12 * 3600);
+
+  const repeated = awsGate({ preset: '2XL.552' }, { repeats: 3 });
+  const withSearch = resolveBench(repeated.bench.aws, repeated.tests);
+  const fromSnapshot = estimateDuration(repeated, withSearch, 'snapshot');
+  assert.equal(fromSnapshot.runs.length, 12);
+  assert.equal(fromSnapshot.provisionSec, TIMING_SEC.networkAndNodes + Math.max(TIMING_SEC.auroraRestore, TIMING_SEC.openSearchCreate));
+  assert.equal(fromSnapshot.teardownSec, TIMING_SEC.teardownOpenSearch);
+  assert.equal(estimateDuration(gate, bench, 'dump').provisionSec, 1500 + TIMING_SEC.dumpLoad);
+});
+
+test('cost: instance-hours times the dated price table, checked by hand for perfcomp', () => {
+  const gate = awsGate();
+  const bench = resolveBench(gate.bench.aws, gate.tests);
+  const cost = estimateCost(bench, 12 * 3600);
+  const line = (prefix: string) => cost.lines.find((l) => l.item.startsWith(prefix));
+  assert.equal(line('app nodes')?.costUsd, 8.57); // 2 x 0.357 x 12
+  assert.equal(line('load agents')?.costUsd, 23.56); // 11 x 0.1785 x 12
+  assert.equal(line('proxy')?.costUsd, 2.14);
+  assert.equal(line('metrics node')?.costUsd, 2.42); // 0.2016 x 12
+  assert.equal(line('Aurora PostgreSQL db.r7g.2xlarge')?.costUsd, 26.5); // 2 x 1.104 x 12
+  assert.equal(line('NAT gateway')?.costUsd, 0.54);
+  assert.equal(line('public IPv4')?.quantity, 13); // 11 agents, metrics, NAT
+  assert.equal(line('EBS')?.quantity, 2 * 20 + 11 * 20 + 20 + 200);
+  assert.equal(cost.totalUsd, 65.14);
+  assert.equal(cost.pricesAsOf, PRICES_AS_OF);
+  assert.match(PRICES_AS_OF, /^\d{4}-\d{2}-\d{2}$/);
+  assert.equal(cost.notes.length, 1, 'no region note in us-east-1');
+
+  // OpenSearch bills started hours in full; Aurora has a 10-minute minimum.
+  const search = resolveBench(awsGate({ preset: 'XL.222' }).bench.aws, gate.tests);
+  const short = estimateCost(search, 30 * 60);
+  assert.equal(short.lines.find((l) => l.item.startsWith('OpenSearch r6g'))?.hours, 1);
+  assert.equal(estimateCost(search, 60).lines.find((l) => l.item.startsWith('Aurora'))?.hours, 10 / 60);
+  assert.match(estimateCost({ ...bench, region: 'eu-west-1' }, 3600).notes.join(' '), /eu-west-1 may differ/);
+});
+
+test('every type a preset uses has a price', () => {
+  const gate = awsGate();
+  for (const name of ['perfcomp', ...SEED_CEILING_PRESETS]) {
+    const bench = resolveBench(awsGate({ preset: name }).bench.aws, gate.tests);
+    for (const type of [bench.appInstanceType, bench.agentInstanceType, bench.proxyInstanceType, bench.metricsInstanceType]) {
+      assert.ok(EC2_HOURLY_USD[type], `${name}: ${type}`);
+    }
+    assert.ok(AURORA_HOURLY_USD[bench.dbInstanceType], `${name}: ${bench.dbInstanceType}`);
+    if (bench.openSearchCount) assert.ok(OPENSEARCH_HOURLY_USD[bench.openSearchInstanceType]);
+  }
+});
+
+test('the plan prints for every preset, with resources, duration and cost', (t) => {
+  const totals: string[] = [];
+  for (const name of ['perfcomp', ...SEED_CEILING_PRESETS]) {
+    const gate = awsGate({ preset: name, maxCostUsd: 1000 });
+    const plan = buildPlan(gate, { dbSource: name === 'perfcomp' ? 'dump' : 'snapshot' });
+    const text = renderPlanText(plan);
+    console.log(`\n${text}\n`);
+    assert.match(text, new RegExp(`preset ${name.replace('.', '\\.')} in us-east-1`));
+    assert.match(text, new RegExp(`app +${plan.bench.appCount} x ${plan.bench.appInstanceType.replace('.', '\\.')}`));
+    assert.match(text, new RegExp(`db +${plan.bench.dbCount} x ${plan.bench.dbInstanceType.replace(/\./g, '\\.')}`));
+    assert.equal(text.includes('opensearch'), plan.bench.openSearchCount > 0, `${name}: OpenSearch listed only when used`);
+    assert.match(text, /total +\d+h/);
+    assert.match(text, new RegExp(`as of ${PRICES_AS_OF}`));
+    assert.match(text, /total +\$\d+\.\d\d/);
+    // Lines are rounded to cents, the total is rounded once.
+    assert.ok(Math.abs(plan.cost.lines.reduce((s, l) => s + l.costUsd, 0) - plan.cost.totalUsd) <= 0.005 * plan.cost.lines.length);
+    totals.push(`${name} ${(plan.duration.totalSec / 3600).toFixed(2)} h $${plan.cost.totalUsd}`);
+  }
+  t.diagnostic(totals.join('; '));
+  assert.equal(totals.length, 17);
+});
+
+test('a plan over budget is refused; the flag wins over the config', () => {
+  const gate = awsGate({ maxCostUsd: 50 });
+  const refused = buildPlan(gate, { dbSource: 'empty' });
+  assert.equal(refused.withinBudget, false);
+  assert.equal(refused.maxCostSource, 'config');
+  assert.match(renderPlanText(refused), /REFUSED: the estimate \$65\.14 exceeds the max-cost of \$50\.00 \(bench\.aws\.maxCostUsd\)/);
+  const allowed = buildPlan(gate, { dbSource: 'empty', maxCostUsd: 100 });
+  assert.equal(allowed.withinBudget, true);
+  assert.equal(allowed.maxCostSource, 'flag');
+  assert.match(renderPlanText(allowed), /within the max-cost of \$100\.00 \(--max-cost\)/);
+  assert.equal(buildPlan(awsGate(), { dbSource: 'empty' }).withinBudget, true, 'no limit, no refusal');
+});

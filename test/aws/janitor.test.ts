@@ -1,0 +1,155 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { isExpired, listBenches, parseArn, runJanitor, type CommandResult, type CommandRunner, type JanitorOptions } from '../../src/aws/janitor.ts';
+
+/** Replays AWS CLI and Terraform answers and records every call, in order. */
+class FakeRunner implements CommandRunner {
+  readonly calls: string[] = [];
+  constructor(private readonly answer: (line: string) => Partial<CommandResult> | undefined) {}
+  async run(command: string, args: readonly string[]): Promise<CommandResult> {
+    const line = [command, ...args].join(' ');
+    this.calls.push(line);
+    return { code: 0, stdout: '', stderr: '', ...this.answer(line) };
+  }
+}
+
+const account = 'arn:aws:ec2:us-east-1:123456789012';
+const tags = (bench: string, extra: Record<string, string>) => [{ Key: 'Project', Value: 'loadgate' }, { Key: 'Bench', Value: bench }, ...Object.entries(extra).map(([Key, Value]) => ({ Key, Value }))];
+const expired = tags('lg-100-1', { ExpiresAt: '2026-11-21T08:00:00Z', StateKey: 'loadgate/acme/chat/100/1/terraform.tfstate' });
+const current = tags('lg-200-1', { ExpiresAt: '2026-11-21T20:00:00Z', StateKey: 'loadgate/acme/chat/200/1/terraform.tfstate' });
+const untagged = tags('lg-300-1', {});
+const arn = (suffix: string) => `${account}:${suffix}`;
+
+/** The tagging API answers in two pages, as it does for large accounts. */
+function taggingAnswer(line: string): Partial<CommandResult> | undefined {
+  if (!line.includes('get-resources')) return undefined;
+  if (!line.includes('--pagination-token')) {
+    return {
+      stdout: JSON.stringify({
+        ResourceTagMappingList: [
+          { ResourceARN: arn('instance/i-0aaa'), Tags: expired },
+          { ResourceARN: arn('instance/i-0bbb'), Tags: current },
+          { ResourceARN: arn('instance/i-0ccc'), Tags: untagged },
+        ],
+        PaginationToken: 'page-2',
+      }),
+    };
+  }
+  return {
+    stdout: JSON.stringify({
+      ResourceTagMappingList: [
+        { ResourceARN: 'arn:aws:rds:us-east-1:123456789012:cluster:lg-300-1', Tags: untagged },
+        { ResourceARN: 'arn:aws:rds:us-east-1:123456789012:db:lg-300-1-0', Tags: untagged },
+        { ResourceARN: arn('vpc/vpc-0300'), Tags: untagged },
+        { ResourceARN: arn('security-group/sg-0301'), Tags: untagged },
+        { ResourceARN: arn('natgateway/nat-0300'), Tags: untagged },
+        { ResourceARN: arn('subnet/subnet-0300'), Tags: untagged },
+        { ResourceARN: 'arn:aws:es:us-east-1:123456789012:domain/lg-300-1', Tags: untagged },
+        { ResourceARN: 'arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab', Tags: untagged },
+      ],
+      PaginationToken: '',
+    }),
+  };
+}
+
+const options = (overrides: Partial<JanitorOptions> = {}): JanitorOptions & { lines: string[] } => {
+  const lines: string[] = [];
+  return { region: 'us-east-1', bucket: 'acme-loadgate-state', infraDir: 'infra/aws', now: new Date('2026-11-21T12:00:00Z'), dryRun: false, log: (l) => lines.push(l), lines, ...overrides };
+};
+
+test('ARNs of every resource kind the bench creates are understood', () => {
+  assert.deepEqual(parseArn('arn:aws:ec2:us-east-1:1:instance/i-1'), { service: 'ec2', type: 'instance', id: 'i-1' });
+  assert.deepEqual(parseArn('arn:aws:rds:us-east-1:1:cluster:lg-1'), { service: 'rds', type: 'cluster', id: 'lg-1' });
+  assert.deepEqual(parseArn('arn:aws:rds:us-east-1:1:cluster-pg:lg-1-cluster'), { service: 'rds', type: 'cluster-pg', id: 'lg-1-cluster' });
+  assert.deepEqual(parseArn('arn:aws:es:us-east-1:1:domain/lg-1'), { service: 'es', type: 'domain', id: 'lg-1' });
+  assert.deepEqual(parseArn('arn:aws:kms:us-east-1:1:key/abc'), { service: 'kms', type: 'key', id: 'abc' });
+});
+
+test('benches are grouped by tag across pages; a missing ExpiresAt counts as expired', async () => {
+  const runner = new FakeRunner(taggingAnswer);
+  const benches = await listBenches(runner, 'us-east-1');
+  assert.deepEqual(benches.map((b) => [b.bench, b.arns.length, b.stateKey]), [
+    ['lg-100-1', 1, 'loadgate/acme/chat/100/1/terraform.tfstate'],
+    ['lg-200-1', 1, 'loadgate/acme/chat/200/1/terraform.tfstate'],
+    ['lg-300-1', 9, null],
+  ]);
+  const now = new Date('2026-11-21T12:00:00Z');
+  assert.deepEqual(benches.map((b) => isExpired(b, now)), [true, false, true]);
+  assert.equal(runner.calls.length, 2);
+  assert.match(runner.calls[1] as string, /--pagination-token page-2/);
+});
+
+test('expired benches are destroyed with terraform, or by their tags when there is no state', async () => {
+  const runner = new FakeRunner((line) => {
+    if (line.includes('describe-security-group-rules')) {
+      return { stdout: JSON.stringify({ SecurityGroupRules: [{ SecurityGroupRuleId: 'sgr-1', IsEgress: false }, { SecurityGroupRuleId: 'sgr-2', IsEgress: true }] }) };
+    }
+    if (line.startsWith('aws iam get-role')) return line.includes('lg-300-1-app') ? { stdout: '{}' } : { code: 254, stderr: 'NoSuchEntity' };
+    return taggingAnswer(line);
+  });
+  const opts = options();
+  const report = await runJanitor(runner, opts);
+  assert.deepEqual(report.expired, ['lg-100-1', 'lg-300-1']);
+  assert.deepEqual(report.kept, ['lg-200-1']);
+  assert.deepEqual(report.destroyedWithTerraform, ['lg-100-1']);
+  assert.deepEqual(report.deletedByTags, ['lg-300-1']);
+  assert.deepEqual(report.failures, []);
+
+  const terraform = runner.calls.filter((c) => c.startsWith('terraform') || c.startsWith('aws s3'));
+  assert.match(terraform[0] as string, /^aws s3 cp --region us-east-1 s3:\/\/acme-loadgate-state\/loadgate\/acme\/chat\/100\/1\/terraform\.tfvars\.json \S+terraform\.tfvars\.json$/);
+  assert.equal(terraform[1], 'terraform -chdir=infra/aws init -input=false -reconfigure -backend-config=bucket=acme-loadgate-state -backend-config=key=loadgate/acme/chat/100/1/terraform.tfstate -backend-config=region=us-east-1');
+  assert.match(terraform[2] as string, /^terraform -chdir=infra\/aws destroy -auto-approve -input=false -var-file=\S+terraform\.tfvars\.json$/);
+  assert.ok(!runner.calls.some((c) => c.includes('lg-200-1') || c.includes('i-0bbb')), 'the current bench is untouched');
+
+  // Dependency order for the bench without state.
+  const order = runner.calls
+    .filter((c) => /^aws (opensearch|rds|ec2|kms|iam) /.test(c) && !c.includes('describe-security-group-rules') && !c.includes('get-role'))
+    .map((c) => c.split(' ').slice(1, 3).join(' '));
+  assert.deepEqual(order.slice(0, 16), [
+    'opensearch delete-domain',
+    'rds delete-db-instance',
+    'ec2 terminate-instances',
+    'ec2 wait',
+    'rds wait',
+    'rds delete-db-cluster',
+    'rds wait',
+    'ec2 delete-nat-gateway',
+    'ec2 wait',
+    'ec2 revoke-security-group-ingress',
+    'ec2 revoke-security-group-egress',
+    'ec2 delete-security-group',
+    'ec2 delete-subnet',
+    'ec2 delete-vpc',
+    'kms schedule-key-deletion',
+    'iam remove-role-from-instance-profile',
+  ]);
+  assert.ok(runner.calls.includes('aws iam delete-role --role-name lg-300-1-app'));
+  assert.ok(runner.calls.some((c) => c === 'aws rds delete-db-cluster --db-cluster-identifier lg-300-1 --skip-final-snapshot --region us-east-1'));
+});
+
+test('a failed terraform destroy falls back to tags, and failures are reported', async () => {
+  const runner = new FakeRunner((line) => {
+    if (line.includes(' destroy ')) return { code: 1, stderr: 'Error: deleting RDS Cluster: timeout\n' };
+    if (line.includes('delete-vpc')) return { code: 254, stderr: 'DependencyViolation: the vpc has dependencies' };
+    if (line.startsWith('aws iam get-role')) return { code: 254, stderr: 'NoSuchEntity' };
+    if (line.includes('get-resources')) {
+      return { stdout: JSON.stringify({ ResourceTagMappingList: [{ ResourceARN: arn('vpc/vpc-0100'), Tags: expired }] }) };
+    }
+    return undefined;
+  });
+  const opts = options();
+  const report = await runJanitor(runner, opts);
+  assert.deepEqual(report.destroyedWithTerraform, []);
+  assert.deepEqual(report.failures, ['lg-100-1: delete VPC vpc-0100: DependencyViolation: the vpc has dependencies']);
+  assert.ok(opts.lines.some((l) => l.includes('terraform destroy failed: Error: deleting RDS Cluster: timeout')));
+});
+
+test('a dry run changes nothing', async () => {
+  const runner = new FakeRunner((line) => (line.startsWith('aws iam get-role') ? { code: 254 } : taggingAnswer(line) ?? { stdout: '{"SecurityGroupRules": []}' }));
+  const opts = options({ dryRun: true });
+  const report = await runJanitor(runner, opts);
+  assert.deepEqual(report.expired, ['lg-100-1', 'lg-300-1']);
+  const mutating = runner.calls.filter((c) => !/get-resources|describe-security-group-rules|iam get-role/.test(c));
+  assert.deepEqual(mutating, []);
+  assert.ok(opts.lines.some((l) => l.includes('would run aws rds delete-db-cluster --db-cluster-identifier lg-300-1')));
+});

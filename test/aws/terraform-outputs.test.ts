@@ -1,0 +1,55 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { OUTPUT_NAMES, parseTerraformOutputs, parseTerraformOutputsText } from '../../src/aws/terraform-outputs.ts';
+import { InputError } from '../../src/util/errors.ts';
+import { terraformOutputs } from './fixtures.ts';
+import { loadModule } from './hcl.ts';
+
+test('the parser reads exactly the outputs infra/aws declares', async () => {
+  const root = await loadModule('.');
+  assert.deepEqual([...OUTPUT_NAMES].sort(), Object.keys(root.output).sort());
+});
+
+test('terraform output -json becomes a typed bench description', () => {
+  const bench = parseTerraformOutputs(terraformOutputs(), 'outputs.json');
+  assert.equal(bench.benchName, 'lg-123456-1');
+  assert.deepEqual(bench.proxy, { url: 'http://10.42.100.10', instanceId: 'i-0123456789abcdef0' });
+  assert.deepEqual(bench.app.privateIps, ['10.42.100.21', '10.42.101.22']);
+  assert.deepEqual(bench.agents.publicIps, ['203.0.113.31', '203.0.113.32']);
+  assert.equal(bench.agents.apiPort, 4000);
+  assert.equal(bench.agents.engine, 'load-test-ng');
+  assert.equal(bench.metrics.prometheusUrl, 'http://203.0.113.10:9090');
+  assert.equal(bench.database.port, 5432);
+  assert.equal(bench.openSearchEndpoint, null, 'Terraform leaves a null output out');
+  assert.equal(bench.instances.db, '2 x db.r7g.2xlarge');
+
+  const withSearch = { ...terraformOutputs(), opensearch_endpoint: { sensitive: false, type: 'string', value: 'vpc-lg-1-abc.us-east-1.es.amazonaws.com' } };
+  assert.equal(parseTerraformOutputs(withSearch, 'x').openSearchEndpoint, 'vpc-lg-1-abc.us-east-1.es.amazonaws.com');
+});
+
+test('missing and malformed outputs are named', () => {
+  const outputs = terraformOutputs();
+  delete (outputs as Record<string, unknown>).prometheus_url;
+  delete (outputs as Record<string, unknown>).db_secret_arn;
+  outputs.agent_public_ips = { sensitive: false, type: 'list', value: ['203.0.113.31', 'not-an-ip'] };
+  outputs.db_port = { sensitive: false, type: 'string', value: '5432' };
+  assert.throws(
+    () => parseTerraformOutputs(outputs, 'outputs.json'),
+    (error: unknown) => {
+      assert.ok(error instanceof InputError);
+      assert.match(error.message, /^outputs\.json does not describe a loadgate AWS bench:/);
+      assert.deepEqual(error.problems, [
+        'missing outputs: prometheus_url, db_secret_arn (was the bench applied from this version of infra/aws, and has the apply finished?)',
+        'agent_public_ips[1]: expected an IPv4 address',
+        'db_port: Invalid input: expected number, received string',
+      ]);
+      return true;
+    },
+  );
+});
+
+test('text that is not terraform output is refused clearly', () => {
+  assert.throws(() => parseTerraformOutputsText('{"a": 1', 'stdin'), /stdin is not JSON .*terraform output -json/);
+  assert.throws(() => parseTerraformOutputsText('{"proxy_url": "http://x"}', 'f.json'), /f\.json is not the output of `terraform output -json`:\nproxy_url: /);
+  assert.throws(() => parseTerraformOutputsText('{}', 'empty.json'), /missing outputs: bench_name, region/);
+});

@@ -1,0 +1,174 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  ROLE_TEMPLATES,
+  TEMPLATES_DIR,
+  USER_DATA_LIMIT_BYTES,
+  compressedSize,
+  readTemplate,
+  renderTemplate,
+  renderUserData,
+  templateVariables,
+  type NodeRole,
+} from '../../src/aws/userdata.ts';
+import { InputError } from '../../src/util/errors.ts';
+import { loadModule, only } from './hcl.ts';
+import { readFileSync } from 'node:fs';
+
+const LICENSE_ARN = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:loadgate/mattermost-license-AbCdEf';
+const common = { bench_name: 'lg-123456-1', region: 'us-east-1' };
+const dashboard = readFileSync(new URL('../../infra/aws/modules/bench/files/bench-overview.json', import.meta.url), 'utf8');
+
+const samples = {
+  app: {
+    ...common,
+    node_index: '0',
+    node_name: 'app0',
+    mattermost_download_url: 'https://releases.mattermost.com/10.12.0/mattermost-10.12.0-linux-amd64.tar.gz',
+    license_secret_arn: LICENSE_ARN,
+    db_secret_arn: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:rds!cluster-1234-AbCdEf',
+    db_writer_endpoint: 'lg-123456-1.cluster-abc.us-east-1.rds.amazonaws.com',
+    db_reader_endpoint: 'lg-123456-1.cluster-ro-abc.us-east-1.rds.amazonaws.com',
+    db_name: 'ltdb',
+    db_dump_url: 'https://lt-public-data.s3.amazonaws.com/12M_610_fixed_psql.sql.gz',
+    opensearch_endpoint: 'vpc-lg-123456-1-abc.us-east-1.es.amazonaws.com',
+    site_url: 'http://10.42.100.10',
+    config_patch_b64: Buffer.from(JSON.stringify({ ServiceSettings: { SiteURL: 'http://ltserver' } })).toString('base64'),
+  },
+  proxy: { ...common, node_index: '0', node_name: 'proxy0', app_ips: '10.42.100.21,10.42.101.22' },
+  agent: {
+    ...common,
+    node_index: '3',
+    node_name: 'agent3',
+    load_engine: 'load-test-ng',
+    k6_version: 'v1.4.2',
+    loadtest_download_url: 'https://github.com/mattermost/mattermost-load-test-ng/releases/download/v1.29.0/mattermost-load-test-ng-v1.29.0-linux-amd64.tar.gz',
+    proxy_url: 'http://10.42.100.10',
+    metrics_ip: '10.42.0.10',
+    agent_api_port: '4000',
+  },
+  metrics: {
+    ...common,
+    node_index: '0',
+    node_name: 'metrics0',
+    app_ips: '10.42.100.21,10.42.101.22',
+    agent_ips: Array.from({ length: 11 }, (_, i) => `10.42.${i % 2}.${30 + i}`).join(','),
+    proxy_ip: '10.42.100.10',
+    agent_api_port: '4000',
+    grafana_secret_arn: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:lg-123456-1/grafana-admin-AbCdEf',
+    prometheus_image: 'prom/prometheus:v3.5.0',
+    grafana_image: 'grafana/grafana:11.6.0',
+    pyroscope_image: 'grafana/pyroscope:1.13.0',
+    alloy_image: 'grafana/alloy:v1.8.1',
+    dashboard_json: dashboard,
+  },
+} as const;
+
+const roles = Object.keys(ROLE_TEMPLATES) as NodeRole[];
+
+test('the renderer follows templatefile: substitutions, $${ and %%{ escapes, nothing richer', () => {
+  assert.equal(renderTemplate('a=${x} b=$${HOME} c=%%{ if } d=$x', { x: '1' }), 'a=1 b=${HOME} c=%{ if } d=$x');
+  assert.throws(() => renderTemplate('${missing}', {}), /does not have an attribute named "missing"/);
+  assert.throws(() => renderTemplate('${upper(x)}', { x: '1' }), /only \$\{name\} substitutions/);
+  assert.throws(() => renderTemplate('%{ if x }y%{ endif }', { x: '1' }), /directives/);
+  assert.deepEqual([...templateVariables('${a} $${b} ${c}')].sort(), ['a', 'c']);
+});
+
+test('every template variable is supplied by the Terraform call that renders it, and none is unused', async () => {
+  const bench = await loadModule('modules/bench');
+  const nodes = await loadModule('modules/nodes');
+  const perInstance = ['node_index', 'node_name'];
+  assert.match(JSON.stringify(nodes.locals), /node_index = tostring\(index\)[\s\S]*node_name +=/);
+  const common = Object.keys((only(bench.locals, 'locals') as { common_user_data_vars: Record<string, string> }).common_user_data_vars);
+  for (const role of roles) {
+    const call = only(bench.module[role], `module ${role}`);
+    // The vars map is merge(local.common_user_data_vars, { key = value ... }): read the keys of the literal.
+    const keys = [...String(call.user_data_vars).matchAll(/^\s{4}([a-z0-9_]+)\s+=/gm)].map((m) => m[1] as string);
+    const supplied = new Set([...common, ...keys, ...perInstance]);
+    const templates = String(call.user_data_templates);
+    for (const file of ROLE_TEMPLATES[role]) assert.ok(templates.includes(`templates}/${file}`), `${role} renders ${file}`);
+    const used = new Set(ROLE_TEMPLATES[role].flatMap((file) => [...templateVariables(readTemplate(file), file)]));
+    assert.deepEqual([...used].sort(), [...supplied].sort(), `${role}: template variables match the vars map`);
+    // The TypeScript schema validates exactly the same names.
+    assert.deepEqual(Object.keys(samples[role]).sort(), [...used].sort(), `${role}: the sample covers every variable`);
+  }
+  const onDisk = readdirSync(TEMPLATES_DIR).sort();
+  assert.deepEqual(onDisk, [...new Set(Object.values(ROLE_TEMPLATES).flat())].sort());
+});
+
+test('each role renders to a valid bash script under the EC2 user-data limit', () => {
+  const work = mkdtempSync(join(tmpdir(), 'loadgate-userdata-'));
+  try {
+    for (const role of roles) {
+      const script = renderUserData(role, samples[role] as never);
+      assert.ok(script.startsWith('#!/bin/bash\n'), `${role} starts with a shebang`);
+      assert.doesNotMatch(script, /\$\{[a-z_]+\}/, `${role}: no unrendered substitution is left`);
+      const file = join(work, `${role}.sh`);
+      writeFileSync(file, script);
+      execFileSync('bash', ['-n', file]); // throws with bash's message on a syntax error
+      const size = compressedSize(script);
+      assert.ok(size < USER_DATA_LIMIT_BYTES, `${role}: ${size} compressed bytes < ${USER_DATA_LIMIT_BYTES}`);
+      assert.match(script, /set -euo pipefail/);
+      assert.match(script, /hostnamectl set-hostname "\$NODE_NAME"/);
+    }
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+});
+
+test('the app node installs the version under test and reads the licence and database password from Secrets Manager', () => {
+  const script = renderUserData('app', samples.app);
+  assert.match(script, /MATTERMOST_DOWNLOAD_URL='https:\/\/releases\.mattermost\.com\/10\.12\.0\/mattermost-10\.12\.0-linux-amd64\.tar\.gz'/);
+  assert.match(script, /\/usr\/local\/bin\/loadgate-install-mattermost "\$MATTERMOST_DOWNLOAD_URL"/);
+  // Only the secret's ARN is in the user data; the licence is fetched at boot.
+  assert.match(script, new RegExp(`LICENSE_SECRET_ARN='${LICENSE_ARN}'`));
+  assert.match(script, /secretsmanager get-secret-value .*--secret-id "\$LICENSE_SECRET_ARN"/);
+  assert.match(script, /secretsmanager get-secret-value .*--secret-id "\$DB_SECRET_ARN"/);
+  assert.doesNotMatch(script, /PASSWORD='/, 'no password literal in user data');
+  assert.match(script, /DB_PASSWORD=\$\(jq -r \.password <<< "\$DB_SECRET"\)/);
+  // The gate's config patch is applied last, on top of the bench settings.
+  assert.match(script, /\| \. \* \$patch\[0\]'/);
+  assert.match(script, /\.ClusterSettings\.Enable = true/);
+  assert.match(script, /\.MetricsSettings\.ListenAddress = ":8067"/);
+  // Dump loading happens once, on the first node, and the others wait for it.
+  assert.match(script, /if \[ "\$NODE_INDEX" = "0" \]/);
+});
+
+test('the proxy gets the seed report nginx configuration with every app node upstream', () => {
+  const script = renderUserData('proxy', samples.proxy);
+  assert.match(script, /keepalive 256;/);
+  assert.match(script, /location ~ \/api\/v\[0-9\]\+\/\(users\/\)\?websocket\$ \{\n {4}proxy_set_header Upgrade \$http_upgrade;\n {4}proxy_set_header Connection "upgrade";/);
+  assert.match(script, /proxy_cache_path \/var\/cache\/nginx levels=1:2 keys_zone=mattermost_cache:10m max_size=3g/);
+  assert.match(script, /location ~ \/api\/v\[0-9\]\+\/users\/\[a-z0-9\]\+\/image\$[\s\S]*proxy_cache_valid 200 24h;/);
+  assert.match(script, /worker_connections 20000;/);
+  // The upstream loop really produces one server per app node.
+  const loop = script.slice(script.indexOf('{\n  echo "upstream backend {"'), script.indexOf('} > /etc/nginx/sites-available/mattermost'));
+  const output = execFileSync('bash', ['-c', `APP_IPS='${samples.proxy.app_ips}'\n${loop}}`], { encoding: 'utf8' });
+  assert.match(output, /^upstream backend \{\n {2}server 10\.42\.100\.21:8065 max_fails=0;\n {2}server 10\.42\.101\.22:8065 max_fails=0;\n {2}keepalive 256;\n\}/);
+});
+
+test('the metrics node scrapes targets named as the health queries expect', () => {
+  const script = renderUserData('metrics', samples.metrics);
+  assert.ok(script.includes(dashboard.trim()), 'the dashboard is embedded');
+  // Run the target-list helper the Prometheus config is built with.
+  const helper = script.slice(script.indexOf('targets() {'), script.indexOf('APP_COUNT='));
+  const output = execFileSync('bash', ['-c', `${helper}\ntargets app 2 8067; targets agent 3 4000`], { encoding: 'utf8' });
+  assert.equal(output, '["app0:8067", "app1:8067"]\n["agent0:4000", "agent1:4000", "agent2:4000"]\n');
+  assert.match(script, /- targets: \["proxy:9100", "localhost:9100"\]/);
+  assert.match(script, /--web\.enable-remote-write-receiver/);
+  assert.match(script, /put-secret-value .*--secret-id "\$GRAFANA_SECRET_ARN"/);
+});
+
+test('unsafe values are refused before they reach a script', () => {
+  assert.throws(
+    () => renderUserData('app', { ...samples.app, mattermost_download_url: "https://example.com/x.tar.gz'; rm -rf /" }),
+    (error: unknown) => error instanceof InputError && /app user data mattermost_download_url/.test(error.message),
+  );
+  assert.throws(() => renderUserData('proxy', { ...samples.proxy, app_ips: '10.0.0.1;reboot' }), InputError);
+  assert.throws(() => renderUserData('agent', { ...samples.agent, load_engine: 'jmeter' as 'k6' }), InputError);
+  assert.throws(() => renderUserData('metrics', { ...samples.metrics, dashboard_json: '{}\nDASHBOARD\nreboot' }), InputError);
+});

@@ -1,0 +1,92 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { main } from '../../src/cli/main.ts';
+import { captureIO } from '../../src/cli/io.ts';
+import { verdictFileSchema } from '../../src/compare/verdict-schema.ts';
+import { asInput, bounded, unbounded, withTempDir } from '../support/runs.ts';
+
+const EXAMPLE = 'reports/examples/v10.12.0-vs-v11.0.1-rc2/runs';
+
+async function writeRun(dir: string, name: string, data: unknown): Promise<string> {
+  const file = join(dir, name);
+  await writeFile(file, typeof data === 'string' ? data : JSON.stringify(data));
+  return file;
+}
+
+test('compare on the shipped examples passes and writes verdict.json, the report and the graphs', async () => {
+  await withTempDir(async (out) => {
+    const io = captureIO();
+    const code = await main(
+      ['compare', '--baseline', `${EXAMPLE}/baseline-postgresql-bounded.json`, `${EXAMPLE}/baseline-postgresql-unbounded.json`,
+        '--candidate', `${EXAMPLE}/candidate-postgresql-bounded.json`, `${EXAMPLE}/candidate-postgresql-unbounded.json`, '--out', out],
+      io,
+    );
+    assert.equal(code, 0, io.stderr.join('\n'));
+    const verdict = verdictFileSchema.parse(JSON.parse(await readFile(join(out, 'verdict.json'), 'utf8')));
+    assert.equal(verdict.verdict, 'pass');
+    const report = await readFile(join(out, 'README.md'), 'utf8');
+    assert.match(report, /^# Performance Comparison `v10\.12\.0` vs `v11\.0\.1-rc2`/);
+    assert.match(report, /## Comments/);
+    assert.match(report, /## Setup/);
+    assert.match(report, /### Supported users in unbounded test\n/);
+    assert.match(report, /\| postgresql-unbounded \| 17272 \| 17040 \| −1\.34% \|/);
+    const graphs = (await readdir(join(out, 'graphs'))).sort();
+    assert.equal(graphs.length, 20);
+    for (const g of graphs) assert.ok(report.includes(`(graphs/${g})`), `report links ${g}`);
+    const png = await readFile(join(out, 'graphs', graphs[0]!));
+    assert.deepEqual([...png.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+  });
+});
+
+test('the same inputs give byte-identical outputs', async () => {
+  await withTempDir(async (dir) => {
+    const b = await writeRun(dir, 'b.json', asInput(bounded('1.0.0')));
+    const c = await writeRun(dir, 'c.json', asInput(bounded('1.1.0', 0, { apiFactor: 1.02 })));
+    const read = async (out: string) => {
+      const files = (await readdir(out, { recursive: true })).sort();
+      return Promise.all(files.filter((f) => f.includes('.')).map(async (f) => [f, (await readFile(join(out, f))).toString('base64')]));
+    };
+    await main(['compare', '--baseline', b, '--candidate', c, '--out', join(dir, 'one')], captureIO());
+    await main(['compare', '--baseline', b, '--candidate', c, '--out', join(dir, 'two')], captureIO());
+    assert.deepEqual(await read(join(dir, 'one')), await read(join(dir, 'two')));
+  });
+});
+
+test('exit codes: 1 on fail, 2 on inconclusive', async () => {
+  await withTempDir(async (dir) => {
+    const b = await writeRun(dir, 'b.json', asInput(unbounded('1.0.0', 200)));
+    const worse = await writeRun(dir, 'w.json', asInput(unbounded('1.1.0', 170)));
+    const stuck = await writeRun(dir, 's.json', asInput(unbounded('1.1.0', 200, 0, { converged: false })));
+    assert.equal(await main(['compare', '--baseline', b, '--candidate', worse, '--out', join(dir, 'f')], captureIO()), 1);
+    assert.equal(await main(['compare', '--baseline', b, '--candidate', stuck, '--out', join(dir, 'i')], captureIO()), 2);
+    const verdict = JSON.parse(await readFile(join(dir, 'i', 'verdict.json'), 'utf8'));
+    assert.equal(verdict.verdict, 'inconclusive');
+  });
+});
+
+test('bad input exits 3 with a message naming the file and the field', async () => {
+  await withTempDir(async (dir) => {
+    const good = await writeRun(dir, 'good.json', asInput(bounded('1.0.0')));
+    const cases: [string, unknown, RegExp][] = [
+      ['malformed.json', '{"schemaVersion": 1,', /malformed\.json is not valid JSON/],
+      ['version.json', { ...asInput(bounded('1.1.0')), schemaVersion: 7 }, /version\.json: schemaVersion is 7, this loadgate reads schemaVersion 1/],
+      ['empty-series.json', { ...asInput(bounded('1.1.0')), series: { rps: { unit: 'rps', t: [], v: [] } } }, /empty-series\.json: series\.rps\.t: a series needs at least one point/],
+      ['types.json', { ...asInput(unbounded('1.1.0', 100)), test: { ...asInput(unbounded('1.1.0', 100)).test, name: 'bounded' } }, /bounded in one run and unbounded/],
+      ['hostile.json', { ...asInput(bounded('1.1.0')), target: { system: 'synapse', version: '1.1.0`$(id)`|x' } }, /hostile\.json: target\.version: expected 1-64 letters/],
+      ['unknown-key.json', { ...asInput(bounded('1.1.0')), colour: 'red' }, /unknown-key\.json: colour: unknown key/],
+    ];
+    for (const [name, data, pattern] of cases) {
+      const file = await writeRun(dir, name, data);
+      const io = captureIO();
+      const code = await main(['compare', '--baseline', good, '--candidate', file, '--out', join(dir, 'out')], io);
+      assert.equal(code, 3, `${name}: ${io.stderr.join('\n')}`);
+      assert.match(io.stderr.join('\n'), pattern);
+    }
+    const io = captureIO();
+    assert.equal(await main(['compare', '--baseline', good, '--out', join(dir, 'out')], io), 3);
+    assert.match(io.stderr.join('\n'), /--candidate: /);
+    assert.equal(await main(['compare', '--baseline', join(dir, 'missing.json'), '--candidate', good, '--out', dir], captureIO()), 3);
+  });
+});

@@ -1,0 +1,51 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { logRatioTInterval, normalQuantile, poissonRateRatioInterval, slope, studentTQuantile } from '../../src/compare/stats.ts';
+
+const close = (actual: number, expected: number, tol: number) =>
+  assert.ok(Math.abs(actual - expected) <= tol, `expected ${expected} ± ${tol}, got ${actual}`);
+
+test('normal quantiles match published tables', () => {
+  close(normalQuantile(0.975), 1.959964, 1e-6);
+  close(normalQuantile(0.5), 0, 1e-9);
+  close(normalQuantile(0.01), -2.326348, 1e-6);
+});
+
+test('Student t quantiles match published tables', () => {
+  close(studentTQuantile(0.975, 1), 12.7062, 1e-3);
+  close(studentTQuantile(0.975, 2), 4.3027, 1e-3);
+  close(studentTQuantile(0.975, 5), 2.5706, 1e-3);
+  close(studentTQuantile(0.95, 10), 1.8125, 1e-3);
+  close(studentTQuantile(0.025, 4), -2.7764, 1e-3);
+});
+
+test('paired t-interval on the log ratio brackets a steady 10% loss tightly', () => {
+  const baseline = [1000, 1040, 980];
+  const candidate = baseline.map((b, i) => b * 0.9 * (1 + [0.001, -0.002, 0.001][i]!));
+  const interval = logRatioTInterval(baseline, candidate, 0.95)!;
+  assert.ok(interval.low < -10 && interval.high > -10.5 && interval.high < -9.5, JSON.stringify(interval));
+});
+
+test('t-interval needs two runs per side and positive values', () => {
+  assert.equal(logRatioTInterval([1], [1, 2], 0.95), null);
+  assert.equal(logRatioTInterval([1, 0], [1, 2], 0.95), null);
+});
+
+test('unequal run counts use the unpaired (Welch) interval', () => {
+  const interval = logRatioTInterval([100, 102, 98], [100, 101], 0.95)!;
+  assert.ok(interval.low < 0 && interval.high > 0);
+});
+
+test('Poisson rate interval widens with few events and handles zero counts', () => {
+  const many = poissonRateRatioInterval(10000, 1e7, 10000, 1e7, 0.95)!;
+  const few = poissonRateRatioInterval(10, 1e7, 10, 1e7, 0.95)!;
+  assert.ok(many.high - many.low < 10);
+  assert.ok(few.high - few.low > 100);
+  const zero = poissonRateRatioInterval(0, 1e6, 40, 1e6, 0.95)!;
+  assert.ok(Number.isFinite(zero.low) && zero.low > 0);
+});
+
+test('slope is the least-squares gradient', () => {
+  close(slope([0, 1, 2, 3], [1, 3, 5, 7]), 2, 1e-12);
+  assert.ok(Number.isNaN(slope([1], [1])));
+});

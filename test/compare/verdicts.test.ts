@@ -1,0 +1,120 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { compareRuns } from '../../src/compare/compare.ts';
+import { tolerancesSchema } from '../../src/config/schema.ts';
+import { InputError } from '../../src/util/errors.ts';
+import { bounded, unbounded } from '../support/runs.ts';
+
+const tol = tolerancesSchema.parse({});
+
+test('A/A comparison passes', () => {
+  const { verdict } = compareRuns([bounded('1.0.0'), unbounded('1.0.0', 200)], [bounded('1.1.0'), unbounded('1.1.0', 201)], tol);
+  assert.equal(verdict.verdict, 'pass', verdict.summary);
+  assert.deepEqual(verdict.problems, []);
+});
+
+test('slower API in a bounded test fails on the API checks only', () => {
+  const { verdict } = compareRuns([bounded('1.0.0')], [bounded('1.1.0', 0, { apiFactor: 1.5 })], tol);
+  assert.equal(verdict.verdict, 'fail');
+  const failed = verdict.checks.filter((c) => c.verdict === 'fail').map((c) => c.id).sort();
+  assert.deepEqual(failed, ['bounded.apiAvg', 'bounded.apiP99']);
+});
+
+test('a crashed candidate run is inconclusive with the reason, never pass', () => {
+  const crashed = { ...bounded('1.1.0'), status: 'crashed' as const, problems: ['synapse exited with code 1; see its log: /tmp/x/synapse.log'] };
+  const { verdict } = compareRuns([bounded('1.0.0')], [crashed], tol);
+  assert.equal(verdict.verdict, 'inconclusive');
+  assert.ok(verdict.problems.some((p) => p.includes('synapse exited with code 1')));
+  assert.ok(verdict.checks.every((c) => c.verdict !== 'pass'));
+});
+
+test('an unbounded run that did not converge cannot pass', () => {
+  const { verdict } = compareRuns([unbounded('1.0.0', 200)], [unbounded('1.1.0', 200, 0, { converged: false })], tol);
+  assert.equal(verdict.verdict, 'inconclusive');
+  const users = verdict.checks.find((c) => c.id === 'unbounded.supportedUsers')!;
+  assert.equal(users.verdict, 'inconclusive');
+  assert.match(users.reason, /did not converge/);
+});
+
+test('a saturated load generator makes the result inconclusive', () => {
+  const saturated = { ...bounded('1.1.0'), generator: { saturated: true, cpuPercentMax: 99 } };
+  assert.equal(compareRuns([bounded('1.0.0')], [saturated], tol).verdict.verdict, 'inconclusive');
+});
+
+test('missing series on one side is inconclusive; on both sides it is reported as not measured', () => {
+  const b = bounded('1.0.0');
+  const c = bounded('1.1.0');
+  const { stackInUseBytes: _s1, ...bSeries } = b.series;
+  const { stackInUseBytes: _s2, heapInUseBytes: _h, ...cSeries } = c.series;
+  const result = compareRuns([{ ...b, series: bSeries }], [{ ...c, series: cSeries }], tol);
+  const heap = result.verdict.checks.find((x) => x.id === 'bounded.heap')!;
+  assert.equal(heap.verdict, 'inconclusive');
+  assert.equal(result.verdict.verdict, 'inconclusive');
+  assert.deepEqual(result.tests[0]!.notMeasured, ['Stack in use (stable phase)']);
+});
+
+test('a test run on one side only is inconclusive', () => {
+  const { verdict } = compareRuns([bounded('1.0.0'), unbounded('1.0.0', 200)], [bounded('1.1.0')], tol);
+  assert.equal(verdict.verdict, 'inconclusive');
+  assert.ok(verdict.problems.some((p) => p.includes('has no candidate runs')));
+});
+
+test('different load on the two sides is inconclusive', () => {
+  const { verdict } = compareRuns([bounded('1.0.0')], [bounded('1.1.0', 0, { users: 80 })], tol);
+  assert.equal(verdict.verdict, 'inconclusive');
+});
+
+test('mismatched test types are bad input', () => {
+  const b = bounded('1.0.0');
+  const c = { ...unbounded('1.1.0', 200), test: { ...unbounded('1.1.0', 200).test, name: 'bounded' } };
+  assert.throws(() => compareRuns([b], [c], tol), (e: unknown) => e instanceof InputError && /bounded in one run and unbounded/.test(e.message));
+});
+
+test('runs of two versions on one side are bad input', () => {
+  assert.throws(() => compareRuns([bounded('1.0.0'), { ...bounded('1.0.1'), repeat: 1 }], [bounded('1.1.0')], tol), InputError);
+});
+
+test('repeats: a consistent 10% loss over three interleaved pairs fails with a t-interval', () => {
+  const base = [200, 206, 196];
+  const { verdict } = compareRuns(
+    base.map((u, i) => unbounded('1.0.0', u, i)),
+    base.map((u, i) => unbounded('1.1.0', u * 0.9 * (1 + [0.004, -0.003, 0.002][i]!), i)),
+    tol,
+  );
+  const users = verdict.checks.find((c) => c.id === 'unbounded.supportedUsers')!;
+  assert.equal(users.method, 't-interval');
+  assert.equal(users.verdict, 'fail');
+});
+
+test('repeats: noisy runs whose interval straddles the tolerance are inconclusive', () => {
+  const { verdict } = compareRuns(
+    [200, 240, 170].map((u, i) => unbounded('1.0.0', u, i)),
+    [190, 215, 180].map((u, i) => unbounded('1.1.0', u, i)),
+    tol,
+  );
+  assert.equal(verdict.checks.find((c) => c.id === 'unbounded.supportedUsers')!.verdict, 'inconclusive');
+  assert.equal(verdict.verdict, 'inconclusive');
+});
+
+test('per-handler lists skip changes under 1% or 2 ms, and sort worst first', () => {
+  const result = compareRuns(
+    [bounded('1.0.0')],
+    [bounded('1.1.0', 0, { handlerFactors: { LoginRestServlet: 3, SyncRestServlet: 1.005 } })],
+    tol,
+  );
+  const worsened = result.tests[0]!.api.worsened;
+  assert.equal(worsened[0]!.name, 'LoginRestServlet');
+  assert.ok(worsened.every((d) => Math.abs(d.deltaPct) >= 1 && Math.abs(d.deltaMs) >= 2));
+  assert.ok(!worsened.some((d) => d.name === 'SyncRestServlet' && d.field === 'avgMs'));
+});
+
+test('a baseline that reached maxUsers cannot support a pass, but a measured loss still fails', () => {
+  const capped = unbounded('1.0.0', 400);
+  const same = compareRuns([capped], [unbounded('1.1.0', 400)], tol).verdict;
+  assert.equal(same.checks.find((c) => c.id === 'unbounded.supportedUsers')!.verdict, 'inconclusive');
+  assert.match(same.checks.find((c) => c.id === 'unbounded.supportedUsers')!.reason, /reached maxUsers \(400\)/);
+  const lost = compareRuns([capped], [unbounded('1.1.0', 300)], tol).verdict;
+  assert.equal(lost.verdict, 'fail');
+  const candidateCapped = compareRuns([unbounded('1.0.0', 300)], [unbounded('1.1.0', 400)], tol).verdict;
+  assert.equal(candidateCapped.checks.find((c) => c.id === 'unbounded.supportedUsers')!.verdict, 'pass');
+});

@@ -1,0 +1,87 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { main } from '../../src/cli/main.ts';
+import { captureIO } from '../../src/cli/io.ts';
+import { loadGateConfig } from '../../src/config/load.ts';
+import { MATTERMOST_HEALTH_QUERIES } from '../../src/config/defaults/mattermost.ts';
+import { jsonSchemaFor } from '../../src/config/json-schemas.ts';
+import { withTempDir } from '../support/runs.ts';
+
+test('the shipped examples are valid', async () => {
+  const io = captureIO();
+  assert.equal(await main(['validate', 'examples/local-synapse.yml', 'examples/aws-mattermost.yml'], io), 0, io.stderr.join('\n'));
+});
+
+test('the AWS profile reproduces the seeds: nine health queries, +8/-8 every 2 s, 7500 users for 90 min, 20000 max', async () => {
+  const config = await loadGateConfig('examples/aws-mattermost.yml');
+  const bounded = config.tests.find((t) => t.type === 'bounded')!;
+  const unbounded = config.tests.find((t) => t.type === 'unbounded')!;
+  assert.equal(bounded.type === 'bounded' && bounded.users, 7500);
+  assert.equal(bounded.type === 'bounded' && bounded.duration, 5400);
+  assert.ok(unbounded.type === 'unbounded');
+  assert.equal(unbounded.maxUsers, 20000);
+  assert.equal(unbounded.usersIncrement, 8);
+  assert.equal(unbounded.usersDecrement, 8);
+  assert.equal(unbounded.restTime, 2);
+  assert.equal(unbounded.stabilityWindow, 1800);
+  assert.deepEqual(
+    unbounded.health.map((h) => [h.name, h.query, h.threshold]),
+    MATTERMOST_HEALTH_QUERIES.map((h) => [h.name, h.query, h.threshold]),
+  );
+  assert.equal(config.engine.idle.rateMultiplier, 5.4);
+});
+
+test('validate prints one line per problem with its path, and exits 3', async () => {
+  await withTempDir(async (dir) => {
+    const file = join(dir, 'gate.yml');
+    await writeFile(
+      file,
+      [
+        'version: 1',
+        'name: demo',
+        'target: { system: synapse, colour: red }',
+        'bench: { kind: local }',
+        'tests:',
+        '  - { type: bounded, users: 10, rampUp: 30s, duration: 2m }',
+        '  - type: unbounded',
+        '    maxUsers: 100',
+        '    stabilityWindow: 1m',
+        '    maxDuration: 5m',
+        '    health:',
+        '      - { name: a, query: up, threshold: 1 }',
+        '      - { name: b, query: up, threshold: 1 }',
+        '      - { name: c, query: up, threshold: 1 }',
+        '      - { name: d, query: up, threshold: high }',
+        '  - { type: bounded, users: 10, rampUp: soon, duration: 2m }',
+      ].join('\n'),
+    );
+    const io = captureIO();
+    assert.equal(await main(['validate', file], io), 3);
+    const lines = io.stderr;
+    assert.ok(lines.some((l) => l.endsWith('tests[1].health[3].threshold: expected number, received string')), lines.join('\n'));
+    assert.ok(lines.some((l) => l.includes('target.colour: unknown key')));
+    assert.ok(lines.some((l) => l.includes('tests[2].rampUp: expected a duration')));
+    assert.equal(lines.length, 3);
+  });
+});
+
+test('semantic problems: duplicate test names and a ramp-up longer than the test', async () => {
+  await withTempDir(async (dir) => {
+    const file = join(dir, 'gate.yml');
+    await writeFile(file, 'version: 1\nname: demo\ntarget: { system: synapse }\nbench: { kind: local }\ntests:\n  - { type: bounded, users: 1, rampUp: 5m, duration: 2m }\n  - { type: bounded, users: 1, rampUp: 1m, duration: 2m }\n');
+    const io = captureIO();
+    assert.equal(await main(['validate', file], io), 3);
+    assert.ok(io.stderr.some((l) => l.includes('tests[1].name: "bounded" is already used by tests[0]')));
+    assert.ok(io.stderr.some((l) => l.includes('tests[0].rampUp: must be shorter than duration')));
+  });
+});
+
+test('the committed JSON Schemas are generated from the zod schemas and up to date', async () => {
+  const io = captureIO();
+  assert.equal(await main(['schema', '--check', 'schema'], io), 0, io.stderr.join('\n'));
+  const schema = jsonSchemaFor('gate-config.schema.json');
+  assert.equal(schema.additionalProperties, false);
+  assert.ok((schema.required as string[]).includes('tests'));
+});

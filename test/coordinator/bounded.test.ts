@@ -1,0 +1,76 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { boundedTestSchema, type BoundedTest } from '../../src/config/schema.ts';
+import { runBounded, type BoundedProgress } from '../../src/coordinator/bounded.ts';
+import { InputError } from '../../src/util/errors.ts';
+import { FakeClock, FakeUsers } from './fakes.ts';
+
+function boundedTest(overrides: Record<string, unknown> = {}): BoundedTest {
+  return boundedTestSchema.parse({ type: 'bounded', users: 40, rampUp: '30s', duration: '2m30s', ...overrides });
+}
+
+test('ramps linearly to the user count by the end of the ramp-up, then holds until the duration', async () => {
+  const clock = new FakeClock();
+  const users = new FakeUsers();
+  const progress: BoundedProgress[] = [];
+  const result = await runBounded({ test: boundedTest(), users, clock, onProgress: (p) => progress.push(p) });
+
+  assert.equal(result.completed, true);
+  assert.deepEqual(result.window, { startSec: 30, endSec: 150 });
+  assert.equal(result.durationSec, 150);
+  // Steps every 2 s: 40 users over 30 s is 8/3 users per second.
+  assert.deepEqual(users.requested, [3, 6, 8, 11, 14, 16, 19, 22, 24, 27, 30, 32, 35, 38, 40]);
+  const ramp = result.timeline.filter((p) => p.users < 40);
+  for (let i = 1; i < ramp.length; i++) assert.ok(ramp[i]!.users > ramp[i - 1]!.users, 'strictly increasing during ramp-up');
+  const full = result.timeline.find((p) => p.users === 40)!;
+  assert.ok(full.tSec <= 30, `all users active by the window start (at ${full.tSec} s)`);
+  // Holding: every sample from the window start on has every user.
+  assert.ok(result.timeline.filter((p) => p.tSec >= 30).every((p) => p.users === 40));
+  assert.equal(result.timeline.at(-1)!.tSec, 150);
+  assert.ok(progress.some((p) => p.phase === 'steady') && progress.some((p) => p.phase === 'ramp-up'));
+  assert.equal(progress.at(-1)!.timeLeftSec, 0);
+  // Hold reports come every 5 s.
+  const steady = result.timeline.filter((p) => p.tSec > 28).map((p) => p.tSec);
+  assert.deepEqual(steady.slice(0, 4), [30, 35, 40, 45]);
+});
+
+test('a zero ramp-up starts every user at once', async () => {
+  const clock = new FakeClock();
+  const users = new FakeUsers();
+  const result = await runBounded({ test: boundedTest({ rampUp: 0, duration: '20s', users: 12 }), users, clock });
+  assert.deepEqual(users.requested, [12]);
+  assert.deepEqual(result.window, { startSec: 0, endSec: 20 });
+  assert.equal(result.durationSec, 20);
+});
+
+test('the ramp step is configurable and never overshoots the user count', async () => {
+  const clock = new FakeClock();
+  const users = new FakeUsers();
+  await runBounded({ test: boundedTest({ users: 7, rampUp: '10s', duration: '15s' }), users, clock, rampStepSec: 4 });
+  assert.deepEqual(users.requested, [3, 6, 7]);
+});
+
+test('an abort during the hold stops at once and marks the run incomplete', async () => {
+  const clock = new FakeClock();
+  const controller = new AbortController();
+  const users = new FakeUsers();
+  const result = await runBounded({
+    test: boundedTest(),
+    users,
+    clock,
+    signal: controller.signal,
+    onProgress: (p) => {
+      if (p.tSec >= 60) controller.abort('the target crashed; see synapse.log');
+    },
+  });
+  assert.equal(result.completed, false);
+  assert.match(result.reason, /stopped after 60 s of 150 s: the target crashed/);
+  assert.equal(clock.elapsedSec(), 60);
+});
+
+test('a ramp-up as long as the duration is refused: nothing would be measured', async () => {
+  const clock = new FakeClock();
+  const users = new FakeUsers();
+  await assert.rejects(runBounded({ test: boundedTest({ rampUp: '2m', duration: '2m' }), users, clock }), InputError);
+  assert.equal(users.requested.length, 0);
+});

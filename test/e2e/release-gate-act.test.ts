@@ -1,0 +1,123 @@
+/**
+ * End to end: `.github/workflows/release-gate.yml` itself, run by act in host mode
+ * (`-P ubuntu-latest=-self-hosted`) with `bench: local` and a tiny profile, against the
+ * GitHub API stand-in (GitHub's OpenAPI description, stateful). Asserts what the
+ * repository looks like afterwards: the `loadgate` check run's final state on the
+ * candidate's commit and the report PR's files. Real Synapse, PostgreSQL, nginx,
+ * Prometheus, node_exporter and k6 run on 127.0.0.1 inside the workflow's gate job.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { createWriteStream, existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { GitHubStandin } from '../support/github-standin/server.ts';
+import { verdictFileSchema } from '../../src/compare/verdict-schema.ts';
+
+const ROOT = resolve(import.meta.dirname, '..', '..');
+const ACT = [process.env.ACT_BIN, join(ROOT, '.cache', 'bin', 'act')].find((p) => p && existsSync(p));
+const TOKEN = 'act-token-0123456789';
+const BASELINE = process.env.LOADGATE_E2E_BASELINE ?? '1.162.0';
+const CANDIDATE = process.env.LOADGATE_E2E_CANDIDATE ?? '1.163.2';
+const NOOP = 'test/support/github-standin/act-noop-action';
+/** Remote actions the workflow pins; act loads their metadata even for skipped steps. */
+const REPLACED_ACTIONS = [
+  'actions/setup-node@49933ea5288caeca8642d1e84afbd3f7d6820020',
+  'actions/upload-artifact@ea165f8d65b6e75b540449e92b4886f43607fa02',
+  'actions/download-artifact@d3f86a106a0bac45b974a628896c90dbdf5c8093',
+  'aws-actions/configure-aws-credentials@b47578312673ae6fa5b5096b330d9fbac3d116df',
+  'hashicorp/setup-terraform@b9cd54a3c349d3f38e8881555d616ced269862dd',
+];
+const TIMEOUT_MS = 25 * 60_000;
+
+const skip = process.env.LOADGATE_SKIP_INTEGRATION === '1' ? 'LOADGATE_SKIP_INTEGRATION=1' : !ACT ? 'act is not installed (bash scripts/setup.sh installs it)' : false;
+
+test('release-gate.yml under act: local bench, tiny profile, check run and report PR', { skip, timeout: TIMEOUT_MS + 60_000 }, async () => {
+  const standin = new GitHubStandin({
+    tags: [BASELINE],
+    tokens: { [TOKEN]: { permissions: { checks: 'write', contents: 'write', 'pull-requests': 'write' }, actions: true } },
+  });
+  const candidateSha = standin.commitOnDefaultBranch(`release ${CANDIDATE}`, { VERSION: `${CANDIDATE}\n` });
+  standin.addTag(CANDIDATE, candidateSha);
+  await standin.start();
+  const share = await mkdtemp(join(tmpdir(), 'loadgate-act-share-'));
+  const logFile = join(ROOT, 'tmp', `act-e2e.log`);
+  await import('node:fs/promises').then((fs) => fs.mkdir(join(ROOT, 'tmp'), { recursive: true }));
+  try {
+    const args = [
+      'workflow_dispatch',
+      '-W', '.github/workflows/release-gate.yml',
+      '-P', 'ubuntu-latest=-self-hosted',
+      ...REPLACED_ACTIONS.flatMap((a) => ['--local-repository', `${a}=${NOOP}`]),
+      '--input', `candidate=${CANDIDATE}`,
+      '--input', `baseline=${BASELINE}`,
+      '--input', 'bench=local',
+      '--var', 'LOADGATE_CONFIG=test/e2e/tiny-synapse.yml',
+      '--env', `GITHUB_API_URL=${standin.url}`,
+      '--env', `GITHUB_REPOSITORY=${standin.owner}/${standin.repo}`,
+      '--env', 'LOADGATE_GITHUB_WRITE_INTERVAL_MS=0',
+      '--env', `LOADGATE_ACT_SHARE=${share}`,
+      '--env', `LOADGATE_CACHE_DIR=${process.env.LOADGATE_CACHE_DIR ?? join(ROOT, '.cache', 'loadgate')}`,
+      '-s', `GITHUB_TOKEN=${TOKEN}`,
+    ];
+    const log = createWriteStream(logFile);
+    const code = await new Promise<number | null>((resolveExit, reject) => {
+      const child = spawn(ACT as string, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+      child.stdout.pipe(log);
+      child.stderr.pipe(log);
+      const timer = setTimeout(() => {
+        try {
+          process.kill(-(child.pid as number), 'SIGTERM');
+        } catch {
+          /* already gone */
+        }
+      }, TIMEOUT_MS);
+      child.on('error', reject);
+      child.on('exit', (c) => {
+        clearTimeout(timer);
+        resolveExit(c);
+      });
+    });
+    await new Promise<void>((r) => log.end(r));
+
+    // GitHub's own schema accepted every request loadgate made.
+    assert.deepEqual(standin.rejected, [], `requests rejected by GitHub's OpenAPI schema (act log: ${logFile})`);
+    assert.deepEqual(standin.unmatched, [], `requests to routes outside the served operations (act log: ${logFile})`);
+
+    // One report branch and one PR, carrying the whole report.
+    const branch = `perf-report/${BASELINE}-vs-${CANDIDATE}`;
+    const files = standin.filesOnBranch(branch);
+    const dir = `reports/${BASELINE}-vs-${CANDIDATE}`;
+    assert.ok(files.size > 0, `no files on ${branch} (act exit ${code}, log: ${logFile})`);
+    for (const required of ['README.md', 'verdict.json']) assert.ok(files.has(`${dir}/${required}`), `${dir}/${required} on ${branch}`);
+    const graphs = [...files.keys()].filter((f) => f.startsWith(`${dir}/graphs/`) && f.endsWith('.png'));
+    const results = [...files.keys()].filter((f) => f.startsWith(`${dir}/results/`) && f.endsWith('.json'));
+    assert.ok(graphs.length >= 10, `graphs on the branch: ${graphs.length}`);
+    assert.equal(results.length, 4, 'one run result per version and test');
+    const png = files.get(graphs[0] as string) as Buffer;
+    assert.deepEqual([...png.subarray(0, 4)], [0x89, 0x50, 0x4e, 0x47], 'PNG survives the Git Data API round trip');
+    const report = (files.get(`${dir}/README.md`) as Buffer).toString('utf8');
+    assert.match(report, new RegExp(`^# Performance Comparison \`${BASELINE.replace(/\./g, '\\.')}\` vs \`${CANDIDATE.replace(/\./g, '\\.')}\``));
+    const verdict = verdictFileSchema.parse(JSON.parse((files.get(`${dir}/verdict.json`) as Buffer).toString('utf8')));
+    const pulls = standin.pulls.filter((p) => p.head === branch);
+    assert.equal(pulls.length, 1, 'exactly one report PR');
+    assert.match(pulls[0]?.body ?? '', new RegExp(verdict.verdict, 'i'));
+
+    // The check run on the candidate's commit carries the verdict, never a passing
+    // conclusion for a gate that did not pass.
+    const runs = standin.checkRuns.filter((r) => r.name === 'loadgate' && r.head_sha === candidateSha);
+    assert.ok(runs.length >= 1, 'a loadgate check run on the candidate commit');
+    const last = runs[runs.length - 1]!;
+    assert.equal(last.status, 'completed');
+    const expected = { pass: 'success', fail: 'failure', inconclusive: 'action_required' }[verdict.verdict];
+    assert.equal(last.conclusion, expected, `verdict ${verdict.verdict}: ${verdict.summary}`);
+    assert.ok(last.output.summary && last.output.summary.length <= 65535);
+    // The workflow exits non-zero exactly when the gate did not pass.
+    assert.equal(code === 0, verdict.verdict === 'pass', `act exit code ${code} for verdict ${verdict.verdict}`);
+  } finally {
+    await standin.close();
+    await rm(share, { recursive: true, force: true });
+  }
+});

@@ -1,0 +1,202 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { readFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * A local stand-in for load-test-ng's API server (127.0.0.1, port 0). It keeps agents and
+ * coordinators in memory, follows the routes and rules of `api/agent.go` and
+ * `api/coordinator.go`, and answers with the recorded shapes in test/fixtures/loadtest-ng.
+ */
+
+const FIXTURES = new URL('../../fixtures/loadtest-ng/', import.meta.url);
+export function fixture(name: string): Record<string, unknown> {
+  return JSON.parse(readFileSync(new URL(name, FIXTURES), 'utf8')) as Record<string, unknown>;
+}
+
+interface AgentState {
+  State: 'stopped' | 'running';
+  NumUsers: number;
+  NumUsersAdded: number;
+  NumUsersRemoved: number;
+  NumErrors: number;
+  StartTime: string;
+  maxUsers: number;
+}
+
+interface CoordinatorState {
+  State: 'stopped' | 'running' | 'done';
+  StartTime: string;
+  StopTime: string;
+  ActiveUsers: number;
+  NumErrors: number;
+  SupportedUsers: number;
+}
+
+export interface RecordedRequest {
+  method: string;
+  url: string;
+  body: unknown;
+}
+
+const ZERO = '0001-01-01T00:00:00Z';
+const ID_PATTERN = /^[a-z]+[0-9]*$/;
+
+export class LoadTestNgStandIn {
+  readonly requests: RecordedRequest[] = [];
+  readonly agents = new Map<string, AgentState>();
+  readonly coordinators = new Map<string, CoordinatorState>();
+  /** Raw body overrides for the next request to a path, to exercise broken answers. */
+  readonly rawOverride = new Map<string, { status: number; body: string }>();
+  private server: Server | undefined;
+  baseUrl = '';
+
+  async start(): Promise<string> {
+    this.server = createServer((req, res) => void this.handle(req, res));
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    const { port } = this.server.address() as AddressInfo;
+    this.baseUrl = `http://127.0.0.1:${port}`;
+    return this.baseUrl;
+  }
+
+  async stop(): Promise<void> {
+    if (!this.server) return;
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server!.close(() => resolve()));
+    this.server = undefined;
+  }
+
+  /** Moves a running coordinator to `done`, as its feedback loop does at equilibrium. */
+  finishCoordinator(id: string, supportedUsers: number): void {
+    const c = this.coordinators.get(id);
+    if (!c) throw new Error(`no coordinator ${id}`);
+    Object.assign(c, { State: 'done', StopTime: '2025-09-30T17:11:42.88113Z', SupportedUsers: supportedUsers, ActiveUsers: supportedUsers });
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const text = Buffer.concat(chunks).toString('utf8');
+    const url = new URL(req.url ?? '/', 'http://stand-in');
+    this.requests.push({ method: req.method ?? '', url: `${url.pathname}${url.search}`, body: text ? safeJson(text) : undefined });
+
+    const override = this.rawOverride.get(url.pathname);
+    if (override) {
+      this.rawOverride.delete(url.pathname);
+      res.writeHead(override.status, { 'Content-Type': 'application/json' }).end(override.body);
+      return;
+    }
+    const send = (status: number, body: unknown) => res.writeHead(status, { 'Content-Type': 'application/json' }).end(`${JSON.stringify(body)}\n`);
+    const parts = url.pathname.split('/').filter(Boolean);
+    const [kind, id, action] = parts;
+    if (kind === 'loadagent') return this.agentRoute(req.method ?? '', id, action, url, text, send);
+    if (kind === 'coordinator') return this.coordinatorRoute(req.method ?? '', id, action, url, text, send);
+    res.writeHead(404, { 'Content-Type': 'text/plain' }).end('404 page not found\n');
+  }
+
+  private agentRoute(method: string, id: string | undefined, action: string | undefined, url: URL, text: string, send: (s: number, b: unknown) => void): void {
+    if (method === 'POST' && id === 'create') {
+      const newId = url.searchParams.get('id') ?? '';
+      // gorilla/mux: the route only matches ids of the pattern, others fall through to 404/405.
+      if (!ID_PATTERN.test(newId)) return send(405, { error: 'method not allowed' });
+      const body = safeJson(text) as { LoadTestConfig?: { UsersConfiguration?: { MaxActiveUsers?: number } } } | undefined;
+      if (!body || typeof body !== 'object') return send(400, { error: 'could not read request: invalid character' });
+      const max = body.LoadTestConfig?.UsersConfiguration?.MaxActiveUsers ?? 0;
+      if (max <= 0) return send(400, fixture('agent-bad-config-400.json'));
+      if (this.agents.has(newId) || this.coordinators.has(newId)) return send(409, { error: `load-test agent with id ${newId} already exists` });
+      const agent: AgentState = { State: 'stopped', NumUsers: 0, NumUsersAdded: 0, NumUsersRemoved: 0, NumErrors: 0, StartTime: ZERO, maxUsers: max };
+      this.agents.set(newId, agent);
+      return send(201, { ...fixture('agent-create-201.json'), id: newId, status: agentStatus(agent) });
+    }
+    const agent = id ? this.agents.get(id) : undefined;
+    if (!id || !agent) return send(404, { error: `load-test agent with id ${id} not found` });
+    if (method === 'POST' && action === 'run') {
+      if (agent.State === 'running') return send(200, fixture('agent-run-error-200.json'));
+      agent.State = 'running';
+      if (agent.StartTime === ZERO) agent.StartTime = new Date().toISOString();
+      return send(200, { message: 'load-test agent started', status: agentStatus(agent) });
+    }
+    if (method === 'POST' && action === 'stop') {
+      if (agent.State !== 'running') return send(200, { error: 'LoadTester is not running' });
+      agent.State = 'stopped';
+      agent.NumUsersRemoved += agent.NumUsers;
+      agent.NumUsers = 0;
+      return send(200, { message: 'load-test agent stopped', status: agentStatus(agent) });
+    }
+    if (method === 'DELETE' && !action) {
+      this.agents.delete(id);
+      agent.State = 'stopped';
+      return send(200, { message: 'load-test agent destroyed', status: agentStatus(agent) });
+    }
+    if (method === 'GET' && (!action || action === 'status')) return send(200, { status: agentStatus(agent) });
+    if (method === 'POST' && (action === 'addusers' || action === 'removeusers')) {
+      const raw = url.searchParams.get('amount') ?? '';
+      const amount = /^-?\d+$/.test(raw) ? Number(raw) : Number.NaN;
+      if (!(amount > 0) || amount > 32767) return send(400, { error: `invalid amount: ${raw}` });
+      if (agent.State !== 'running') return send(200, { message: `0 users ${action === 'addusers' ? 'added' : 'removed'}`, status: agentStatus(agent), error: 'LoadTester is not running' });
+      if (action === 'addusers') {
+        const room = agent.maxUsers - agent.NumUsers;
+        const n = Math.min(room, amount);
+        agent.NumUsers += n;
+        agent.NumUsersAdded += n;
+        return send(200, { message: `${n} users added`, status: agentStatus(agent), ...(n < amount ? { error: 'Max active users limit reached' } : {}) });
+      }
+      const n = Math.min(agent.NumUsers, amount);
+      agent.NumUsers -= n;
+      agent.NumUsersRemoved += n;
+      return send(200, { message: `${n} users removed`, status: agentStatus(agent), ...(n < amount ? { error: 'No active users left' } : {}) });
+    }
+    send(405, { error: 'method not allowed' });
+  }
+
+  private coordinatorRoute(method: string, id: string | undefined, action: string | undefined, url: URL, text: string, send: (s: number, b: unknown) => void): void {
+    if (method === 'POST' && id === 'create') {
+      const newId = url.searchParams.get('id') ?? '';
+      if (!ID_PATTERN.test(newId)) return send(405, { error: 'method not allowed' });
+      const body = safeJson(text) as
+        | { CoordinatorConfig?: { ClusterConfig?: { Agents?: unknown[]; MaxActiveUsers?: number } }; LoadTestConfig?: { UsersConfiguration?: { MaxActiveUsers?: number } } }
+        | undefined;
+      if (!body?.CoordinatorConfig || !body.LoadTestConfig) return send(400, { error: 'could not read request: missing CoordinatorConfig or LoadTestConfig' });
+      const agents = body.CoordinatorConfig.ClusterConfig?.Agents?.length ?? 0;
+      const perAgent = body.LoadTestConfig.UsersConfiguration?.MaxActiveUsers ?? 0;
+      if (perAgent * agents < (body.CoordinatorConfig.ClusterConfig?.MaxActiveUsers ?? 0)) return send(400, { ...fixture('coordinator-create-failed-400.json'), id: newId });
+      if (this.coordinators.has(newId) || this.agents.has(newId)) return send(400, { error: `load-test coordinator with id ${newId} already exists` });
+      const c: CoordinatorState = { State: 'stopped', StartTime: ZERO, StopTime: ZERO, ActiveUsers: 0, NumErrors: 0, SupportedUsers: 0 };
+      this.coordinators.set(newId, c);
+      return send(201, { id: newId, message: 'load-test coordinator created', status: { ...c } });
+    }
+    const c = id ? this.coordinators.get(id) : undefined;
+    if (!id || !c) return send(404, { error: `load-test coordinator with id ${id} not found` });
+    if (method === 'POST' && action === 'run') {
+      if (c.State === 'done') return send(400, fixture('coordinator-run-failed-400.json'));
+      if (c.State === 'running') return send(400, { message: 'running coordinator failed', error: 'could not run coordinator: coordinator is running' });
+      c.State = 'running';
+      c.StartTime = '2025-09-30T14:05:00.120394Z';
+      return send(200, { message: 'load-test coordinator started', status: { ...c } });
+    }
+    if (method === 'POST' && action === 'stop') {
+      if (c.State !== 'running') return send(400, { message: 'stopping coordinator failed', error: 'could not stop coordinator: coordinator is not running' });
+      c.State = 'stopped';
+      c.StopTime = '2025-09-30T18:05:00.5Z';
+      return send(200, { message: 'load-test coordinator stopped', status: { ...c } });
+    }
+    if (method === 'DELETE' && !action) {
+      this.coordinators.delete(id);
+      if (c.State === 'running') c.State = 'stopped';
+      return send(200, { message: 'load-test coordinator destroyed', status: { ...c } });
+    }
+    if (method === 'GET' && (!action || action === 'status')) return send(200, { status: { ...c, ActiveBrowserUsers: 0, NumBrowserErrors: 0 } });
+    send(405, { error: 'method not allowed' });
+  }
+}
+
+function agentStatus(a: AgentState) {
+  return { State: a.State, NumUsers: a.NumUsers, NumUsersAdded: a.NumUsersAdded, NumUsersRemoved: a.NumUsersRemoved, NumErrors: a.NumErrors, StartTime: a.StartTime };
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

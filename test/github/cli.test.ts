@@ -1,0 +1,194 @@
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { main } from '../../src/cli/main.ts';
+import { captureIO } from '../../src/cli/io.ts';
+import { GitHubStandin, startStandin } from '../support/github-standin/server.ts';
+import { TOKEN, check, verdictFile, writeReport } from './fixtures.ts';
+
+const CONFIG = 'test/github/fixtures/gate.yml';
+const BASELINE = 'v1.2.0';
+const CANDIDATE = 'v1.3.0-rc1';
+
+let scratch: string;
+let warm: GitHubStandin;
+before(async () => {
+  scratch = await mkdtemp(join(tmpdir(), 'loadgate-cli-'));
+  warm = await startStandin();
+});
+after(async () => {
+  await warm.close();
+  await rm(scratch, { recursive: true, force: true });
+});
+
+/** Runs the CLI with extra environment variables, restoring the environment afterwards. */
+async function cli(argv: string[], env: Record<string, string | undefined> = {}) {
+  const saved: Record<string, string | undefined> = {};
+  for (const [k, v] of Object.entries(env)) {
+    saved[k] = process.env[k];
+    if (v === undefined) delete process.env[k];
+    else process.env[k] = v;
+  }
+  const io = captureIO();
+  try {
+    const code = await main(argv, io);
+    return { code, out: io.stdout.join('\n'), err: io.stderr.join('\n') };
+  } finally {
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  }
+}
+
+const CLEAN_INPUTS = {
+  INPUT_CANDIDATE: undefined,
+  INPUT_BASELINE: undefined,
+  INPUT_TESTS: undefined,
+  INPUT_REPEATS: undefined,
+  INPUT_BENCH: undefined,
+  INPUT_CONFIG: undefined,
+  INPUT_CHECK_NAME: undefined,
+  INPUT_RC_PATTERN: undefined,
+  GITHUB_EVENT_NAME: undefined,
+  GITHUB_REF_TYPE: undefined,
+  GITHUB_REF_NAME: undefined,
+};
+
+test('check-inputs: env inputs validated and written to $GITHUB_OUTPUT', async () => {
+  const output = join(scratch, 'out1');
+  await writeFile(output, '');
+  const r = await cli(['check-inputs', '--github-output'], { ...CLEAN_INPUTS, INPUT_CONFIG: CONFIG, INPUT_TESTS: 'unbounded', GITHUB_EVENT_NAME: 'push', GITHUB_REF_TYPE: 'tag', GITHUB_REF_NAME: CANDIDATE, GITHUB_OUTPUT: output });
+  assert.equal(r.code, 0, r.err);
+  const written = await readFile(output, 'utf8');
+  assert.equal(written, r.out + '\n');
+  assert.match(written, /^candidate=v1\.3\.0-rc1$/m);
+  assert.match(written, /^baseline=$/m);
+  assert.match(written, /^needs-baseline=true$/m);
+  assert.match(written, /^tests=unbounded$/m);
+  assert.match(written, /^tests-json=\["unbounded"\]$/m);
+  assert.match(written, /^repeats=2$/m);
+});
+
+test('check-inputs: a hostile input exits 3 and writes no output at all', async () => {
+  const output = join(scratch, 'out2');
+  await writeFile(output, '');
+  const r = await cli(['check-inputs', '--github-output'], { ...CLEAN_INPUTS, INPUT_CONFIG: CONFIG, INPUT_CANDIDATE: 'v1.3.0-rc1\nbaseline=v0.0.1', GITHUB_OUTPUT: output });
+  assert.equal(r.code, 3);
+  assert.match(r.err, /candidate: "v1\.3\.0-rc1\\nbaseline=v0\.0\.1" is not a version label/);
+  assert.equal(await readFile(output, 'utf8'), '');
+});
+
+test('check-inputs --json', async () => {
+  const r = await cli(['check-inputs', '--json', '--candidate', CANDIDATE, '--baseline', BASELINE, '--config', CONFIG, '--repeats', '1'], CLEAN_INPUTS);
+  assert.equal(r.code, 0, r.err);
+  assert.deepEqual(JSON.parse(r.out), {
+    candidate: CANDIDATE,
+    baseline: BASELINE,
+    'needs-baseline': false,
+    tests: 'bounded,unbounded',
+    'tests-json': '["bounded","unbounded"]',
+    repeats: 1,
+    bench: 'local',
+    config: CONFIG,
+    'check-name': 'loadgate',
+  });
+});
+
+test('pick-baseline from a tags file, with the choice written for publish', async () => {
+  const tags = join(scratch, 'tags.txt');
+  const choiceFile = join(scratch, 'choice.json');
+  await writeFile(tags, ['v1.0.0', 'v1.2.0', 'v1.2.1-rc1', 'v1.3.0-rc1', 'v1.3.0', 'junk'].join('\n'));
+  const r = await cli(['pick-baseline', '--candidate', CANDIDATE, '--tags-file', tags, '--write-choice', choiceFile, '--config', CONFIG]);
+  assert.equal(r.code, 0, r.err);
+  assert.match(r.out, /^baseline=v1\.2\.0$/m);
+  assert.match(r.err, /v1\.2\.0 is the newest stable release below v1\.3\.0-rc1/);
+  assert.equal(JSON.parse(await readFile(choiceFile, 'utf8')).baseline, 'v1.2.0');
+});
+
+test('pick-baseline from the GitHub API (stand-in)', async (t) => {
+  const s = await new GitHubStandin({ tags: ['v1.0.0', 'v1.1.0', 'v1.2.0-rc1', 'v2.0.0'], annotatedTags: ['v1.1.0'] }).start();
+  t.after(() => s.close());
+  const r = await cli(['pick-baseline', '--candidate', 'v1.2.0-rc2', '--json'], { GITHUB_TOKEN: TOKEN, GITHUB_REPOSITORY: `${s.owner}/${s.repo}`, GITHUB_API_URL: s.url });
+  assert.equal(r.code, 0, r.err);
+  assert.equal(JSON.parse(r.out).baseline, 'v1.1.0');
+  assert.deepEqual(s.rejected, []);
+});
+
+async function repoWithCandidate(): Promise<{ s: GitHubStandin; env: Record<string, string> }> {
+  const s = await new GitHubStandin({ tags: [BASELINE] }).start();
+  const sha = s.commitOnDefaultBranch('rc1');
+  s.addTag(CANDIDATE, sha);
+  return {
+    s,
+    env: {
+      GITHUB_TOKEN: TOKEN,
+      GITHUB_REPOSITORY: `${s.owner}/${s.repo}`,
+      GITHUB_API_URL: s.url,
+      GITHUB_SERVER_URL: 'https://github.com',
+      GITHUB_RUN_ID: '77',
+      LOADGATE_GITHUB_WRITE_INTERVAL_MS: '0',
+    },
+  };
+}
+
+test('publish start → finish through the CLI: outputs, job summary, exit code on a failing verdict', async (t) => {
+  const { s, env } = await repoWithCandidate();
+  t.after(() => s.close());
+  const output = join(scratch, 'out3');
+  const summary = join(scratch, 'summary.md');
+  await writeFile(output, '');
+  await writeFile(summary, '');
+  const start = await cli(['publish', '--mode', 'start', '--baseline', BASELINE, '--candidate', CANDIDATE, '--config', CONFIG, '--tests', 'bounded', '--github-output'], {
+    ...env,
+    GITHUB_OUTPUT: output,
+    GITHUB_STEP_SUMMARY: summary,
+  });
+  assert.equal(start.code, 0, start.err);
+  const id = /^check-run-id=(\d+)$/m.exec(start.out)?.[1];
+  assert.ok(id, start.out);
+  assert.match(await readFile(summary, 'utf8'), /\| bounded \| bounded \| 4 users for 20s/);
+  assert.equal(s.checkRuns[0]?.details_url, 'https://github.com/octo-org/chat-server/actions/runs/77');
+
+  const report = await writeReport(verdictFile('fail', [check({ verdict: 'fail', reason: 'p99 +35%' })]));
+  t.after(() => report.cleanup());
+  const finish = await cli(['publish', '--mode', 'finish', '--report', report.dir, '--baseline', BASELINE, '--candidate', CANDIDATE, '--check-run-id', id, '--config', CONFIG, '--github-output', '--fail-on-verdict'], {
+    ...env,
+    GITHUB_OUTPUT: output,
+    GITHUB_STEP_SUMMARY: summary,
+  });
+  assert.equal(finish.code, 1, 'a failing gate fails the step');
+  assert.match(finish.out, /^conclusion=failure$/m);
+  assert.match(finish.out, /^pr-url=https:\/\/github\.com\/octo-org\/chat-server\/pull\/1$/m);
+  assert.match(await readFile(output, 'utf8'), /^verdict=fail$/m);
+  assert.match(await readFile(summary, 'utf8'), /loadgate: ❌ FAIL/);
+  assert.equal(s.checkRuns.length, 1);
+  assert.equal(s.checkRuns[0]?.conclusion, 'failure');
+  assert.equal(s.checkRuns[0]?.annotations.length, 1);
+  assert.ok(!(finish.out + finish.err).includes(TOKEN), 'the token is never printed');
+  assert.deepEqual(s.rejected, []);
+});
+
+test('publish finish with no verdict exits 2 with --fail-on-verdict and leaves the check not passing', async (t) => {
+  const { s, env } = await repoWithCandidate();
+  t.after(() => s.close());
+  const empty = await mkdtemp(join(scratch, 'empty-'));
+  const r = await cli(['publish', '--report', empty, '--baseline', BASELINE, '--candidate', CANDIDATE, '--gate-result', 'cancelled', '--fail-on-verdict'], env);
+  assert.equal(r.code, 2);
+  assert.equal(s.checkRuns[0]?.conclusion, 'action_required');
+  assert.match(s.checkRuns[0]?.output.summary ?? '', /result "cancelled"/);
+});
+
+test('publish refuses hostile flags and a missing token with exit 3', async () => {
+  const bad = await cli(['publish', '--baseline', 'v1.2.0;id', '--candidate', CANDIDATE, '--report', '.'], { GITHUB_TOKEN: TOKEN, GITHUB_REPOSITORY: 'octo-org/chat-server' });
+  assert.equal(bad.code, 3);
+  assert.match(bad.err, /baseline: "v1\.2\.0;id" is not a version label/);
+  const noToken = await cli(['publish', '--baseline', BASELINE, '--candidate', CANDIDATE, '--report', '.'], { GITHUB_TOKEN: undefined, GITHUB_REPOSITORY: 'octo-org/chat-server' });
+  assert.equal(noToken.code, 3);
+  assert.match(noToken.err, /env GITHUB_TOKEN/);
+  const badSha = await cli(['publish', '--baseline', BASELINE, '--candidate', CANDIDATE, '--sha', 'HEAD~1'], { GITHUB_TOKEN: TOKEN, GITHUB_REPOSITORY: 'octo-org/chat-server' });
+  assert.equal(badSha.code, 3);
+  assert.match(badSha.err, /--sha: expected a 40- or 64-character/);
+});

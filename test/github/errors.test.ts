@@ -1,0 +1,113 @@
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { publishFinish, publishStart } from '../../src/github/publish.ts';
+import { planGate } from '../../src/github/plan.ts';
+import { parseGateConfig } from '../../src/config/load.ts';
+import { GitHubApiError } from '../../src/github/errors.ts';
+import { InputError } from '../../src/util/errors.ts';
+import { GitHubStandin, startStandin, type StandinOptions } from '../support/github-standin/server.ts';
+import { contextFor, verdictFile, writeReport } from './fixtures.ts';
+
+const BASELINE = 'v1.2.0';
+const CANDIDATE = 'v1.3.0-rc1';
+const config = parseGateConfig(
+  { version: 1, name: 'g', target: { system: 'synapse' }, bench: { kind: 'local' }, tests: [{ type: 'bounded', users: 4, rampUp: '5s', duration: '20s' }] },
+  'inline',
+);
+const plan = planGate(config, { baseline: BASELINE, candidate: CANDIDATE, tests: [], repeats: 1, bench: 'local' });
+
+let warm: GitHubStandin;
+before(async () => {
+  warm = await startStandin();
+});
+after(() => warm.close());
+
+async function repo(options: StandinOptions): Promise<{ s: GitHubStandin; sha: string }> {
+  const s = await new GitHubStandin(options).start();
+  const sha = s.commitOnDefaultBranch('rc');
+  s.addTag(CANDIDATE, sha);
+  return { s, sha };
+}
+
+/** The error must be explained, be an InputError (exit 3, message printed) and never show the token. */
+function explained(pattern: RegExp, token: string) {
+  return (error: unknown) => {
+    assert.ok(error instanceof GitHubApiError && error instanceof InputError, `expected a GitHubApiError, got ${String(error)}`);
+    assert.match(error.message, pattern);
+    assert.ok(!error.message.includes(token), 'the token never appears in a message');
+    return true;
+  };
+}
+
+test('a token without checks: write is told to grant it', async (t) => {
+  const token = 'readonly-token-abcdef';
+  const { s } = await repo({ tokens: { [token]: { permissions: { contents: 'write', checks: 'read', 'pull-requests': 'write' }, actions: true } } });
+  t.after(() => s.close());
+  await assert.rejects(publishStart(contextFor(s, token), { checkName: 'loadgate', candidate: CANDIDATE, plan }), explained(/checks\.create.*403.*lacks `checks: write`.*permissions:/s, token));
+});
+
+test('a token without contents: write cannot commit the report and is told so', async (t) => {
+  const token = 'no-contents-token-123';
+  const { s } = await repo({ tokens: { [token]: { permissions: { contents: 'read', checks: 'write', 'pull-requests': 'write' }, actions: true } } });
+  t.after(() => s.close());
+  const report = await writeReport(verdictFile('pass'));
+  t.after(() => report.cleanup());
+  await assert.rejects(
+    publishFinish(contextFor(s, token), { checkName: 'loadgate', baseline: BASELINE, candidate: CANDIDATE, reportDir: report.dir }),
+    explained(/git\.createBlob.*lacks `contents: write`/s, token),
+  );
+});
+
+test('the Actions "create pull requests" setting being off is named', async (t) => {
+  const { s } = await repo({ allowActionsToCreatePullRequests: false });
+  t.after(() => s.close());
+  const report = await writeReport(verdictFile('pass'));
+  t.after(() => report.cleanup());
+  await assert.rejects(
+    publishFinish(contextFor(s), { checkName: 'loadgate', baseline: BASELINE, candidate: CANDIDATE, reportDir: report.dir }),
+    explained(/pulls\.create.*403.*Allow GitHub Actions to create and approve pull requests.*Settings → Actions → General/s, 'test-token-0123456789'),
+  );
+  assert.equal(s.pulls.length, 0);
+});
+
+test('a rejected token (401) says the token is missing, expired or revoked', async (t) => {
+  const { s } = await repo({});
+  t.after(() => s.close());
+  await assert.rejects(publishStart(contextFor(s, 'expired-token-999999'), { checkName: 'loadgate', candidate: CANDIDATE, plan }), explained(/401 "Bad credentials".*expired or revoked/s, 'expired-token-999999'));
+});
+
+test('an exhausted rate limit that resets later says when', async (t) => {
+  const { s } = await repo({ rateLimit: { limit: 100, remaining: 0, resetInSec: 3600 } });
+  t.after(() => s.close());
+  await assert.rejects(publishStart(contextFor(s), { checkName: 'loadgate', candidate: CANDIDATE, plan }), explained(/rate limit is exhausted \(it resets at \d{4}-\d\d-\d\dT/, 'test-token-0123456789'));
+});
+
+test('a rate limit that resets within the wait is waited out and retried', async (t) => {
+  const { s } = await repo({ rateLimit: { limit: 100, remaining: 0, resetInSec: 1 } });
+  t.after(() => s.close());
+  const log: string[] = [];
+  const ctx = contextFor(s, undefined, log);
+  // Real seconds here: the client must actually wait for the reset (about 2 s).
+  ctx.clientOptions = { ...ctx.clientOptions, retryAfterUnitMs: 1000 };
+  const started = await publishStart(ctx, { checkName: 'loadgate', candidate: CANDIDATE, plan });
+  assert.ok(Number(started.outputs['check-run-id']) > 0);
+  assert.ok(log.some((l) => /primary rate limit .*retrying/.test(l)), log.join('\n'));
+  assert.ok(s.requests.some((r) => r.status === 403));
+});
+
+test('a repository the token cannot see (404) names the repository', async (t) => {
+  const { s } = await repo({});
+  t.after(() => s.close());
+  const ctx = contextFor(s);
+  ctx.env = { ...ctx.env, repo: 'no-such-repo' };
+  await assert.rejects(publishStart(ctx, { checkName: 'loadgate', candidate: CANDIDATE, plan }), explained(/tag v1\.3\.0-rc1 does not exist in octo-org\/no-such-repo/, 'test-token-0123456789'));
+});
+
+test('a commit unknown to GitHub is explained on check creation', async (t) => {
+  const { s } = await repo({});
+  t.after(() => s.close());
+  await assert.rejects(
+    publishStart(contextFor(s), { checkName: 'loadgate', candidate: CANDIDATE, sha: 'f'.repeat(40), plan }),
+    explained(/No commit found for SHA.*candidate tag \(was the tag pushed\?\)/s, 'test-token-0123456789'),
+  );
+});

@@ -1,0 +1,96 @@
+import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Resvg } from '@resvg/resvg-js';
+import type { Check, Verdict, VerdictFile } from '../../src/compare/verdict-schema.ts';
+import type { GitHubEnv } from '../../src/github/env.ts';
+import type { PublishContext } from '../../src/github/publish.ts';
+import type { GitHubStandin } from '../support/github-standin/server.ts';
+
+export const TOKEN = 'test-token-0123456789';
+
+export function check(overrides: Partial<Check> = {}): Check {
+  return {
+    id: 'bounded.apiP99',
+    metric: 'API p99',
+    test: 'bounded',
+    baseline: 120,
+    candidate: 126,
+    unit: 'ms',
+    deltaPct: 5,
+    interval: [1.2, 8.9],
+    method: 't-interval',
+    tolerancePct: 20,
+    worse: 'higher',
+    gating: true,
+    verdict: 'pass',
+    reason: 'within tolerance',
+    ...overrides,
+  };
+}
+
+export function verdictFile(verdict: Verdict, checks: Check[] = [check()], versions = { baseline: 'v1.2.0', candidate: 'v1.3.0-rc1' }): VerdictFile {
+  return {
+    schemaVersion: 1,
+    verdict,
+    summary: verdict === 'pass' ? 'No regression beyond tolerance' : verdict === 'fail' ? 'API p99 regressed by 35%' : 'The candidate run crashed',
+    baseline: { version: versions.baseline, runs: 1 },
+    candidate: { version: versions.candidate, runs: 1 },
+    problems: verdict === 'inconclusive' ? ['candidate run 0 crashed'] : [],
+    checks,
+  };
+}
+
+/** A real PNG (rendered by resvg), so the round trip covers bytes above 0x7f and NULs. */
+export function pngGraph(label: string): Buffer {
+  const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="64" height="32"><rect width="64" height="32" fill="#fff"/><polyline points="0,30 20,${label.length} 40,12 64,4" stroke="#c00" fill="none"/></svg>`;
+  return Buffer.from(new Resvg(svg).render().asPng());
+}
+
+export interface ReportDir {
+  dir: string;
+  files: Record<string, Buffer>;
+  cleanup(): Promise<void>;
+}
+
+/** Writes a report directory like `loadgate compare --out` does. */
+export async function writeReport(verdict: VerdictFile | null, extra: Record<string, Buffer | string> = {}): Promise<ReportDir> {
+  const dir = await mkdtemp(join(tmpdir(), 'loadgate-report-'));
+  const files: Record<string, Buffer> = {
+    'README.md': Buffer.from(`# ${verdict?.baseline.version} vs ${verdict?.candidate.version}\n\n${verdict?.summary}\n`),
+    'graphs/api-p99.png': pngGraph('api'),
+    'results/bounded-candidate-0.json': Buffer.from('{"schemaVersion":1}\n'),
+  };
+  if (verdict) files['verdict.json'] = Buffer.from(`${JSON.stringify(verdict, null, 2)}\n`);
+  for (const [path, content] of Object.entries(extra)) files[path] = Buffer.isBuffer(content) ? content : Buffer.from(content);
+  for (const [path, content] of Object.entries(files)) {
+    await mkdir(join(dir, path, '..'), { recursive: true });
+    await writeFile(join(dir, path), content);
+  }
+  return { dir, files, cleanup: () => rm(dir, { recursive: true, force: true }) };
+}
+
+export function envFor(standin: GitHubStandin, token = TOKEN): GitHubEnv {
+  return {
+    token,
+    owner: standin.owner,
+    repo: standin.repo,
+    apiUrl: standin.url,
+    serverUrl: 'https://github.com',
+    runId: '4242',
+    sha: undefined,
+    inActions: false,
+    stepSummaryFile: undefined,
+    writeIntervalMs: 0,
+  };
+}
+
+export function contextFor(standin: GitHubStandin, token = TOKEN, log: string[] = []): PublishContext {
+  return {
+    env: envFor(standin, token),
+    secrets: [token],
+    log: (line) => log.push(line),
+    // No pacing and millisecond back-off: the stand-in has no secondary limits.
+    clientOptions: { writeIntervalMs: 0, retryAfterUnitMs: 1, maskToken: false },
+  };
+}

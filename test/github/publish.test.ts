@@ -1,0 +1,218 @@
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { publishFinish, publishStart } from '../../src/github/publish.ts';
+import { planGate } from '../../src/github/plan.ts';
+import { parseGateConfig } from '../../src/config/load.ts';
+import { GitHubStandin, startStandin } from '../support/github-standin/server.ts';
+import { check, contextFor, verdictFile, writeReport } from './fixtures.ts';
+
+const BASELINE = 'v1.2.0';
+const CANDIDATE = 'v1.3.0-rc1';
+const BRANCH = `perf-report/${BASELINE}-vs-${CANDIDATE}`;
+const DIR = `reports/${BASELINE}-vs-${CANDIDATE}`;
+
+const config = parseGateConfig(
+  {
+    version: 1,
+    name: 'synapse-local',
+    target: { system: 'synapse' },
+    bench: { kind: 'local' },
+    tests: [{ type: 'bounded', users: 40, rampUp: '30s', duration: '2m30s' }],
+  },
+  'inline',
+);
+
+let warm: GitHubStandin;
+let candidateSha: string;
+
+// Loads GitHub's OpenAPI description once; every test then starts its own repository.
+before(async () => {
+  warm = await startStandin();
+});
+after(async () => {
+  await warm.close();
+});
+
+/** A fresh repository state per test, sharing the loaded OpenAPI validator. */
+async function freshStandin(options: ConstructorParameters<typeof GitHubStandin>[0] = {}): Promise<GitHubStandin> {
+  const s = await new GitHubStandin({ tags: ['v1.1.0', BASELINE], ...options }).start();
+  candidateSha = s.commitOnDefaultBranch('release 1.3.0-rc1', { 'VERSION': '1.3.0-rc1\n' });
+  s.addTag(CANDIDATE, candidateSha, true);
+  return s;
+}
+
+function assertSchemaClean(s: GitHubStandin): void {
+  assert.deepEqual(s.rejected, [], 'every request matched GitHub\'s OpenAPI schema');
+  assert.deepEqual(s.unmatched, [], 'every request hit a GitHub route');
+}
+
+function plan() {
+  return planGate(config, { baseline: BASELINE, candidate: CANDIDATE, tests: [], repeats: 1, bench: 'local' });
+}
+
+for (const [verdict, conclusion] of [
+  ['pass', 'success'],
+  ['fail', 'failure'],
+  ['inconclusive', 'action_required'],
+] as const) {
+  test(`start then finish: ${verdict} concludes ${conclusion}, report PR holds the files`, async (t) => {
+    const s = await freshStandin();
+    t.after(() => s.close());
+    const ctx = contextFor(s);
+    const started = await publishStart(ctx, { checkName: 'loadgate', candidate: CANDIDATE, plan: plan() });
+    assert.equal(started.outputs.sha, candidateSha, 'the annotated candidate tag resolves to its commit');
+    assert.equal(s.checkRuns.length, 1);
+    assert.equal(s.checkRuns[0]?.status, 'in_progress');
+    assert.match(s.checkRuns[0]?.output.summary ?? '', /Estimated duration: up to/);
+
+    const checks = verdict === 'fail' ? [check({ verdict: 'fail', candidate: 170, deltaPct: 35, reason: 'p99 up 35%, tolerance 20%' })] : [check()];
+    const report = await writeReport(verdictFile(verdict, checks));
+    t.after(() => report.cleanup());
+    const result = await publishFinish(ctx, { checkName: 'loadgate', baseline: BASELINE, candidate: CANDIDATE, checkRunId: Number(started.outputs['check-run-id']), reportDir: report.dir });
+
+    assert.equal(result.conclusion, conclusion);
+    assert.equal(s.checkRuns.length, 1, 'the started check run was completed, not a second one created');
+    const run = s.checkRuns[0];
+    assert.equal(run?.status, 'completed');
+    assert.equal(run?.conclusion, conclusion);
+    assert.equal(run?.details_url, `${s.repoHtmlUrl}/pull/1`);
+    assert.match(run?.output.summary ?? '', /\| Test \| Metric \|/);
+    assert.match(run?.output.summary ?? '', /pull\/1\)/);
+
+    assert.equal(s.pulls.length, 1);
+    assert.equal(s.pulls[0]?.head, BRANCH);
+    assert.equal(s.pulls[0]?.base, 'main');
+    assert.match(s.pulls[0]?.body ?? '', /\| bounded \| API p99 \|/);
+    const files = s.filesOnBranch(BRANCH);
+    for (const [path, content] of Object.entries(report.files)) {
+      assert.ok(files.get(`${DIR}/${path}`)?.equals(content), `${path} is on the branch byte for byte`);
+    }
+    assert.ok(files.has('README.md'), 'the branch keeps the default branch files');
+    assertSchemaClean(s);
+  });
+}
+
+test('a re-run adds a commit to the same branch and updates the same PR; stale files go', async (t) => {
+  const s = await freshStandin();
+  t.after(() => s.close());
+  const ctx = contextFor(s);
+  const first = await writeReport(verdictFile('fail', [check({ verdict: 'fail', reason: 'regressed' })]), { 'graphs/old-only.png': Buffer.from([0x89, 0x50, 0, 0xff]) });
+  t.after(() => first.cleanup());
+  const r1 = await publishFinish(ctx, { checkName: 'loadgate', baseline: BASELINE, candidate: CANDIDATE, reportDir: first.dir });
+  assert.equal(r1.conclusion, 'failure');
+  const head1 = s.branchHead(BRANCH);
+
+  const second = await writeReport(verdictFile('pass'));
+  t.after(() => second.cleanup());
+  const r2 = await publishFinish(ctx, { checkName: 'loadgate', baseline: BASELINE, candidate: CANDIDATE, reportDir: second.dir });
+  assert.equal(r2.conclusion, 'success');
+  assert.equal(r2.report?.pullCreated, false);
+
+  assert.equal(s.pulls.length, 1, 'one PR per comparison');
+  assert.match(s.pulls[0]?.body ?? '', /PASS/);
+  assert.match(s.pulls[0]?.title ?? '', /PASS/);
+  const head2 = s.branchHead(BRANCH) as string;
+  assert.notEqual(head2, head1);
+  assert.deepEqual(s.git.commits.get(head2)?.parents, [head1], 'the new commit sits on top of the previous one');
+  const files = s.filesOnBranch(BRANCH);
+  assert.equal(files.has(`${DIR}/graphs/old-only.png`), false, 'a file the new report lacks is removed');
+  assert.ok(files.get(`${DIR}/verdict.json`)?.toString().includes('"pass"'));
+  const branches = [...s.refs.keys()].filter((r) => r.startsWith('refs/heads/perf-report/'));
+  assert.deepEqual(branches, [`refs/heads/${BRANCH}`]);
+
+  // Publishing the same report again changes nothing on the branch.
+  const r3 = await publishFinish(ctx, { checkName: 'loadgate', baseline: BASELINE, candidate: CANDIDATE, reportDir: second.dir });
+  assert.equal(r3.report?.committed, false);
+  assert.equal(s.branchHead(BRANCH), head2);
+  assert.equal(s.pulls.length, 1);
+  assertSchemaClean(s);
+});
+
+test('no verdict.json: the check run is action_required, never success, and no PR is opened', async (t) => {
+  const s = await freshStandin();
+  t.after(() => s.close());
+  const ctx = contextFor(s);
+  const started = await publishStart(ctx, { checkName: 'loadgate', candidate: CANDIDATE, plan: plan() });
+  const report = await writeReport(null);
+  t.after(() => report.cleanup());
+  const result = await publishFinish(ctx, {
+    checkName: 'loadgate',
+    baseline: BASELINE,
+    candidate: CANDIDATE,
+    checkRunId: Number(started.outputs['check-run-id']),
+    reportDir: report.dir,
+    gateProblem: 'the gate job ended with result "failure"',
+  });
+  assert.equal(result.verdict, null);
+  assert.equal(s.checkRuns[0]?.conclusion, 'action_required');
+  assert.equal(s.checkRuns[0]?.details_url, 'https://github.com/octo-org/chat-server/actions/runs/4242');
+  assert.match(s.checkRuns[0]?.output.summary ?? '', /did not produce a verdict[\s\S]*result "failure"/);
+  assert.equal(s.pulls.length, 0);
+  assertSchemaClean(s);
+});
+
+test('a verdict for other versions is not published as this comparison', async (t) => {
+  const s = await freshStandin();
+  t.after(() => s.close());
+  const report = await writeReport(verdictFile('pass', [check()], { baseline: 'v1.1.0', candidate: CANDIDATE }));
+  t.after(() => report.cleanup());
+  const result = await publishFinish(contextFor(s), { checkName: 'loadgate', baseline: BASELINE, candidate: CANDIDATE, reportDir: report.dir });
+  assert.equal(result.conclusion, 'action_required');
+  assert.match(s.checkRuns[0]?.output.summary ?? '', /not v1\.2\.0 with v1\.3\.0-rc1/);
+  assertSchemaClean(s);
+});
+
+test('a summary beyond 65,535 characters is cut to fit and GitHub\'s schema accepts it', async (t) => {
+  const s = await freshStandin();
+  t.after(() => s.close());
+  const many = Array.from({ length: 900 }, (_, i) => check({ id: `c${i}`, metric: `handler /api/v4/endpoint/number/${i} p99`, verdict: i % 3 ? 'pass' : 'warn', reason: 'x'.repeat(40) }));
+  const report = await writeReport(verdictFile('pass', many));
+  t.after(() => report.cleanup());
+  await publishFinish(contextFor(s), { checkName: 'loadgate', baseline: BASELINE, candidate: CANDIDATE, reportDir: report.dir });
+  const summary = s.checkRuns[0]?.output.summary ?? '';
+  assert.ok(summary.length <= 65_535, `summary is ${summary.length} characters`);
+  assert.ok(summary.length > 60_000, 'the cut keeps as much as fits');
+  assert.match(summary, /cut to fit GitHub's 65535-character limit/);
+  assert.ok((s.pulls[0]?.body ?? '').length <= 65_536);
+  assertSchemaClean(s);
+});
+
+test('more than 50 annotations are sent in batches of at most 50', async (t) => {
+  const s = await freshStandin();
+  t.after(() => s.close());
+  const failing = Array.from({ length: 120 }, (_, i) => check({ id: `f${i}`, verdict: 'fail', reason: `check ${i} regressed` }));
+  const report = await writeReport(verdictFile('fail', failing));
+  t.after(() => report.cleanup());
+  await publishFinish(contextFor(s), { checkName: 'loadgate', baseline: BASELINE, candidate: CANDIDATE, reportDir: report.dir, configPath: '.github/loadgate.yml' });
+  const run = s.checkRuns[0];
+  assert.equal(run?.annotations.length, 120);
+  assert.equal(run?.conclusion, 'failure');
+  const checkWrites = s.requests.filter((r) => r.operation?.startsWith('checks/') && r.method !== 'get');
+  assert.equal(checkWrites.length, 3, 'one create and two updates: 50 + 50 + 20');
+  assertSchemaClean(s);
+});
+
+test('a transient 502 from GitHub is retried', async (t) => {
+  const s = await freshStandin();
+  t.after(() => s.close());
+  s.faults.set('git/create-blob', { status: 502, times: 1 });
+  const report = await writeReport(verdictFile('pass'));
+  t.after(() => report.cleanup());
+  const result = await publishFinish(contextFor(s), { checkName: 'loadgate', baseline: BASELINE, candidate: CANDIDATE, reportDir: report.dir });
+  assert.equal(result.conclusion, 'success');
+  assert.equal(s.requests.filter((r) => r.status === 502).length, 1);
+  assertSchemaClean(s);
+});
+
+test('a report containing the token is refused before anything is written', async (t) => {
+  const s = await freshStandin();
+  t.after(() => s.close());
+  const report = await writeReport(verdictFile('pass'), { 'logs/k6.txt': 'Authorization: token test-token-0123456789\n' });
+  t.after(() => report.cleanup());
+  await assert.rejects(
+    publishFinish(contextFor(s), { checkName: 'loadgate', baseline: BASELINE, candidate: CANDIDATE, reportDir: report.dir }),
+    (error: Error) => /report file logs\/k6\.txt contains the value of a secret/.test(error.message) && !error.message.includes('test-token-0123456789'),
+  );
+  assert.equal(s.branchHead(BRANCH), undefined);
+  assert.equal(s.requests.filter((r) => r.method !== 'get').length, 0, 'no write reached GitHub');
+});

@@ -1,0 +1,193 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { randomBytes } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * A loopback stand-in for the Grafana HTTP API routes loadgate calls, following the
+ * documented requests, answers and status codes (docs/sources/developers/http_api:
+ * dashboard.md, snapshot.md, data_source.md):
+ *
+ * - 401 without a valid `Authorization: Bearer` token, 403 for a read-only token on writes;
+ * - POST /api/dashboards/db: 400 on a missing/untitled dashboard, 412 `name-exists` when the
+ *   uid exists and `overwrite` is false, else 200 { id, uid, url, status, version, slug };
+ * - GET /api/dashboards/uid/:uid: 200 { dashboard, meta } or 404;
+ * - POST /api/ds/query: 400 on bad bodies, 404 for an unknown data source, else frames with
+ *   a deterministic series per query (a `fail_query` expr answers a per-query error);
+ * - POST /api/snapshots: 400 without a dashboard or with external=true lacking key/deleteKey,
+ *   else 200 { deleteKey, deleteUrl, key, url, id };
+ * - GET / DELETE /api/snapshots/:key: 200 or 404.
+ */
+
+export interface Snapshot {
+  id: number;
+  key: string;
+  deleteKey: string;
+  name?: string;
+  expires?: number;
+  external: boolean;
+  dashboard: Record<string, unknown>;
+}
+
+export class GrafanaStandIn {
+  readonly dashboards = new Map<string, { id: number; version: number; dashboard: Record<string, unknown> }>();
+  readonly snapshots = new Map<string, Snapshot>();
+  readonly requests: { method: string; path: string; authorization?: string }[] = [];
+  readonly datasources = new Set(['prometheus']);
+  /** Every PromQL expression `/api/ds/query` received. */
+  readonly queriedExprs: string[] = [];
+  private nextId = 1;
+  private server: Server | undefined;
+  baseUrl = '';
+
+  constructor(
+    private readonly tokens: { editor: string; viewer?: string },
+  ) {}
+
+  async start(): Promise<string> {
+    this.server = createServer((req, res) => void this.handle(req, res));
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    this.baseUrl = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return this.baseUrl;
+  }
+
+  async stop(): Promise<void> {
+    if (!this.server) return;
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server!.close(() => resolve()));
+    this.server = undefined;
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const text = Buffer.concat(chunks).toString('utf8');
+    const method = req.method ?? 'GET';
+    const path = new URL(req.url ?? '/', 'http://x').pathname;
+    this.requests.push({ method, path, ...(req.headers.authorization ? { authorization: req.headers.authorization } : {}) });
+    const send = (status: number, body: unknown): void => {
+      res.writeHead(status, { 'Content-Type': 'application/json; charset=UTF-8' }).end(JSON.stringify(body));
+    };
+
+    const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+    const role = token === this.tokens.editor ? 'editor' : token !== undefined && token === this.tokens.viewer ? 'viewer' : undefined;
+    if (!role) return send(401, { message: 'Unauthorized' });
+    const writes = method !== 'GET' && path !== '/api/ds/query';
+    if (writes && role !== 'editor') return send(403, { message: 'Access denied' });
+
+    let body: Record<string, unknown> = {};
+    if (text) {
+      try {
+        body = JSON.parse(text) as Record<string, unknown>;
+      } catch {
+        return send(400, { message: 'bad request data' });
+      }
+    }
+
+    if (method === 'POST' && path === '/api/dashboards/db') return this.saveDashboard(body, send);
+    let m = /^\/api\/dashboards\/uid\/([^/]+)$/.exec(path);
+    if (method === 'GET' && m) {
+      const stored = this.dashboards.get(decodeURIComponent(m[1]!));
+      if (!stored) return send(404, { message: 'Dashboard not found' });
+      const uid = stored.dashboard.uid as string;
+      return send(200, { dashboard: { ...stored.dashboard, id: stored.id, version: stored.version }, meta: { url: `/d/${uid}/${slug(stored.dashboard.title)}`, slug: slug(stored.dashboard.title), isStarred: false } });
+    }
+    if (method === 'POST' && path === '/api/ds/query') return this.query(body, send);
+    if (method === 'POST' && path === '/api/snapshots') return this.createSnapshot(body, send);
+    m = /^\/api\/snapshots\/([^/]+)$/.exec(path);
+    if (m) {
+      const key = decodeURIComponent(m[1]!);
+      const snapshot = this.snapshots.get(key);
+      if (!snapshot) return send(404, { message: 'Snapshot not found' });
+      if (method === 'GET') {
+        return send(200, { meta: { isSnapshot: true, type: 'snapshot', canSave: false, canEdit: false, canStar: false, slug: '', created: '2025-09-30T18:00:00Z', expires: '2200-01-01T00:00:00Z' }, dashboard: snapshot.dashboard });
+      }
+      if (method === 'DELETE') {
+        this.snapshots.delete(key);
+        return send(200, { message: "Snapshot deleted. It might take an hour before it's cleared from any CDN caches.", id: snapshot.id });
+      }
+    }
+    send(404, { message: 'Not found' });
+  }
+
+  private saveDashboard(body: Record<string, unknown>, send: (s: number, b: unknown) => void): void {
+    const dashboard = body.dashboard as Record<string, unknown> | undefined;
+    if (!dashboard || typeof dashboard !== 'object') return send(400, { message: 'bad request data' });
+    if (typeof dashboard.title !== 'string' || !dashboard.title.trim()) return send(400, { message: 'Dashboard title cannot be empty', status: 'empty-name' });
+    const uid = typeof dashboard.uid === 'string' && dashboard.uid ? dashboard.uid : randomBytes(7).toString('hex');
+    if (uid.length > 40) return send(400, { message: 'Dashboard UID too long' });
+    const existing = this.dashboards.get(uid);
+    if (existing && body.overwrite !== true) return send(412, { message: 'A dashboard with the same uid already exists', status: 'name-exists' });
+    if (dashboard.id !== null && dashboard.id !== undefined && (!existing || existing.id !== dashboard.id)) return send(404, { message: 'Dashboard not found' });
+    const stored = { id: existing?.id ?? this.nextId++, version: (existing?.version ?? 0) + 1, dashboard: { ...dashboard, uid } };
+    this.dashboards.set(uid, stored);
+    send(200, { id: stored.id, uid, url: `/d/${uid}/${slug(dashboard.title)}`, status: 'success', version: stored.version, slug: slug(dashboard.title) });
+  }
+
+  private query(body: Record<string, unknown>, send: (s: number, b: unknown) => void): void {
+    const queries = body.queries as { refId?: string; datasource?: { uid?: string }; expr?: string; intervalMs?: number; maxDataPoints?: number }[] | undefined;
+    if (!Array.isArray(queries) || queries.length === 0) return send(400, { message: 'No queries found' });
+    const from = Number(body.from);
+    const to = Number(body.to);
+    if (!Number.isFinite(from) || !Number.isFinite(to) || to <= from) return send(400, { message: 'invalid time range' });
+    const results: Record<string, unknown> = {};
+    let failed = false;
+    for (const q of queries) {
+      const refId = q.refId ?? 'A';
+      if (!q.datasource?.uid || !this.datasources.has(q.datasource.uid)) return send(404, { message: 'Data source not found' });
+      if (typeof q.expr !== 'string' || !q.expr) return send(400, { message: `query ${refId}: expr is required` });
+      this.queriedExprs.push(q.expr);
+      if (q.expr.includes('fail_query')) {
+        failed = true;
+        results[refId] = { status: 400, error: 'bad_data: parse error: unexpected identifier "fail_query"' };
+        continue;
+      }
+      // Deterministic data: one point per interval, at most maxDataPoints, two instances for per-instance exprs.
+      const step = Math.max(q.intervalMs ?? 15_000, Math.ceil((to - from) / (q.maxDataPoints ?? 100)));
+      const times: number[] = [];
+      for (let t = Math.ceil(from / step) * step; t <= to; t += step) times.push(t);
+      const instances = q.expr.includes('sum(') || q.expr.includes('histogram_quantile') ? [undefined] : ['app0:8067', 'app1:8067'];
+      results[refId] = {
+        status: 200,
+        frames: instances.map((instance, k) => ({
+          schema: {
+            refId,
+            fields: [
+              { name: 'Time', type: 'time', typeInfo: { frame: 'time.Time' } },
+              { name: 'Value', type: 'number', typeInfo: { frame: 'float64' }, labels: instance ? { instance } : {}, config: { displayNameFromDS: instance ?? '' } },
+            ],
+          },
+          data: { values: [times, times.map((_, i) => (i + 1) * (k + 1))] },
+        })),
+      };
+    }
+    send(failed ? 400 : 200, { results });
+  }
+
+  private createSnapshot(body: Record<string, unknown>, send: (s: number, b: unknown) => void): void {
+    const dashboard = body.dashboard as Record<string, unknown> | undefined;
+    if (!dashboard || typeof dashboard !== 'object' || Array.isArray(dashboard)) return send(400, { message: 'bad request data' });
+    if (body.expires !== undefined && (typeof body.expires !== 'number' || body.expires < 0)) return send(400, { message: 'bad request data' });
+    const external = body.external === true;
+    if (external && (typeof body.key !== 'string' || typeof body.deleteKey !== 'string')) return send(400, { message: 'key and deleteKey are required for external snapshots' });
+    const key = typeof body.key === 'string' ? body.key : randomBytes(16).toString('hex');
+    const deleteKey = typeof body.deleteKey === 'string' ? body.deleteKey : randomBytes(16).toString('hex');
+    const snapshot: Snapshot = {
+      id: this.nextId++,
+      key,
+      deleteKey,
+      external,
+      dashboard,
+      ...(typeof body.name === 'string' ? { name: body.name } : {}),
+      ...(typeof body.expires === 'number' ? { expires: body.expires } : {}),
+    };
+    this.snapshots.set(key, snapshot);
+    send(200, { deleteKey, deleteUrl: `${this.baseUrl}/api/snapshots-delete/${deleteKey}`, key, url: `${this.baseUrl}/dashboard/snapshot/${key}`, id: snapshot.id });
+  }
+}
+
+function slug(title: unknown): string {
+  return String(title)
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '');
+}

@@ -1,0 +1,140 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { parseGateConfig } from '../../src/config/load.ts';
+import { validateGateInputs, validateVersionLabel } from '../../src/inputs/validate.ts';
+import { globToRegExp } from '../../src/inputs/glob.ts';
+import { InputError } from '../../src/util/errors.ts';
+
+const config = parseGateConfig(
+  {
+    version: 1,
+    name: 'synapse-local',
+    target: { system: 'synapse', versionPattern: '^v[0-9]+\\.[0-9]+\\.[0-9]+(-rc[0-9]+)?$' },
+    bench: { kind: 'local' },
+    repeats: 3,
+    tests: [
+      { type: 'bounded', users: 40, rampUp: '30s', duration: '2m30s' },
+      { type: 'unbounded', maxUsers: 400, stabilityWindow: '60s', maxDuration: '4m', health: [{ name: 'p99', query: 'up', threshold: 1 }] },
+    ],
+  },
+  'inline',
+);
+
+/** Values an attacker could put in a tag name or a workflow_dispatch input. */
+const HOSTILE = [
+  '$(id)',
+  'v1.2.3$(id)',
+  '`id`',
+  'v1.2.3`whoami`',
+  'v1.2.3;rm -rf /',
+  'v1.2.3 && curl evil',
+  'v1.2.3\n::set-output name=x::y',
+  'v1.2.3\r\n',
+  'v1.2.3\n',
+  '../../etc/passwd',
+  'v1.2.3/../../x',
+  'v1.2.3|cat',
+  "v1.2.3'",
+  'v1.2.3"',
+  '${{ secrets.GITHUB_TOKEN }}',
+  'v1.2.3\u0000',
+  'v'.padEnd(5000, '1'),
+  '1'.repeat(300) + '.1.1',
+  // Unicode look-alikes: fullwidth digits, Cyrillic "v", Arabic-Indic digits, NBSP, zero-width space.
+  'v１.２.３',
+  '\u0475' + '1.2.3',
+  'v\u0661.2.3',
+  'v1.2.3\u00a0',
+  'v1.2\u200b.3',
+  'v1.2.3-rc1 ',
+  '-v1.2.3',
+  '--help',
+  '',
+];
+
+for (const value of HOSTILE) {
+  test(`version label refuses ${JSON.stringify(value).slice(0, 40)}`, () => {
+    assert.throws(
+      () => validateVersionLabel(value, 'candidate'),
+      (error: unknown) => {
+        assert.ok(error instanceof InputError);
+        assert.match(error.message, /^candidate: /);
+        // The message quotes the value escaped: no raw newline can start a workflow command.
+        assert.ok(!/[\r\n\u0000]/.test(error.message.split(';')[0] ?? ''), error.message);
+        assert.ok(error.message.length < 400, 'a long value is cut in the message');
+        return true;
+      },
+    );
+  });
+}
+
+test('accepted version spellings', () => {
+  for (const v of ['1.2.3', 'v1.2.3', 'v1.2.3-rc1', 'v1.2.3-rc.2', '1.99.0rc1', 'v10.12.0', 'v11.0.1-rc2']) assert.equal(validateVersionLabel(v, 'x'), v);
+});
+
+test("the gate's target.versionPattern applies on top of the strict pattern", () => {
+  assert.equal(validateVersionLabel('v1.2.3-rc1', 'candidate', config.target.versionPattern), 'v1.2.3-rc1');
+  assert.throws(() => validateVersionLabel('1.2.3', 'candidate', config.target.versionPattern), /does not match the gate's target.versionPattern/);
+});
+
+test('inputs from a workflow_dispatch are validated and defaulted from the config', () => {
+  const inputs = validateGateInputs({ candidate: 'v1.3.0-rc1', baseline: '', tests: 'bounded', repeats: '', bench: '' }, config);
+  assert.deepEqual(inputs, {
+    candidate: 'v1.3.0-rc1',
+    baseline: null,
+    tests: ['bounded'],
+    repeats: 3,
+    bench: 'local',
+    config: '.github/loadgate.yml',
+    checkName: 'loadgate',
+    rcPattern: 'v*-rc*',
+  });
+});
+
+test('a pushed tag is the candidate when it matches the rc pattern', () => {
+  const inputs = validateGateInputs({ eventName: 'push', refType: 'tag', refName: 'v2.0.0-rc3' }, config);
+  assert.equal(inputs.candidate, 'v2.0.0-rc3');
+  assert.deepEqual(inputs.tests, ['bounded', 'unbounded']);
+  assert.throws(() => validateGateInputs({ eventName: 'push', refType: 'tag', refName: 'v2.0.0' }, config), /does not match the release-candidate pattern/);
+  assert.throws(() => validateGateInputs({ eventName: 'push', refType: 'branch', refName: 'main' }, config), /no candidate version/);
+});
+
+test('hostile values in every other input are refused with the input named', () => {
+  const cases: [Record<string, string>, RegExp][] = [
+    [{ tests: 'bounded;id' }, /^tests: /],
+    [{ tests: 'bounded,$(id)' }, /^tests: /],
+    [{ tests: 'bounded\nunbounded' }, /^tests: /],
+    [{ tests: '../x' }, /^tests: /],
+    [{ tests: 'nosuch' }, /^tests: "nosuch" is not a test in the gate config/],
+    [{ tests: 'bounded,bounded' }, /listed twice/],
+    [{ tests: Array.from({ length: 21 }, (_, i) => `t${i}`).join(',') }, /at most 20/],
+    [{ repeats: '0' }, /^repeats: /],
+    [{ repeats: '21' }, /^repeats: /],
+    [{ repeats: '1e1' }, /^repeats: /],
+    [{ repeats: '３' }, /^repeats: /],
+    [{ repeats: '2;id' }, /^repeats: /],
+    [{ bench: 'aws;id' }, /^bench: /],
+    [{ bench: 'LOCAL' }, /^bench: /],
+    [{ config: '../../etc/passwd.yml' }, /^config: /],
+    [{ config: '/etc/gate.yml' }, /^config: /],
+    [{ config: '.github/$(id).yml' }, /^config: /],
+    [{ checkName: 'loadgate`id`' }, /^check-name: /],
+    [{ checkName: 'x'.repeat(65) }, /^check-name: /],
+    [{ rcPattern: 'v*-rc*;id' }, /^rc-pattern: /],
+    [{ rcPattern: 'v[0-9]*' }, /^rc-pattern: /],
+    [{ baseline: 'v1.3.0-rc1' }, /^baseline: equals the candidate/],
+    [{ baseline: 'v1.2.0 ' }, /^baseline: /],
+  ];
+  for (const [input, pattern] of cases) {
+    assert.throws(() => validateGateInputs({ candidate: 'v1.3.0-rc1', ...input }, config), { message: pattern }, JSON.stringify(input));
+  }
+});
+
+test('rc pattern globs follow GitHub filter syntax', () => {
+  const rc = globToRegExp('v*-rc*');
+  assert.ok(rc.test('v1.2.3-rc1'));
+  assert.ok(!rc.test('v1.2.3'));
+  assert.ok(!rc.test('release/v1.2.3-rc1'), '* does not cross /');
+  assert.ok(globToRegExp('v?.?.?').test('v1.2.3'));
+  assert.ok(!globToRegExp('v1.2.3').test('v1x2x3'), 'dots are literal');
+});

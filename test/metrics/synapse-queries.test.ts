@@ -1,0 +1,33 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { cpuListRegex, expandQuery, longestRangeSec, seriesQueries } from '../../src/metrics/synapse-queries.ts';
+import { createHealthSource } from '../../src/metrics/health.ts';
+import { PrometheusClient } from '../../src/metrics/prometheus.ts';
+import { SYNAPSE_HEALTH_QUERIES, SYNAPSE_NODE_CPU_QUERY } from '../../src/config/defaults/synapse.ts';
+
+test('CPU lists become label regexes and $TARGET_CPUS is replaced', () => {
+  assert.equal(cpuListRegex('0'), '0');
+  assert.equal(cpuListRegex('0-2,5'), '0|1|2|5');
+  assert.match(expandQuery(SYNAPSE_NODE_CPU_QUERY, '0-1'), /cpu=~"0\|1"/);
+  const cpu = SYNAPSE_HEALTH_QUERIES.find((h) => h.name.startsWith('CPU'))!.query;
+  assert.match(expandQuery(cpu, '0-1'), /\/ 2$/);
+  assert.match(seriesQueries('0-1').cpuPercent, /loadgate_target_group_cpu_seconds_total.*\/ 2$/);
+  assert.equal(expandQuery('100 * x / $TARGET_CPU_COUNT', '0,2-3'), '100 * x / 3');
+});
+
+test('the longest range selector decides how long the bench settles between runs', () => {
+  assert.equal(longestRangeSec(['sum(rate(a[1m]))/sum(rate(b[30s]))']), 60);
+  assert.equal(longestRangeSec(['max_over_time(x[5m:10s])', 'y']), 300);
+  assert.equal(longestRangeSec(['up']), 0);
+});
+
+test('the health source expands the query and returns null for NaN', async () => {
+  const seen: string[] = [];
+  const client = new PrometheusClient('http://p', async (url) => {
+    seen.push(new URL(url).searchParams.get('query')!);
+    return new Response(JSON.stringify({ status: 'success', data: { resultType: 'vector', result: [{ metric: {}, value: [1, 'NaN'] }] } }));
+  });
+  const health = createHealthSource(client, '0');
+  assert.equal(await health.query('avg(x{cpu=~"$TARGET_CPUS"})'), null);
+  assert.deepEqual(seen, ['avg(x{cpu=~"0"})']);
+});

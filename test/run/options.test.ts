@@ -1,0 +1,76 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, writeFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { defaultCacheDir, parseRunOptions, schedule } from '../../src/run/options.ts';
+import { settleSeconds } from '../../src/run/test-run.ts';
+import { InputError } from '../../src/util/errors.ts';
+
+const EXAMPLE = 'examples/local-synapse.yml';
+const base = ['--config', EXAMPLE, '--baseline', '1.162.0', '--candidate', '1.163.2', '--out', 'reports/x'];
+
+test('the README command parses: versions, overrides, dataset version, cache dir', async () => {
+  const o = await parseRunOptions([...base, '--candidate-set', 'caches.global_factor=0.05', '--repeats', '2'], '/work/main');
+  assert.equal(o.baseline.version, '1.162.0');
+  assert.equal(o.candidate.version, '1.163.2');
+  assert.equal(o.datasetVersion, '1.162.0', 'the older version builds the dataset');
+  assert.equal(o.repeats, 2);
+  assert.equal(o.outDir, '/work/main/reports/x');
+  assert.equal(o.cacheDir, defaultCacheDir());
+  assert.deepEqual(o.candidate.sideOverrides.map((x) => x.text), ['caches.global_factor=0.05']);
+  // target.settings (bcrypt_rounds: 4) applies to both sides, before the side's own flags.
+  assert.deepEqual(o.baseline.overrides.map((x) => x.text), ['bcrypt_rounds=4']);
+  assert.deepEqual(o.candidate.overrides.map((x) => x.text), ['bcrypt_rounds=4', 'caches.global_factor=0.05']);
+  const reversed = await parseRunOptions(['--config', EXAMPLE, '--baseline', '1.163.2', '--candidate', '1.162.0', '--out', 'x']);
+  assert.equal(reversed.datasetVersion, '1.162.0');
+});
+
+test('every bad input is rejected before anything runs, naming the flag', async () => {
+  const cases: Array<[string[], RegExp]> = [
+    [['--config', EXAMPLE, '--candidate', '1.163.2', '--out', 'x'], /--baseline: required/],
+    [[...base, '--repeats', '0'], /--repeats: expected 1 to 20/],
+    [[...base, '--repeats', 'two'], /--repeats: expected a whole number/],
+    [[...base, '--tests', 'bounded,soak'], /--tests: no test named "soak"/],
+    [[...base, '--candidate-set', 'listeners=1'], /--candidate-set listeners: "listeners" cannot be overridden/],
+    [[...base, '--baseline-set', 'nokey'], /--baseline-set "nokey": expected key=value/],
+    [[...base, '--bogus'], /Unknown option '--bogus'/],
+    [[...base, 'stray'], /unexpected argument/],
+    [['--config', EXAMPLE, '--baseline', '1.162', '--candidate', '1.163.2', '--out', 'x'], /--baseline: "1.162" does not match target.versionPattern/],
+    [['--config', 'nope.yml', '--baseline', '1.162.0', '--candidate', '1.163.2', '--out', 'x'], /cannot read gate config nope.yml/],
+  ];
+  for (const [argv, message] of cases) {
+    await assert.rejects(parseRunOptions(argv), (e: unknown) => e instanceof InputError && message.test((e as Error).message), argv.join(' '));
+  }
+});
+
+test('an AWS or Mattermost config is refused by the local runner', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'lg-opt-'));
+  try {
+    const file = join(dir, 'aws.yml');
+    await writeFile(file, 'version: 1\nname: x\ntarget: { system: synapse }\nbench: { kind: aws }\ntests: [{ type: bounded, users: 1, rampUp: 1s, duration: 2s }]\n');
+    await assert.rejects(parseRunOptions(['--config', file, '--baseline', '1.0.0', '--candidate', '1.0.1', '--out', 'x']), /bench.kind is "aws"/);
+  } finally {
+    await rm(dir, { recursive: true });
+  }
+});
+
+test('runs are interleaved baseline, candidate per test and repeat', async () => {
+  const o = await parseRunOptions([...base, '--repeats', '2']);
+  const order = schedule(o).map((r) => `${r.repeat}:${r.test.name}:${r.side.role}`);
+  assert.deepEqual(order, [
+    '0:bounded:baseline', '0:bounded:candidate', '0:unbounded:baseline', '0:unbounded:candidate',
+    '1:bounded:baseline', '1:bounded:candidate', '1:unbounded:baseline', '1:unbounded:candidate',
+  ]);
+  const only = await parseRunOptions([...base, '--tests', 'unbounded']);
+  assert.deepEqual(schedule(only).map((r) => r.test.name), ['unbounded', 'unbounded']);
+});
+
+test('the settle period covers the longest health window plus a scrape', async () => {
+  const o = await parseRunOptions(base);
+  const unbounded = o.tests.find((t) => t.type === 'unbounded')!;
+  const bounded = o.tests.find((t) => t.type === 'bounded')!;
+  assert.equal(settleSeconds(unbounded), 35); // [30s] windows + 5 s scrape
+  assert.equal(settleSeconds(bounded), 35); // the graphs' 30 s rate window
+  assert.equal(settleSeconds({ ...unbounded, health: [{ ...unbounded.health[0]!, query: 'rate(x[1m])' }] } as typeof unbounded), 65);
+});

@@ -1,0 +1,185 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { MattermostStandIn } from './mattermost-stand-in.ts';
+
+/**
+ * Runs the Mattermost k6 scenario for a few seconds against a loopback stand-in and checks
+ * the traffic and the load-test-ng-named metrics. Skipped when k6 is not installed.
+ */
+
+const SCRIPT = fileURLToPath(new URL('../../../src/engine/k6/scenarios/mattermost.js', import.meta.url));
+
+function findK6(): string | undefined {
+  if (process.env.K6_BIN && existsSync(process.env.K6_BIN)) return process.env.K6_BIN;
+  try {
+    const gopath = execFileSync('go', ['env', 'GOPATH'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    if (existsSync(join(gopath, 'bin', 'k6'))) return join(gopath, 'bin', 'k6');
+  } catch {
+    // no Go toolchain: fall through to PATH
+  }
+  try {
+    return execFileSync('sh', ['-c', 'command -v k6'], { encoding: 'utf8' }).trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const k6 = findK6();
+/** k6 must make no outbound calls: no extension builder, no usage report. */
+const QUIET_ENV = { ...process.env, K6_AUTO_EXTENSION_RESOLUTION: 'false', K6_NO_USAGE_REPORT: 'true' };
+
+function runK6(args: string[], timeoutMs: number): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(k6!, args, { env: QUIET_ENV, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const killer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      clearTimeout(killer);
+      resolve({ code, stderr });
+    });
+  });
+}
+
+interface Point {
+  type: string;
+  metric: string;
+  data?: { value: number; tags?: Record<string, string> };
+}
+
+test('k6 inspect accepts the scenario and its executor options', { skip: !k6 && 'k6 not installed' }, () => {
+  const dir = mkdtempSync(join(tmpdir(), 'loadgate-k6-'));
+  try {
+    writeFileSync(join(dir, 'users.txt'), 'user1 pw1\n');
+    const out = execFileSync(
+      k6!,
+      [
+        'inspect',
+        '--execution-requirements',
+        ...['-e', 'LOADGATE_BASE_URL=http://127.0.0.1:1', '-e', `LOADGATE_USERS_FILE=${join(dir, 'users.txt')}`],
+        ...['-e', 'LOADGATE_MAX_USERS=40', '-e', 'LOADGATE_INITIAL_USERS=2', '-e', 'LOADGATE_DURATION=2h'],
+        SCRIPT,
+      ],
+      { env: QUIET_ENV, encoding: 'utf8' },
+    );
+    const options = JSON.parse(out) as { scenarios: Record<string, { executor: string; maxVUs: number; vus: number }> };
+    assert.deepEqual(options.scenarios.users, { ...options.scenarios.users, executor: 'externally-controlled', maxVUs: 40, vus: 2 });
+
+    // Bad input fails at init with a message naming the variable.
+    assert.throws(
+      () =>
+        execFileSync(k6!, ['inspect', '-e', 'LOADGATE_BASE_URL=http://127.0.0.1:1', '-e', `LOADGATE_USERS_FILE=${join(dir, 'users.txt')}`, '-e', 'LOADGATE_ACTIONS={"Dance":1}', SCRIPT], {
+          env: QUIET_ENV,
+          encoding: 'utf8',
+          stdio: 'pipe',
+        }),
+      (e: unknown) => /unknown action \\"Dance\\"/.test(String((e as { stderr?: string }).stderr)),
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('idle times follow load-test-ng: uniform in [min, 2*avg - min), times the rate', { skip: !k6 && 'k6 not installed', timeout: 30_000 }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'loadgate-k6-'));
+  try {
+    writeFileSync(join(dir, 'users.txt'), 'u p\n');
+    // A k6 script that samples the scenario's own pickIdleTimeMs and fails on a wrong distribution.
+    writeFileSync(
+      join(dir, 'idle.js'),
+      `import exec from 'k6/execution';
+import { pickIdleTimeMs } from ${JSON.stringify(SCRIPT)};
+export const options = { vus: 1, iterations: 1 };
+export default function () {
+  const n = 20000; let sum = 0; let lo = Infinity; let hi = -Infinity;
+  for (let i = 0; i < n; i++) { const v = pickIdleTimeMs(1000, 20000, 5.4); sum += v; lo = Math.min(lo, v); hi = Math.max(hi, v); }
+  const mean = sum / n;
+  // Expected mean 20000 * 5.4 = 108000; range [5400, 210600).
+  if (lo < 5400 || hi >= 210600 || Math.abs(mean - 108000) > 2500) exec.test.fail('bad idle distribution: ' + JSON.stringify({ lo, hi, mean }));
+}
+`,
+    );
+    const { code, stderr } = await runK6(
+      ['run', '--quiet', '--no-usage-report', '--address', '127.0.0.1:0', '--summary-mode=disabled', '-e', 'LOADGATE_BASE_URL=http://127.0.0.1:1', '-e', `LOADGATE_USERS_FILE=${join(dir, 'users.txt')}`, join(dir, 'idle.js')],
+      25_000,
+    );
+    assert.equal(code, 0, stderr);
+    assert.ok(!/bad idle distribution/.test(stderr), stderr);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a short k6 run drives the API and WebSocket and records load-test-ng metrics', { skip: !k6 && 'k6 not installed', timeout: 60_000 }, async () => {
+  const server = new MattermostStandIn();
+  const dir = mkdtempSync(join(tmpdir(), 'loadgate-k6-'));
+  try {
+    for (let i = 1; i <= 3; i++) server.addUser(`user${i}`, `pass-${i}`);
+    server.failing.add('GET /users/me/teams/unread');
+    const baseUrl = await server.start();
+    writeFileSync(join(dir, 'users.txt'), '# login password\nuser1 pass-1\nuser2 pass-2\nuser3 pass-3\n');
+    const actions = { SwitchChannel: 4, ScrollChannel: 2, CreatePost: 3, ViewThread: 1, AddReaction: 1, ViewGlobalThreads: 1, ReconnectWebSocket: 0.5, UnreadCheck: 0.5 };
+    const out = join(dir, 'points.json');
+    const { code, stderr } = await runK6(
+      [
+        'run',
+        '--quiet',
+        '--no-usage-report',
+        '--address',
+        '127.0.0.1:0',
+        '--out',
+        `json=${out}`,
+        ...['-e', `LOADGATE_BASE_URL=${baseUrl}`, '-e', `LOADGATE_USERS_FILE=${join(dir, 'users.txt')}`],
+        ...['-e', `LOADGATE_ACTIONS=${JSON.stringify(actions)}`, '-e', 'LOADGATE_IDLE_MIN_MS=20', '-e', 'LOADGATE_IDLE_AVG_MS=60', '-e', 'LOADGATE_IDLE_RATE=1'],
+        ...['-e', 'LOADGATE_MAX_USERS=3', '-e', 'LOADGATE_RAMP_UP=1s', '-e', 'LOADGATE_DURATION=5s'],
+        SCRIPT,
+      ],
+      45_000,
+    );
+    assert.equal(code, 0, stderr);
+
+    const points = readFileSync(out, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Point)
+      .filter((p) => p.type === 'Point');
+    const of = (metric: string) => points.filter((p) => p.metric === metric);
+
+    // Every user logged in and held a WebSocket (reconnects open more).
+    assert.equal(server.hits.get('POST /users/login'), 3);
+    assert.ok(server.wsOpened >= 3, `websockets opened: ${server.wsOpened}`);
+    assert.ok(server.wsAuthenticated >= 1);
+    // Actions ran: posts were created and channels switched.
+    assert.ok((server.hits.get('POST /posts') ?? 0) >= 3, JSON.stringify([...server.hits]));
+    assert.ok((server.hits.get('POST /channels/members/me/view') ?? 0) >= 3);
+
+    const times = of('loadtest_http_request_time');
+    assert.ok(times.length >= 30, `request times: ${times.length}`);
+    // Seconds, not milliseconds: loopback answers well under a second.
+    assert.ok(times.every((p) => p.data!.value >= 0 && p.data!.value < 1));
+    // The stand-in's 500s are counted with their status code; nothing else failed.
+    const errors = of('loadtest_http_errors_total');
+    assert.ok(errors.length >= 1, 'the failing route produced error points');
+    assert.deepEqual([...new Set(errors.map((p) => p.data!.tags!.status_code))], ['500']);
+    assert.equal(of('loadtest_http_timeouts_total').length, 0);
+
+    // The same traffic feeds the shared counters the runner's exporter reads (lib/metrics.js).
+    const sum = (metric: string) => of(metric).reduce((n, p) => n + p.data!.value, 0);
+    const buckets = [...new Set(points.filter((p) => p.metric.startsWith('loadgate_req_le_')).map((p) => p.metric))];
+    const bucketTotal = buckets.reduce((n, m) => n + sum(m), 0);
+    assert.equal(bucketTotal, times.length, 'each answered request lands in exactly one bucket');
+    assert.equal(sum('loadgate_req_err_500'), errors.length);
+    assert.ok(sum('loadgate_action_CreatePost') >= 1);
+    assert.equal(sum('loadgate_action_Login'), 3);
+    assert.equal(sum('loadgate_script_errors'), 0);
+  } finally {
+    await server.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -1,0 +1,192 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createHash, randomBytes } from 'node:crypto';
+import type { AddressInfo, Socket } from 'node:net';
+
+/**
+ * A tiny stand-in for the few Mattermost API v4 routes the k6 scenario's common actions
+ * use, plus the WebSocket upgrade, on 127.0.0.1. It is not Mattermost: it keeps just
+ * enough state (users, one team, channels, posts) for the answers to be consistent, and
+ * counts what it was asked so a test can check the scenario's traffic.
+ */
+
+interface Post {
+  id: string;
+  channel_id: string;
+  user_id: string;
+  message: string;
+  root_id: string;
+}
+
+export class MattermostStandIn {
+  readonly hits = new Map<string, number>();
+  readonly users = new Map<string, { id: string; password: string }>();
+  /** Routes (as "METHOD /template") that answer 500, to exercise error accounting. */
+  readonly failing = new Set<string>();
+  wsOpened = 0;
+  wsAuthenticated = 0;
+  private readonly tokens = new Map<string, string>();
+  private readonly posts = new Map<string, Post>();
+  private readonly sockets = new Set<Socket>();
+  private server: Server | undefined;
+  readonly teamId = id();
+  readonly channels = [
+    { id: id(), type: 'O', name: 'town-square' },
+    { id: id(), type: 'O', name: 'off-topic' },
+    { id: id(), type: 'P', name: 'private-1' },
+    { id: id(), type: 'D', name: 'dm-1' },
+  ];
+  baseUrl = '';
+
+  addUser(login: string, password: string): void {
+    this.users.set(login, { id: id(), password });
+  }
+
+  async start(): Promise<string> {
+    this.server = createServer((req, res) => void this.handle(req, res));
+    this.server.on('upgrade', (req: IncomingMessage, socket: Socket) => this.upgrade(req, socket));
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    this.baseUrl = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return this.baseUrl;
+  }
+
+  async stop(): Promise<void> {
+    for (const s of this.sockets) s.destroy();
+    if (!this.server) return;
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server!.close(() => resolve()));
+    this.server = undefined;
+  }
+
+  private count(route: string): void {
+    this.hits.set(route, (this.hits.get(route) ?? 0) + 1);
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const text = Buffer.concat(chunks).toString('utf8');
+    const body = text ? (JSON.parse(text) as Record<string, unknown>) : {};
+    const url = new URL(req.url ?? '/', 'http://x');
+    const path = url.pathname.replace(/^\/api\/v4/, '');
+    const method = req.method ?? 'GET';
+    const template = path.replace(/\/[a-z0-9]{26}(?=\/|$)/g, '/{id}').replace(/\/\d{10,}$/, '/{time}');
+    const route = `${method} ${template}`;
+    this.count(route);
+    const send = (status: number, payload: unknown, headers: Record<string, string> = {}): void => {
+      res.writeHead(status, { 'Content-Type': 'application/json', ...headers }).end(JSON.stringify(payload));
+    };
+
+    if (this.failing.has(route)) return send(500, { id: 'app.error', message: 'stand-in failure', status_code: 500 });
+    if (route === 'POST /users/login') {
+      const user = this.users.get(String(body.login_id));
+      if (!user || user.password !== body.password) return send(401, { id: 'api.user.login.invalid_credentials', status_code: 401 });
+      const token = randomBytes(13).toString('hex');
+      this.tokens.set(token, user.id);
+      return send(200, { id: user.id, username: body.login_id }, { Token: token });
+    }
+    const userId = this.tokens.get((req.headers.authorization ?? '').replace(/^Bearer /, ''));
+    if (!userId) return send(401, { id: 'api.context.session_expired.app_error', status_code: 401 });
+
+    switch (route) {
+      case 'GET /users/me':
+        return send(200, { id: userId });
+      case 'GET /users/me/teams':
+        return send(200, [{ id: this.teamId, name: 'team' }]);
+      case 'GET /users/me/teams/members':
+      case 'GET /users/me/preferences':
+      case 'GET /users/me/teams/{id}/channels/members':
+        return send(200, []);
+      case 'GET /users/me/teams/unread':
+        return send(200, [{ team_id: this.teamId, msg_count: 0, mention_count: 0 }]);
+      case 'GET /users/me/teams/{id}/channels':
+        return send(200, this.channels);
+      case 'POST /channels/members/me/view':
+        return send(200, { status: 'OK' });
+      case 'GET /channels/{id}/posts': {
+        const channelId = path.split('/')[2];
+        const posts = [...this.posts.values()].filter((p) => p.channel_id === channelId).slice(-60);
+        return send(200, { order: posts.map((p) => p.id).reverse(), posts: Object.fromEntries(posts.map((p) => [p.id, p])) });
+      }
+      case 'POST /posts': {
+        if (typeof body.channel_id !== 'string' || typeof body.message !== 'string') return send(400, { id: 'api.context.invalid_body_param', status_code: 400 });
+        const post: Post = { id: id(), channel_id: body.channel_id, user_id: userId, message: body.message, root_id: String(body.root_id ?? '') };
+        this.posts.set(post.id, post);
+        return send(201, post);
+      }
+      case 'GET /posts/{id}/thread': {
+        const post = this.posts.get(path.split('/')[2] ?? '');
+        if (!post) return send(404, { status_code: 404 });
+        return send(200, { order: [post.id], posts: { [post.id]: post } });
+      }
+      case 'POST /reactions':
+        if (!this.posts.has(String(body.post_id))) return send(404, { status_code: 404 });
+        return send(200, { user_id: userId, post_id: body.post_id, emoji_name: body.emoji_name });
+      case 'GET /users/{id}/teams/{id}/threads':
+        return send(200, { total: 0, threads: [...this.posts.values()].filter((p) => !p.root_id).slice(0, 5).map((p) => ({ id: p.id })) });
+      default:
+        return send(404, { id: 'api.context.404.app_error', status_code: 404 });
+    }
+  }
+
+  /** RFC 6455 handshake, then just enough framing: auth challenge, ping, close. */
+  private upgrade(req: IncomingMessage, socket: Socket): void {
+    const key = req.headers['sec-websocket-key'];
+    const userId = this.tokens.get((req.headers.authorization ?? '').replace(/^Bearer /, ''));
+    if (!req.url?.startsWith('/api/v4/websocket') || typeof key !== 'string' || !userId) {
+      socket.end('HTTP/1.1 401 Unauthorized\r\n\r\n');
+      return;
+    }
+    const accept = createHash('sha1').update(`${key}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`).digest('base64');
+    socket.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\n\r\n`);
+    this.wsOpened++;
+    this.sockets.add(socket);
+    let pending = Buffer.alloc(0);
+    socket.on('data', (chunk: Buffer) => {
+      pending = Buffer.concat([pending, chunk]);
+      for (;;) {
+        const frame = readFrame(pending);
+        if (!frame) return;
+        pending = pending.subarray(frame.size);
+        if (frame.opcode === 0x1 && frame.payload.toString('utf8').includes('authentication_challenge')) this.wsAuthenticated++;
+        // Answer pings and close handshakes as a server must, or clients wait on them.
+        if (frame.opcode === 0x9) socket.write(Buffer.concat([Buffer.from([0x8a, frame.payload.length]), frame.payload]));
+        if (frame.opcode === 0x8) {
+          socket.end(Buffer.from([0x88, 0x00]));
+          return;
+        }
+      }
+    });
+    socket.on('error', () => socket.destroy());
+    socket.on('close', () => this.sockets.delete(socket));
+  }
+}
+
+/** Parses one masked client frame (payloads under 64 KiB), or undefined if incomplete. */
+function readFrame(buf: Buffer): { opcode: number; payload: Buffer; size: number } | undefined {
+  if (buf.length < 2) return undefined;
+  const opcode = buf[0]! & 0x0f;
+  let len = buf[1]! & 0x7f;
+  let offset = 2;
+  if (len === 126) {
+    if (buf.length < 4) return undefined;
+    len = buf.readUInt16BE(2);
+    offset = 4;
+  } else if (len === 127) {
+    throw new Error('stand-in: frames over 64 KiB are not supported');
+  }
+  const masked = (buf[1]! & 0x80) !== 0;
+  const maskEnd = offset + (masked ? 4 : 0);
+  if (buf.length < maskEnd + len) return undefined;
+  const mask = buf.subarray(offset, maskEnd);
+  const payload = Buffer.from(buf.subarray(maskEnd, maskEnd + len));
+  if (masked) for (let i = 0; i < payload.length; i++) payload[i] = payload[i]! ^ mask[i % 4]!;
+  return { opcode, payload, size: maskEnd + len };
+}
+
+function id(): string {
+  // Mattermost ids: 26 lower-case base32 characters.
+  const alphabet = 'abcdefghijkmnopqrstuwxyz13456789';
+  let out = '';
+  for (const b of randomBytes(26)) out += alphabet[b % 32];
+  return out;
+}
