@@ -46,6 +46,11 @@ export async function main(argv: string[], io: CliIO = processIO): Promise<numbe
       io.err(`loadgate ${name}: ${error.message}`);
       return EXIT_CODES.badInput;
     }
-    throw error;
+    // A bug or an unforeseen failure in loadgate itself. Left to Node it would exit 1,
+    // which reads as "fail: the candidate regressed"; the truth is that no judgement
+    // was made, so it is inconclusive, with the cause printed.
+    const detail = error instanceof Error ? (error.stack ?? error.message) : String(error);
+    io.err(`loadgate ${name}: internal error, so no verdict can be given (exit ${EXIT_CODES.inconclusive}, inconclusive):\n${detail}`);
+    return EXIT_CODES.inconclusive;
   }
 }
