@@ -39,16 +39,23 @@ export async function main(argv: string[], io: CliIO = processIO): Promise<numbe
     io.out(module.usage);
     return 0;
   }
+  return runCommand(name, module, rest, io);
+}
+
+/**
+ * Runs one command and turns what it throws into an exit code: an InputError is bad input
+ * (3); anything else is a bug or an unforeseen failure in loadgate itself. Left to Node,
+ * that would exit 1, which reads as "fail: the candidate regressed"; the truth is that no
+ * judgement was made, so it is inconclusive (2), with the cause printed.
+ */
+export async function runCommand(name: string, module: CommandModule, args: string[], io: CliIO): Promise<number> {
   try {
-    return await module.run(rest, io);
+    return await module.run(args, io);
   } catch (error) {
     if (error instanceof InputError) {
       io.err(`loadgate ${name}: ${error.message}`);
       return EXIT_CODES.badInput;
     }
-    // A bug or an unforeseen failure in loadgate itself. Left to Node it would exit 1,
-    // which reads as "fail: the candidate regressed"; the truth is that no judgement
-    // was made, so it is inconclusive, with the cause printed.
     const detail = error instanceof Error ? (error.stack ?? error.message) : String(error);
     io.err(`loadgate ${name}: internal error, so no verdict can be given (exit ${EXIT_CODES.inconclusive}, inconclusive):\n${detail}`);
     return EXIT_CODES.inconclusive;
