@@ -8,7 +8,8 @@ CANDIDATE="${LOADGATE_CANDIDATE:-1.163.2}"
 bash scripts/setup.sh
 export PATH="$PWD/.cache/bin:$PATH"
 export LOADGATE_CACHE_DIR="${LOADGATE_CACHE_DIR:-$PWD/.cache/loadgate}"
-export LOADGATE_K6_BIN="$LOADGATE_CACHE_DIR/k6/$(sed -n 's/^k6 go.k6.io\/k6@//p' scripts/go-tools.txt)/k6"
+K6_VERSION="$(sed -n 's/^k6 go.k6.io\/k6@//p' scripts/go-tools.txt)"
+export LOADGATE_K6_BIN="$LOADGATE_CACHE_DIR/k6/$K6_VERSION/k6"
 exec npx --no-install loadgate run --config examples/local-synapse.yml \
   --baseline "$BASELINE" --candidate "$CANDIDATE" \
   --out "reports/local/${BASELINE}-vs-${CANDIDATE}" "$@"

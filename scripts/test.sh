@@ -5,7 +5,8 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 export PATH="$PWD/.cache/bin:$PATH"
 export LOADGATE_CACHE_DIR="${LOADGATE_CACHE_DIR:-$PWD/.cache/loadgate}"
-export LOADGATE_K6_BIN="$LOADGATE_CACHE_DIR/k6/$(sed -n 's/^k6 go.k6.io\/k6@//p' scripts/go-tools.txt)/k6"
+K6_VERSION="$(sed -n 's/^k6 go.k6.io\/k6@//p' scripts/go-tools.txt)"
+export LOADGATE_K6_BIN="$LOADGATE_CACHE_DIR/k6/$K6_VERSION/k6"
 echo "== type-check and lint"
 npm run --silent typecheck
 npm run --silent lint

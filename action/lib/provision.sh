@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
-# Brings the bench up and writes its description ($LOADGATE_WORK/bench.json, output `bench`).
-# env: LG_BENCH (local|aws), LG_CONFIG; aws also LG_TF_STATE_BUCKET, AWS_REGION.
+# Brings the bench up and writes its description ($LOADGATE_WORK/bench.json, outputs
+# `bench` and `bench-file`).
+# env: LG_BENCH (local|aws), LG_CONFIG; aws also LG_TF_STATE_BUCKET, AWS_REGION (from the
+# credentials step), LG_VERSION (the Mattermost version installed first: the baseline),
+# and optionally LG_TF_STATE_REGION (default AWS_REGION), LG_LICENSE_SECRET_ARN,
+# LG_DB_SNAPSHOT, LG_DB_DUMP_URL, LG_DB_NAME, LG_MAX_COST, LG_CONTROLLER_IP (default: this
+# runner's public address from checkip.amazonaws.com).
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 case "${LG_BENCH:-}" in
@@ -17,13 +22,44 @@ case "${LG_BENCH:-}" in
     safe_path "$LG_CONFIG" config
     : "${LG_TF_STATE_BUCKET:?set tf-state-bucket: the S3 bucket holding the bench state}"
     : "${AWS_REGION:?configure AWS credentials first (aws-actions/configure-aws-credentials sets AWS_REGION)}"
+    : "${LG_VERSION:?set version: the Mattermost version the bench installs first (the baseline)}"
+    state_region="${LG_TF_STATE_REGION:-$AWS_REGION}"
     infra="$LOADGATE_ROOT/infra/aws"
-    # One state per run attempt (src/aws/run-info.ts), so teardown finds exactly this bench.
-    key="loadgate/${GITHUB_REPOSITORY}/${GITHUB_RUN_ID}/${GITHUB_RUN_ATTEMPT:-1}/terraform.tfstate"
-    loadgate plan --config "$LG_CONFIG" --format tfvars --out "$LOADGATE_WORK/terraform.tfvars.json"
+    tfvars="$LOADGATE_WORK/terraform.tfvars.json"
+
+    # The controller (this runner) drives the agents' k6 API and queries Prometheus and
+    # Grafana: the bench admits its address, and only its address (/32).
+    controller_ip="${LG_CONTROLLER_IP:-}"
+    if [ -z "$controller_ip" ]; then
+      controller_ip="$(curl -fsS --retry 3 --max-time 10 https://checkip.amazonaws.com | tr -d '[:space:]')"
+    fi
+    if [[ ! "$controller_ip" =~ ^([0-9]{1,3}\.){3}[0-9]{1,3}$ ]]; then
+      echo "::error::controller address: expected an IPv4 address, got '${controller_ip:0:40}' (set controller-ip, or check https://checkip.amazonaws.com)" >&2
+      exit 3
+    fi
+
+    plan=(plan --config "$LG_CONFIG" --format tfvars --out "$tfvars" --version "$LG_VERSION" --controller-cidr "$controller_ip/32")
+    if [ -n "${LG_LICENSE_SECRET_ARN:-}" ]; then plan+=(--license-secret-arn "$LG_LICENSE_SECRET_ARN"); fi
+    if [ -n "${LG_DB_SNAPSHOT:-}" ]; then plan+=(--db-snapshot "$LG_DB_SNAPSHOT"); fi
+    if [ -n "${LG_DB_DUMP_URL:-}" ]; then plan+=(--db-dump-url "$LG_DB_DUMP_URL"); fi
+    if [ -n "${LG_DB_NAME:-}" ]; then plan+=(--db-name "$LG_DB_NAME"); fi
+    if [ -n "${LG_MAX_COST:-}" ]; then plan+=(--max-cost "$LG_MAX_COST"); fi
+    # Prints the plan (resources, duration, cost); exit 1 refuses a gate over max-cost.
+    loadgate "${plan[@]}"
+
+    # The state key comes from the tfvars (src/aws/run-info.ts), and is recorded before
+    # anything exists: teardown destroys exactly this bench even if apply fails half-way,
+    # and even when only the teardown job is re-run (a new GITHUB_RUN_ATTEMPT).
+    key="$(node -e 'process.stdout.write(JSON.parse(require("fs").readFileSync(process.argv[1],"utf8")).state_key)' "$tfvars")"
+    set_output state-key "$key"
+    printf '%s\n' "$key" > "$LOADGATE_WORK/state-key"
+
+    # The variables go beside the state, so teardown (another job, another runner) and
+    # the janitor destroy with exactly what was applied.
+    aws s3 cp --only-show-errors --region "$state_region" "$tfvars" "s3://$LG_TF_STATE_BUCKET/${key%terraform.tfstate}terraform.tfvars.json"
     terraform -chdir="$infra" init -input=false \
-      -backend-config="bucket=$LG_TF_STATE_BUCKET" -backend-config="region=$AWS_REGION" -backend-config="key=$key"
-    terraform -chdir="$infra" apply -input=false -auto-approve -var-file="$LOADGATE_WORK/terraform.tfvars.json"
+      -backend-config="bucket=$LG_TF_STATE_BUCKET" -backend-config="region=$state_region" -backend-config="key=$key"
+    terraform -chdir="$infra" apply -input=false -auto-approve -var-file="$tfvars"
     terraform -chdir="$infra" output -json > "$LOADGATE_WORK/terraform-outputs.json"
     loadgate tf-outputs "$LOADGATE_WORK/terraform-outputs.json" > "$LOADGATE_WORK/bench.json"
     ;;

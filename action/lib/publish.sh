@@ -1,8 +1,21 @@
 #!/usr/bin/env bash
-# Check run and report pull request. env: LG_MODE (start|finish), LG_BASELINE, LG_CANDIDATE,
-# LG_SHA, LG_CONFIG, LG_TESTS, LG_REPEATS, LG_BENCH, LG_REPORT, LG_CHECK_RUN_ID, LG_CHECK_NAME,
-# LG_BASELINE_CHOICE, LG_GATE_RESULT, LG_FAIL_ON_VERDICT; GITHUB_TOKEN.
+# Check run and report pull request. env: LG_MODE (start|finish|scan), LG_BASELINE,
+# LG_CANDIDATE, LG_SHA, LG_CONFIG, LG_TESTS, LG_REPEATS, LG_BENCH, LG_MAX_COST, LG_REPORT,
+# LG_CHECK_RUN_ID, LG_CHECK_NAME, LG_BASELINE_CHOICE, LG_GATE_RESULT, LG_REPORT_WITHHELD,
+# LG_FAIL_ON_VERDICT; GITHUB_TOKEN.
+# shellcheck source=action/lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+# scan: the report must not leave this job if it holds a secret of this job's environment.
+if [ "${LG_MODE:-}" = scan ]; then
+  report="${LG_REPORT:?report: the report directory to scan}"
+  if [ ! -d "$report" ]; then
+    echo "no report directory $report: nothing to scan or upload"
+    exit 0
+  fi
+  loadgate scan-report --report "$report"
+  exit 0
+fi
 
 args=(publish --mode "$LG_MODE" --baseline "$LG_BASELINE" --candidate "$LG_CANDIDATE" --github-output)
 if [ -n "${LG_SHA:-}" ]; then args+=(--sha "$LG_SHA"); fi
@@ -13,10 +26,12 @@ if [ "$LG_MODE" = start ]; then
   if [ -n "${LG_TESTS:-}" ]; then args+=(--tests "$LG_TESTS"); fi
   if [ -n "${LG_REPEATS:-}" ]; then args+=(--repeats "$LG_REPEATS"); fi
   if [ -n "${LG_BENCH:-}" ]; then args+=(--bench "$LG_BENCH"); fi
+  if [ -n "${LG_MAX_COST:-}" ]; then args+=(--max-cost "$LG_MAX_COST"); fi
 else
   args+=(--report "${LG_REPORT:?report: the report directory is required to finish}")
   if [ -n "${LG_CHECK_RUN_ID:-}" ]; then args+=(--check-run-id "$LG_CHECK_RUN_ID"); fi
   if [ -n "${LG_GATE_RESULT:-}" ]; then args+=(--gate-result "$LG_GATE_RESULT"); fi
+  if [ "${LG_REPORT_WITHHELD:-false}" = true ]; then args+=(--report-withheld); fi
   if [ "${LG_FAIL_ON_VERDICT:-true}" = true ]; then args+=(--fail-on-verdict); fi
 fi
 loadgate "${args[@]}"

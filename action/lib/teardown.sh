@@ -1,5 +1,14 @@
 #!/usr/bin/env bash
-# Tears the bench down whatever happened before. env: LG_BENCH; aws: LG_TF_STATE_BUCKET, AWS_REGION.
+# Tears the bench down whatever happened before. env: LG_BENCH; aws: LG_TF_STATE_BUCKET,
+# AWS_REGION, LG_STATE_KEY (the key provision recorded; step output `state-key`), and
+# optionally LG_TF_STATE_REGION (default AWS_REGION), LG_CONFIG and LG_VERSION (only to
+# rebuild the variables when the tfvars object beside the state is missing).
+#
+# Re-runs: the key carries the run attempt of the provisioning job. When only this job is
+# re-run, GITHUB_RUN_ATTEMPT has moved on but LG_STATE_KEY (from the gate job's outputs,
+# which GitHub keeps for jobs that are not re-run) still names the bench to destroy. The
+# attempt-based key is only the fallback when no key was recorded, i.e. provision never
+# got as far as planning, so nothing was created under it.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 case "${LG_BENCH:-}" in
@@ -12,15 +21,46 @@ case "${LG_BENCH:-}" in
   aws)
     : "${LG_TF_STATE_BUCKET:?set tf-state-bucket: the S3 bucket holding the bench state}"
     : "${AWS_REGION:?configure AWS credentials first}"
+    state_region="${LG_TF_STATE_REGION:-$AWS_REGION}"
     infra="$LOADGATE_ROOT/infra/aws"
-    key="loadgate/${GITHUB_REPOSITORY}/${GITHUB_RUN_ID}/${GITHUB_RUN_ATTEMPT:-1}/terraform.tfstate"
-    terraform -chdir="$infra" init -input=false \
-      -backend-config="bucket=$LG_TF_STATE_BUCKET" -backend-config="region=$AWS_REGION" -backend-config="key=$key"
-    # Destroy needs the same variables as apply; tfvars are rebuilt from the run identity.
-    if [ ! -f "$LOADGATE_WORK/terraform.tfvars.json" ]; then
-      loadgate plan --config "${LG_CONFIG:?config is needed to rebuild the bench variables}" --format tfvars --out "$LOADGATE_WORK/terraform.tfvars.json"
+    tfvars="$LOADGATE_WORK/teardown.tfvars.json"
+    key="${LG_STATE_KEY:-}"
+    if [ -z "$key" ]; then
+      key="loadgate/${GITHUB_REPOSITORY:?}/${GITHUB_RUN_ID:?}/${GITHUB_RUN_ATTEMPT:-1}/terraform.tfstate"
+      echo "::warning::no state-key was recorded by provision; trying this attempt's key $key"
     fi
-    terraform -chdir="$infra" destroy -input=false -auto-approve -var-file="$LOADGATE_WORK/terraform.tfvars.json"
+    key_pattern='^loadgate/([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)/([A-Za-z0-9._-]+)/([0-9]+)/terraform\.tfstate$'
+    if [[ ! "$key" =~ $key_pattern ]]; then
+      echo "::error::state-key: not a loadgate state key (loadgate/<owner>/<repo>/<run id>/<attempt>/terraform.tfstate)" >&2
+      exit 3
+    fi
+    repository="${BASH_REMATCH[1]}" run_id="${BASH_REMATCH[2]}" run_attempt="${BASH_REMATCH[3]}"
+    bucket_url="s3://$LG_TF_STATE_BUCKET"
+
+    # 0: the object exists, 1: it does not (404). Anything else (no permission, no
+    # network) stops teardown loudly: "nothing to destroy" must never be a guess.
+    s3_exists() {
+      local err
+      if err=$(aws s3api head-object --region "$state_region" --bucket "$LG_TF_STATE_BUCKET" --key "$1" 2>&1 > /dev/null); then return 0; fi
+      if [[ "$err" == *"(404)"* || "$err" == *"Not Found"* ]]; then return 1; fi
+      echo "::error::cannot tell whether s3://$LG_TF_STATE_BUCKET/$1 exists: ${err##*$'\n'}" >&2
+      exit 1
+    }
+    if ! s3_exists "$key" && ! s3_exists "${key%terraform.tfstate}terraform.tfvars.json"; then
+      echo "nothing to destroy: neither a state nor variables exist under $bucket_url/${key%terraform.tfstate}"
+      exit 0
+    fi
+    # Destroy needs the variables apply used: provision stored them beside the state.
+    if ! aws s3 cp --only-show-errors --region "$state_region" "$bucket_url/${key%terraform.tfstate}terraform.tfvars.json" "$tfvars"; then
+      echo "::warning::the bench's tfvars are missing from $bucket_url; rebuilding them from ${LG_CONFIG:-the config} and the run identity in the state key"
+      safe_path "${LG_CONFIG:?config is needed to rebuild the bench variables}" config
+      : "${LG_VERSION:?version is needed to rebuild the bench variables (any version matching target.versionPattern)}"
+      loadgate plan --config "$LG_CONFIG" --format tfvars --out "$tfvars" --version "$LG_VERSION" \
+        --repository "$repository" --run-id "$run_id" --run-attempt "$run_attempt" --commit "${GITHUB_SHA:?}"
+    fi
+    terraform -chdir="$infra" init -input=false -reconfigure \
+      -backend-config="bucket=$LG_TF_STATE_BUCKET" -backend-config="region=$state_region" -backend-config="key=$key"
+    terraform -chdir="$infra" destroy -input=false -auto-approve -var-file="$tfvars"
     ;;
   *)
     echo "::error::bench: expected local or aws" >&2

@@ -17,12 +17,12 @@ output "vpc_id" {
 }
 
 output "proxy_url" {
-  description = "Mattermost through the nginx proxy, reachable inside the VPC (the agents' target and the site URL)."
+  description = "Where users reach Mattermost inside the VPC (the agents' target and the site URL): the nginx proxy, or the single app node on :8065 when there is one app node and so no proxy."
   value       = module.bench.proxy_url
 }
 
 output "proxy_instance_id" {
-  description = "Instance ID of the proxy."
+  description = "Instance ID of the proxy; null when a single app node is reached directly."
   value       = module.bench.proxy_instance_id
 }
 
@@ -91,9 +91,9 @@ output "pyroscope_url" {
   value       = module.bench.pyroscope_url
 }
 
-output "grafana_admin_secret_arn" {
-  description = "Secret holding the Grafana admin password (written by the metrics node at boot)."
-  value       = module.bench.grafana_admin_secret_arn
+output "grafana_token_secret_arn" {
+  description = "Secret holding a Grafana service-account token with the Editor role (written by the metrics node at boot)."
+  value       = module.bench.grafana_token_secret_arn
 }
 
 output "db_cluster_identifier" {

@@ -10,7 +10,7 @@ terraform {
   }
 
   # Partial configuration: bucket, key and region are given at init, one state
-  # key per gate run (see src/aws/state-key.ts and docs/aws.md):
+  # key per gate run (see src/aws/run-info.ts and docs/aws.md):
   #   terraform init -backend-config=bucket=... -backend-config=region=... \
   #     -backend-config=key=loadgate/<owner>/<repo>/<run id>/<attempt>/terraform.tfstate
   backend "s3" {

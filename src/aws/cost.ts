@@ -116,7 +116,7 @@ export function estimateCost(bench: ResolvedBench, durationSec: number): CostEst
   };
   add(`app nodes ${bench.appInstanceType}`, bench.appCount, 'instance-hour', price(EC2_HOURLY_USD, bench.appInstanceType), ec2Hours);
   add(`load agents ${bench.agentInstanceType}`, bench.agentCount, 'instance-hour', price(EC2_HOURLY_USD, bench.agentInstanceType), ec2Hours);
-  add(`proxy ${bench.proxyInstanceType}`, 1, 'instance-hour', price(EC2_HOURLY_USD, bench.proxyInstanceType), ec2Hours);
+  if (bench.proxyCount > 0) add(`proxy ${bench.proxyInstanceType}`, bench.proxyCount, 'instance-hour', price(EC2_HOURLY_USD, bench.proxyInstanceType), ec2Hours);
   add(`metrics node ${bench.metricsInstanceType}`, 1, 'instance-hour', price(EC2_HOURLY_USD, bench.metricsInstanceType), ec2Hours);
   add(`Aurora PostgreSQL ${bench.dbInstanceType}`, bench.dbCount, 'instance-hour', price(AURORA_HOURLY_USD, bench.dbInstanceType), rdsHours);
   if (bench.openSearchCount > 0) {
@@ -127,7 +127,7 @@ export function estimateCost(bench: ResolvedBench, durationSec: number): CostEst
   // Agents and the metrics node have public addresses, and so does the NAT gateway.
   add('public IPv4 addresses', bench.agentCount + 2, 'hour', OTHER_PRICES_USD.publicIpv4Hour, hours);
   const ebsGb =
-    bench.appCount * ROOT_VOLUME_GB.app + bench.agentCount * ROOT_VOLUME_GB.agent + ROOT_VOLUME_GB.proxy + ROOT_VOLUME_GB.metrics;
+    bench.appCount * ROOT_VOLUME_GB.app + bench.agentCount * ROOT_VOLUME_GB.agent + bench.proxyCount * ROOT_VOLUME_GB.proxy + ROOT_VOLUME_GB.metrics;
   add('EBS gp3 root volumes', ebsGb, 'GB-month', OTHER_PRICES_USD.gp3GbMonth, hours);
   const totalUsd = round2(lines.reduce((sum, l) => sum + l.costUsd, 0));
   const notes = [

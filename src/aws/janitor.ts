@@ -6,10 +6,11 @@ import { z } from 'zod';
 
 /**
  * The janitor: finds loadgate benches whose ExpiresAt tag has passed (Resource
- * Groups Tagging API) and destroys them, with `terraform destroy` from their
- * state key when it can, else by deleting the tagged resources in dependency
- * order. Every AWS and Terraform call goes through a CommandRunner, so tests
- * replay recorded responses instead of calling AWS.
+ * Groups Tagging API, in every region a gate can name) and destroys them, with
+ * `terraform destroy` from their state key and the tfvars stored beside it when
+ * it can, else by deleting the tagged resources in dependency order. Every AWS
+ * and Terraform call goes through a CommandRunner, so tests replay recorded
+ * responses instead of calling AWS.
  */
 
 export interface CommandResult {
@@ -93,7 +94,10 @@ export function isExpired(bench: TaggedBench, now: Date): boolean {
 }
 
 export interface JanitorOptions {
-  region: string;
+  /** Regions swept: every region a gate config can put a bench in. */
+  regions: readonly string[];
+  /** Region of the state bucket (the Terraform backend), whatever region a bench is in. */
+  stateRegion: string;
   /** S3 bucket of the Terraform states. */
   bucket: string;
   /** Directory of the infra/aws root module. */
@@ -101,10 +105,21 @@ export interface JanitorOptions {
   now: Date;
   dryRun: boolean;
   log: (line: string) => void;
+  /** Waits between polls (OpenSearch deletion, retries); tests pass an instant one. */
+  sleep?: (ms: number) => Promise<void>;
 }
+
+/** A bench found in one region. */
+interface Sweep {
+  region: string;
+  options: JanitorOptions;
+}
+
+const realSleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** terraform destroy with the bench's own state and tfvars; false when that is not possible. */
 export async function destroyWithTerraform(runner: CommandRunner, bench: TaggedBench, options: JanitorOptions): Promise<boolean> {
+  // The state bucket has one region; the bench's own region is in its tfvars.
   if (!bench.stateKey) {
     options.log(`${bench.bench}: no StateKey tag, falling back to deleting tagged resources`);
     return false;
@@ -113,7 +128,7 @@ export async function destroyWithTerraform(runner: CommandRunner, bench: TaggedB
   try {
     const tfvars = join(work, 'terraform.tfvars.json');
     const tfvarsKey = bench.stateKey.replace(/terraform\.tfstate$/, 'terraform.tfvars.json');
-    const copy = await runner.run('aws', ['s3', 'cp', '--region', options.region, `s3://${options.bucket}/${tfvarsKey}`, tfvars]);
+    const copy = await runner.run('aws', ['s3', 'cp', '--region', options.stateRegion, `s3://${options.bucket}/${tfvarsKey}`, tfvars]);
     if (copy.code !== 0) {
       options.log(`${bench.bench}: cannot read s3://${options.bucket}/${tfvarsKey} (${copy.stderr.trim()}), falling back to deleting tagged resources`);
       return false;
@@ -121,7 +136,7 @@ export async function destroyWithTerraform(runner: CommandRunner, bench: TaggedB
     const chdir = `-chdir=${options.infraDir}`;
     const init = await runner.run('terraform', [
       chdir, 'init', '-input=false', '-reconfigure',
-      `-backend-config=bucket=${options.bucket}`, `-backend-config=key=${bench.stateKey}`, `-backend-config=region=${options.region}`,
+      `-backend-config=bucket=${options.bucket}`, `-backend-config=key=${bench.stateKey}`, `-backend-config=region=${options.stateRegion}`,
     ]);
     if (init.code !== 0) {
       options.log(`${bench.bench}: terraform init failed: ${lastLine(init.stderr)}`);
@@ -156,29 +171,42 @@ export function parseArn(arn: string): { service: string; type: string; id: stri
  * Deletes a bench's tagged resources when Terraform cannot: dependents first
  * (search domain, database instances, EC2 instances), then the database cluster,
  * NAT gateway and addresses, security groups, subnets, route tables, gateway and
- * VPC, then groups, secrets, the key and the instance roles. Best effort: each
- * failure is recorded and the rest still runs.
+ * VPC, then groups, secrets, the log group, the key and the instance roles. The
+ * search domain and the instances are waited for, because their network
+ * interfaces hold the security groups and subnets; those deletions are retried
+ * while AWS still reports a dependency. Best effort: each failure is recorded
+ * and the rest still runs.
  */
-export async function deleteTaggedResources(runner: CommandRunner, bench: TaggedBench, options: JanitorOptions): Promise<string[]> {
+export async function deleteTaggedResources(runner: CommandRunner, bench: TaggedBench, options: JanitorOptions, region = options.regions[0] ?? 'us-east-1'): Promise<string[]> {
   const failures: string[] = [];
-  const region = ['--region', options.region];
+  const sleep = options.sleep ?? realSleep;
+  const regionArgs = ['--region', region];
   const of = (service: string, type: string): string[] =>
     bench.arns.map(parseArn).filter((r) => r.service === service && r.type === type).map((r) => r.id);
-  const step = async (what: string, args: string[], timeoutMs?: number): Promise<boolean> => {
+  const step = async (what: string, args: string[], timeoutMs?: number, retryOn?: RegExp): Promise<boolean> => {
     if (options.dryRun) {
-      options.log(`${bench.bench}: would run aws ${args.join(' ')}`);
+      options.log(`${bench.bench}: would run aws ${args.join(' ')} ${regionArgs.join(' ')}`);
       return true;
     }
-    const result = await runner.run('aws', [...args, ...region], timeoutMs ? { timeoutMs } : undefined);
-    if (result.code !== 0) {
+    for (let attempt = 1; ; attempt++) {
+      const result = await runner.run('aws', [...args, ...regionArgs], timeoutMs ? { timeoutMs } : undefined);
+      if (result.code === 0) {
+        options.log(`${bench.bench}: ${what}`);
+        return true;
+      }
+      // Network interfaces of a deleted cluster or domain linger for minutes.
+      if (retryOn?.test(result.stderr) && attempt < DEPENDENCY_RETRIES) {
+        options.log(`${bench.bench}: ${what}: still in use (${lastLine(result.stderr)}), retrying in ${DEPENDENCY_RETRY_MS / 1000} s`);
+        await sleep(DEPENDENCY_RETRY_MS);
+        continue;
+      }
       failures.push(`${what}: ${lastLine(result.stderr)}`);
       return false;
     }
-    options.log(`${bench.bench}: ${what}`);
-    return true;
   };
 
-  for (const domain of of('es', 'domain')) await step(`delete OpenSearch domain ${domain}`, ['opensearch', 'delete-domain', '--domain-name', domain]);
+  const domains = of('es', 'domain');
+  for (const domain of domains) await step(`delete OpenSearch domain ${domain}`, ['opensearch', 'delete-domain', '--domain-name', domain]);
   const dbInstances = of('rds', 'db');
   for (const db of dbInstances) {
     await step(`delete DB instance ${db}`, ['rds', 'delete-db-instance', '--db-instance-identifier', db, '--skip-final-snapshot', '--delete-automated-backups']);
@@ -193,22 +221,29 @@ export async function deleteTaggedResources(runner: CommandRunner, bench: Tagged
     await step(`delete DB cluster ${cluster}`, ['rds', 'delete-db-cluster', '--db-cluster-identifier', cluster, '--skip-final-snapshot']);
     await step(`wait for DB cluster ${cluster}`, ['rds', 'wait', 'db-cluster-deleted', '--db-cluster-identifier', cluster], 60 * 60_000);
   }
+  // The AWS CLI has no waiter for a domain's deletion: poll until it is gone.
+  for (const domain of domains) {
+    if (options.dryRun) continue;
+    if (!(await waitForDomainDeletion(runner, domain, region, sleep))) failures.push(`OpenSearch domain ${domain} was still being deleted after ${DOMAIN_DELETE_TIMEOUT_MS / 60_000} minutes`);
+    else options.log(`${bench.bench}: OpenSearch domain ${domain} is gone`);
+  }
   const natGateways = of('ec2', 'natgateway');
   for (const nat of natGateways) await step(`delete NAT gateway ${nat}`, ['ec2', 'delete-nat-gateway', '--nat-gateway-id', nat]);
   if (natGateways.length) await step('wait for the NAT gateway', ['ec2', 'wait', 'nat-gateway-deleted', '--nat-gateway-ids', ...natGateways], 20 * 60_000);
   for (const allocation of of('ec2', 'elastic-ip')) await step(`release address ${allocation}`, ['ec2', 'release-address', '--allocation-id', allocation]);
   // Groups reference each other, so every rule goes before any group.
   const groups = of('ec2', 'security-group');
-  for (const group of groups) await revokeRules(runner, group, options, step, failures);
-  for (const group of groups) await step(`delete security group ${group}`, ['ec2', 'delete-security-group', '--group-id', group]);
-  for (const subnet of of('ec2', 'subnet')) await step(`delete subnet ${subnet}`, ['ec2', 'delete-subnet', '--subnet-id', subnet]);
+  for (const group of groups) await revokeRules(runner, group, region, options, step, failures);
+  const inUse = /DependencyViolation|InvalidGroup\.InUse/;
+  for (const group of groups) await step(`delete security group ${group}`, ['ec2', 'delete-security-group', '--group-id', group], undefined, inUse);
+  for (const subnet of of('ec2', 'subnet')) await step(`delete subnet ${subnet}`, ['ec2', 'delete-subnet', '--subnet-id', subnet], undefined, inUse);
   for (const table of of('ec2', 'route-table')) await step(`delete route table ${table}`, ['ec2', 'delete-route-table', '--route-table-id', table]);
   const vpcs = of('ec2', 'vpc');
   for (const gateway of of('ec2', 'internet-gateway')) {
-    for (const vpc of vpcs) await step(`detach internet gateway ${gateway}`, ['ec2', 'detach-internet-gateway', '--internet-gateway-id', gateway, '--vpc-id', vpc]);
+    for (const vpc of vpcs) await step(`detach internet gateway ${gateway}`, ['ec2', 'detach-internet-gateway', '--internet-gateway-id', gateway, '--vpc-id', vpc], undefined, inUse);
     await step(`delete internet gateway ${gateway}`, ['ec2', 'delete-internet-gateway', '--internet-gateway-id', gateway]);
   }
-  for (const vpc of vpcs) await step(`delete VPC ${vpc}`, ['ec2', 'delete-vpc', '--vpc-id', vpc]);
+  for (const vpc of vpcs) await step(`delete VPC ${vpc}`, ['ec2', 'delete-vpc', '--vpc-id', vpc], undefined, inUse);
   for (const group of of('rds', 'subgrp')) await step(`delete DB subnet group ${group}`, ['rds', 'delete-db-subnet-group', '--db-subnet-group-name', group]);
   for (const group of of('rds', 'cluster-pg')) {
     await step(`delete DB cluster parameter group ${group}`, ['rds', 'delete-db-cluster-parameter-group', '--db-cluster-parameter-group-name', group]);
@@ -216,15 +251,67 @@ export async function deleteTaggedResources(runner: CommandRunner, bench: Tagged
   for (const arn of bench.arns.filter((a) => parseArn(a).service === 'secretsmanager')) {
     await step(`delete secret ${arn}`, ['secretsmanager', 'delete-secret', '--secret-id', arn, '--force-delete-without-recovery']);
   }
-  for (const key of of('kms', 'key')) await step(`schedule deletion of KMS key ${key}`, ['kms', 'schedule-key-deletion', '--key-id', key, '--pending-window-in-days', '7']);
+  for (const logGroup of of('logs', 'log-group')) {
+    const name = logGroup.replace(/:\*$/, '');
+    await step(`delete log group ${name}`, ['logs', 'delete-log-group', '--log-group-name', name]);
+  }
+  for (const key of of('kms', 'key')) {
+    // A key scheduled by an earlier sweep stays listed (with its tags) until AWS
+    // deletes it: that is done, not a failure to report every hour.
+    if ((await kmsKeyState(runner, key, region)) === 'PendingDeletion') {
+      options.log(`${bench.bench}: KMS key ${key} is already pending deletion`);
+      continue;
+    }
+    await step(`schedule deletion of KMS key ${key}`, ['kms', 'schedule-key-deletion', '--key-id', key, '--pending-window-in-days', '7']);
+  }
   // IAM is global and not always listed by the tagging API: the roles are found by name.
   for (const role of ['app', 'metrics', 'node'].map((r) => `${bench.bench}-${r}`)) await deleteRole(runner, role, options, failures);
   return failures;
 }
 
+/** Retries while a network resource is still held by a deleting cluster, domain or instance. */
+const DEPENDENCY_RETRIES = 20;
+const DEPENDENCY_RETRY_MS = 30_000;
+const DOMAIN_DELETE_TIMEOUT_MS = 60 * 60_000;
+const DOMAIN_POLL_MS = 30_000;
+
+const describeDomainSchema = z.object({ DomainStatus: z.object({ Deleted: z.boolean().optional() }) });
+const describeKeySchema = z.object({ KeyMetadata: z.object({ KeyState: z.string() }) });
+
+/** Polls describe-domain until AWS answers ResourceNotFoundException; false on timeout. */
+async function waitForDomainDeletion(runner: CommandRunner, domain: string, region: string, sleep: (ms: number) => Promise<void>): Promise<boolean> {
+  for (let waited = 0; waited <= DOMAIN_DELETE_TIMEOUT_MS; waited += DOMAIN_POLL_MS) {
+    const result = await runner.run('aws', ['opensearch', 'describe-domain', '--domain-name', domain, '--region', region, '--output', 'json']);
+    if (result.code !== 0 && /ResourceNotFoundException/.test(result.stderr)) return true;
+    if (result.code === 0) {
+      const parsed = describeDomainSchema.safeParse(safeJson(result.stdout));
+      if (!parsed.success) return false;
+    }
+    await sleep(DOMAIN_POLL_MS);
+  }
+  return false;
+}
+
+/** The key's KeyState (Enabled, PendingDeletion, ...), or undefined when it cannot be read. */
+async function kmsKeyState(runner: CommandRunner, key: string, region: string): Promise<string | undefined> {
+  const result = await runner.run('aws', ['kms', 'describe-key', '--key-id', key, '--region', region, '--output', 'json']);
+  if (result.code !== 0) return undefined;
+  const parsed = describeKeySchema.safeParse(safeJson(result.stdout));
+  return parsed.success ? parsed.data.KeyMetadata.KeyState : undefined;
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
 async function revokeRules(
   runner: CommandRunner,
   group: string,
+  region: string,
   options: JanitorOptions,
   step: (what: string, args: string[]) => Promise<boolean>,
   failures: string[],
@@ -235,7 +322,7 @@ async function revokeRules(
   let rules;
   try {
     rules = rulesSchema.parse(
-      await awsJson(runner, ['ec2', 'describe-security-group-rules', '--region', options.region, '--filters', `Name=group-id,Values=${group}`]),
+      await awsJson(runner, ['ec2', 'describe-security-group-rules', '--region', region, '--filters', `Name=group-id,Values=${group}`]),
     );
   } catch (error) {
     failures.push(`list rules of ${group}: ${(error as Error).message}`);
@@ -268,35 +355,60 @@ async function deleteRole(runner: CommandRunner, role: string, options: JanitorO
 }
 
 export interface JanitorReport {
+  regions: string[];
   expired: string[];
   kept: string[];
   destroyedWithTerraform: string[];
   deletedByTags: string[];
+  /** Benches whose only remains are KMS keys AWS will delete after their waiting period. */
+  pendingDeletion: string[];
   failures: string[];
 }
 
 export async function runJanitor(runner: CommandRunner, options: JanitorOptions): Promise<JanitorReport> {
-  const report: JanitorReport = { expired: [], kept: [], destroyedWithTerraform: [], deletedByTags: [], failures: [] };
-  const benches = await listBenches(runner, options.region);
-  for (const bench of benches) {
-    if (!isExpired(bench, options.now)) {
-      report.kept.push(bench.bench);
-      options.log(`${bench.bench}: expires ${bench.expiresAt?.toISOString()}, kept`);
+  const regions = [...new Set(options.regions)].sort();
+  const report: JanitorReport = { regions, expired: [], kept: [], destroyedWithTerraform: [], deletedByTags: [], pendingDeletion: [], failures: [] };
+  for (const region of regions) {
+    let benches: TaggedBench[];
+    try {
+      benches = await listBenches(runner, region);
+    } catch (error) {
+      report.failures.push(`${region}: cannot list benches: ${(error as Error).message}`);
       continue;
     }
-    report.expired.push(bench.bench);
-    options.log(`${bench.bench}: ${bench.expiresAt ? `expired at ${bench.expiresAt.toISOString()}` : 'no valid ExpiresAt tag'}, ${bench.arns.length} tagged resource(s)`);
-    if (options.dryRun) {
-      await deleteTaggedResources(runner, bench, options);
-      continue;
-    }
-    if (await destroyWithTerraform(runner, bench, options)) {
-      report.destroyedWithTerraform.push(bench.bench);
-      continue;
-    }
-    const failures = await deleteTaggedResources(runner, bench, options);
-    if (failures.length) report.failures.push(...failures.map((f) => `${bench.bench}: ${f}`));
-    else report.deletedByTags.push(bench.bench);
+    options.log(`${region}: ${benches.length} loadgate bench(es)`);
+    for (const bench of benches) await sweepBench(runner, bench, { region, options }, report);
   }
   return report;
+}
+
+async function sweepBench(runner: CommandRunner, bench: TaggedBench, { region, options }: Sweep, report: JanitorReport): Promise<void> {
+  if (!isExpired(bench, options.now)) {
+    report.kept.push(bench.bench);
+    options.log(`${bench.bench} (${region}): expires ${bench.expiresAt?.toISOString()}, kept`);
+    return;
+  }
+  // What a finished sweep leaves behind: keys waiting out their deletion window.
+  const keys = bench.arns.filter((arn) => parseArn(arn).service === 'kms' && parseArn(arn).type === 'key');
+  if (keys.length === bench.arns.length) {
+    const states = await Promise.all(keys.map((arn) => kmsKeyState(runner, parseArn(arn).id, region)));
+    if (states.every((state) => state === 'PendingDeletion')) {
+      report.pendingDeletion.push(bench.bench);
+      options.log(`${bench.bench} (${region}): only its KMS key is left, already pending deletion`);
+      return;
+    }
+  }
+  report.expired.push(bench.bench);
+  options.log(`${bench.bench} (${region}): ${bench.expiresAt ? `expired at ${bench.expiresAt.toISOString()}` : 'no valid ExpiresAt tag'}, ${bench.arns.length} tagged resource(s)`);
+  if (options.dryRun) {
+    await deleteTaggedResources(runner, bench, options, region);
+    return;
+  }
+  if (await destroyWithTerraform(runner, bench, options)) {
+    report.destroyedWithTerraform.push(bench.bench);
+    return;
+  }
+  const failures = await deleteTaggedResources(runner, bench, options, region);
+  if (failures.length) report.failures.push(...failures.map((f) => `${bench.bench}: ${f}`));
+  else report.deletedByTags.push(bench.bench);
 }

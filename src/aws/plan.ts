@@ -59,7 +59,7 @@ export function plannedResources(bench: ResolvedBench): PlannedResource[] {
   const resources: PlannedResource[] = [
     { role: 'app', resource: 'aws_instance', type: bench.appInstanceType, count: bench.appCount },
     { role: 'agent', resource: 'aws_instance', type: bench.agentInstanceType, count: bench.agentCount },
-    { role: 'proxy', resource: 'aws_instance', type: bench.proxyInstanceType, count: 1 },
+    ...(bench.proxyCount > 0 ? [{ role: 'proxy', resource: 'aws_instance', type: bench.proxyInstanceType, count: bench.proxyCount }] : []),
     { role: 'metrics', resource: 'aws_instance', type: bench.metricsInstanceType, count: 1 },
     { role: 'db', resource: 'aws_rds_cluster_instance', type: bench.dbInstanceType, count: bench.dbCount },
   ];
@@ -70,7 +70,8 @@ export function plannedResources(bench: ResolvedBench): PlannedResource[] {
     { role: 'network', resource: 'aws_vpc', type: '/16, 2 public + 2 private subnets', count: 1 },
     { role: 'network', resource: 'aws_nat_gateway', type: 'NAT gateway', count: 1 },
     { role: 'network', resource: 'aws_security_group', type: 'one per role', count: bench.openSearchCount > 0 ? 6 : 5 },
-    { role: 'security', resource: 'aws_kms_key', type: 'bench key (Aurora, OpenSearch, secrets)', count: 1 },
+    { role: 'security', resource: 'aws_kms_key', type: 'bench key (Aurora, OpenSearch, secrets, logs)', count: 1 },
+    { role: 'logs', resource: 'aws_cloudwatch_log_group', type: 'Aurora PostgreSQL log, 7-day retention', count: 1 },
     { role: 'security', resource: 'aws_iam_role', type: 'instance roles (app, metrics, other nodes)', count: 3 },
   );
   return resources;

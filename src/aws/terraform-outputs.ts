@@ -25,7 +25,7 @@ const OUTPUT_SCHEMAS = {
   region: z.string().regex(/^[a-z]{2}(-[a-z]+)+-\d$/, 'expected an AWS region'),
   vpc_id: z.string().regex(/^vpc-[0-9a-f]+$/, 'expected a VPC ID'),
   proxy_url: url,
-  proxy_instance_id: instanceId,
+  proxy_instance_id: instanceId.nullable(),
   app_private_ips: z.array(ipv4).min(1),
   app_instance_ids: z.array(instanceId).min(1),
   agent_private_ips: z.array(ipv4).min(1),
@@ -39,7 +39,7 @@ const OUTPUT_SCHEMAS = {
   prometheus_url: url,
   grafana_url: url,
   pyroscope_url: url,
-  grafana_admin_secret_arn: arn,
+  grafana_token_secret_arn: arn,
   db_cluster_identifier: z.string().min(1),
   db_writer_endpoint: host,
   db_reader_endpoint: host,
@@ -54,31 +54,52 @@ type OutputName = keyof typeof OUTPUT_SCHEMAS;
 type OutputValues = { [K in OutputName]: z.output<(typeof OUTPUT_SCHEMAS)[K]> };
 
 /** Outputs Terraform leaves out when their value is null. */
-const NULLABLE_OUTPUTS: ReadonlySet<OutputName> = new Set(['opensearch_endpoint']);
+const NULLABLE_OUTPUTS: ReadonlySet<OutputName> = new Set(['opensearch_endpoint', 'proxy_instance_id']);
 
 export const OUTPUT_NAMES = Object.keys(OUTPUT_SCHEMAS) as OutputName[];
 
-export interface AwsBenchDescription {
-  benchName: string;
-  region: string;
-  vpcId: string;
-  proxy: { url: string; instanceId: string };
-  app: { privateIps: string[]; instanceIds: string[] };
-  agents: { privateIps: string[]; publicIps: string[]; instanceIds: string[]; apiPort: number; engine: 'k6' | 'load-test-ng' };
-  metrics: {
-    instanceId: string;
-    privateIp: string;
-    publicIp: string;
-    prometheusUrl: string;
-    grafanaUrl: string;
-    pyroscopeUrl: string;
-    grafanaAdminSecretArn: string;
-  };
-  database: { clusterIdentifier: string; writerEndpoint: string; readerEndpoint: string; port: number; name: string; secretArn: string };
-  openSearchEndpoint: string | null;
+/**
+ * The bench description `loadgate tf-outputs` prints (bench.json) and `loadgate run
+ * --bench-file` reads back: checked again on the way in, since the file crosses a
+ * job boundary.
+ */
+export const awsBenchDescriptionSchema = z.strictObject({
+  kind: z.literal('aws'),
+  benchName: z.string().min(1),
+  region: OUTPUT_SCHEMAS.region,
+  vpcId: OUTPUT_SCHEMAS.vpc_id,
+  /** The entry point: the proxy, or the single app node when there is no proxy (instanceId null). */
+  proxy: z.strictObject({ url, instanceId: instanceId.nullable() }),
+  app: z.strictObject({ privateIps: z.array(ipv4).min(1), instanceIds: z.array(instanceId).min(1) }),
+  agents: z.strictObject({
+    privateIps: z.array(ipv4).min(1),
+    publicIps: z.array(ipv4).min(1),
+    instanceIds: z.array(instanceId).min(1),
+    apiPort: z.number().int().min(1).max(65535),
+    engine: z.enum(['k6', 'load-test-ng']),
+  }),
+  metrics: z.strictObject({
+    instanceId,
+    privateIp: ipv4,
+    publicIp: ipv4,
+    prometheusUrl: url,
+    grafanaUrl: url,
+    pyroscopeUrl: url,
+    grafanaTokenSecretArn: arn,
+  }),
+  database: z.strictObject({
+    clusterIdentifier: z.string().min(1),
+    writerEndpoint: host,
+    readerEndpoint: host,
+    port: z.number().int().min(1).max(65535),
+    name: z.string().min(1),
+    secretArn: arn,
+  }),
+  openSearchEndpoint: host.nullable(),
   /** Role to "count x type", for run results' bench fingerprint. */
-  instances: Record<string, string>;
-}
+  instances: OUTPUT_SCHEMAS.instances,
+});
+export type AwsBenchDescription = z.output<typeof awsBenchDescriptionSchema>;
 
 const suffixPath = (path: readonly PropertyKey[]): string =>
   path.map((key) => (typeof key === 'number' ? `[${key}]` : `.${String(key)}`)).join('');
@@ -111,7 +132,11 @@ export function parseTerraformOutputs(data: unknown, source: string): AwsBenchDe
   if (v.agent_public_ips.length !== v.agent_private_ips.length || v.agent_instance_ids.length !== v.agent_private_ips.length) {
     throw new InputError(`${source}: agent_private_ips, agent_public_ips and agent_instance_ids must have one entry per agent`);
   }
+  if (v.app_private_ips.length !== v.app_instance_ids.length) {
+    throw new InputError(`${source}: app_private_ips and app_instance_ids must have one entry per app node`);
+  }
   return {
+    kind: 'aws',
     benchName: v.bench_name,
     region: v.region,
     vpcId: v.vpc_id,
@@ -131,7 +156,7 @@ export function parseTerraformOutputs(data: unknown, source: string): AwsBenchDe
       prometheusUrl: v.prometheus_url,
       grafanaUrl: v.grafana_url,
       pyroscopeUrl: v.pyroscope_url,
-      grafanaAdminSecretArn: v.grafana_admin_secret_arn,
+      grafanaTokenSecretArn: v.grafana_token_secret_arn,
     },
     database: {
       clusterIdentifier: v.db_cluster_identifier,

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { GateConfig } from '../config/schema.ts';
 import { MATTERMOST_DOWNLOAD_URL } from '../config/defaults/mattermost.ts';
 import { InputError } from '../util/errors.ts';
+import { checkedOverrides } from '../target/mattermost/config-patch.ts';
 import type { DurationEstimate } from './cost.ts';
 import type { ResolvedBench } from './presets.ts';
 import { benchName, stateKey, type RunInfo } from './run-info.ts';
@@ -48,13 +49,23 @@ export const tfvarsSchema = z.strictObject({
 });
 export type Tfvars = z.output<typeof tfvarsSchema>;
 
+/**
+ * Narrowest prefix accepted for the controller (and SSH) ranges, as infra/aws's
+ * variables: a /16 is as wide as one organisation's egress plausibly gets; wider
+ * would open the agents' unauthenticated k6 API and Prometheus to much of the internet.
+ */
+export const WIDEST_CONTROLLER_PREFIX = 16;
+
+export const controllerCidr = z
+  .string()
+  .regex(/^(\d{1,3}\.){3}\d{1,3}\/(\d|[12]\d|3[0-2])$/, 'expected an IPv4 CIDR such as 203.0.113.7/32')
+  .refine((c) => c.split('.').slice(0, 3).concat(c.split('.')[3]!.split('/')[0]!).every((octet) => Number(octet) <= 255), 'expected IPv4 octets of 0-255')
+  .refine((c) => Number(c.split('/')[1]) >= WIDEST_CONTROLLER_PREFIX, `ranges wider than /${WIDEST_CONTROLLER_PREFIX} are refused: they would open the bench's control ports to much of the internet; use the controller's own /32`);
+
 /** What the bench needs beyond gate.yml: the version installed first and the data and licence sources. */
 export const benchInputsSchema = z.strictObject({
   version: z.string().min(1),
-  controllerCidrs: z
-    .array(z.string().regex(/^(\d{1,3}\.){3}\d{1,3}\/(\d|[12]\d|3[0-2])$/, 'expected an IPv4 CIDR such as 203.0.113.7/32'))
-    .refine((cidrs) => cidrs.every((c) => !c.endsWith('/0')), 'a controller range of /0 would open the bench to the internet')
-    .default([]),
+  controllerCidrs: z.array(controllerCidr).default([]),
   dbSnapshot: z.string().regex(/^[A-Za-z][A-Za-z0-9:-]{0,299}$/, 'expected a cluster snapshot identifier or ARN').optional(),
   dbDumpUrl: httpsUrl.optional(),
   dbName: z.string().regex(/^[A-Za-z][A-Za-z0-9_]{0,62}$/, 'expected a PostgreSQL database name').optional(),
@@ -127,7 +138,7 @@ export function buildTfvars(
     db_count: bench.dbCount,
     opensearch_count: bench.openSearchCount,
     mattermost_download_url: mattermostDownloadUrl(config, inputs.version),
-    mattermost_config_patch: JSON.stringify(config.target.settings),
+    mattermost_config_patch: JSON.stringify(checkedOverrides(config.target.settings, 'target.settings')),
     load_engine: engine,
     agent_api_port: AGENT_API_PORTS[engine],
     ...(inputs.dbName ? { db_name: inputs.dbName } : {}),

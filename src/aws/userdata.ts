@@ -63,12 +63,16 @@ export const userDataVarsSchemas = {
     proxy_url: z.string().regex(/^http:\/\/[^\s'"`$\\]+$/),
     metrics_ip: ipv4,
     agent_api_port: port,
+    agent_metrics_port: port,
+    // Inserted into a quoted heredoc: any text but the terminator line.
+    k6_exporter: z.string().refine((s) => !/^EXPORTER$/m.test(s), 'must not contain a line "EXPORTER"'),
   }).strict(),
   metrics: commonVars.extend({
     app_ips: ipList,
     agent_ips: ipList,
-    proxy_ip: ipv4,
-    agent_api_port: port,
+    // Empty when the bench has a single app node and so no proxy.
+    proxy_ip: z.union([z.literal(''), ipv4]),
+    agent_metrics_port: port,
     grafana_secret_arn: quoted.min(1),
     prometheus_image: z.string().regex(/^[a-z0-9./_-]+:[A-Za-z0-9._-]+$/),
     grafana_image: z.string().regex(/^[a-z0-9./_-]+:[A-Za-z0-9._-]+$/),

@@ -13,6 +13,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandMod
   'pick-baseline': { summary: 'Pick the newest stable tag below the candidate', load: () => import('./commands/pick-baseline.ts') },
   'check-inputs': { summary: 'Validate workflow inputs and print them as outputs', load: () => import('./commands/check-inputs.ts') },
   publish: { summary: 'Post the check run and open or update the report pull request', load: () => import('./commands/publish.ts') },
+  'scan-report': { summary: 'Refuse a report that holds a secret, before it is uploaded', load: () => import('./commands/scan-report.ts') },
   janitor: { summary: 'Destroy AWS benches whose ExpiresAt tag has passed', load: () => import('./commands/janitor.ts') },
   'grafana-snapshot': { summary: 'Upload the dashboard and create a snapshot per test', load: () => import('./commands/grafana-snapshot.ts') },
 };

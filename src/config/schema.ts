@@ -70,7 +70,8 @@ const awsBenchSchema = z.strictObject({
   appCount: z.number().int().min(1).max(20).optional(),
   agentInstanceType: z.string().optional(),
   agentCount: z.number().int().min(1).max(100).optional(),
-  proxyInstanceType: z.string().optional(),
+  proxyInstanceType: z.string().optional().describe('Only used with two or more app nodes: a single node is reached directly'),
+  metricsInstanceType: z.string().optional().describe('Metrics node (Prometheus, Grafana, Pyroscope); m7i.xlarge for perfcomp, m7i.2xlarge for ceiling presets'),
   dbInstanceType: z.string().optional(),
   dbCount: z.number().int().min(1).max(15).optional(),
   openSearchCount: z.union([z.literal(0), z.literal(2)]).optional(),
@@ -85,6 +86,12 @@ const awsBenchSchema = z.strictObject({
     .optional()
     .describe('Where the dataset comes from; command-line flags of `loadgate plan` override it'),
   maxCostUsd: z.number().positive().optional().describe('Refuse to start a gate whose estimate exceeds this'),
+  maxEngineCpuPercent: z
+    .number()
+    .positive()
+    .max(100)
+    .default(85)
+    .describe('Above this CPU use on any load agent the agents are the bottleneck and the run is invalid'),
 });
 
 const localBenchSchema = z.strictObject({

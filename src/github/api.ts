@@ -23,6 +23,9 @@ const checkRunSchema = z.object({
   conclusion: z.string().nullable(),
   html_url: z.string().nullable(),
   details_url: z.string().nullable().optional(),
+  /** loadgate marks its own check runs, so a workflow job that happens to share the name is never taken for one. */
+  external_id: z.string().nullable().optional(),
+  output: z.object({ annotations_count: z.number().int().nonnegative() }).optional(),
 });
 const checkRunListSchema = z.object({ total_count: z.number(), check_runs: z.array(checkRunSchema) });
 const pullSchema = z.object({
@@ -33,6 +36,8 @@ const pullSchema = z.object({
   body: z.string().nullable(),
   head: z.object({ ref: z.string() }),
   base: z.object({ ref: z.string() }),
+  /** Set when the pull request was merged; pulls.list has no `merged` field. */
+  merged_at: z.string().nullable().optional(),
 });
 const tagListSchema = z.array(z.object({ name: z.string(), commit: z.object({ sha: z.string() }) }));
 const refListSchema = z.array(refSchema);
@@ -181,9 +186,12 @@ export class GitHubRepoApi {
     return this.call('git.createRef', refSchema, () => this.client.rest.git.createRef({ ...this.repoParams, ref: `refs/heads/${branch}`, sha }));
   }
 
-  /** Fast-forward only: a branch someone moved meanwhile is an error, not overwritten. */
-  moveBranch(branch: string, sha: string): Promise<GitRef> {
-    return this.call('git.updateRef', refSchema, () => this.client.rest.git.updateRef({ ...this.repoParams, ref: `heads/${branch}`, sha, force: false }));
+  /**
+   * Fast-forward only by default: a branch someone moved meanwhile is an error, not
+   * overwritten. `force` is for a report branch whose pull request was merged.
+   */
+  moveBranch(branch: string, sha: string, force = false): Promise<GitRef> {
+    return this.call('git.updateRef', refSchema, () => this.client.rest.git.updateRef({ ...this.repoParams, ref: `heads/${branch}`, sha, force }));
   }
 
   createCheckRun(params: { name: string; headSha: string; status: 'in_progress' | 'completed'; conclusion?: CheckConclusion; detailsUrl?: string; externalId?: string; output: CheckRunOutput }): Promise<CheckRun> {
@@ -203,7 +211,10 @@ export class GitHubRepoApi {
     );
   }
 
-  updateCheckRun(id: number, params: { status?: 'in_progress' | 'completed'; conclusion?: CheckConclusion; detailsUrl?: string; output: CheckRunOutput }): Promise<CheckRun> {
+  updateCheckRun(
+    id: number,
+    params: { status?: 'in_progress' | 'completed'; conclusion?: CheckConclusion; detailsUrl?: string; externalId?: string; startedAt?: boolean; output?: CheckRunOutput },
+  ): Promise<CheckRun> {
     const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
     return this.call(
       'checks.update',
@@ -213,9 +224,11 @@ export class GitHubRepoApi {
           ...this.repoParams,
           check_run_id: id,
           ...(params.status ? { status: params.status } : {}),
+          ...(params.startedAt ? { started_at: now } : {}),
           ...(params.conclusion ? { conclusion: params.conclusion, completed_at: now } : {}),
           ...(params.detailsUrl ? { details_url: params.detailsUrl } : {}),
-          output: params.output,
+          ...(params.externalId ? { external_id: params.externalId } : {}),
+          ...(params.output ? { output: params.output } : {}),
         }),
       `check run ${id} does not exist in ${this.repository}; pass the id printed by \`publish --mode start\` or leave --check-run-id out`,
     );
@@ -228,11 +241,12 @@ export class GitHubRepoApi {
     return list.check_runs;
   }
 
-  async findOpenPull(branch: string, base: string): Promise<PullRequest | null> {
+  /** Every pull request from `branch` into `base`, open or closed, newest first. */
+  async listPulls(branch: string, base: string): Promise<PullRequest[]> {
     const pulls = await this.call('pulls.list', z.array(pullSchema), () =>
-      this.client.rest.pulls.list({ ...this.repoParams, state: 'open', head: `${this.owner}:${branch}`, base, per_page: 10 }),
+      this.client.rest.pulls.list({ ...this.repoParams, state: 'all', head: `${this.owner}:${branch}`, base, sort: 'created', direction: 'desc', per_page: 30 }),
     );
-    return pulls.find((p) => p.head.ref === branch) ?? null;
+    return pulls.filter((p) => p.head.ref === branch).sort((a, b) => b.number - a.number);
   }
 
   createPull(params: { branch: string; base: string; title: string; body: string }): Promise<PullRequest> {
@@ -241,7 +255,10 @@ export class GitHubRepoApi {
     );
   }
 
-  updatePull(number: number, params: { title: string; body: string }): Promise<PullRequest> {
-    return this.call('pulls.update', pullSchema, () => this.client.rest.pulls.update({ ...this.repoParams, pull_number: number, title: params.title, body: params.body }));
+  /** `reopen` turns a closed, unmerged pull request back to open. */
+  updatePull(number: number, params: { title: string; body: string; reopen?: boolean }): Promise<PullRequest> {
+    return this.call('pulls.update', pullSchema, () =>
+      this.client.rest.pulls.update({ ...this.repoParams, pull_number: number, title: params.title, body: params.body, ...(params.reopen ? { state: 'open' as const } : {}) }),
+    );
   }
 }

@@ -27,33 +27,70 @@ export interface StartOptions {
   sha: string;
   plan: GatePlan;
   detailsUrl?: string | undefined;
-  externalId?: string | undefined;
+  /** The workflow run id; stored in external_id after the loadgate marker. */
+  runId?: string | undefined;
+  log?: ((line: string) => void) | undefined;
 }
 
-export async function startCheckRun(api: GitHubRepoApi, options: StartOptions): Promise<CheckRun> {
+/** external_id of every check run loadgate creates: how it recognises its own. */
+export const EXTERNAL_ID_PREFIX = 'loadgate';
+
+export function externalIdFor(runId: string | undefined): string {
+  return runId ? `${EXTERNAL_ID_PREFIX}:${runId}` : EXTERNAL_ID_PREFIX;
+}
+
+/**
+ * loadgate's check runs of this name on the commit, newest first. A workflow job whose
+ * name happens to be the check name also makes a check run; it has no loadgate
+ * external_id and is left alone.
+ */
+export async function ownCheckRuns(api: GitHubRepoApi, sha: string, name: string): Promise<CheckRun[]> {
+  const runs = await api.listCheckRuns(sha, name);
+  return runs
+    .filter((r) => r.name === name && r.head_sha === sha && (r.external_id === EXTERNAL_ID_PREFIX || (r.external_id ?? '').startsWith(`${EXTERNAL_ID_PREFIX}:`)))
+    .sort((a, b) => b.id - a.id);
+}
+
+export interface StartedCheck {
+  checkRun: CheckRun;
+  /** created: a new check run; reused: an existing one was set back to in progress. */
+  action: 'created' | 'reused';
+}
+
+/**
+ * One `loadgate` check run per commit: a re-run takes over the newest one (in progress
+ * or completed) instead of adding another. GitHub may keep a completed check run
+ * completed (it does not promise to reopen one); then, and only then, a new check run
+ * carries this gate, and required checks read the newest.
+ */
+export async function startCheckRun(api: GitHubRepoApi, options: StartOptions): Promise<StartedCheck> {
   const output: CheckRunOutput = {
     title: `Running: ${options.plan.baseline} vs ${options.plan.candidate}`.slice(0, TITLE_LIMIT),
     summary: truncateForGitHub(planMarkdown(options.plan), GITHUB_TEXT_LIMIT, 'the workflow run'),
   };
-  // A run left in progress by an attempt that died is picked up; a completed one cannot be
-  // reopened, so a re-run adds a new attempt, which is the one required checks read.
-  const open = (await api.listCheckRuns(options.sha, options.name)).find((r) => r.status !== 'completed');
-  if (open) return api.updateCheckRun(open.id, { status: 'in_progress', ...(options.detailsUrl ? { detailsUrl: options.detailsUrl } : {}), output });
-  return api.createCheckRun({
-    name: options.name,
-    headSha: options.sha,
-    status: 'in_progress',
-    ...(options.detailsUrl ? { detailsUrl: options.detailsUrl } : {}),
-    ...(options.externalId ? { externalId: options.externalId } : {}),
-    output,
-  });
+  const externalId = externalIdFor(options.runId);
+  const details = options.detailsUrl ? { detailsUrl: options.detailsUrl } : {};
+  const [latest] = await ownCheckRuns(api, options.sha, options.name);
+  if (latest) {
+    // Status first and alone: if GitHub keeps a completed run completed, its verdict text
+    // must not be overwritten with "Running".
+    const reopened = latest.status === 'completed' ? await api.updateCheckRun(latest.id, { status: 'in_progress', startedAt: true }) : latest;
+    if (reopened.status !== 'completed') {
+      return { checkRun: await api.updateCheckRun(latest.id, { status: 'in_progress', externalId, ...details, output }), action: 'reused' };
+    }
+    options.log?.(`GitHub kept check run #${latest.id} completed; this gate gets a new ${options.name} check run, which required checks read`);
+  }
+  const checkRun = await api.createCheckRun({ name: options.name, headSha: options.sha, status: 'in_progress', ...details, externalId, output });
+  return { checkRun, action: 'created' };
 }
 
 export interface FinishOptions {
   name: string;
   sha: string;
-  /** From `publish --mode start`; otherwise the newest run of that name on the commit is used. */
+  /** From `publish --mode start`; otherwise loadgate's newest check run of that name on the commit. */
   checkRunId?: number | undefined;
+  runId?: string | undefined;
+  log?: ((line: string) => void) | undefined;
   /** null when the gate produced no verdict (it crashed or was cancelled). */
   verdict: VerdictFile | null;
   /** Why there is no verdict, shown in the check run. */
@@ -64,6 +101,8 @@ export interface FinishOptions {
   fallbackUrl: string;
   baselineReason?: string | undefined;
   annotations?: CheckAnnotation[] | undefined;
+  /** The report pull request could not be published: why, and how to fix it. */
+  reportProblem?: string | undefined;
 }
 
 export interface FinishedCheck {
@@ -84,13 +123,26 @@ export function noVerdictMarkdown(problem: string, runUrl: string | undefined): 
   ].join('\n');
 }
 
+/** Said first in the check run when the verdict is known but the report PR failed. */
+export function reportProblemMarkdown(problem: string, runUrl: string | undefined): string {
+  return [
+    '> [!WARNING]',
+    '> **The report pull request was not published.** The verdict below stands; the full report is in the',
+    `> workflow run's \`loadgate-report\` artifact${runUrl ? ` ([run](${runUrl}))` : ''}. Fix the cause and re-run the publish job:`,
+    `> ${problem.replace(/[\r\n]+/g, ' ')}`,
+  ].join('\n');
+}
+
 export function finishedOutput(options: FinishOptions): { conclusion: CheckConclusion; output: CheckRunOutput; summary: string } {
   if (!options.verdict) {
     const summary = noVerdictMarkdown(options.problem ?? 'no verdict.json was produced', options.runUrl);
     return { conclusion: 'action_required', summary, output: { title: 'No verdict: the gate did not finish', summary: truncateForGitHub(summary, GITHUB_TEXT_LIMIT, 'the workflow run') } };
   }
   const v = options.verdict;
-  const summary = verdictMarkdown({ verdict: v, reportUrl: options.reportUrl, runUrl: options.runUrl, baselineReason: options.baselineReason });
+  const summary = [
+    ...(options.reportProblem ? [reportProblemMarkdown(options.reportProblem, options.runUrl), ''] : []),
+    verdictMarkdown({ verdict: v, reportUrl: options.reportUrl, runUrl: options.runUrl, baselineReason: options.baselineReason }),
+  ].join('\n');
   return {
     conclusion: CONCLUSION_FOR[v.verdict],
     summary,
@@ -104,21 +156,32 @@ export function finishedOutput(options: FinishOptions): { conclusion: CheckConcl
 export async function finishCheckRun(api: GitHubRepoApi, options: FinishOptions): Promise<FinishedCheck> {
   const { conclusion, output, summary } = finishedOutput(options);
   const detailsUrl = options.reportUrl ?? options.runUrl ?? options.fallbackUrl;
-  const annotations = (options.annotations ?? []).slice(0, MAX_ANNOTATIONS);
+  const externalId = externalIdFor(options.runId);
+  const complete = { status: 'completed' as const, conclusion, detailsUrl, externalId };
+
+  const runs = await ownCheckRuns(api, options.sha, options.name);
+  const existing: Pick<CheckRun, 'id' | 'output'> | undefined =
+    options.checkRunId === undefined ? runs[0] : (runs.find((r) => r.id === options.checkRunId) ?? { id: options.checkRunId });
+
+  // Annotations cannot be deleted and GitHub appends them on every update, so a check
+  // run that already has some (a re-publish) keeps them rather than getting duplicates.
+  const annotations = existing?.output?.annotations_count ? [] : (options.annotations ?? []).slice(0, MAX_ANNOTATIONS);
   const batches: CheckAnnotation[][] = [];
   for (let i = 0; i < annotations.length; i += ANNOTATIONS_PER_REQUEST) batches.push(annotations.slice(i, i + ANNOTATIONS_PER_REQUEST));
   const first = batches.shift();
   const firstOutput = first ? { ...output, annotations: first } : output;
 
-  let id = options.checkRunId;
-  if (id === undefined) {
-    const runs = await api.listCheckRuns(options.sha, options.name);
-    id = runs.find((r) => r.status !== 'completed')?.id;
+  let checkRun: CheckRun | undefined;
+  if (existing) {
+    checkRun = await api.updateCheckRun(existing.id, { ...complete, output: firstOutput });
+    if (checkRun.status !== 'completed' || checkRun.conclusion !== conclusion) {
+      // GitHub kept an earlier conclusion on a completed run: the verdict must not be lost,
+      // so it goes on a new check run, the one required checks read.
+      options.log?.(`GitHub kept check run #${existing.id} at ${checkRun.conclusion}; the ${conclusion} verdict goes on a new ${options.name} check run`);
+      checkRun = undefined;
+    }
   }
-  let checkRun =
-    id === undefined
-      ? await api.createCheckRun({ name: options.name, headSha: options.sha, status: 'completed', conclusion, detailsUrl, output: firstOutput })
-      : await api.updateCheckRun(id, { status: 'completed', conclusion, detailsUrl, output: firstOutput });
+  checkRun ??= await api.createCheckRun({ name: options.name, headSha: options.sha, ...complete, output: firstOutput });
   // Further batches append annotations; title and summary must be repeated each time.
   for (const batch of batches) checkRun = await api.updateCheckRun(checkRun.id, { output: { ...output, annotations: batch } });
   return { checkRun, conclusion, summary };

@@ -107,9 +107,17 @@ export function explainGitHubError(operation: OperationName, error: unknown, con
       `either the repository ${context.repository} does not exist or the token cannot see it (GitHub answers 404 instead of 403 for private repositories); check GITHUB_REPOSITORY and that the token has \`${permission}\``;
   } else if (error.status === 409 && /empty/i.test(said)) {
     hint = 'the repository has no commits yet; push a default branch first';
-  } else if (error.status === 422 && (operation === 'git.createRef' || operation === 'git.updateRef') && /rule|protect|update failed/i.test(said)) {
+  } else if ((error.status === 422 || error.status === 409) && (operation === 'git.createRef' || operation === 'git.updateRef') && /rule|protect|update failed/i.test(said)) {
     hint =
       'a branch ruleset or branch protection blocks writes to perf-report/*; exclude that pattern from the ruleset or add GitHub Actions to its bypass list';
+  } else if (error.status === 422 && operation === 'pulls.create' && /no commits between/i.test(said)) {
+    hint =
+      'the report branch holds nothing the default branch lacks (the same report is already merged, or the branch was reset); ' +
+      'delete the perf-report branch if it is stale and re-run the publish job';
+  } else if (error.status === 422 && operation === 'pulls.create' && /already exists/i.test(said)) {
+    hint = 'a pull request for the report branch exists that loadgate could not see; check that the token has `pull-requests: read` and re-run the publish job';
+  } else if (error.status === 422 && operation === 'pulls.update' && /state cannot be changed|force-pushed|recreated|deleted/i.test(said)) {
+    hint = 'GitHub will not reopen this closed pull request because its branch was deleted or rewritten; loadgate opens a new one instead';
   } else if (error.status === 422 && operation.startsWith('checks.') && /no commit found/i.test(said)) {
     hint = 'the commit is not in this repository; pass the SHA of the candidate tag (was the tag pushed?)';
   } else if (error.status === 422) {

@@ -5,7 +5,12 @@ import type { Check, CheckOutcome, Verdict, VerdictFile } from '../compare/verdi
  * from a file is escaped for a table cell, and every text is cut to fit GitHub's limits.
  */
 
-/** GitHub's limit for check run summary/text and PR bodies, in characters. */
+/**
+ * GitHub's limit for check run summary and text. The REST reference says "65535
+ * characters", but the API counts UTF-8 bytes ("summary exceeds a maximum bytesize of
+ * 65535", github/docs#35252), so every text is cut in bytes, which also keeps it under
+ * the documented character count (and the 65536-character limit of PR bodies).
+ */
 export const GITHUB_TEXT_LIMIT = 65_535;
 
 export const VERDICT_LABEL: Record<Verdict, string> = {
@@ -91,17 +96,23 @@ export function verdictMarkdown(ctx: SummaryContext): string {
   return lines.join('\n');
 }
 
+/** The longest prefix of `text` that is at most `maxBytes` in UTF-8, never splitting a character. */
+export function cutToBytes(text: string, maxBytes: number): string {
+  const bytes = Buffer.from(text, 'utf8');
+  if (bytes.length <= maxBytes) return text;
+  // A character cut in half decodes as U+FFFD at the end; drop it.
+  return bytes.subarray(0, Math.max(0, maxBytes)).toString('utf8').replace(/\uFFFD+$/, '');
+}
+
 /**
- * Cuts text to `limit` characters at a line boundary and says so, pointing at `fullAt`.
- * Counts UTF-16 units, which is never less than the code points GitHub counts.
+ * Cuts text to `limit` UTF-8 bytes at a line boundary and says so, pointing at `fullAt`.
  */
 export function truncateForGitHub(text: string, limit = GITHUB_TEXT_LIMIT, fullAt = 'the report pull request'): string {
-  if (text.length <= limit) return text;
-  const note = `\n\n_… cut to fit GitHub's ${limit}-character limit (${text.length} characters in full); see ${fullAt} for everything._`;
-  let cut = text.slice(0, Math.max(0, limit - note.length));
+  const size = Buffer.byteLength(text, 'utf8');
+  if (size <= limit) return text;
+  const note = `\n\n_… cut to fit GitHub's ${limit}-byte limit (${size} bytes in full); see ${fullAt} for everything._`;
+  let cut = cutToBytes(text, limit - Buffer.byteLength(note, 'utf8'));
   const lastNewline = cut.lastIndexOf('\n');
   if (lastNewline > cut.length / 2) cut = cut.slice(0, lastNewline);
-  // Never leave half of a surrogate pair behind.
-  if (/[\ud800-\udbff]$/.test(cut)) cut = cut.slice(0, -1);
   return cut + note;
 }

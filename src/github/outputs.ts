@@ -1,6 +1,7 @@
 import { appendFileSync } from 'node:fs';
 import * as core from '@actions/core';
 import type { CliIO } from '../cli/io.ts';
+import { cutToBytes } from './markdown.ts';
 
 export type Outputs = Record<string, string | number | boolean>;
 
@@ -24,15 +25,24 @@ export function emitOutputs(outputs: Outputs, io: CliIO, githubOutput?: string):
   if (githubOutput) appendFileSync(githubOutput, lines.map((l) => `${l}\n`).join(''), 'utf8');
 }
 
-/** GitHub caps a step summary at 1 MiB. */
-const STEP_SUMMARY_LIMIT = 1_000_000;
+/**
+ * GitHub refuses a step summary over 1 MiB ("supports content up to a size of 1024k"),
+ * counted in bytes, and then shows none of it.
+ */
+export const STEP_SUMMARY_LIMIT = 1024 * 1024;
+const CUT_NOTE = '\n\n_… cut to fit the 1 MiB job summary limit._';
+
+/** The markdown cut to the step summary's byte limit, leaving room for the line end written after it. */
+export function fitJobSummary(markdown: string, limit = STEP_SUMMARY_LIMIT): string {
+  if (Buffer.byteLength(markdown, 'utf8') + 1 <= limit) return markdown;
+  return cutToBytes(markdown, limit - 1 - Buffer.byteLength(CUT_NOTE, 'utf8')) + CUT_NOTE;
+}
 
 /** Adds markdown to the job summary page when running in Actions; a no-op elsewhere. */
 export async function writeJobSummary(markdown: string): Promise<boolean> {
   // @actions/core reads the file name from the environment itself.
   if (!process.env.GITHUB_STEP_SUMMARY) return false;
-  const text = markdown.length > STEP_SUMMARY_LIMIT ? `${markdown.slice(0, STEP_SUMMARY_LIMIT)}\n\n_… cut to fit the job summary limit._` : markdown;
-  await core.summary.addRaw(text, true).write();
+  await core.summary.addRaw(fitJobSummary(markdown), true).write();
   core.summary.emptyBuffer();
   return true;
 }

@@ -4,19 +4,22 @@ import type { BaselineChoiceFile } from './baseline-choice.ts';
 import { finishCheckRun, finishedOutput, startCheckRun, type FinishOptions as CheckFinishOptions } from './check-run.ts';
 import { createGitHubClient, type ClientOptions } from './client.ts';
 import { runUrl, type GitHubEnv } from './env.ts';
+import { redact } from './errors.ts';
 import { VERDICT_LABEL, truncateForGitHub, verdictMarkdown } from './markdown.ts';
 import type { GatePlan } from './plan.ts';
-import { assertNoSecrets, readReportDir } from './report-files.ts';
+import { readReportDir, type ReportFile } from './report-files.ts';
+import { addReportNotes } from './report-notes.ts';
+import { packForCommit } from './report-pack.ts';
 import { publishReportPr, reportNames, type PublishedReport } from './report-pr.ts';
+import { assertNoSecrets, findSecrets, type NamedSecret } from './secret-scan.ts';
 import { readVerdict } from './verdict-file.ts';
-import type { Verdict, VerdictFile } from '../compare/verdict-schema.ts';
+import type { VerdictFile, Verdict } from '../compare/verdict-schema.ts';
 import type { Outputs } from './outputs.ts';
 
-/** Everything publish needs from outside: the environment and how to build the client. */
 export interface PublishContext {
   env: GitHubEnv;
   /** Secret values that must not appear in anything published (the token among them). */
-  secrets: readonly string[];
+  secrets: readonly (string | NamedSecret)[];
   clientOptions?: Partial<ClientOptions>;
   log: (line: string) => void;
 }
@@ -29,7 +32,11 @@ export function repoApi(ctx: PublishContext): GitHubRepoApi {
     ...(ctx.env.writeIntervalMs !== undefined ? { writeIntervalMs: ctx.env.writeIntervalMs } : {}),
     ...ctx.clientOptions,
   });
-  return new GitHubRepoApi(client, ctx.env.owner, ctx.env.repo, ctx.secrets);
+  return new GitHubRepoApi(client, ctx.env.owner, ctx.env.repo, secretValues(ctx));
+}
+
+function secretValues(ctx: PublishContext): string[] {
+  return ctx.secrets.map((s) => (typeof s === 'string' ? s : s.value));
 }
 
 export async function resolveSha(api: GitHubRepoApi, candidate: string, sha: string | undefined): Promise<string> {
@@ -42,8 +49,9 @@ export async function publishStart(
 ): Promise<{ outputs: Outputs; summary: string }> {
   const api = repoApi(ctx);
   const sha = await resolveSha(api, options.candidate, options.sha);
-  const run = await startCheckRun(api, { name: options.checkName, sha, plan: options.plan, detailsUrl: runUrl(ctx.env), externalId: ctx.env.runId });
-  ctx.log(`check run ${options.checkName} #${run.id} is in progress on ${sha}`);
+  const started = await startCheckRun(api, { name: options.checkName, sha, plan: options.plan, detailsUrl: runUrl(ctx.env), runId: ctx.env.runId, log: ctx.log });
+  const run = started.checkRun;
+  ctx.log(`check run ${options.checkName} #${run.id} is in progress on ${sha} (${started.action === 'reused' ? 'the existing one, reused' : 'new'})`);
   return { outputs: { 'check-run-id': run.id, sha, 'check-run-url': run.html_url ?? '' }, summary: '' };
 }
 
@@ -67,6 +75,11 @@ export interface FinishResult {
   outputs: Outputs;
   summary: string;
   report?: PublishedReport;
+  /**
+   * The report PR could not be published. The check run is completed with the verdict
+   * regardless and says why; the caller fails the step with this error afterwards.
+   */
+  reportError?: Error;
 }
 
 /** One annotation per gating check that did not pass, on the gate config. */
@@ -96,6 +109,47 @@ export function pullBody(verdict: VerdictFile, ctx: PublishContext, baselineReas
   return truncateForGitHub(body, 65_536 - 1, `\`${directory}/README.md\``);
 }
 
+/** The files to commit: the report read back, scanned, with publish's notes and packing. */
+async function reportFiles(ctx: PublishContext, options: FinishOptions, title: string, body: string): Promise<ReportFile[]> {
+  const files = await readReportDir(options.reportDir);
+  // Scanned as written, before packing: a secret inside an archive would go unseen.
+  assertNoSecrets([...files.map((f) => ({ name: `report file ${f.path}`, content: f.content })), { name: 'the pull request text', content: title + body }], ctx.secrets);
+  const notes: string[] = [];
+  if (options.baselineChoice) {
+    notes.push(`Baseline choice: ${options.baselineChoice.reason}.`.replace(/\.\.$/, '.'));
+    if (!files.some((f) => f.path === 'baseline-choice.json')) {
+      files.push({ path: 'baseline-choice.json', content: Buffer.from(`${JSON.stringify(options.baselineChoice, null, 2)}\n`) });
+    }
+  }
+  const packed = packForCommit(files);
+  if (packed.packed.length) ctx.log(`report: packed ${packed.packed.map((d) => `${d}/`).join(' and ')} to keep the commit at ${packed.files.length} files`);
+  return addReportNotes(packed.files, [...notes, ...packed.notes]);
+}
+
+async function publishReport(ctx: PublishContext, api: GitHubRepoApi, options: FinishOptions, verdict: VerdictFile): Promise<PublishedReport> {
+  const run = runUrl(ctx.env);
+  const { directory } = reportNames(options.baseline, options.candidate);
+  const body = pullBody(verdict, ctx, options.baselineChoice?.reason, directory);
+  const title = `Performance report: ${options.baseline} vs ${options.candidate} (${VERDICT_LABEL[verdict.verdict]})`;
+  const files = await reportFiles(ctx, options, title, body);
+  const report = await publishReportPr(api, {
+    baseline: options.baseline,
+    candidate: options.candidate,
+    files,
+    title,
+    body,
+    commitMessage: `perf report: ${options.baseline} vs ${options.candidate}: ${verdict.verdict}\n\n${verdict.summary}${run ? `\n\nWorkflow run: ${run}` : ''}`,
+  });
+  const what = report.pullAction === 'already-merged' ? `is already merged in #${report.pull.number}` : `#${report.pull.number} ${report.pullAction}`;
+  ctx.log(`report ${report.committed ? 'committed' : 'unchanged'} on ${report.branch} (${report.commitSha}); pull request ${what}: ${report.pull.html_url}`);
+  return report;
+}
+
+/**
+ * Publishes the report PR, then completes the check run with the verdict, whatever
+ * happened to the PR: a check run left in progress would block a release without
+ * saying why. A PR failure is stated in the check run and returned as `reportError`.
+ */
 export async function publishFinish(ctx: PublishContext, options: FinishOptions): Promise<FinishResult> {
   const api = repoApi(ctx);
   const sha = await resolveSha(api, options.candidate, options.sha);
@@ -105,25 +159,14 @@ export async function publishFinish(ctx: PublishContext, options: FinishOptions)
   const reason = options.baselineChoice?.reason;
 
   let report: PublishedReport | undefined;
+  let reportError: Error | undefined;
   if (read.verdict) {
-    const verdict = read.verdict;
-    const files = await readReportDir(options.reportDir);
-    if (options.baselineChoice && !files.some((f) => f.path === 'baseline-choice.json')) {
-      files.push({ path: 'baseline-choice.json', content: Buffer.from(`${JSON.stringify(options.baselineChoice, null, 2)}\n`) });
+    try {
+      report = await publishReport(ctx, api, options, read.verdict);
+    } catch (error) {
+      reportError = error instanceof Error ? error : new Error(String(error));
+      ctx.log(`the report pull request was not published: ${redact(reportError.message, secretValues(ctx))}`);
     }
-    const { directory } = reportNames(options.baseline, options.candidate);
-    const body = pullBody(verdict, ctx, reason, directory);
-    const title = `Performance report: ${options.baseline} vs ${options.candidate} (${VERDICT_LABEL[verdict.verdict]})`;
-    assertNoSecrets([...files.map((f) => ({ name: `report file ${f.path}`, content: f.content })), { name: 'the pull request text', content: title + body }], ctx.secrets);
-    report = await publishReportPr(api, {
-      baseline: options.baseline,
-      candidate: options.candidate,
-      files,
-      title,
-      body,
-      commitMessage: `perf report: ${options.baseline} vs ${options.candidate}: ${verdict.verdict}\n\n${verdict.summary}${run ? `\n\nWorkflow run: ${run}` : ''}`,
-    });
-    ctx.log(`report ${report.committed ? 'committed' : 'unchanged'} on ${report.branch} (${report.commitSha}); pull request #${report.pull.number} ${report.pullCreated ? 'opened' : 'updated'}: ${report.pull.html_url}`);
   } else {
     ctx.log(`no verdict: ${read.problem}`);
   }
@@ -133,6 +176,8 @@ export async function publishFinish(ctx: PublishContext, options: FinishOptions)
     name: options.checkName,
     sha,
     checkRunId: options.checkRunId,
+    runId: ctx.env.runId,
+    log: ctx.log,
     verdict: read.verdict,
     problem,
     reportUrl: report?.pull.html_url,
@@ -140,16 +185,17 @@ export async function publishFinish(ctx: PublishContext, options: FinishOptions)
     fallbackUrl,
     baselineReason: reason,
     annotations: read.verdict ? annotationsFor(read.verdict, options.configPath) : [],
+    reportProblem: reportError ? redact(reportError.message, secretValues(ctx)) : undefined,
   };
-  const preview = finishedOutput(checkOptions);
-  assertNoSecrets([{ name: 'the check run summary', content: preview.summary + preview.output.title }], ctx.secrets);
-  const finished = await finishCheckRun(api, checkOptions);
+  const safeOptions = withoutSecrets(ctx, checkOptions);
+  const finished = await finishCheckRun(api, safeOptions);
   ctx.log(`check run ${options.checkName} #${finished.checkRun.id} completed: ${finished.conclusion}`);
   return {
     verdict: read.verdict?.verdict ?? null,
     conclusion: finished.conclusion,
     summary: finished.summary,
     ...(report ? { report } : {}),
+    ...(reportError ? { reportError } : {}),
     outputs: {
       verdict: read.verdict?.verdict ?? 'inconclusive',
       conclusion: finished.conclusion,
@@ -160,5 +206,26 @@ export async function publishFinish(ctx: PublishContext, options: FinishOptions)
       branch: report?.branch ?? '',
       sha,
     },
+  };
+}
+
+/**
+ * The check run must still be completed with the verdict when its text would carry a
+ * secret (a verdict reason quoting a log line, say): the text is then replaced by a
+ * notice, and the conclusion is kept.
+ */
+function withoutSecrets(ctx: PublishContext, options: CheckFinishOptions): CheckFinishOptions {
+  const preview = finishedOutput(options);
+  const findings = findSecrets([{ name: 'the check run text', content: `${preview.output.title}\n${preview.summary}` }], ctx.secrets);
+  if (!findings.length) return options;
+  ctx.log(`the check run text contains ${findings.map((f) => f.what).join(', ')}; posting the conclusion with a notice instead`);
+  const notice =
+    'The verdict text contained the value of a secret, so loadgate did not post it here. ' +
+    'The verdict and this conclusion stand; read the report pull request or the workflow run, and remove the secret from what the gate records.';
+  return {
+    ...options,
+    annotations: [],
+    ...(options.reportProblem ? { reportProblem: 'the reason is withheld from this text; see the publish job log' } : {}),
+    ...(options.verdict ? { verdict: { ...options.verdict, summary: 'text withheld (it contained a secret)', problems: [notice], checks: [] } } : { problem: notice }),
   };
 }

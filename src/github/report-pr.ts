@@ -1,11 +1,14 @@
 import type { GitHubRepoApi, PullRequest, TreeWrite } from './api.ts';
+import { GitHubApiError } from './errors.ts';
 import type { ReportFile } from './report-files.ts';
 
 /**
  * The report pull request: the report directory committed with the Git Data API (blobs,
  * a tree on top of the branch's tree, a commit, the ref) to one branch per comparison,
- * and one open pull request for that branch. A re-run adds a commit on the same branch
- * and rewrites the same pull request; it never opens a second one.
+ * and one pull request for that branch. A re-run adds a commit on the same branch and
+ * rewrites the same pull request; a closed, unmerged one is reopened; after a merge the
+ * next report starts from the default branch in a new pull request, since the merged one
+ * cannot take more commits.
  */
 
 export function reportNames(baseline: string, candidate: string): { branch: string; directory: string } {
@@ -22,6 +25,9 @@ export interface PublishReportOptions {
   commitMessage: string;
 }
 
+/** What happened to the pull request. */
+export type PullAction = 'created' | 'updated' | 'reopened' | 'already-merged';
+
 export interface PublishedReport {
   branch: string;
   directory: string;
@@ -30,18 +36,16 @@ export interface PublishedReport {
   committed: boolean;
   pull: PullRequest;
   pullCreated: boolean;
+  pullAction: PullAction;
 }
 
-export async function publishReportPr(api: GitHubRepoApi, options: PublishReportOptions): Promise<PublishedReport> {
-  const { branch, directory } = reportNames(options.baseline, options.candidate);
-  const repository = await api.getRepository();
-  const base = repository.default_branch;
-
-  const existing = await api.findRef(`heads/${branch}`);
-  const parentSha = existing?.object.sha ?? (await api.findRef(`heads/${base}`))?.object.sha;
-  if (!parentSha) throw new Error(`the default branch ${base} of ${api.repository} has no commit to branch the report from`);
+async function commitReport(
+  api: GitHubRepoApi,
+  options: PublishReportOptions,
+  directory: string,
+  parentSha: string,
+): Promise<{ commitSha: string; committed: boolean }> {
   const parent = await api.getCommit(parentSha);
-
   // Files the previous report had and this one does not are deleted, so the directory
   // on the branch is exactly this report.
   const previous = await api.listTreePaths(parent.tree.sha, directory);
@@ -51,18 +55,44 @@ export async function publishReportPr(api: GitHubRepoApi, options: PublishReport
   }
   const current = new Set(entries.map((e) => e.path));
   for (const path of previous) if (!current.has(path)) entries.push({ path, mode: '100644', type: 'blob', sha: null });
-
   const tree = await api.createTree(parent.tree.sha, entries);
-  let commitSha = parentSha;
-  const committed = tree !== parent.tree.sha;
-  if (committed) commitSha = (await api.createCommit(options.commitMessage, tree, [parentSha])).sha;
+  if (tree === parent.tree.sha) return { commitSha: parentSha, committed: false };
+  return { commitSha: (await api.createCommit(options.commitMessage, tree, [parentSha])).sha, committed: true };
+}
+
+export async function publishReportPr(api: GitHubRepoApi, options: PublishReportOptions): Promise<PublishedReport> {
+  const { branch, directory } = reportNames(options.baseline, options.candidate);
+  const base = (await api.getRepository()).default_branch;
+  const pulls = await api.listPulls(branch, base);
+  const open = pulls.find((p) => p.state === 'open');
+  const latest = pulls[0];
+  const merged = !open && latest?.merged_at ? latest : undefined;
+
+  const existing = await api.findRef(`heads/${branch}`);
+  const baseHead = (await api.findRef(`heads/${base}`))?.object.sha;
+  // After a merge the branch's commits are in the default branch (or were squashed into
+  // it), so the next report starts from the default branch: the new pull request then
+  // holds only this report and cannot conflict with the merged one.
+  const parentSha = merged ? baseHead : (existing?.object.sha ?? baseHead);
+  if (!parentSha) throw new Error(`the default branch ${base} of ${api.repository} has no commit to branch the report from`);
+  const { commitSha, committed } = await commitReport(api, options, directory, parentSha);
+  const done = (pull: PullRequest, pullAction: PullAction): PublishedReport => ({ branch, directory, commitSha, committed, pull, pullCreated: pullAction === 'created', pullAction });
+
+  // The merged report is exactly this one: there is nothing to review again.
+  if (merged && !committed) return done(merged, 'already-merged');
 
   if (!existing) await api.createBranch(branch, commitSha);
-  else if (committed) await api.moveBranch(branch, commitSha);
+  else if (existing.object.sha !== commitSha) await api.moveBranch(branch, commitSha, merged !== undefined);
 
-  const open = await api.findOpenPull(branch, base);
-  const pull = open
-    ? await api.updatePull(open.number, { title: options.title, body: options.body })
-    : await api.createPull({ branch, base, title: options.title, body: options.body });
-  return { branch, directory, commitSha, committed, pull, pullCreated: !open };
+  const text = { title: options.title, body: options.body };
+  if (open) return done(await api.updatePull(open.number, text), 'updated');
+  if (latest && !merged) {
+    try {
+      return done(await api.updatePull(latest.number, { ...text, reopen: true }), 'reopened');
+    } catch (error) {
+      // GitHub refuses to reopen a pull request whose branch was deleted or rewritten.
+      if (!(error instanceof GitHubApiError && error.status === 422)) throw error;
+    }
+  }
+  return done(await api.createPull({ branch, base, ...text }), 'created');
 }

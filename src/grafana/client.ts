@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { z } from 'zod';
 import { formatIssuePath } from '../util/errors.ts';
 import {
@@ -57,6 +58,12 @@ export interface SnapshotRequest {
   name?: string;
   /** Seconds until the snapshot expires; omitted means never. */
   expires?: number;
+  /**
+   * Store it on the Grafana's external snapshot server (snapshots.raintank.io unless
+   * configured otherwise) so it outlives the bench's Grafana. Grafana then requires a
+   * `key` and `deleteKey` from the caller; random ones are generated.
+   */
+  external?: boolean;
 }
 
 export interface DsQuery {
@@ -96,11 +103,12 @@ export class GrafanaClient {
     return this.request('GET', `/api/dashboards/uid/${encodeURIComponent(uid)}`, undefined, getDashboardResponseSchema);
   }
 
-  /** `POST /api/snapshots`, always stored on this Grafana (`external: false`: no outbound upload). */
+  /** `POST /api/snapshots`: stored on this Grafana, or on its external snapshot server when `external`. */
   async createSnapshot(request: SnapshotRequest): Promise<CreateSnapshotResponse> {
     const body = {
       dashboard: request.dashboard,
-      external: false,
+      external: request.external === true,
+      ...(request.external ? { key: randomBytes(16).toString('hex'), deleteKey: randomBytes(16).toString('hex') } : {}),
       ...(request.name ? { name: request.name } : {}),
       ...(request.expires ? { expires: request.expires } : {}),
     };

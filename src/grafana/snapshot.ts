@@ -22,6 +22,8 @@ export interface SnapshotOptions {
   /** Seconds until the snapshot expires; 0/undefined: never. */
   expiresSec?: number;
   maxDataPoints?: number;
+  /** Publish on Grafana's external snapshot server instead of the bench's Grafana. */
+  external?: boolean;
 }
 
 export interface SnapshotOutcome {
@@ -115,7 +117,12 @@ export async function publishSnapshot(client: GrafanaClient, options: SnapshotOp
     time: { from: options.from.toISOString(), to: options.to.toISOString() },
     snapshot: { timestamp: new Date().toISOString() },
   };
-  const created = await client.createSnapshot({ dashboard: snapshotDashboard, name: options.name, ...(options.expiresSec ? { expires: options.expiresSec } : {}) });
+  const created = await client.createSnapshot({
+    dashboard: snapshotDashboard,
+    name: options.name,
+    ...(options.expiresSec ? { expires: options.expiresSec } : {}),
+    ...(options.external ? { external: true } : {}),
+  });
   return {
     title: options.name,
     url: absolute(client.baseUrl, created.url),

@@ -27,8 +27,15 @@ export const CONFIG_PATH = /^[A-Za-z0-9_.][A-Za-z0-9._/-]{0,199}\.ya?ml$/;
 /** A check run name: shown in branch protection and rulesets, so short and plain. */
 export const CHECK_NAME = /^[A-Za-z0-9][A-Za-z0-9 ._-]{0,63}$/;
 
-/** A GitHub filter-pattern glob for release-candidate tags, e.g. `v*-rc*`. */
-export const TAG_GLOB = /^[A-Za-z0-9._*?+-]{1,64}$/;
+/**
+ * One GitHub filter pattern for release-candidate tags, e.g. `v*-rc*` or
+ * `v[0-9]+.[0-9]+.[0-9]+-rc[0-9]+` (src/inputs/glob.ts gives the meaning).
+ */
+export const TAG_GLOB = /^[A-Za-z0-9._/*?+[\]!\\-]{1,64}$/;
+export const MAX_TAG_PATTERNS = 10;
+
+/** The AWS bench's budget in US dollars: digits with up to two decimals, e.g. 80 or 79.50. */
+export const MAX_COST = /^[0-9]{1,6}(\.[0-9]{1,2})?$/;
 
 /** A commit SHA: SHA-1 (40 hex) or SHA-256 (64 hex) repositories. */
 export const COMMIT_SHA = /^([0-9a-f]{40}|[0-9a-f]{64})$/;

@@ -1,11 +1,12 @@
 import { z } from 'zod';
 import type { GateConfig } from '../config/schema.ts';
 import { InputError } from '../util/errors.ts';
-import { globToRegExp } from './glob.ts';
+import { matchesFilterPatterns, parseFilterPatterns } from './glob.ts';
 import {
   BENCH_KINDS,
   CHECK_NAME,
   CONFIG_PATH,
+  MAX_COST,
   MAX_REPEATS,
   MAX_TESTS,
   MAX_VERSION_LENGTH,
@@ -29,6 +30,8 @@ export interface RawGateInputs {
   config?: string | undefined;
   checkName?: string | undefined;
   rcPattern?: string | undefined;
+  /** AWS bench budget in USD; empty: the config's bench.aws.maxCostUsd, if any. */
+  maxCost?: string | undefined;
   /** GITHUB_EVENT_NAME, GITHUB_REF_TYPE, GITHUB_REF_NAME: where the candidate came from. */
   eventName?: string | undefined;
   refType?: string | undefined;
@@ -46,6 +49,8 @@ export interface GateInputs {
   config: string;
   checkName: string;
   rcPattern: string;
+  /** null: no limit given here (the gate config's bench.aws.maxCostUsd still applies). */
+  maxCost: number | null;
 }
 
 export const DEFAULT_CONFIG_PATH = '.github/loadgate.yml';
@@ -77,6 +82,7 @@ const rawSchema = z.strictObject({
   config: z.string().optional(),
   checkName: z.string().optional(),
   rcPattern: z.string().optional(),
+  maxCost: z.string().optional(),
   eventName: z.string().optional(),
   refType: z.string().optional(),
   refName: z.string().optional(),
@@ -117,6 +123,15 @@ function parseRepeats(value: string | undefined, config: GateConfig | undefined)
   return n;
 }
 
+function parseMaxCost(value: string | undefined): number | null {
+  if (value === undefined) return null;
+  const n = Number(value);
+  if (!MAX_COST.test(value) || !(n > 0)) {
+    throw new InputError(`max-cost: ${quoteForMessage(value)} is not an amount of US dollars; give digits with an optional dot and up to two decimals, above 0 (for example 80 or 79.50)`);
+  }
+  return n;
+}
+
 function parseBench(value: string | undefined, config: GateConfig | undefined): BenchKind {
   if (value === undefined) return config?.bench.kind ?? 'local';
   if (!(BENCH_KINDS as readonly string[]).includes(value)) {
@@ -145,7 +160,7 @@ function candidateOf(raw: z.output<typeof rawSchema>, rcPattern: string): string
   if (input !== undefined) return input;
   if (raw.eventName === 'push' && raw.refType === 'tag' && given(raw.refName) !== undefined) {
     const tag = raw.refName as string;
-    if (!globToRegExp(rcPattern).test(tag)) {
+    if (!matchesFilterPatterns(tag, parseFilterPatterns(rcPattern))) {
       throw new InputError(
         `candidate: the pushed tag ${quoteForMessage(tag)} does not match the release-candidate pattern ${quoteForMessage(rcPattern)}; keep the rc-pattern input and the workflow's on.push.tags filter the same`,
       );
@@ -165,7 +180,7 @@ export function validateGateInputs(input: RawGateInputs, config?: GateConfig): G
   if (!parsed.success) throw new InputError(`inputs: ${parsed.error.issues.map((i) => i.message).join('; ')}`);
   const raw = parsed.data;
   const rcPattern = given(raw.rcPattern) ?? DEFAULT_RC_PATTERN;
-  globToRegExp(rcPattern);
+  parseFilterPatterns(rcPattern);
   const versionPattern = config?.target.versionPattern;
   const candidate = validateVersionLabel(candidateOf(raw, rcPattern), 'candidate', versionPattern);
   const baselineInput = given(raw.baseline);
@@ -184,5 +199,6 @@ export function validateGateInputs(input: RawGateInputs, config?: GateConfig): G
     config: validateConfigPath(given(raw.config) ?? DEFAULT_CONFIG_PATH),
     checkName: validateCheckName(given(raw.checkName) ?? DEFAULT_CHECK_NAME),
     rcPattern,
+    maxCost: parseMaxCost(given(raw.maxCost)),
   };
 }

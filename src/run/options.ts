@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
@@ -7,6 +8,10 @@ import type { GateConfig, TestSpec } from '../config/schema.ts';
 import { InputError } from '../util/errors.ts';
 import { parseOverride, settingsToOverrides, type Override } from '../target/synapse/overrides.ts';
 import { compareVersions, toPipVersion } from '../target/synapse/version.ts';
+import { overridesToPatch, parseMattermostOverride } from '../target/mattermost/overrides.ts';
+import { resolveReleaseUrl } from '../target/mattermost/release.ts';
+import { checkedOverrides } from '../target/mattermost/config-patch.ts';
+import { validateVersionLabel } from '../target/mattermost/version.ts';
 
 /**
  * `loadgate run` flags, checked in full before anything is installed or started:
@@ -15,10 +20,14 @@ import { compareVersions, toPipVersion } from '../target/synapse/version.ts';
  */
 export const usage = `Usage: loadgate run --config <gate.yml> --baseline <version> --candidate <version> --out <dir> [options]
 
-Runs the gate on the local bench (bench.kind: local): installs what is missing, starts
-PostgreSQL, nginx, Prometheus and node_exporter on 127.0.0.1, runs every test for both
-versions (interleaved: baseline, candidate, baseline, candidate…), then writes
-<out>/verdict.json, <out>/README.md, graphs and per-run results, and exits with the verdict.
+Runs every test for both versions (interleaved: baseline, candidate, baseline,
+candidate…), then writes <out>/verdict.json, <out>/README.md, graphs and per-run
+results, and exits with the verdict.
+  bench.kind: local   installs what is missing and starts PostgreSQL, nginx, Prometheus
+                      and node_exporter on 127.0.0.1 (Synapse, k6).
+  bench.kind: aws     drives a provisioned bench (Mattermost; k6 or load-test-ng agents)
+                      through SSM, the agents' APIs and the metrics node's Prometheus;
+                      needs --bench-file and --users-file.
 
 Options:
   --config <file>          Gate config (e.g. examples/local-synapse.yml)
@@ -29,10 +38,16 @@ Options:
   --tests <a,b>            Only these tests (by name)
   --baseline-set <k=v>     Patch the target config for the baseline only (repeatable),
   --candidate-set <k=v>    or the candidate only: dotted key, YAML scalar value,
-                           e.g. --candidate-set caches.global_factor=0.05
+                           e.g. --candidate-set caches.global_factor=0.05 (Synapse) or
+                           --candidate-set ServiceSettings.EnableLinkPreviews=false (Mattermost)
   --keep                   Keep the bench data dirs (databases, Prometheus TSDB)
   --cache-dir <dir>        Cache for Synapse venvs, k6 and datasets
                            (default: $LOADGATE_CACHE_DIR, else ~/.cache/loadgate)
+
+AWS bench:
+  --bench-file <file>      Bench description written by provision (loadgate tf-outputs)
+  --users-file <file>      The dataset's users, "login password" per line, uploaded to the agents
+  --snapshots <mode>       Grafana snapshot per run: local (default), external or off
 
 Exit codes: 0 pass, 1 fail, 2 inconclusive, 3 bad input.`;
 
@@ -47,6 +62,9 @@ const FLAG_OPTIONS = {
   'candidate-set': { type: 'string', multiple: true },
   keep: { type: 'boolean' },
   'cache-dir': { type: 'string' },
+  'bench-file': { type: 'string' },
+  'users-file': { type: 'string' },
+  snapshots: { type: 'string' },
 } as const;
 
 const flagsSchema = z.strictObject({
@@ -65,6 +83,9 @@ const flagsSchema = z.strictObject({
   'candidate-set': z.array(z.string()).default([]),
   keep: z.boolean().default(false),
   'cache-dir': z.string().min(1).optional(),
+  'bench-file': z.string().min(1).optional(),
+  'users-file': z.string().min(1).optional(),
+  snapshots: z.enum(['local', 'external', 'off']).default('local'),
   positionals: z.array(z.string()).max(0, 'unexpected argument; every option needs its --name'),
 });
 
@@ -72,12 +93,26 @@ export interface Side {
   role: 'baseline' | 'candidate';
   /** As given on the command line; the label in results and the report. */
   label: string;
-  /** The PyPI version. */
+  /** The PyPI version (Synapse), or the validated label (Mattermost). */
   version: string;
-  /** target.settings, then this side's --*-set flags. */
+  /**
+   * Synapse: target.settings, then this side's --*-set flags. Mattermost: this side's
+   * flags only (target.settings is the bench's base config, applied at provisioning).
+   */
   overrides: Override[];
   /** Only this side's flags, for the report. */
   sideOverrides: Override[];
+  /** Mattermost: the release tarball of this version. */
+  releaseUrl?: string;
+  /** Mattermost: this side's config.json patch (checked by config-patch.ts). */
+  configPatch?: Record<string, unknown>;
+}
+
+/** What the AWS bench needs beyond the gate config. */
+export interface AwsRunInputs {
+  benchFile: string;
+  usersFile: string;
+  snapshots: 'local' | 'external' | 'off';
 }
 
 export interface RunOptions {
@@ -92,20 +127,21 @@ export interface RunOptions {
   keep: boolean;
   /** The version that builds the dataset: the older one (schemas migrate forward only). */
   datasetVersion: string;
+  /** Set when bench.kind is aws. */
+  aws?: AwsRunInputs;
 }
 
 export async function parseRunOptions(argv: string[], cwd = process.cwd()): Promise<RunOptions> {
   const flags = parseFlags(argv, FLAG_OPTIONS, flagsSchema, usage);
   const config = await loadGateConfig(flags.config);
-  if (config.bench.kind !== 'local') {
-    throw new InputError(`${flags.config}: bench.kind is "${config.bench.kind}"; \`loadgate run\` drives the local bench (bench.kind: local); the AWS bench runs from the GitHub workflow`);
-  }
+  if (config.bench.kind === 'aws') return parseAwsRunOptions(flags, config, cwd);
   if (config.target.system !== 'synapse') {
     throw new InputError(`${flags.config}: target.system is "${config.target.system}"; the local bench runs Synapse (target.system: synapse)`);
   }
   if (config.engine.kind !== 'k6') {
     throw new InputError(`${flags.config}: engine.kind is "${config.engine.kind}"; the local bench drives Synapse with k6 (engine.kind: k6)`);
   }
+  if (flags['bench-file']) await checkLocalBenchFile(resolve(cwd, flags['bench-file']));
   let base: Override[];
   try {
     base = settingsToOverrides(config.target.settings);
@@ -119,27 +155,87 @@ export async function parseRunOptions(argv: string[], cwd = process.cwd()): Prom
   };
   const baseline = side('baseline', flags.baseline, flags['baseline-set']);
   const candidate = side('candidate', flags.candidate, flags['candidate-set']);
-
-  let tests = config.tests;
-  if (flags.tests) {
-    const wanted = flags.tests.split(',').map((s) => s.trim()).filter(Boolean);
-    const known = new Set(config.tests.map((t) => t.name));
-    const unknown = wanted.filter((w) => !known.has(w));
-    if (unknown.length) throw new InputError(`--tests: no test named ${unknown.map((u) => `"${u}"`).join(', ')} in ${flags.config} (tests: ${[...known].join(', ')})`);
-    tests = config.tests.filter((t) => wanted.includes(t.name));
-  }
   return {
     configFile: flags.config,
     config,
     outDir: resolve(cwd, flags.out),
     cacheDir: resolve(cwd, flags['cache-dir'] ?? defaultCacheDir()),
     repeats: flags.repeats ?? config.repeats,
-    tests,
+    tests: selectTests(config, flags.tests, flags.config),
     baseline,
     candidate,
     keep: flags.keep,
     datasetVersion: compareVersions(baseline.version, candidate.version) <= 0 ? baseline.version : candidate.version,
   };
+}
+
+type Flags = z.output<typeof flagsSchema>;
+
+/** The AWS bench: Mattermost versions and per-side config patches, the bench and users files. */
+async function parseAwsRunOptions(flags: Flags, config: GateConfig, cwd: string): Promise<RunOptions> {
+  if (config.target.system !== 'mattermost') {
+    throw new InputError(`${flags.config}: bench.kind is "aws" but target.system is "${config.target.system}"; the AWS bench runs Mattermost (target.system: mattermost), Synapse runs on the local bench`);
+  }
+  if (!flags['bench-file']) {
+    throw new InputError(`--bench-file: required on the AWS bench: the description provision wrote (terraform output -json | loadgate tf-outputs -)`);
+  }
+  if (!flags['users-file']) {
+    throw new InputError(`--users-file: required on the AWS bench: the dataset's users, one "login password" per line, for the agents to log in as`);
+  }
+  try {
+    checkedOverrides(config.target.settings, 'target.settings');
+  } catch (error) {
+    throw new InputError(`${flags.config}: ${(error as Error).message}`);
+  }
+  const side = (role: 'baseline' | 'candidate', label: string, sets: string[]): Side => {
+    const version = validateVersionLabel(label, config.target.versionPattern, `--${role}`);
+    const sideOverrides = sets.map((s) => parseMattermostOverride(s, `--${role}-set`));
+    return {
+      role,
+      label,
+      version,
+      overrides: sideOverrides,
+      sideOverrides,
+      releaseUrl: resolveReleaseUrl(config.target, label, `--${role}`),
+      configPatch: overridesToPatch(sideOverrides),
+    };
+  };
+  const baseline = side('baseline', flags.baseline, flags['baseline-set']);
+  const candidate = side('candidate', flags.candidate, flags['candidate-set']);
+  return {
+    configFile: flags.config,
+    config,
+    outDir: resolve(cwd, flags.out),
+    cacheDir: resolve(cwd, flags['cache-dir'] ?? defaultCacheDir()),
+    repeats: flags.repeats ?? config.repeats,
+    tests: selectTests(config, flags.tests, flags.config),
+    baseline,
+    candidate,
+    keep: flags.keep,
+    // The dataset is the bench's (a dump or snapshot restored before every run).
+    datasetVersion: baseline.version,
+    aws: { benchFile: resolve(cwd, flags['bench-file']), usersFile: resolve(cwd, flags['users-file']), snapshots: flags.snapshots },
+  };
+}
+
+function selectTests(config: GateConfig, list: string | undefined, file: string): TestSpec[] {
+  if (!list) return config.tests;
+  const wanted = list.split(',').map((s) => s.trim()).filter(Boolean);
+  const known = new Set(config.tests.map((t) => t.name));
+  const unknown = wanted.filter((w) => !known.has(w));
+  if (unknown.length) throw new InputError(`--tests: no test named ${unknown.map((u) => `"${u}"`).join(', ')} in ${file} (tests: ${[...known].join(', ')})`);
+  return config.tests.filter((t) => wanted.includes(t.name));
+}
+
+/** provision writes {"kind":"local"} for the local bench; anything else is a wiring mistake. */
+async function checkLocalBenchFile(file: string): Promise<void> {
+  let kind: unknown;
+  try {
+    kind = (JSON.parse(await readFile(file, 'utf8')) as { kind?: unknown }).kind;
+  } catch (error) {
+    throw new InputError(`--bench-file: cannot read ${file} as JSON: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+  if (kind !== 'local') throw new InputError(`--bench-file: ${file} describes a "${String(kind)}" bench, but the config's bench.kind is local`);
 }
 
 /** One test run in the schedule. */

@@ -4,7 +4,7 @@ import type { GateConfig, TestSpec } from '../config/schema.ts';
 import type { ManagedProcess, ProcessSupervisor } from '../bench/process.ts';
 import type { LocalBench } from '../bench/local/bench.ts';
 import type { Progress } from '../bench/progress.ts';
-import { runBounded, runUnbounded, realClock, type UnboundedResult, type BoundedResult } from '../coordinator/index.ts';
+import { realClock } from '../coordinator/index.ts';
 import { startK6, resolveScenarioPath, type K6Run, type K6Stats } from '../engine/k6/runner.ts';
 import { startExporter, type Exporter } from '../engine/k6/exporter.ts';
 import { collectRun, type Collected } from '../metrics/collect.ts';
@@ -18,6 +18,7 @@ import { restoreDataset, SEARCH_WORDS, type DatasetArtifacts } from '../target/s
 import type { SynapseInstall } from '../target/synapse/install.ts';
 import { startSynapse, type RunningSynapse } from '../target/synapse/server.ts';
 import type { ScheduledRun } from './options.ts';
+import { driveTest, type CoordinatorOutcome } from './drive-test.ts';
 
 /**
  * One test run: restore the dataset, start this side's Synapse, start k6 and its
@@ -111,7 +112,7 @@ export async function executeRun(ctx: RunContext, run: ScheduledRun): Promise<Ru
   let synapse: RunningSynapse | undefined;
   let k6: K6Run | undefined;
   let exporter: Exporter | undefined;
-  let coordinator: { kind: 'bounded'; result: BoundedResult } | { kind: 'unbounded'; result: UnboundedResult } | undefined;
+  let coordinator: CoordinatorOutcome | undefined;
   let runStart = Date.now() / 1000;
   let runEnd = runStart;
   let stats: K6Stats | undefined;
@@ -172,45 +173,19 @@ export async function executeRun(ctx: RunContext, run: ScheduledRun): Promise<Ru
     }
     if (controller.signal.aborted) throw new Error(`stopped before the test began: ${String(controller.signal.reason?.message ?? controller.signal.reason)}`);
 
-    const users = k6;
     runStart = Date.now() / 1000;
-    const label = { version: run.side.label, repeat: run.repeat };
-    if (test.type === 'bounded') {
-      const result = await runBounded({
-        test,
-        users,
-        clock: realClock,
-        signal: controller.signal,
-        onProgress: (p) => progress.status({ ...label, users: p.users, detail: p.phase, leftSec: p.timeLeftSec }),
-      });
-      coordinator = { kind: 'bounded', result };
-      if (!result.completed) problems.push(`the bounded test ${result.reason}`);
-    } else {
-      const health = createHealthSource(ctx.prometheus, bench.targetCpus);
-      const thresholds = new Map(test.health.map((h) => [h.name, h.threshold]));
-      const result = await runUnbounded({
-        test,
-        users,
-        health,
-        clock: realClock,
-        signal: controller.signal,
-        onProgress: (p) =>
-          progress.status({
-            ...label,
-            users: p.users,
-            health: Object.entries(p.values).map(([name, value]) => ({ name, value, threshold: thresholds.get(name) ?? Infinity })),
-            leftSec: p.timeLeftSec,
-          }),
-      });
-      coordinator = { kind: 'unbounded', result };
-      progress.info(`unbounded: ${result.reason}`);
-      if (result.stopCause === 'no-data') {
-        status = 'crashed';
-        problems.push(result.reason);
-      } else if (!result.converged) {
-        problems.push(`the unbounded test ${result.reason}`);
-      }
-    }
+    const driven = await driveTest({
+      test,
+      users: k6,
+      health: createHealthSource(ctx.prometheus, bench.targetCpus),
+      clock: realClock,
+      signal: controller.signal,
+      progress,
+      label: { version: run.side.label, repeat: run.repeat },
+    });
+    coordinator = driven.coordinator;
+    problems.push(...driven.problems);
+    if (driven.noData) status = 'crashed';
     runEnd = Date.now() / 1000;
     if (controller.signal.aborted) {
       const reason = controller.signal.reason instanceof Error ? controller.signal.reason.message : String(controller.signal.reason);

@@ -104,7 +104,17 @@ test('loadgate plan --format tfvars needs the version and the run, and checks th
   assert.match(badVersion.stderr.join('\n'), /does not match target\.versionPattern/);
   const openCidr = captureIO();
   assert.equal(await main(['plan', '--config', EXAMPLE, '--controller-cidr', '0.0.0.0/0'], openCidr), 3);
-  assert.match(openCidr.stderr.join('\n'), /--controller-cidr: a controller range of \/0 would open the bench/);
+  assert.match(openCidr.stderr.join('\n'), /--controller-cidr: ranges wider than \/16 are refused/);
+  // Not only /0: any range wider than /16 would open the agents' k6 API to much of the internet.
+  const wide = captureIO();
+  assert.equal(await main(['plan', '--config', EXAMPLE, '--controller-cidr', '198.51.0.0/15'], wide), 3);
+  assert.match(wide.stderr.join('\n'), /ranges wider than \/16 are refused/);
+  const narrow = captureIO();
+  assert.equal(await plan(['--config', EXAMPLE, '--format', 'tfvars', '--version', 'v10.12.0', '--controller-cidr', '198.51.100.7/32', '--controller-cidr', '198.51.0.0/16'], narrow, env), 0);
+  assert.deepEqual(JSON.parse(narrow.stdout.join('\n')).controller_cidr_blocks, ['198.51.100.7/32', '198.51.0.0/16']);
+  const badOctet = captureIO();
+  assert.equal(await main(['plan', '--config', EXAMPLE, '--controller-cidr', '300.1.2.3/32'], badOctet), 3);
+  assert.match(badOctet.stderr.join('\n'), /expected IPv4 octets of 0-255/);
 });
 
 test('loadgate plan refuses a local bench and a bad flag with exit 3', async () => {
@@ -140,4 +150,12 @@ test('loadgate tf-outputs prints the bench description from a file or stdin', as
   assert.match(bad.stderr.join('\n'), /broken\.json does not describe a loadgate AWS bench:\ngrafana_url: /);
   const none = captureIO();
   assert.equal(await main(['tf-outputs'], none), 3);
+});
+
+test('loadgate plan --format tfvars refuses target.settings that would rewire the bench', async () => {
+  const config = join(work, 'rewire.yml');
+  writeFileSync(config, readFileSync(EXAMPLE, 'utf8').replace("  downloadUrl:", "  settings:\n    SqlSettings: { DataSource: 'postgres://someone@elsewhere/db' }\n  downloadUrl:"));
+  const io = captureIO();
+  assert.equal(await main(['plan', '--config', config, '--format', 'tfvars', '--version', 'v10.12.0', ...runFlags], io), 3);
+  assert.match(io.stderr.join('\n'), /target\.settings\.SqlSettings\.DataSource: set by the bench from its topology; remove it/);
 });

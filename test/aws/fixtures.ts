@@ -49,7 +49,7 @@ export function terraformOutputs(): Record<string, { sensitive: boolean; type: u
     prometheus_url: out('http://203.0.113.10:9090'),
     grafana_url: out('http://203.0.113.10:3000'),
     pyroscope_url: out('http://203.0.113.10:4040'),
-    grafana_admin_secret_arn: out('arn:aws:secretsmanager:us-east-1:123456789012:secret:lg-123456-1/grafana-admin-AbCdEf'),
+    grafana_token_secret_arn: out('arn:aws:secretsmanager:us-east-1:123456789012:secret:lg-123456-1/grafana-token-AbCdEf'),
     db_cluster_identifier: out('lg-123456-1'),
     db_writer_endpoint: out('lg-123456-1.cluster-abc.us-east-1.rds.amazonaws.com'),
     db_reader_endpoint: out('lg-123456-1.cluster-ro-abc.us-east-1.rds.amazonaws.com'),

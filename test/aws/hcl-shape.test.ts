@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PERFCOMP, SEED_CEILING_PRESETS, presetSize } from '../../src/aws/presets.ts';
+import { BENCH_OWNED_SETTINGS } from '../../src/target/mattermost/config-patch.ts';
 import { INFRA_DIR, loadModule, moduleDirs, only, resource, ruleObjects, type ModuleJson } from './hcl.ts';
 
 /**
@@ -228,10 +229,11 @@ test('security groups: each role opens only its own ports, SSH is closed unless 
     if (typeof rules === 'string') return ruleObjects(rules);
     return (rules as Array<Record<string, unknown>>).map((rule) => ({
       description: String(rule.description),
+      protocol: String(rule.ip_protocol ?? 'tcp'),
       from: String(rule.from_port),
       to: String(rule.to_port),
       source: Object.entries(rule)
-        .filter(([key]) => !['description', 'from_port', 'to_port'].includes(key))
+        .filter(([key]) => !['description', 'ip_protocol', 'from_port', 'to_port'].includes(key))
         .map(([key, value]) => `${key} = ${String(value).replace(/^\$\{(.*)\}$/, '$1')}`)
         .join(', '),
     }));
@@ -248,21 +250,34 @@ test('security groups: each role opens only its own ports, SSH is closed unless 
     referenced_security_group_id: '${module.metrics_sg.id}',
   });
 
-  const summary = (role: string): string[] => rulesOf(role).map((r) => `${r.from}-${r.to} ${r.source}`).sort();
+  const summary = (role: string): string[] => rulesOf(role).map((r) => `${r.protocol} ${r.from}-${r.to} ${r.source}`).sort();
   assert.deepEqual(summary('app'), [
-    '8065-8065 referenced_security_group_id = module.agent_sg.id',
-    '8065-8065 referenced_security_group_id = module.proxy_sg.id',
-    '8067-8067 referenced_security_group_id = module.metrics_sg.id',
-    '8074-8075 self = true',
+    'tcp 8065-8065 referenced_security_group_id = module.agent_sg.id',
+    'tcp 8065-8065 referenced_security_group_id = module.proxy_sg.id',
+    'tcp 8067-8067 referenced_security_group_id = module.metrics_sg.id',
+    'tcp 8074-8075 self = true',
+    // Mattermost's cluster gossip speaks UDP too, between app nodes only.
+    'udp 8074-8074 self = true',
   ]);
-  assert.deepEqual(summary('proxy'), ['80-80 referenced_security_group_id = module.agent_sg.id']);
-  assert.deepEqual(summary('db'), ['5432-5432 referenced_security_group_id = module.app_sg.id']);
-  assert.deepEqual(summary('opensearch'), ['443-443 referenced_security_group_id = module.app_sg.id']);
+  assert.deepEqual(summary('proxy'), ['tcp 80-80 referenced_security_group_id = module.agent_sg.id']);
+  assert.deepEqual(summary('db'), ['tcp 5432-5432 referenced_security_group_id = module.app_sg.id']);
+  assert.deepEqual(summary('opensearch'), ['tcp 443-443 referenced_security_group_id = module.app_sg.id']);
+  // The controller reaches the agents' engine API; the metrics node scrapes their exporter.
   assert.deepEqual(summary('agent'), [
-    'var.agent_api_port-var.agent_api_port cidr_ipv4 = cidr',
-    'var.agent_api_port-var.agent_api_port referenced_security_group_id = module.metrics_sg.id',
+    'tcp local.agent_metrics_port-local.agent_metrics_port referenced_security_group_id = module.metrics_sg.id',
+    'tcp var.agent_api_port-var.agent_api_port cidr_ipv4 = cidr',
   ]);
-  assert.deepEqual(summary('metrics'), ['3000-3000 cidr_ipv4 = cidr', '4040-4040 cidr_ipv4 = cidr', '9090-9090 cidr_ipv4 = cidr']);
+  // The controller reaches Prometheus and Grafana, nothing else of the metrics node.
+  assert.deepEqual(summary('metrics'), ['tcp 3000-3000 cidr_ipv4 = cidr', 'tcp 9090-9090 cidr_ipv4 = cidr']);
+  const locals0 = only(bench.locals, 'locals') as Record<string, unknown>;
+  assert.equal(locals0.agent_metrics_port, '${var.load_engine == "k6" ? 6566 : var.agent_api_port}');
+  // Gossip's UDP must also be allowed out of the app nodes (egress rules are TCP otherwise).
+  assert.match(String(only(bench.module.app_sg, 'app_sg').egress_rules), /local\.app_egress_rules/);
+  assert.match(JSON.stringify(locals0.app_egress_rules), /ip_protocol = \\"udp\\", from_port = 8074, to_port = 8074, cidr_ipv4 = var\.vpc_cidr/);
+  // Every cidr_ipv4 ingress rule comes from the controller or SSH lists, whose entries are /16 or narrower.
+  for (const name of ['controller_cidr_blocks', 'ssh_cidr_blocks']) {
+    assert.ok(validations(bench, name).some((v) => v.condition.includes('tonumber(split("/", c)[1]) >= 16')), `${name} refuses ranges wider than /16`);
+  }
   // Controller ranges come only from var.controller_cidr_blocks.
   for (const role of ['agent', 'metrics']) {
     assert.match(String(only(bench.module[`${role}_sg`], role).ingress_rules), /for cidr in var\.controller_cidr_blocks/);
@@ -277,7 +292,7 @@ test('security groups: each role opens only its own ports, SSH is closed unless 
   assert.deepEqual(ssh.map((r) => [r.from, r.to, r.source]), [['22', '22', 'cidr_ipv4 = cidr']]);
   assert.match(locals.ssh_rules, /for cidr in var\.ssh_cidr_blocks/);
   assert.deepEqual(variable(bench, 'ssh_cidr_blocks').default, []);
-  assert.ok(validations(bench, 'ssh_cidr_blocks').some((v) => v.condition.includes('!endswith(c, "/0")')));
+  assert.ok(validations(bench, 'ssh_cidr_blocks').some((v) => v.condition.includes('>= 16')));
 
   // No ingress from anywhere: 0.0.0.0/0 appears only in egress, on ports 80 and 443.
   for (const role of ['app', 'proxy', 'agent', 'metrics', 'db', 'opensearch']) {
@@ -310,8 +325,15 @@ test('the network spans two availability zones with private subnets behind a NAT
   assert.equal(resource(network, 'aws_subnet', 'public').map_public_ip_on_launch, false);
   assert.equal(resource(network, 'aws_subnet', 'private').map_public_ip_on_launch, false);
   assert.ok(validations(network, 'availability_zones').some((v) => v.condition.includes('length(var.availability_zones) == 2')));
-  const defaultGroup = resource(network, 'aws_default_security_group', 'this');
-  assert.equal(defaultGroup.ingress, undefined, 'the default group allows nothing');
+  // The VPC's default group is not adopted (tag-scoped IAM cannot allow that); instead
+  // nothing is ever placed in it: every instance, the cluster and the domain name a group.
+  assert.equal(network.resource.aws_default_security_group, undefined);
+  const bench = await loadModule('modules/bench');
+  for (const [name, bodies] of Object.entries(bench.module)) {
+    if (['app', 'agent', 'proxy', 'metrics'].includes(name)) assert.match(String(only(bodies, name).security_group_ids), /module\.\w+_sg\.id/, `${name} names its group`);
+  }
+  assert.match(String(only(bench.module.db, 'db').security_group_ids), /module\.db_sg\.id/);
+  assert.match(String(only(bench.module.opensearch, 'opensearch').security_group_ids), /module\.opensearch_sg\[0\]\.id/);
   assert.ok(resource(network, 'aws_nat_gateway', 'this'));
 });
 
@@ -343,4 +365,46 @@ test('checkov exceptions are justified inline', async () => {
       }
     }
   }
+});
+
+test('the Aurora log export goes to a managed, encrypted log group with a retention, created first', async () => {
+  const aurora = await loadModule('modules/aurora-postgresql');
+  const group = resource(aurora, 'aws_cloudwatch_log_group', 'postgresql');
+  assert.equal(group.name, '/aws/rds/cluster/${var.name}/postgresql', 'the name RDS exports to');
+  assert.equal(group.retention_in_days, '${var.log_retention_days}');
+  assert.equal(group.kms_key_id, '${var.kms_key_arn}');
+  assert.equal(variable(aurora, 'log_retention_days').default, 7);
+  const cluster = resource(aurora, 'aws_rds_cluster', 'this');
+  assert.deepEqual(cluster.enabled_cloudwatch_logs_exports, ['postgresql']);
+  assert.deepEqual(cluster.depends_on, ['${aws_cloudwatch_log_group.postgresql}'], 'otherwise RDS creates an unmanaged group first');
+  // The bench key lets CloudWatch Logs encrypt this account's log groups.
+  const bench = await loadModule('modules/bench');
+  const policy = JSON.stringify(bench.data.aws_iam_policy_document?.kms);
+  assert.match(policy, /logs\.\$\{local\.region\}\.amazonaws\.com/);
+  assert.match(policy, /kms:EncryptionContext:aws:logs:arn/);
+});
+
+test('a single app node gets no proxy: it is reached directly at a reserved address', async () => {
+  const bench = await loadModule('modules/bench');
+  const locals = only(bench.locals, 'locals') as Record<string, string>;
+  assert.equal(locals.proxy_enabled, '${var.app_count > 1}');
+  assert.equal(only(bench.module.proxy, 'proxy').count, '${local.proxy_instance_count}');
+  assert.equal(locals.single_app_ip, '${cidrhost(module.network.private_fixed_cidr_block, 3)}');
+  assert.equal(only(bench.module.app, 'app').private_ips, '${local.proxy_enabled ? [] : [local.single_app_ip]}');
+  assert.match(locals.proxy_url as string, /local\.proxy_enabled \? "http:\/\/\$\{local\.proxy_private_ip\}" : "http:\/\/\$\{local\.single_app_ip\}:8065"/);
+  assert.equal(only(bench.output.proxy_instance_id, 'proxy_instance_id').value, '${local.proxy_instance_id}');
+  // Provider 6 deprecates aws_region's name; id is the region in 5.x and 6.x.
+  assert.equal(locals.region, '${data.aws_region.current.id}');
+  for (const dir of moduleDirs()) assert.doesNotMatch(JSON.stringify(await loadModule(dir)), /aws_region\.current\.name/, `${dir} uses no deprecated region name`);
+});
+
+test('the Grafana token secret replaces the admin password, and patches cannot rewire the bench', async () => {
+  const bench = await loadModule('modules/bench');
+  assert.equal(resource(bench, 'aws_secretsmanager_secret', 'grafana_token').name, '${var.name}/grafana-token');
+  assert.equal(bench.resource.aws_secretsmanager_secret?.grafana_admin, undefined);
+  assert.deepEqual(only(bench.module.metrics_role, 'metrics_role').writable_secret_arns, ['${aws_secretsmanager_secret.grafana_token.arn}']);
+  const patch = validations(bench, 'mattermost_config_patch').find((v) => v.condition.includes('DataSource'));
+  assert.ok(patch, 'mattermost_config_patch refuses the bench-owned settings');
+  const inTerraform = [...patch.condition.matchAll(/\["(\w+)", "(\w+)"\]/g)].map((m) => `${m[1]}.${m[2]}`).sort();
+  assert.deepEqual(inTerraform, [...BENCH_OWNED_SETTINGS].sort(), 'Terraform and config-patch.ts own the same keys');
 });

@@ -63,15 +63,20 @@ export function resource(json: ModuleJson, type: string, name: string): Record<s
 /** The one-line rule objects of a security-group module call's ingress_rules expression. */
 export interface RuleText {
   description: string;
+  /** tcp unless the rule says otherwise (the module's default). */
+  protocol: string;
   from: string;
   to: string;
   source: string;
 }
 export function ruleObjects(expression: string): RuleText[] {
   const rules: RuleText[] = [];
-  const pattern = /\{\s*description\s*=\s*"([^"]*)",\s*from_port\s*=\s*([^,]+),\s*to_port\s*=\s*([^,]+),\s*([^}]+?)\s*\}/g;
+  const pattern = /\{\s*description\s*=\s*"([^"]*)",\s*(?:ip_protocol\s*=\s*"([a-z]+)",\s*)?from_port\s*=\s*([^,]+),\s*to_port\s*=\s*([^,]+),\s*([^}]+?)\s*\}/g;
   for (const match of expression.matchAll(pattern)) {
-    rules.push({ description: match[1] as string, from: (match[2] as string).trim(), to: (match[3] as string).trim(), source: (match[4] as string).trim() });
+    rules.push({ description: match[1] as string, protocol: match[2] ?? 'tcp', from: (match[3] as string).trim(), to: (match[4] as string).trim(), source: (match[5] as string).trim() });
   }
+  // Every rule object must have been understood, or a new shape would go unchecked.
+  const objects = (expression.match(/\{\s*description\s*=/g) ?? []).length;
+  if (objects !== rules.length) throw new Error(`ruleObjects understood ${rules.length} of ${objects} rule objects in: ${expression}`);
   return rules;
 }

@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PERFCOMP, SEED_CEILING_PRESETS, presetSize, resolveBench, usersNeeded } from '../../src/aws/presets.ts';
 import { InputError } from '../../src/util/errors.ts';
+import { buildPlan } from '../../src/aws/plan.ts';
 import { awsGate } from './fixtures.ts';
 
 test('perfcomp is the release-comparison bench of the seed reports', () => {
@@ -96,4 +97,23 @@ test('a bench that cannot drive the tests or has no price is refused', () => {
     () => resolveBench(awsGate({ proxyInstanceType: 'db.r7g.large' }).bench.aws, gate.tests),
     (error: unknown) => error instanceof InputError && /not an EC2 instance type/.test(error.message),
   );
+});
+
+test('a single app node has no proxy (the seed ran L.110 without one), and none is billed', () => {
+  const single = resolveBench(awsGate({ preset: 'L.110' }).bench.aws, awsGate().tests);
+  assert.equal(single.proxyCount, 0);
+  const plan = buildPlan(awsGate({ preset: 'L.110' }), { dbSource: 'snapshot' });
+  assert.ok(!plan.resources.some((r) => r.role === 'proxy'), 'no proxy resource');
+  assert.ok(!plan.cost.lines.some((l) => l.item.startsWith('proxy')), 'no proxy cost');
+  const cluster = resolveBench(awsGate({ preset: 'L.220' }).bench.aws, awsGate().tests);
+  assert.equal(cluster.proxyCount, 1);
+  // perfcomp with one app node drops its proxy too.
+  assert.equal(resolveBench(awsGate({ appCount: 1 }).bench.aws, awsGate().tests).proxyCount, 0);
+});
+
+test('the metrics node type can be overridden and must have a price', () => {
+  const bench = resolveBench(awsGate({ metricsInstanceType: 'm7i.2xlarge' }).bench.aws, awsGate().tests);
+  assert.equal(bench.metricsInstanceType, 'm7i.2xlarge');
+  assert.deepEqual(bench.overridden, ['metricsInstanceType']);
+  assert.throws(() => resolveBench(awsGate({ metricsInstanceType: 'q9.huge' }).bench.aws, awsGate().tests), /bench\.aws\.metricsInstanceType: no price for "q9\.huge"/);
 });

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { OUTPUT_NAMES, parseTerraformOutputs, parseTerraformOutputsText } from '../../src/aws/terraform-outputs.ts';
+import { OUTPUT_NAMES, awsBenchDescriptionSchema, parseTerraformOutputs, parseTerraformOutputsText } from '../../src/aws/terraform-outputs.ts';
 import { InputError } from '../../src/util/errors.ts';
 import { terraformOutputs } from './fixtures.ts';
 import { loadModule } from './hcl.ts';
@@ -52,4 +52,22 @@ test('text that is not terraform output is refused clearly', () => {
   assert.throws(() => parseTerraformOutputsText('{"a": 1', 'stdin'), /stdin is not JSON .*terraform output -json/);
   assert.throws(() => parseTerraformOutputsText('{"proxy_url": "http://x"}', 'f.json'), /f\.json is not the output of `terraform output -json`:\nproxy_url: /);
   assert.throws(() => parseTerraformOutputsText('{}', 'empty.json'), /missing outputs: bench_name, region/);
+});
+
+test('a single app node has no proxy: its instance ID is null and the description still parses', () => {
+  const outputs = { ...terraformOutputs(), proxy_url: { sensitive: false, type: 'string', value: 'http://10.42.100.11:8065' } };
+  delete (outputs as Record<string, unknown>).proxy_instance_id; // Terraform leaves null outputs out
+  const bench = parseTerraformOutputs(outputs, 'outputs.json');
+  assert.deepEqual(bench.proxy, { url: 'http://10.42.100.11:8065', instanceId: null });
+});
+
+test('bench.json (what tf-outputs prints) is read back by the same schema, and anything else is refused', () => {
+  const bench = parseTerraformOutputs(terraformOutputs(), 'outputs.json');
+  assert.equal(bench.kind, 'aws');
+  assert.deepEqual(awsBenchDescriptionSchema.parse(JSON.parse(JSON.stringify(bench))), bench);
+  assert.equal(bench.metrics.grafanaTokenSecretArn, 'arn:aws:secretsmanager:us-east-1:123456789012:secret:lg-123456-1/grafana-token-AbCdEf');
+  const local = awsBenchDescriptionSchema.safeParse({ kind: 'local', host: '127.0.0.1' });
+  assert.equal(local.success, false);
+  const tampered = awsBenchDescriptionSchema.safeParse({ ...bench, agents: { ...bench.agents, publicIps: ['203.0.113.31; reboot'] } });
+  assert.equal(tampered.success, false);
 });

@@ -22,6 +22,7 @@ import { readFileSync } from 'node:fs';
 const LICENSE_ARN = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:loadgate/mattermost-license-AbCdEf';
 const common = { bench_name: 'lg-123456-1', region: 'us-east-1' };
 const dashboard = readFileSync(new URL('../../infra/aws/modules/bench/files/bench-overview.json', import.meta.url), 'utf8');
+const exporter = readFileSync(new URL('../../infra/aws/modules/bench/files/k6-exporter.py', import.meta.url), 'utf8');
 
 const samples = {
   app: {
@@ -44,12 +45,14 @@ const samples = {
     ...common,
     node_index: '3',
     node_name: 'agent3',
-    load_engine: 'load-test-ng',
+    load_engine: 'k6',
     k6_version: 'v1.4.2',
     loadtest_download_url: 'https://github.com/mattermost/mattermost-load-test-ng/releases/download/v1.29.0/mattermost-load-test-ng-v1.29.0-linux-amd64.tar.gz',
     proxy_url: 'http://10.42.100.10',
     metrics_ip: '10.42.0.10',
-    agent_api_port: '4000',
+    agent_api_port: '6565',
+    agent_metrics_port: '6566',
+    k6_exporter: exporter,
   },
   metrics: {
     ...common,
@@ -58,8 +61,8 @@ const samples = {
     app_ips: '10.42.100.21,10.42.101.22',
     agent_ips: Array.from({ length: 11 }, (_, i) => `10.42.${i % 2}.${30 + i}`).join(','),
     proxy_ip: '10.42.100.10',
-    agent_api_port: '4000',
-    grafana_secret_arn: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:lg-123456-1/grafana-admin-AbCdEf',
+    agent_metrics_port: '6566',
+    grafana_secret_arn: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:lg-123456-1/grafana-token-AbCdEf',
     prometheus_image: 'prom/prometheus:v3.5.0',
     grafana_image: 'grafana/grafana:11.6.0',
     pyroscope_image: 'grafana/pyroscope:1.13.0',
@@ -123,19 +126,26 @@ test('each role renders to a valid bash script under the EC2 user-data limit', (
 test('the app node installs the version under test and reads the licence and database password from Secrets Manager', () => {
   const script = renderUserData('app', samples.app);
   assert.match(script, /MATTERMOST_DOWNLOAD_URL='https:\/\/releases\.mattermost\.com\/10\.12\.0\/mattermost-10\.12\.0-linux-amd64\.tar\.gz'/);
-  assert.match(script, /\/usr\/local\/bin\/loadgate-install-mattermost "\$MATTERMOST_DOWNLOAD_URL"/);
+  assert.match(script, /\/usr\/local\/bin\/loadgate-mattermost install "\$MATTERMOST_DOWNLOAD_URL"/);
   // Only the secret's ARN is in the user data; the licence is fetched at boot.
   assert.match(script, new RegExp(`LICENSE_SECRET_ARN='${LICENSE_ARN}'`));
   assert.match(script, /secretsmanager get-secret-value .*--secret-id "\$LICENSE_SECRET_ARN"/);
   assert.match(script, /secretsmanager get-secret-value .*--secret-id "\$DB_SECRET_ARN"/);
   assert.doesNotMatch(script, /PASSWORD='/, 'no password literal in user data');
   assert.match(script, /DB_PASSWORD=\$\(jq -r \.password <<< "\$DB_SECRET"\)/);
-  // The gate's config patch is applied last, on top of the bench settings.
-  assert.match(script, /\| \. \* \$patch\[0\]'/);
+  // The gate's patch is merged first and the bench settings re-applied on top of it.
+  assert.match(script, /"\(\. \* \\\$patch\[0\]\) \| \$\(cat \/etc\/loadgate\/bench-settings\.jq\)"/);
   assert.match(script, /\.ClusterSettings\.Enable = true/);
   assert.match(script, /\.MetricsSettings\.ListenAddress = ":8067"/);
   // Dump loading happens once, on the first node, and the others wait for it.
-  assert.match(script, /if \[ "\$NODE_INDEX" = "0" \]/);
+  assert.match(script, /if \[ "\$NODE_INDEX" = "0" \] && ! marker_set; then/);
+  // A partial load is never marked loaded: psql stops at the first error, in one transaction.
+  for (const load of script.match(/\| psql "\$PSQL_URL"[^>]*>/g) ?? []) assert.match(load, /-v ON_ERROR_STOP=1 --single-transaction/);
+  assert.equal((script.match(/\| psql "\$PSQL_URL"/g) ?? []).length, 2, 'plain and gzipped dumps');
+  assert.match(script, /marker_set \|\| \{ echo "loadgate: the dataset was not ready within 4 hours/, 'a node never starts on a missing dataset');
+  // The pristine copy every run is restored from, and the helper that restores it.
+  assert.match(script, /create database \\"\$\$\{DB_NAME\}_pristine\\" template \\"\$DB_NAME\\"|create database \\"\$\{DB_NAME\}_pristine\\" template \\"\$DB_NAME\\"/);
+  assert.match(script, /drop database if exists \\"\$DB_NAME\\" with \(force\)/);
 });
 
 test('the proxy gets the seed report nginx configuration with every app node upstream', () => {
@@ -158,9 +168,18 @@ test('the metrics node scrapes targets named as the health queries expect', () =
   const helper = script.slice(script.indexOf('targets() {'), script.indexOf('APP_COUNT='));
   const output = execFileSync('bash', ['-c', `${helper}\ntargets app 2 8067; targets agent 3 4000`], { encoding: 'utf8' });
   assert.equal(output, '["app0:8067", "app1:8067"]\n["agent0:4000", "agent1:4000", "agent2:4000"]\n');
-  assert.match(script, /- targets: \["proxy:9100", "localhost:9100"\]/);
+  assert.match(script, /NODE_TARGETS='\["proxy:9100", "localhost:9100"\]'/);
+  assert.match(script, /- targets: \$\(targets agent "\$AGENT_COUNT" "\$AGENT_METRICS_PORT"\)/, 'the agents\' exporters, not their control API');
   assert.match(script, /--web\.enable-remote-write-receiver/);
-  assert.match(script, /put-secret-value .*--secret-id "\$GRAFANA_SECRET_ARN"/);
+  // A service account's token goes to the bench secret (through a file, never argv or the log).
+  assert.match(script, /grafana_api \/api\/serviceaccounts '\{"name":"loadgate","role":"Editor"/);
+  assert.match(script, /put-secret-value .*--secret-id "\$GRAFANA_TOKEN_SECRET_ARN" --secret-string file:\/\/\/etc\/loadgate\/grafana-token/);
+  assert.doesNotMatch(script, /--secret-string "\$/);
+  // Without a proxy, only the metrics node's own node_exporter is listed.
+  const noProxy = renderUserData('metrics', { ...samples.metrics, proxy_ip: '' });
+  assert.match(noProxy, /PROXY_IP=''/);
+  const hosts = noProxy.slice(noProxy.indexOf('{\n  if [ -n "$PROXY_IP" ]'), noProxy.indexOf('} >> /etc/hosts') + 1);
+  assert.equal(execFileSync('bash', ['-c', `PROXY_IP='' APP_IPS='10.0.0.1' AGENT_IPS='10.0.0.2'\n${hosts}`], { encoding: 'utf8' }), '10.0.0.1 app0\n10.0.0.2 agent0\n');
 });
 
 test('unsafe values are refused before they reach a script', () => {
@@ -171,4 +190,61 @@ test('unsafe values are refused before they reach a script', () => {
   assert.throws(() => renderUserData('proxy', { ...samples.proxy, app_ips: '10.0.0.1;reboot' }), InputError);
   assert.throws(() => renderUserData('agent', { ...samples.agent, load_engine: 'jmeter' as 'k6' }), InputError);
   assert.throws(() => renderUserData('metrics', { ...samples.metrics, dashboard_json: '{}\nDASHBOARD\nreboot' }), InputError);
+  assert.throws(() => renderUserData('agent', { ...samples.agent, k6_exporter: 'x\nEXPORTER\nreboot' }), InputError);
+});
+
+/** A here-document's body from a rendered script: the on-instance helpers are data to bash -n. */
+function heredoc(script: string, marker: string): string {
+  const start = script.indexOf(`<<'${marker}'\n`);
+  assert.ok(start >= 0, `heredoc ${marker}`);
+  const body = script.slice(start + marker.length + 5);
+  return body.slice(0, body.indexOf(`\n${marker}\n`));
+}
+
+test('the helpers the gate runs through SSM are valid scripts with the documented commands', () => {
+  const work = mkdtempSync(join(tmpdir(), 'loadgate-helpers-'));
+  try {
+    const app = renderUserData('app', samples.app);
+    const agent = renderUserData('agent', samples.agent);
+    const helpers: Record<string, string> = {
+      'loadgate-mattermost': heredoc(app, 'MATTERMOST'),
+      'loadgate-dataset': heredoc(app, 'DATASET'),
+      'loadgate-agent': heredoc(agent, 'AGENT'),
+    };
+    for (const [name, body] of Object.entries(helpers)) {
+      writeFileSync(join(work, name), body);
+      execFileSync('bash', ['-n', join(work, name)]);
+      assert.match(body, /^#!\/bin\/bash\nset -euo pipefail\n/, `${name} stops at the first error`);
+    }
+    for (const sub of ['install)', 'configure)', 'start)', 'stop)', 'version)']) assert.ok(helpers['loadgate-mattermost']!.includes(`  ${sub}`), sub);
+    for (const sub of ['start-k6)', 'stop-k6)']) assert.ok(helpers['loadgate-agent']!.includes(`  ${sub}`), sub);
+    assert.match(helpers['loadgate-agent']!, /--address "0\.0\.0\.0:\$port"/, "k6's REST API reaches the controller (the security group admits only it)");
+    assert.match(helpers['loadgate-agent']!, /grep -E '\^\(LOADGATE\|K6\)_\[A-Z0-9_\]\+=' > "\$home\/k6\.env"/, 'only LOADGATE_ and K6_ variables reach k6');
+    // The exporter is the repository's file, byte for byte, and valid Python.
+    assert.equal(heredoc(agent, 'EXPORTER'), exporter);
+    writeFileSync(join(work, 'exporter.py'), exporter);
+    execFileSync('python3', ['-m', 'py_compile', join(work, 'exporter.py')]);
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+});
+
+test("the bench settings win over any patch on the node: DataSource and metrics cannot be overridden", () => {
+  const app = renderUserData('app', samples.app);
+  const program = heredoc(app, 'JQ');
+  const base = { SqlSettings: { DataSource: 'from-base' }, ServiceSettings: { EnableLinkPreviews: true } };
+  const patch = { SqlSettings: { DataSource: 'postgres://attacker@elsewhere/db' }, MetricsSettings: { ListenAddress: ':9999' }, ServiceSettings: { EnableLinkPreviews: false } };
+  const out = execFileSync(
+    'jq',
+    ['-n', '--argjson', 'base', JSON.stringify(base), '--argjson', 'patch', JSON.stringify(patch),
+      '--arg', 'site', 'http://10.42.100.10', '--arg', 'data_source', 'postgres://bench', '--arg', 'replica', '', '--arg', 'cluster', 'lg-1',
+      '--arg', 'opensearch', '', '--arg', 'license', '', `($base * $patch) | ${program}`],
+    { encoding: 'utf8' },
+  );
+  const config = JSON.parse(out) as { SqlSettings: { DataSource: string; DataSourceReplicas: unknown[] }; MetricsSettings: { ListenAddress: string }; ServiceSettings: { EnableLinkPreviews: boolean; SiteURL: string } };
+  assert.equal(config.SqlSettings.DataSource, 'postgres://bench');
+  assert.deepEqual(config.SqlSettings.DataSourceReplicas, []);
+  assert.equal(config.MetricsSettings.ListenAddress, ':8067');
+  assert.equal(config.ServiceSettings.EnableLinkPreviews, false, 'ordinary settings do come from the patch');
+  assert.equal(config.ServiceSettings.SiteURL, 'http://10.42.100.10');
 });

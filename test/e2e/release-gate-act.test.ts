@@ -5,22 +5,29 @@
  * repository looks like afterwards: the `loadgate` check run's final state on the
  * candidate's commit and the report PR's files. Real Synapse, PostgreSQL, nginx,
  * Prometheus, node_exporter and k6 run on 127.0.0.1 inside the workflow's gate job.
+ * Then the publish CLI runs again over the same comparison and the same stand-in state
+ * (a re-run of prepare's start and of the publish job, without the minutes of the gate):
+ * the same check run and the same pull request are updated, nothing is duplicated.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { createWriteStream, existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { createWriteStream, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { parse } from 'yaml';
 import { GitHubStandin } from '../support/github-standin/server.ts';
 import { verdictFileSchema } from '../../src/compare/verdict-schema.ts';
+import { main } from '../../src/cli/main.ts';
+import { captureIO } from '../../src/cli/io.ts';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
 const ACT = [process.env.ACT_BIN, join(ROOT, '.cache', 'bin', 'act')].find((p) => p && existsSync(p));
 const TOKEN = 'act-token-0123456789';
 const BASELINE = process.env.LOADGATE_E2E_BASELINE ?? '1.162.0';
 const CANDIDATE = process.env.LOADGATE_E2E_CANDIDATE ?? '1.163.2';
+const CONFIG = 'test/e2e/tiny-synapse.yml';
 const NOOP = 'test/support/github-standin/act-noop-action';
 /** Remote actions the workflow pins; act loads their metadata even for skipped steps. */
 const REPLACED_ACTIONS = [
@@ -34,7 +41,49 @@ const TIMEOUT_MS = 25 * 60_000;
 
 const skip = process.env.LOADGATE_SKIP_INTEGRATION === '1' ? 'LOADGATE_SKIP_INTEGRATION=1' : !ACT ? 'act is not installed (bash scripts/setup.sh installs it)' : false;
 
-test('release-gate.yml under act: local bench, tiny profile, check run and report PR', { skip, timeout: TIMEOUT_MS + 60_000 }, async () => {
+type WorkflowShape = { concurrency: Record<string, unknown>; jobs: Record<string, { concurrency?: Record<string, unknown> }> };
+
+/**
+ * The workflow as act can read it. act 0.2.89 (the newest release) validates workflows
+ * against a schema older than GitHub's `concurrency.queue` and refuses the file; act does
+ * not implement concurrency at all, so dropping exactly those keys changes nothing it
+ * runs. Any other difference fails the test.
+ */
+function workflowForAct(): string {
+  const source = readFileSync(join(ROOT, '.github', 'workflows', 'release-gate.yml'), 'utf8');
+  const lines = source.split('\n');
+  const kept = lines.filter((line) => !/^\s+queue: max\s*$/.test(line));
+  assert.ok(kept.length < lines.length, 'release-gate.yml queues with queue: max');
+  const original = parse(source) as WorkflowShape;
+  const stripped = parse(kept.join('\n')) as WorkflowShape;
+  delete original.concurrency.queue;
+  for (const job of Object.values(original.jobs)) delete job.concurrency?.queue;
+  assert.deepEqual(stripped, original, 'only the queue keys differ');
+  const file = join(ROOT, 'tmp', 'release-gate.act.yml');
+  writeFileSync(file, kept.join('\n'));
+  return file;
+}
+
+/** Runs the CLI in this process with extra environment variables, restoring them after. */
+async function cli(argv: string[], env: Record<string, string | undefined>) {
+  const saved: Record<string, string | undefined> = {};
+  for (const [k, v] of Object.entries(env)) {
+    saved[k] = process.env[k];
+    if (v === undefined) delete process.env[k];
+    else process.env[k] = v;
+  }
+  const io = captureIO();
+  try {
+    return { code: await main(argv, io), out: io.stdout.join('\n'), err: io.stderr.join('\n') };
+  } finally {
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  }
+}
+
+test('release-gate.yml under act: local bench, tiny profile, check run and report PR; a re-run updates both', { skip, timeout: TIMEOUT_MS + 60_000 }, async () => {
   const standin = new GitHubStandin({
     tags: [BASELINE],
     tokens: { [TOKEN]: { permissions: { checks: 'write', contents: 'write', 'pull-requests': 'write' }, actions: true } },
@@ -44,17 +93,18 @@ test('release-gate.yml under act: local bench, tiny profile, check run and repor
   await standin.start();
   const share = await mkdtemp(join(tmpdir(), 'loadgate-act-share-'));
   const logFile = join(ROOT, 'tmp', `act-e2e.log`);
-  await import('node:fs/promises').then((fs) => fs.mkdir(join(ROOT, 'tmp'), { recursive: true }));
+  await mkdir(join(ROOT, 'tmp'), { recursive: true });
+  const workflow = workflowForAct();
   try {
     const args = [
       'workflow_dispatch',
-      '-W', '.github/workflows/release-gate.yml',
+      '-W', workflow,
       '-P', 'ubuntu-latest=-self-hosted',
       ...REPLACED_ACTIONS.flatMap((a) => ['--local-repository', `${a}=${NOOP}`]),
       '--input', `candidate=${CANDIDATE}`,
       '--input', `baseline=${BASELINE}`,
       '--input', 'bench=local',
-      '--var', 'LOADGATE_CONFIG=test/e2e/tiny-synapse.yml',
+      '--var', `LOADGATE_CONFIG=${CONFIG}`,
       '--env', `GITHUB_API_URL=${standin.url}`,
       '--env', `GITHUB_REPOSITORY=${standin.owner}/${standin.repo}`,
       '--env', 'LOADGATE_GITHUB_WRITE_INTERVAL_MS=0',
@@ -106,16 +156,49 @@ test('release-gate.yml under act: local bench, tiny profile, check run and repor
     assert.match(pulls[0]?.body ?? '', new RegExp(verdict.verdict, 'i'));
 
     // The check run on the candidate's commit carries the verdict, never a passing
-    // conclusion for a gate that did not pass.
+    // conclusion for a gate that did not pass; prepare created it, publish completed it.
     const runs = standin.checkRuns.filter((r) => r.name === 'loadgate' && r.head_sha === candidateSha);
-    assert.ok(runs.length >= 1, 'a loadgate check run on the candidate commit');
-    const last = runs[runs.length - 1]!;
-    assert.equal(last.status, 'completed');
+    assert.equal(runs.length, 1, 'one loadgate check run on the candidate commit');
+    const first = runs[0]!;
+    assert.equal(first.status, 'completed');
     const expected = { pass: 'success', fail: 'failure', inconclusive: 'action_required' }[verdict.verdict];
-    assert.equal(last.conclusion, expected, `verdict ${verdict.verdict}: ${verdict.summary}`);
-    assert.ok(last.output.summary && last.output.summary.length <= 65535);
+    assert.equal(first.conclusion, expected, `verdict ${verdict.verdict}: ${verdict.summary}`);
+    assert.ok(first.output.summary && Buffer.byteLength(first.output.summary) <= 65535);
     // The workflow exits non-zero exactly when the gate did not pass.
     assert.equal(code === 0, verdict.verdict === 'pass', `act exit code ${code} for verdict ${verdict.verdict}`);
+
+    // A re-run over the same comparison: prepare's start, then the publish job (without
+    // the check run id, so it must find the check run itself), against the same
+    // repository state and the report the gate shared.
+    const env = {
+      GITHUB_TOKEN: TOKEN,
+      GITHUB_REPOSITORY: `${standin.owner}/${standin.repo}`,
+      GITHUB_API_URL: standin.url,
+      GITHUB_SERVER_URL: 'https://github.com',
+      GITHUB_RUN_ID: '2',
+      GITHUB_OUTPUT: undefined,
+      GITHUB_STEP_SUMMARY: undefined,
+      LOADGATE_GITHUB_WRITE_INTERVAL_MS: '0',
+    };
+    const writesBefore = first.writes;
+    const headBefore = standin.branchHead(branch);
+    const start = await cli(['publish', '--mode', 'start', '--baseline', BASELINE, '--candidate', CANDIDATE, '--sha', candidateSha, '--config', CONFIG], env);
+    assert.equal(start.code, 0, start.err);
+    assert.match(start.out, new RegExp(`^check-run-id=${first.id}$`, 'm'), 'start takes over the same check run');
+    const again = await cli(['publish', '--mode', 'finish', '--report', share, '--baseline', BASELINE, '--candidate', CANDIDATE, '--sha', candidateSha, '--config', CONFIG], env);
+    assert.equal(again.code, 0, again.err);
+    const after = standin.checkRuns.filter((r) => r.name === 'loadgate' && r.head_sha === candidateSha);
+    assert.equal(after.length, 1, 'still one check run');
+    assert.equal(after[0]?.id, first.id);
+    assert.ok((after[0]?.writes ?? 0) > writesBefore, 'the check run was written again');
+    assert.equal(after[0]?.status, 'completed');
+    assert.equal(after[0]?.conclusion, expected);
+    assert.equal(standin.pulls.length, 1, 'still one pull request');
+    assert.equal(standin.pulls[0]?.state, 'open');
+    assert.match(again.err, /pull request #1 updated/);
+    assert.equal(standin.branchHead(branch), headBefore, 'the same report adds no commit');
+    assert.deepEqual(standin.rejected, []);
+    assert.deepEqual(standin.unmatched, []);
   } finally {
     await standin.close();
     await rm(share, { recursive: true, force: true });

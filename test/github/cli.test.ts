@@ -52,6 +52,7 @@ const CLEAN_INPUTS = {
   INPUT_CONFIG: undefined,
   INPUT_CHECK_NAME: undefined,
   INPUT_RC_PATTERN: undefined,
+  INPUT_MAX_COST: undefined,
   GITHUB_EVENT_NAME: undefined,
   GITHUB_REF_TYPE: undefined,
   GITHUB_REF_NAME: undefined,
@@ -92,9 +93,19 @@ test('check-inputs --json', async () => {
     'tests-json': '["bounded","unbounded"]',
     repeats: 1,
     bench: 'local',
+    'max-cost': '',
     config: CONFIG,
     'check-name': 'loadgate',
   });
+});
+
+test('check-inputs passes a validated max-cost and refuses anything else', async () => {
+  const ok = await cli(['check-inputs', '--json', '--candidate', CANDIDATE, '--config', CONFIG], { ...CLEAN_INPUTS, INPUT_MAX_COST: '79.50' });
+  assert.equal(ok.code, 0, ok.err);
+  assert.equal(JSON.parse(ok.out)['max-cost'], 79.5);
+  const bad = await cli(['check-inputs', '--json', '--candidate', CANDIDATE, '--config', CONFIG], { ...CLEAN_INPUTS, INPUT_MAX_COST: '80;id' });
+  assert.equal(bad.code, 3);
+  assert.match(bad.err, /max-cost: "80;id" is not an amount of US dollars/);
 });
 
 test('pick-baseline from a tags file, with the choice written for publish', async () => {
@@ -191,4 +202,20 @@ test('publish refuses hostile flags and a missing token with exit 3', async () =
   const badSha = await cli(['publish', '--baseline', BASELINE, '--candidate', CANDIDATE, '--sha', 'HEAD~1'], { GITHUB_TOKEN: TOKEN, GITHUB_REPOSITORY: 'octo-org/chat-server' });
   assert.equal(badSha.code, 3);
   assert.match(badSha.err, /--sha: expected a 40- or 64-character/);
+});
+
+test('publish finish with the PR refused: outputs and the check run are written, then the step fails (exit 3)', async (t) => {
+  const { s, env } = await repoWithCandidate();
+  t.after(() => s.close());
+  s.allowActionsToCreatePullRequests = false;
+  const output = join(scratch, 'out-refused');
+  await writeFile(output, '');
+  const report = await writeReport(verdictFile('pass'));
+  t.after(() => report.cleanup());
+  const r = await cli(['publish', '--report', report.dir, '--baseline', BASELINE, '--candidate', CANDIDATE, '--github-output', '--fail-on-verdict'], { ...env, GITHUB_OUTPUT: output });
+  assert.equal(r.code, 3, 'a pass with an unpublished report still fails the step');
+  assert.match(r.err, /Allow GitHub Actions to create and approve pull requests/);
+  assert.match(await readFile(output, 'utf8'), /^conclusion=success$/m);
+  assert.equal(s.checkRuns[0]?.status, 'completed');
+  assert.equal(s.checkRuns[0]?.conclusion, 'success');
 });

@@ -46,28 +46,58 @@ test('a token without checks: write is told to grant it', async (t) => {
   await assert.rejects(publishStart(contextFor(s, token), { checkName: 'loadgate', candidate: CANDIDATE, plan }), explained(/checks\.create.*403.*lacks `checks: write`.*permissions:/s, token));
 });
 
-test('a token without contents: write cannot commit the report and is told so', async (t) => {
+/** publish completes the check run with the verdict and returns the explained PR failure. */
+function reportFailed(result: Awaited<ReturnType<typeof publishFinish>>, pattern: RegExp, token: string): void {
+  assert.ok(result.reportError, 'the PR failure is returned to fail the step');
+  explained(pattern, token)(result.reportError);
+}
+
+test('a token without contents: write cannot commit the report and is told so; the check run is still completed', async (t) => {
   const token = 'no-contents-token-123';
   const { s } = await repo({ tokens: { [token]: { permissions: { contents: 'read', checks: 'write', 'pull-requests': 'write' }, actions: true } } });
   t.after(() => s.close());
   const report = await writeReport(verdictFile('pass'));
   t.after(() => report.cleanup());
-  await assert.rejects(
-    publishFinish(contextFor(s, token), { checkName: 'loadgate', baseline: BASELINE, candidate: CANDIDATE, reportDir: report.dir }),
-    explained(/git\.createBlob.*lacks `contents: write`/s, token),
-  );
+  const result = await publishFinish(contextFor(s, token), { checkName: 'loadgate', baseline: BASELINE, candidate: CANDIDATE, reportDir: report.dir });
+  reportFailed(result, /git\.createBlob.*lacks `contents: write`/s, token);
+  assert.equal(s.checkRuns.length, 1);
+  assert.equal(s.checkRuns[0]?.status, 'completed');
+  assert.equal(s.checkRuns[0]?.conclusion, 'success', 'the verdict stands');
+  assert.match(s.checkRuns[0]?.output.summary ?? '', /report pull request was not published[\s\S]*lacks `contents: write`/);
 });
 
-test('the Actions "create pull requests" setting being off is named', async (t) => {
+test('the Actions "create pull requests" setting being off is named, in the error and the check run', async (t) => {
   const { s } = await repo({ allowActionsToCreatePullRequests: false });
   t.after(() => s.close());
-  const report = await writeReport(verdictFile('pass'));
+  const report = await writeReport(verdictFile('fail'));
   t.after(() => report.cleanup());
-  await assert.rejects(
-    publishFinish(contextFor(s), { checkName: 'loadgate', baseline: BASELINE, candidate: CANDIDATE, reportDir: report.dir }),
-    explained(/pulls\.create.*403.*Allow GitHub Actions to create and approve pull requests.*Settings → Actions → General/s, 'test-token-0123456789'),
-  );
+  const started = await publishStart(contextFor(s), { checkName: 'loadgate', candidate: CANDIDATE, plan });
+  const result = await publishFinish(contextFor(s), {
+    checkName: 'loadgate',
+    baseline: BASELINE,
+    candidate: CANDIDATE,
+    reportDir: report.dir,
+    checkRunId: Number(started.outputs['check-run-id']),
+  });
+  reportFailed(result, /pulls\.create.*403.*Allow GitHub Actions to create and approve pull requests.*Settings → Actions → General/s, 'test-token-0123456789');
   assert.equal(s.pulls.length, 0);
+  assert.equal(s.checkRuns.length, 1, 'the started check run is completed, not left in progress');
+  assert.equal(s.checkRuns[0]?.conclusion, 'failure');
+  assert.match(s.checkRuns[0]?.output.summary ?? '', /Allow GitHub Actions to create and approve pull requests/);
+  assert.equal(s.checkRuns[0]?.details_url, 'https://github.com/octo-org/chat-server/actions/runs/4242', 'with no PR, the details link is the run');
+});
+
+test('a ruleset blocking the report branch is named, and the check run is completed', async (t) => {
+  const { s } = await repo({});
+  t.after(() => s.close());
+  // GitHub's answer when a branch ruleset refuses the ref.
+  s.faults.set('git/create-ref', { status: 422, times: 1, message: 'Repository rule violations found\n\nCannot create ref due to creations being restricted.' });
+  const report = await writeReport(verdictFile('inconclusive'));
+  t.after(() => report.cleanup());
+  const result = await publishFinish(contextFor(s), { checkName: 'loadgate', baseline: BASELINE, candidate: CANDIDATE, reportDir: report.dir });
+  assert.ok(result.reportError);
+  assert.equal(s.checkRuns[0]?.conclusion, 'action_required');
+  assert.match(s.checkRuns[0]?.output.summary ?? '', /not published[\s\S]*ruleset or branch protection blocks writes to perf-report/);
 });
 
 test('a rejected token (401) says the token is missing, expired or revoked', async (t) => {

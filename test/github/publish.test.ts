@@ -170,10 +170,26 @@ test('a summary beyond 65,535 characters is cut to fit and GitHub\'s schema acce
   t.after(() => report.cleanup());
   await publishFinish(contextFor(s), { checkName: 'loadgate', baseline: BASELINE, candidate: CANDIDATE, reportDir: report.dir });
   const summary = s.checkRuns[0]?.output.summary ?? '';
-  assert.ok(summary.length <= 65_535, `summary is ${summary.length} characters`);
+  assert.ok(Buffer.byteLength(summary) <= 65_535, `summary is ${Buffer.byteLength(summary)} bytes`);
   assert.ok(summary.length > 60_000, 'the cut keeps as much as fits');
-  assert.match(summary, /cut to fit GitHub's 65535-character limit/);
-  assert.ok((s.pulls[0]?.body ?? '').length <= 65_536);
+  assert.match(summary, /cut to fit GitHub's 65535-byte limit/);
+  assert.ok(Buffer.byteLength(s.pulls[0]?.body ?? '') <= 65_536);
+  assertSchemaClean(s);
+});
+
+test('the summary limit is counted in UTF-8 bytes, as GitHub enforces it, not in characters', async (t) => {
+  const s = await freshStandin();
+  t.after(() => s.close());
+  // Emoji-heavy reasons: about 30,000 characters but well over 65,535 bytes.
+  const many = Array.from({ length: 300 }, (_, i) => check({ id: `c${i}`, metric: `m${i}`, verdict: 'warn', reason: '⚠️🟡'.repeat(30) }));
+  const report = await writeReport(verdictFile('pass', many));
+  t.after(() => report.cleanup());
+  await publishFinish(contextFor(s), { checkName: 'loadgate', baseline: BASELINE, candidate: CANDIDATE, reportDir: report.dir });
+  const summary = s.checkRuns[0]?.output.summary ?? '';
+  assert.ok(summary.length < 65_535, 'fewer characters than the limit');
+  assert.ok(Buffer.byteLength(summary) <= 65_535, `but at most 65,535 bytes (${Buffer.byteLength(summary)})`);
+  assert.match(summary, /cut to fit/);
+  assert.ok(!summary.includes('\uFFFD'), 'no character was cut in half');
   assertSchemaClean(s);
 });
 
@@ -204,15 +220,32 @@ test('a transient 502 from GitHub is retried', async (t) => {
   assertSchemaClean(s);
 });
 
-test('a report containing the token is refused before anything is written', async (t) => {
+test('a report containing the token is refused: nothing is committed, the check run is completed and says which file', async (t) => {
   const s = await freshStandin();
   t.after(() => s.close());
   const report = await writeReport(verdictFile('pass'), { 'logs/k6.txt': 'Authorization: token test-token-0123456789\n' });
   t.after(() => report.cleanup());
-  await assert.rejects(
-    publishFinish(contextFor(s), { checkName: 'loadgate', baseline: BASELINE, candidate: CANDIDATE, reportDir: report.dir }),
-    (error: Error) => /report file logs\/k6\.txt contains the value of a secret/.test(error.message) && !error.message.includes('test-token-0123456789'),
-  );
+  const result = await publishFinish(contextFor(s), { checkName: 'loadgate', baseline: BASELINE, candidate: CANDIDATE, reportDir: report.dir });
+  assert.match(result.reportError?.message ?? '', /report file logs\/k6\.txt contains the value of a token or credential/);
+  assert.ok(!result.reportError?.message.includes('test-token-0123456789'));
   assert.equal(s.branchHead(BRANCH), undefined);
-  assert.equal(s.requests.filter((r) => r.method !== 'get').length, 0, 'no write reached GitHub');
+  assert.equal(s.requests.filter((r) => r.operation?.startsWith('git/') && r.method !== 'get').length, 0, 'no git write reached GitHub');
+  assert.equal(s.pulls.length, 0);
+  const run = s.checkRuns[0];
+  assert.equal(run?.conclusion, 'success', 'the verdict is still posted');
+  assert.match(run?.output.summary ?? '', /logs\/k6\.txt contains/);
+  assert.ok(!JSON.stringify(s.checkRuns).includes('test-token-0123456789'), 'the token is nowhere in the check run');
+});
+
+test('a verdict whose text holds a secret still completes the check run, with the text withheld', async (t) => {
+  const s = await freshStandin();
+  t.after(() => s.close());
+  const v = verdictFile('fail', [check({ verdict: 'fail', reason: 'log said AKIAABCDEFGHIJKLMNOP' })]);
+  const report = await writeReport(v);
+  t.after(() => report.cleanup());
+  const result = await publishFinish(contextFor(s), { checkName: 'loadgate', baseline: BASELINE, candidate: CANDIDATE, reportDir: report.dir });
+  assert.ok(result.reportError, 'the report (verdict.json) is refused too');
+  assert.equal(s.checkRuns[0]?.conclusion, 'failure');
+  assert.ok(!JSON.stringify(s.checkRuns).includes('AKIAABCDEFGHIJKLMNOP'));
+  assert.match(s.checkRuns[0]?.output.summary ?? '', /contained the value of a secret/);
 });

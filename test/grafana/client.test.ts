@@ -75,6 +75,18 @@ test('snapshots: create, read, delete; 404 afterwards', async () => {
   await assert.rejects(client.deleteSnapshot(created.key), (e: unknown) => e instanceof GrafanaError && e.httpStatus === 404);
 });
 
+test('external snapshots carry the key and delete key Grafana requires for them', async () => {
+  const client = new GrafanaClient({ baseUrl, token: EDITOR });
+  const created = await client.createSnapshot({ dashboard: { title: 'snap', panels: [] }, name: 'outlives the bench', external: true });
+  const stored = grafana.snapshots.get(created.key)!;
+  assert.equal(stored.external, true);
+  assert.match(stored.key, /^[0-9a-f]{32}$/);
+  assert.match(stored.deleteKey, /^[0-9a-f]{32}$/);
+  assert.notEqual(stored.key, stored.deleteKey);
+  const local = await client.createSnapshot({ dashboard: { title: 'snap', panels: [] } });
+  assert.equal(grafana.snapshots.get(local.key)!.external, false);
+});
+
 test('the token never shows in inspect output, and unexpected bodies are named', async () => {
   const client = new GrafanaClient({ baseUrl, token: EDITOR });
   assert.ok(!inspect(client, { depth: 5, showHidden: true }).includes(EDITOR));

@@ -2,7 +2,6 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseGateConfig } from '../../src/config/load.ts';
 import { validateGateInputs, validateVersionLabel } from '../../src/inputs/validate.ts';
-import { globToRegExp } from '../../src/inputs/glob.ts';
 import { InputError } from '../../src/util/errors.ts';
 
 const config = parseGateConfig(
@@ -88,7 +87,16 @@ test('inputs from a workflow_dispatch are validated and defaulted from the confi
     config: '.github/loadgate.yml',
     checkName: 'loadgate',
     rcPattern: 'v*-rc*',
+    maxCost: null,
   });
+});
+
+test('max-cost: digits and one dot only, above 0', () => {
+  assert.equal(validateGateInputs({ candidate: 'v1.3.0-rc1', maxCost: '80' }, config).maxCost, 80);
+  assert.equal(validateGateInputs({ candidate: 'v1.3.0-rc1', maxCost: '79.50' }, config).maxCost, 79.5);
+  for (const bad of ['0', '0.00', '-5', '1e3', '80$', '80;id', '$(id)', '1.234', '.5', '80.', '８０', ' 80', '1234567']) {
+    assert.throws(() => validateGateInputs({ candidate: 'v1.3.0-rc1', maxCost: bad }, config), /^InputError: max-cost: /, bad);
+  }
 });
 
 test('a pushed tag is the candidate when it matches the rc pattern', () => {
@@ -121,7 +129,9 @@ test('hostile values in every other input are refused with the input named', () 
     [{ checkName: 'loadgate`id`' }, /^check-name: /],
     [{ checkName: 'x'.repeat(65) }, /^check-name: /],
     [{ rcPattern: 'v*-rc*;id' }, /^rc-pattern: /],
-    [{ rcPattern: 'v[0-9]*' }, /^rc-pattern: /],
+    [{ rcPattern: 'v*-rc*$(id)' }, /^rc-pattern: /],
+    [{ rcPattern: 'v[0-9' }, /^rc-pattern: /],
+    [{ rcPattern: '!v*-rc*' }, /^rc-pattern: /],
     [{ baseline: 'v1.3.0-rc1' }, /^baseline: equals the candidate/],
     [{ baseline: 'v1.2.0 ' }, /^baseline: /],
   ];
@@ -130,11 +140,9 @@ test('hostile values in every other input are refused with the input named', () 
   }
 });
 
-test('rc pattern globs follow GitHub filter syntax', () => {
-  const rc = globToRegExp('v*-rc*');
-  assert.ok(rc.test('v1.2.3-rc1'));
-  assert.ok(!rc.test('v1.2.3'));
-  assert.ok(!rc.test('release/v1.2.3-rc1'), '* does not cross /');
-  assert.ok(globToRegExp('v?.?.?').test('v1.2.3'));
-  assert.ok(!globToRegExp('v1.2.3').test('v1x2x3'), 'dots are literal');
+test('a pushed tag is checked against GitHub filter patterns, negations included', () => {
+  const push = (refName: string, rcPattern: string) => validateGateInputs({ eventName: 'push', refType: 'tag', refName, rcPattern }, config);
+  assert.equal(push('v2.0.0-rc3', 'v[0-9]+.[0-9]+.[0-9]+-rc[0-9]+').candidate, 'v2.0.0-rc3');
+  assert.throws(() => push('v2.0.0-rc3', 'v*-rc*,!v2.*'), /does not match the release-candidate pattern/);
+  assert.equal(push('v3.0.0-rc1', 'v*-rc*,!v2.*').candidate, 'v3.0.0-rc1');
 });

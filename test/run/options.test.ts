@@ -74,3 +74,42 @@ test('the settle period covers the longest health window plus a scrape', async (
   assert.equal(settleSeconds(bounded), 35); // the graphs' 30 s rate window
   assert.equal(settleSeconds({ ...unbounded, health: [{ ...unbounded.health[0]!, query: 'rate(x[1m])' }] } as typeof unbounded), 65);
 });
+
+test('the AWS bench: Mattermost versions with their release URLs, per-side config patches, the bench and users files', async () => {
+  const aws = ['--config', 'examples/aws-mattermost.yml', '--baseline', 'v10.12.0', '--candidate', 'v11.0.1-rc2', '--out', 'reports/x', '--bench-file', 'bench.json', '--users-file', 'users.txt'];
+  const o = await parseRunOptions([...aws, '--candidate-set', 'ServiceSettings.EnableLinkPreviews=false', '--candidate-set', 'TeamSettings.MaxUsersPerTeam=500', '--snapshots', 'external'], '/work/main');
+  assert.equal(o.baseline.releaseUrl, 'https://releases.mattermost.com/10.12.0/mattermost-10.12.0-linux-amd64.tar.gz');
+  assert.equal(o.candidate.releaseUrl, 'https://releases.mattermost.com/11.0.1-rc2/mattermost-11.0.1-rc2-linux-amd64.tar.gz');
+  assert.deepEqual(o.baseline.configPatch, {});
+  assert.deepEqual(o.candidate.configPatch, { ServiceSettings: { EnableLinkPreviews: false }, TeamSettings: { MaxUsersPerTeam: 500 } });
+  assert.deepEqual(o.aws, { benchFile: '/work/main/bench.json', usersFile: '/work/main/users.txt', snapshots: 'external' });
+  assert.deepEqual(schedule(o).map((r) => `${r.test.name}:${r.side.label}`), ['bounded:v10.12.0', 'bounded:v11.0.1-rc2', 'unbounded:v10.12.0', 'unbounded:v11.0.1-rc2']);
+
+  const cases: Array<[string[], RegExp]> = [
+    [aws.slice(0, 8), /--bench-file: required on the AWS bench/],
+    [aws.slice(0, 10), /--users-file: required on the AWS bench/],
+    [[...aws, '--candidate-set', 'SqlSettings.DataSource=postgres://elsewhere'], /--candidate-set\.SqlSettings\.DataSource: set by the bench/],
+    [[...aws, '--baseline-set', 'servicesettings.x=1'], /must be a config\.json path such as ServiceSettings\.EnableLinkPreviews/],
+    [[...aws, '--baseline-set', 'ServiceSettings.ReadTimeout'], /expected Section\.Key=value/],
+    [[...aws.slice(0, 3), 'v10.12', ...aws.slice(4)], /--baseline: "v10\.12" does not match target\.versionPattern/],
+    [[...aws.slice(0, 5), 'v11.0.1;reboot', ...aws.slice(6)], /--candidate: "v11\.0\.1;reboot" is not a safe version label/],
+    [[...aws, '--snapshots', 'sometimes'], /--snapshots: Invalid option/],
+  ];
+  for (const [argv, message] of cases) {
+    await assert.rejects(parseRunOptions(argv), (e: unknown) => e instanceof InputError && message.test((e as Error).message), argv.join(' '));
+  }
+});
+
+test('the local bench accepts the bench file provision writes for it, and refuses an AWS one', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'lg-opt-'));
+  try {
+    await writeFile(join(dir, 'local.json'), '{"kind":"local","host":"127.0.0.1"}\n');
+    await writeFile(join(dir, 'aws.json'), '{"kind":"aws","benchName":"lg-1-1"}\n');
+    const o = await parseRunOptions([...base, '--bench-file', join(dir, 'local.json')]);
+    assert.equal(o.aws, undefined);
+    await assert.rejects(parseRunOptions([...base, '--bench-file', join(dir, 'aws.json')]), /--bench-file: .*aws\.json describes a "aws" bench, but the config's bench\.kind is local/);
+    await assert.rejects(parseRunOptions([...base, '--bench-file', join(dir, 'missing.json')]), /--bench-file: cannot read .*missing\.json as JSON: ENOENT/);
+  } finally {
+    await rm(dir, { recursive: true });
+  }
+});

@@ -7,14 +7,15 @@ import { parseFlags } from '../args.ts';
 import type { CliIO } from '../io.ts';
 
 export const usage = `Usage: loadgate check-inputs [--candidate V] [--baseline V] [--tests LIST] [--repeats N]
-                              [--bench local|aws] [--config FILE] [--check-name NAME]
-                              [--rc-pattern GLOB] [--json] [--github-output]
+                              [--bench local|aws] [--max-cost USD] [--config FILE]
+                              [--check-name NAME] [--rc-pattern GLOBS] [--json] [--github-output]
 
 Validates the gate's workflow inputs against strict patterns (and the gate config, when
 it exists) before anything uses them, then prints them as key=value lines (or JSON).
 Each value can also come from the environment, which is how the workflow passes them:
-INPUT_CANDIDATE, INPUT_BASELINE, INPUT_TESTS, INPUT_REPEATS, INPUT_BENCH, INPUT_CONFIG,
-INPUT_CHECK_NAME, INPUT_RC_PATTERN; with no candidate, a pushed tag (GITHUB_EVENT_NAME=push,
+INPUT_CANDIDATE, INPUT_BASELINE, INPUT_TESTS, INPUT_REPEATS, INPUT_BENCH, INPUT_MAX_COST,
+INPUT_CONFIG, INPUT_CHECK_NAME, INPUT_RC_PATTERN (GitHub filter patterns, comma-separated,
+as on.push.tags lists them); with no candidate, a pushed tag (GITHUB_EVENT_NAME=push,
 GITHUB_REF_TYPE=tag, GITHUB_REF_NAME) is the candidate. Flags win over the environment.
 An empty baseline means "pick it": run pick-baseline next.`;
 
@@ -24,6 +25,7 @@ const options = {
   tests: { type: 'string' },
   repeats: { type: 'string' },
   bench: { type: 'string' },
+  'max-cost': { type: 'string' },
   config: { type: 'string' },
   'check-name': { type: 'string' },
   'rc-pattern': { type: 'string' },
@@ -37,6 +39,7 @@ const flagsSchema = z.strictObject({
   tests: z.string().optional(),
   repeats: z.string().optional(),
   bench: z.string().optional(),
+  'max-cost': z.string().optional(),
   config: z.string().optional(),
   'check-name': z.string().optional(),
   'rc-pattern': z.string().optional(),
@@ -51,6 +54,7 @@ const envSchema = z.object({
   INPUT_TESTS: z.string().optional(),
   INPUT_REPEATS: z.string().optional(),
   INPUT_BENCH: z.string().optional(),
+  INPUT_MAX_COST: z.string().optional(),
   INPUT_CONFIG: z.string().optional(),
   INPUT_CHECK_NAME: z.string().optional(),
   INPUT_RC_PATTERN: z.string().optional(),
@@ -68,6 +72,7 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
     tests: flags.tests ?? env.INPUT_TESTS,
     repeats: flags.repeats ?? env.INPUT_REPEATS,
     bench: flags.bench ?? env.INPUT_BENCH,
+    maxCost: flags['max-cost'] ?? env.INPUT_MAX_COST,
     config: flags.config ?? env.INPUT_CONFIG,
     checkName: flags['check-name'] ?? env.INPUT_CHECK_NAME,
     rcPattern: flags['rc-pattern'] ?? env.INPUT_RC_PATTERN,
@@ -88,6 +93,7 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
     'tests-json': JSON.stringify(inputs.tests),
     repeats: inputs.repeats,
     bench: inputs.bench,
+    'max-cost': inputs.maxCost ?? '',
     config: inputs.config,
     'check-name': inputs.checkName,
   };

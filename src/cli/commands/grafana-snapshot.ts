@@ -8,7 +8,7 @@ import { loadDashboardFile, publishSnapshot } from '../../grafana/snapshot.ts';
 import { parseVariableFlags } from '../../grafana/variables.ts';
 
 export const usage = `Usage: loadgate grafana-snapshot --url URL --dashboard FILE --from ISO --to ISO --name NAME
-                                 [--token-env NAME] [--datasource-uid UID] [--expires DURATION] [--var name=value]...
+                                 [--token-env NAME] [--datasource-uid UID] [--expires DURATION] [--var name=value]... [--external]
 
 Uploads the dashboard (overwriting the one with the same uid), then creates a snapshot of
 it between --from and --to with every panel's data embedded, and prints
@@ -24,6 +24,7 @@ it between --from and --to with every panel's data embedded, and prints
   --datasource-uid  uid of the Prometheus data source in that Grafana (default prometheus)
   --expires         Expire the snapshot after this long, e.g. 720h (30 days); default never
   --var             Dashboard variable value, repeatable, e.g. --var app_instance=app.*:8067
+  --external        Publish on Grafana's external snapshot server (outlives the bench's Grafana)
 
 Exit 0 with the snapshot, 1 when Grafana fails, 3 on bad input (including a refused token).`;
 
@@ -43,6 +44,7 @@ const flagsSchema = z.strictObject({
   'datasource-uid': z.string().regex(/^[A-Za-z0-9_-]{1,40}$/, 'expected a data source uid').default('prometheus'),
   expires: durationSchema.optional(),
   var: z.array(z.string()).default([]),
+  external: z.boolean().default(false),
   positionals: z.array(z.string()).max(0, 'takes no positional arguments'),
 });
 
@@ -59,6 +61,7 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
       'datasource-uid': { type: 'string' },
       expires: { type: 'string' },
       var: { type: 'string', multiple: true },
+      external: { type: 'boolean' },
     },
     flagsSchema,
     usage,
@@ -78,6 +81,7 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
       datasourceUid: flags['datasource-uid'],
       variables,
       ...(flags.expires ? { expiresSec: flags.expires } : {}),
+      ...(flags.external ? { external: true } : {}),
     });
     for (const warning of outcome.warnings) io.err(`warning: ${warning}`);
     io.out(JSON.stringify({ title: outcome.title, url: outcome.url, dashboardUrl: outcome.dashboardUrl, key: outcome.key }));

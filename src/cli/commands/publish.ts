@@ -6,7 +6,7 @@ import { readGitHubEnv } from '../../github/env.ts';
 import { emitOutputs, writeJobSummary } from '../../github/outputs.ts';
 import { planGate, planMarkdown } from '../../github/plan.ts';
 import { publishFinish, publishStart, type PublishContext } from '../../github/publish.ts';
-import { secretValuesFromEnv } from '../../github/report-files.ts';
+import { secretsFromEnv } from '../../github/secret-scan.ts';
 import { COMMIT_SHA } from '../../inputs/patterns.ts';
 import { validateCheckName, validateConfigPath, validateGateInputs, validateVersionLabel, DEFAULT_CHECK_NAME } from '../../inputs/validate.ts';
 import { InputError } from '../../util/errors.ts';
@@ -29,10 +29,16 @@ Options:
   --tests LIST          Test names for the plan, comma-separated (default: all)
   --repeats N           Runs per side for the plan (default: the config's)
   --bench local|aws     Bench for the plan (default: the config's)
+  --max-cost USD        AWS bench budget for the plan (default: bench.aws.maxCostUsd)
   --baseline-choice F   JSON written by \`pick-baseline --write-choice\`
   --gate-result R       The gate job's result (success|failure|cancelled|skipped), said when there is no verdict
+  --report-withheld     The gate job refused to upload the report (it held a secret): say so
   --github-output       Also append the outputs to $GITHUB_OUTPUT
   --fail-on-verdict     Exit 1 on fail and 2 on inconclusive after publishing
+
+The check run is always completed with the verdict, even when the report pull request
+cannot be published; the command then prints why and exits 3 (or 2 for an unexpected
+error), after writing the outputs.
 
 Environment: GITHUB_TOKEN, GITHUB_REPOSITORY, GITHUB_API_URL, GITHUB_SERVER_URL, GITHUB_RUN_ID.`;
 
@@ -48,8 +54,10 @@ const options = {
   tests: { type: 'string' },
   repeats: { type: 'string' },
   bench: { type: 'string' },
+  'max-cost': { type: 'string' },
   'baseline-choice': { type: 'string' },
   'gate-result': { type: 'string' },
+  'report-withheld': { type: 'boolean' },
   'github-output': { type: 'boolean' },
   'fail-on-verdict': { type: 'boolean' },
 } as const;
@@ -66,12 +74,21 @@ const flagsSchema = z.strictObject({
   tests: z.string().optional(),
   repeats: z.string().optional(),
   bench: z.string().optional(),
+  'max-cost': z.string().optional(),
   'baseline-choice': z.string().optional(),
   'gate-result': z.enum(['success', 'failure', 'cancelled', 'skipped']).optional(),
+  'report-withheld': z.boolean().default(false),
   'github-output': z.boolean().default(false),
   'fail-on-verdict': z.boolean().default(false),
   positionals: z.array(z.string()).max(0, 'publish takes no positional arguments'),
 });
+
+/** What a gate job result means when there is no verdict. */
+const GATE_RESULT_PROBLEM: Record<'failure' | 'cancelled' | 'skipped', string> = {
+  failure: 'the gate job ended with result "failure"',
+  cancelled: 'the gate job ended with result "cancelled" (the run was cancelled, it timed out, or it was dropped from a full queue for the bench)',
+  skipped: 'the gate job ended with result "skipped" (it never ran: an earlier job failed or the run was cancelled first)',
+};
 
 export async function run(argv: string[], io: CliIO): Promise<number> {
   const flags = parseFlags(argv, options, flagsSchema, usage);
@@ -82,12 +99,15 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
   const baseline = validateVersionLabel(flags.baseline, 'baseline', config?.target.versionPattern);
   const candidate = validateVersionLabel(flags.candidate, 'candidate', config?.target.versionPattern);
   const choice = flags['baseline-choice'] ? await readBaselineChoice(flags['baseline-choice']) : undefined;
-  const ctx: PublishContext = { env, secrets: [env.token, ...secretValuesFromEnv()], log: (l) => io.err(l) };
+  const ctx: PublishContext = { env, secrets: [{ name: 'GITHUB_TOKEN', value: env.token }, ...secretsFromEnv()], log: (l) => io.err(l) };
   const githubOutput = flags['github-output'] ? process.env.GITHUB_OUTPUT : undefined;
 
   if (flags.mode === 'start') {
     if (!config) throw new InputError(`--config: required with --mode start (the plan comes from the gate config)\n\n${usage}`);
-    const inputs = validateGateInputs({ candidate, baseline, tests: flags.tests, repeats: flags.repeats, bench: flags.bench, config: configPath, checkName }, config);
+    const inputs = validateGateInputs(
+      { candidate, baseline, tests: flags.tests, repeats: flags.repeats, bench: flags.bench, maxCost: flags['max-cost'], config: configPath, checkName },
+      config,
+    );
     const plan = planGate(config, { ...inputs, baseline, baselineReason: choice?.reason });
     const started = await publishStart(ctx, { checkName, candidate, sha: flags.sha, plan });
     emitOutputs(started.outputs, io, githubOutput);
@@ -104,11 +124,19 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
     checkRunId: flags['check-run-id'],
     reportDir: flags.report,
     baselineChoice: choice,
-    gateProblem: flags['gate-result'] && flags['gate-result'] !== 'success' ? `the gate job ended with result "${flags['gate-result']}"` : undefined,
+    gateProblem:
+      [
+        flags['report-withheld'] ? "the gate job withheld the report because it held a secret (see its step \"Refuse a report holding a secret\")" : '',
+        flags['gate-result'] && flags['gate-result'] !== 'success' ? GATE_RESULT_PROBLEM[flags['gate-result']] : '',
+      ]
+        .filter(Boolean)
+        .join('; ') || undefined,
     configPath,
   });
   emitOutputs(result.outputs, io, githubOutput);
   await writeJobSummary(result.summary);
+  // The check run already carries the verdict and this failure; the step fails too.
+  if (result.reportError) throw result.reportError;
   if (!flags['fail-on-verdict']) return 0;
   return result.verdict ? EXIT_CODES[result.verdict] : EXIT_CODES.inconclusive;
 }

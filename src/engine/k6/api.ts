@@ -88,6 +88,11 @@ export class K6ApiError extends Error {
 
 export interface K6ApiOptions {
   port: number;
+  /**
+   * Where k6 listens: 127.0.0.1 on the local bench; an agent's address on the AWS bench
+   * (its security group admits only the controller). An IPv4 address or host name.
+   */
+  host?: string;
   /** Defaults to the global fetch. */
   fetch?: FetchLike;
   timeoutMs?: number;
@@ -102,7 +107,9 @@ export class K6Api {
     if (!Number.isInteger(options.port) || options.port < 1 || options.port > 65535) {
       throw new RangeError(`k6 API port must be 1-65535, got ${options.port}`);
     }
-    this.baseUrl = `http://127.0.0.1:${options.port}`;
+    const host = options.host ?? '127.0.0.1';
+    if (!/^[A-Za-z0-9.-]+$/.test(host)) throw new RangeError(`k6 API host must be an address or host name, got ${JSON.stringify(host)}`);
+    this.baseUrl = `http://${host}:${options.port}`;
     this.fetch = options.fetch ?? (globalThis.fetch as unknown as FetchLike);
     this.timeoutMs = options.timeoutMs ?? 5000;
   }

@@ -197,12 +197,35 @@ function k6Environment(o: z.output<typeof optionsSchema>, usersFile: string): No
   for (const [key, value] of Object.entries(process.env)) {
     if (!/proxy$/i.test(key) && !key.startsWith('K6_') && !key.startsWith('LOADGATE_')) env[key] = value;
   }
-  Object.assign(env, o.env, {
+  Object.assign(env, scenarioEnvironment({ ...o, usersFile }));
+  return env;
+}
+
+export interface ScenarioSettings {
+  baseUrl: string;
+  usersFile: string;
+  actions?: Record<string, number> | undefined;
+  idle: { minimumMs: number; averageMs: number; rateMultiplier: number };
+  maxUsers: number;
+  initialUsers: number;
+  maxDurationSec: number;
+  requestTimeoutMs: number;
+  env?: Record<string, string>;
+}
+
+/**
+ * The environment a loadgate scenario reads (README-contract.md, "Scenario environment"),
+ * plus the settings that keep k6 from calling out. Shared by the local runner and the
+ * AWS agents, which receive it as an environment file.
+ */
+export function scenarioEnvironment(o: ScenarioSettings): Record<string, string> {
+  return {
+    ...o.env,
     K6_NO_USAGE_REPORT: 'true',
     // k6 1.x resolves unknown `k6/x/...` imports by downloading extensions; never here.
     K6_AUTO_EXTENSION_RESOLUTION: 'false',
     LOADGATE_BASE_URL: o.baseUrl.replace(/\/$/, ''),
-    LOADGATE_USERS_FILE: usersFile,
+    LOADGATE_USERS_FILE: o.usersFile,
     LOADGATE_ACTIONS: JSON.stringify(o.actions ?? CEILING_ACTION_FREQUENCIES),
     LOADGATE_IDLE_MIN_MS: String(o.idle.minimumMs),
     LOADGATE_IDLE_AVG_MS: String(o.idle.averageMs),
@@ -211,9 +234,12 @@ function k6Environment(o: z.output<typeof optionsSchema>, usersFile: string): No
     LOADGATE_INITIAL_USERS: String(o.initialUsers),
     LOADGATE_DURATION: `${o.maxDurationSec}s`,
     LOADGATE_REQUEST_TIMEOUT_MS: String(o.requestTimeoutMs),
-  });
-  return env;
+  };
 }
+
+/** The Mattermost scenario and the shared metrics library it imports, relative to scenarios/. */
+export const MATTERMOST_SCENARIO_FILES = ['mattermost.js', 'lib/metrics.js'] as const;
+export const SCENARIOS_DIR = fileURLToPath(new URL('./scenarios/', import.meta.url));
 
 async function assertReadable(path: string, what: string): Promise<void> {
   try {

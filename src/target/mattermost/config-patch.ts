@@ -47,8 +47,11 @@ export interface ConfigPatchInput {
   side?: { name: 'baseline' | 'candidate'; overrides: Record<string, unknown> };
 }
 
-/** Keys the bench owns: `Section.Key`. */
-const BENCH_OWNED = ['SqlSettings.DriverName', 'SqlSettings.DataSource', 'SqlSettings.DataSourceReplicas', 'MetricsSettings.ListenAddress', 'MetricsSettings.Enable', 'ClusterSettings.ClusterName', 'ClusterSettings.Enable', 'ServiceSettings.ListenAddress'];
+/**
+ * Keys the bench owns: `Section.Key`. infra/aws refuses the same keys in
+ * `mattermost_config_patch` and the app nodes re-apply them after every patch.
+ */
+export const BENCH_OWNED_SETTINGS: readonly string[] = ['SqlSettings.DriverName', 'SqlSettings.DataSource', 'SqlSettings.DataSourceReplicas', 'MetricsSettings.ListenAddress', 'MetricsSettings.Enable', 'ClusterSettings.ClusterName', 'ClusterSettings.Enable', 'ServiceSettings.ListenAddress'];
 
 const sectionName = /^[A-Z][A-Za-z0-9]*$/;
 
@@ -121,7 +124,12 @@ function benchSettings(t: z.output<typeof benchTopologySchema>): ConfigObject {
   };
 }
 
-function checkedOverrides(overrides: Record<string, unknown>, source: string): ConfigObject {
+/**
+ * Checks overrides before they reach a node: sections must look like Mattermost's,
+ * hold objects, and leave the bench-owned keys alone. `source` names them in errors
+ * (`target.settings`, `--candidate-set`). Returns them unchanged.
+ */
+export function checkedOverrides(overrides: Record<string, unknown>, source: string): ConfigObject {
   const problems: string[] = [];
   for (const [section, value] of Object.entries(overrides)) {
     if (!sectionName.test(section)) {
@@ -133,7 +141,7 @@ function checkedOverrides(overrides: Record<string, unknown>, source: string): C
       continue;
     }
     for (const key of Object.keys(value)) {
-      if (BENCH_OWNED.includes(`${section}.${key}`)) problems.push(`${source}.${section}.${key}: set by the bench from its topology; remove it`);
+      if (BENCH_OWNED_SETTINGS.includes(`${section}.${key}`)) problems.push(`${source}.${section}.${key}: set by the bench from its topology; remove it`);
     }
   }
   if (problems.length) throw new InputError(`cannot apply ${source} to the Mattermost config:\n${problems.join('\n')}`, problems);

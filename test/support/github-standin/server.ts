@@ -32,6 +32,12 @@ export interface StandinOptions {
   tags?: string[];
   annotatedTags?: string[];
   rateLimit?: { limit: number; remaining: number; resetInSec: number };
+  /**
+   * Whether a completed check run can be set back to in progress, and its conclusion
+   * changed. GitHub's reference does not say; reports differ, so both are switchable and
+   * loadgate is tested against either answer.
+   */
+  completedCheckRunsMutable?: boolean;
 }
 
 export interface CheckRunRecord {
@@ -58,6 +64,10 @@ export interface PullRecord {
   head: string;
   base: string;
   merged: boolean;
+  merged_at: string | null;
+  closed_at: string | null;
+  /** The head branch's commit when the pull request was closed: GitHub only reopens it if the branch still descends from it. */
+  closedHead?: string | undefined;
 }
 
 export interface RequestRecord {
@@ -125,9 +135,10 @@ export class GitHubStandin {
   readonly defaultBranch: string;
   tokens: Record<string, TokenSpec>;
   allowActionsToCreatePullRequests: boolean;
+  completedCheckRunsMutable: boolean;
   rateLimit: { limit: number; remaining: number; resetInSec: number; resetAt?: number };
   /** Answers the next N calls of an operation with an error (for retry tests). */
-  readonly faults = new Map<string, { status: number; times: number }>();
+  readonly faults = new Map<string, { status: number; times: number; message?: string }>();
 
   private server: Server | undefined;
   private api: OpenAPIBackend | undefined;
@@ -141,6 +152,7 @@ export class GitHubStandin {
     this.defaultBranch = options.defaultBranch ?? 'main';
     this.tokens = options.tokens ?? { 'test-token-0123456789': WRITE_ALL };
     this.allowActionsToCreatePullRequests = options.allowActionsToCreatePullRequests ?? true;
+    this.completedCheckRunsMutable = options.completedCheckRunsMutable ?? true;
     this.rateLimit = { ...(options.rateLimit ?? { limit: 5000, remaining: 5000, resetInSec: 3600 }) };
     this.rateLimit.resetAt = Math.floor(Date.now() / 1000) + this.rateLimit.resetInSec;
     const tree = this.git.createTree(undefined, [{ path: 'README.md', mode: '100644', type: 'blob', content: '# chat-server\n' }]);
@@ -177,6 +189,36 @@ export class GitHubStandin {
   filesOnBranch(branch: string): Map<string, Buffer> {
     const head = this.branchHead(branch);
     return head ? this.git.filesAt(head) : new Map();
+  }
+
+  /** Closes a pull request without merging it, as a reviewer would. */
+  closePull(number: number): void {
+    const pull = this.pulls.find((p) => p.number === number);
+    if (!pull) throw new Error(`no pull request #${number}`);
+    pull.state = 'closed';
+    pull.closed_at = now();
+    pull.closedHead = this.branchHead(pull.head);
+  }
+
+  /** Merges a pull request with a merge commit on its base branch (no conflicts: the report directory is the PR's own). */
+  mergePull(number: number, options: { deleteBranch?: boolean } = {}): string {
+    const pull = this.pulls.find((p) => p.number === number);
+    if (!pull || pull.state !== 'open') throw new Error(`no open pull request #${number}`);
+    const head = this.branchHead(pull.head) as string;
+    const base = this.branchHead(pull.base) as string;
+    const tree = this.git.commits.get(head)?.tree as string;
+    const merge = this.git.writeCommit({ tree, parents: [base, head], message: `Merge pull request #${number}`, date: now() });
+    this.refs.set(`refs/heads/${pull.base}`, merge);
+    pull.state = 'closed';
+    pull.merged = true;
+    pull.merged_at = now();
+    pull.closed_at = pull.merged_at;
+    if (options.deleteBranch) this.refs.delete(`refs/heads/${pull.head}`);
+    return merge;
+  }
+
+  deleteBranch(branch: string): void {
+    this.refs.delete(`refs/heads/${branch}`);
   }
 
   async start(): Promise<this> {
@@ -272,7 +314,7 @@ export class GitHubStandin {
       const fault = this.faults.get(operation);
       if (fault && fault.times > 0) {
         fault.times--;
-        return error(fault.status, fault.status >= 500 ? 'Server Error' : 'Injected error');
+        return error(fault.status, fault.message ?? (fault.status >= 500 ? 'Server Error' : 'Injected error'));
       }
       const parsed = api.router.parseRequest(request, matched);
       return this.dispatch(operation as ServedOperation, parsed, spec);
@@ -494,8 +536,16 @@ export class GitHubStandin {
     if ((status === 'completed' || body.completed_at) && !conclusion) {
       return error(422, 'Invalid request.', { errors: ['conclusion is required when status is completed'] });
     }
-    if (status) run.status = status;
-    if (conclusion) {
+    // A frozen completed run still takes output and details, as GitHub answers 200.
+    const frozen = run.status === 'completed' && !this.completedCheckRunsMutable;
+    if (status && !frozen) {
+      run.status = status;
+      if (status !== 'completed') {
+        run.conclusion = null;
+        run.completed_at = null;
+      }
+    }
+    if (conclusion && !frozen) {
       run.conclusion = conclusion;
       run.status = 'completed';
       run.completed_at = (body.completed_at as string | undefined) ?? now();
@@ -583,6 +633,8 @@ export class GitHubStandin {
       title: pull.title,
       body: pull.body,
       merged: pull.merged,
+      merged_at: pull.merged_at,
+      closed_at: pull.closed_at,
       draft: false,
       html_url: `${this.repoHtmlUrl}/pull/${pull.number}`,
       url: `${this.url}/repos/${this.owner}/${this.repo}/pulls/${pull.number}`,
@@ -593,7 +645,9 @@ export class GitHubStandin {
 
   private listPulls(query: Record<string, string>): unknown[] {
     const state = query.state ?? 'open';
-    return this.pulls
+    // GitHub sorts by creation, newest first, unless asked otherwise.
+    const ordered = (query.direction ?? 'desc') === 'desc' ? [...this.pulls].reverse() : [...this.pulls];
+    return ordered
       .filter((p) => state === 'all' || p.state === state)
       .filter((p) => !query.head || query.head === `${this.owner}:${p.head}` || query.head === p.head)
       .filter((p) => !query.base || query.base === p.base)
@@ -612,7 +666,17 @@ export class GitHubStandin {
       return error(422, 'Validation Failed', { errors: [{ resource: 'PullRequest', code: 'custom', message: `A pull request already exists for ${this.owner}:${head}.` }] });
     }
     if (this.isAncestor(headSha, baseSha)) return error(422, 'Validation Failed', { errors: [{ resource: 'PullRequest', code: 'custom', message: `No commits between ${base} and ${head}` }] });
-    const pull: PullRecord = { number: this.pulls.length + 1, state: 'open', title: String(body.title ?? ''), body: (body.body as string | undefined) ?? null, head, base, merged: false };
+    const pull: PullRecord = {
+      number: this.pulls.length + 1,
+      state: 'open',
+      title: String(body.title ?? ''),
+      body: (body.body as string | undefined) ?? null,
+      head,
+      base,
+      merged: false,
+      merged_at: null,
+      closed_at: null,
+    };
     this.pulls.push(pull);
     return { status: 201, body: this.pullBody(pull) };
   }
@@ -620,9 +684,29 @@ export class GitHubStandin {
   private updatePull(number: number, body: Record<string, unknown>): Reply {
     const pull = this.pulls.find((p) => p.number === number);
     if (!pull) return error(404, 'Not Found');
+    if (body.state === 'open' && pull.state === 'closed') {
+      // GitHub's rules for reopening: never a merged pull request, and only while its
+      // branch exists and still descends from where it was when the PR was closed.
+      const head = this.branchHead(pull.head);
+      if (pull.merged) return error(422, 'Validation Failed', { errors: [{ resource: 'PullRequest', code: 'custom', message: 'state cannot be changed. The pull request has been merged.' }] });
+      if (!head || (pull.closedHead && !this.isAncestor(pull.closedHead, head))) {
+        return error(422, 'Validation Failed', { errors: [{ resource: 'PullRequest', code: 'custom', message: `state cannot be changed. The ${pull.head} branch has been deleted or force-pushed.` }] });
+      }
+      if (this.pulls.some((p) => p !== pull && p.state === 'open' && p.head === pull.head && p.base === pull.base)) {
+        return error(422, 'Validation Failed', { errors: [{ resource: 'PullRequest', code: 'custom', message: `A pull request already exists for ${this.owner}:${pull.head}.` }] });
+      }
+    }
     if (typeof body.title === 'string') pull.title = body.title;
     if (typeof body.body === 'string') pull.body = body.body;
-    if (body.state === 'open' || body.state === 'closed') pull.state = body.state;
+    if (body.state === 'open' && pull.state === 'closed') {
+      pull.state = 'open';
+      pull.closed_at = null;
+      pull.closedHead = undefined;
+    } else if (body.state === 'closed' && pull.state === 'open') {
+      pull.state = 'closed';
+      pull.closed_at = now();
+      pull.closedHead = this.branchHead(pull.head);
+    }
     return { status: 200, body: this.pullBody(pull) };
   }
 }

@@ -7,6 +7,15 @@ import type { AddressInfo, Socket } from 'node:net';
  * use, plus the WebSocket upgrade, on 127.0.0.1. It is not Mattermost: it keeps just
  * enough state (users, one team, channels, posts) for the answers to be consistent, and
  * counts what it was asked so a test can check the scenario's traffic.
+ *
+ * Like Mattermost with MetricsSettings enabled, it serves Prometheus metrics on a second
+ * listener (startMetrics), under the names of Mattermost's performance-monitoring docs:
+ * the mattermost_api_time{handler,method,status_code} and mattermost_db_store_time{method}
+ * histograms (seconds), mattermost_http_requests_total, mattermost_http_errors_total,
+ * mattermost_http_websockets_total, mattermost_process_cpu_seconds_total, and the Go
+ * runtime's go_goroutines and go_memstats_{heap,stack}_inuse_bytes. Every answer carries
+ * X-Version-Id, as Mattermost's do. `latencyPerUserMs` slows every request down by that
+ * much per connected websocket, so a coordinator finds an equilibrium.
  */
 
 interface Post {
@@ -17,8 +26,75 @@ interface Post {
   root_id: string;
 }
 
+/** Prometheus' default buckets, which Mattermost's histograms use. */
+const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/** Mattermost's API handler names (api4) for the routes the stand-in answers. */
+const HANDLERS: Record<string, string> = {
+  'POST /users/login': 'login',
+  'GET /users/me': 'getUser',
+  'GET /users/me/teams': 'getTeamsForUser',
+  'GET /users/me/teams/members': 'getTeamMembersForUser',
+  'GET /users/me/preferences': 'getPreferences',
+  'GET /users/me/teams/{id}/channels/members': 'getChannelMembersForUser',
+  'GET /users/me/teams/unread': 'getTeamsUnreadForUser',
+  'GET /users/me/teams/{id}/channels': 'getChannelsForTeamForUser',
+  'POST /channels/members/me/view': 'viewChannel',
+  'GET /channels/{id}/posts': 'getPostsForChannel',
+  'POST /posts': 'createPost',
+  'GET /posts/{id}/thread': 'getPostThread',
+  'POST /reactions': 'saveReaction',
+  'GET /users/{id}/teams/{id}/threads': 'getThreadsForUser',
+};
+
+/** Store methods a handler calls, as mattermost_db_store_time{method} names them. */
+const STORE_CALLS: Record<string, string[]> = {
+  login: ['UserStore.GetForLogin', 'SessionStore.Save'],
+  getUser: ['UserStore.Get'],
+  getTeamsForUser: ['TeamStore.GetTeamsByUserId'],
+  getChannelsForTeamForUser: ['ChannelStore.GetChannels'],
+  viewChannel: ['ChannelStore.UpdateLastViewedAt'],
+  getPostsForChannel: ['PostStore.GetPosts'],
+  createPost: ['PostStore.Save', 'ChannelStore.IncrementMentionCount'],
+  getPostThread: ['PostStore.Get'],
+  saveReaction: ['ReactionStore.Save'],
+  getThreadsForUser: ['ThreadStore.GetThreadsForUser'],
+};
+
+class Histogram {
+  readonly series = new Map<string, { labels: Record<string, string>; counts: number[]; sum: number; count: number }>();
+  observe(labels: Record<string, string>, seconds: number): void {
+    const key = JSON.stringify(labels);
+    const entry = this.series.get(key) ?? { labels, counts: BUCKETS.map(() => 0), sum: 0, count: 0 };
+    BUCKETS.forEach((le, i) => {
+      if (seconds <= le) entry.counts[i]!++;
+    });
+    entry.sum += seconds;
+    entry.count++;
+    this.series.set(key, entry);
+  }
+  render(name: string, help: string): string[] {
+    const lines = [`# HELP ${name} ${help}`, `# TYPE ${name} histogram`];
+    const fmt = (labels: Record<string, string>) => Object.entries(labels).map(([k, v]) => `${k}="${v}"`).join(',');
+    for (const { labels, counts, sum, count } of this.series.values()) {
+      BUCKETS.forEach((le, i) => lines.push(`${name}_bucket{${fmt({ ...labels, le: String(le) })}} ${counts[i]}`));
+      lines.push(`${name}_bucket{${fmt({ ...labels, le: '+Inf' })}} ${count}`, `${name}_sum{${fmt(labels)}} ${sum}`, `${name}_count{${fmt(labels)}} ${count}`);
+    }
+    return lines;
+  }
+}
+
 export class MattermostStandIn {
   readonly hits = new Map<string, number>();
+  /** The version it reports (X-Version-Id starts with it), as a release install would set it. */
+  version = '10.12.0';
+  /** Added to every request per connected websocket (ms). */
+  latencyPerUserMs = 0;
+  private readonly apiTime = new Histogram();
+  private readonly storeTime = new Histogram();
+  private httpRequests = 0;
+  private httpErrors = 0;
+  private metricsServer: Server | undefined;
   readonly users = new Map<string, { id: string; password: string }>();
   /** Routes (as "METHOD /template") that answer 500, to exercise error accounting. */
   readonly failing = new Set<string>();
@@ -41,20 +117,72 @@ export class MattermostStandIn {
     this.users.set(login, { id: id(), password });
   }
 
-  async start(): Promise<string> {
+  /** Listens on `port` (0: any free one; a restart passes the previous one). */
+  async start(port = 0): Promise<string> {
     this.server = createServer((req, res) => void this.handle(req, res));
     this.server.on('upgrade', (req: IncomingMessage, socket: Socket) => this.upgrade(req, socket));
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    await new Promise<void>((resolve) => this.server!.listen(port, '127.0.0.1', resolve));
     this.baseUrl = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
     return this.baseUrl;
   }
 
+  get running(): boolean {
+    return this.server !== undefined;
+  }
+
   async stop(): Promise<void> {
     for (const s of this.sockets) s.destroy();
+    this.sockets.clear();
     if (!this.server) return;
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server!.close(() => resolve()));
     this.server = undefined;
+  }
+
+  /** Forgets the posts: a restored dataset. Users, team and channels stay. */
+  resetData(): void {
+    this.posts.clear();
+  }
+
+  /** The metrics listener (Mattermost's :8067); it stays up while the API restarts. */
+  async startMetrics(): Promise<number> {
+    this.metricsServer = createServer((req, res) => {
+      if ((req.url ?? '').split('?')[0] !== '/metrics') return void res.writeHead(404).end();
+      res.writeHead(200, { 'Content-Type': 'text/plain; version=0.0.4' }).end(this.renderMetrics());
+    });
+    await new Promise<void>((resolve) => this.metricsServer!.listen(0, '127.0.0.1', resolve));
+    return (this.metricsServer.address() as AddressInfo).port;
+  }
+
+  async stopMetrics(): Promise<void> {
+    if (!this.metricsServer) return;
+    this.metricsServer.closeAllConnections();
+    await new Promise<void>((resolve) => this.metricsServer!.close(() => resolve()));
+    this.metricsServer = undefined;
+  }
+
+  renderMetrics(): string {
+    const cpu = process.cpuUsage();
+    const memory = process.memoryUsage();
+    const lines = [
+      ...this.apiTime.render('mattermost_api_time', 'Time to execute the api handler'),
+      ...this.storeTime.render('mattermost_db_store_time', 'Time to execute the store method'),
+      '# TYPE mattermost_http_requests_total counter',
+      `mattermost_http_requests_total ${this.httpRequests}`,
+      '# TYPE mattermost_http_errors_total counter',
+      `mattermost_http_errors_total ${this.httpErrors}`,
+      '# TYPE mattermost_http_websockets_total gauge',
+      `mattermost_http_websockets_total{origin_client="web"} ${this.sockets.size}`,
+      '# TYPE mattermost_process_cpu_seconds_total counter',
+      `mattermost_process_cpu_seconds_total ${(cpu.user + cpu.system) / 1e6}`,
+      '# TYPE go_goroutines gauge',
+      `go_goroutines ${40 + 2 * this.sockets.size}`,
+      '# TYPE go_memstats_heap_inuse_bytes gauge',
+      `go_memstats_heap_inuse_bytes ${memory.heapUsed}`,
+      '# TYPE go_memstats_stack_inuse_bytes gauge',
+      `go_memstats_stack_inuse_bytes ${(40 + 2 * this.sockets.size) * 8192}`,
+    ];
+    return `${lines.join('\n')}\n`;
   }
 
   private count(route: string): void {
@@ -72,9 +200,21 @@ export class MattermostStandIn {
     const template = path.replace(/\/[a-z0-9]{26}(?=\/|$)/g, '/{id}').replace(/\/\d{10,}$/, '/{time}');
     const route = `${method} ${template}`;
     this.count(route);
+    const started = process.hrtime.bigint();
+    if (this.latencyPerUserMs > 0 && route !== 'GET /system/ping') {
+      await new Promise((resolve) => setTimeout(resolve, this.latencyPerUserMs * this.sockets.size));
+    }
     const send = (status: number, payload: unknown, headers: Record<string, string> = {}): void => {
-      res.writeHead(status, { 'Content-Type': 'application/json', ...headers }).end(JSON.stringify(payload));
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const handler = HANDLERS[route] ?? (route === 'GET /system/ping' ? 'getSystemPing' : 'unknown');
+      this.apiTime.observe({ handler, method, status_code: String(status) }, seconds);
+      for (const store of STORE_CALLS[handler] ?? []) this.storeTime.observe({ method: store }, seconds / 4);
+      this.httpRequests++;
+      if (status >= 400) this.httpErrors++;
+      res.writeHead(status, { 'Content-Type': 'application/json', 'X-Version-Id': `${this.version}.0.standin.false`, ...headers }).end(JSON.stringify(payload));
     };
+
+    if (route === 'GET /system/ping') return send(200, { status: 'OK' });
 
     if (this.failing.has(route)) return send(500, { id: 'app.error', message: 'stand-in failure', status_code: 500 });
     if (route === 'POST /users/login') {

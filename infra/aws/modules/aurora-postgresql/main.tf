@@ -31,6 +31,16 @@ resource "aws_rds_cluster_parameter_group" "this" {
   }
 }
 
+# Aurora exports the PostgreSQL log (errors, slow statements with the default
+# parameters) to this group. Terraform creates it first, so RDS does not create
+# an unmanaged one that would outlive the bench with no retention.
+resource "aws_cloudwatch_log_group" "postgresql" {
+  #checkov:skip=CKV_AWS_338:A bench's database log is only read while investigating that gate run; a year of retention would keep logs of disposable benches for nothing.
+  name              = "/aws/rds/cluster/${var.name}/postgresql"
+  retention_in_days = var.log_retention_days
+  kms_key_id        = var.kms_key_arn
+}
+
 resource "aws_rds_cluster" "this" {
   #checkov:skip=CKV_AWS_139:A bench cluster lives for one gate run and must be destroyable by terraform destroy and the janitor.
   #checkov:skip=CKV2_AWS_27:Query logging would write every statement of the load test to CloudWatch and change the performance being measured.
@@ -64,6 +74,7 @@ resource "aws_rds_cluster" "this" {
   apply_immediately       = true
 
   enabled_cloudwatch_logs_exports = ["postgresql"]
+  depends_on                      = [aws_cloudwatch_log_group.postgresql]
   # Mattermost signs in with the password; IAM authentication is available for people.
   iam_database_authentication_enabled = true
 }

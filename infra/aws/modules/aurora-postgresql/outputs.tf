@@ -32,3 +32,8 @@ output "instance_identifiers" {
   description = "Identifiers of the instances."
   value       = aws_rds_cluster_instance.this[*].identifier
 }
+
+output "log_group_name" {
+  description = "CloudWatch log group of the exported PostgreSQL log."
+  value       = aws_cloudwatch_log_group.postgresql.name
+}

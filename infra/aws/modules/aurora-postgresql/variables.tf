@@ -104,3 +104,14 @@ variable "performance_insights_enabled" {
   type        = bool
   default     = true
 }
+
+variable "log_retention_days" {
+  description = "Days CloudWatch keeps the exported PostgreSQL log (the log group is deleted with the bench anyway)."
+  type        = number
+  default     = 7
+
+  validation {
+    condition     = contains([1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365], var.log_retention_days)
+    error_message = "log_retention_days must be a CloudWatch retention: 1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180 or 365."
+  }
+}

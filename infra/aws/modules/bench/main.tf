@@ -39,7 +39,8 @@ data "aws_ami" "ubuntu" {
 locals {
   availability_zones = length(var.availability_zones) == 2 ? var.availability_zones : slice(data.aws_availability_zones.available.names, 0, 2)
   ami_id             = var.ami_id != null ? var.ami_id : data.aws_ami.ubuntu[0].id
-  region             = data.aws_region.current.name
+  # `id` is the region name in provider 5.x and 6.x alike; `name` is deprecated in 6.
+  region = data.aws_region.current.id
 
   # The proxy and the metrics node get fixed addresses: the app nodes' site URL
   # and the agents' targets need them before those instances exist, and the
@@ -47,7 +48,20 @@ locals {
   # Both sit in the subnets' reserved ranges (.8-.15), which AWS never assigns.
   proxy_private_ip   = cidrhost(module.network.private_fixed_cidr_block, 2)
   metrics_private_ip = cidrhost(module.network.public_fixed_cidr_block, 2)
-  proxy_url          = "http://${local.proxy_private_ip}"
+
+  # As on the seed benches (load-test-ng's deployer), a proxy fronts the app
+  # nodes only when there is more than one; a single node (the ceiling tests'
+  # L.110) is reached directly, at a fixed address from the same reserved range.
+  proxy_enabled        = var.app_count > 1
+  single_app_ip        = cidrhost(module.network.private_fixed_cidr_block, 3)
+  proxy_url            = local.proxy_enabled ? "http://${local.proxy_private_ip}" : "http://${local.single_app_ip}:8065"
+  proxy_instance_id    = local.proxy_enabled ? module.proxy[0].ids[0] : null
+  proxy_instance_count = local.proxy_enabled ? 1 : 0
+
+  # What the metrics node scrapes on the agents: k6 has no Prometheus endpoint of
+  # its own, so each agent runs loadgate's exporter next to it (port 6566);
+  # load-test-ng's agent API serves /metrics on its own port.
+  agent_metrics_port = var.load_engine == "k6" ? 6566 : var.agent_api_port
 
   templates = "${path.module}/templates"
 
@@ -63,6 +77,10 @@ locals {
     { description = "HTTPS to releases and AWS APIs", from_port = 443, to_port = 443, cidr_ipv4 = "0.0.0.0/0" },
     { description = "Bench traffic inside the VPC", from_port = 0, to_port = 65535, cidr_ipv4 = var.vpc_cidr },
   ]
+  # Mattermost's cluster gossip (8074) speaks TCP and UDP between app nodes.
+  app_egress_rules = concat(local.egress_rules, [
+    { description = "Cluster gossip (UDP) to the other app nodes", ip_protocol = "udp", from_port = 8074, to_port = 8074, cidr_ipv4 = var.vpc_cidr },
+  ])
 
   common_user_data_vars = {
     bench_name = var.name
@@ -102,6 +120,25 @@ data "aws_iam_policy_document" "kms" {
       identifiers = ["arn:${data.aws_partition.current.partition}:iam::${data.aws_caller_identity.current.account_id}:root"]
     }
   }
+
+  # The Aurora log group is encrypted with this key; CloudWatch Logs may use it
+  # for this account's log groups only.
+  statement {
+    sid       = "CloudWatchLogsEncryptsBenchLogs"
+    actions   = ["kms:Encrypt*", "kms:Decrypt*", "kms:ReEncrypt*", "kms:GenerateDataKey*", "kms:Describe*"]
+    resources = ["*"]
+
+    principals {
+      type        = "Service"
+      identifiers = ["logs.${local.region}.amazonaws.com"]
+    }
+
+    condition {
+      test     = "ArnLike"
+      variable = "kms:EncryptionContext:aws:logs:arn"
+      values   = ["arn:${data.aws_partition.current.partition}:logs:${local.region}:${data.aws_caller_identity.current.account_id}:log-group:*"]
+    }
+  }
 }
 
 resource "aws_kms_key" "this" {
@@ -116,12 +153,14 @@ resource "aws_kms_alias" "this" {
   target_key_id = aws_kms_key.this.key_id
 }
 
-# The metrics node generates the Grafana admin password and stores it here, so
-# it is never in state or user data; the gate reads it to create snapshots.
-resource "aws_secretsmanager_secret" "grafana_admin" {
+# The metrics node creates a Grafana service account (Editor) at boot and puts
+# its token here, so the token is never in state or user data; the gate reads
+# it to upload the dashboard and create snapshots. The admin password stays on
+# the node (/etc/loadgate/grafana.env, root only).
+resource "aws_secretsmanager_secret" "grafana_token" {
   #checkov:skip=CKV2_AWS_57:The secret lives as long as one bench (hours) and is deleted with it; rotation would only break the running gate.
-  name                    = "${var.name}/grafana-admin"
-  description             = "Grafana admin password of loadgate bench ${var.name}"
+  name                    = "${var.name}/grafana-token"
+  description             = "Grafana service-account token of loadgate bench ${var.name}"
   kms_key_id              = aws_kms_key.this.arn
   recovery_window_in_days = 0
 }
@@ -136,12 +175,13 @@ module "metrics_sg" {
   name        = "${var.name}-metrics"
   description = "loadgate metrics node: Prometheus, Grafana, Pyroscope"
   vpc_id      = module.network.vpc_id
+  # The controller queries Prometheus (health, results) and Grafana (dashboard,
+  # snapshots); nothing else on this node is reachable from outside the VPC.
   ingress_rules = concat(
     flatten([
       for cidr in var.controller_cidr_blocks : [
         { description = "Prometheus API for the controller", from_port = 9090, to_port = 9090, cidr_ipv4 = cidr },
-        { description = "Grafana for the controller", from_port = 3000, to_port = 3000, cidr_ipv4 = cidr },
-        { description = "Pyroscope UI for the controller", from_port = 4040, to_port = 4040, cidr_ipv4 = cidr },
+        { description = "Grafana API for the controller", from_port = 3000, to_port = 3000, cidr_ipv4 = cidr },
       ]
     ]),
     local.ssh_rules,
@@ -169,7 +209,7 @@ module "agent_sg" {
   ingress_rules = concat(
     [for cidr in var.controller_cidr_blocks : { description = "Agent control API for the controller", from_port = var.agent_api_port, to_port = var.agent_api_port, cidr_ipv4 = cidr }],
     [
-      { description = "Agent metrics scraped by the metrics node", from_port = var.agent_api_port, to_port = var.agent_api_port, referenced_security_group_id = module.metrics_sg.id },
+      { description = "Agent metrics scraped by the metrics node", from_port = local.agent_metrics_port, to_port = local.agent_metrics_port, referenced_security_group_id = module.metrics_sg.id },
       local.node_exporter_rule,
     ],
     local.ssh_rules,
@@ -204,12 +244,13 @@ module "app_sg" {
       { description = "Mattermost from the proxy", from_port = 8065, to_port = 8065, referenced_security_group_id = module.proxy_sg.id },
       { description = "Mattermost from the load agents", from_port = 8065, to_port = 8065, referenced_security_group_id = module.agent_sg.id },
       { description = "Mattermost metrics and pprof for the metrics node", from_port = 8067, to_port = 8067, referenced_security_group_id = module.metrics_sg.id },
-      { description = "Mattermost cluster gossip between app nodes", from_port = 8074, to_port = 8075, self = true },
+      { description = "Mattermost cluster gossip and streaming between app nodes", from_port = 8074, to_port = 8075, self = true },
+      { description = "Mattermost cluster gossip (UDP) between app nodes", ip_protocol = "udp", from_port = 8074, to_port = 8074, self = true },
       local.node_exporter_rule,
     ],
     local.ssh_rules,
   )
-  egress_rules = local.egress_rules
+  egress_rules = local.app_egress_rules
 }
 
 module "db_sg" {
@@ -254,7 +295,7 @@ module "metrics_role" {
   source = "../instance-role"
 
   name                 = "${var.name}-metrics"
-  writable_secret_arns = [aws_secretsmanager_secret.grafana_admin.arn]
+  writable_secret_arns = [aws_secretsmanager_secret.grafana_token.arn]
   kms_key_arns         = [aws_kms_key.this.arn]
 }
 
@@ -312,6 +353,7 @@ module "app" {
   instance_type        = var.app_instance_type
   ami_id               = local.ami_id
   subnet_ids           = module.network.private_subnet_ids
+  private_ips          = local.proxy_enabled ? [] : [local.single_app_ip]
   security_group_ids   = [module.app_sg.id]
   iam_instance_profile = module.app_role.instance_profile_name
   key_name             = var.ssh_key_name
@@ -333,6 +375,7 @@ module "app" {
 
 module "proxy" {
   source = "../nodes"
+  count  = local.proxy_instance_count
 
   name                 = "${var.name}-proxy"
   role                 = "proxy"
@@ -373,6 +416,8 @@ module "agent" {
     proxy_url             = local.proxy_url
     metrics_ip            = local.metrics_private_ip
     agent_api_port        = tostring(var.agent_api_port)
+    agent_metrics_port    = tostring(local.agent_metrics_port)
+    k6_exporter           = file("${path.module}/files/k6-exporter.py")
   })
 }
 
@@ -395,9 +440,9 @@ module "metrics" {
   user_data_vars = merge(local.common_user_data_vars, {
     app_ips            = join(",", module.app.private_ips)
     agent_ips          = join(",", module.agent.private_ips)
-    proxy_ip           = local.proxy_private_ip
-    agent_api_port     = tostring(var.agent_api_port)
-    grafana_secret_arn = aws_secretsmanager_secret.grafana_admin.arn
+    proxy_ip           = local.proxy_enabled ? local.proxy_private_ip : ""
+    agent_metrics_port = tostring(local.agent_metrics_port)
+    grafana_secret_arn = aws_secretsmanager_secret.grafana_token.arn
     prometheus_image   = var.metrics_images.prometheus
     grafana_image      = var.metrics_images.grafana
     pyroscope_image    = var.metrics_images.pyroscope

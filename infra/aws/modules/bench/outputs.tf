@@ -16,13 +16,13 @@ output "vpc_id" {
 }
 
 output "proxy_url" {
-  description = "Mattermost through the nginx proxy, reachable inside the VPC (the agents' target and the site URL)."
+  description = "Where users reach Mattermost inside the VPC (the agents' target and the site URL): the nginx proxy, or the single app node on :8065 when there is one app node and so no proxy."
   value       = local.proxy_url
 }
 
 output "proxy_instance_id" {
-  description = "Instance ID of the proxy."
-  value       = module.proxy.ids[0]
+  description = "Instance ID of the proxy; null when a single app node is reached directly."
+  value       = local.proxy_instance_id
 }
 
 output "app_private_ips" {
@@ -90,9 +90,9 @@ output "pyroscope_url" {
   value       = "http://${module.metrics.public_ips[0]}:4040"
 }
 
-output "grafana_admin_secret_arn" {
-  description = "Secret holding the Grafana admin password (written by the metrics node at boot)."
-  value       = aws_secretsmanager_secret.grafana_admin.arn
+output "grafana_token_secret_arn" {
+  description = "Secret holding a Grafana service-account token with the Editor role (written by the metrics node at boot)."
+  value       = aws_secretsmanager_secret.grafana_token.arn
 }
 
 output "db_cluster_identifier" {
@@ -136,10 +136,10 @@ output "instances" {
     {
       app     = "${var.app_count} x ${var.app_instance_type}"
       agent   = "${var.agent_count} x ${var.agent_instance_type}"
-      proxy   = "1 x ${var.proxy_instance_type}"
       metrics = "1 x ${var.metrics_instance_type}"
       db      = "${var.db_count} x ${var.db_instance_class}"
     },
+    local.proxy_enabled ? { proxy = "1 x ${var.proxy_instance_type}" } : {},
     var.opensearch_count > 0 ? { opensearch = "${var.opensearch_count} x ${var.opensearch_instance_type}" } : {},
   )
 }

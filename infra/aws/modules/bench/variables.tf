@@ -39,9 +39,12 @@ variable "controller_cidr_blocks" {
   type        = list(string)
   default     = []
 
+  # /16 (65536 addresses) is as wide as one organisation's egress range plausibly
+  # gets; anything wider opens the agents' unauthenticated control API and
+  # Prometheus to a good part of the internet. The gate itself passes a /32.
   validation {
-    condition     = alltrue([for c in var.controller_cidr_blocks : can(cidrhost(c, 0)) && !endswith(c, "/0")])
-    error_message = "controller_cidr_blocks must be IPv4 ranges narrower than /0, such as 203.0.113.7/32."
+    condition     = alltrue([for c in var.controller_cidr_blocks : can(regex("^([0-9]{1,3}\\.){3}[0-9]{1,3}/([0-9]|[12][0-9]|3[0-2])$", c)) && can(cidrhost(c, 0)) && try(tonumber(split("/", c)[1]) >= 16, false)])
+    error_message = "controller_cidr_blocks must be IPv4 ranges of /16 or narrower, such as 203.0.113.7/32."
   }
 }
 
@@ -50,9 +53,11 @@ variable "ssh_cidr_blocks" {
   type        = list(string)
   default     = []
 
+  # Same bound as controller_cidr_blocks: SSH is for a person's or an office's
+  # addresses, never a wide range.
   validation {
-    condition     = alltrue([for c in var.ssh_cidr_blocks : can(cidrhost(c, 0)) && !endswith(c, "/0")])
-    error_message = "ssh_cidr_blocks must be IPv4 ranges narrower than /0; SSH is never opened to the whole internet."
+    condition     = alltrue([for c in var.ssh_cidr_blocks : can(regex("^([0-9]{1,3}\\.){3}[0-9]{1,3}/([0-9]|[12][0-9]|3[0-2])$", c)) && can(cidrhost(c, 0)) && try(tonumber(split("/", c)[1]) >= 16, false)])
+    error_message = "ssh_cidr_blocks must be IPv4 ranges of /16 or narrower; SSH is never opened to a wide range."
   }
 }
 
@@ -358,6 +363,19 @@ variable "mattermost_config_patch" {
     condition     = can(keys(jsondecode(var.mattermost_config_patch)))
     error_message = "mattermost_config_patch must be a JSON object."
   }
+
+  # The bench wires these from its topology (src/target/mattermost/config-patch.ts
+  # refuses them first); a patch that set them could point a node at another database.
+  validation {
+    condition = alltrue([
+      for key in [
+        ["SqlSettings", "DriverName"], ["SqlSettings", "DataSource"], ["SqlSettings", "DataSourceReplicas"],
+        ["MetricsSettings", "Enable"], ["MetricsSettings", "ListenAddress"], ["ClusterSettings", "Enable"],
+        ["ClusterSettings", "ClusterName"], ["ServiceSettings", "ListenAddress"],
+      ] : !can(jsondecode(var.mattermost_config_patch)[key[0]][key[1]])
+    ])
+    error_message = "mattermost_config_patch must not set the database, metrics, cluster or listen settings; the bench sets them."
+  }
 }
 
 variable "load_engine" {
@@ -415,7 +433,7 @@ variable "agent_api_port" {
   default     = 4000
 
   validation {
-    condition     = var.agent_api_port >= 1024 && var.agent_api_port <= 65535
-    error_message = "agent_api_port must be between 1024 and 65535."
+    condition     = var.agent_api_port >= 1024 && var.agent_api_port <= 65535 && var.agent_api_port != 6566
+    error_message = "agent_api_port must be between 1024 and 65535, and not 6566 (the k6 exporter's port)."
   }
 }

@@ -17,7 +17,7 @@ resource "aws_vpc_security_group_ingress_rule" "this" {
 
   security_group_id            = aws_security_group.this.id
   description                  = each.value.description
-  ip_protocol                  = "tcp"
+  ip_protocol                  = each.value.ip_protocol
   from_port                    = each.value.from_port
   to_port                      = each.value.to_port
   cidr_ipv4                    = each.value.cidr_ipv4
@@ -29,7 +29,7 @@ resource "aws_vpc_security_group_egress_rule" "this" {
 
   security_group_id = aws_security_group.this.id
   description       = each.value.description
-  ip_protocol       = "tcp"
+  ip_protocol       = each.value.ip_protocol
   from_port         = each.value.from_port
   to_port           = each.value.to_port
   cidr_ipv4         = each.value.cidr_ipv4

@@ -21,10 +21,12 @@ variable "vpc_id" {
 variable "ingress_rules" {
   description = <<-EOT
     Inbound rules. Each names one source: cidr_ipv4, referenced_security_group_id,
-    or self = true (members of this group). Only TCP is used by the bench.
+    or self = true (members of this group). ip_protocol is tcp unless given
+    (Mattermost's cluster gossip also needs udp).
   EOT
   type = list(object({
     description                  = string
+    ip_protocol                  = optional(string, "tcp")
     from_port                    = number
     to_port                      = number
     cidr_ipv4                    = optional(string)
@@ -48,6 +50,11 @@ variable "ingress_rules" {
     error_message = "Ingress ports must satisfy 0 <= from_port <= to_port <= 65535."
   }
 
+  validation {
+    condition     = alltrue([for r in var.ingress_rules : contains(["tcp", "udp"], r.ip_protocol)])
+    error_message = "Ingress ip_protocol must be tcp or udp; the bench opens no other protocol."
+  }
+
   # Defence in depth: SSH is never open to the whole internet, whatever the caller passes.
   validation {
     condition = !anytrue([
@@ -58,9 +65,10 @@ variable "ingress_rules" {
 }
 
 variable "egress_rules" {
-  description = "Outbound rules, each to one IPv4 range."
+  description = "Outbound rules, each to one IPv4 range; ip_protocol is tcp unless given."
   type = list(object({
     description = string
+    ip_protocol = optional(string, "tcp")
     from_port   = number
     to_port     = number
     cidr_ipv4   = string
@@ -72,5 +80,10 @@ variable "egress_rules" {
       for r in var.egress_rules : r.from_port >= 0 && r.to_port <= 65535 && r.from_port <= r.to_port
     ])
     error_message = "Egress ports must satisfy 0 <= from_port <= to_port <= 65535."
+  }
+
+  validation {
+    condition     = alltrue([for r in var.egress_rules : contains(["tcp", "udp"], r.ip_protocol)])
+    error_message = "Egress ip_protocol must be tcp or udp."
   }
 }

@@ -1,0 +1,101 @@
+import type { UserControl } from '../../coordinator/index.ts';
+import { K6Api } from '../../engine/k6/api.ts';
+import type { AgentClient } from '../../engine/loadtest-ng/agent-client.ts';
+
+/**
+ * The coordinator drives one number, the total users; on the AWS bench they run on
+ * several agents. `splitUsers` spreads a total evenly (agents differ by at most one
+ * user), and MultiAgentUsers applies the split to every agent in parallel.
+ */
+
+/** One agent's share of the users. */
+export interface AgentUsers {
+  /** agent0, agent1, ... for messages. */
+  readonly name: string;
+  /** Most users this agent can run (k6's initialised VUs). */
+  readonly maxUsers: number;
+  setUsers(n: number): Promise<void>;
+  activeUsers(): Promise<number>;
+}
+
+/** `total` users over `agents` agents: the first `total % agents` get one more. */
+export function splitUsers(total: number, agents: number): number[] {
+  if (!Number.isInteger(total) || total < 0) throw new RangeError(`users must be a whole number >= 0, got ${total}`);
+  if (!Number.isInteger(agents) || agents < 1) throw new RangeError(`agents must be a whole number >= 1, got ${agents}`);
+  const base = Math.floor(total / agents);
+  const extra = total % agents;
+  return Array.from({ length: agents }, (_, i) => base + (i < extra ? 1 : 0));
+}
+
+/** Each agent's maximum when the whole test needs `maxUsers`: the split's largest share. */
+export function perAgentMax(maxUsers: number, agents: number): number {
+  return Math.ceil(maxUsers / agents);
+}
+
+export class MultiAgentUsers implements UserControl {
+  constructor(private readonly agents: readonly AgentUsers[]) {
+    if (agents.length === 0) throw new RangeError('at least one agent is needed');
+  }
+
+  get maxUsers(): number {
+    return this.agents.reduce((n, a) => n + a.maxUsers, 0);
+  }
+
+  async setUsers(n: number): Promise<void> {
+    if (n > this.maxUsers) throw new RangeError(`cannot run ${n} users on ${this.agents.length} agent(s) with ${this.maxUsers} users at most`);
+    const shares = splitUsers(n, this.agents.length);
+    const outcomes = await Promise.allSettled(this.agents.map((agent, i) => agent.setUsers(shares[i] as number)));
+    const failed = outcomes.flatMap((o, i) => (o.status === 'rejected' ? [`${this.agents[i]?.name}: ${(o.reason as Error).message}`] : []));
+    if (failed.length) throw new Error(`setting ${n} users failed on ${failed.length} agent(s): ${failed.join('; ')}`);
+  }
+
+  async activeUsers(): Promise<number> {
+    const counts = await Promise.all(this.agents.map((a) => a.activeUsers()));
+    return counts.reduce((n, c) => n + c, 0);
+  }
+}
+
+/** An agent running k6's externally-controlled executor, driven through its REST API. */
+export class K6AgentUsers implements AgentUsers {
+  constructor(
+    readonly name: string,
+    private readonly api: K6Api,
+    readonly maxUsers: number,
+  ) {}
+
+  async setUsers(n: number): Promise<void> {
+    const status = await this.api.setVUs(n);
+    if (status.vus !== n) throw new Error(`k6 answered ${status.vus} active users after being asked for ${n}`);
+  }
+
+  async activeUsers(): Promise<number> {
+    return (await this.api.status()).vus;
+  }
+}
+
+/**
+ * A load-test-ng agent: it only adds and removes users, so the target is reached from
+ * its current count (at most 32767 per call, the API's limit). A partial change (the
+ * agent's own MaxActiveUsers, a failed login) is an error naming the agent.
+ */
+export class LoadTestNgAgentUsers implements AgentUsers {
+  constructor(
+    readonly name: string,
+    private readonly agent: AgentClient,
+    readonly maxUsers: number,
+  ) {}
+
+  async setUsers(n: number): Promise<void> {
+    let current = (await this.agent.status()).NumUsers;
+    while (current !== n) {
+      const amount = Math.min(Math.abs(n - current), 32767);
+      const change = n > current ? await this.agent.addUsers(amount) : await this.agent.removeUsers(amount);
+      if (change.error || change.changed === 0) throw new Error(`load-test-ng agent ${this.agent.id} stopped at ${change.status.NumUsers} users: ${change.error ?? 'no user changed'}`);
+      current = change.status.NumUsers;
+    }
+  }
+
+  async activeUsers(): Promise<number> {
+    return (await this.agent.status()).NumUsers;
+  }
+}

@@ -1,0 +1,82 @@
+import { stripLeadingV } from '../../target/mattermost/version.ts';
+import { runOnNodes, type BenchNode, type RemoteShell } from './remote-shell.ts';
+import { configureScript, installScript, restoreDatasetScript, startScript, stopScript, versionScript } from './scripts.ts';
+
+/**
+ * Puts the app nodes in the state a run starts from, as the seed benches do between
+ * runs: every Mattermost stopped, the dataset restored from its pristine copy (so both
+ * versions start from the same data), this side's release installed and its config
+ * overrides applied, then node 0 started first (it runs the schema migrations alone)
+ * and the others after it. Each step names the node that failed.
+ */
+export interface SideSetup {
+  label: string;
+  version: string;
+  releaseUrl: string;
+  configPatch: Record<string, unknown>;
+}
+
+export interface AppNodesOptions {
+  shell: RemoteShell;
+  nodes: readonly BenchNode[];
+  /** Node 0's start may include migrations of a large dataset. */
+  firstStartTimeoutSec: number;
+  startTimeoutSec: number;
+  onStep?: (line: string) => void;
+}
+
+export class AppNodes {
+  /** The release every node has installed, to skip a reinstall between runs of one side. */
+  private installed: string | undefined;
+
+  constructor(private readonly o: AppNodesOptions) {
+    if (o.nodes.length === 0) throw new RangeError('the bench has no app node');
+  }
+
+  /** Returns each node's running version (X-Version-Id), checked against the side. */
+  async prepare(side: SideSetup): Promise<Map<string, string>> {
+    const { shell, nodes } = this.o;
+    const step = this.o.onStep ?? (() => {});
+    const [first, ...rest] = nodes as [BenchNode, ...BenchNode[]];
+    step(`stopping Mattermost on ${nodes.map((n) => n.name).join(', ')}`);
+    await runOnNodes(shell, nodes, stopScript(), 'stop Mattermost', { timeoutSec: 300 });
+    step(`restoring the dataset on ${first.name} from its pristine copy`);
+    await runOnNodes(shell, [first], restoreDatasetScript(), 'restore the dataset', { timeoutSec: 4 * 3600 });
+    if (this.installed !== side.releaseUrl) {
+      step(`installing ${side.releaseUrl}`);
+      this.installed = undefined;
+      await runOnNodes(shell, nodes, installScript(side.releaseUrl), `install Mattermost ${side.label}`, { timeoutSec: 1800 });
+      this.installed = side.releaseUrl;
+    }
+    step(`applying the config${Object.keys(side.configPatch).length ? ` with ${JSON.stringify(side.configPatch)}` : ''}`);
+    await runOnNodes(shell, nodes, configureScript(side.configPatch), `configure Mattermost ${side.label}`, { timeoutSec: 120 });
+    step(`starting ${first.name} (schema migrations run here)`);
+    await runOnNodes(shell, [first], startScript(this.o.firstStartTimeoutSec), `start Mattermost ${side.label}`, { timeoutSec: this.o.firstStartTimeoutSec + 60 });
+    if (rest.length) {
+      step(`starting ${rest.map((n) => n.name).join(', ')}`);
+      await runOnNodes(shell, rest, startScript(this.o.startTimeoutSec), `start Mattermost ${side.label}`, { timeoutSec: this.o.startTimeoutSec + 60 });
+    }
+    const versions = await runOnNodes(shell, nodes, versionScript(), 'read the Mattermost version', { timeoutSec: 60 });
+    const expected = stripLeadingV(side.version).replace(/-.*$/, '');
+    const running = new Map<string, string>();
+    const wrong: string[] = [];
+    for (const [name, result] of versions) {
+      const id = result.stdout.trim();
+      running.set(name, id);
+      // X-Version-Id starts with the release's numbers: 10.12.0.16234.abc.false.
+      if (!id.startsWith(`${expected}.`) && id !== expected) wrong.push(`${name} runs ${id || 'an unknown version'}`);
+    }
+    if (wrong.length) throw new Error(`after installing ${side.label}, ${wrong.join(', ')} (expected ${expected}.*)`);
+    return running;
+  }
+
+  /** Stops Mattermost everywhere (clean-up); problems are returned, not thrown. */
+  async stop(): Promise<string[]> {
+    try {
+      await runOnNodes(this.o.shell, this.o.nodes, stopScript(), 'stop Mattermost', { timeoutSec: 300 });
+      return [];
+    } catch (error) {
+      return [(error as Error).message];
+    }
+  }
+}

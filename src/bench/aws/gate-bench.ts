@@ -1,0 +1,473 @@
+import { mkdir, readFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import type { Progress } from '../progress.ts';
+import { processRunner, type CommandRunner } from '../../aws/janitor.ts';
+import { readSecretString } from '../../aws/secrets.ts';
+import { awsBenchDescriptionSchema, type AwsBenchDescription } from '../../aws/terraform-outputs.ts';
+import { realClock, type Clock } from '../../coordinator/index.ts';
+import type { TestSpec } from '../../config/schema.ts';
+import { collectMattermostRun, type MattermostCollected } from '../../metrics/collect-mattermost.ts';
+import { PrometheusClient } from '../../metrics/prometheus.ts';
+import { longestRangeSec } from '../../metrics/synapse-queries.ts';
+import { runResultSchema, RUN_RESULT_SCHEMA_VERSION, type BenchFingerprint, type RunResult } from '../../results/schema.ts';
+import { driveTest, type CoordinatorOutcome } from '../../run/drive-test.ts';
+import type { GateBench } from '../../run/gate-bench.ts';
+import type { RunOptions, ScheduledRun } from '../../run/options.ts';
+import { runId } from '../../run/test-run.ts';
+import { InputError, formatIssuePath } from '../../util/errors.ts';
+import { AppNodes } from './app-nodes.ts';
+import { agentNodes, createLoadAgents, type EngineStats, type LoadAgents, type RunningLoad } from './load-agents.ts';
+import { runOnNodes, type BenchNode, type RemoteShell } from './remote-shell.ts';
+import { readinessScript } from './scripts.ts';
+import { RunSnapshots } from './snapshots.ts';
+import { SsmShell } from './ssm-shell.ts';
+
+/**
+ * `loadgate run` on a provisioned AWS bench (bench.json from `loadgate tf-outputs`): the
+ * same gate loop, coordinator, run-result format and comparison as the local bench. The
+ * controller (the GitHub runner) reaches the nodes three ways: SSM Run Command for the
+ * app nodes and agents (RemoteShell), the agents' engine APIs, and the metrics node's
+ * Prometheus and Grafana; the bench's security groups admit it on those ports only.
+ */
+
+/** Times the bench works to; the loopback test shortens them. */
+export interface AwsTiming {
+  /** Prometheus' scrape interval on the metrics node (metrics.sh.tftpl). */
+  scrapeIntervalSec: number;
+  /** Rate window of the collected series (the seed queries use 1m). */
+  rateWindowSec: number;
+  /** Node 0 migrates the schema on its first start of a version: generous. */
+  firstStartTimeoutSec: number;
+  startTimeoutSec: number;
+  /** k6 initialising its VUs on the agents. */
+  agentReadyTimeoutSec: number;
+  /** Booting nodes may still be loading the dump (about 45 minutes for the seed's). */
+  readinessTimeoutSec: number;
+  /** Between two checks that the agents and app nodes are still up during a run. */
+  watchIntervalSec: number;
+}
+
+export const AWS_TIMING: AwsTiming = {
+  scrapeIntervalSec: 5,
+  rateWindowSec: 60,
+  firstStartTimeoutSec: 3600,
+  startTimeoutSec: 900,
+  agentReadyTimeoutSec: 300,
+  readinessTimeoutSec: 3 * 3600,
+  watchIntervalSec: 15,
+};
+
+export interface AwsBenchDeps {
+  shell: RemoteShell;
+  /** The `aws` CLI, for the Grafana token. */
+  aws: CommandRunner;
+  /** Base URL the controller uses for host:port of the bench description (identity on AWS). */
+  endpoint?: (host: string, port: number) => string;
+  /** Prometheus and Grafana base URLs, when they differ from the description's. */
+  prometheusUrl?: string;
+  grafanaUrl?: string;
+  timing?: Partial<AwsTiming>;
+  clock?: Clock;
+  /** load-test-ng's admin login; default from LOADGATE_ADMIN_EMAIL / LOADGATE_ADMIN_PASSWORD. */
+  admin?: { email: string; password: string };
+}
+
+/** Reads and checks bench.json; every problem names the field and the file. */
+export async function readBenchFile(file: string): Promise<AwsBenchDescription> {
+  let json: unknown;
+  try {
+    json = JSON.parse(await readFile(file, 'utf8'));
+  } catch (error) {
+    throw new InputError(`--bench-file: cannot read ${file} as JSON: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+  const parsed = awsBenchDescriptionSchema.safeParse(json);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `${formatIssuePath(i.path)}: ${i.message}`);
+    throw new InputError(`--bench-file: ${file} is not an AWS bench description (write it with \`terraform output -json | loadgate tf-outputs -\`):\n${lines.join('\n')}`, lines);
+  }
+  return parsed.data;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+export class AwsGateBench implements GateBench {
+  readonly system = 'mattermost' as const;
+  private readonly timing: AwsTiming;
+  private readonly prometheus: PrometheusClient;
+  private readonly appNodes: AppNodes;
+  private readonly agents: LoadAgents;
+  private readonly snapshots: RunSnapshots;
+  private readonly clock: Clock;
+  private readonly apps: BenchNode[];
+  private signal: AbortSignal = new AbortController().signal;
+  private lastLoadEndMs = 0;
+  private broken: string | undefined;
+  private readonly warnings: string[] = [];
+  private current: BenchFingerprint;
+
+  static async create(o: RunOptions, progress: Progress, logDir: string): Promise<AwsGateBench> {
+    if (!o.aws) throw new Error('not an AWS run');
+    const bench = await readBenchFile(o.aws.benchFile);
+    const admin = process.env.LOADGATE_ADMIN_EMAIL && process.env.LOADGATE_ADMIN_PASSWORD ? { email: process.env.LOADGATE_ADMIN_EMAIL, password: process.env.LOADGATE_ADMIN_PASSWORD } : undefined;
+    return new AwsGateBench(o, progress, logDir, bench, { shell: new SsmShell(processRunner, { region: bench.region }), aws: processRunner, ...(admin ? { admin } : {}) });
+  }
+
+  constructor(
+    private readonly o: RunOptions,
+    private readonly progress: Progress,
+    private readonly logDir: string,
+    private readonly bench: AwsBenchDescription,
+    private readonly deps: AwsBenchDeps,
+  ) {
+    if (!o.aws) throw new Error('not an AWS run');
+    this.timing = { ...AWS_TIMING, ...deps.timing };
+    this.clock = deps.clock ?? realClock;
+    const endpoint = deps.endpoint ?? ((host: string, port: number) => `http://${host}:${port}`);
+    this.prometheus = new PrometheusClient(deps.prometheusUrl ?? bench.metrics.prometheusUrl);
+    this.apps = bench.app.instanceIds.map((id, i) => ({ id, name: `app${i}` }));
+    this.appNodes = new AppNodes({
+      shell: deps.shell,
+      nodes: this.apps,
+      firstStartTimeoutSec: this.timing.firstStartTimeoutSec,
+      startTimeoutSec: this.timing.startTimeoutSec,
+      onStep: (line) => progress.info(line),
+    });
+    this.agents = createLoadAgents({
+      config: o.config,
+      configDir: dirname(o.configFile),
+      bench,
+      shell: deps.shell,
+      endpoint,
+      readyTimeoutSec: this.timing.agentReadyTimeoutSec,
+      ...(deps.admin ? { admin: deps.admin } : {}),
+    });
+    this.snapshots = new RunSnapshots({
+      grafanaUrl: deps.grafanaUrl ?? bench.metrics.grafanaUrl,
+      token: () => readSecretString(deps.aws, bench.region, bench.metrics.grafanaTokenSecretArn),
+      mode: o.aws.snapshots,
+    });
+    this.current = {
+      kind: 'aws',
+      instances: bench.instances,
+      versions: {
+        engine: bench.agents.engine === 'k6' ? `k6 ${o.config.engine.version}` : `load-test-ng ${o.config.engine.version}`,
+        database: `Aurora PostgreSQL (${bench.database.clusterIdentifier})`,
+        ...(bench.openSearchEndpoint ? { search: 'OpenSearch' } : {}),
+      },
+      ...(o.config.dataset ? { dataset: o.config.dataset } : {}),
+    };
+  }
+
+  expandHealthQuery(query: string): string {
+    return query;
+  }
+
+  handleSignals(onSignal: (signal: NodeJS.Signals) => void): void {
+    // The first signal ends the gate cleanly (the load is stopped on the agents); a second exits.
+    const handler = (signal: NodeJS.Signals): void => {
+      this.progress.problem(`received ${signal}: stopping the load on the agents, then the gate (again to exit at once)`);
+      process.once(signal, () => process.exit(signal === 'SIGINT' ? 130 : 143));
+      onSignal(signal);
+    };
+    process.once('SIGINT', handler);
+    process.once('SIGTERM', handler);
+  }
+
+  fingerprint(): BenchFingerprint {
+    return this.current;
+  }
+
+  private nodes(): { apps: BenchNode[]; agents: BenchNode[]; others: BenchNode[] } {
+    const others: BenchNode[] = [{ id: this.bench.metrics.instanceId, name: 'metrics0' }];
+    if (this.bench.proxy.instanceId) others.push({ id: this.bench.proxy.instanceId, name: 'proxy0' });
+    return { apps: this.apps, agents: agentNodes(this.bench), others };
+  }
+
+  async setUp(signal: AbortSignal): Promise<void> {
+    const aws = this.o.aws!;
+    this.signal = signal;
+    await mkdir(this.logDir, { recursive: true });
+    const { shell } = this.deps;
+    const nodes = this.nodes();
+    this.progress.begin(`AWS bench ${this.bench.benchName} in ${this.bench.region}: waiting for every node's user data`);
+    const limit = { timeoutSec: this.timing.readinessTimeoutSec };
+    await Promise.all([
+      runOnNodes(shell, nodes.apps, readinessScript('loadgate-mattermost'), 'app node set-up', limit),
+      runOnNodes(shell, nodes.agents, readinessScript(this.bench.agents.engine === 'k6' ? 'loadgate-agent' : 'none'), 'agent set-up', limit),
+      runOnNodes(shell, nodes.others, readinessScript('none'), 'metrics and proxy set-up', limit),
+    ]);
+    await this.waitForPrometheus();
+    this.progress.begin('AWS bench: uploading the users file and the scenario to the agents');
+    await this.agents.prepare(aws.usersFile);
+    this.progress.info(`${nodes.apps.length} app node(s), ${nodes.agents.length} ${this.bench.agents.engine} agent(s), ${this.bench.proxy.instanceId ? 'an nginx proxy' : 'no proxy (one app node)'}; Prometheus ${this.bench.metrics.prometheusUrl}`);
+  }
+
+  private async waitForPrometheus(): Promise<void> {
+    const deadline = Date.now() + 5 * 60_000;
+    let last = '';
+    while (Date.now() < deadline) {
+      try {
+        await this.prometheus.query('vector(1)');
+        return;
+      } catch (error) {
+        last = (error as Error).message;
+      }
+      await sleep(2000);
+    }
+    throw new Error(`the metrics node's Prometheus (${this.prometheus.baseUrl}) does not answer: ${last}`);
+  }
+
+  stopReason(): string | undefined {
+    return this.broken;
+  }
+
+  async tearDown(): Promise<string[]> {
+    // The bench itself is destroyed by the teardown job; here the load stops.
+    return this.agents.stop();
+  }
+
+  tornDownMessage(): string {
+    return `the load is stopped on every agent; the bench ${this.bench.benchName} stays up until the teardown job destroys it`;
+  }
+
+  notes(fatal: readonly string[]): string[] {
+    const { o, bench } = this;
+    const instances = Object.entries(bench.instances).map(([role, what]) => `${role} ${what}`).join(', ');
+    const notes = [
+      `AWS bench ${bench.benchName} in ${bench.region}: ${instances}; ${bench.agents.engine} agents drive ${bench.proxy.instanceId ? 'the nginx proxy' : 'the single app node directly (no proxy, as on the seed benches with one app node)'}.`,
+      `${o.config.dataset ?? 'The bench\'s dataset'}; recreated from its pristine copy before every run, so both versions start from the same data.`,
+    ];
+    for (const side of [o.baseline, o.candidate]) {
+      if (side.sideOverrides.length) notes.push(`${side.role} ${side.label} ran with config overrides: ${side.sideOverrides.map((x) => `\`${x.text}\``).join(', ')}.`);
+    }
+    notes.push('CPU is the Mattermost process\'s (mattermost_process_cpu_seconds_total) in % of one core, averaged over the app nodes; heap and stack in use are go_memstats_{heap,stack}_inuse_bytes summed over the app nodes, as in the seed reports; "threads" are goroutines.');
+    notes.push(...this.warnings);
+    for (const f of fatal) notes.push(`The gate stopped early: ${f}`);
+    return notes;
+  }
+
+  /** The test as the coordinator runs it: proxy health queries are disabled on a bench without a proxy. */
+  private effectiveTest(test: TestSpec): TestSpec {
+    if (test.type !== 'unbounded' || this.bench.proxy.instanceId) return test;
+    const proxyQuery = /instance=~?"proxy/;
+    const dropped = test.health.filter((h) => h.enabled && proxyQuery.test(h.query));
+    if (!dropped.length) return test;
+    const note = `Health queries on the proxy were not evaluated (the bench has one app node and no proxy): ${dropped.map((h) => `"${h.name}"`).join(', ')}.`;
+    if (!this.warnings.includes(note)) this.warnings.push(note);
+    return { ...test, health: test.health.map((h) => (dropped.includes(h) ? { ...h, enabled: false } : h)) };
+  }
+
+  /** Seconds the bench must be quiet before a run: the last run's load leaves every rate window. */
+  private settleSec(test: TestSpec): number {
+    const health = test.type === 'unbounded' ? test.health.filter((h) => h.enabled).map((h) => h.query) : [];
+    return Math.min(300, Math.max(longestRangeSec(health), this.timing.rateWindowSec) + this.timing.scrapeIntervalSec);
+  }
+
+  async execute(run: ScheduledRun): Promise<RunResult> {
+    const { o, progress, timing } = this;
+    const id = runId(run);
+    const test = this.effectiveTest(run.test);
+    const side = run.side;
+    const startedAt = new Date();
+    const problems: string[] = [];
+    let status: RunResult['status'] = 'completed';
+    let coordinator: CoordinatorOutcome | undefined;
+    let runStart = Date.now() / 1000;
+    let runEnd = runStart;
+    let stats: EngineStats | undefined;
+    let load: RunningLoad | undefined;
+    let versions = new Map<string, string>();
+    const controller = new AbortController();
+    const onGate = (): void => controller.abort(this.signal.reason);
+    this.signal.addEventListener('abort', onGate, { once: true });
+    let stopWatching = (): void => {};
+
+    try {
+      if (!side.releaseUrl || !side.configPatch) throw new Error(`${side.role} ${side.label}: no release URL or config patch (options were not parsed for the AWS bench)`);
+      progress.info(`preparing the app nodes for Mattermost ${side.label}`);
+      versions = await this.appNodes.prepare({ label: side.label, version: side.version, releaseUrl: side.releaseUrl, configPatch: side.configPatch });
+      progress.info(`app nodes run ${[...versions].map(([n, v]) => `${n} ${v}`).join(', ')}`);
+
+      progress.info(`starting ${this.bench.agents.engine} on ${this.bench.agents.instanceIds.length} agent(s)`);
+      load = await this.agents.start(test);
+      stopWatching = this.watch(load, controller);
+
+      const settleUntil = this.lastLoadEndMs + this.settleSec(test) * 1000;
+      while (Date.now() < settleUntil && !controller.signal.aborted) {
+        progress.status({ version: side.label, repeat: run.repeat, detail: 'letting the previous run leave the rate windows', leftSec: (settleUntil - Date.now()) / 1000 });
+        await sleep(Math.min(1000, settleUntil - Date.now()));
+      }
+      if (controller.signal.aborted) throw new Error(`stopped before the test began: ${reasonOf(controller.signal)}`);
+
+      const label = { version: side.label, repeat: run.repeat };
+      runStart = Date.now() / 1000;
+      const driven = await driveTest({
+        test,
+        users: load.users,
+        health: { query: (promql) => this.prometheus.queryNumber(promql) },
+        clock: this.clock,
+        signal: controller.signal,
+        progress,
+        label,
+      });
+      coordinator = driven.coordinator;
+      problems.push(...driven.problems);
+      if (driven.noData) status = 'crashed';
+      runEnd = Date.now() / 1000;
+      if (controller.signal.aborted) {
+        status = this.signal.aborted ? 'aborted' : 'crashed';
+        problems.push(status === 'crashed' ? `a component stopped during the run: ${reasonOf(controller.signal)}` : `the run was stopped: ${reasonOf(controller.signal)}`);
+      } else {
+        // Keep the load on for one more scrape, so Prometheus holds samples up to runEnd.
+        await sleep((timing.scrapeIntervalSec + 1) * 1000);
+      }
+      stats = await load.stats().catch((error: Error) => {
+        problems.push(`could not read the load engine's own statistics: ${error.message}`);
+        return undefined;
+      });
+    } catch (error) {
+      status = 'crashed';
+      runEnd = Date.now() / 1000;
+      problems.push((error as Error).message);
+      progress.problem(`${id}: ${(error as Error).message}`);
+    } finally {
+      stopWatching();
+      this.signal.removeEventListener('abort', onGate);
+      if (load || status === 'crashed') for (const p of await this.agents.stop()) problems.push(`stopping the load: ${p}`);
+      this.lastLoadEndMs = Date.now();
+    }
+
+    let stable = { startSec: 0, endSec: 0 };
+    let supportedUsers: number | undefined;
+    let converged: boolean | undefined;
+    if (coordinator) stable = coordinator.result.window;
+    if (coordinator?.kind === 'unbounded') {
+      supportedUsers = coordinator.result.supportedUsers;
+      converged = coordinator.result.converged;
+    }
+    stable = { startSec: Math.min(stable.startSec, runEnd - runStart), endSec: Math.min(stable.endSec, runEnd - runStart) };
+
+    let collected: MattermostCollected | undefined;
+    if (coordinator && stable.endSec > stable.startSec) {
+      collected = await collectMattermostRun(
+        this.prometheus,
+        { runStart, runEnd, stableStart: runStart + stable.startSec, stableEnd: runStart + stable.endSec },
+        { rateWindowSec: timing.rateWindowSec, stepSec: timing.scrapeIntervalSec },
+      );
+      problems.push(...collected.problems);
+      if (collected.missingEssential && status === 'completed') status = 'crashed';
+      // Without the metrics node no later run can be judged either: stop the gate.
+      const unreachable = collected.problems.find((p) => p.includes('cannot reach Prometheus'));
+      if (unreachable) this.broken = `the metrics node's Prometheus stopped answering: ${unreachable.split('\n')[0]}`;
+    }
+
+    // The load generator must not be the bottleneck.
+    const cpuMax = collected?.agentCpuPercentMax;
+    const dropped = Math.max(stats?.droppedIterations ?? 0, collected?.droppedIterations ?? 0);
+    const generator = judgeGenerator({ cpuPercentMax: cpuMax, limitPercent: o.config.bench.aws.maxEngineCpuPercent, droppedIterations: dropped, scriptErrors: stats?.scriptErrors ?? 0 });
+    if (status === 'completed' && collected && generator.problem) {
+      status = 'invalid';
+      problems.push(generator.problem);
+    }
+    const saturated = generator.saturated;
+
+    // Best effort: a missing snapshot is a warning in the report, not a failed run.
+    const links: RunResult['links'] = [];
+    if (coordinator) {
+      const shot = await this.snapshots.take(`${side.label} ${run.test.name} #${run.repeat + 1}`, new Date(runStart * 1000), new Date(runEnd * 1000));
+      if (shot.link) links.push(shot.link);
+      for (const w of shot.warnings) {
+        this.warnings.push(w);
+        progress.problem(w, 'warning');
+      }
+    }
+
+    const runningVersion = versions.get('app0');
+    const result = {
+      schemaVersion: RUN_RESULT_SCHEMA_VERSION,
+      provenance: {
+        kind: 'measured',
+        note: `AWS bench ${this.bench.benchName} run ${id}${side.sideOverrides.length ? `; ${side.role} config overrides: ${side.sideOverrides.map((x) => x.text).join(', ')}` : ''}`,
+      },
+      target: { system: 'mattermost', version: side.label },
+      test: testParams(test),
+      repeat: run.repeat,
+      startedAt: startedAt.toISOString(),
+      finishedAt: new Date().toISOString(),
+      status,
+      problems,
+      ...(supportedUsers !== undefined ? { supportedUsers } : {}),
+      ...(converged !== undefined ? { converged } : {}),
+      stableWindow: stable,
+      totals: collected?.totals ?? { requests: stats?.requests ?? 0, errors: stats?.errors ?? 0, timeouts: 0 },
+      api: collected?.api ?? [],
+      store: collected?.store ?? [],
+      series: collected?.series ?? {},
+      generator: { ...(cpuMax !== undefined ? { cpuPercentMax: cpuMax } : {}), ...(stats || collected?.droppedIterations !== undefined ? { droppedIterations: dropped } : {}), saturated },
+      bench: { ...this.current, versions: { ...this.current.versions, target: `Mattermost ${side.label}${runningVersion ? ` (${runningVersion})` : ''}` } },
+      links,
+    };
+    return runResultSchema.parse(result);
+  }
+
+  /**
+   * Aborts the run when an agent stops answering or an app node's Mattermost disappears
+   * from Prometheus (up == 0), naming it; two misses in a row, so one slow answer does
+   * not end a run.
+   */
+  private watch(load: RunningLoad, controller: AbortController): () => void {
+    const misses = new Map<string, number>();
+    let busy = false;
+    const timer = setInterval(() => {
+      if (busy || controller.signal.aborted) return;
+      busy = true;
+      void (async () => {
+        const seen: string[] = await load.check().catch((e: Error) => [`the agents: ${e.message}`]);
+        const down = await this.prometheus.query('up{job="mattermost"} == 0').catch(() => []);
+        for (const sample of down) seen.push(`${sample.labels.instance ?? 'an app node'}: Mattermost's metrics endpoint is down (up == 0)`);
+        for (const key of [...misses.keys()]) if (!seen.includes(key)) misses.delete(key);
+        for (const problem of seen) {
+          const n = (misses.get(problem) ?? 0) + 1;
+          misses.set(problem, n);
+          if (n >= 2) controller.abort(new Error(problem));
+        }
+      })().finally(() => {
+        busy = false;
+      });
+    }, this.timing.watchIntervalSec * 1000);
+    return () => clearInterval(timer);
+  }
+}
+
+/**
+ * Whether the agents, not the target, limited the run: an agent node's CPU over the
+ * limit, or dropped iterations, makes a run invalid, as on the local bench; so does a
+ * scenario that threw, and an agent CPU that was not measured at all (saturation could
+ * not be ruled out).
+ */
+export function judgeGenerator(o: { cpuPercentMax: number | undefined; limitPercent: number; droppedIterations: number; scriptErrors: number }): { saturated: boolean; problem?: string } {
+  const saturated = (o.cpuPercentMax ?? 0) > o.limitPercent || o.droppedIterations > 0;
+  if (o.cpuPercentMax === undefined) return { saturated, problem: 'the load agents\' CPU was not measured, so a saturated load generator cannot be ruled out' };
+  if (o.cpuPercentMax > o.limitPercent) {
+    return {
+      saturated,
+      problem: `a load agent used up to ${o.cpuPercentMax.toFixed(0)}% CPU (limit bench.aws.maxEngineCpuPercent = ${o.limitPercent}%): the agents, not the target, were the bottleneck; add agents (bench.aws.agentCount) or lower usersPerAgent`,
+    };
+  }
+  if (o.droppedIterations > 0) return { saturated, problem: `the load engine dropped ${o.droppedIterations} iterations: the agents could not keep up` };
+  if (o.scriptErrors > 0) return { saturated, problem: `the k6 scenario threw ${o.scriptErrors} errors on the agents; see journalctl -u loadgate-k6 on them` };
+  return { saturated };
+}
+
+function reasonOf(signal: AbortSignal): string {
+  return signal.reason instanceof Error ? signal.reason.message : String(signal.reason);
+}
+
+function testParams(test: TestSpec): RunResult['test'] {
+  if (test.type === 'bounded') return { type: 'bounded', name: test.name, users: test.users, rampUpSec: test.rampUp, durationSec: test.duration };
+  return {
+    type: 'unbounded', name: test.name, maxUsers: test.maxUsers, usersIncrement: test.usersIncrement, usersDecrement: test.usersDecrement,
+    restSec: test.restTime, stabilityWindowSec: test.stabilityWindow, maxDurationSec: test.maxDuration,
+    health: test.health.filter((h) => h.enabled).map((h) => ({ name: h.name, query: h.query, threshold: h.threshold })),
+  };
+}

@@ -1,0 +1,122 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * The scripts the gate sends to the bench's nodes. Each calls an on-instance helper that
+ * user data installed (infra/aws/modules/bench/templates; contract in README-contract.md)
+ * with arguments that were validated before (release URLs from release.ts, patches from
+ * config-patch.ts, environment names /^(LOADGATE|K6)_/) and are still single-quoted here.
+ * Payloads (JSON, files) travel base64-encoded, an alphabet that needs no quoting.
+ */
+
+/** Where helpers keep the gate's files on a node; relocatable so tests can run the scripts. */
+export const HOME = '"${LOADGATE_HOME:-/var/lib/loadgate}"';
+
+const HEADER = 'set -euo pipefail\nhome=' + HOME + '\n';
+
+/** Single-quotes a value for bash: 'it'\''s'. */
+export function shq(value: string): string {
+  return `'${value.replace(/'/g, `'\\''`)}'`;
+}
+
+const b64 = (text: string | Buffer): string => Buffer.from(text).toString('base64');
+
+/** A file path relative to the helpers' home: letters, digits, `.`, `_`, `-` and `/`, no `..`. */
+function relativePath(path: string): string {
+  if (!/^[A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)*$/.test(path) || path.split('/').includes('..')) {
+    throw new Error(`not a safe relative path on a node: ${JSON.stringify(path)}`);
+  }
+  return path;
+}
+
+/** Checks the nodes finished their user data and have the helpers (cloud-init failures are printed). */
+export function readinessScript(helper: 'loadgate-mattermost' | 'loadgate-agent' | 'none'): string {
+  return (
+    HEADER +
+    'if ! cloud-init status --wait > /dev/null; then\n' +
+    '  echo "user data failed; the end of /var/log/loadgate-user-data.log:" >&2\n' +
+    '  tail -n 15 /var/log/loadgate-user-data.log >&2 || true\n' +
+    '  exit 1\n' +
+    'fi\n' +
+    (helper === 'none' ? '' : `command -v ${helper} > /dev/null || { echo "${helper} is not installed: was this bench built by this version of infra/aws?" >&2; exit 1; }\n`) +
+    'echo ready\n'
+  );
+}
+
+/** Base64 chunks small enough for one SSM command each (the document's parameters are capped). */
+export const UPLOAD_CHUNK_BYTES = 24 * 1024;
+
+/**
+ * Scripts that write `content` to `<home>/<path>` on the nodes: append base64 chunks to a
+ * part file, then check its SHA-256 and move it into place. Skipped when the file is
+ * already there with the same digest (users files are large and reused across runs).
+ */
+export function uploadScripts(path: string, content: string | Buffer, mode = '0644'): string[] {
+  const rel = relativePath(path);
+  if (!/^0[0-7]{3}$/.test(mode)) throw new Error(`not a file mode: ${mode}`);
+  const data = Buffer.from(content);
+  const digest = createHash('sha256').update(data).digest('hex');
+  const target = `"$home"/${shq(rel)}`;
+  const part = `"$home"/${shq(`${rel}.part`)}`;
+  const same = `[ -f ${target} ] && [ "$(sha256sum < ${target} | cut -d' ' -f1)" = ${shq(digest)} ]`;
+  const encoded = b64(data);
+  const scripts: string[] = [];
+  for (let offset = 0, i = 0; offset < encoded.length || i === 0; offset += UPLOAD_CHUNK_BYTES, i++) {
+    const chunk = encoded.slice(offset, offset + UPLOAD_CHUNK_BYTES);
+    const write = i === 0 ? `mkdir -p "$(dirname ${target})"\n: > ${part}\n` : '';
+    scripts.push(`${HEADER}if ${same}; then exit 0; fi\n${write}printf '%s' ${shq(chunk)} >> ${part}\n`);
+  }
+  scripts.push(
+    `${HEADER}if ${same}; then echo unchanged; exit 0; fi\n` +
+      `base64 -d < ${part} > ${part}.decoded\n` +
+      `[ "$(sha256sum < ${part}.decoded | cut -d' ' -f1)" = ${shq(digest)} ] || { echo "upload of ${rel} is corrupt" >&2; exit 1; }\n` +
+      `chmod ${mode} ${part}.decoded\nmv ${part}.decoded ${target}\nrm -f ${part}\necho uploaded\n`,
+  );
+  return scripts;
+}
+
+/** App nodes: swap in a release (downloaded once per URL); the helper stops Mattermost. */
+export function installScript(releaseUrl: string): string {
+  if (!/^https:\/\/[^\s'"`$\\]+\.tar\.gz$/.test(releaseUrl)) throw new Error(`not a release tarball URL: ${releaseUrl}`);
+  return `${HEADER}loadgate-mattermost install ${shq(releaseUrl)}\n`;
+}
+
+/** App nodes: base config (target.settings) merged with this side's patch; the bench's keys re-applied. */
+export function configureScript(patch: Record<string, unknown>): string {
+  return `${HEADER}printf '%s' ${shq(b64(JSON.stringify(patch)))} | base64 -d | loadgate-mattermost configure\n`;
+}
+
+export function startScript(timeoutSec: number): string {
+  return `${HEADER}loadgate-mattermost start ${Math.max(5, Math.ceil(timeoutSec))}\n`;
+}
+
+export function stopScript(): string {
+  return `${HEADER}loadgate-mattermost stop\n`;
+}
+
+/** Prints the running server's X-Version-Id (e.g. 10.12.0.16234.abc.false). */
+export function versionScript(): string {
+  return `${HEADER}loadgate-mattermost version\n`;
+}
+
+/** App node 0: recreate the database from its pristine copy (all app nodes stopped). */
+export function restoreDatasetScript(): string {
+  return `${HEADER}loadgate-dataset restore\n`;
+}
+
+/** Agents: start k6 with the uploaded scenario and this run's environment (KEY='value' lines on stdin). */
+export function startK6Script(scenarioPath: string, env: Record<string, string>): string {
+  const lines: string[] = [];
+  for (const [key, value] of Object.entries(env)) {
+    if (!/^(LOADGATE|K6)_[A-Z0-9_]+$/.test(key)) throw new Error(`k6 environment: ${key} is not a LOADGATE_ or K6_ variable`);
+    // systemd's EnvironmentFile treats quotes in a bare value as shell quoting (JSON would
+    // lose its "): single-quote every value, so no value may hold a ' or a line break.
+    if (/['\n\r\0]/.test(value)) throw new Error(`k6 environment: ${key} holds a quote or a line break`);
+    lines.push(`${key}='${value}'`);
+  }
+  const scenario = `"$home"/${shq(relativePath(scenarioPath))}`;
+  return `${HEADER}printf '%s' ${shq(b64(`${lines.join('\n')}\n`))} | base64 -d | loadgate-agent start-k6 ${scenario}\n`;
+}
+
+export function stopK6Script(): string {
+  return `${HEADER}loadgate-agent stop-k6\n`;
+}

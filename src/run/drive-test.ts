@@ -1,0 +1,64 @@
+import type { TestSpec } from '../config/schema.ts';
+import type { Progress } from '../bench/progress.ts';
+import { runBounded, runUnbounded, type BoundedResult, type Clock, type HealthSource, type UnboundedResult, type UserControl } from '../coordinator/index.ts';
+
+/**
+ * The coordinator part of one run, shared by every bench: drive the users through a
+ * bounded or an unbounded test, print progress, and say what the outcome means for the
+ * run result. The bench around it (starting the target and the load engine, collecting
+ * the numbers afterwards) is the caller's.
+ */
+
+export type CoordinatorOutcome = { kind: 'bounded'; result: BoundedResult } | { kind: 'unbounded'; result: UnboundedResult };
+
+export interface DriveTestOptions {
+  test: TestSpec;
+  users: UserControl;
+  /** Only read by unbounded tests. */
+  health: HealthSource;
+  clock: Clock;
+  signal: AbortSignal;
+  progress: Pick<Progress, 'status' | 'info'>;
+  label: { version: string; repeat: number };
+}
+
+export interface DrivenTest {
+  coordinator: CoordinatorOutcome;
+  /** Prometheus never had data for a health query: the run cannot be judged. */
+  noData: boolean;
+  /** Why the measurement is incomplete (an early stop, no equilibrium), for the run result. */
+  problems: string[];
+}
+
+export async function driveTest(o: DriveTestOptions): Promise<DrivenTest> {
+  const { test, progress, label } = o;
+  if (test.type === 'bounded') {
+    const result = await runBounded({
+      test,
+      users: o.users,
+      clock: o.clock,
+      signal: o.signal,
+      onProgress: (p) => progress.status({ ...label, users: p.users, detail: p.phase, leftSec: p.timeLeftSec }),
+    });
+    return { coordinator: { kind: 'bounded', result }, noData: false, problems: result.completed ? [] : [`the bounded test ${result.reason}`] };
+  }
+  const thresholds = new Map(test.health.map((h) => [h.name, h.threshold]));
+  const result = await runUnbounded({
+    test,
+    users: o.users,
+    health: o.health,
+    clock: o.clock,
+    signal: o.signal,
+    onProgress: (p) =>
+      progress.status({
+        ...label,
+        users: p.users,
+        health: Object.entries(p.values).map(([name, value]) => ({ name, value, threshold: thresholds.get(name) ?? Infinity })),
+        leftSec: p.timeLeftSec,
+      }),
+  });
+  progress.info(`unbounded: ${result.reason}`);
+  const noData = result.stopCause === 'no-data';
+  const problems = noData ? [result.reason] : result.converged ? [] : [`the unbounded test ${result.reason}`];
+  return { coordinator: { kind: 'unbounded', result }, noData, problems };
+}

@@ -1,0 +1,31 @@
+import type { BenchFingerprint, RunResult } from '../results/schema.ts';
+import type { ScheduledRun } from './options.ts';
+
+/**
+ * What the gate loop (src/run/gate.ts) needs from a bench. The loop owns the schedule
+ * (interleaved repeats), result files, runs that never happened, clean-up and the
+ * comparison; a bench owns everything between "set up" and "tear down": the local bench
+ * (src/run/local-bench.ts) starts processes on 127.0.0.1, the AWS bench
+ * (src/bench/aws/gate-bench.ts) drives a provisioned one.
+ */
+export interface GateBench {
+  readonly system: 'synapse' | 'mattermost';
+  /** Bench placeholders in a health query filled in, for runs that never happened. */
+  expandHealthQuery(query: string): string;
+  /** Installs SIGINT/SIGTERM handling that ends the gate cleanly; `onSignal` aborts it. */
+  handleSignals(onSignal: (signal: NodeJS.Signals) => void): void;
+  /** Everything before the first run. `signal` aborts when the whole gate must stop. */
+  setUp(signal: AbortSignal): Promise<void>;
+  /** The bench as run results record it (grows as set-up learns versions). */
+  fingerprint(): BenchFingerprint;
+  /** One test run, start to result; a failure becomes a crashed or invalid result, not a throw. */
+  execute(run: ScheduledRun): Promise<RunResult>;
+  /** After a run: why the bench cannot go on (a component died), if it cannot. */
+  stopReason(): string | undefined;
+  /** Stops what the bench started; returns problems, which are warnings. */
+  tearDown(): Promise<string[]>;
+  /** One line for the log once torn down. */
+  tornDownMessage(): string;
+  /** Report notes: layout, dataset, per-side overrides, caveats, and `fatal` reasons. */
+  notes(fatal: readonly string[]): string[];
+}

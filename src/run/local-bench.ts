@@ -1,0 +1,164 @@
+import { randomBytes } from 'node:crypto';
+import { dirname, join } from 'node:path';
+import { ProcessSupervisor } from '../bench/process.ts';
+import type { Progress } from '../bench/progress.ts';
+import { startLocalBench, type LocalBench } from '../bench/local/bench.ts';
+import { hostFingerprint } from '../bench/local/fingerprint.ts';
+import { ensureK6, k6Version } from '../engine/k6/install.ts';
+import { PrometheusClient } from '../metrics/prometheus.ts';
+import { expandQuery } from '../metrics/synapse-queries.ts';
+import type { BenchFingerprint, RunResult } from '../results/schema.ts';
+import { SYNAPSE_PACKAGE } from '../config/defaults/synapse.ts';
+import { buildDataset, datasetKey, describeDataset, findDataset, type DatasetArtifacts } from '../target/synapse/dataset.ts';
+import { ensureSynapse, type SynapseInstall } from '../target/synapse/install.ts';
+import type { GateBench } from './gate-bench.ts';
+import type { RunOptions, ScheduledRun } from './options.ts';
+import { executeRun, type RunContext } from './test-run.ts';
+
+/**
+ * The local bench as the gate loop sees it:
+ *   set-up (k6 and each Synapse version, cached) → bench (PostgreSQL, nginx, Prometheus,
+ *   node_exporter) → dataset (cached dump, built with the older version) → runs.
+ * Every process is stopped and every data dir removed (unless --keep) on success, on
+ * failure and on SIGINT/SIGTERM; logs stay in <out>/logs.
+ */
+export class LocalGateBench implements GateBench {
+  readonly system = 'synapse' as const;
+  private readonly supervisor = new ProcessSupervisor({ watchdog: true });
+  private bench: LocalBench | undefined;
+  private ctx: RunContext | undefined;
+  private current: BenchFingerprint = { kind: 'local', versions: {} };
+
+  constructor(
+    private readonly o: RunOptions,
+    private readonly progress: Progress,
+    private readonly logDir: string,
+  ) {}
+
+  expandHealthQuery(query: string): string {
+    return expandQuery(query, this.o.config.bench.local.targetCpus);
+  }
+
+  handleSignals(onSignal: (signal: NodeJS.Signals) => void): void {
+    this.supervisor.handleSignals((signal) => {
+      onSignal(signal);
+      this.progress.problem(`received ${signal}: stopping every bench process`);
+    });
+  }
+
+  fingerprint(): BenchFingerprint {
+    return this.current;
+  }
+
+  async setUp(signal: AbortSignal): Promise<void> {
+    const { o, progress, supervisor, logDir } = this;
+    const host = await hostFingerprint();
+    this.current = { kind: 'local', host, versions: {} };
+    progress.begin('set-up: k6 and Synapse');
+    const k6Path = await heartbeat(progress, 'k6', ensureK6(o.config.engine.version, o.cacheDir, { onProgress: (l) => progress.info(l) }));
+    const installs = new Map<string, SynapseInstall>();
+    for (const version of new Set([o.baseline.version, o.candidate.version, o.datasetVersion])) {
+      installs.set(
+        version,
+        await heartbeat(progress, `Synapse ${version}`, ensureSynapse({
+          version,
+          cacheDir: o.cacheDir,
+          packageName: o.config.target.package ?? SYNAPSE_PACKAGE,
+          onStep: (l) => progress.info(l),
+          logFile: join(logDir, `pip-${version}.log`),
+        })),
+      );
+    }
+    progress.info(`k6 ${k6Path}; Synapse ${[...installs.keys()].join(', ')} in ${o.cacheDir}`);
+
+    progress.begin('bench: PostgreSQL, nginx, Prometheus, node_exporter on 127.0.0.1');
+    const bench: LocalBench = await startLocalBench({
+      supervisor,
+      logDir,
+      targetCpus: o.config.bench.local.targetCpus,
+      engineCpus: o.config.bench.local.engineCpus,
+      keep: o.keep,
+      onStep: (l) => progress.info(`starting ${l}`),
+    });
+    this.bench = bench;
+    if (o.keep) progress.info(`bench data dirs (kept): ${bench.dataRoot}`);
+
+    progress.begin('dataset');
+    const size = o.config.bench.local.dataset;
+    const dsInstall = installs.get(o.datasetVersion) as SynapseInstall;
+    const baseOverrides = o.baseline.overrides.slice(0, o.baseline.overrides.length - o.baseline.sideOverrides.length);
+    const key = datasetKey(size, o.datasetVersion, baseOverrides);
+    const state = { lastLoadEndMs: 0 };
+    let dataset: DatasetArtifacts | undefined = await findDataset(o.cacheDir, key);
+    if (dataset) progress.info(`cached dataset ${dataset.dir}`);
+    else {
+      progress.info(`building the dataset with Synapse ${o.datasetVersion}, the older version (schemas migrate forward only); cached afterwards`);
+      dataset = await buildDataset({
+        supervisor, bench, install: dsInstall, cacheDir: o.cacheDir, size, overrides: baseOverrides,
+        workDir: join(bench.dataRoot, 'seed'), logFile: join(logDir, 'dataset-synapse.log'),
+        onProgress: (l) => progress.info(l),
+      });
+      progress.info(`dataset built in ${dataset.meta.buildSeconds}s: ${dataset.dir}`);
+      state.lastLoadEndMs = Date.now();
+    }
+    progress.info(describeDataset(dataset.meta));
+
+    const [componentVersions, k6Label] = await Promise.all([bench.versions(), k6Version(k6Path).catch(() => o.config.engine.version)]);
+    this.current = { kind: 'local', host, versions: { ...componentVersions, engine: `k6 ${k6Label}` }, dataset: describeDataset(dataset.meta) };
+
+    this.ctx = {
+      supervisor, bench, progress, config: o.config, configDir: dirname(o.configFile), k6Path, dataset, installs, fingerprint: this.current, logDir,
+      prometheus: new PrometheusClient(bench.prometheus.url),
+      registrationSharedSecret: randomBytes(24).toString('hex'),
+      signal,
+      state,
+    };
+  }
+
+  execute(run: ScheduledRun): Promise<RunResult> {
+    if (!this.ctx) throw new Error('the local bench is not set up');
+    return executeRun(this.ctx, run);
+  }
+
+  stopReason(): string | undefined {
+    // A bench component (not the target) that died takes the bench with it.
+    const dead = this.bench?.crashed();
+    return dead ? `the bench stopped: ${dead.describeExit()}` : undefined;
+  }
+
+  async tearDown(): Promise<string[]> {
+    const problems = await this.supervisor.stopAll();
+    this.supervisor.dispose();
+    return problems;
+  }
+
+  tornDownMessage(): string {
+    return `every bench process stopped${this.o.keep ? '' : ', data dirs removed'}; logs in ${this.logDir}`;
+  }
+
+  notes(fatal: readonly string[]): string[] {
+    const { o } = this;
+    const fp = this.current;
+    const notes = [
+      `Local bench: Synapse behind nginx, PostgreSQL, Prometheus, node_exporter and k6 on 127.0.0.1; target (Synapse, PostgreSQL, nginx) on cores ${o.config.bench.local.targetCpus}, load engine and monitoring on cores ${o.config.bench.local.engineCpus}.`,
+    ];
+    if (fp.dataset) notes.push(`${fp.dataset}; restored into a fresh database before every run.`);
+    for (const side of [o.baseline, o.candidate]) {
+      if (side.sideOverrides.length) notes.push(`${side.role} ${side.label} ran with config overrides: ${side.sideOverrides.map((x) => `\`${x.text}\``).join(', ')}.`);
+    }
+    notes.push('Store p99 is the p99 of single SQL statements (synapse_storage_query_time); per-method store p99 is the 99th percentile of the method\'s 15 s means, as Synapse exports no per-transaction histogram. "Heap in use" is the Synapse process\'s resident memory and "threads" its OS threads.');
+    for (const f of fatal) notes.push(`The gate stopped early: ${f}`);
+    return notes;
+  }
+}
+
+/** A "still working" line every 15 s while a slow, silent step (a build, pip) runs. */
+async function heartbeat<T>(progress: Progress, what: string, work: Promise<T>): Promise<T> {
+  const started = Date.now();
+  const timer = setInterval(() => progress.info(`${what}: still installing (${Math.round((Date.now() - started) / 1000)}s)`), 15_000);
+  try {
+    return await work;
+  } finally {
+    clearInterval(timer);
+  }
+}

@@ -1,0 +1,209 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { terraformOutputs } from './fixtures.ts';
+
+/**
+ * action/lib/provision.sh and teardown.sh on the AWS bench, run for real with fake `aws`,
+ * `terraform` and `curl` on PATH (an S3 bucket in a folder, a log of every call) and the
+ * real CLI standing in for the bundle: the tfvars provision applied are stored beside the
+ * state and reused by teardown; the state key is recorded before anything is created and
+ * teardown uses it even when its own run attempt has moved on.
+ */
+const REPO = fileURLToPath(new URL('../../', import.meta.url));
+const CLI = pathToFileURL(join(REPO, 'bin', 'loadgate.js')).href;
+const LICENSE = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:loadgate/mattermost-license-AbCdEf';
+
+interface Sandbox {
+  root: string;
+  s3: string;
+  log: string;
+  output: string;
+  run(script: 'provision' | 'teardown', env: Record<string, string>): { code: number; stdout: string; stderr: string };
+  calls(): string[];
+  outputs(): Record<string, string>;
+  close(): void;
+}
+
+function sandbox(): Sandbox {
+  const root = mkdtempSync(join(tmpdir(), 'loadgate-actions-'));
+  const lib = join(root, 'loadgate', 'action', 'lib');
+  mkdirSync(lib, { recursive: true });
+  for (const file of ['common.sh', 'provision.sh', 'teardown.sh']) copyFileSync(join(REPO, 'action', 'lib', file), join(lib, file));
+  mkdirSync(join(root, 'loadgate', 'dist'));
+  mkdirSync(join(root, 'loadgate', 'infra', 'aws'), { recursive: true });
+  // The bundle is rebuilt elsewhere; the sources' CLI stands in for it.
+  writeFileSync(join(root, 'loadgate', 'dist', 'loadgate.js'), `await import(${JSON.stringify(CLI)});\n`);
+  const s3 = join(root, 's3');
+  const bin = join(root, 'bin');
+  mkdirSync(s3);
+  mkdirSync(bin);
+  const log = join(root, 'calls.log');
+  const output = join(root, 'github-output');
+  writeFileSync(join(root, 'outputs.json'), JSON.stringify(terraformOutputs()));
+  const fake = (name: string, body: string) => {
+    writeFileSync(join(bin, name), `#!/bin/bash\nprintf '%s\\n' "${name} $*" >> "$FAKE_LOG"\n${body}\n`);
+    chmodSync(join(bin, name), 0o755);
+  };
+  fake('curl', 'echo 198.51.100.7');
+  fake(
+    'aws',
+    `args=("$@"); src=""; dst=""; bucket=""; key=""
+for ((i = 0; i < \${#args[@]}; i++)); do
+  case "\${args[i]}" in --region) i=$((i + 1)) ;; --bucket) bucket=\${args[i+1]}; i=$((i + 1)) ;; --key) key=\${args[i+1]}; i=$((i + 1)) ;;
+    --only-show-errors | s3 | cp | s3api | head-object) ;; *) if [ -z "$src" ]; then src=\${args[i]}; else dst=\${args[i]}; fi ;; esac
+done
+if [ "$1" = s3api ]; then
+  if [ -n "\${FAKE_S3_DENY:-}" ]; then echo "An error occurred (403) when calling the HeadObject operation: Forbidden" >&2; exit 254; fi
+  [ -f "$FAKE_S3/$bucket/$key" ] && exit 0; echo "An error occurred (404) when calling the HeadObject operation: Not Found" >&2; exit 254
+fi
+if [[ "$src" == s3://* ]]; then
+  [ -f "$FAKE_S3/\${src#s3://}" ] || { echo "fatal error: An error occurred (404) when calling the HeadObject operation: Key \\"\${src#s3://*/}\\" does not exist" >&2; exit 1; }
+  cp "$FAKE_S3/\${src#s3://}" "$dst"
+else
+  mkdir -p "$(dirname "$FAKE_S3/\${dst#s3://}")"; cp "$src" "$FAKE_S3/\${dst#s3://}"
+fi`,
+  );
+  fake(
+    'terraform',
+    `for a in "$@"; do case "$a" in -backend-config=key=*) echo "\${a#-backend-config=key=}" > "$FAKE_ROOT/key" ;; -var-file=*) cp "\${a#-var-file=}" "$FAKE_ROOT/last.tfvars.json" ;; esac; done
+case " $* " in
+  *" apply "*)
+    grep -q '^state-key=' "$GITHUB_OUTPUT" || { echo "apply before the state key was recorded" >&2; exit 9; }
+    key=$(cat "$FAKE_ROOT/key"); mkdir -p "$(dirname "$FAKE_S3/acme-loadgate-state/$key")"; echo '{"version":4}' > "$FAKE_S3/acme-loadgate-state/$key" ;;
+  *" output "*) cat "$FAKE_ROOT/outputs.json" ;;
+esac`,
+  );
+  return {
+    root,
+    s3,
+    log,
+    output,
+    run(script, env) {
+      const result = spawnSync('bash', [join(lib, `${script}.sh`)], {
+        cwd: REPO,
+        encoding: 'utf8',
+        env: {
+          PATH: `${bin}:${process.env.PATH}`,
+          HOME: root,
+          RUNNER_TEMP: join(root, `runner-${script}`),
+          GITHUB_OUTPUT: output,
+          FAKE_LOG: log,
+          FAKE_S3: s3,
+          FAKE_ROOT: root,
+          GITHUB_REPOSITORY: 'acme/chat',
+          GITHUB_RUN_ID: '42',
+          GITHUB_SHA: 'a'.repeat(40),
+          LG_BENCH: 'aws',
+          LG_TF_STATE_BUCKET: 'acme-loadgate-state',
+          AWS_REGION: 'us-east-1',
+          ...env,
+        },
+      });
+      return { code: result.status ?? -1, stdout: result.stdout, stderr: result.stderr };
+    },
+    calls: () => (existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n') : []),
+    outputs: () => Object.fromEntries((existsSync(output) ? readFileSync(output, 'utf8').trim().split('\n') : []).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)])),
+    close: () => rmSync(root, { recursive: true, force: true }),
+  };
+}
+
+const KEY = 'loadgate/acme/chat/42/2/terraform.tfstate';
+const TFVARS = 'acme-loadgate-state/loadgate/acme/chat/42/2/terraform.tfvars.json';
+const provisionEnv = { LG_CONFIG: 'examples/aws-mattermost.yml', LG_VERSION: 'v10.12.0', GITHUB_RUN_ATTEMPT: '2', LG_LICENSE_SECRET_ARN: LICENSE, LG_DB_SNAPSHOT: 'lt-12m-610', LG_DB_NAME: 'ltdb', LG_MAX_COST: '500' };
+
+test('provision records the state key first, stores the tfvars it applies beside the state, and admits only this runner', { timeout: 120_000 }, () => {
+  const box = sandbox();
+  try {
+    const provision = box.run('provision', provisionEnv);
+    assert.equal(provision.code, 0, provision.stderr);
+    const outputs = box.outputs();
+    assert.equal(outputs['state-key'], KEY);
+    assert.ok(outputs['bench-file']?.endsWith('/loadgate/bench.json'));
+    const stored = JSON.parse(readFileSync(join(box.s3, TFVARS), 'utf8')) as Record<string, unknown>;
+    assert.deepEqual(stored.controller_cidr_blocks, ['198.51.100.7/32'], "the runner's own address, detected with checkip");
+    assert.equal(stored.mattermost_license_secret_arn, LICENSE);
+    assert.equal(stored.db_snapshot_identifier, 'lt-12m-610');
+    assert.equal(stored.db_name, 'ltdb');
+    assert.equal(stored.state_key, KEY);
+    assert.match(String(stored.mattermost_download_url), /\/10\.12\.0\/mattermost-10\.12\.0-linux-amd64\.tar\.gz$/);
+    // Applied with exactly what was stored.
+    assert.deepEqual(JSON.parse(readFileSync(join(box.root, 'last.tfvars.json'), 'utf8')), stored);
+    // Upload first, then init, apply and outputs (the fake apply also checks the key was recorded).
+    const steps = box.calls().filter((c) => !c.startsWith('curl')).map((c) => (c.startsWith('aws') ? c.split(' ').slice(0, 3).join(' ') : c.split(' ')[2]));
+    assert.deepEqual(steps, ['aws s3 cp', 'init', 'apply', 'output']);
+    assert.ok(box.calls().some((c) => c.includes(`-backend-config=key=${KEY}`)));
+    const bench = JSON.parse(readFileSync(outputs['bench-file'] as string, 'utf8')) as { kind: string };
+    assert.equal(bench.kind, 'aws');
+
+    // Over budget: refused before anything is created.
+    const poor = sandbox();
+    try {
+      const refused = poor.run('provision', { ...provisionEnv, LG_MAX_COST: '1' });
+      assert.equal(refused.code, 1);
+      assert.match(refused.stderr, /REFUSED: the estimate/);
+      assert.ok(!poor.calls().some((c) => c.startsWith('terraform') || c.startsWith('aws')));
+    } finally {
+      poor.close();
+    }
+  } finally {
+    box.close();
+  }
+});
+
+test('teardown destroys with the recorded key and the stored tfvars, also when only teardown is re-run', { timeout: 120_000 }, () => {
+  const box = sandbox();
+  try {
+    assert.equal(box.run('provision', provisionEnv).code, 0);
+    const stored = readFileSync(join(box.s3, TFVARS), 'utf8');
+    writeFileSync(box.log, '');
+    // A re-run of only the teardown job: a new attempt, the key from the gate job's outputs.
+    const teardown = box.run('teardown', { LG_STATE_KEY: KEY, GITHUB_RUN_ATTEMPT: '3' });
+    assert.equal(teardown.code, 0, teardown.stderr);
+    const calls = box.calls();
+    assert.ok(calls.some((c) => c.includes(`-backend-config=key=${KEY}`)), 'the recorded key, not attempt 3');
+    assert.ok(calls.some((c) => / destroy /.test(c)));
+    assert.equal(readFileSync(join(box.root, 'last.tfvars.json'), 'utf8'), stored, 'destroyed with what was applied');
+
+    // The tfvars object is gone but the state exists: rebuilt from the config and the key's run identity.
+    unlinkSync(join(box.s3, TFVARS));
+    writeFileSync(box.log, '');
+    const rebuilt = box.run('teardown', { LG_STATE_KEY: KEY, GITHUB_RUN_ATTEMPT: '3', LG_CONFIG: 'examples/aws-mattermost.yml', LG_VERSION: 'v10.12.0' });
+    assert.equal(rebuilt.code, 0, rebuilt.stderr);
+    assert.match(rebuilt.stdout + rebuilt.stderr, /tfvars are missing/);
+    const vars = JSON.parse(readFileSync(join(box.root, 'last.tfvars.json'), 'utf8')) as Record<string, unknown>;
+    assert.equal(vars.state_key, KEY);
+    assert.equal(vars.run_attempt, 2);
+    assert.equal(vars.bench_name, 'lg-42-2');
+  } finally {
+    box.close();
+  }
+});
+
+test('teardown with no recorded key and nothing under this attempt destroys nothing; a bad key is refused', { timeout: 60_000 }, () => {
+  const box = sandbox();
+  try {
+    const nothing = box.run('teardown', { GITHUB_RUN_ATTEMPT: '1' });
+    assert.equal(nothing.code, 0, nothing.stderr);
+    assert.match(nothing.stdout, /nothing to destroy: neither a state nor variables exist under s3:\/\/acme-loadgate-state\/loadgate\/acme\/chat\/42\/1\//);
+    assert.match(nothing.stdout + nothing.stderr, /no state-key was recorded/);
+    assert.ok(!box.calls().some((c) => c.startsWith('terraform')));
+    const bad = box.run('teardown', { LG_STATE_KEY: 'loadgate/../../etc/terraform.tfstate' });
+    assert.equal(bad.code, 3);
+    assert.match(bad.stderr, /state-key: not a loadgate state key/);
+    // An S3 answer other than 404 (here: access denied) is not taken for "nothing there".
+    const denied = box.run('teardown', { LG_STATE_KEY: KEY, FAKE_S3_DENY: '1' });
+    assert.equal(denied.code, 1);
+    assert.match(denied.stderr, /cannot tell whether s3:\/\/acme-loadgate-state\/loadgate\/acme\/chat\/42\/2\/terraform\.tfstate exists: An error occurred \(403\)/);
+    assert.ok(!box.calls().some((c) => c.startsWith('terraform')));
+    const badIp = box.run('provision', { ...provisionEnv, LG_CONTROLLER_IP: '198.51.100.7; reboot' });
+    assert.equal(badIp.code, 3);
+    assert.match(badIp.stderr, /controller address: expected an IPv4 address/);
+  } finally {
+    box.close();
+  }
+});

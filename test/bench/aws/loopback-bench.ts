@@ -1,0 +1,355 @@
+import { spawn } from 'node:child_process';
+import { createServer, type Server } from 'node:http';
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { stringify } from 'yaml';
+import { ProcessSupervisor, type ManagedProcess } from '../../../src/bench/process.ts';
+import { allocatePorts } from '../../../src/bench/local/ports.ts';
+import { httpOk, waitUntilReady } from '../../../src/bench/local/readiness.ts';
+import type { CommandResult, CommandRunner } from '../../../src/aws/janitor.ts';
+import type { RemoteResult, RemoteShell } from '../../../src/bench/aws/remote-shell.ts';
+import { MattermostStandIn } from '../../target/mattermost/mattermost-stand-in.ts';
+import { GrafanaStandIn } from '../../grafana/stand-in.ts';
+
+/**
+ * The AWS bench on loopback, for the end-to-end test of `loadgate run` on bench.kind aws:
+ *
+ * - "app0": the Mattermost stand-in, with its metrics listener (Mattermost's :8067);
+ * - "agent0", "agent1": real k6 processes running the real Mattermost scenario, started by
+ *   the real `loadgate-agent start-k6` script, each with the real agent exporter
+ *   (infra/aws/modules/bench/files/k6-exporter.py) beside it;
+ * - "metrics0": a real Prometheus (Debian package) whose jobs and instance labels are those
+ *   of metrics.sh.tftpl (mattermost app0:8067, node agent*:9100, loadtest agent*:6566),
+ *   plus node_exporter standing in for every agent's; the Grafana stand-in; the Secrets
+ *   Manager answer for the Grafana token.
+ * - The RemoteShell stand-in runs every script the gate sends with bash, as SSM would,
+ *   each node with its own LOADGATE_HOME; the on-instance helpers (loadgate-mattermost,
+ *   loadgate-dataset, loadgate-agent, cloud-init) are shims that post their arguments and
+ *   stdin to this process, which acts on the local processes. So quoting, uploads and
+ *   payload encoding are exercised for real; only what the helpers do inside an EC2
+ *   instance (systemctl, downloads, psql) is stood in for.
+ * Everything listens on 127.0.0.1; close() stops every process and removes the temp dir.
+ */
+
+export const K6_EXPORTER = fileURLToPath(new URL('../../../infra/aws/modules/bench/files/k6-exporter.py', import.meta.url));
+export const GRAFANA_TOKEN = 'glsa_loopback_token_0123456789abcdef';
+const TOKEN_ARN = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:lg-loop-1/grafana-token-AbCdEf';
+export const APP_ID = 'i-0aaaaaaaaaaaaaaa1';
+export const AGENT_IDS = ['i-0bbbbbbbbbbbbbbb1', 'i-0bbbbbbbbbbbbbbb2'];
+const METRICS_ID = 'i-0cccccccccccccccc';
+const AGENT_PUBLIC_IPS = ['203.0.113.31', '203.0.113.32'];
+const K6_API_PORT = 6565;
+
+export interface HelperCall {
+  node: string;
+  cmd: string;
+  args: string[];
+  stdin: string;
+}
+
+export interface LoopbackBench {
+  dir: string;
+  benchFile: string;
+  usersFile: string;
+  prometheusUrl: string;
+  shell: RemoteShell;
+  aws: CommandRunner;
+  endpoint: (host: string, port: number) => string;
+  mattermost: MattermostStandIn;
+  grafana: GrafanaStandIn;
+  /** Every helper call the scripts made, in order. */
+  calls: HelperCall[];
+  /** Every `aws ...` command line the gate ran. */
+  awsCalls: string[];
+  /** k6 processes started by loadgate-agent and still running. */
+  runningK6(): number;
+  close(): Promise<void>;
+}
+
+export async function startLoopbackBench(k6Path: string, users = 40): Promise<LoopbackBench> {
+  const dir = await mkdtemp(join(tmpdir(), 'loadgate-aws-loop-'));
+  const supervisor = new ProcessSupervisor();
+  const logs = join(dir, 'logs');
+  await mkdir(logs, { recursive: true });
+  const homes: Record<string, string> = {};
+  const nodeNames: Record<string, string> = { [APP_ID]: 'app0', [METRICS_ID]: 'metrics0' };
+  AGENT_IDS.forEach((id, i) => (nodeNames[id] = `agent${i}`));
+  for (const [id, name] of Object.entries(nodeNames)) {
+    homes[id] = join(dir, 'nodes', name);
+    await mkdir(homes[id] as string, { recursive: true });
+  }
+
+  const mattermost = new MattermostStandIn();
+  mattermost.latencyPerUserMs = 2;
+  const credentials: string[] = [];
+  for (let i = 1; i <= users; i++) {
+    mattermost.addUser(`user${i}`, `pass-${i}`);
+    credentials.push(`user${i} pass-${i}`);
+  }
+  const usersFile = join(dir, 'users.txt');
+  await writeFile(usersFile, `${credentials.join('\n')}\n`);
+  await mattermost.start();
+  const mattermostPort = Number(new URL(mattermost.baseUrl).port);
+  const metricsPort = await mattermost.startMetrics();
+
+  const [prometheusPort, nodePort, api0, api1, exp0, exp1] = (await allocatePorts(6)) as [number, number, number, number, number, number];
+  const apiPorts = [api0, api1];
+  const exporterPorts = [exp0, exp1];
+
+  const grafana = new GrafanaStandIn({ editor: GRAFANA_TOKEN });
+  await grafana.start();
+
+  const started: ManagedProcess[] = [];
+  for (const [i, id] of AGENT_IDS.entries()) {
+    started.push(
+      await supervisor.spawn({
+        name: `k6 exporter agent${i}`,
+        command: 'python3',
+        args: [K6_EXPORTER, '--listen', `127.0.0.1:${exporterPorts[i]}`, '--k6', `127.0.0.1:${apiPorts[i]}`, '--pid-file', join(homes[id] as string, 'k6.pid')],
+        logFile: join(logs, `exporter-agent${i}.log`),
+      }),
+    );
+  }
+  await supervisor.spawn({
+    name: 'node_exporter',
+    command: 'prometheus-node-exporter',
+    args: ['--collector.disable-defaults', '--collector.cpu', `--web.listen-address=127.0.0.1:${nodePort}`],
+    logFile: join(logs, 'node_exporter.log'),
+  });
+
+  // metrics.sh.tftpl's jobs and instance names, pointed at loopback ports.
+  const target = (port: number, instance: string) => ({ targets: [`127.0.0.1:${port}`], labels: { instance } });
+  const prometheusConfig = {
+    global: { scrape_interval: '1s', scrape_timeout: '1s', evaluation_interval: '1s' },
+    scrape_configs: [
+      { job_name: 'mattermost', static_configs: [target(metricsPort, 'app0:8067')] },
+      { job_name: 'node', static_configs: [target(nodePort, 'app0:9100'), target(nodePort, 'agent0:9100'), target(nodePort, 'agent1:9100')] },
+      { job_name: 'loadtest', static_configs: exporterPorts.map((port, i) => target(port, `agent${i}:6566`)) },
+    ],
+  };
+  await mkdir(join(dir, 'prometheus', 'data'), { recursive: true });
+  await writeFile(join(dir, 'prometheus', 'prometheus.yml'), stringify(prometheusConfig));
+  const prometheus = await supervisor.spawn({
+    name: 'prometheus',
+    command: 'prometheus',
+    args: [
+      `--config.file=${join(dir, 'prometheus', 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'prometheus', 'data')}`,
+      `--web.listen-address=127.0.0.1:${prometheusPort}`, '--log.level=warn',
+    ],
+    logFile: join(logs, 'prometheus.log'),
+  });
+  const prometheusUrl = `http://127.0.0.1:${prometheusPort}`;
+  await waitUntilReady(() => httpOk(`${prometheusUrl}/-/ready`), { component: 'prometheus', process: prometheus, timeoutMs: 60_000, what: 'ready' });
+
+  // The helpers' stand-ins: the test process acts for them.
+  const calls: HelperCall[] = [];
+  const k6ByAgent = new Map<string, ManagedProcess>();
+  const helper = async (call: HelperCall): Promise<{ code: number; stdout: string; stderr: string }> => {
+    calls.push(call);
+    const ok = (stdout = '') => ({ code: 0, stdout, stderr: '' });
+    const fail = (stderr: string) => ({ code: 1, stdout: '', stderr });
+    if (call.cmd === 'cloud-init') return ok('status: done\n');
+    if (call.cmd === 'loadgate-dataset') return call.args[0] === 'restore' ? (mattermost.resetData(), ok('restored\n')) : fail('usage');
+    if (call.cmd === 'loadgate-mattermost') {
+      const [sub, arg] = call.args;
+      if (sub === 'install') {
+        const m = /\/(\d+\.\d+\.\d+)(-[A-Za-z0-9]+)?\/mattermost-/.exec(arg ?? '');
+        if (!m || !(arg ?? '').startsWith('https://')) return fail(`not a release URL: ${arg}`);
+        await mattermost.stop();
+        // Mattermost's X-Version-Id carries the release's numbers only, RCs included.
+        mattermost.version = m[1] as string;
+        return ok();
+      }
+      if (sub === 'configure') {
+        const patch = JSON.parse(call.stdin) as unknown;
+        return typeof patch === 'object' && patch !== null && !Array.isArray(patch) ? ok() : fail('not a JSON object');
+      }
+      if (sub === 'start') {
+        if (!mattermost.running) await mattermost.start(mattermostPort);
+        return ok(`mattermost ${mattermost.version} is up\n`);
+      }
+      if (sub === 'stop') return (await mattermost.stop(), ok());
+      if (sub === 'version') return mattermost.running ? ok(`${mattermost.version}.0.standin.false\n`) : fail('not running');
+      return fail(`unknown subcommand ${sub}`);
+    }
+    if (call.cmd === 'loadgate-agent') {
+      const index = Number(call.node.replace('agent', ''));
+      const home = Object.entries(nodeNames).find(([, n]) => n === call.node)?.[0];
+      const nodeHome = home ? (homes[home] as string) : '';
+      const stopK6 = async () => {
+        await k6ByAgent.get(call.node)?.stop();
+        k6ByAgent.delete(call.node);
+        await rm(join(nodeHome, 'k6.pid'), { force: true });
+      };
+      if (call.args[0] === 'stop-k6') return (await stopK6(), ok());
+      if (call.args[0] === 'start-k6') {
+        const scenario = call.args[1] ?? '';
+        if (!scenario.startsWith(`${nodeHome}/`) || !scenario.endsWith('.js')) return fail(`the scenario must be a .js file under ${nodeHome}`);
+        await stopK6();
+        // The same KEY='value' lines systemd reads as an EnvironmentFile.
+        const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: nodeHome };
+        for (const line of call.stdin.split('\n').filter(Boolean)) {
+          const m = /^((?:LOADGATE|K6)_[A-Z0-9_]+)='([^']*)'$/.exec(line);
+          if (!m) return fail(`bad environment line: ${line}`);
+          env[m[1] as string] = m[2];
+        }
+        const k6 = await supervisor.spawn({
+          name: `k6 ${call.node}`,
+          command: k6Path,
+          args: ['run', '--quiet', '--no-color', '--no-usage-report', '--no-thresholds', '--include-system-env-vars', '--address', `127.0.0.1:${apiPorts[index]}`, scenario],
+          env,
+          cwd: nodeHome,
+          logFile: join(logs, `k6-${call.node}.log`),
+          stopTimeoutMs: 5000,
+        });
+        k6ByAgent.set(call.node, k6);
+        await writeFile(join(nodeHome, 'k6.pid'), `${k6.pid}\n`);
+        return ok();
+      }
+    }
+    return fail(`no stand-in for ${call.cmd} ${call.args.join(' ')}`);
+  };
+  const control: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { node: string; cmd: string; args: string[]; stdin: string };
+      helper({ ...body, stdin: Buffer.from(body.stdin, 'base64').toString('utf8') })
+        .catch((error: Error) => ({ code: 1, stdout: '', stderr: error.message }))
+        .then((answer) => res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(answer)));
+    });
+  });
+  await new Promise<void>((resolve) => control.listen(0, '127.0.0.1', resolve));
+  const controlUrl = `http://127.0.0.1:${(control.address() as AddressInfo).port}`;
+  const shims = join(dir, 'shims');
+  await mkdir(shims);
+  const shim = `#!/bin/bash
+set -euo pipefail
+stdin=$(base64 -w0)
+# Each argument base64-encoded on its own line: any byte survives.
+args=$(for a in "$@"; do printf '%s' "$a" | base64 -w0; echo; done | jq -Rsc 'split("\\n") | .[:-1] | map(@base64d)')
+body=$(jq -nc --arg node "$LOADGATE_NODE" --arg cmd "$(basename "$0")" --arg stdin "$stdin" --argjson args "$args" '{node: $node, cmd: $cmd, stdin: $stdin, args: $args}')
+answer=$(curl -fsS -H 'Content-Type: application/json' --data-binary "$body" "$LOADGATE_STANDIN/exec")
+printf '%s' "$(jq -r .stdout <<< "$answer")"
+printf '%s' "$(jq -r .stderr <<< "$answer")" >&2
+exit "$(jq -r .code <<< "$answer")"
+`;
+  for (const name of ['cloud-init', 'loadgate-mattermost', 'loadgate-dataset', 'loadgate-agent']) {
+    await writeFile(join(shims, name), shim);
+    await chmod(join(shims, name), 0o755);
+  }
+
+  const shell: RemoteShell = {
+    async run(instanceIds, script) {
+      const results = new Map<string, RemoteResult>();
+      await Promise.all(
+        instanceIds.map(async (id) => {
+          const name = nodeNames[id];
+          if (!name) {
+            results.set(id, { instanceId: id, status: 'Undeliverable', exitCode: null, stdout: '', stderr: 'no such instance' });
+            return;
+          }
+          const outcome = await bash(script, { PATH: `${shims}:/usr/local/bin:/usr/bin:/bin`, LOADGATE_HOME: homes[id] as string, LOADGATE_NODE: name, LOADGATE_STANDIN: controlUrl });
+          results.set(id, { instanceId: id, status: outcome.code === 0 ? 'Success' : 'Failed', exitCode: outcome.code, stdout: outcome.stdout, stderr: outcome.stderr });
+        }),
+      );
+      return results;
+    },
+  };
+
+  const awsCalls: string[] = [];
+  const aws: CommandRunner = {
+    async run(command, args): Promise<CommandResult> {
+      awsCalls.push([command, ...args].join(' '));
+      if (command === 'aws' && args[0] === 'secretsmanager' && args[1] === 'get-secret-value' && args.includes(TOKEN_ARN)) {
+        return { code: 0, stdout: JSON.stringify({ ARN: TOKEN_ARN, Name: 'lg-loop-1/grafana-token', SecretString: GRAFANA_TOKEN }), stderr: '' };
+      }
+      return { code: 254, stdout: '', stderr: `An error occurred (AccessDeniedException): not stood in: ${args.slice(0, 2).join(' ')}` };
+    },
+  };
+
+  const out = (value: unknown) => ({ sensitive: false, type: 'string', value });
+  const benchFile = join(dir, 'bench.json');
+  const { parseTerraformOutputs } = await import('../../../src/aws/terraform-outputs.ts');
+  const description = parseTerraformOutputs(
+    {
+      bench_name: out('lg-loop-1'),
+      region: out('us-east-1'),
+      vpc_id: out('vpc-0a18f1a4cdf62d256'),
+      proxy_url: out(mattermost.baseUrl),
+      proxy_instance_id: out(null),
+      app_private_ips: out(['10.42.100.11']),
+      app_instance_ids: out([APP_ID]),
+      agent_private_ips: out(['10.42.0.31', '10.42.1.32']),
+      agent_public_ips: out(AGENT_PUBLIC_IPS),
+      agent_instance_ids: out(AGENT_IDS),
+      agent_api_port: out(K6_API_PORT),
+      load_engine: out('k6'),
+      metrics_instance_id: out(METRICS_ID),
+      metrics_private_ip: out('10.42.0.10'),
+      metrics_public_ip: out('203.0.113.10'),
+      prometheus_url: out(prometheusUrl),
+      grafana_url: out(grafana.baseUrl),
+      pyroscope_url: out('http://203.0.113.10:4040'),
+      grafana_token_secret_arn: out(TOKEN_ARN),
+      db_cluster_identifier: out('lg-loop-1'),
+      db_writer_endpoint: out('lg-loop-1.cluster-abc.us-east-1.rds.amazonaws.com'),
+      db_reader_endpoint: out('lg-loop-1.cluster-ro-abc.us-east-1.rds.amazonaws.com'),
+      db_port: out(5432),
+      db_name: out('mattermost'),
+      db_secret_arn: out('arn:aws:secretsmanager:us-east-1:123456789012:secret:rds!cluster-1234-AbCdEf'),
+      opensearch_endpoint: out(null),
+      instances: out({ app: '1 x c7i.large', agent: '2 x c7i.xlarge', metrics: '1 x m7i.xlarge', db: '1 x db.r7g.large' }),
+    },
+    'loopback outputs',
+  );
+  await writeFile(benchFile, `${JSON.stringify(description, null, 2)}\n`);
+
+  return {
+    dir,
+    benchFile,
+    usersFile,
+    prometheusUrl,
+    shell,
+    aws,
+    // The agents' public addresses, "routed" to their loopback k6 APIs.
+    endpoint: (host, port) => {
+      const i = AGENT_PUBLIC_IPS.indexOf(host);
+      if (i < 0 || port !== K6_API_PORT) throw new Error(`no route to ${host}:${port} on the loopback bench`);
+      return `http://127.0.0.1:${apiPorts[i]}`;
+    },
+    mattermost,
+    grafana,
+    calls,
+    awsCalls,
+    runningK6: () => k6ByAgent.size,
+    async close() {
+      await supervisor.stopAll();
+      supervisor.dispose();
+      control.closeAllConnections();
+      await new Promise<void>((resolve) => control.close(() => resolve()));
+      await mattermost.stop();
+      await mattermost.stopMetrics();
+      await grafana.stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+function bash(script: string, env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn('bash', ['-c', script], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('close', (code) => resolve({ code: code ?? 1, stdout, stderr }));
+  });
+}
+
+export async function readJson<T>(file: string): Promise<T> {
+  return JSON.parse(await readFile(file, 'utf8')) as T;
+}
