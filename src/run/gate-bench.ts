@@ -5,7 +5,7 @@ import type { ScheduledRun } from './options.ts';
  * What the gate loop (src/run/gate.ts) needs from a bench. The loop owns the schedule
  * (interleaved repeats), result files, runs that never happened, clean-up and the
  * comparison; a bench owns everything between "set up" and "tear down": the local bench
- * (src/run/local-bench.ts) starts processes on 127.0.0.1, the AWS bench
+ * (src/bench/local/gate-bench.ts) starts processes on 127.0.0.1, the AWS bench
  * (src/bench/aws/gate-bench.ts) drives a provisioned one.
  */
 export interface GateBench {

@@ -8,9 +8,8 @@ import { EXIT_CODES, type VerdictFile } from '../compare/verdict-schema.ts';
 import { runResultSchema, RUN_RESULT_SCHEMA_VERSION, type BenchFingerprint, type RunResult } from '../results/schema.ts';
 import { expandQuery } from '../metrics/synapse-queries.ts';
 import type { GateBench } from './gate-bench.ts';
-import { LocalGateBench } from './local-bench.ts';
-import { schedule, type RunOptions, type ScheduledRun } from './options.ts';
-import { runId } from './test-run.ts';
+import { LocalGateBench } from '../bench/local/gate-bench.ts';
+import { runId, schedule, type RunOptions, type ScheduledRun } from './options.ts';
 
 /**
  * `loadgate run`, start to verdict, on any bench: set-up → the runs, interleaved

@@ -245,6 +245,11 @@ export interface ScheduledRun {
   repeat: number;
 }
 
+/** A run's name in file names and logs: side, version, test, repeat. */
+export function runId(run: ScheduledRun): string {
+  return `${run.side.role}-${run.side.label}-${run.test.name}-${run.repeat}`.replace(/[^A-Za-z0-9._-]/g, '_');
+}
+
 /**
  * Interleaved order: for each repeat and each test, baseline then candidate, so slow
  * drift of the machine (thermal, neighbours) hits both sides alike.

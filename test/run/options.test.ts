@@ -4,7 +4,7 @@ import { mkdtemp, writeFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defaultCacheDir, parseRunOptions, schedule } from '../../src/run/options.ts';
-import { settleSeconds } from '../../src/run/test-run.ts';
+import { settleSeconds } from '../../src/bench/local/test-run.ts';
 import { InputError } from '../../src/util/errors.ts';
 
 const EXAMPLE = 'examples/local-synapse.yml';

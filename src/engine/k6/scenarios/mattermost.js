@@ -16,7 +16,7 @@
  *   loadtest_http_timeouts_total Counter
  *
  * Environment (all read once, at init; names shared with the other scenarios, see
- * src/engine/k6/README-contract.md):
+ * src/engine/k6/README.md):
  *   LOADGATE_BASE_URL           required, e.g. http://10.0.1.10 (the proxy) or http://127.0.0.1:8065
  *   LOADGATE_WS_URL             default: BASE_URL with ws:// or wss://
  *   LOADGATE_USERS_FILE         required, absolute path; lines "login password" (# comments

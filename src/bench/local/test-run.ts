@@ -1,24 +1,24 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { GateConfig, TestSpec } from '../config/schema.ts';
-import type { ManagedProcess, ProcessSupervisor } from '../bench/process.ts';
-import type { LocalBench } from '../bench/local/bench.ts';
-import type { Progress } from '../bench/progress.ts';
-import { realClock } from '../coordinator/index.ts';
-import { startK6, resolveScenarioPath, type K6Run, type K6Stats } from '../engine/k6/runner.ts';
-import { startExporter, type Exporter } from '../engine/k6/exporter.ts';
-import { collectRun, type Collected } from '../metrics/collect.ts';
-import { createHealthSource } from '../metrics/health.ts';
-import type { PrometheusClient } from '../metrics/prometheus.ts';
-import { RATE_WINDOW, expandQuery, longestRangeSec } from '../metrics/synapse-queries.ts';
-import { SCRAPE_INTERVAL_SEC } from '../bench/local/prometheus-server.ts';
-import { runResultSchema, RUN_RESULT_SCHEMA_VERSION, type BenchFingerprint, type RunResult } from '../results/schema.ts';
-import { DATABASE_NAME } from '../target/synapse/config.ts';
-import { restoreDataset, SEARCH_WORDS, type DatasetArtifacts } from '../target/synapse/dataset.ts';
-import type { SynapseInstall } from '../target/synapse/install.ts';
-import { startSynapse, type RunningSynapse } from '../target/synapse/server.ts';
-import type { ScheduledRun } from './options.ts';
-import { driveTest, type CoordinatorOutcome } from './drive-test.ts';
+import type { GateConfig, TestSpec } from '../../config/schema.ts';
+import type { ManagedProcess, ProcessSupervisor } from '../process.ts';
+import type { LocalBench } from './bench.ts';
+import type { Progress } from '../progress.ts';
+import { realClock } from '../../coordinator/index.ts';
+import { startK6, resolveScenarioPath, type K6Run, type K6Stats } from '../../engine/k6/runner.ts';
+import { startExporter, type Exporter } from '../../engine/k6/exporter.ts';
+import { collectRun, type Collected } from '../../metrics/collect.ts';
+import { createHealthSource } from '../../metrics/health.ts';
+import type { PrometheusClient } from '../../metrics/prometheus.ts';
+import { RATE_WINDOW, expandQuery, longestRangeSec } from '../../metrics/synapse-queries.ts';
+import { SCRAPE_INTERVAL_SEC } from './prometheus-server.ts';
+import { runResultSchema, RUN_RESULT_SCHEMA_VERSION, type BenchFingerprint, type RunResult } from '../../results/schema.ts';
+import { DATABASE_NAME } from '../../target/synapse/config.ts';
+import { restoreDataset, SEARCH_WORDS, type DatasetArtifacts } from '../../target/synapse/dataset.ts';
+import type { SynapseInstall } from '../../target/synapse/install.ts';
+import { startSynapse, type RunningSynapse } from '../../target/synapse/server.ts';
+import { runId, type ScheduledRun } from '../../run/options.ts';
+import { driveTest, type CoordinatorOutcome } from '../../run/drive-test.ts';
 
 /**
  * One test run: restore the dataset, start this side's Synapse, start k6 and its
@@ -55,10 +55,6 @@ export interface RunContext {
 export function settleSeconds(test: TestSpec): number {
   const health = test.type === 'unbounded' ? test.health.filter((h) => h.enabled).map((h) => h.query) : [];
   return Math.min(300, Math.max(longestRangeSec([...health, `[${RATE_WINDOW}]`]), 0) + SCRAPE_INTERVAL_SEC);
-}
-
-export function runId(run: ScheduledRun): string {
-  return `${run.side.role}-${run.side.label}-${run.test.name}-${run.repeat}`.replace(/[^A-Za-z0-9._-]/g, '_');
 }
 
 /** Aborts `controller` when the target, k6 or a bench component dies, with a message naming it and its log. */

@@ -1,18 +1,18 @@
 import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
-import { ProcessSupervisor } from '../bench/process.ts';
-import type { Progress } from '../bench/progress.ts';
-import { startLocalBench, type LocalBench } from '../bench/local/bench.ts';
-import { hostFingerprint } from '../bench/local/fingerprint.ts';
-import { ensureK6, k6Version } from '../engine/k6/install.ts';
-import { PrometheusClient } from '../metrics/prometheus.ts';
-import { expandQuery } from '../metrics/synapse-queries.ts';
-import type { BenchFingerprint, RunResult } from '../results/schema.ts';
-import { SYNAPSE_PACKAGE } from '../config/defaults/synapse.ts';
-import { buildDataset, datasetKey, describeDataset, findDataset, type DatasetArtifacts } from '../target/synapse/dataset.ts';
-import { ensureSynapse, type SynapseInstall } from '../target/synapse/install.ts';
-import type { GateBench } from './gate-bench.ts';
-import type { RunOptions, ScheduledRun } from './options.ts';
+import { ProcessSupervisor } from '../process.ts';
+import type { Progress } from '../progress.ts';
+import { startLocalBench, type LocalBench } from './bench.ts';
+import { hostFingerprint } from './fingerprint.ts';
+import { ensureK6, k6Version } from '../../engine/k6/install.ts';
+import { PrometheusClient } from '../../metrics/prometheus.ts';
+import { expandQuery } from '../../metrics/synapse-queries.ts';
+import type { BenchFingerprint, RunResult } from '../../results/schema.ts';
+import { SYNAPSE_PACKAGE } from '../../config/defaults/synapse.ts';
+import { buildDataset, datasetKey, describeDataset, findDataset, type DatasetArtifacts } from '../../target/synapse/dataset.ts';
+import { ensureSynapse, type SynapseInstall } from '../../target/synapse/install.ts';
+import type { GateBench } from '../../run/gate-bench.ts';
+import type { RunOptions, ScheduledRun } from '../../run/options.ts';
 import { executeRun, type RunContext } from './test-run.ts';
 
 /**
