@@ -10,9 +10,9 @@ log() { printf '[setup] %s\n' "$*"; }
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
-# Debian packages: fonts for the graphs, `time` for the benchmark, and the local bench's
+# Debian packages: fonts for the graphs, `time` for the benchmark, shellcheck, and the local bench's
 # real components (PostgreSQL, nginx, Prometheus, node_exporter).
-APT_PACKAGES=(fonts-dejavu-core time python3-venv)
+APT_PACKAGES=(fonts-dejavu-core time python3-venv shellcheck)
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")

@@ -13,8 +13,9 @@ npm run --silent lint
 echo "== generated files are up to date"
 node bin/loadgate.js schema --check schema
 bash scripts/check-dist.sh
-echo "== workflows and actions"
+echo "== workflows, actions and shell scripts"
 bash scripts/lint-actions.sh
+shellcheck -x -S warning action/lib/*.sh scripts/*.sh
 echo "== Terraform (fmt, checkov)"
 bash scripts/check-infra.sh
 echo "== tests"

@@ -30,6 +30,12 @@ export const unboundedTestSchema = z.strictObject({
   type: z.literal('unbounded'),
   name: name.default('unbounded'),
   maxUsers: z.number().int().positive(),
+  initialUsers: z
+    .number()
+    .int()
+    .nonnegative()
+    .default(0)
+    .describe("Users started before the coordinator's first step (load-test-ng's InitialActiveUsers); it climbs from there"),
   usersIncrement: z.number().int().positive().default(8).describe('Users added per step while every health query is under threshold'),
   usersDecrement: z.number().int().positive().default(8).describe('Users removed per step while any health query is over threshold'),
   restTime: durationSchema.default(2).describe('Time between two coordinator steps'),
@@ -41,7 +47,7 @@ export const unboundedTestSchema = z.strictObject({
     .describe('Equilibrium when |slope of active users| over the window is below this many users per minute, as a % of the mean'),
   maxDuration: durationSchema.describe('Hard stop; a run that reaches it has not converged'),
   health: z.array(healthQuerySchema).min(1, 'an unbounded test needs at least one health query'),
-});
+}).refine((t) => t.initialUsers <= t.maxUsers, { message: 'must not exceed maxUsers', path: ['initialUsers'] });
 
 export const testSchema = z.discriminatedUnion('type', [boundedTestSchema, unboundedTestSchema]);
 export type BoundedTest = z.output<typeof boundedTestSchema>;

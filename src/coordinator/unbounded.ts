@@ -5,8 +5,8 @@ import { isEquilibrium, lastWindow, partialWindow, type WindowStats } from './eq
 import type { Clock, HealthSource, TimelinePoint, UserControl } from './types.ts';
 
 /**
- * The unbounded test's coordinator, as in load-test-ng and the ceiling-test report: every
- * rest period it reads the health queries, adds `usersIncrement` users while all are at or
+ * The unbounded test's coordinator, as in load-test-ng and the ceiling-test report: it
+ * starts `initialUsers` users, then every rest period it reads the health queries, adds `usersIncrement` users while all are at or
  * under their thresholds (up to maxUsers) and removes `usersDecrement` while any is over.
  * It stops at equilibrium (the users' least-squares slope over the stability window is
  * within equilibriumSlope % of the window's mean per minute, and, as in load-test-ng, the
@@ -99,6 +99,9 @@ export async function runUnbounded(options: RunUnboundedOptions): Promise<Unboun
   const start = clock.now();
   const elapsedSec = (): number => (clock.now() - start) / 1000;
   const timeline: TimelinePoint[] = [];
+  // load-test-ng's InitialActiveUsers: start part-way up instead of climbing from zero,
+  // so a small increment (a small overshoot at equilibrium) does not make the run long.
+  if (test.initialUsers > 0) await users.setUsers(Math.min(test.initialUsers, test.maxUsers));
   let target = await users.activeUsers();
   let firstUnhealthySec: number | undefined;
 

@@ -67,7 +67,7 @@ function setupSection(c: Comparison): string {
       rows.push([`Bounded (${t.name}) - duration`, `${describeDuration(t.durationSec)} (ramp-up ${describeDuration(t.rampUpSec)}, excluded from the measurements)`]);
     } else {
       rows.push([`Unbounded (${t.name}) - MaxActiveUsers`, String(t.maxUsers)]);
-      rows.push([`Unbounded (${t.name}) - users added/removed`, `+${t.usersIncrement}/−${t.usersDecrement} every ${describeDuration(t.restSec)}`]);
+      rows.push([`Unbounded (${t.name}) - users added/removed`, `+${t.usersIncrement}/−${t.usersDecrement} every ${describeDuration(t.restSec)}${t.initialUsers ? `, starting from ${t.initialUsers}` : ''}`]);
       rows.push([`Unbounded (${t.name}) - stability window`, describeDuration(t.stabilityWindowSec)]);
     }
   }

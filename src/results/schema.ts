@@ -68,6 +68,8 @@ const unboundedParams = z.strictObject({
   type: z.literal('unbounded'),
   name: label,
   maxUsers: z.number().int().positive(),
+  /** Absent when the coordinator started from 0 users. */
+  initialUsers: z.number().int().positive().optional(),
   usersIncrement: z.number().int().positive(),
   usersDecrement: z.number().int().positive(),
   restSec: nonNegative,

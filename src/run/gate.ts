@@ -9,6 +9,7 @@ import { runResultSchema, RUN_RESULT_SCHEMA_VERSION, type BenchFingerprint, type
 import { expandQuery } from '../metrics/synapse-queries.ts';
 import type { GateBench } from './gate-bench.ts';
 import { LocalGateBench } from '../bench/local/gate-bench.ts';
+import { testParams } from './test-params.ts';
 import { runId, schedule, type RunOptions, type ScheduledRun } from './options.ts';
 
 /**
@@ -112,20 +113,12 @@ export function notRun(
   system: 'synapse' | 'mattermost' = 'synapse',
 ): RunResult {
   const now = new Date().toISOString();
-  const t = run.test;
   const fill = typeof expand === 'string' ? (q: string) => expandQuery(q, expand) : expand;
   return runResultSchema.parse({
     schemaVersion: RUN_RESULT_SCHEMA_VERSION,
     provenance: { kind: 'measured', note: `${fingerprint.kind} bench run ${runId(run)} (not run)` },
     target: { system, version: run.side.label },
-    test:
-      t.type === 'bounded'
-        ? { type: 'bounded', name: t.name, users: t.users, rampUpSec: t.rampUp, durationSec: t.duration }
-        : {
-            type: 'unbounded', name: t.name, maxUsers: t.maxUsers, usersIncrement: t.usersIncrement, usersDecrement: t.usersDecrement,
-            restSec: t.restTime, stabilityWindowSec: t.stabilityWindow, maxDurationSec: t.maxDuration,
-            health: t.health.filter((h) => h.enabled).map((h) => ({ name: h.name, query: fill(h.query), threshold: h.threshold })),
-          },
+    test: testParams(run.test, fill),
     repeat: run.repeat,
     startedAt: now,
     finishedAt: now,

@@ -43,6 +43,23 @@ test('adds usersIncrement users every rest period while healthy', async () => {
   assert.ok(result.timeline.slice(0, 12).every((p) => p.healthy));
 });
 
+test('starts at initialUsers and climbs from there, converging on the same ceiling', async () => {
+  const clock = new FakeClock();
+  const users = new FakeUsers();
+  const health = new FakeHealth(clock, { [LATENCY]: latencyOf(users, () => 100) });
+  const result = await runUnbounded({ test: unboundedTest({ initialUsers: 40 }), users, health, clock, settleSec: 0 });
+  assert.deepEqual(users.requested.slice(0, 4), [40, 48, 56, 64], 'the initial users first, then one increment per step');
+  assert.equal(result.timeline[0]!.users, 48);
+  assert.ok(result.converged, result.reason);
+  assert.ok(Math.abs(result.supportedUsers - 100) <= 8, `supported ${result.supportedUsers}`);
+});
+
+test('initialUsers above maxUsers is refused with its path', () => {
+  const parsed = unboundedTestSchema.safeParse({ ...unboundedTest(), maxUsers: 10, initialUsers: 20 });
+  assert.equal(parsed.success, false);
+  assert.deepEqual(parsed.error?.issues.map((i) => [i.path.join('.'), i.message]), [['initialUsers', 'must not exceed maxUsers']]);
+});
+
 test('removes usersDecrement users while a query is over its threshold', async () => {
   const clock = new FakeClock();
   const users = new FakeUsers();

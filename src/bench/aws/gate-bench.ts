@@ -12,6 +12,7 @@ import { longestRangeSec } from '../../metrics/synapse-queries.ts';
 import { runResultSchema, RUN_RESULT_SCHEMA_VERSION, type BenchFingerprint, type RunResult } from '../../results/schema.ts';
 import { driveTest, type CoordinatorOutcome } from '../../run/drive-test.ts';
 import type { GateBench } from '../../run/gate-bench.ts';
+import { testParams } from '../../run/test-params.ts';
 import { runId, type RunOptions, type ScheduledRun } from '../../run/options.ts';
 import { InputError, formatIssuePath } from '../../util/errors.ts';
 import { AppNodes } from './app-nodes.ts';
@@ -389,7 +390,7 @@ export class AwsGateBench implements GateBench {
         note: `AWS bench ${this.bench.benchName} run ${id}${side.sideOverrides.length ? `; ${side.role} config overrides: ${side.sideOverrides.map((x) => x.text).join(', ')}` : ''}`,
       },
       target: { system: 'mattermost', version: side.label },
-      test: testParams(test),
+      test: testParams(test, (q) => q),
       repeat: run.repeat,
       startedAt: startedAt.toISOString(),
       finishedAt: new Date().toISOString(),
@@ -460,13 +461,4 @@ export function judgeGenerator(o: { cpuPercentMax: number | undefined; limitPerc
 
 function reasonOf(signal: AbortSignal): string {
   return signal.reason instanceof Error ? signal.reason.message : String(signal.reason);
-}
-
-function testParams(test: TestSpec): RunResult['test'] {
-  if (test.type === 'bounded') return { type: 'bounded', name: test.name, users: test.users, rampUpSec: test.rampUp, durationSec: test.duration };
-  return {
-    type: 'unbounded', name: test.name, maxUsers: test.maxUsers, usersIncrement: test.usersIncrement, usersDecrement: test.usersDecrement,
-    restSec: test.restTime, stabilityWindowSec: test.stabilityWindow, maxDurationSec: test.maxDuration,
-    health: test.health.filter((h) => h.enabled).map((h) => ({ name: h.name, query: h.query, threshold: h.threshold })),
-  };
 }

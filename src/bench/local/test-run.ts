@@ -19,6 +19,7 @@ import type { SynapseInstall } from '../../target/synapse/install.ts';
 import { startSynapse, type RunningSynapse } from '../../target/synapse/server.ts';
 import { runId, type ScheduledRun } from '../../run/options.ts';
 import { driveTest, type CoordinatorOutcome } from '../../run/drive-test.ts';
+import { testParams } from '../../run/test-params.ts';
 
 /**
  * One test run: restore the dataset, start this side's Synapse, start k6 and its
@@ -69,23 +70,6 @@ function watchForCrashes(ctx: RunContext, procs: () => Array<ManagedProcess | un
   return () => {
     clearInterval(timer);
     ctx.signal.removeEventListener('abort', onGate);
-  };
-}
-
-function testParams(test: TestSpec, targetCpus: string): RunResult['test'] {
-  if (test.type === 'bounded') {
-    return { type: 'bounded', name: test.name, users: test.users, rampUpSec: test.rampUp, durationSec: test.duration };
-  }
-  return {
-    type: 'unbounded',
-    name: test.name,
-    maxUsers: test.maxUsers,
-    usersIncrement: test.usersIncrement,
-    usersDecrement: test.usersDecrement,
-    restSec: test.restTime,
-    stabilityWindowSec: test.stabilityWindow,
-    maxDurationSec: test.maxDuration,
-    health: test.health.filter((h) => h.enabled).map((h) => ({ name: h.name, query: expandQuery(h.query, targetCpus), threshold: h.threshold })),
   };
 }
 
@@ -260,7 +244,7 @@ export async function executeRun(ctx: RunContext, run: ScheduledRun): Promise<Ru
       note: `local bench run ${id}${run.side.sideOverrides.length ? `; ${run.side.role} config overrides: ${run.side.sideOverrides.map((o) => o.text).join(', ')}` : ''}`,
     },
     target: { system: 'synapse', version: run.side.label },
-    test: testParams(run.test, bench.targetCpus),
+    test: testParams(run.test, (q) => expandQuery(q, bench.targetCpus)),
     repeat: run.repeat,
     startedAt: startedAt.toISOString(),
     finishedAt: new Date().toISOString(),
