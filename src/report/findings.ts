@@ -44,9 +44,11 @@ export function findings(comparison: Comparison): string[] {
   const passing = verdict.checks.filter((c) => c.verdict === 'pass' && !c.id.endsWith('.supportedUsers'));
   if (passing.length) {
     const worst = [...passing].sort((a, b) => badness(b) - badness(a) || a.id.localeCompare(b.id))[0] as Check;
-    lines.push(
-      `No evident changes in the other ${passing.length} checks (API and store times, errors, resources); the largest move is ${worst.metric.toLowerCase()} in the ${worst.test} test at ${fmtPct(worst.deltaPct ?? 0)}, ${beyondNoise(worst)}.`,
-    );
+    // Name the largest move in the worse direction: a reader scans for what got worse, not for improvements.
+    const largest = badness(worst) > 0
+      ? `the largest move in the worse direction is ${worst.metric.toLowerCase()} in the ${worst.test} test at ${fmtPct(worst.deltaPct ?? 0)}, ${beyondNoise(worst)}`
+      : 'none of them moved in the worse direction';
+    lines.push(`No evident changes in the other ${passing.length} checks (API and store times, errors, resources); ${largest}.`);
   }
   for (const test of tests) {
     const worst = test.api.worsened[0];

@@ -47,6 +47,20 @@ function firstRun(c: Comparison): RunResult {
   return (c.tests[0]?.baseline[0] ?? c.tests[0]?.candidate[0]) as RunResult;
 }
 
+/** Component versions from both sides' fingerprints; a component whose version differs (the target) shows both. */
+function componentVersions(c: Comparison): [string, string][] {
+  const side = (pick: (t: Comparison['tests'][number]) => RunResult[]) => c.tests.flatMap(pick)[0]?.bench.versions ?? {};
+  const baseline = side((t) => t.baseline);
+  const candidate = side((t) => t.candidate);
+  const names = [...new Set([...Object.keys(baseline), ...Object.keys(candidate)])].sort((a, b) => a.localeCompare(b));
+  return names.map((name) => {
+    const b = baseline[name];
+    const k = candidate[name];
+    if (b === undefined || k === undefined || b === k) return [name, (b ?? k) as string];
+    return [name, `${b} (baseline), ${k} (candidate)`];
+  });
+}
+
 function setupSection(c: Comparison): string {
   const rows: string[][] = [];
   const run = firstRun(c);
@@ -58,7 +72,7 @@ function setupSection(c: Comparison): string {
     rows.push(['Host', `${bench.host.cpuModel}, ${bench.host.cores} cores, ${(bench.host.memoryBytes / 2 ** 30).toFixed(0)} GiB, kernel ${bench.host.kernel}`]);
   }
   for (const [role, value] of Object.entries(bench.instances ?? {}).sort(([a], [b]) => a.localeCompare(b))) rows.push([role, value]);
-  for (const [component, version] of Object.entries(bench.versions).sort(([a], [b]) => a.localeCompare(b))) rows.push([component, version]);
+  for (const [component, version] of componentVersions(c)) rows.push([component, version]);
   if (bench.dataset) rows.push(['Dataset', bench.dataset]);
   for (const test of c.tests) {
     const t = (test.baseline[0] ?? test.candidate[0] as RunResult).test;
@@ -71,8 +85,9 @@ function setupSection(c: Comparison): string {
       rows.push([`Unbounded (${t.name}) - stability window`, describeDuration(t.stabilityWindowSec)]);
     }
   }
-  const repeats = `${c.verdict.baseline.runs} baseline and ${c.verdict.candidate.runs} candidate run${c.verdict.candidate.runs === 1 ? '' : 's'}`;
-  rows.push(['Runs', repeats]);
+  // Runs are counted per test: "2 baseline runs" over a bounded and an unbounded test is one of each.
+  const plural = (n: number, side: string) => `${n} ${side} run${n === 1 ? '' : 's'}`;
+  rows.push(['Runs per test', c.tests.map((t) => `${t.name}: ${plural(t.baseline.length, 'baseline')}, ${plural(t.candidate.length, 'candidate')}`).join('; ')]);
   const reconstructed = [...c.tests.flatMap((t) => [...t.baseline, ...t.candidate])].find((r) => r.provenance.kind === 'reconstructed');
   if (reconstructed) rows.push(['Provenance', `Reconstructed: ${reconstructed.provenance.note ?? 'rebuilt from a published report'}`]);
   return `## Setup\n\n${table(['Setting', 'Value'], rows)}`;

@@ -40,6 +40,27 @@ test('compare on the shipped examples passes and writes verdict.json, the report
   });
 });
 
+test("the setup table counts runs per test and shows each side's target version", async () => {
+  await withTempDir(async (dir) => {
+    const side = (version: string, users: number, repeat: number) => {
+      const versions = { engine: 'k6 v1.4.2', target: `Synapse ${version}` };
+      return [
+        { ...asInput(bounded(version, repeat)), bench: { kind: 'local' as const, versions } },
+        { ...asInput(unbounded(version, users, repeat)), bench: { kind: 'local' as const, versions } },
+      ];
+    };
+    const files = async (prefix: string, runs: unknown[]) => Promise.all(runs.map((r, i) => writeRun(dir, `${prefix}-${i}.json`, r)));
+    const baseline = await files('b', [...side('1.0.0', 100, 0), ...side('1.0.0', 101, 1)]);
+    const candidate = await files('c', [...side('1.1.0', 100, 0), ...side('1.1.0', 100, 1)]);
+    const out = join(dir, 'out');
+    await main(['compare', '--baseline', ...baseline, '--candidate', ...candidate, '--out', out], captureIO());
+    const report = await readFile(join(out, 'README.md'), 'utf8');
+    assert.match(report, /\| Runs per test \| bounded: 2 baseline runs, 2 candidate runs; unbounded: 2 baseline runs, 2 candidate runs \|/);
+    assert.match(report, /\| target \| Synapse 1\.0\.0 \(baseline\), Synapse 1\.1\.0 \(candidate\) \|/);
+    assert.match(report, /\| engine \| k6 v1\.4\.2 \|/);
+  });
+});
+
 test('the same inputs give byte-identical outputs', async () => {
   await withTempDir(async (dir) => {
     const b = await writeRun(dir, 'b.json', asInput(bounded('1.0.0')));

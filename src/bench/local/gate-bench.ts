@@ -140,7 +140,7 @@ export class LocalGateBench implements GateBench {
     const { o } = this;
     const fp = this.current;
     const notes = [
-      `Local bench: Synapse behind nginx, PostgreSQL, Prometheus, node_exporter and k6 on 127.0.0.1; target (Synapse, PostgreSQL, nginx) on cores ${o.config.bench.local.targetCpus}, load engine and monitoring on cores ${o.config.bench.local.engineCpus}.`,
+      `Local bench: Synapse behind nginx, PostgreSQL, Prometheus, node_exporter and k6 on 127.0.0.1; target (Synapse, PostgreSQL, nginx) on CPU ${o.config.bench.local.targetCpus}, load engine and monitoring on CPU ${o.config.bench.local.engineCpus}.`,
     ];
     if (fp.dataset) notes.push(`${fp.dataset}; restored into a fresh database before every run.`);
     for (const side of [o.baseline, o.candidate]) {
