@@ -61,6 +61,23 @@ test("the setup table counts runs per test and shows each side's target version"
   });
 });
 
+test('the comments name the largest move in the worse direction, or say there was none', async () => {
+  await withTempDir(async (dir) => {
+    const base = asInput(bounded('1.0.0'));
+    const b = await writeRun(dir, 'b.json', base);
+    const comments = async (name: string, candidate: unknown) => {
+      const c = await writeRun(dir, `${name}.json`, candidate);
+      await main(['compare', '--baseline', b, '--candidate', c, '--out', join(dir, name)], captureIO());
+      return (await readFile(join(dir, name, 'README.md'), 'utf8')).split('## Setup')[0] as string;
+    };
+    assert.match(await comments('slower', asInput(bounded('1.1.0', 0, { apiFactor: 1.04 }))), /the largest move in the worse direction is [a-z0-9 ,()]+ in the bounded test at \+\d/);
+    // The same measurements under another version label: nothing moved, and the report says so.
+    const same = await comments('same', { ...base, target: { ...base.target, version: '1.1.0' } });
+    assert.match(same, /none of them moved in the worse direction/);
+    assert.doesNotMatch(same, /largest move/);
+  });
+});
+
 test('the same inputs give byte-identical outputs', async () => {
   await withTempDir(async (dir) => {
     const b = await writeRun(dir, 'b.json', asInput(bounded('1.0.0')));
