@@ -1,10 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { findK6, NO_K6 } from '../../engine/k6/k6-binary.ts';
 import { MattermostStandIn } from './mattermost-stand-in.ts';
 
 /**
@@ -13,21 +14,6 @@ import { MattermostStandIn } from './mattermost-stand-in.ts';
  */
 
 const SCRIPT = fileURLToPath(new URL('../../../src/engine/k6/scenarios/mattermost.js', import.meta.url));
-
-function findK6(): string | undefined {
-  if (process.env.K6_BIN && existsSync(process.env.K6_BIN)) return process.env.K6_BIN;
-  try {
-    const gopath = execFileSync('go', ['env', 'GOPATH'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-    if (existsSync(join(gopath, 'bin', 'k6'))) return join(gopath, 'bin', 'k6');
-  } catch {
-    // no Go toolchain: fall through to PATH
-  }
-  try {
-    return execFileSync('sh', ['-c', 'command -v k6'], { encoding: 'utf8' }).trim() || undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 const k6 = findK6();
 /** k6 must make no outbound calls: no extension builder, no usage report. */
@@ -53,7 +39,7 @@ interface Point {
   data?: { value: number; tags?: Record<string, string> };
 }
 
-test('k6 inspect accepts the scenario and its executor options', { skip: !k6 && 'k6 not installed' }, () => {
+test('k6 inspect accepts the scenario and its executor options', { skip: !k6 && NO_K6 }, () => {
   const dir = mkdtempSync(join(tmpdir(), 'loadgate-k6-'));
   try {
     writeFileSync(join(dir, 'users.txt'), 'user1 pw1\n');
@@ -86,7 +72,7 @@ test('k6 inspect accepts the scenario and its executor options', { skip: !k6 && 
   }
 });
 
-test('idle times follow load-test-ng: uniform in [min, 2*avg - min), times the rate', { skip: !k6 && 'k6 not installed', timeout: 30_000 }, async () => {
+test('idle times follow load-test-ng: uniform in [min, 2*avg - min), times the rate', { skip: !k6 && NO_K6, timeout: 30_000 }, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'loadgate-k6-'));
   try {
     writeFileSync(join(dir, 'users.txt'), 'u p\n');
@@ -116,7 +102,7 @@ export default function () {
   }
 });
 
-test('a short k6 run drives the API and WebSocket and records load-test-ng metrics', { skip: !k6 && 'k6 not installed', timeout: 60_000 }, async () => {
+test('a short k6 run drives the API and WebSocket and records load-test-ng metrics', { skip: !k6 && NO_K6, timeout: 60_000 }, async () => {
   const server = new MattermostStandIn();
   const dir = mkdtempSync(join(tmpdir(), 'loadgate-k6-'));
   try {
