@@ -9,7 +9,7 @@ import { runResultSchema, RUN_RESULT_SCHEMA_VERSION, type BenchFingerprint, type
 import { expandQuery } from '../metrics/synapse-queries.ts';
 import type { GateBench } from './gate-bench.ts';
 import { LocalGateBench } from '../bench/local/gate-bench.ts';
-import { testParams } from './test-params.ts';
+import { testParams } from '../results/test-params.ts';
 import { runId, schedule, type RunOptions, type ScheduledRun } from './options.ts';
 
 /**

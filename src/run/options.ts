@@ -156,15 +156,7 @@ export async function parseRunOptions(argv: string[], cwd = process.cwd()): Prom
   const baseline = side('baseline', flags.baseline, flags['baseline-set']);
   const candidate = side('candidate', flags.candidate, flags['candidate-set']);
   return {
-    configFile: flags.config,
-    config,
-    outDir: resolve(cwd, flags.out),
-    cacheDir: resolve(cwd, flags['cache-dir'] ?? defaultCacheDir()),
-    repeats: flags.repeats ?? config.repeats,
-    tests: selectTests(config, flags.tests, flags.config),
-    baseline,
-    candidate,
-    keep: flags.keep,
+    ...sharedOptions(flags, config, cwd, baseline, candidate),
     datasetVersion: compareVersions(baseline.version, candidate.version) <= 0 ? baseline.version : candidate.version,
   };
 }
@@ -203,6 +195,16 @@ async function parseAwsRunOptions(flags: Flags, config: GateConfig, cwd: string)
   const baseline = side('baseline', flags.baseline, flags['baseline-set']);
   const candidate = side('candidate', flags.candidate, flags['candidate-set']);
   return {
+    ...sharedOptions(flags, config, cwd, baseline, candidate),
+    // The dataset is the bench's (a dump or snapshot restored before every run).
+    datasetVersion: baseline.version,
+    aws: { benchFile: resolve(cwd, flags['bench-file']), usersFile: resolve(cwd, flags['users-file']), snapshots: flags.snapshots },
+  };
+}
+
+/** What every bench takes from the flags the same way; each adds its own dataset version. */
+function sharedOptions(flags: Flags, config: GateConfig, cwd: string, baseline: Side, candidate: Side): Omit<RunOptions, 'datasetVersion' | 'aws'> {
+  return {
     configFile: flags.config,
     config,
     outDir: resolve(cwd, flags.out),
@@ -212,9 +214,6 @@ async function parseAwsRunOptions(flags: Flags, config: GateConfig, cwd: string)
     baseline,
     candidate,
     keep: flags.keep,
-    // The dataset is the bench's (a dump or snapshot restored before every run).
-    datasetVersion: baseline.version,
-    aws: { benchFile: resolve(cwd, flags['bench-file']), usersFile: resolve(cwd, flags['users-file']), snapshots: flags.snapshots },
   };
 }
 

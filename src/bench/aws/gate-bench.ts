@@ -12,7 +12,7 @@ import { longestRangeSec } from '../../metrics/synapse-queries.ts';
 import { runResultSchema, RUN_RESULT_SCHEMA_VERSION, type BenchFingerprint, type RunResult } from '../../results/schema.ts';
 import { driveTest, type CoordinatorOutcome } from '../../run/drive-test.ts';
 import type { GateBench } from '../../run/gate-bench.ts';
-import { testParams } from '../../run/test-params.ts';
+import { testParams } from '../../results/test-params.ts';
 import { runId, type RunOptions, type ScheduledRun } from '../../run/options.ts';
 import { InputError, formatIssuePath } from '../../util/errors.ts';
 import { AppNodes } from './app-nodes.ts';

@@ -19,7 +19,7 @@ import type { SynapseInstall } from '../../target/synapse/install.ts';
 import { startSynapse, type RunningSynapse } from '../../target/synapse/server.ts';
 import { runId, type ScheduledRun } from '../../run/options.ts';
 import { driveTest, type CoordinatorOutcome } from '../../run/drive-test.ts';
-import { testParams } from '../../run/test-params.ts';
+import { testParams } from '../../results/test-params.ts';
 
 /**
  * One test run: restore the dataset, start this side's Synapse, start k6 and its

@@ -1,5 +1,6 @@
 import { RUN_RESULT_SCHEMA_VERSION, runResultSchema, type BenchFingerprint, type RunResult } from '../../results/schema.ts';
 import type { TestSpec } from '../../config/schema.ts';
+import { testParams } from '../../results/test-params.ts';
 import { formatIssuePath } from '../../util/errors.ts';
 import { GO_ZERO_TIME, type CoordinatorStatus } from './schema.ts';
 
@@ -69,7 +70,8 @@ export function loadTestNgRunResult(parts: LoadTestNgRunParts): RunResult {
     schemaVersion: RUN_RESULT_SCHEMA_VERSION,
     provenance: { kind: 'measured' as const, note: 'load-test-ng coordinator' },
     target: parts.target,
-    test: testParams(test),
+    // Queries as configured: the AWS bench's queries have no placeholders to fill.
+    test: testParams(test, (query) => query),
     repeat: parts.repeat,
     startedAt: startedAt.toISOString(),
     finishedAt: finishedAt.toISOString(),
@@ -93,21 +95,4 @@ export function loadTestNgRunResult(parts: LoadTestNgRunParts): RunResult {
     throw new RunMappingError(`the load-test-ng run does not make a valid run result: ${issues}`);
   }
   return parsed.data;
-}
-
-function testParams(test: TestSpec): RunResult['test'] {
-  if (test.type === 'bounded') {
-    return { type: 'bounded', name: test.name, users: test.users, rampUpSec: test.rampUp, durationSec: test.duration };
-  }
-  return {
-    type: 'unbounded',
-    name: test.name,
-    maxUsers: test.maxUsers,
-    usersIncrement: test.usersIncrement,
-    usersDecrement: test.usersDecrement,
-    restSec: test.restTime,
-    stabilityWindowSec: test.stabilityWindow,
-    maxDurationSec: test.maxDuration,
-    health: test.health.filter((q) => q.enabled).map((q) => ({ name: q.name, query: q.query, threshold: q.threshold })),
-  };
 }

@@ -9,6 +9,7 @@ import { fixture } from './stand-in.ts';
 const unbounded = testSchema.parse({
   type: 'unbounded',
   maxUsers: 20000,
+  initialUsers: 400,
   stabilityWindow: '30m',
   maxDuration: '4h',
   health: [
@@ -55,6 +56,8 @@ test('maps a coordinator that reached equilibrium into a valid unbounded run res
   assert.equal(result.test.type, 'unbounded');
   if (result.test.type === 'unbounded') {
     assert.deepEqual([result.test.maxDurationSec, result.test.stabilityWindowSec, result.test.restSec], [14400, 1800, 2]);
+    // The coordinator starts the run there, so the result records it as the other benches' do.
+    assert.equal(result.test.initialUsers, 400);
     assert.deepEqual(result.test.health.map((h) => h.name), ['p99']);
   }
   assert.equal(result.links[0]?.url, 'https://grafana.example/dashboard/snapshot/abc');

@@ -1,5 +1,5 @@
 import type { TestSpec } from '../config/schema.ts';
-import type { RunResult } from '../results/schema.ts';
+import type { RunResult } from './schema.ts';
 
 /**
  * A test as a run result records it: the config's parameters in seconds, and the enabled
