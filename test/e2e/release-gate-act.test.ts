@@ -19,8 +19,7 @@ import { join, resolve } from 'node:path';
 import { parse } from 'yaml';
 import { GitHubStandin } from '../support/github-standin/server.ts';
 import { verdictFileSchema } from '../../src/compare/verdict-schema.ts';
-import { main } from '../../src/cli/main.ts';
-import { captureIO } from '../../src/cli/io.ts';
+import { runCli } from '../support/cli.ts';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
 const ACT = [process.env.ACT_BIN, join(ROOT, '.cache', 'bin', 'act')].find((p) => p && existsSync(p));
@@ -62,25 +61,6 @@ function workflowForAct(): string {
   const file = join(ROOT, 'tmp', 'release-gate.act.yml');
   writeFileSync(file, kept.join('\n'));
   return file;
-}
-
-/** Runs the CLI in this process with extra environment variables, restoring them after. */
-async function cli(argv: string[], env: Record<string, string | undefined>) {
-  const saved: Record<string, string | undefined> = {};
-  for (const [k, v] of Object.entries(env)) {
-    saved[k] = process.env[k];
-    if (v === undefined) delete process.env[k];
-    else process.env[k] = v;
-  }
-  const io = captureIO();
-  try {
-    return { code: await main(argv, io), out: io.stdout.join('\n'), err: io.stderr.join('\n') };
-  } finally {
-    for (const [k, v] of Object.entries(saved)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
-  }
 }
 
 test('release-gate.yml under act: local bench, tiny profile, check run and report PR; a re-run updates both', { skip, timeout: TIMEOUT_MS + 60_000 }, async () => {
@@ -182,10 +162,10 @@ test('release-gate.yml under act: local bench, tiny profile, check run and repor
     };
     const writesBefore = first.writes;
     const headBefore = standin.branchHead(branch);
-    const start = await cli(['publish', '--mode', 'start', '--baseline', BASELINE, '--candidate', CANDIDATE, '--sha', candidateSha, '--config', CONFIG], env);
+    const start = await runCli(['publish', '--mode', 'start', '--baseline', BASELINE, '--candidate', CANDIDATE, '--sha', candidateSha, '--config', CONFIG], env);
     assert.equal(start.code, 0, start.err);
     assert.match(start.out, new RegExp(`^check-run-id=${first.id}$`, 'm'), 'start takes over the same check run');
-    const again = await cli(['publish', '--mode', 'finish', '--report', share, '--baseline', BASELINE, '--candidate', CANDIDATE, '--sha', candidateSha, '--config', CONFIG], env);
+    const again = await runCli(['publish', '--mode', 'finish', '--report', share, '--baseline', BASELINE, '--candidate', CANDIDATE, '--sha', candidateSha, '--config', CONFIG], env);
     assert.equal(again.code, 0, again.err);
     const after = standin.checkRuns.filter((r) => r.name === 'loadgate' && r.head_sha === candidateSha);
     assert.equal(after.length, 1, 'still one check run');

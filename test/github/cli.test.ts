@@ -3,10 +3,9 @@ import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { main } from '../../src/cli/main.ts';
-import { captureIO } from '../../src/cli/io.ts';
 import { GitHubStandin, startStandin } from '../support/github-standin/server.ts';
 import { TOKEN, check, verdictFile, writeReport } from './fixtures.ts';
+import { runCli } from '../support/cli.ts';
 
 const CONFIG = 'test/github/fixtures/gate.yml';
 const BASELINE = 'v1.2.0';
@@ -22,26 +21,6 @@ after(async () => {
   await warm.close();
   await rm(scratch, { recursive: true, force: true });
 });
-
-/** Runs the CLI with extra environment variables, restoring the environment afterwards. */
-async function cli(argv: string[], env: Record<string, string | undefined> = {}) {
-  const saved: Record<string, string | undefined> = {};
-  for (const [k, v] of Object.entries(env)) {
-    saved[k] = process.env[k];
-    if (v === undefined) delete process.env[k];
-    else process.env[k] = v;
-  }
-  const io = captureIO();
-  try {
-    const code = await main(argv, io);
-    return { code, out: io.stdout.join('\n'), err: io.stderr.join('\n') };
-  } finally {
-    for (const [k, v] of Object.entries(saved)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
-  }
-}
 
 const CLEAN_INPUTS = {
   INPUT_CANDIDATE: undefined,
@@ -61,7 +40,7 @@ const CLEAN_INPUTS = {
 test('check-inputs: env inputs validated and written to $GITHUB_OUTPUT', async () => {
   const output = join(scratch, 'out1');
   await writeFile(output, '');
-  const r = await cli(['check-inputs', '--github-output'], { ...CLEAN_INPUTS, INPUT_CONFIG: CONFIG, INPUT_TESTS: 'unbounded', GITHUB_EVENT_NAME: 'push', GITHUB_REF_TYPE: 'tag', GITHUB_REF_NAME: CANDIDATE, GITHUB_OUTPUT: output });
+  const r = await runCli(['check-inputs', '--github-output'], { ...CLEAN_INPUTS, INPUT_CONFIG: CONFIG, INPUT_TESTS: 'unbounded', GITHUB_EVENT_NAME: 'push', GITHUB_REF_TYPE: 'tag', GITHUB_REF_NAME: CANDIDATE, GITHUB_OUTPUT: output });
   assert.equal(r.code, 0, r.err);
   const written = await readFile(output, 'utf8');
   assert.equal(written, r.out + '\n');
@@ -76,14 +55,14 @@ test('check-inputs: env inputs validated and written to $GITHUB_OUTPUT', async (
 test('check-inputs: a hostile input exits 3 and writes no output at all', async () => {
   const output = join(scratch, 'out2');
   await writeFile(output, '');
-  const r = await cli(['check-inputs', '--github-output'], { ...CLEAN_INPUTS, INPUT_CONFIG: CONFIG, INPUT_CANDIDATE: 'v1.3.0-rc1\nbaseline=v0.0.1', GITHUB_OUTPUT: output });
+  const r = await runCli(['check-inputs', '--github-output'], { ...CLEAN_INPUTS, INPUT_CONFIG: CONFIG, INPUT_CANDIDATE: 'v1.3.0-rc1\nbaseline=v0.0.1', GITHUB_OUTPUT: output });
   assert.equal(r.code, 3);
   assert.match(r.err, /candidate: "v1\.3\.0-rc1\\nbaseline=v0\.0\.1" is not a version label/);
   assert.equal(await readFile(output, 'utf8'), '');
 });
 
 test('check-inputs --json', async () => {
-  const r = await cli(['check-inputs', '--json', '--candidate', CANDIDATE, '--baseline', BASELINE, '--config', CONFIG, '--repeats', '1'], CLEAN_INPUTS);
+  const r = await runCli(['check-inputs', '--json', '--candidate', CANDIDATE, '--baseline', BASELINE, '--config', CONFIG, '--repeats', '1'], CLEAN_INPUTS);
   assert.equal(r.code, 0, r.err);
   assert.deepEqual(JSON.parse(r.out), {
     candidate: CANDIDATE,
@@ -100,10 +79,10 @@ test('check-inputs --json', async () => {
 });
 
 test('check-inputs passes a validated max-cost and refuses anything else', async () => {
-  const ok = await cli(['check-inputs', '--json', '--candidate', CANDIDATE, '--config', CONFIG], { ...CLEAN_INPUTS, INPUT_MAX_COST: '79.50' });
+  const ok = await runCli(['check-inputs', '--json', '--candidate', CANDIDATE, '--config', CONFIG], { ...CLEAN_INPUTS, INPUT_MAX_COST: '79.50' });
   assert.equal(ok.code, 0, ok.err);
   assert.equal(JSON.parse(ok.out)['max-cost'], 79.5);
-  const bad = await cli(['check-inputs', '--json', '--candidate', CANDIDATE, '--config', CONFIG], { ...CLEAN_INPUTS, INPUT_MAX_COST: '80;id' });
+  const bad = await runCli(['check-inputs', '--json', '--candidate', CANDIDATE, '--config', CONFIG], { ...CLEAN_INPUTS, INPUT_MAX_COST: '80;id' });
   assert.equal(bad.code, 3);
   assert.match(bad.err, /max-cost: "80;id" is not an amount of US dollars/);
 });
@@ -112,7 +91,7 @@ test('pick-baseline from a tags file, with the choice written for publish', asyn
   const tags = join(scratch, 'tags.txt');
   const choiceFile = join(scratch, 'choice.json');
   await writeFile(tags, ['v1.0.0', 'v1.2.0', 'v1.2.1-rc1', 'v1.3.0-rc1', 'v1.3.0', 'junk'].join('\n'));
-  const r = await cli(['pick-baseline', '--candidate', CANDIDATE, '--tags-file', tags, '--write-choice', choiceFile, '--config', CONFIG]);
+  const r = await runCli(['pick-baseline', '--candidate', CANDIDATE, '--tags-file', tags, '--write-choice', choiceFile, '--config', CONFIG]);
   assert.equal(r.code, 0, r.err);
   assert.match(r.out, /^baseline=v1\.2\.0$/m);
   assert.match(r.err, /v1\.2\.0 is the newest stable release below v1\.3\.0-rc1/);
@@ -122,7 +101,7 @@ test('pick-baseline from a tags file, with the choice written for publish', asyn
 test('pick-baseline from the GitHub API (stand-in)', async (t) => {
   const s = await new GitHubStandin({ tags: ['v1.0.0', 'v1.1.0', 'v1.2.0-rc1', 'v2.0.0'], annotatedTags: ['v1.1.0'] }).start();
   t.after(() => s.close());
-  const r = await cli(['pick-baseline', '--candidate', 'v1.2.0-rc2', '--json'], { GITHUB_TOKEN: TOKEN, GITHUB_REPOSITORY: `${s.owner}/${s.repo}`, GITHUB_API_URL: s.url });
+  const r = await runCli(['pick-baseline', '--candidate', 'v1.2.0-rc2', '--json'], { GITHUB_TOKEN: TOKEN, GITHUB_REPOSITORY: `${s.owner}/${s.repo}`, GITHUB_API_URL: s.url });
   assert.equal(r.code, 0, r.err);
   assert.equal(JSON.parse(r.out).baseline, 'v1.1.0');
   assert.deepEqual(s.rejected, []);
@@ -152,7 +131,7 @@ test('publish start → finish through the CLI: outputs, job summary, exit code 
   const summary = join(scratch, 'summary.md');
   await writeFile(output, '');
   await writeFile(summary, '');
-  const start = await cli(['publish', '--mode', 'start', '--baseline', BASELINE, '--candidate', CANDIDATE, '--config', CONFIG, '--tests', 'bounded', '--github-output'], {
+  const start = await runCli(['publish', '--mode', 'start', '--baseline', BASELINE, '--candidate', CANDIDATE, '--config', CONFIG, '--tests', 'bounded', '--github-output'], {
     ...env,
     GITHUB_OUTPUT: output,
     GITHUB_STEP_SUMMARY: summary,
@@ -165,7 +144,7 @@ test('publish start → finish through the CLI: outputs, job summary, exit code 
 
   const report = await writeReport(verdictFile('fail', [check({ verdict: 'fail', reason: 'p99 +35%' })]));
   t.after(() => report.cleanup());
-  const finish = await cli(['publish', '--mode', 'finish', '--report', report.dir, '--baseline', BASELINE, '--candidate', CANDIDATE, '--check-run-id', id, '--config', CONFIG, '--github-output', '--fail-on-verdict'], {
+  const finish = await runCli(['publish', '--mode', 'finish', '--report', report.dir, '--baseline', BASELINE, '--candidate', CANDIDATE, '--check-run-id', id, '--config', CONFIG, '--github-output', '--fail-on-verdict'], {
     ...env,
     GITHUB_OUTPUT: output,
     GITHUB_STEP_SUMMARY: summary,
@@ -186,20 +165,20 @@ test('publish finish with no verdict exits 2 with --fail-on-verdict and leaves t
   const { s, env } = await repoWithCandidate();
   t.after(() => s.close());
   const empty = await mkdtemp(join(scratch, 'empty-'));
-  const r = await cli(['publish', '--report', empty, '--baseline', BASELINE, '--candidate', CANDIDATE, '--gate-result', 'cancelled', '--fail-on-verdict'], env);
+  const r = await runCli(['publish', '--report', empty, '--baseline', BASELINE, '--candidate', CANDIDATE, '--gate-result', 'cancelled', '--fail-on-verdict'], env);
   assert.equal(r.code, 2);
   assert.equal(s.checkRuns[0]?.conclusion, 'action_required');
   assert.match(s.checkRuns[0]?.output.summary ?? '', /result "cancelled"/);
 });
 
 test('publish refuses hostile flags and a missing token with exit 3', async () => {
-  const bad = await cli(['publish', '--baseline', 'v1.2.0;id', '--candidate', CANDIDATE, '--report', '.'], { GITHUB_TOKEN: TOKEN, GITHUB_REPOSITORY: 'octo-org/chat-server' });
+  const bad = await runCli(['publish', '--baseline', 'v1.2.0;id', '--candidate', CANDIDATE, '--report', '.'], { GITHUB_TOKEN: TOKEN, GITHUB_REPOSITORY: 'octo-org/chat-server' });
   assert.equal(bad.code, 3);
   assert.match(bad.err, /baseline: "v1\.2\.0;id" is not a version label/);
-  const noToken = await cli(['publish', '--baseline', BASELINE, '--candidate', CANDIDATE, '--report', '.'], { GITHUB_TOKEN: undefined, GITHUB_REPOSITORY: 'octo-org/chat-server' });
+  const noToken = await runCli(['publish', '--baseline', BASELINE, '--candidate', CANDIDATE, '--report', '.'], { GITHUB_TOKEN: undefined, GITHUB_REPOSITORY: 'octo-org/chat-server' });
   assert.equal(noToken.code, 3);
   assert.match(noToken.err, /env GITHUB_TOKEN/);
-  const badSha = await cli(['publish', '--baseline', BASELINE, '--candidate', CANDIDATE, '--sha', 'HEAD~1'], { GITHUB_TOKEN: TOKEN, GITHUB_REPOSITORY: 'octo-org/chat-server' });
+  const badSha = await runCli(['publish', '--baseline', BASELINE, '--candidate', CANDIDATE, '--sha', 'HEAD~1'], { GITHUB_TOKEN: TOKEN, GITHUB_REPOSITORY: 'octo-org/chat-server' });
   assert.equal(badSha.code, 3);
   assert.match(badSha.err, /--sha: expected a 40- or 64-character/);
 });
@@ -212,7 +191,7 @@ test('publish finish with the PR refused: outputs and the check run are written,
   await writeFile(output, '');
   const report = await writeReport(verdictFile('pass'));
   t.after(() => report.cleanup());
-  const r = await cli(['publish', '--report', report.dir, '--baseline', BASELINE, '--candidate', CANDIDATE, '--github-output', '--fail-on-verdict'], { ...env, GITHUB_OUTPUT: output });
+  const r = await runCli(['publish', '--report', report.dir, '--baseline', BASELINE, '--candidate', CANDIDATE, '--github-output', '--fail-on-verdict'], { ...env, GITHUB_OUTPUT: output });
   assert.equal(r.code, 3, 'a pass with an unpublished report still fails the step');
   assert.match(r.err, /Allow GitHub Actions to create and approve pull requests/);
   assert.match(await readFile(output, 'utf8'), /^conclusion=success$/m);

@@ -1,20 +1,12 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { publishFinish, publishStart } from '../../src/github/publish.ts';
-import { planGate } from '../../src/github/plan.ts';
-import { parseGateConfig } from '../../src/config/load.ts';
 import { GitHubApiError } from '../../src/github/errors.ts';
 import { InputError } from '../../src/util/errors.ts';
 import { GitHubStandin, startStandin, type StandinOptions } from '../support/github-standin/server.ts';
-import { contextFor, verdictFile, writeReport } from './fixtures.ts';
+import { BASELINE, CANDIDATE, contextFor, smallLocalPlan, verdictFile, writeReport } from './fixtures.ts';
 
-const BASELINE = 'v1.2.0';
-const CANDIDATE = 'v1.3.0-rc1';
-const config = parseGateConfig(
-  { version: 1, name: 'g', target: { system: 'synapse' }, bench: { kind: 'local' }, tests: [{ type: 'bounded', users: 4, rampUp: '5s', duration: '20s' }] },
-  'inline',
-);
-const plan = planGate(config, { baseline: BASELINE, candidate: CANDIDATE, tests: [], repeats: 1, bench: 'local' });
+const plan = smallLocalPlan();
 
 let warm: GitHubStandin;
 before(async () => {

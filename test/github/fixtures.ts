@@ -5,9 +5,22 @@ import { Resvg } from '@resvg/resvg-js';
 import type { Check, Verdict, VerdictFile } from '../../src/compare/verdict-schema.ts';
 import type { GitHubEnv } from '../../src/github/env.ts';
 import type { PublishContext } from '../../src/github/publish.ts';
+import { planGate, type GatePlan } from '../../src/github/plan.ts';
+import { parseGateConfig } from '../../src/config/load.ts';
 import type { GitHubStandin } from '../support/github-standin/server.ts';
 
 export const TOKEN = 'test-token-0123456789';
+export const BASELINE = 'v1.2.0';
+export const CANDIDATE = 'v1.3.0-rc1';
+
+/** The plan of a one-test local gate of CANDIDATE against BASELINE. */
+export function smallLocalPlan(): GatePlan {
+  const config = parseGateConfig(
+    { version: 1, name: 'g', target: { system: 'synapse' }, bench: { kind: 'local' }, tests: [{ type: 'bounded', users: 4, rampUp: '5s', duration: '20s' }] },
+    'inline',
+  );
+  return planGate(config, { baseline: BASELINE, candidate: CANDIDATE, tests: [], repeats: 1, bench: 'local' });
+}
 
 export function check(overrides: Partial<Check> = {}): Check {
   return {
@@ -29,7 +42,7 @@ export function check(overrides: Partial<Check> = {}): Check {
   };
 }
 
-export function verdictFile(verdict: Verdict, checks: Check[] = [check()], versions = { baseline: 'v1.2.0', candidate: 'v1.3.0-rc1' }): VerdictFile {
+export function verdictFile(verdict: Verdict, checks: Check[] = [check()], versions = { baseline: BASELINE, candidate: CANDIDATE }): VerdictFile {
   return {
     schemaVersion: 1,
     verdict,

@@ -4,10 +4,8 @@ import { publishFinish, publishStart } from '../../src/github/publish.ts';
 import { planGate } from '../../src/github/plan.ts';
 import { parseGateConfig } from '../../src/config/load.ts';
 import { GitHubStandin, startStandin } from '../support/github-standin/server.ts';
-import { check, contextFor, verdictFile, writeReport } from './fixtures.ts';
+import { BASELINE, CANDIDATE, check, contextFor, verdictFile, writeReport } from './fixtures.ts';
 
-const BASELINE = 'v1.2.0';
-const CANDIDATE = 'v1.3.0-rc1';
 const BRANCH = `perf-report/${BASELINE}-vs-${CANDIDATE}`;
 const DIR = `reports/${BASELINE}-vs-${CANDIDATE}`;
 

@@ -3,10 +3,9 @@ import assert from 'node:assert/strict';
 import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { main } from '../../src/cli/main.ts';
-import { captureIO } from '../../src/cli/io.ts';
 import { findSecrets, secretsFromEnv } from '../../src/github/secret-scan.ts';
 import { pngGraph } from './fixtures.ts';
+import { runCli } from '../support/cli.ts';
 
 // Shapes only: made up for the test, valid for no service.
 const SESSION_TOKEN = 'IQoJb3JpZ2luX2VjEFAKEFAKEFAKEsessiontoken0123456789';
@@ -47,31 +46,13 @@ test('credential shapes are found in text and in binary files; ordinary report c
   );
 });
 
-async function cli(argv: string[], env: Record<string, string | undefined>) {
-  const saved: Record<string, string | undefined> = {};
-  for (const [k, v] of Object.entries(env)) {
-    saved[k] = process.env[k];
-    if (v === undefined) delete process.env[k];
-    else process.env[k] = v;
-  }
-  const io = captureIO();
-  try {
-    return { code: await main(argv, io), out: io.stdout.join('\n'), err: io.stderr.join('\n') };
-  } finally {
-    for (const [k, v] of Object.entries(saved)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
-  }
-}
-
 test('scan-report: a report holding the AWS session token is refused, naming the file and variable, never the value', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'lg-scan-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
   await mkdir(join(dir, 'logs'));
   await writeFile(join(dir, 'README.md'), '# report\n');
   await writeFile(join(dir, 'logs', 'provision.log'), `export AWS_SESSION_TOKEN=${SESSION_TOKEN}\n`);
-  const r = await cli(['scan-report', '--report', dir], { AWS_SESSION_TOKEN: SESSION_TOKEN, ACTIONS_ID_TOKEN_REQUEST_TOKEN: ID_REQUEST_TOKEN });
+  const r = await runCli(['scan-report', '--report', dir], { AWS_SESSION_TOKEN: SESSION_TOKEN, ACTIONS_ID_TOKEN_REQUEST_TOKEN: ID_REQUEST_TOKEN });
   assert.equal(r.code, 3);
   assert.match(r.err, /logs\/provision\.log contains the value of AWS_SESSION_TOKEN/);
   assert.match(r.err, /will not let the report leave this job/);
@@ -83,10 +64,10 @@ test('scan-report: a clean report passes; a missing directory is bad input', asy
   t.after(() => rm(dir, { recursive: true, force: true }));
   await writeFile(join(dir, 'verdict.json'), '{"verdict":"pass"}\n');
   await writeFile(join(dir, 'graph.png'), pngGraph('clean'));
-  const ok = await cli(['scan-report', '--report', dir], { AWS_SESSION_TOKEN: SESSION_TOKEN });
+  const ok = await runCli(['scan-report', '--report', dir], { AWS_SESSION_TOKEN: SESSION_TOKEN });
   assert.equal(ok.code, 0, ok.err);
   assert.match(ok.err, /2 files .* no secret found/);
-  const missing = await cli(['scan-report', '--report', join(dir, 'nope')], {});
+  const missing = await runCli(['scan-report', '--report', join(dir, 'nope')], {});
   assert.equal(missing.code, 3);
   assert.match(missing.err, /cannot read report directory/);
 });
