@@ -5,7 +5,9 @@ import { tolerancesSchema } from '../config/schema.ts';
 import type { RunResult } from '../results/schema.ts';
 import { renderTestGraphs, type RenderedGraph } from '../report/graphs.ts';
 import { renderMarkdown } from '../report/markdown.ts';
-import { compareRuns, type Comparison } from './compare.ts';
+import { assumedModel, loadNoiseModel, noiseModelPath } from '../noise/model.ts';
+import { InputError } from '../util/errors.ts';
+import { compareRuns, type Comparison, type CompareSetup } from './compare.ts';
 import type { VerdictFile } from './verdict-schema.ts';
 
 export interface CompareOptions {
@@ -14,12 +16,28 @@ export interface CompareOptions {
   /** Tolerances come from the gate config; without one, the defaults (the seeds' decisions). */
   config?: GateConfig;
   outDir: string;
+  /** The config's path: `noiseModel:` is relative to it. */
+  configFile?: string;
   /** Extra lines for the report's Comments, e.g. how the baseline was chosen. */
   notes?: readonly string[];
 }
 
 export function tolerancesOf(config: GateConfig | undefined): Tolerances {
   return config?.tolerances ?? tolerancesSchema.parse({});
+}
+
+/** The decision's set-up from the config: its noise model (checked against it), repeats and maxRepeats. */
+export async function compareSetup(options: Pick<CompareOptions, 'config' | 'configFile'>): Promise<CompareSetup> {
+  const config = options.config;
+  if (!config) return {};
+  const path = noiseModelPath(config, options.configFile ?? '.');
+  if (path && !options.configFile) throw new InputError('noiseModel: the config names a noise model, but its path is unknown here; pass --config <file>');
+  return {
+    model: path ? await loadNoiseModel(path, config) : assumedModel(),
+    modelPath: config.noiseModel ?? null,
+    minPairs: config.repeats,
+    maxPairs: config.maxRepeats,
+  };
 }
 
 const safeName = (s: string) => s.replace(/[^A-Za-z0-9._-]/g, '_');
@@ -31,7 +49,7 @@ const safeName = (s: string) => s.replace(/[^A-Za-z0-9._-]/g, '_');
  */
 export async function compareAndReport(options: CompareOptions): Promise<VerdictFile> {
   const tolerances = tolerancesOf(options.config);
-  const comparison: Comparison = compareRuns(options.baseline, options.candidate, tolerances);
+  const comparison: Comparison = compareRuns(options.baseline, options.candidate, tolerances, await compareSetup(options));
   const graphs: RenderedGraph[] = [];
   for (const test of comparison.tests) graphs.push(...(await renderTestGraphs(test.name, test.baseline, test.candidate)));
 

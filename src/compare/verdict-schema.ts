@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /** `verdict.json`: the gate's decision and every check behind it. Read by the GitHub side. */
-export const VERDICT_SCHEMA_VERSION = 1;
+export const VERDICT_SCHEMA_VERSION = 2;
 
 export const VERDICTS = ['pass', 'fail', 'inconclusive'] as const;
 export type Verdict = (typeof VERDICTS)[number];
@@ -21,7 +21,7 @@ export const checkSchema = z.strictObject({
   /** Interval on the % change, [low, high]; null when it could not be computed. */
   interval: z.tuple([z.number(), z.number()]).nullable(),
   /** How the interval was obtained. */
-  method: z.enum(['noise-floor', 't-interval', 'poisson-rate', 'none']),
+  method: z.enum(['sprt', 'noise-floor', 't-interval', 'poisson-rate', 'none']),
   /** Accepted change in the bad direction, in % (always positive). */
   tolerancePct: z.number(),
   /** Which direction is worse: "lower" for supported users, "higher" for latencies. */
@@ -37,6 +37,38 @@ export const sideSchema = z.strictObject({
   runs: z.number().int().nonnegative(),
 });
 
+/** How the verdict was reached (src/compare/sequential.ts): the rule, the noise model, why it stopped. */
+export const decisionSchema = z.strictObject({
+  rule: z.literal('sprt'),
+  /** The gate's false-fail budget at no change, over all gating checks. */
+  alpha: z.number(),
+  /** alpha split over the gating checks (Bonferroni). */
+  alphaPerCheck: z.number(),
+  /** Each check's false-pass probability at its material regression. */
+  beta: z.number(),
+  gatingChecks: z.number().int().nonnegative(),
+  noiseModel: z.strictObject({
+    /** As the config names it (relative to the config); null: assumed from the tolerances. */
+    path: z.string().nullable(),
+    kind: z.enum(['measured', 'assumed']),
+    measuredAt: z.string().optional(),
+    n: z.number().int().nonnegative().optional(),
+    /** "test.metric" entries of the model that are assumptions. */
+    assumed: z.array(z.string()),
+  }),
+  /** Baseline/candidate pairs recorded (per test). */
+  pairs: z.number().int().nonnegative(),
+  minRepeats: z.number().int().positive(),
+  maxRepeats: z.number().int().positive(),
+  stopReason: z.string(),
+  /** Inconclusive at maxRepeats: about how many more pairs would likely decide it. */
+  suggestedMorePairs: z.number().int().positive().optional(),
+  detectable: z.array(
+    z.strictObject({ metric: z.string(), test: z.string(), materialPct: z.number(), probabilityFail: z.number().min(0).max(1) }),
+  ),
+});
+export type Decision = z.output<typeof decisionSchema>;
+
 export const verdictFileSchema = z.strictObject({
   schemaVersion: z.literal(VERDICT_SCHEMA_VERSION),
   verdict: z.enum(VERDICTS),
@@ -47,6 +79,9 @@ export const verdictFileSchema = z.strictObject({
   /** Why the gate could not judge (crashed runs, missing data); empty on pass/fail. */
   problems: z.array(z.string()),
   checks: z.array(checkSchema),
+  /** "repeat": undecided below maxRepeats, another pair would help (a resumed run adds it). */
+  next: z.enum(['stop', 'repeat']),
+  decision: decisionSchema,
 });
 export type VerdictFile = z.output<typeof verdictFileSchema>;
 

@@ -41,6 +41,7 @@ function semanticProblems(config: GateConfig): string[] {
       });
     }
   });
+  if (config.maxRepeats < config.repeats) problems.push(`maxRepeats: ${config.maxRepeats} is below repeats (${config.repeats}), the minimum number of pairs; raise maxRepeats`);
   try {
     new RegExp(config.target.versionPattern);
   } catch {

@@ -145,14 +145,16 @@ export const engineSchema = z.strictObject({
 /** One metric's tolerance. Percentages are relative changes of candidate vs baseline. */
 export const toleranceSchema = z.strictObject({
   tolerancePct: z.number().nonnegative().describe('Largest change in the bad direction the gate accepts'),
-  noiseFloorPct: z.number().nonnegative().describe('With one run per side, changes inside ±this are run-to-run noise'),
+  noiseFloorPct: z.number().nonnegative().describe('Without a measured noise model: the ±95 % band of the difference of two runs, from which the per-run noise is assumed'),
+  materialPct: z.number().positive().optional().describe('A change this large in the bad direction must fail (default: twice tolerancePct)'),
   gating: z.boolean().default(true).describe('false: reported as a warning, never fails the gate'),
 });
 export type Tolerance = z.output<typeof toleranceSchema>;
 
 export const rateToleranceSchema = z.strictObject({
   tolerancePct: z.number().nonnegative().describe('Largest relative increase of the rate per request the gate accepts'),
-  ignoreBelowPct: z.number().nonnegative().describe('Rates (as % of requests) at or below this are healthy whatever the change'),
+  ignoreBelowPct: z.number().nonnegative().describe('Rates (as % of requests) at or below this on both sides are healthy whatever the change'),
+  materialPct: z.number().positive().optional().describe('An increase this large must fail (default: twice tolerancePct)'),
   gating: z.boolean().default(true),
 });
 export type RateTolerance = z.output<typeof rateToleranceSchema>;
@@ -188,7 +190,9 @@ export const gateConfigSchema = z.strictObject({
   bench: benchSchema,
   engine: engineSchema.prefault({}),
   tests: z.array(testSchema).min(1, 'a gate needs at least one test'),
-  repeats: z.number().int().min(1).max(20).default(1).describe('Runs per side, interleaved baseline/candidate'),
+  repeats: z.number().int().min(1).max(20).default(1).describe('Minimum baseline/candidate pairs per test, in counterbalanced order'),
+  maxRepeats: z.number().int().min(1).max(20).default(3).describe('Pairs added while the sequential decision is undecided, at most; undecided then is inconclusive'),
+  noiseModel: z.string().min(1).optional().describe('Noise model file (loadgate calibrate), relative to this config; without it the noise is assumed from the tolerances'),
   tolerances: tolerancesSchema.prefault({}),
 });
 

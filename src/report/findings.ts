@@ -26,7 +26,7 @@ function beyondNoise(check: Check): string {
 
 function sentence(check: Check): string {
   const label = `${check.metric.replace(/ \(stable phase\)$/, '')} in the ${check.test} test`;
-  if (check.deltaPct === null) return `**Cannot judge**: ${label}: ${check.reason}.`;
+  if (check.deltaPct === null) return `${check.verdict === 'fail' ? '**Regression**' : '**Cannot judge**'}: ${label}: ${check.reason}.`;
   const moved = `${check.deltaPct >= 0 ? 'rose' : 'fell'} by ${fmtPct(check.deltaPct).replace(/^[+−]/, '')}`;
   if (check.verdict === 'pass') return `No significant change: ${label.toLowerCase()} ${moved}, ${beyondNoise(check)}.`;
   const status = { fail: '**Regression**', inconclusive: '**Cannot judge**', warn: '**Watch**' }[check.verdict];

@@ -77,6 +77,7 @@ export async function runGateOn(bench: GateBench, o: RunOptions, io: CliIO, prog
     baseline: results.filter((r) => r.run.side.role === 'baseline').map((r) => r.result),
     candidate: results.filter((r) => r.run.side.role === 'candidate').map((r) => r.result),
     config: o.config,
+    configFile: o.configFile,
     outDir: o.outDir,
     notes: bench.notes(fatal),
   });

@@ -74,7 +74,7 @@ test('runs of two versions on one side are bad input', () => {
   assert.throws(() => compareRuns([bounded('1.0.0'), { ...bounded('1.0.1'), repeat: 1 }], [bounded('1.1.0')], tol), InputError);
 });
 
-test('repeats: a consistent 10% loss over three interleaved pairs fails with a t-interval', () => {
+test('repeats: a consistent 10% loss over three interleaved pairs fails by the sequential test, at the first pair', () => {
   const base = [200, 206, 196];
   const { verdict } = compareRuns(
     base.map((u, i) => unbounded('1.0.0', u, i)),
@@ -82,18 +82,50 @@ test('repeats: a consistent 10% loss over three interleaved pairs fails with a t
     tol,
   );
   const users = verdict.checks.find((c) => c.id === 'unbounded.supportedUsers')!;
-  assert.equal(users.method, 't-interval');
+  assert.equal(users.method, 'sprt');
   assert.equal(users.verdict, 'fail');
+  assert.equal(verdict.decision.pairs, 3);
+  assert.match(users.reason, /after 1 pair:/);
+  assert.equal(verdict.next, 'stop');
 });
 
-test('repeats: noisy runs whose interval straddles the tolerance are inconclusive', () => {
+test('repeats: runs as noisy as their model (12 % per run) stay undecided at maxRepeats: inconclusive, with how many more pairs', () => {
+  // A noise floor of 40 % implies σ = ln(1.4)/(1.96·√2) ≈ 12 % per run.
+  const noisy = tolerancesSchema.parse({ supportedUsers: { tolerancePct: 5, noiseFloorPct: 40 } });
   const { verdict } = compareRuns(
     [200, 240, 170].map((u, i) => unbounded('1.0.0', u, i)),
     [190, 215, 180].map((u, i) => unbounded('1.1.0', u, i)),
-    tol,
+    noisy,
+    { maxPairs: 3 },
   );
   assert.equal(verdict.checks.find((c) => c.id === 'unbounded.supportedUsers')!.verdict, 'inconclusive');
   assert.equal(verdict.verdict, 'inconclusive');
+  assert.equal(verdict.next, 'stop');
+  assert.ok(verdict.decision.suggestedMorePairs! >= 1, JSON.stringify(verdict.decision));
+  assert.match(verdict.decision.stopReason, /undecided at maxRepeats \(3 pairs\); about \d+ more pairs? would likely decide it/);
+});
+
+test('repeats: the same pairs with room for more are "next: repeat", and the runs model as assumed', () => {
+  const { verdict } = compareRuns([unbounded('1.0.0', 200, 0)], [unbounded('1.1.0', 190, 0)], tol, { maxPairs: 3 });
+  assert.equal(verdict.verdict, 'inconclusive');
+  assert.equal(verdict.next, 'repeat');
+  assert.equal(verdict.decision.noiseModel.kind, 'assumed');
+  assert.equal(verdict.decision.suggestedMorePairs, undefined);
+});
+
+test('an error rate going from zero to above the healthy level fails and reads "new (+∞)", never +0.00%', () => {
+  const before = bounded('1.0.0');
+  const zero = { ...before, totals: { ...before.totals, requests: 20000, errors: 0 } };
+  const after = bounded('1.1.0');
+  // 0 of 20000 before, 200 (1 %) after: the exact Poisson ratio decides at once; a normal
+  // approximation with the 0.5 correction would have a variance of 2 and never fail.
+  const errors = { ...after, totals: { ...after.totals, requests: 20000, errors: 200 } };
+  const { verdict } = compareRuns([zero], [errors], tol);
+  const check = verdict.checks.find((c) => c.id === 'bounded.errorRate')!;
+  assert.equal(check.verdict, 'fail');
+  assert.equal(check.deltaPct, null);
+  assert.match(verdict.summary, /Error rate \(bounded\) new \(\+∞\)/);
+  assert.doesNotMatch(verdict.summary, /\+0\.00%/);
 });
 
 test('per-handler lists skip changes under 1% or 2 ms, and sort worst first', () => {

@@ -10,7 +10,10 @@ export const usage = `Usage: loadgate compare --baseline <run.json>... --candida
 
 Compares run results of a baseline and a candidate version and writes <dir>/verdict.json,
 <dir>/README.md (the report), <dir>/graphs/*.png and copies of the inputs in <dir>/results/.
-Tolerances come from --config (default: the seed reports' decisions).
+Tolerances, the noise model, repeats and maxRepeats come from --config (default: the seed
+reports' tolerances with noise assumed from them). The pairs are replayed in repeat order
+through the same sequential decision \`loadgate run\` uses, so the verdict is the one the run
+stopped with.
 Exit codes: 0 pass, 1 fail, 2 inconclusive, 3 bad input.`;
 
 const flagsSchema = z.strictObject({
@@ -55,7 +58,7 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
   const config = flags.config ? await loadGateConfig(flags.config) : undefined;
   const baseline = await Promise.all(flags.baseline.map(loadRunResult));
   const candidate = await Promise.all(flags.candidate.map(loadRunResult));
-  const verdict = await compareAndReport({ baseline, candidate, config, outDir: flags.out, notes: flags.note });
+  const verdict = await compareAndReport({ baseline, candidate, config, configFile: flags.config, outDir: flags.out, notes: flags.note });
   io.out(`${verdict.verdict.toUpperCase()}: ${verdict.summary}`);
   for (const check of verdict.checks.filter((c) => c.verdict !== 'pass')) {
     io.out(`  ${check.verdict.padEnd(12)} ${check.test}: ${check.metric}: ${check.reason}`);

@@ -1,0 +1,93 @@
+import { readFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import type { GateConfig, Tolerances } from '../config/schema.ts';
+import { describeIssues } from '../config/load.ts';
+import { InputError } from '../util/errors.ts';
+import { assumedSdLog, noiseProfile } from './profile.ts';
+import { NOISE_MODEL_SCHEMA_VERSION, noiseModelFileSchema, type NoiseEntry, type NoiseModelFile } from './schema.ts';
+
+/** The noise model a decision uses: a loaded file, or the assumption from the tolerances. */
+export interface NoiseModel {
+  path: string | null;
+  kind: 'measured' | 'assumed';
+  measuredAt?: string;
+  /** Most runs behind any measured entry. */
+  n?: number;
+  file?: NoiseModelFile;
+  /** "test.metric" entries that are assumptions, not measurements. */
+  assumed: string[];
+}
+
+export function assumedModel(): NoiseModel {
+  return { path: null, kind: 'assumed', assumed: [] };
+}
+
+function entryOf(model: NoiseModel, test: string, metric: string): NoiseEntry | undefined {
+  return model.file?.entries.find((e) => e.test === test && e.metric === metric);
+}
+
+/** σ of ln(value) per run for one check: the model's entry, else the tolerances' assumption. */
+export function sdLogFor(model: NoiseModel, tolerances: Tolerances, test: string, metric: string): number {
+  return entryOf(model, test, metric)?.sdLog ?? assumedSdLog(tolerances, metric);
+}
+
+/** Describes a parsed file for the report and verdict.json. */
+export function modelOf(file: NoiseModelFile, path: string): NoiseModel {
+  const measured = file.entries.filter((e) => e.kind === 'measured');
+  const dates = measured.map((e) => e.measuredAt).filter((d): d is string => !!d).sort();
+  return {
+    path,
+    kind: measured.length ? 'measured' : 'assumed',
+    ...(dates.length ? { measuredAt: dates[dates.length - 1] } : {}),
+    ...(measured.length ? { n: Math.max(...measured.map((e) => e.runs)) } : {}),
+    file,
+    assumed: file.entries.filter((e) => e.kind === 'assumed').map((e) => `${e.test}.${e.metric}`),
+  };
+}
+
+/** Resolves `noiseModel:` against the config file's folder. */
+export function noiseModelPath(config: GateConfig, configFile: string): string | null {
+  return config.noiseModel ? resolve(dirname(configFile), config.noiseModel) : null;
+}
+
+/**
+ * Reads and checks a noise model against the config it will judge: schema version,
+ * profile name, test shapes and gating metric set must all match, or it is an InputError
+ * naming the mismatch (a model of another bench would make the error rates fiction).
+ */
+export async function loadNoiseModel(path: string, config: GateConfig): Promise<NoiseModel> {
+  let data: unknown;
+  try {
+    data = JSON.parse(await readFile(path, 'utf8'));
+  } catch (error) {
+    throw new InputError(`noiseModel: cannot read ${path} as JSON: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}; run loadgate calibrate to write one, or remove noiseModel to use the assumed model`);
+  }
+  const version = (data as { schemaVersion?: unknown } | null)?.schemaVersion;
+  if (version !== NOISE_MODEL_SCHEMA_VERSION) {
+    throw new InputError(`${path}: noise model schemaVersion is ${JSON.stringify(version)}, this loadgate reads ${NOISE_MODEL_SCHEMA_VERSION}; recalibrate with loadgate calibrate`);
+  }
+  const parsed = noiseModelFileSchema.safeParse(data);
+  if (!parsed.success) {
+    const lines = describeIssues(parsed.error.issues);
+    throw new InputError(`${path} is not a valid noise model:\n${lines.join('\n')}`, lines);
+  }
+  checkProfile(parsed.data, config, path);
+  return modelOf(parsed.data, path);
+}
+
+export function checkProfile(file: NoiseModelFile, config: GateConfig, path: string): void {
+  const want = noiseProfile(config);
+  const got = file.profile;
+  const fix = 'recalibrate (loadgate calibrate) or point noiseModel at the model of this profile';
+  if (got.name !== want.name) throw new InputError(`${path}: noise model is for profile "${got.name}", the config is "${want.name}"; ${fix}`);
+  const missing = want.metrics.filter((m) => !got.metrics.includes(m));
+  const extra = got.metrics.filter((m) => !want.metrics.includes(m));
+  if (missing.length || extra.length) {
+    const parts = [missing.length ? `not in the model: ${missing.join(', ')}` : '', extra.length ? `not gating in the config: ${extra.join(', ')}` : ''].filter(Boolean);
+    throw new InputError(`${path}: noise model's gating metric set differs from the config's (${parts.join('; ')}); ${fix}`);
+  }
+  if (got.hash !== want.hash) throw new InputError(`${path}: noise model was measured with other test shapes (profile hash ${got.hash}, config ${want.hash}); ${fix}`);
+  const entryIds = new Set(file.entries.map((e) => `${e.test}.${e.metric}`));
+  const noEntry = want.metrics.filter((m) => !entryIds.has(m));
+  if (noEntry.length) throw new InputError(`${path}: noise model has no entry for ${noEntry.join(', ')}; ${fix}`);
+}

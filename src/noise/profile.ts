@@ -1,0 +1,57 @@
+import { createHash } from 'node:crypto';
+import { RATE_METRICS, RELATIVE_METRICS } from '../compare/metrics.ts';
+import type { GateConfig, Tolerances } from '../config/schema.ts';
+import type { NoiseProfile } from './schema.ts';
+
+/** One gating check a config will produce: test × metric. */
+export interface GatingMetric {
+  test: string;
+  testType: 'bounded' | 'unbounded';
+  key: string;
+  worse: 'lower' | 'higher';
+  rate: boolean;
+}
+
+/** The gating checks of a config, in the order compare produces them. */
+export function gatingMetrics(config: Pick<GateConfig, 'tests' | 'tolerances'>): GatingMetric[] {
+  const out: GatingMetric[] = [];
+  const tests = [...config.tests].sort((a, b) => a.name.localeCompare(b.name));
+  for (const test of tests) {
+    for (const m of RELATIVE_METRICS) {
+      if (m.appliesTo.includes(test.type) && m.gatesIn.includes(test.type) && config.tolerances[m.key].gating) {
+        out.push({ test: test.name, testType: test.type, key: m.key, worse: m.worse, rate: false });
+      }
+    }
+    for (const m of RATE_METRICS) {
+      if (config.tolerances[m.key].gating) out.push({ test: test.name, testType: test.type, key: m.key, worse: 'higher', rate: true });
+    }
+  }
+  return out;
+}
+
+/**
+ * The profile a noise model belongs to: the config's name, and a hash of its tests (the
+ * load shapes) and gating metric set. A model measured under other load shapes says
+ * nothing about these.
+ */
+export function noiseProfile(config: Pick<GateConfig, 'name' | 'tests' | 'tolerances'>): NoiseProfile {
+  const metrics = gatingMetrics(config)
+    .map((m) => `${m.test}.${m.key}`)
+    .sort();
+  const hash = createHash('sha256').update(JSON.stringify({ tests: config.tests, metrics })).digest('hex').slice(0, 16);
+  return { name: config.name, hash, metrics };
+}
+
+/** z(0.975) = 1.959963984540054 (scipy.stats.norm.ppf(0.975), scipy 1.x). */
+const Z975 = 1.959963984540054;
+
+/**
+ * Without a measured figure, the run-to-run spread the tolerances imply: the noise floor
+ * (relative metrics) or the tolerance (rates) read as the ±95 % band of the difference
+ * of two runs, as the seed reports use "±5 % usual variance". So σ = ln(1 + floor) / (1.96·√2).
+ */
+export function assumedSdLog(tolerances: Tolerances, key: string): number {
+  const tol = tolerances[key as keyof Tolerances] as { noiseFloorPct?: number; tolerancePct: number };
+  const floor = tol.noiseFloorPct ?? tol.tolerancePct;
+  return Math.max(Math.log1p(floor / 100), 1e-3) / (Z975 * Math.SQRT2);
+}

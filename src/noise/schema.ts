@@ -1,0 +1,46 @@
+import { z } from 'zod';
+
+/**
+ * A noise model file: for one bench profile, the per-run standard deviation of the log
+ * of each gating metric, with where it came from. The gate config points at it
+ * (`noiseModel:`); `loadgate calibrate` writes it and every gate with repeats refines it.
+ */
+export const NOISE_MODEL_SCHEMA_VERSION = 1;
+
+export const NOISE_KINDS = ['measured', 'assumed'] as const;
+
+export const noiseEntrySchema = z.strictObject({
+  test: z.string().min(1),
+  /** A metric key of the tolerances (supportedUsers, apiAvg, errorRate…). */
+  metric: z.string().min(1),
+  /** Per-run standard deviation of ln(value); 0.03 is about 3 % run to run. */
+  sdLog: z.number().positive().max(2),
+  /** Runs behind the estimate, and its degrees of freedom (0 for an assumption). */
+  runs: z.number().int().nonnegative(),
+  df: z.number().nonnegative(),
+  kind: z.enum(NOISE_KINDS),
+  versions: z.array(z.string()),
+  measuredAt: z.string().optional(),
+  /** Where the figure came from, in words. */
+  source: z.string().min(1),
+});
+export type NoiseEntry = z.output<typeof noiseEntrySchema>;
+
+export const noiseProfileSchema = z.strictObject({
+  /** The gate config's `name`. */
+  name: z.string().min(1),
+  /** sha256 (first 16 hex) of the config's tests and gating metric set; see profile.ts. */
+  hash: z.string().regex(/^[0-9a-f]{16}$/),
+  /** The gating checks, "test.metric", sorted. */
+  metrics: z.array(z.string()),
+});
+export type NoiseProfile = z.output<typeof noiseProfileSchema>;
+
+export const noiseModelFileSchema = z.strictObject({
+  $comment: z.string().optional(),
+  schemaVersion: z.literal(NOISE_MODEL_SCHEMA_VERSION),
+  profile: noiseProfileSchema,
+  updatedAt: z.string().optional(),
+  entries: z.array(noiseEntrySchema).min(1),
+});
+export type NoiseModelFile = z.output<typeof noiseModelFileSchema>;

@@ -1,0 +1,37 @@
+import type { VerdictFile } from '../compare/verdict-schema.ts';
+
+/**
+ * The report's "Decision" section: how much the verdict is worth. The noise model used,
+ * the rule in one sentence, the pairs used and why the gate stopped, what it could detect.
+ */
+export function decisionSection(v: VerdictFile): string {
+  const d = v.decision;
+  const m = d.noiseModel;
+  const lines: string[] = [];
+  const source = m.path ? `\`${m.path}\`` : 'none configured';
+  if (m.kind === 'measured') {
+    const assumed = m.assumed.length ? `; assumed, not measured: ${m.assumed.join(', ')}` : '';
+    lines.push(`- **Noise model**: measured (${source}, ${m.n ?? '?'} runs, ${m.measuredAt ?? 'date unknown'})${assumed}.`);
+  } else {
+    lines.push(`- **Noise model**: assumed (${source}): the run-to-run noise is taken from the tolerances' noise floors, not measured on this bench. Run \`loadgate calibrate\` to measure it.`);
+  }
+  lines.push(
+    `- **Rule**: after each baseline/candidate pair, a sequential probability ratio test per check weighs "no change" against "the material regression"; ` +
+      `the gate fails as soon as one gating check has the evidence, passes once every gating check has, and otherwise adds a pair, up to ${d.maxRepeats}. ` +
+      `An unchanged release fails at most ${pct(d.alpha)} of the time (${pct(d.alphaPerCheck)} per check over ${d.gatingChecks} gating checks), and a material regression passes a check at most ${pct(d.beta)} of the time.`,
+  );
+  lines.push(`- **Runs**: ${d.pairs} pair${d.pairs === 1 ? '' : 's'} per test (minimum ${d.minRepeats}, at most ${d.maxRepeats}); ${d.stopReason}.`);
+  if (v.next === 'repeat') lines.push('- **Next**: undecided so far; another pair is needed (a resumed run adds it).');
+  if (d.suggestedMorePairs !== undefined) {
+    lines.push(`- **Inconclusive**: the runs could not tell the candidate from the baseline. About ${d.suggestedMorePairs} more pair${d.suggestedMorePairs === 1 ? '' : 's'} would likely decide it: raise maxRepeats and resume, or lower the bench's noise.`);
+  }
+  for (const x of d.detectable) {
+    lines.push(`- **Could detect**: a ${x.materialPct}% ${x.metric === 'Supported users' ? 'loss of' : 'rise in'} ${x.metric.toLowerCase()} (${x.test}) would have failed with ${Math.round(x.probabilityFail * 100)}% probability.`);
+  }
+  return `## Decision\n\n${lines.join('\n')}`;
+}
+
+function pct(x: number): string {
+  const p = x * 100;
+  return `${p >= 0.1 ? Number(p.toFixed(2)) : Number(p.toPrecision(2))}%`;
+}
