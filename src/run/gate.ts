@@ -1,20 +1,24 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Progress } from '../bench/progress.ts';
 import { AwsGateBench } from '../bench/aws/gate-bench.ts';
 import type { CliIO } from '../cli/io.ts';
-import { compareAndReport } from '../compare/index.ts';
+import { compareAndReport, compareSetup } from '../compare/index.ts';
+import { compareRuns, type CompareSetup } from '../compare/compare.ts';
+import { parseRunResult } from '../results/load.ts';
+import { formatDuration } from '../util/duration.ts';
+import { InputError } from '../util/errors.ts';
 import { EXIT_CODES, type VerdictFile } from '../compare/verdict-schema.ts';
 import { runResultSchema, RUN_RESULT_SCHEMA_VERSION, type BenchFingerprint, type RunResult } from '../results/schema.ts';
 import { expandQuery } from '../metrics/synapse-queries.ts';
 import type { GateBench } from './gate-bench.ts';
 import { LocalGateBench } from '../bench/local/gate-bench.ts';
 import { testParams } from '../results/test-params.ts';
-import { runId, schedule, type RunOptions, type ScheduledRun } from './options.ts';
+import { pairRuns, plannedSeconds, runId, type RunOptions, type ScheduledRun } from './options.ts';
 
 /**
- * `loadgate run`, start to verdict, on any bench: set-up → the runs, interleaved
- * (baseline, candidate, … per test and repeat) → tear-down → compare and report → exit
+ * `loadgate run`, start to verdict, on any bench: set-up → pairs of runs, counterbalanced
+ * (AB, BA, BA, AB… per test) while the decision needs them → tear-down → compare and report → exit
  * code of the verdict. Runs that never happened are written as crashed results that say
  * why, so the verdict is inconclusive rather than a pass.
  */
@@ -25,8 +29,14 @@ export async function runGate(o: RunOptions, io: CliIO): Promise<number> {
   return runGateOn(bench, o, io, progress);
 }
 
-/** The gate loop, shared by every bench. */
+/**
+ * The gate loop, shared by every bench: pairs in counterbalanced order, at least
+ * `repeats`; after each pair the sequential decision (the one `compare` replays) says
+ * whether another pair is needed, up to `maxRepeats`.
+ */
 export async function runGateOn(bench: GateBench, o: RunOptions, io: CliIO, progress = new Progress(io.out)): Promise<number> {
+  // The noise model is checked before anything starts: a wrong one is bad input (exit 3).
+  const setup = { ...(await compareSetup({ config: o.config, configFile: o.configFile })), minPairs: o.repeats, maxPairs: o.maxRepeats };
   const gateAbort = new AbortController();
   bench.handleSignals((signal) => gateAbort.abort(new Error(`received ${signal}`)));
   const logDir = join(o.outDir, 'logs');
@@ -34,58 +44,137 @@ export async function runGateOn(bench: GateBench, o: RunOptions, io: CliIO, prog
   const resultsDir = join(o.outDir, 'results');
   await mkdir(resultsDir, { recursive: true });
   const started = Date.now();
-  const plan = schedule(o);
+  const reusable = o.resume ? await resumable(resultsDir, o) : new Map<string, RunResult>();
   const results: { run: ScheduledRun; result: RunResult }[] = [];
   const fatal: string[] = [];
+  let budgetStop: string | undefined;
+  let pairsStarted = 0;
+  let setUp = false;
 
   try {
-    await bench.setUp(gateAbort.signal);
-    for (const [i, run] of plan.entries()) {
-      if (gateAbort.signal.aborted) break;
-      progress.begin(`run ${i + 1}/${plan.length}: ${run.side.role} ${run.side.label}, test "${run.test.name}", repeat ${run.repeat + 1}`);
-      const result = await bench.execute(run);
-      await writeResult(resultsDir, run, result);
-      results.push({ run, result });
-      progress.info(summarize(result));
-      const stop = bench.stopReason();
-      if (stop) {
-        fatal.push(stop);
-        break;
+    pairs: for (let pair = 0; pair < o.maxRepeats; pair++) {
+      pairsStarted = pair + 1;
+      const runs = pairRuns(o, pair);
+      for (const [i, run] of runs.entries()) {
+        if (gateAbort.signal.aborted) break pairs;
+        const label = `pair ${pair + 1} run ${i + 1}/${runs.length}: ${run.side.role} ${run.side.label}, test "${run.test.name}"`;
+        const prior = reusable.get(runId(run));
+        if (prior) {
+          progress.info(`${label}: reusing the completed result in ${resultsDir}`);
+          results.push({ run, result: prior });
+          continue;
+        }
+        const elapsed = (Date.now() - started) / 1000;
+        if (o.jobBudgetSec !== undefined && elapsed + plannedSeconds(run) > o.jobBudgetSec) {
+          budgetStop = `the job budget (${formatDuration(o.jobBudgetSec)}) would end during ${runId(run)} (up to ${formatDuration(plannedSeconds(run))} after ${formatDuration(elapsed)}); run again with --resume to continue`;
+          break pairs;
+        }
+        if (!setUp) {
+          setUp = true;
+          await bench.setUp(gateAbort.signal);
+        }
+        progress.begin(label);
+        const result = await bench.execute(run);
+        await writeResult(resultsDir, run, result);
+        results.push({ run, result });
+        progress.info(summarize(result));
+        const stop = bench.stopReason();
+        if (stop) {
+          fatal.push(stop);
+          break pairs;
+        }
       }
+      if (pair + 1 < o.repeats) continue;
+      const interim = decideSoFar(results, pair + 1, o, setup);
+      if (interim.next === 'stop') break;
+      progress.info(`after ${pair + 1} pair(s): ${interim.decision.stopReason}`);
     }
   } catch (error) {
     fatal.push((error as Error).message);
     progress.problem((error as Error).message);
   } finally {
-    progress.begin('clean-up');
-    const problems = await bench.tearDown().catch((error: Error) => [`tear-down failed: ${error.message}`]);
-    for (const p of problems) progress.problem(p, 'warning');
-    progress.info(bench.tornDownMessage());
+    if (setUp) {
+      progress.begin('clean-up');
+      const problems = await bench.tearDown().catch((error: Error) => [`tear-down failed: ${error.message}`]);
+      for (const p of problems) progress.problem(p, 'warning');
+      progress.info(bench.tornDownMessage());
+    }
   }
   if (gateAbort.signal.aborted && !fatal.length) fatal.push(String((gateAbort.signal.reason as Error | undefined)?.message ?? 'the gate was stopped'));
 
-  // Runs that never happened are reported as crashed, so the verdict says why.
-  for (const run of plan) {
-    if (results.some((r) => r.run === run)) continue;
-    const result = notRun(run, bench.fingerprint(), fatal.length ? fatal : ['not run: the gate stopped before this run'], (q) => bench.expandHealthQuery(q), bench.system);
-    await writeResult(resultsDir, run, result);
-    results.push({ run, result });
+  // Runs that never happened (up to the minimum, and the rest of a broken pair) are
+  // reported as crashed, so the verdict says why. A budget stop leaves them to a resume.
+  const judged = budgetStop ? results.filter((r) => r.run.repeat < completePairs(results, o)) : results;
+  if (budgetStop && !judged.length) {
+    throw new InputError(`--job-budget: ${budgetStop}; no pair fits in the budget, so nothing can be judged: raise --job-budget`);
+  }
+  if (!budgetStop) {
+    for (let pair = 0; pair < Math.max(o.repeats, pairsStarted); pair++) {
+      for (const run of pairRuns(o, pair)) {
+        if (results.some((r) => runId(r.run) === runId(run))) continue;
+        const result = notRun(run, bench.fingerprint(), fatal.length ? fatal : ['not run: the gate stopped before this run'], (q) => bench.expandHealthQuery(q), bench.system);
+        await writeResult(resultsDir, run, result);
+        results.push({ run, result });
+      }
+    }
   }
 
   progress.begin('compare and report');
+  const notes = setUp ? bench.notes(fatal) : fatal.map((f) => `The gate stopped: ${f}`);
+  if (budgetStop) notes.push(`Stopped by the job budget: ${budgetStop}.`);
   const verdict: VerdictFile = await compareAndReport({
-    baseline: results.filter((r) => r.run.side.role === 'baseline').map((r) => r.result),
-    candidate: results.filter((r) => r.run.side.role === 'candidate').map((r) => r.result),
-    config: o.config,
+    baseline: judged.filter((r) => r.run.side.role === 'baseline').map((r) => r.result),
+    candidate: judged.filter((r) => r.run.side.role === 'candidate').map((r) => r.result),
+    config: { ...o.config, repeats: o.repeats, maxRepeats: o.maxRepeats },
     configFile: o.configFile,
     outDir: o.outDir,
-    notes: bench.notes(fatal),
+    notes,
   });
+  // The report's copy of results/ holds the judged runs; a resume needs the rest too.
+  for (const r of results) if (!judged.includes(r)) await writeResult(resultsDir, r.run, r.result);
   progress.end();
   const minutes = ((Date.now() - started) / 60_000).toFixed(1);
-  io.out(`verdict: ${verdict.verdict.toUpperCase()}: ${verdict.summary} (${minutes} min; report ${join(o.outDir, 'README.md')})`);
+  io.out(`verdict: ${verdict.verdict.toUpperCase()}: ${verdict.summary} (${minutes} min; ${verdict.decision.pairs} pair(s); report ${join(o.outDir, 'README.md')})`);
+  if (budgetStop) io.out(`  job budget reached: ${budgetStop}. A resume (--resume, same --out) will continue.`);
   for (const p of verdict.problems) io.out(`  - ${p}`);
   return EXIT_CODES[verdict.verdict];
+}
+
+/** Pairs whose every run has a result (a budget stop can leave one half done). */
+function completePairs(results: readonly { run: ScheduledRun }[], o: RunOptions): number {
+  let pair = 0;
+  while (pairRuns(o, pair).every((run) => results.some((r) => runId(r.run) === runId(run)))) pair++;
+  return pair;
+}
+
+/** The decision after `pairs` pairs, exactly as compare will make it. */
+function decideSoFar(results: readonly { run: ScheduledRun; result: RunResult }[], pairs: number, o: RunOptions, setup: CompareSetup): VerdictFile {
+  const upTo = results.filter((r) => r.run.repeat < pairs);
+  const side = (role: string) => upTo.filter((r) => r.run.side.role === role).map((r) => r.result);
+  return compareRuns(side('baseline'), side('candidate'), o.config.tolerances, setup).verdict;
+}
+
+/**
+ * --resume: the completed, problem-free results already in <out>/results that match a
+ * run this gate schedules (version, test, repeat). Anything else is run again.
+ */
+async function resumable(dir: string, o: RunOptions): Promise<Map<string, RunResult>> {
+  const found = new Map<string, RunResult>();
+  for (let pair = 0; pair < o.maxRepeats; pair++) {
+    for (const run of pairRuns(o, pair)) {
+      const file = join(dir, `${runId(run)}.json`);
+      let text: string;
+      try {
+        text = await readFile(file, 'utf8');
+      } catch {
+        continue;
+      }
+      const result = parseRunResult(JSON.parse(text), file);
+      const same = result.target.version === run.side.label && result.test.name === run.test.name && result.test.type === run.test.type && result.repeat === run.repeat;
+      if (same && result.status === 'completed' && !result.problems.length) found.set(runId(run), result);
+    }
+  }
+  return found;
 }
 
 async function writeResult(dir: string, run: ScheduledRun, result: RunResult): Promise<void> {

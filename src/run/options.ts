@@ -6,6 +6,8 @@ import { parseFlags } from '../cli/args.ts';
 import { loadGateConfig } from '../config/load.ts';
 import type { GateConfig, TestSpec } from '../config/schema.ts';
 import { InputError } from '../util/errors.ts';
+import { durationSchema } from '../util/duration.ts';
+import { candidateFirst } from '../compare/sequential.ts';
 import { parseOverride, settingsToOverrides, type Override } from '../target/synapse/overrides.ts';
 import { compareVersions, toPipVersion } from '../target/synapse/version.ts';
 import { overridesToPatch, parseMattermostOverride } from '../target/mattermost/overrides.ts';
@@ -20,8 +22,9 @@ import { validateVersionLabel } from '../target/mattermost/version.ts';
  */
 export const usage = `Usage: loadgate run --config <gate.yml> --baseline <version> --candidate <version> --out <dir> [options]
 
-Runs every test for both versions (interleaved: baseline, candidate, baseline,
-candidate…), then writes <out>/verdict.json, <out>/README.md, graphs and per-run
+Runs baseline/candidate pairs of every test in a counterbalanced order (AB, BA, BA,
+AB, BA, AB, AB, BA…, so a steady drift of the machine cancels), at least the config's
+repeats and, while the sequential decision is undecided, up to its maxRepeats; then writes <out>/verdict.json, <out>/README.md, graphs and per-run
 results, and exits with the verdict.
   bench.kind: local   installs what is missing and starts PostgreSQL, nginx, Prometheus
                       and node_exporter on 127.0.0.1 (Synapse, k6).
@@ -34,7 +37,12 @@ Options:
   --baseline <version>     Baseline version (e.g. 1.162.0)
   --candidate <version>    Candidate version (e.g. 1.163.2); may equal the baseline (A/A)
   --out <dir>              Report directory; logs are kept in <out>/logs
-  --repeats <n>            Runs per side (default: the config's repeats)
+  --repeats <n>            Minimum pairs (default: the config's repeats)
+  --max-repeats <n>        Most pairs while undecided (default: the config's maxRepeats)
+  --resume                 Reuse the completed, valid results already in <out>/results
+                           for the runs scheduled (crashed or not-run ones are re-run)
+  --job-budget <duration>  Start no run that would end after this long (e.g. 5h30m);
+                           the gate then stops with next "repeat" (exit 2) for a resume
   --tests <a,b>            Only these tests (by name)
   --baseline-set <k=v>     Patch the target config for the baseline only (repeatable),
   --candidate-set <k=v>    or the candidate only: dotted key, YAML scalar value,
@@ -57,6 +65,9 @@ const FLAG_OPTIONS = {
   candidate: { type: 'string' },
   out: { type: 'string' },
   repeats: { type: 'string' },
+  'max-repeats': { type: 'string' },
+  resume: { type: 'boolean' },
+  'job-budget': { type: 'string' },
   tests: { type: 'string' },
   'baseline-set': { type: 'string', multiple: true },
   'candidate-set': { type: 'string', multiple: true },
@@ -78,6 +89,14 @@ const flagsSchema = z.strictObject({
     .transform(Number)
     .refine((n) => n >= 1 && n <= 20, 'expected 1 to 20')
     .optional(),
+  'max-repeats': z
+    .string()
+    .regex(/^\d+$/, 'expected a whole number')
+    .transform(Number)
+    .refine((n) => n >= 1 && n <= 20, 'expected 1 to 20')
+    .optional(),
+  resume: z.boolean().default(false),
+  'job-budget': durationSchema.refine((s) => s > 0, 'expected a duration above 0, e.g. 5h30m').optional(),
   tests: z.string().optional(),
   'baseline-set': z.array(z.string()).default([]),
   'candidate-set': z.array(z.string()).default([]),
@@ -120,7 +139,14 @@ export interface RunOptions {
   config: GateConfig;
   outDir: string;
   cacheDir: string;
+  /** Minimum pairs. */
   repeats: number;
+  /** Most pairs while the decision is undecided. */
+  maxRepeats: number;
+  /** Reuse completed results already in <out>/results. */
+  resume: boolean;
+  /** Start no run that would end later than this many seconds after the gate started. */
+  jobBudgetSec?: number;
   tests: TestSpec[];
   baseline: Side;
   candidate: Side;
@@ -204,12 +230,18 @@ async function parseAwsRunOptions(flags: Flags, config: GateConfig, cwd: string)
 
 /** What every bench takes from the flags the same way; each adds its own dataset version. */
 function sharedOptions(flags: Flags, config: GateConfig, cwd: string, baseline: Side, candidate: Side): Omit<RunOptions, 'datasetVersion' | 'aws'> {
+  const repeats = flags.repeats ?? config.repeats;
+  const maxRepeats = Math.max(flags['max-repeats'] ?? config.maxRepeats, flags.repeats ?? 1);
+  if (maxRepeats < repeats) throw new InputError(`--max-repeats: ${maxRepeats} is below the minimum of ${repeats} pairs (--repeats or the config's repeats)`);
   return {
     configFile: flags.config,
     config,
     outDir: resolve(cwd, flags.out),
     cacheDir: resolve(cwd, flags['cache-dir'] ?? defaultCacheDir()),
-    repeats: flags.repeats ?? config.repeats,
+    repeats,
+    maxRepeats,
+    resume: flags.resume,
+    ...(flags['job-budget'] !== undefined ? { jobBudgetSec: flags['job-budget'] } : {}),
     tests: selectTests(config, flags.tests, flags.config),
     baseline,
     candidate,
@@ -250,17 +282,31 @@ export function runId(run: ScheduledRun): string {
 }
 
 /**
- * Interleaved order: for each repeat and each test, baseline then candidate, so slow
- * drift of the machine (thermal, neighbours) hits both sides alike.
+ * One pair of every test, in counterbalanced order: pair k runs the candidate first when
+ * the Thue–Morse bit of k is 1 (AB, BA, BA, AB, BA, AB, AB, BA…). With the candidate always
+ * second, a machine that slows down over the gate makes every candidate look worse; in
+ * this order a linear drift cancels over each two pairs, a quadratic one over four.
  */
-export function schedule(o: Pick<RunOptions, 'repeats' | 'tests' | 'baseline' | 'candidate'>): ScheduledRun[] {
+export function pairRuns(o: Pick<RunOptions, 'tests' | 'baseline' | 'candidate'>, repeat: number): ScheduledRun[] {
   const runs: ScheduledRun[] = [];
-  for (let repeat = 0; repeat < o.repeats; repeat++) {
-    for (const test of o.tests) {
-      runs.push({ side: o.baseline, test, repeat }, { side: o.candidate, test, repeat });
-    }
+  for (const test of o.tests) {
+    const a: ScheduledRun = { side: o.baseline, test, repeat };
+    const b: ScheduledRun = { side: o.candidate, test, repeat };
+    runs.push(...(candidateFirst(repeat) ? [b, a] : [a, b]));
   }
   return runs;
+}
+
+/** The runs of the first `repeats` pairs (the minimum), in the order they run. */
+export function schedule(o: Pick<RunOptions, 'repeats' | 'tests' | 'baseline' | 'candidate'>): ScheduledRun[] {
+  const runs: ScheduledRun[] = [];
+  for (let repeat = 0; repeat < o.repeats; repeat++) runs.push(...pairRuns(o, repeat));
+  return runs;
+}
+
+/** How long a run may take at most: a bounded test's duration, an unbounded test's maxDuration. */
+export function plannedSeconds(run: ScheduledRun): number {
+  return run.test.type === 'bounded' ? run.test.duration : run.test.maxDuration;
 }
 
 /**

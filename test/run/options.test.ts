@@ -60,7 +60,7 @@ test('runs are interleaved baseline, candidate per test and repeat', async () =>
   const order = schedule(o).map((r) => `${r.repeat}:${r.test.name}:${r.side.role}`);
   assert.deepEqual(order, [
     '0:bounded:baseline', '0:bounded:candidate', '0:unbounded:baseline', '0:unbounded:candidate',
-    '1:bounded:baseline', '1:bounded:candidate', '1:unbounded:baseline', '1:unbounded:candidate',
+    '1:bounded:candidate', '1:bounded:baseline', '1:unbounded:candidate', '1:unbounded:baseline',
   ]);
   const only = await parseRunOptions([...base, '--tests', 'unbounded']);
   assert.deepEqual(schedule(only).map((r) => r.test.name), ['unbounded', 'unbounded']);
