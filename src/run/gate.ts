@@ -34,7 +34,7 @@ export async function runGate(o: RunOptions, io: CliIO): Promise<number> {
  * `repeats`; after each pair the sequential decision (the one `compare` replays) says
  * whether another pair is needed, up to `maxRepeats`.
  */
-export async function runGateOn(bench: GateBench, o: RunOptions, io: CliIO, progress = new Progress(io.out)): Promise<number> {
+export async function runGateOn(bench: GateBench, o: RunOptions, io: CliIO, progress = new Progress(io.out), now: () => number = Date.now): Promise<number> {
   // The noise model is checked before anything starts: a wrong one is bad input (exit 3).
   const setup = { ...(await compareSetup({ config: o.config, configFile: o.configFile })), minPairs: o.repeats, maxPairs: o.maxRepeats };
   const gateAbort = new AbortController();
@@ -43,7 +43,7 @@ export async function runGateOn(bench: GateBench, o: RunOptions, io: CliIO, prog
   await mkdir(logDir, { recursive: true });
   const resultsDir = join(o.outDir, 'results');
   await mkdir(resultsDir, { recursive: true });
-  const started = Date.now();
+  const started = now();
   const reusable = o.resume ? await resumable(resultsDir, o) : new Map<string, RunResult>();
   const results: { run: ScheduledRun; result: RunResult }[] = [];
   const fatal: string[] = [];
@@ -64,7 +64,7 @@ export async function runGateOn(bench: GateBench, o: RunOptions, io: CliIO, prog
           results.push({ run, result: prior });
           continue;
         }
-        const elapsed = (Date.now() - started) / 1000;
+        const elapsed = (now() - started) / 1000;
         if (o.jobBudgetSec !== undefined && elapsed + plannedSeconds(run) > o.jobBudgetSec) {
           budgetStop = `the job budget (${formatDuration(o.jobBudgetSec)}) would end during ${runId(run)} (up to ${formatDuration(plannedSeconds(run))} after ${formatDuration(elapsed)}); run again with --resume to continue`;
           break pairs;
@@ -133,7 +133,7 @@ export async function runGateOn(bench: GateBench, o: RunOptions, io: CliIO, prog
   // The report's copy of results/ holds the judged runs; a resume needs the rest too.
   for (const r of results) if (!judged.includes(r)) await writeResult(resultsDir, r.run, r.result);
   progress.end();
-  const minutes = ((Date.now() - started) / 60_000).toFixed(1);
+  const minutes = ((now() - started) / 60_000).toFixed(1);
   io.out(`verdict: ${verdict.verdict.toUpperCase()}: ${verdict.summary} (${minutes} min; ${verdict.decision.pairs} pair(s); report ${join(o.outDir, 'README.md')})`);
   if (budgetStop) io.out(`  job budget reached: ${budgetStop}. A resume (--resume, same --out) will continue.`);
   for (const p of verdict.problems) io.out(`  - ${p}`);

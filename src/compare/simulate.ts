@@ -1,0 +1,129 @@
+import type { GateConfig } from '../config/schema.ts';
+import type { NoiseModel } from '../noise/model.ts';
+import { gatingMetrics, type GatingMetric } from '../noise/profile.ts';
+import { decideGate, materialPctOf, type CheckInput, type DecisionSetup } from './decision.ts';
+import { RELATIVE_METRICS } from './metrics.ts';
+import { candidateFirst, gaussian, seededRandom } from './sequential.ts';
+
+/**
+ * `loadgate simulate`: synthetic run pairs with lognormal per-run noise at the noise
+ * model's σ, through decideGate (the function compareRuns calls), so the error rates and
+ * runs it prints are those of the gate itself.
+ */
+
+export interface SimulationCase {
+  label: string;
+  /** The metric the change is applied to ("test.metric"), or null for all unchanged. */
+  metric: string | null;
+  /** True change in the bad direction, %. */
+  changePct: number;
+  /** Per-run drift in the bad direction, % per run slot, on every relative metric. */
+  driftPct: number;
+  kind: 'none' | 'tolerance' | 'material' | 'beyond' | 'drift';
+}
+
+export interface SimulationRow extends SimulationCase {
+  pass: number;
+  fail: number;
+  inconclusive: number;
+  meanPairs: number;
+  maxPairs: number;
+}
+
+export interface SimulationOptions {
+  trials: number;
+  seed: number;
+  /** Run order within pairs: the gate's ABBA BAAB, or the old candidate-always-second. */
+  order?: 'abba' | 'ab';
+  /** Drift for the drift case, % per run. */
+  driftPct?: number;
+}
+
+export function simulationCases(config: GateConfig, driftPct: number): SimulationCase[] {
+  const relative = gatingMetrics(config).filter((g) => !g.rate);
+  const cases: SimulationCase[] = [{ label: 'no change', metric: null, changePct: 0, driftPct: 0, kind: 'none' }];
+  for (const [kind, factor] of [
+    ['tolerance', 0],
+    ['material', 1],
+    ['beyond', 1.5],
+  ] as const) {
+    for (const g of relative) {
+      const material = materialPctOf(config.tolerances, g.key);
+      const changePct = kind === 'tolerance' ? config.tolerances[g.key as 'apiAvg'].tolerancePct : material * factor;
+      cases.push({ label: `${kind === 'beyond' ? '1.5 × material' : kind}`, metric: `${g.test}.${g.key}`, changePct, driftPct: 0, kind });
+    }
+  }
+  cases.push({ label: `no change, drift ${driftPct}%/run`, metric: null, changePct: 0, driftPct, kind: 'drift' });
+  return cases;
+}
+
+/** One gate's checks with synthetic values for `pairs` pairs. */
+function syntheticInputs(metrics: readonly GatingMetric[], c: SimulationCase, setup: DecisionSetup, config: GateConfig, pairs: number, order: 'abba' | 'ab', random: () => number): CheckInput[] {
+  return metrics.map((g) => {
+    const label = RELATIVE_METRICS.find((m) => m.key === g.key)?.label ?? g.key;
+    const tol = config.tolerances[g.key as 'apiAvg'];
+    const base = { id: `${g.test}.${g.key}`, metric: label, test: g.test, unit: '', tolerancePct: tol.tolerancePct, worse: g.worse, gating: true };
+    const input: CheckInput = { base, key: g.key, materialPct: materialPctOf(config.tolerances, g.key), blockers: [] };
+    if (g.rate) {
+      // Healthy error and timeout rates: they pass at once, but count in the error budget.
+      const none = Array.from({ length: pairs }, () => ({ events: 0, requests: 10000 }));
+      return { ...input, rate: { baseline: none, candidate: none, ignoreBelowPct: 0.025 } };
+    }
+    const entry = setup.model.file?.entries.find((e) => e.test === g.test && e.metric === g.key);
+    const sd = entry?.sdLog ?? 0.02;
+    // Log changes in the bad direction: up for latencies, down for supported users.
+    const bad = (pct: number) => (g.worse === 'higher' ? Math.log1p(pct / 100) : Math.log1p(-pct / 100));
+    const effect = c.metric === base.id ? bad(c.changePct) : 0;
+    const drift = bad(c.driftPct);
+    const b: number[] = [];
+    const k: number[] = [];
+    for (let p = 0; p < pairs; p++) {
+      const candFirst = order === 'abba' && candidateFirst(p);
+      const slotB = 2 * p + (candFirst ? 1 : 0);
+      const slotC = 2 * p + (candFirst ? 0 : 1);
+      b.push(Math.exp(drift * slotB + sd * gaussian(random)));
+      k.push(Math.exp(effect + drift * slotC + sd * gaussian(random)));
+    }
+    return { ...input, relative: { baseline: b, candidate: k } };
+  });
+}
+
+export function simulate(config: GateConfig, model: NoiseModel, options: SimulationOptions): SimulationRow[] {
+  const setup: DecisionSetup = { model, tolerances: config.tolerances, minPairs: config.repeats, maxPairs: config.maxRepeats };
+  const metrics = gatingMetrics(config);
+  const random = seededRandom(options.seed);
+  return simulationCases(config, options.driftPct ?? 3).map((c) => {
+    const counts = { pass: 0, fail: 0, inconclusive: 0 };
+    let pairsSum = 0;
+    let pairsMax = 0;
+    for (let t = 0; t < options.trials; t++) {
+      const g = decideGate(syntheticInputs(metrics, c, setup, config, setup.maxPairs, options.order ?? 'abba', random), setup);
+      counts[g.gate.outcome === 'undecided' ? 'inconclusive' : g.gate.outcome]++;
+      pairsSum += g.gate.stopAt;
+      pairsMax = Math.max(pairsMax, g.gate.stopAt);
+    }
+    const pct = (n: number) => (100 * n) / options.trials;
+    return { ...c, pass: pct(counts.pass), fail: pct(counts.fail), inconclusive: pct(counts.inconclusive), meanPairs: pairsSum / options.trials, maxPairs: pairsMax };
+  });
+}
+
+/** The issue's goals, per row: which are met, and a line for each that is not. */
+export function goalShortfalls(rows: readonly SimulationRow[]): string[] {
+  const out: string[] = [];
+  for (const r of rows) {
+    const name = `${r.label}${r.metric ? ` on ${r.metric}` : ''}`;
+    if (r.kind === 'none' || r.kind === 'drift') {
+      if (r.fail > 1) out.push(`${name}: fail ${r.fail.toFixed(1)}% > 1%`);
+      if (r.pass < 95) out.push(`${name}: pass ${r.pass.toFixed(1)}% < 95%`);
+    }
+    if (r.kind === 'material') {
+      if (r.fail < 95) out.push(`${name}: fail ${r.fail.toFixed(1)}% < 95%`);
+      if (r.pass > 1) out.push(`${name}: pass ${r.pass.toFixed(1)}% > 1%`);
+    }
+    if (r.kind === 'none' || r.kind === 'material') {
+      if (r.inconclusive > 5) out.push(`${name}: inconclusive ${r.inconclusive.toFixed(1)}% > 5%`);
+      if (r.meanPairs > 2) out.push(`${name}: ${r.meanPairs.toFixed(2)} runs per side on average > 2`);
+    }
+  }
+  return out;
+}
