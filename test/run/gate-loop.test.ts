@@ -5,7 +5,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { GateBench } from '../../src/run/gate-bench.ts';
 import { runGateOn } from '../../src/run/gate.ts';
-import { parseRunOptions } from '../../src/run/options.ts';
+import { parseRunOptions, plannedSeconds, type ScheduledRun } from '../../src/run/options.ts';
+import { compareRuns } from '../../src/compare/compare.ts';
+import { compareSetup } from '../../src/compare/index.ts';
+import { verdictFileSchema, type VerdictFile } from '../../src/compare/verdict-schema.ts';
+import { loadGateConfig } from '../../src/config/load.ts';
+import { unbounded } from '../support/runs.ts';
 import { runResultSchema, type BenchFingerprint, type RunResult } from '../../src/results/schema.ts';
 
 /** The shared gate loop with a bench that fails: what every bench gets for free. */
@@ -63,6 +68,119 @@ test('a bench that cannot be set up: every run is a crashed result saying why, t
       assert.match(r.problems[0] ?? '', /app node set-up failed on 1 of 2 node\(s\)/);
     }
     assert.match(await readFile(join(out, 'README.md'), 'utf8'), /stopped: app node set-up failed/);
+  } finally {
+    await rm(out, { recursive: true, force: true });
+  }
+});
+
+/** A bench that "runs" instantly: supported users from a function, a fake clock advanced by each run's planned time. */
+class FakeBench implements GateBench {
+  readonly system = 'synapse' as const;
+  order: string[] = [];
+  clock = 0;
+  tornDown = 0;
+  constructor(private readonly users: (role: 'baseline' | 'candidate', repeat: number) => number) {}
+  expandHealthQuery(q: string): string {
+    return q;
+  }
+  handleSignals(): void {}
+  async setUp(): Promise<void> {}
+  fingerprint(): BenchFingerprint {
+    return { kind: 'local', versions: {} };
+  }
+  async execute(run: ScheduledRun): Promise<RunResult> {
+    this.order.push(`${run.repeat}:${run.side.role}`);
+    this.clock += plannedSeconds(run) * 1000;
+    return unbounded(run.side.label, this.users(run.side.role, run.repeat), run.repeat);
+  }
+  stopReason(): string | undefined {
+    return undefined;
+  }
+  async tearDown(): Promise<string[]> {
+    this.tornDown++;
+    return [];
+  }
+  tornDownMessage(): string {
+    return 'torn down';
+  }
+  notes(): string[] {
+    return [];
+  }
+}
+
+async function gate(bench: FakeBench, extra: string[], out: string): Promise<{ code: number; lines: string[]; verdict: VerdictFile }> {
+  const o = await parseRunOptions(['--config', 'examples/local-synapse.yml', '--baseline', '1.162.0', '--candidate', '1.163.2', '--out', out, '--tests', 'unbounded', ...extra]);
+  const lines: string[] = [];
+  const code = await runGateOn(bench, o, { out: (l) => lines.push(l), err: (l) => lines.push(l) }, undefined, () => bench.clock);
+  const verdict = verdictFileSchema.parse(JSON.parse(await readFile(join(out, 'verdict.json'), 'utf8')));
+  return { code, lines, verdict };
+}
+
+test('the loop adds pairs in ABBA order only while undecided: an unchanged release passes once the evidence is in, and compare replays the same verdict', async () => {
+  const out = await mkdtemp(join(tmpdir(), 'lg-gate-'));
+  try {
+    const bench = new FakeBench(() => 200);
+    const { code, verdict, lines } = await gate(bench, ['--max-repeats', '6'], out);
+    assert.equal(code, 0, lines.join('\n'));
+    assert.equal(verdict.next, 'stop');
+    // Pair 1 alone cannot pass at the local noise; pair 2 runs the candidate first.
+    assert.deepEqual(bench.order, ['0:baseline', '0:candidate', '1:candidate', '1:baseline']);
+    assert.equal(verdict.decision.pairs, 2);
+    const files = (await readdir(join(out, 'results'))).filter((f) => f.endsWith('.json')).sort();
+    const runs = await Promise.all(files.map(async (f) => runResultSchema.parse(JSON.parse(await readFile(join(out, 'results', f), 'utf8')))));
+    const config = await loadGateConfig('examples/local-synapse.yml');
+    const again = compareRuns(runs.filter((r) => r.target.version === '1.162.0'), runs.filter((r) => r.target.version === '1.163.2'), config.tolerances, {
+      ...(await compareSetup({ config, configFile: 'examples/local-synapse.yml' })),
+      maxPairs: 6,
+    });
+    assert.equal(again.verdict.verdict, verdict.verdict);
+    assert.equal(again.verdict.next, verdict.next);
+    assert.equal(again.verdict.decision.stopReason, verdict.decision.stopReason);
+  } finally {
+    await rm(out, { recursive: true, force: true });
+  }
+});
+
+test('a clear loss fails after the first pair: no further pair is run', async () => {
+  const out = await mkdtemp(join(tmpdir(), 'lg-gate-'));
+  try {
+    const bench = new FakeBench((role) => (role === 'candidate' ? 160 : 200));
+    const { code, verdict } = await gate(bench, [], out);
+    assert.equal(code, 1);
+    assert.equal(bench.order.length, 2);
+    assert.match(verdict.decision.stopReason, /Supported users \(unbounded\) crossed the fail bound after 1 pair/);
+  } finally {
+    await rm(out, { recursive: true, force: true });
+  }
+});
+
+test('--job-budget stops before a run that would overrun it (next: repeat, exit 2), and --resume continues from the saved results', async () => {
+  const out = await mkdtemp(join(tmpdir(), 'lg-gate-'));
+  try {
+    // 6 min per unbounded run: 20 min fit the first pair and one run of the second.
+    const first = new FakeBench(() => 200);
+    const stopped = await gate(first, ['--job-budget', '20m', '--max-repeats', '6'], out);
+    assert.equal(stopped.code, 2);
+    assert.equal(stopped.verdict.next, 'repeat');
+    assert.equal(stopped.verdict.verdict, 'inconclusive');
+    assert.equal(stopped.verdict.decision.pairs, 1, 'the half-done pair is not judged');
+    assert.ok(stopped.lines.some((l) => /job budget reached: .*A resume \(--resume, same --out\) will continue/.test(l)), stopped.lines.join('\n'));
+    assert.deepEqual(first.order, ['0:baseline', '0:candidate', '1:candidate']);
+
+    const second = new FakeBench(() => 200);
+    const resumed = await gate(second, ['--resume', '--max-repeats', '6'], out);
+    assert.equal(resumed.code, 0, resumed.lines.join('\n'));
+    assert.deepEqual(second.order, ['1:baseline'], 'only the missing run is executed');
+    assert.equal(resumed.verdict.decision.pairs, 2);
+  } finally {
+    await rm(out, { recursive: true, force: true });
+  }
+});
+
+test('--job-budget too short for any run is bad input, naming the flag', async () => {
+  const out = await mkdtemp(join(tmpdir(), 'lg-gate-'));
+  try {
+    await assert.rejects(gate(new FakeBench(() => 200), ['--job-budget', '5m'], out), /--job-budget: .*raise --job-budget/);
   } finally {
     await rm(out, { recursive: true, force: true });
   }

@@ -1,0 +1,135 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  candidateFirst,
+  gateWalk,
+  logLikelihoodRatio,
+  materialLog,
+  morePairs,
+  rateEvidence,
+  relativeEvidence,
+  sprtPath,
+  sprtRule,
+} from '../../src/compare/sequential.ts';
+import { normalQuantile } from '../../src/compare/stats.ts';
+import { assumedSdLog } from '../../src/noise/profile.ts';
+import { tolerancesSchema } from '../../src/config/schema.ts';
+
+const close = (actual: number, expected: number, tol: number) => assert.ok(Math.abs(actual - expected) <= tol, `expected ${expected} ± ${tol}, got ${actual}`);
+
+// Independent values: scipy 1.17.1 / numpy, computed once (python3, 2026-11-24).
+test("Wald's bounds with the 1 % budget split over 11 gating checks", () => {
+  const rule = sprtRule(11);
+  close(rule.alpha, 0.01 / 11, 1e-15);
+  close(rule.upper, 6.9930151229329605, 1e-12); // numpy.log(0.99 / (0.01 / 11))
+  close(rule.lower, -4.6042606816052505, 1e-12); // numpy.log(0.01 / (1 - 0.01 / 11))
+  close(sprtRule(1).upper, 4.59511985013459, 1e-12); // numpy.log(0.99 / 0.01)
+});
+
+test('the normal log likelihood ratio equals the difference of the two normal log densities', () => {
+  // scipy.stats.norm.logpdf(0.07, m, sqrt(V)) - scipy.stats.norm.logpdf(0.07, 0, sqrt(V)), m = -log(0.9), V = 2·0.03²
+  close(logLikelihoodRatio({ bad: 0.07, variance: 2 * 0.03 ** 2 }, -Math.log(0.9)), 1.013787203447951, 1e-12);
+});
+
+test('normal quantiles at the points the gate uses (scipy.stats.norm.ppf)', () => {
+  close(normalQuantile(0.975), 1.959963984540054, 1e-8);
+  close(normalQuantile(0.995), 2.5758293035489004, 1e-8);
+  close(normalQuantile(0.999), 3.090232306167813, 1e-8);
+  close(normalQuantile(0.9), 1.2815515655446004, 1e-8);
+  close(normalQuantile(0.01 / 11 / 10), -3.743024930542592, 1e-8);
+});
+
+test('the assumed noise: the seeds\' ±5 % read as the 95 % band of a two-run difference', () => {
+  // numpy.log(1.05) / (scipy.stats.norm.ppf(0.975) * sqrt(2))
+  close(assumedSdLog(tolerancesSchema.parse({}), 'supportedUsers'), 0.01760229076224909, 1e-12);
+});
+
+test('rates: Λ is the exact binomial likelihood ratio of the candidate\'s share of events', () => {
+  const m = Math.log(1.5);
+  // scipy.stats.binom.logpmf(40, 40, p1) - logpmf(40, 40, p0), p0 = 25000/45000, p1 = 1.5·25000/(1.5·25000 + 20000)
+  const fromZero = rateEvidence([{ events: 0, requests: 20000 }], [{ events: 40, requests: 25000 }], 0.025, 0, m);
+  close(fromZero[0]!.llr!, 6.413706003007174, 1e-9);
+  // 5000 vs 5600 events per 1e6 requests: scipy gives -94.71703852490327 before overdispersion
+  const many = rateEvidence([{ events: 5000, requests: 1e6 }], [{ events: 5600, requests: 1e6 }], 0.025, 0, m);
+  close(many[0]!.llr!, -94.71703852490327, 1e-8);
+  // With a model spread above counting noise, the same evidence weighs less (quasi-Poisson φ).
+  const noisy = rateEvidence([{ events: 5000, requests: 1e6 }], [{ events: 5600, requests: 1e6 }], 0.025, 0.1, m);
+  close(noisy[0]!.llr!, -94.71703852490327 / ((2 * 0.01) / (1 / 5000 + 1 / 5600)), 1e-8);
+});
+
+test('a healthy rate on both sides passes at once; above the healthy level on one side it is judged', () => {
+  const m = Math.log(1.5);
+  assert.equal(sprtPath(rateEvidence([{ events: 1, requests: 1e6 }], [{ events: 20, requests: 1e6 }], 0.025, 0, m), m, sprtRule(1)).outcome, 'pass');
+  assert.equal(sprtPath(rateEvidence([{ events: 0, requests: 20000 }], [{ events: 200, requests: 20000 }], 0.025, 0, m), m, sprtRule(11)).outcome, 'fail');
+});
+
+/** The badness (log) at which one pair's Λ is exactly `target`. */
+const badAt = (target: number, m: number, variance: number) => m / 2 + (target * variance) / m;
+
+test('either side of the fail bound: just below is undecided, just above fails; with one gating check fewer it would already fail', () => {
+  const sigma = 0.0326;
+  const m = materialLog(10, 'lower');
+  const v = 2 * sigma * sigma;
+  const rule = sprtRule(11);
+  const at = badAt(rule.upper, m, v);
+  const users = (bad: number) => sprtPath(relativeEvidence([100], [100 * Math.exp(-bad)], 'lower', sigma), m, rule);
+  assert.equal(users(at - 1e-6).outcome, 'undecided');
+  assert.equal(users(at + 1e-6).outcome, 'fail');
+  // Loosening the split (10 checks) moves the bound: the same evidence fails.
+  assert.equal(sprtPath(relativeEvidence([100], [100 * Math.exp(-(at - 1e-4))], 'lower', sigma), m, sprtRule(10)).outcome, 'fail');
+});
+
+test('either side of the pass bound: just above is undecided, just below passes', () => {
+  const sigma = 0.0326;
+  const m = materialLog(10, 'lower');
+  const rule = sprtRule(11);
+  // Two pairs: mean badness with variance σ²(1/2 + 1/2).
+  const v = sigma * sigma;
+  const at = badAt(rule.lower, m, v);
+  const path = (bad: number) => sprtPath(relativeEvidence([100, 100], [100 * Math.exp(-bad), 100 * Math.exp(-bad)], 'lower', sigma), m, rule);
+  assert.equal(path(at + 1e-6).outcome, 'undecided');
+  const passed = path(at - 1e-6);
+  assert.equal(passed.outcome, 'pass');
+  assert.equal(passed.decidedAt, 2);
+});
+
+test('a decided check stays decided: a later pair that would undo it is not read', () => {
+  const sigma = 0.02;
+  const m = materialLog(10, 'lower');
+  const rule = sprtRule(1);
+  const path = sprtPath(relativeEvidence([100, 100, 100], [80, 120, 120], 'lower', sigma), m, rule);
+  assert.equal(path.outcome, 'fail');
+  assert.equal(path.decidedAt, 1);
+  assert.equal(path.llr.length, 1);
+});
+
+test('the gate fails at the first failing check, passes only when all passed, and never stops before the minimum pairs', () => {
+  const pass = { outcome: 'pass' as const, decidedAt: 1, llr: [-9] };
+  const failAt2 = { outcome: 'fail' as const, decidedAt: 2, llr: [0, 9] };
+  const open = { outcome: 'undecided' as const, decidedAt: null, llr: [0, 0, 0] };
+  assert.deepEqual(gateWalk([pass, failAt2], 3, 1), { outcome: 'fail', stopAt: 2 });
+  assert.deepEqual(gateWalk([pass, open], 3, 1), { outcome: 'undecided', stopAt: 3 });
+  assert.deepEqual(gateWalk([pass], 3, 1), { outcome: 'pass', stopAt: 1 });
+  assert.deepEqual(gateWalk([pass], 3, 2), { outcome: 'pass', stopAt: 2 });
+  assert.deepEqual(gateWalk([pass], 1, 2), { outcome: 'undecided', stopAt: 1 });
+});
+
+test('unequal counts: the difference of the means, with variance σ²(1/n_b + 1/n_c)', () => {
+  const e = relativeEvidence([100, 110], [100], 'higher', 0.05);
+  close(e[1]!.bad, -(Math.log(100) + Math.log(110)) / 2 + Math.log(100), 1e-12);
+  close(e[1]!.variance, 0.05 ** 2 * (1 / 2 + 1), 1e-15);
+});
+
+test('the counterbalanced order is Thue–Morse: AB, BA, BA, AB, BA, AB, AB, BA', () => {
+  assert.deepEqual([0, 1, 2, 3, 4, 5, 6, 7].map((k) => (candidateFirst(k) ? 'BA' : 'AB')), ['AB', 'BA', 'BA', 'AB', 'BA', 'AB', 'AB', 'BA']);
+});
+
+test('more pairs: at the midpoint Wald\'s (A−Λ)(Λ−B)/s², and fewer when the drift points at a bound', () => {
+  const rule = sprtRule(1);
+  const m = 0.1;
+  const perPair = 0.002;
+  const mid = morePairs({ bad: m / 2, variance: perPair }, 0, perPair, m, rule);
+  assert.equal(mid, Math.ceil((rule.upper * -rule.lower) / ((m * m) / perPair)));
+  const drifting = morePairs({ bad: m, variance: perPair }, 0, perPair, m, rule);
+  assert.ok(drifting < mid, `${drifting} < ${mid}`);
+});

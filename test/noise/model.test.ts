@@ -1,0 +1,50 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadGateConfig } from '../../src/config/load.ts';
+import { loadNoiseModel } from '../../src/noise/model.ts';
+import { InputError } from '../../src/util/errors.ts';
+import { noiseModels } from '../../scripts/make-noise-models.ts';
+
+test('the shipped noise models are what the script derives from the recorded runs (npm run noise-models)', async () => {
+  for (const [path, model] of Object.entries(await noiseModels())) {
+    assert.deepEqual(JSON.parse(await readFile(path, 'utf8')), model, `${path} is stale: run npm run noise-models`);
+  }
+});
+
+test('the local model is measured (6 A/A runs, 2026-11-23) and the AWS one assumed at ~1.76 % per run', async () => {
+  const local = await loadNoiseModel('noise/local-synapse.json', await loadGateConfig('examples/local-synapse.yml'));
+  assert.equal(local.kind, 'measured');
+  assert.equal(local.measuredAt, '2026-11-23');
+  const users = local.file!.entries.find((e) => e.metric === 'supportedUsers')!;
+  assert.equal(users.runs, 6);
+  assert.ok(Math.abs(users.sdLog - 0.0326) < 0.0001, String(users.sdLog));
+  const aws = await loadNoiseModel('noise/aws-mattermost.json', await loadGateConfig('examples/aws-mattermost.yml'));
+  assert.equal(aws.kind, 'assumed');
+  assert.ok(Math.abs(aws.file!.entries.find((e) => e.metric === 'supportedUsers')!.sdLog - 0.0176) < 0.0001);
+});
+
+test('a model of another profile, metric set, test shape or schema version is bad input naming the mismatch', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'lg-noise-'));
+  try {
+    const config = await loadGateConfig('examples/local-synapse.yml');
+    const good = JSON.parse(await readFile('noise/local-synapse.json', 'utf8'));
+    const cases: Array<[string, unknown, RegExp]> = [
+      ['profile', { ...good, profile: { ...good.profile, name: 'other' } }, /noise model is for profile "other", the config is "synapse-local"/],
+      ['metrics', { ...good, profile: { ...good.profile, metrics: good.profile.metrics.slice(1) } }, /gating metric set differs .*not in the model: bounded\.apiAvg/],
+      ['shape', { ...good, profile: { ...good.profile, hash: '0000000000000000' } }, /measured with other test shapes/],
+      ['version', { ...good, schemaVersion: 2 }, /schemaVersion is 2, this loadgate reads 1/],
+      ['field', { ...good, entries: [{ ...good.entries[0], sdLog: -1 }] }, /entries\[0\]\.sdLog/],
+    ];
+    for (const [name, data, message] of cases) {
+      const file = join(dir, `${name}.json`);
+      await writeFile(file, JSON.stringify(data));
+      await assert.rejects(loadNoiseModel(file, config), (e: unknown) => e instanceof InputError && message.test(e.message), name);
+    }
+    await assert.rejects(loadNoiseModel(join(dir, 'missing.json'), config), /cannot read .* run loadgate calibrate/);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
