@@ -15,6 +15,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandMod
   publish: { summary: 'Post the check run and open or update the report pull request', load: () => import('./commands/publish.ts') },
   'scan-report': { summary: 'Refuse a report that holds a secret, before it is uploaded', load: () => import('./commands/scan-report.ts') },
   janitor: { summary: 'Destroy AWS benches whose ExpiresAt tag has passed', load: () => import('./commands/janitor.ts') },
+  calibrate: { summary: "Measure the bench's noise (same version on both sides) into a noise model", load: () => import('./commands/calibrate.ts') },
   simulate: { summary: "Monte Carlo of the gate's decision at its noise model: error rates and runs", load: () => import('./commands/simulate.ts') },
   'grafana-snapshot': { summary: 'Upload the dashboard and create a snapshot per test', load: () => import('./commands/grafana-snapshot.ts') },
 };

@@ -8,6 +8,8 @@ import { compareRuns, type CompareSetup } from '../compare/compare.ts';
 import { parseRunResult } from '../results/load.ts';
 import { formatDuration } from '../util/duration.ts';
 import { InputError } from '../util/errors.ts';
+import { noiseModelPath } from '../noise/model.ts';
+import { emptyModel, poolRuns } from '../noise/pool.ts';
 import { EXIT_CODES, type VerdictFile } from '../compare/verdict-schema.ts';
 import { runResultSchema, RUN_RESULT_SCHEMA_VERSION, type BenchFingerprint, type RunResult } from '../results/schema.ts';
 import { expandQuery } from '../metrics/synapse-queries.ts';
@@ -130,6 +132,7 @@ export async function runGateOn(bench: GateBench, o: RunOptions, io: CliIO, prog
     outDir: o.outDir,
     notes,
   });
+  await writeNoiseModel(o, setup, judged);
   // The report's copy of results/ holds the judged runs; a resume needs the rest too.
   for (const r of results) if (!judged.includes(r)) await writeResult(resultsDir, r.run, r.result);
   progress.end();
@@ -138,6 +141,23 @@ export async function runGateOn(bench: GateBench, o: RunOptions, io: CliIO, prog
   if (budgetStop) io.out(`  job budget reached: ${budgetStop}. A resume (--resume, same --out) will continue.`);
   for (const p of verdict.problems) io.out(`  - ${p}`);
   return EXIT_CODES[verdict.verdict];
+}
+
+/**
+ * The noise model pooled with this gate's within-version spread, at <out>/noise-model.json
+ * (and over the config's model with --update-noise-model). calibrate starts afresh.
+ */
+async function writeNoiseModel(o: RunOptions, setup: CompareSetup, judged: readonly { run: ScheduledRun; result: RunResult }[]): Promise<string | undefined> {
+  const base = o.calibrate || !setup.model?.file ? emptyModel(o.config) : setup.model.file;
+  const side = (role: string) => judged.filter((r) => r.run.side.role === role).map((r) => r.result);
+  const pooled = poolRuns(base, o.config, { baseline: side('baseline'), candidate: side('candidate') });
+  if (!pooled) return undefined;
+  const text = `${JSON.stringify(pooled, null, 2)}\n`;
+  const out = join(o.outDir, 'noise-model.json');
+  await writeFile(out, text);
+  const inPlace = noiseModelPath(o.config, o.configFile);
+  if (o.updateNoiseModel && inPlace) await writeFile(inPlace, text);
+  return out;
 }
 
 /** Pairs whose every run has a result (a budget stop can leave one half done). */

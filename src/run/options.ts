@@ -41,6 +41,8 @@ Options:
   --max-repeats <n>        Most pairs while undecided (default: the config's maxRepeats)
   --resume                 Reuse the completed, valid results already in <out>/results
                            for the runs scheduled (crashed or not-run ones are re-run)
+  --update-noise-model     Also write the noise model pooled with this gate's spread
+                           over the config's noiseModel file (always: <out>/noise-model.json)
   --job-budget <duration>  Start no run that would end after this long (e.g. 5h30m);
                            the gate then stops with next "repeat" (exit 2) for a resume
   --tests <a,b>            Only these tests (by name)
@@ -67,6 +69,7 @@ const FLAG_OPTIONS = {
   repeats: { type: 'string' },
   'max-repeats': { type: 'string' },
   resume: { type: 'boolean' },
+  'update-noise-model': { type: 'boolean' },
   'job-budget': { type: 'string' },
   tests: { type: 'string' },
   'baseline-set': { type: 'string', multiple: true },
@@ -96,6 +99,7 @@ const flagsSchema = z.strictObject({
     .refine((n) => n >= 1 && n <= 20, 'expected 1 to 20')
     .optional(),
   resume: z.boolean().default(false),
+  'update-noise-model': z.boolean().default(false),
   'job-budget': durationSchema.refine((s) => s > 0, 'expected a duration above 0, e.g. 5h30m').optional(),
   tests: z.string().optional(),
   'baseline-set': z.array(z.string()).default([]),
@@ -145,6 +149,10 @@ export interface RunOptions {
   maxRepeats: number;
   /** Reuse completed results already in <out>/results. */
   resume: boolean;
+  /** Write the pooled noise model over the config's noiseModel file too. */
+  updateNoiseModel: boolean;
+  /** calibrate: the model is measured afresh from these runs, not pooled into the config's. */
+  calibrate?: boolean;
   /** Start no run that would end later than this many seconds after the gate started. */
   jobBudgetSec?: number;
   tests: TestSpec[];
@@ -232,6 +240,7 @@ async function parseAwsRunOptions(flags: Flags, config: GateConfig, cwd: string)
 function sharedOptions(flags: Flags, config: GateConfig, cwd: string, baseline: Side, candidate: Side): Omit<RunOptions, 'datasetVersion' | 'aws'> {
   const repeats = flags.repeats ?? config.repeats;
   const maxRepeats = Math.max(flags['max-repeats'] ?? config.maxRepeats, flags.repeats ?? 1);
+  if (flags['update-noise-model'] && !config.noiseModel) throw new InputError(`--update-noise-model: ${flags.config} has no noiseModel to update; add noiseModel: <file> to it (the pooled model is always written to <out>/noise-model.json)`);
   if (maxRepeats < repeats) throw new InputError(`--max-repeats: ${maxRepeats} is below the minimum of ${repeats} pairs (--repeats or the config's repeats)`);
   return {
     configFile: flags.config,
@@ -241,6 +250,7 @@ function sharedOptions(flags: Flags, config: GateConfig, cwd: string, baseline: 
     repeats,
     maxRepeats,
     resume: flags.resume,
+    updateNoiseModel: flags['update-noise-model'],
     ...(flags['job-budget'] !== undefined ? { jobBudgetSec: flags['job-budget'] } : {}),
     tests: selectTests(config, flags.tests, flags.config),
     baseline,

@@ -11,6 +11,7 @@ import { compareSetup } from '../../src/compare/index.ts';
 import { verdictFileSchema, type VerdictFile } from '../../src/compare/verdict-schema.ts';
 import { loadGateConfig } from '../../src/config/load.ts';
 import { unbounded } from '../support/runs.ts';
+import { noiseModelFileSchema } from '../../src/noise/schema.ts';
 import { runResultSchema, type BenchFingerprint, type RunResult } from '../../src/results/schema.ts';
 
 /** The shared gate loop with a bench that fails: what every bench gets for free. */
@@ -181,6 +182,25 @@ test('--job-budget too short for any run is bad input, naming the flag', async (
   const out = await mkdtemp(join(tmpdir(), 'lg-gate-'));
   try {
     await assert.rejects(gate(new FakeBench(() => 200), ['--job-budget', '5m'], out), /--job-budget: .*raise --job-budget/);
+  } finally {
+    await rm(out, { recursive: true, force: true });
+  }
+});
+
+test('calibrate runs every pair (no early stop) and writes the measured model to <out>/noise-model.json', async () => {
+  const out = await mkdtemp(join(tmpdir(), 'lg-gate-'));
+  try {
+    const values = [100, 100, 110, 105, 90, 95];
+    const bench = new FakeBench((role, repeat) => values[2 * repeat + (role === 'baseline' ? 0 : 1)]!);
+    const o = await parseRunOptions(['--config', 'examples/local-synapse.yml', '--baseline', '1.162.0', '--candidate', '1.162.0', '--out', out, '--tests', 'unbounded', '--repeats', '3', '--max-repeats', '3']);
+    await runGateOn(bench, { ...o, calibrate: true }, { out: () => {}, err: () => {} }, undefined, () => bench.clock);
+    assert.equal(bench.order.length, 6);
+    const model = noiseModelFileSchema.parse(JSON.parse(await readFile(join(out, 'noise-model.json'), 'utf8')));
+    const users = model.entries.find((e) => e.metric === 'supportedUsers')!;
+    assert.equal(users.kind, 'measured');
+    assert.equal(users.df, 4);
+    // numpy: sqrt((ss of ln[100,110,90] + ss of ln[100,105,95]) / 4)
+    assert.ok(Math.abs(users.sdLog - 0.07931) < 1e-5, String(users.sdLog));
   } finally {
     await rm(out, { recursive: true, force: true });
   }

@@ -1,0 +1,93 @@
+import { RELATIVE_METRICS } from '../compare/metrics.ts';
+import type { GateConfig } from '../config/schema.ts';
+import type { RunResult } from '../results/schema.ts';
+import { assumedSdLog, gatingMetrics, noiseProfile } from './profile.ts';
+import { NOISE_MODEL_SCHEMA_VERSION, type NoiseEntry, type NoiseModelFile } from './schema.ts';
+
+/**
+ * Pools the within-version spread of a gate's runs into a noise model, so the model
+ * improves with use. Per gating relative metric and side, the sum of squares of ln(value)
+ * around that side's mean (n − 1 degrees of freedom), added to the model's own
+ * df·sd². Rates are left alone: their noise is mostly counting noise, computed per run.
+ * A stopped sequential gate is not a random sample of its noise (it stops early on
+ * extreme pairs), so the model should come from `loadgate calibrate` first; pooling only
+ * refines it.
+ */
+
+/** A model of the config's profile with every entry assumed from its tolerances (df 0). */
+export function emptyModel(config: GateConfig): NoiseModelFile {
+  return {
+    schemaVersion: NOISE_MODEL_SCHEMA_VERSION,
+    profile: noiseProfile(config),
+    entries: gatingMetrics(config).map((g) => ({
+      test: g.test,
+      metric: g.key,
+      sdLog: assumedSdLog(config.tolerances, g.key),
+      runs: 0,
+      df: 0,
+      kind: 'assumed' as const,
+      versions: [],
+      source: 'assumed from the tolerances (noiseFloorPct as the ±95 % band of a two-run difference)',
+    })),
+  };
+}
+
+interface Spread {
+  ss: number;
+  df: number;
+  runs: number;
+  versions: Set<string>;
+}
+
+/** Each side's spread around its own mean (an A/A calibration has two sides of one version). */
+function spreadOf(sides: readonly (readonly RunResult[])[], test: string, key: string): Spread {
+  const metric = RELATIVE_METRICS.find((m) => m.key === key);
+  const out: Spread = { ss: 0, df: 0, runs: 0, versions: new Set() };
+  if (!metric) return out;
+  for (const runs of sides) {
+    const judged = runs.filter((r) => r.test.name === test && r.status === 'completed' && !r.problems.length);
+    const logs = judged.map(metric.extract).filter((v): v is number => v !== undefined && v > 0).map(Math.log);
+    if (logs.length < 2) continue;
+    const mean = logs.reduce((x, y) => x + y, 0) / logs.length;
+    out.ss += logs.reduce((acc, x) => acc + (x - mean) ** 2, 0);
+    out.df += logs.length - 1;
+    out.runs += logs.length;
+    for (const r of judged) out.versions.add(r.target.version);
+  }
+  return out;
+}
+
+/**
+ * The model with the runs' spread pooled in. `sides` are the baseline and candidate
+ * runs (kept apart: each side's spread is around its own mean). Returns null when no
+ * metric had two runs on a side.
+ */
+export function poolRuns(model: NoiseModelFile, config: GateConfig, sides: { baseline: readonly RunResult[]; candidate: readonly RunResult[] }): NoiseModelFile | null {
+  const runs = [...sides.baseline, ...sides.candidate];
+  const dates = runs.map((r) => r.finishedAt.slice(0, 10)).sort();
+  const measuredAt = dates[dates.length - 1];
+  let changed = false;
+  const entries: NoiseEntry[] = model.entries.map((e) => {
+    const s = spreadOf([sides.baseline, sides.candidate], e.test, e.metric);
+    if (!s.df) return e;
+    const df = e.df + s.df;
+    // An assumption counts for nothing once two degrees of freedom are measured.
+    if (e.kind === 'assumed' && s.df < 2) return e;
+    changed = true;
+    const prior = e.kind === 'measured' ? e.df * e.sdLog ** 2 : 0;
+    const priorDf = e.kind === 'measured' ? e.df : 0;
+    const versions = [...new Set([...(e.kind === 'measured' ? e.versions : []), ...s.versions])].sort();
+    return {
+      ...e,
+      sdLog: Math.round(Math.sqrt((prior + s.ss) / (priorDf + s.df)) * 1e5) / 1e5,
+      runs: (e.kind === 'measured' ? e.runs : 0) + s.runs,
+      df: e.kind === 'measured' ? df : s.df,
+      kind: 'measured',
+      versions,
+      ...(measuredAt ? { measuredAt } : {}),
+      source: e.kind === 'measured' ? `${e.source}; pooled with ${s.runs} runs (${s.df} df) of ${versions.join(', ')}` : `within-version spread of ${s.runs} runs (${s.df} df) of ${versions.join(', ')}`,
+    };
+  });
+  if (!changed) return null;
+  return { ...model, profile: noiseProfile(config), ...(measuredAt ? { updatedAt: measuredAt } : {}), entries };
+}
