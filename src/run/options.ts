@@ -50,6 +50,10 @@ Options:
   --candidate-set <k=v>    or the candidate only: dotted key, YAML scalar value,
                            e.g. --candidate-set caches.global_factor=0.05 (Synapse) or
                            --candidate-set ServiceSettings.EnableLinkPreviews=false (Mattermost)
+  --baseline-cpu-quota <f>, --candidate-cpu-quota <f>
+                           Local bench: limit that side's target (Synapse) to this
+                           fraction of the target cores with a cgroup CPU quota (v1 or
+                           v2; needs root), e.g. 0.88 for a known ~12 % capacity loss
   --keep                   Keep the bench data dirs (databases, Prometheus TSDB)
   --cache-dir <dir>        Cache for Synapse venvs, k6 and datasets
                            (default: $LOADGATE_CACHE_DIR, else ~/.cache/loadgate)
@@ -74,12 +78,20 @@ const FLAG_OPTIONS = {
   tests: { type: 'string' },
   'baseline-set': { type: 'string', multiple: true },
   'candidate-set': { type: 'string', multiple: true },
+  'baseline-cpu-quota': { type: 'string' },
+  'candidate-cpu-quota': { type: 'string' },
   keep: { type: 'boolean' },
   'cache-dir': { type: 'string' },
   'bench-file': { type: 'string' },
   'users-file': { type: 'string' },
   snapshots: { type: 'string' },
 } as const;
+
+const cpuQuotaSchema = z
+  .string()
+  .regex(/^(0?\.\d+|1(\.0+)?)$/, 'expected a fraction of the target cores such as 0.88')
+  .transform(Number)
+  .refine((f) => f > 0 && f <= 1, 'expected a fraction above 0 and at most 1');
 
 const flagsSchema = z.strictObject({
   config: z.string({ error: 'required: the gate config file' }).min(1),
@@ -104,6 +116,8 @@ const flagsSchema = z.strictObject({
   tests: z.string().optional(),
   'baseline-set': z.array(z.string()).default([]),
   'candidate-set': z.array(z.string()).default([]),
+  'baseline-cpu-quota': cpuQuotaSchema.optional(),
+  'candidate-cpu-quota': cpuQuotaSchema.optional(),
   keep: z.boolean().default(false),
   'cache-dir': z.string().min(1).optional(),
   'bench-file': z.string().min(1).optional(),
@@ -129,6 +143,8 @@ export interface Side {
   releaseUrl?: string;
   /** Mattermost: this side's config.json patch (checked by config-patch.ts). */
   configPatch?: Record<string, unknown>;
+  /** Local bench: the target's CPU quota as a fraction of the target cores. */
+  cpuQuota?: number;
 }
 
 /** What the AWS bench needs beyond the gate config. */
@@ -185,7 +201,8 @@ export async function parseRunOptions(argv: string[], cwd = process.cwd()): Prom
   const side = (role: 'baseline' | 'candidate', label: string, sets: string[]): Side => {
     const version = toPipVersion(label, config.target.versionPattern, `--${role}`);
     const sideOverrides = sets.map((s) => parseOverride(s, `--${role}-set`));
-    return { role, label, version, overrides: [...base, ...sideOverrides], sideOverrides };
+    const cpuQuota = flags[`${role}-cpu-quota`];
+    return { role, label, version, overrides: [...base, ...sideOverrides], sideOverrides, ...(cpuQuota !== undefined ? { cpuQuota } : {}) };
   };
   const baseline = side('baseline', flags.baseline, flags['baseline-set']);
   const candidate = side('candidate', flags.candidate, flags['candidate-set']);
@@ -201,6 +218,9 @@ type Flags = z.output<typeof flagsSchema>;
 async function parseAwsRunOptions(flags: Flags, config: GateConfig, cwd: string): Promise<RunOptions> {
   if (config.target.system !== 'mattermost') {
     throw new InputError(`${flags.config}: bench.kind is "aws" but target.system is "${config.target.system}"; the AWS bench runs Mattermost (target.system: mattermost), Synapse runs on the local bench`);
+  }
+  for (const flag of ['baseline-cpu-quota', 'candidate-cpu-quota'] as const) {
+    if (flags[flag] !== undefined) throw new InputError(`--${flag}: only the local bench can set a CPU quota (cgroups on this machine); on AWS, choose a smaller instance type for that side instead`);
   }
   if (!flags['bench-file']) {
     throw new InputError(`--bench-file: required on the AWS bench: the description provision wrote (terraform output -json | loadgate tf-outputs -)`);
@@ -239,7 +259,8 @@ async function parseAwsRunOptions(flags: Flags, config: GateConfig, cwd: string)
 /** What every bench takes from the flags the same way; each adds its own dataset version. */
 function sharedOptions(flags: Flags, config: GateConfig, cwd: string, baseline: Side, candidate: Side): Omit<RunOptions, 'datasetVersion' | 'aws'> {
   const repeats = flags.repeats ?? config.repeats;
-  const maxRepeats = Math.max(flags['max-repeats'] ?? config.maxRepeats, flags.repeats ?? 1);
+  // The config's maxRepeats follows a larger --repeats; an explicit --max-repeats must not be below it.
+  const maxRepeats = flags['max-repeats'] ?? Math.max(config.maxRepeats, repeats);
   if (flags['update-noise-model'] && !config.noiseModel) throw new InputError(`--update-noise-model: ${flags.config} has no noiseModel to update; add noiseModel: <file> to it (the pooled model is always written to <out>/noise-model.json)`);
   if (maxRepeats < repeats) throw new InputError(`--max-repeats: ${maxRepeats} is below the minimum of ${repeats} pairs (--repeats or the config's repeats)`);
   return {

@@ -113,3 +113,21 @@ test('the local bench accepts the bench file provision writes for it, and refuse
     await rm(dir, { recursive: true });
   }
 });
+
+test('--candidate-cpu-quota: a fraction of the target cores for that side only, local bench only', async () => {
+  const o = await parseRunOptions([...base, '--candidate-cpu-quota', '0.88']);
+  assert.equal(o.candidate.cpuQuota, 0.88);
+  assert.equal(o.baseline.cpuQuota, undefined);
+  await assert.rejects(parseRunOptions([...base, '--candidate-cpu-quota', '1.5']), /--candidate-cpu-quota: expected a fraction/);
+  await assert.rejects(parseRunOptions([...base, '--baseline-cpu-quota', '0']), /--baseline-cpu-quota: expected a fraction/);
+  const aws = ['--config', 'examples/aws-mattermost.yml', '--baseline', 'v10.12.0', '--candidate', 'v11.0.1-rc2', '--out', 'o', '--bench-file', 'b.json', '--users-file', 'u.txt'];
+  await assert.rejects(parseRunOptions([...aws, '--candidate-cpu-quota', '0.9']), /--candidate-cpu-quota: only the local bench/);
+});
+
+test('--max-repeats below --repeats and --update-noise-model without a model are bad input', async () => {
+  await assert.rejects(parseRunOptions([...base, '--repeats', '4', '--max-repeats', '2']), /--max-repeats: 2 is below the minimum of 4 pairs/);
+  const o = await parseRunOptions([...base, '--max-repeats', '8', '--job-budget', '1h30m', '--resume']);
+  assert.deepEqual([o.maxRepeats, o.jobBudgetSec, o.resume], [8, 5400, true]);
+  const tiny = ['--config', 'test/integration/fixtures/tiny-synapse.yml', '--baseline', '1.162.0', '--candidate', '1.163.2', '--out', 'o'];
+  await assert.rejects(parseRunOptions([...tiny, '--update-noise-model']), /--update-noise-model: .* has no noiseModel to update/);
+});

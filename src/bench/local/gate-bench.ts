@@ -145,6 +145,7 @@ export class LocalGateBench implements GateBench {
     if (fp.dataset) notes.push(`${fp.dataset}; restored into a fresh database before every run.`);
     for (const side of [o.baseline, o.candidate]) {
       if (side.sideOverrides.length) notes.push(`${side.role} ${side.label} ran with config overrides: ${side.sideOverrides.map((x) => `\`${x.text}\``).join(', ')}.`);
+      if (side.cpuQuota !== undefined) notes.push(`${side.role} ${side.label}'s Synapse was limited to ${side.cpuQuota} of the target cores by a cgroup CPU quota (--${side.role}-cpu-quota).`);
     }
     notes.push('Store p99 is the p99 of single SQL statements (synapse_storage_query_time); per-method store p99 is the 99th percentile of the method\'s 15 s means, as Synapse exports no per-transaction histogram. "Heap in use" is the Synapse process\'s resident memory and "threads" its OS threads.');
     for (const f of fatal) notes.push(`The gate stopped early: ${f}`);

@@ -20,6 +20,8 @@ import { startSynapse, type RunningSynapse } from '../../target/synapse/server.t
 import { runId, type ScheduledRun } from '../../run/options.ts';
 import { driveTest, type CoordinatorOutcome } from '../../run/drive-test.ts';
 import { testParams } from '../../results/test-params.ts';
+import { limitCpu } from './cpu-quota.ts';
+import type { QuotaGroup } from './cpu-quota.ts';
 
 /**
  * One test run: restore the dataset, start this side's Synapse, start k6 and its
@@ -98,6 +100,7 @@ export async function executeRun(ctx: RunContext, run: ScheduledRun): Promise<Ru
   let stats: K6Stats | undefined;
   const controller = new AbortController();
   let stopWatching = () => {};
+  let quota: QuotaGroup | undefined;
 
   try {
     progress.info(`restoring the dataset into a fresh "${DATABASE_NAME}" database`);
@@ -122,6 +125,10 @@ export async function executeRun(ctx: RunContext, run: ScheduledRun): Promise<Ru
       },
     });
     bench.processExporter.setPid(synapse.process.pid);
+    if (run.side.cpuQuota !== undefined) {
+      if (synapse.process.pid === undefined) throw new Error('synapse has no pid, so its CPU quota cannot be set');
+      quota = await limitCpu(synapse.process.pid, run.side.cpuQuota, bench.targetCpus, run.side.role, progress);
+    }
     stopWatching = watchForCrashes(ctx, () => [synapse?.process, k6?.process], controller);
 
     const test = run.test;
@@ -196,6 +203,7 @@ export async function executeRun(ctx: RunContext, run: ScheduledRun): Promise<Ru
       }
       await synapse.stop().catch(() => {});
     }
+    await quota?.release();
     bench.processExporter.setPid(undefined);
     // The load ends when k6 and its exporter are gone: their last samples are older than this.
     ctx.state.lastLoadEndMs = Date.now();
