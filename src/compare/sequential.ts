@@ -14,6 +14,8 @@
  * 16(2), 1945, §3 (bounds A, B and the ASN approximation used in `morePairs`).
  */
 
+import { seededRandom } from '../util/random.ts';
+
 /** The gate's false-fail budget at no change, over all gating checks together. */
 export const GATE_FALSE_FAIL = 0.01;
 /** Each check's false-pass probability at its material regression. */
@@ -202,17 +204,7 @@ export function candidateFirst(pair: number): boolean {
   return bits % 2 === 1;
 }
 
-/** Deterministic PRNG (mulberry32), for seeded simulations. */
-export function seededRandom(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { seededRandom };
 
 /** Standard normal draw (Box–Muller) from a uniform source. */
 export function gaussian(random: () => number): number {

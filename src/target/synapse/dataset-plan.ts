@@ -3,6 +3,8 @@
  * fixed seed, so the same size always yields the same data (and a known, bounded number
  * of API requests). Pure: the seeder (dataset.ts) turns it into Matrix API calls.
  */
+import { seededRandom } from '../../util/random.ts';
+
 export interface DatasetSize {
   users: number;
   rooms: number;
@@ -52,17 +54,8 @@ export interface DatasetPlan {
 export const DM_MESSAGES = 10;
 const REACTION_KEYS = ['👍', '❤️', '😂', '🎉', '👀', '🚀', '✅', '🙏'];
 
-/** mulberry32: small, fast, good enough to spread data deterministically. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** mulberry32, shared with the decision's simulations. */
+export { seededRandom };
 
 function sample(rand: () => number, n: number, k: number): number[] {
   const pool = Array.from({ length: n }, (_, i) => i);
