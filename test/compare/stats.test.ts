@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { logRatioTInterval, normalQuantile, poissonRateRatioInterval, slope, studentTQuantile } from '../../src/compare/stats.ts';
+import { logRatioTInterval, normalQuantile, poissonRateRatioInterval, slope, studentTCdf, studentTQuantile } from '../../src/compare/stats.ts';
 
 const close = (actual: number, expected: number, tol: number) =>
   assert.ok(Math.abs(actual - expected) <= tol, `expected ${expected} ± ${tol}, got ${actual}`);
@@ -48,4 +48,16 @@ test('Poisson rate interval widens with few events and handles zero counts', () 
 test('slope is the least-squares gradient', () => {
   close(slope([0, 1, 2, 3], [1, 3, 5, 7]), 2, 1e-12);
   assert.ok(Number.isNaN(slope([1], [1])));
+});
+
+// Independent values: scipy 1.17.1 (python3, 2026-11-24), to 1e-8, so swapping t for the
+// normal or changing the degrees of freedom fails here.
+test('Student t quantiles and CDF against scipy.stats.t', () => {
+  close(studentTQuantile(0.975, 3), 3.1824463052837078, 1e-8); // t.ppf(0.975, 3)
+  close(studentTQuantile(0.975, 2), 4.302652729749462, 1e-8); // t.ppf(0.975, 2)
+  close(studentTQuantile(0.995, 4), 4.604094871349992, 1e-8); // t.ppf(0.995, 4)
+  close(studentTQuantile(0.975, 30), 2.0422724563012378, 1e-8); // t.ppf(0.975, 30)
+  close(studentTCdf(2.0, 3), 0.9303370157205785, 1e-9); // t.cdf(2.0, 3)
+  close(studentTCdf(-1.5, 7), 0.088649243494985, 1e-9); // t.cdf(-1.5, 7)
+  assert.ok(studentTQuantile(0.975, 3) - normalQuantile(0.975) > 1, 't at 3 df is far from the normal');
 });
