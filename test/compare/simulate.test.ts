@@ -47,3 +47,19 @@ test('a drifting bench (3 % per run in the bad direction): the ABBA order keeps 
     assert.ok(ab.fail > 1 && ab.pass < 95, `${name} AB: ${JSON.stringify(ab)}`);
   }
 });
+
+test('loadgate simulate prints the table and the goals; --json gives the same rows', async () => {
+  const { main } = await import('../../src/cli/main.ts');
+  const lines: string[] = [];
+  const io = { out: (l: string) => lines.push(l), err: (l: string) => lines.push(l) };
+  assert.equal(await main(['simulate', '--config', 'examples/aws-mattermost.yml', '--trials', '200', '--seed', '3'], io), 0);
+  const text = lines.join('\n');
+  assert.match(text, /\| true change +\| metric +\| pass % \| fail % \| inconclusive % \| runs\/side mean \| max \|/);
+  assert.match(text, /material \(10%\) +\| unbounded\.supportedUsers/);
+  lines.length = 0;
+  assert.equal(await main(['simulate', '--config', 'examples/aws-mattermost.yml', '--trials', '200', '--seed', '3', '--json'], io), 0);
+  const json = JSON.parse(lines.join('\n'));
+  assert.equal(json.kind, 'assumed');
+  assert.equal(json.rows.length, 1 + 3 * 7 + 1);
+  assert.equal(await main(['simulate', '--config', 'examples/aws-mattermost.yml', '--trials', 'many'], io), 3);
+});

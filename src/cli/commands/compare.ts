@@ -63,6 +63,7 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
   for (const check of verdict.checks.filter((c) => c.verdict !== 'pass')) {
     io.out(`  ${check.verdict.padEnd(12)} ${check.test}: ${check.metric}: ${check.reason}`);
   }
+  io.out(`decision: ${verdict.decision.pairs} pair(s); ${verdict.decision.stopReason}${verdict.next === 'repeat' ? ' (next: repeat)' : ''}`);
   io.out(`report: ${flags.out}/README.md`);
   return EXIT_CODES[verdict.verdict];
 }
