@@ -40,7 +40,7 @@ function formatValue(value: number | null, unit: string): string {
 
 function formatInterval(check: Check): string {
   if (!check.interval) return 'n/a';
-  const method = check.method === 'sprt' ? 'sprt' : check.method === 'noise-floor' ? 'noise floor' : check.method === 't-interval' ? 't' : 'Poisson';
+  const method = check.method === 'sprt' ? 'noise model' : check.method === 'noise-floor' ? 'noise floor' : check.method === 't-interval' ? 't' : 'Poisson';
   return `[${fmtPct(check.interval[0])}, ${fmtPct(check.interval[1])}] (${method})`;
 }
 
