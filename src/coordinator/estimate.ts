@@ -1,26 +1,24 @@
 import { studentTQuantile } from '../compare/stats.ts';
 
 /**
- * The cycle-mean estimate of supported users. Near the ceiling the users oscillate
- * because the health queries lag them: up while the (late) values are healthy, down
- * while they are not. With equal steps up and down the oscillation is symmetric about
- * the users where the binding query crosses its threshold, so the mean over *whole*
- * cycles estimates that point; a window of fixed length (load-test-ng's) also holds a
- * partial cycle, whose phase is random from run to run and adds its swing to the noise.
- * Each whole cycle's mean is one sample, so the estimate carries its own uncertainty
- * (a t-interval over the cycle means), which the adaptive hold stops on.
+ * The hold-mean estimate of supported users: the time-weighted mean of the users from the
+ * moment the search settled at the ceiling (its step at the floor) to now, with a 95 %
+ * batch-means interval. Near the ceiling the users wander (the health queries lag them and
+ * their noise flips single steps), so neighbouring points are correlated; batches at least
+ * a couple of lags long are nearly independent, and the t-interval over their means is an
+ * honest uncertainty, which the adaptive hold stops on. Unlike load-test-ng's window mean,
+ * it uses the whole settled hold, not its last window, and it never averages the climb.
  */
 
-export interface CycleEstimate {
-  /** Time-weighted mean users over whole cycles (peak to peak). */
+export interface HoldEstimate {
   supportedUsers: number;
-  /** Whole cycles used. */
-  cycles: number;
-  /** Standard deviation of one cycle's mean, % of the estimate. */
+  /** Whole batches used. */
+  batches: number;
+  /** Standard deviation of one batch's mean, % of the estimate. */
   sdPct: number;
-  /** Half-width of the 95 % t-interval of the estimate, % of it (Infinity under 2 cycles). */
+  /** Half-width of the 95 % t-interval of the estimate, % of it (Infinity under 2 batches). */
   halfWidthPct: number;
-  /** Seconds since start the cycles span. */
+  /** Seconds since start the batches span. */
   startSec: number;
   endSec: number;
 }
@@ -28,53 +26,50 @@ export interface CycleEstimate {
 export interface Sample {
   tSec: number;
   users: number;
-  /** Direction of the move at this step: +1 up, -1 down. */
-  direction: number;
 }
 
-/**
- * Estimate from the samples of the ceiling phase. Cycles run from one peak (the last
- * step up before a step down) to the next; the first cycle after the first alert holds
- * the climb's overshoot and is skipped. Undefined until one whole cycle exists.
- */
-export function cycleEstimate(samples: readonly Sample[], skipCycles = 1): CycleEstimate | undefined {
-  const peaks: number[] = [];
-  for (let i = 1; i < samples.length; i++) {
-    if ((samples[i - 1] as Sample).direction > 0 && (samples[i] as Sample).direction < 0) peaks.push(i);
-  }
-  const bounds = peaks.slice(skipCycles);
-  if (bounds.length < 2) return undefined;
+/** Estimate over the whole batches of `batchSec` seconds in the samples; undefined before one. */
+export function holdEstimate(samples: readonly Sample[], batchSec: number): HoldEstimate | undefined {
+  const first = samples[0];
+  const last = samples[samples.length - 1];
+  if (!first || !last || !(batchSec > 0)) return undefined;
+  const batches = Math.floor((last.tSec - first.tSec) / batchSec);
+  if (batches < 1) return undefined;
+  // The newest whole batches: the oldest remainder is the part nearest the transient.
+  const startSec = last.tSec - batches * batchSec;
   const means: number[] = [];
-  const weights: number[] = [];
-  for (let c = 0; c + 1 < bounds.length; c++) {
-    const from = bounds[c] as number;
-    const to = bounds[c + 1] as number;
-    let area = 0;
-    for (let i = from; i < to; i++) {
-      const dt = (samples[i + 1] as Sample).tSec - (samples[i] as Sample).tSec;
-      area += (samples[i] as Sample).users * dt;
-    }
-    const span = (samples[to] as Sample).tSec - (samples[from] as Sample).tSec;
-    means.push(area / span);
-    weights.push(span);
+  for (let b = 0; b < batches; b++) {
+    const from = startSec + b * batchSec;
+    means.push(timeMean(samples, from, from + batchSec));
   }
-  const total = weights.reduce((a, b) => a + b, 0);
-  const mean = means.reduce((a, m, i) => a + m * (weights[i] as number), 0) / total;
-  const k = means.length;
+  const mean = means.reduce((a, m) => a + m, 0) / batches;
   let sd = 0;
   let halfWidth = Infinity;
-  if (k >= 2) {
-    sd = Math.sqrt(means.reduce((a, m) => a + (m - mean) ** 2, 0) / (k - 1));
-    halfWidth = (t975(k - 1) * sd) / Math.sqrt(k);
+  if (batches >= 2) {
+    sd = Math.sqrt(means.reduce((a, m) => a + (m - mean) ** 2, 0) / (batches - 1));
+    halfWidth = (t975(batches - 1) * sd) / Math.sqrt(batches);
   }
   return {
     supportedUsers: mean,
-    cycles: k,
+    batches,
     sdPct: mean > 0 ? (100 * sd) / mean : 0,
     halfWidthPct: mean > 0 ? (100 * halfWidth) / mean : Infinity,
-    startSec: (samples[bounds[0] as number] as Sample).tSec,
-    endSec: (samples[bounds[bounds.length - 1] as number] as Sample).tSec,
+    startSec,
+    endSec: last.tSec,
   };
+}
+
+/** Mean of the step function the samples describe (each value holds until the next sample) over [from, to). */
+function timeMean(samples: readonly Sample[], from: number, to: number): number {
+  let area = 0;
+  for (let i = 0; i < samples.length; i++) {
+    const s = samples[i] as Sample;
+    const next = samples[i + 1]?.tSec ?? to;
+    const a = Math.max(from, s.tSec);
+    const b = Math.min(to, next);
+    if (b > a) area += s.users * (b - a);
+  }
+  return area / (to - from);
 }
 
 const t975Cache = new Map<number, number>();

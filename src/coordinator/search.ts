@@ -29,6 +29,14 @@ export interface SearchState {
   direction: number;
   /** Users when the first alert came; undefined before. */
   firstAlertUsers: number | undefined;
+  /** Ceiling phase: steps and their net direction (ups - downs) in the current block. */
+  blockSteps: number;
+  blockNet: number;
+  /**
+   * True once the step has shrunk to its floor (at once with constant steps): the users
+   * straddle the ceiling, and the estimate may start. The bisection before it is transient.
+   */
+  settled: boolean;
 }
 
 export interface SearchStart {
@@ -36,10 +44,19 @@ export interface SearchStart {
   startUsers: number;
   /** Seconds to ramp to startUsers (0: start them at once, load-test-ng's InitialActiveUsers). */
   rampSec: number;
+  /**
+   * Ceiling phase: the step is resized once per block of this many steps (about two lags of
+   * the health queries). A block that moved mostly one way (|ups - downs| >= 3/4 of it: 7 steps in 8)
+   * doubles the step, up to the climb's: the ceiling is elsewhere (a noise spike raised an
+   * early alert, or a warm start's hint was wrong). A mixed block halves it, down to
+   * ceilingStepPct: the users straddle the ceiling. Deciding per block rather than at every
+   * reversal keeps single noisy evaluations from shrinking the step far from the ceiling.
+   */
+  blockSteps: number;
 }
 
 export function initialSearchState(): SearchState {
-  return { phase: 'ramp', target: 0, step: 0, direction: 0, firstAlertUsers: undefined };
+  return { phase: 'ramp', target: 0, step: 0, direction: 0, firstAlertUsers: undefined, blockSteps: 0, blockNet: 0, settled: false };
 }
 
 /** The next target after a step taken `tSec` seconds after start. Mutates and returns `state`. */
@@ -67,7 +84,7 @@ export function nextTarget(
   if (state.phase === 'climb') {
     if (!healthy && !settling) return alert(state, test, scaled);
     if (!healthy) return state;
-    const step = test.climbPct !== undefined ? Math.max(test.usersIncrement, (test.climbPct / 100) * state.target) : test.usersIncrement;
+    const step = climbStep(test, state.target);
     state.step = step;
     state.target += step;
     state.direction = 1;
@@ -78,13 +95,26 @@ export function nextTarget(
   const direction = healthy ? 1 : -1;
   if (scaled) {
     const fine = ((test.ceilingStepPct as number) / 100) * (state.firstAlertUsers as number);
-    if (direction !== state.direction) state.step = Math.max(fine, state.step / 2);
     state.target += direction * state.step;
+    state.blockNet += direction;
+    if (++state.blockSteps >= start.blockSteps) {
+      state.step =
+        Math.abs(state.blockNet) * 4 >= 3 * state.blockSteps
+          ? Math.min(Math.max(fine, climbStep(test, state.target)), state.step * 2)
+          : Math.max(fine, state.step / 2);
+      state.blockSteps = 0;
+      state.blockNet = 0;
+      if (state.step <= fine) state.settled = true;
+    }
   } else {
     state.target += healthy ? test.usersIncrement : -test.usersDecrement;
   }
   state.direction = direction;
   return clamp(state, test);
+}
+
+function climbStep(test: UnboundedTest, users: number): number {
+  return test.climbPct !== undefined ? Math.max(test.usersIncrement, (test.climbPct / 100) * users) : test.usersIncrement;
 }
 
 function alert(state: SearchState, test: UnboundedTest, scaled: boolean): SearchState {
@@ -96,8 +126,11 @@ function alert(state: SearchState, test: UnboundedTest, scaled: boolean): Search
     state.target -= state.step;
   } else {
     state.target -= test.usersDecrement;
+    state.settled = true;
   }
   state.direction = -1;
+  state.blockSteps = 0;
+  state.blockNet = 0;
   return clamp(state, test);
 }
 

@@ -2,7 +2,7 @@ import type { HealthQuery, UnboundedTest } from '../config/schema.ts';
 import { InputError } from '../util/errors.ts';
 import { abortReason, sleepUnlessAborted } from './clock.ts';
 import { isEquilibrium, lastWindow, partialWindow, type WindowStats } from './equilibrium.ts';
-import { cycleEstimate, type CycleEstimate, type Sample } from './estimate.ts';
+import { holdEstimate, type HoldEstimate, type Sample } from './estimate.ts';
 import { initialSearchState, nextTarget, warmStartUsers, type SearchStart } from './search.ts';
 import type { Clock, HealthSource, TimelinePoint, UserControl } from './types.ts';
 
@@ -34,15 +34,15 @@ export interface UnboundedProgress {
 
 /** How the estimate was made and how sure it is; recorded in the run result as `capacity`. */
 export interface CapacityEstimate {
-  estimator: 'window-mean' | 'cycle-mean';
+  estimator: 'window-mean' | 'hold-mean';
   supportedUsers: number;
   /** load-test-ng's figure (mean users over the last stability window), for comparison with past reports. */
   windowMeanUsers: number;
-  /** 95 % confidence half-width of supportedUsers, % of it (cycle-mean only). */
+  /** 95 % confidence half-width of supportedUsers, % of it (hold-mean only). */
   halfWidthPct?: number;
-  /** Standard deviation of one cycle's mean, % of the estimate (cycle-mean only). */
+  /** Standard deviation of one batch's mean, % of the estimate (hold-mean only). */
   sdPct?: number;
-  cycles?: number;
+  batches?: number;
   /** Users at the first alert (undefined when the run never became unhealthy). */
   firstAlertUsers?: number;
   /** Where the run started: users, and what the start came from. */
@@ -128,10 +128,16 @@ export async function runUnbounded(options: RunUnboundedOptions): Promise<Unboun
   const elapsedSec = (): number => (clock.now() - start) / 1000;
   const timeline: TimelinePoint[] = [];
   const hint = test.warmStart ? options.startHint : undefined;
+  // The health queries' lag: a rate() window plus a scrape or two before a value moves.
+  const lagSec = longestRangeSec(queries.map((q) => q.query)) + 10;
   const from: SearchStart = {
     startUsers: warmStartUsers(test, hint?.users),
     rampSec: test.warmStart?.rampUp ?? 0,
+    // The lag: a rate() window plus a scrape or two before the value moves.
+    blockSteps: Math.max(4, Math.ceil((2 * lagSec) / test.restTime)),
   };
+  // Batches two lags long: the users' wander near the ceiling is correlated over about one.
+  const batchSec = 2 * Math.max(4 * test.restTime, lagSec);
   const startSource = hint && from.startUsers > test.initialUsers ? hint.source : test.initialUsers > 0 ? 'initialUsers' : 'cold';
   const search = initialSearchState();
   if (from.startUsers === 0 || from.rampSec === 0) {
@@ -143,21 +149,21 @@ export async function runUnbounded(options: RunUnboundedOptions): Promise<Unboun
   }
   let firstUnhealthySec: number | undefined;
   const samples: Sample[] = [];
-  let estimate: CycleEstimate | undefined;
+  let estimate: HoldEstimate | undefined;
 
   const finish = (stopCause: StopCause, reason: string, window: WindowStats | undefined): UnboundedResult => {
     const w = window ?? partialWindow(timeline, test.stabilityWindow);
     const windowMean = w ? round2(w.meanUsers) : 0;
-    const useCycles = test.estimator === 'cycle-mean' && estimate !== undefined;
+    const useHold = test.estimator === 'hold-mean' && estimate !== undefined;
     const capacity: CapacityEstimate = {
       estimator: test.estimator,
-      supportedUsers: useCycles ? round2((estimate as CycleEstimate).supportedUsers) : windowMean,
+      supportedUsers: useHold ? round2((estimate as HoldEstimate).supportedUsers) : windowMean,
       windowMeanUsers: windowMean,
-      ...(useCycles
+      ...(useHold
         ? {
-            halfWidthPct: round2(Math.min(1000, (estimate as CycleEstimate).halfWidthPct)),
-            sdPct: round2((estimate as CycleEstimate).sdPct),
-            cycles: (estimate as CycleEstimate).cycles,
+            halfWidthPct: round2(Math.min(1000, (estimate as HoldEstimate).halfWidthPct)),
+            sdPct: round2((estimate as HoldEstimate).sdPct),
+            batches: (estimate as HoldEstimate).batches,
           }
         : {}),
       ...(search.firstAlertUsers !== undefined ? { firstAlertUsers: Math.round(search.firstAlertUsers) } : {}),
@@ -165,9 +171,9 @@ export async function runUnbounded(options: RunUnboundedOptions): Promise<Unboun
       startSource,
       ...(firstUnhealthySec !== undefined ? { holdSec: round2(elapsedSec() - firstUnhealthySec) } : {}),
     };
-    // The cycle estimate's window is the span of its whole cycles: the stable-phase metrics
+    // The hold estimate's window is the span of its batches: the stable-phase metrics
     // are averaged over the same span the users were.
-    const span = useCycles ? { startSec: (estimate as CycleEstimate).startSec, endSec: (estimate as CycleEstimate).endSec } : undefined;
+    const span = useHold ? { startSec: (estimate as HoldEstimate).startSec, endSec: (estimate as HoldEstimate).endSec } : undefined;
     return {
       supportedUsers: capacity.supportedUsers,
       capacity,
@@ -219,21 +225,21 @@ export async function runUnbounded(options: RunUnboundedOptions): Promise<Unboun
     const values = Object.fromEntries(queries.map((q) => [q.query.name, q.value]));
     timeline.push({ tSec: round2(tSec), users: active, healthy, values });
     if (!healthy && !settling && firstUnhealthySec === undefined) firstUnhealthySec = round2(tSec);
-    if (search.phase === 'ceiling') {
-      samples.push({ tSec: round2(tSec), users: active, direction: search.direction });
-      if (test.estimator === 'cycle-mean') estimate = cycleEstimate(samples);
+    if (search.settled) {
+      samples.push({ tSec: round2(tSec), users: active });
+      if (test.estimator === 'hold-mean') estimate = holdEstimate(samples, batchSec);
     }
-    // Adaptive hold: stop as soon as the estimate is sure enough (at least three whole cycles).
+    // Adaptive hold: stop as soon as the estimate is sure enough (at least four batches).
     if (
       test.holdHalfWidthPct !== undefined &&
       estimate !== undefined &&
-      estimate.cycles >= 3 &&
+      estimate.batches >= 4 &&
       estimate.halfWidthPct <= test.holdHalfWidthPct &&
       !(active >= test.maxUsers)
     ) {
       return finish(
         'equilibrium',
-        `equilibrium after ${round2(tSec)} s: ${estimate.cycles} whole cycles near the ceiling average ${round2(estimate.supportedUsers)} users ` +
+        `equilibrium after ${round2(tSec)} s: ${estimate.batches} batches of ${batchSec} s at the ceiling average ${round2(estimate.supportedUsers)} users ` +
           `(±${round2(estimate.halfWidthPct)}%, within the ±${test.holdHalfWidthPct}% asked)`,
         undefined,
       );
