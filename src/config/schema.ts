@@ -76,18 +76,18 @@ export const unboundedTestSchema = z.strictObject({
     .optional()
     .describe('Start near a known capacity (--expect-users, an earlier run of this gate, the last report of that version)'),
   estimator: z
-    .enum(['window-mean', 'cycle-mean'])
+    .enum(['window-mean', 'hold-mean'])
     .default('window-mean')
-    .describe('window-mean: mean users over the stability window (load-test-ng); cycle-mean: mean over whole oscillation cycles near the ceiling'),
+    .describe('window-mean: mean users over the last stability window (load-test-ng); hold-mean: mean over the whole hold once the search settled at the ceiling, with its uncertainty'),
   holdHalfWidthPct: z
     .number()
     .gt(0)
     .optional()
-    .describe('Adaptive hold (cycle-mean only): stop once the estimate\'s confidence half-width is within this % of it, capped by stabilityWindow'),
+    .describe('Adaptive hold (hold-mean only): stop once the estimate\'s confidence half-width is within this % of it, capped by stabilityWindow'),
 })
   .refine((t) => t.initialUsers <= t.maxUsers, { message: 'must not exceed maxUsers', path: ['initialUsers'] })
-  .refine((t) => t.holdHalfWidthPct === undefined || t.estimator === 'cycle-mean', {
-    message: 'the adaptive hold needs estimator: cycle-mean (the window mean has no per-cycle uncertainty)',
+  .refine((t) => t.holdHalfWidthPct === undefined || t.estimator === 'hold-mean', {
+    message: 'the adaptive hold needs estimator: hold-mean (the window mean carries no uncertainty)',
     path: ['holdHalfWidthPct'],
   });
 

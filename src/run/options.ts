@@ -129,6 +129,8 @@ export interface RunOptions {
   datasetVersion: string;
   /** Set when bench.kind is aws. */
   aws?: AwsRunInputs;
+  /** --expect-users: a warm-start hint for unbounded tests with warmStart (issue 13). */
+  expectUsers?: number;
 }
 
 export async function parseRunOptions(argv: string[], cwd = process.cwd()): Promise<RunOptions> {

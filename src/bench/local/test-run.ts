@@ -252,6 +252,7 @@ export async function executeRun(ctx: RunContext, run: ScheduledRun): Promise<Ru
     problems,
     ...(supportedUsers !== undefined ? { supportedUsers } : {}),
     ...(converged !== undefined ? { converged } : {}),
+    ...(coordinator?.kind === 'unbounded' ? { capacity: coordinator.result.capacity } : {}),
     stableWindow: stable,
     totals: collected?.totals ?? { requests: stats?.requests ?? 0, errors: stats?.errors ?? 0, timeouts: stats?.timeouts ?? 0 },
     api: collected?.api ?? [],
