@@ -26,7 +26,8 @@ export const boundedTestSchema = z.strictObject({
   duration: durationSchema.refine((s) => s > 0, 'must be longer than 0s').describe('Total test time, ramp-up included; a cap when earlyStop is set'),
   earlyStop: z
     .strictObject({
-      halfWidthPct: z.number().gt(0).describe('Stop once the hold\'s API average has a confidence half-width within this % of its mean'),
+      query: z.string().min(1).describe('PromQL of the gating metric watched (one number), e.g. the average client request duration'),
+      halfWidthPct: z.number().gt(0).describe('Stop once the mean of the query over the hold has a 95 % half-width within this % of it'),
       minHold: durationSchema.default(300).describe('Hold at least this long after the ramp-up'),
     })
     .optional()

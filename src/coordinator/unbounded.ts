@@ -105,6 +105,16 @@ export function longestRangeSec(queries: readonly HealthQuery[]): number {
   return longest;
 }
 
+/**
+ * The health queries' lag in seconds: the longest averaging window (rate, increase,
+ * *_over_time...) plus two scrapes. irate/idelta read only the last two samples of their
+ * range, so their range is not a lag (the ceiling-test CPU query is irate(...[5m])).
+ */
+export function healthLagSec(queries: readonly HealthQuery[]): number {
+  const averaging = queries.map((q) => ({ ...q, query: q.query.replace(/\b(irate|idelta)\s*\(([^()]|\([^()]*\))*\)/g, '') }));
+  return longestRangeSec(averaging) + 10;
+}
+
 interface QueryState {
   query: HealthQuery;
   value: number | null;
@@ -128,8 +138,7 @@ export async function runUnbounded(options: RunUnboundedOptions): Promise<Unboun
   const elapsedSec = (): number => (clock.now() - start) / 1000;
   const timeline: TimelinePoint[] = [];
   const hint = test.warmStart ? options.startHint : undefined;
-  // The health queries' lag: a rate() window plus a scrape or two before a value moves.
-  const lagSec = longestRangeSec(queries.map((q) => q.query)) + 10;
+  const lagSec = healthLagSec(queries.map((q) => q.query));
   const from: SearchStart = {
     startUsers: warmStartUsers(test, hint?.users),
     rampSec: test.warmStart?.rampUp ?? 0,

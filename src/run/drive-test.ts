@@ -36,10 +36,12 @@ export interface DrivenTest {
 export async function driveTest(o: DriveTestOptions): Promise<DrivenTest> {
   const { test, progress, label } = o;
   if (test.type === 'bounded') {
+    const watched = test.earlyStop?.query;
     const result = await runBounded({
       test,
       users: o.users,
       clock: o.clock,
+      ...(watched ? { sample: () => o.health.query(watched) } : {}),
       signal: o.signal,
       onProgress: (p) => progress.status({ ...label, users: p.users, detail: p.phase, leftSec: p.timeLeftSec }),
     });

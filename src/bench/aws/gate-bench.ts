@@ -401,6 +401,7 @@ export class AwsGateBench implements GateBench {
       ...(supportedUsers !== undefined ? { supportedUsers } : {}),
       ...(converged !== undefined ? { converged } : {}),
       ...(coordinator?.kind === 'unbounded' ? { capacity: coordinator.result.capacity } : {}),
+      ...(coordinator?.kind === 'bounded' && coordinator.result.earlyStop ? { earlyStop: coordinator.result.earlyStop } : {}),
       stableWindow: stable,
       totals: collected?.totals ?? { requests: stats?.requests ?? 0, errors: stats?.errors ?? 0, timeouts: 0 },
       api: collected?.api ?? [],
