@@ -170,8 +170,10 @@ export async function runUnbounded(options: RunUnboundedOptions): Promise<Unboun
       windowMeanUsers: windowMean,
       ...(useHold
         ? {
-            halfWidthPct: round2(Math.min(1000, (estimate as HoldEstimate).halfWidthPct)),
-            sdPct: round2((estimate as HoldEstimate).sdPct),
+            // Under two batches there is no interval: no half-width rather than an infinite one.
+            ...(Number.isFinite((estimate as HoldEstimate).halfWidthPct)
+              ? { halfWidthPct: round2((estimate as HoldEstimate).halfWidthPct), sdPct: round2((estimate as HoldEstimate).sdPct) }
+              : {}),
             batches: (estimate as HoldEstimate).batches,
           }
         : {}),
