@@ -1,3 +1,4 @@
+import { seededRandom } from '../../target/synapse/dataset-plan.ts';
 import type { Clock, HealthSource, UserControl } from '../types.ts';
 
 /**
@@ -29,17 +30,8 @@ export interface ModelParams {
   noiseSd: number;
 }
 
-/** Deterministic PRNG (mulberry32): a seeded run is the same run every time. */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Deterministic PRNG (mulberry32, the one the dataset plan uses): a seeded run is the same run every time. */
+export const mulberry32 = seededRandom;
 
 /** Standard normal from a uniform source (Box-Muller). */
 export function gaussian(random: () => number): number {
