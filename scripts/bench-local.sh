@@ -2,12 +2,16 @@
 # Figures for the local bench (issue 3), printed as a summary at the end:
 #   cold      the quick profile end to end with empty caches (pip, k6 build, dataset)
 #   warm      the same again, caches warm: goal < 15 minutes
-#   aa        A/A: the same version on both sides, 3 gates (unbounded test); must not
-#             fail; spread of supported users = (max - min) / mean, goal <= 10 %
+#   aa        A/A: the same version on both sides, 3 gates (unbounded test, 6 runs); must
+#             not fail; per-run supported users, estimate half-width and wall time, then
+#             mean, sd (issue 13 goal: <= 2 %) and spread. With CONFIG_BEFORE set (e.g. the
+#             profile before issue 13: git show e0d9e7c:examples/local-synapse.yml > /tmp/before.yml)
+#             the same A/A runs with it too, and the means and wall times are compared
+#             (goals: after <= 60 % of before's unbounded wall time, means within 3 %)
 #   slowdown  a candidate with an injected regression (caches shrunk) must be reported
 #             worse on the metrics it affects (bounded test)
 # Usage: bash scripts/bench-local.sh [cold,warm,aa,slowdown]   (default: all four)
-# Env: BASELINE, CANDIDATE, CONFIG, OUT (reports root), AA_RUNS, SLOWDOWN (a k=v override),
+# Env: BASELINE, CANDIDATE, CONFIG, CONFIG_BEFORE, OUT (reports root), AA_RUNS, SLOWDOWN (a k=v override),
 #      LOADGATE_CACHE_DIR (an already warm cache: skips the warm-up before the warm part).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,6 +20,7 @@ PARTS="${1:-cold,aa,slowdown,warm}"
 BASELINE="${BASELINE:-1.162.0}"
 CANDIDATE="${CANDIDATE:-1.163.2}"
 CONFIG="${CONFIG:-examples/local-synapse.yml}"
+CONFIG_BEFORE="${CONFIG_BEFORE:-}"
 OUT="${OUT:-reports/bench-local}"
 AA_RUNS="${AA_RUNS:-3}"
 SLOWDOWN="${SLOWDOWN:-caches.global_factor=0.01}"
@@ -30,22 +35,39 @@ gate() {
   shift
   local start end code=0
   start=$(date +%s)
-  npx --no-install loadgate run --config "$CONFIG" --out "$dir" "$@" >"$dir.log" 2>&1 || code=$?
+  npx --no-install loadgate run --config "${GATE_CONFIG:-$CONFIG}" --out "$dir" "$@" >"$dir.log" 2>&1 || code=$?
   end=$(date +%s)
   echo "$code $((end - start))"
 }
 
 verdict_of() { node -e 'const v=require(process.argv[1]); console.log(v.verdict + ": " + v.summary)' "$(realpath "$1/verdict.json")"; }
 
-# "<version>" supported users of every unbounded result in a report folder, one per line.
+# Every unbounded result in a report folder, one per line:
+# "<file> <status> <supported users> <run seconds> <estimator/half-width/start>".
 supported_users() {
   node -e '
     const fs = require("fs"), path = require("path");
     const dir = path.join(process.argv[1], "results");
     for (const f of fs.readdirSync(dir).sort()) {
       const r = JSON.parse(fs.readFileSync(path.join(dir, f), "utf8"));
-      if (r.test.type === "unbounded") console.log(`${f} ${r.status} ${r.supportedUsers ?? "-"}`);
+      if (r.test.type !== "unbounded") continue;
+      const secs = Math.round((Date.parse(r.finishedAt) - Date.parse(r.startedAt)) / 1000);
+      const c = r.capacity;
+      const how = c ? `${c.estimator}${c.halfWidthPct !== undefined ? "_±" + c.halfWidthPct + "%" : ""}_start=${c.startUsers}(${c.startSource.replace(/\s+/g, "_")})` : "window-mean";
+      console.log(`${f} ${r.status} ${r.supportedUsers ?? "-"} ${secs} ${how}`);
     }' "$1"
+}
+
+# "mean sd% max-min% meanSeconds" of "<users> <seconds>" lines on stdin.
+aa_stats() {
+  node -e '
+    const rows = require("fs").readFileSync(0, "utf8").trim().split("\n").filter(Boolean).map((l) => l.split(" ").map(Number));
+    const u = rows.map((r) => r[0]), s = rows.map((r) => r[1]);
+    const mean = u.reduce((a, b) => a + b, 0) / u.length;
+    const sd = Math.sqrt(u.reduce((a, x) => a + (x - mean) ** 2, 0) / Math.max(1, u.length - 1));
+    const secs = s.reduce((a, b) => a + b, 0) / s.length;
+    console.log(`${mean.toFixed(2)} ${(100 * sd / mean).toFixed(2)} ${(100 * (Math.max(...u) - Math.min(...u)) / mean).toFixed(1)} ${secs.toFixed(0)} ${u.length}`);
+  '
 }
 
 has() { [[ ",$PARTS," == *",$1,"* ]]; }
@@ -61,24 +83,29 @@ if has cold; then
   export LOADGATE_CACHE_DIR="$COLD_CACHE"
 fi
 
-if has aa; then
-  say "== A/A: $BASELINE on both sides, $AA_RUNS gates, unbounded test"
-  all=()
+# A/A gates with GATE_CONFIG; prints "mean sd% spread% meanRunSeconds runs" last.
+aa_runs() {
+  local tag="$1" rows=""
   for i in $(seq 1 "$AA_RUNS"); do
-    read -r code secs < <(gate "$OUT/aa-$i" --baseline "$BASELINE" --candidate "$BASELINE" --tests unbounded)
-    say "A/A $i: exit $code ($([ "$code" = 1 ] && echo 'FAIL: must not happen' || echo 'not failed')), $((secs / 60)) min $((secs % 60)) s; $(verdict_of "$OUT/aa-$i")"
-    while read -r file status users; do
-      say "  $file $status supported users $users"
-      [ "$status" = completed ] && all+=("$users")
-    done < <(supported_users "$OUT/aa-$i")
+    read -r code secs < <(gate "$OUT/aa$tag-$i" --baseline "$BASELINE" --candidate "$BASELINE" --tests unbounded)
+    say "A/A$tag $i: exit $code ($([ "$code" = 1 ] && echo 'FAIL: must not happen' || echo 'not failed')), $((secs / 60)) min $((secs % 60)) s; $(verdict_of "$OUT/aa$tag-$i")" >&2
+    while read -r file status users runsecs how; do
+      say "  $file $status supported users $users, unbounded run $runsecs s, $how" >&2
+      if [ "$status" = completed ]; then rows+="$users $runsecs"$'\n'; fi
+    done < <(supported_users "$OUT/aa$tag-$i")
   done
-  if [ "${#all[@]}" -gt 0 ]; then
-    say "A/A supported users: ${all[*]} -> $(node -e '
-      const v = process.argv.slice(1).map(Number);
-      const mean = v.reduce((a, b) => a + b, 0) / v.length;
-      const spread = (Math.max(...v) - Math.min(...v)) / mean * 100;
-      console.log(`mean ${mean.toFixed(1)}, max-min ${(Math.max(...v) - Math.min(...v)).toFixed(1)} = ${spread.toFixed(1)} % of the mean (goal <= 10 %)`);
-    ' "${all[@]}")"
+  if [ -n "$rows" ]; then printf '%s' "$rows" | aa_stats; else echo "0 0 0 0 0"; fi
+}
+
+if has aa; then
+  say "== A/A: $BASELINE on both sides, $AA_RUNS gates, unbounded test ($CONFIG)"
+  read -r mean sd spread secs n < <(GATE_CONFIG="$CONFIG" aa_runs "" | tail -n 1)
+  say "A/A ($CONFIG): $n runs, mean $mean supported users, per-run sd $sd % (goal <= 2 %), max-min $spread % of the mean, unbounded run $secs s on average"
+  if [ -n "$CONFIG_BEFORE" ]; then
+    say "== A/A with the profile before issue 13: $CONFIG_BEFORE"
+    read -r bmean bsd bspread bsecs bn < <(GATE_CONFIG="$CONFIG_BEFORE" aa_runs "-before" | tail -n 1)
+    say "A/A ($CONFIG_BEFORE): $bn runs, mean $bmean, per-run sd $bsd %, max-min $bspread %, unbounded run $bsecs s on average"
+    say "after vs before: mean $(node -e 'console.log((100 * (process.argv[1] / process.argv[2] - 1)).toFixed(2))' "$mean" "$bmean") % (goal within ±3 %), unbounded wall time $(node -e 'console.log((100 * process.argv[1] / process.argv[2]).toFixed(0))' "$secs" "$bsecs") % of before (goal <= 60 %)"
   fi
 fi
 

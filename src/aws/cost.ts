@@ -58,8 +58,9 @@ export function estimateDuration(config: GateConfig, bench: ResolvedBench, dbSou
   const search = bench.openSearchCount > 0 ? TIMING_SEC.openSearchCreate : 0;
   const provisionSec = TIMING_SEC.networkAndNodes + Math.max(database, search) + (dbSource === 'dump' ? TIMING_SEC.dumpLoad : 0);
   const runs: RunSlot[] = [];
-  // Interleaved as the gate runs them: baseline, candidate, baseline, ...
-  for (let repeat = 0; repeat < config.repeats; repeat++) {
+  // The worst case: every pair the sequential rule may ask for (maxRepeats), interleaved
+  // as the gate runs them. The bench's expiry and the budget check use this bound.
+  for (let repeat = 0; repeat < Math.max(config.maxRepeats, config.repeats); repeat++) {
     for (const test of config.tests) {
       const testSec = test.type === 'bounded' ? test.duration : test.maxDuration;
       for (const side of ['baseline', 'candidate'] as const) {

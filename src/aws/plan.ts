@@ -2,6 +2,7 @@ import type { GateConfig } from '../config/schema.ts';
 import { describeDuration, formatDuration } from '../util/duration.ts';
 import { estimateCost, estimateDuration, type CostEstimate, type DbSource, type DurationEstimate } from './cost.ts';
 import { resolveBench, type ResolvedBench } from './presets.ts';
+import type { ExpectedDuration } from './expected.ts';
 
 /**
  * The plan printed before provisioning (log and check run): what will be
@@ -30,6 +31,8 @@ export interface Plan {
   /** Where the limit came from: the --max-cost flag or bench.aws.maxCostUsd. */
   maxCostSource: 'flag' | 'config' | null;
   withinBudget: boolean;
+  /** Expected duration and cost (src/aws/expected.ts), beside the upper bound; set by the CLI. */
+  expected?: { duration: ExpectedDuration; cost: CostEstimate };
 }
 
 export function buildPlan(config: GateConfig, options: { dbSource: DbSource; maxCostUsd?: number }): Plan {
@@ -116,6 +119,7 @@ export function renderPlanText(plan: Plan): string {
   }
   lines.push(`  ${'total'.padEnd(itemWidth)}  ${' '.repeat(35)}${usd(cost.totalUsd).padStart(9)}`);
   for (const note of cost.notes) lines.push(`  ${note}`);
+  if (plan.expected) lines.push('', ...renderExpected(plan.expected.duration, plan.expected.cost.totalUsd));
   lines.push('');
   if (plan.maxCostUsd === null) {
     lines.push('Budget: no max-cost set (bench.aws.maxCostUsd or --max-cost).');
@@ -128,6 +132,21 @@ export function renderPlanText(plan: Plan): string {
     );
   }
   return lines.join('\n');
+}
+
+function renderExpected(e: ExpectedDuration, costUsd: number): string[] {
+  const lines = [`Expected (capacity model, ${e.runsPerSide} run(s) per side; the bound above is the worst case):`];
+  const perTest = new Map<string, { seconds: number; count: number; basis: string }>();
+  for (const r of e.runs) {
+    const entry = perTest.get(r.test) ?? { seconds: 0, count: 0, basis: r.basis.replace(' (cold)', '') };
+    entry.seconds += r.seconds;
+    entry.count++;
+    perTest.set(r.test, entry);
+  }
+  for (const [test, entry] of perTest) lines.push(`  ${test.padEnd(14)} ${formatDuration(entry.seconds)} (${entry.count} runs, ${entry.basis})`);
+  lines.push(`  total          ${formatDuration(e.totalSec)} with provisioning and teardown; longest single run ${formatDuration(e.longestRunSec)}`);
+  lines.push(`  cost           ${usd(costUsd)}`);
+  return lines;
 }
 
 /** The plan as JSON for the check run and workflow outputs. */
@@ -144,5 +163,8 @@ export function planJson(plan: Plan): Record<string, unknown> {
     cost: plan.cost,
     maxCostUsd: plan.maxCostUsd,
     withinBudget: plan.withinBudget,
+    ...(plan.expected
+      ? { expected: { runsPerSide: plan.expected.duration.runsPerSide, totalSec: plan.expected.duration.totalSec, longestRunSec: plan.expected.duration.longestRunSec, runs: plan.expected.duration.runs, costUsd: plan.expected.cost.totalUsd } }
+      : {}),
   };
 }

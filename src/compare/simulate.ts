@@ -127,3 +127,17 @@ export function goalShortfalls(rows: readonly SimulationRow[]): string[] {
   }
   return out;
 }
+
+/**
+ * Expected pairs per test for an unchanged release (the usual case), by the same Monte
+ * Carlo: what `loadgate plan` multiplies its expected run time by.
+ */
+export function expectedPairsNoChange(config: GateConfig, model: NoiseModel, trials = 400, seed = 1): number {
+  const setup: DecisionSetup = { model, tolerances: config.tolerances, minPairs: config.repeats, maxPairs: config.maxRepeats };
+  const metrics = gatingMetrics(config);
+  const random = seededRandom(seed);
+  const none = simulationCases(config, 0)[0] as SimulationCase;
+  let sum = 0;
+  for (let t = 0; t < trials; t++) sum += decideGate(syntheticInputs(metrics, none, setup, config, setup.maxPairs, 'abba', random), setup).gate.stopAt;
+  return sum / trials;
+}

@@ -23,7 +23,15 @@ export const boundedTestSchema = z.strictObject({
   name: name.default('bounded'),
   users: z.number().int().positive().describe('Number of simulated users'),
   rampUp: durationSchema.describe('Time over which users are added; excluded from the measurement window'),
-  duration: durationSchema.refine((s) => s > 0, 'must be longer than 0s').describe('Total test time, ramp-up included'),
+  duration: durationSchema.refine((s) => s > 0, 'must be longer than 0s').describe('Total test time, ramp-up included; a cap when earlyStop is set'),
+  earlyStop: z
+    .strictObject({
+      query: z.string().min(1).describe('PromQL of the gating metric watched (one number), e.g. the average client request duration'),
+      halfWidthPct: z.number().gt(0).describe('Stop once the mean of the query over the hold has a 95 % half-width within this % of it'),
+      minHold: durationSchema.default(300).describe('Hold at least this long after the ramp-up'),
+    })
+    .optional()
+    .describe('Stop the hold early once the gating metric is measured tightly enough; duration becomes a cap'),
 });
 
 export const unboundedTestSchema = z.strictObject({
@@ -47,7 +55,42 @@ export const unboundedTestSchema = z.strictObject({
     .describe('Equilibrium when |slope of active users| over the window is below this many users per minute, as a % of the mean'),
   maxDuration: durationSchema.describe('Hard stop; a run that reaches it has not converged'),
   health: z.array(healthQuerySchema).min(1, 'an unbounded test needs at least one health query'),
-}).refine((t) => t.initialUsers <= t.maxUsers, { message: 'must not exceed maxUsers', path: ['initialUsers'] });
+  // The scale-free search (issue 13). Every key is optional: without them the coordinator
+  // is load-test-ng's, with constant steps and the window mean.
+  climbPct: z
+    .number()
+    .gt(0)
+    .max(50)
+    .optional()
+    .describe('Before the first alert, add this % of the current users per step (at least usersIncrement): the climb scales with the capacity'),
+  ceilingStepPct: z
+    .number()
+    .gt(0)
+    .max(10)
+    .optional()
+    .describe('After the first alert the step halves at every reversal, down to this % of the users at the first alert (fractions accumulate)'),
+  warmStart: z
+    .strictObject({
+      marginPct: z.number().min(0).max(90).default(15).describe('Start this % below the hint, never above it'),
+      rampUp: durationSchema.default(60).describe('Time over which the users ramp up to the start point (no login storm)'),
+    })
+    .optional()
+    .describe('Start near a known capacity (--expect-users, an earlier run of this gate, the last report of that version)'),
+  estimator: z
+    .enum(['window-mean', 'hold-mean'])
+    .default('window-mean')
+    .describe('window-mean: mean users over the last stability window (load-test-ng); hold-mean: mean over the whole hold once the search settled at the ceiling, with its uncertainty'),
+  holdHalfWidthPct: z
+    .number()
+    .gt(0)
+    .optional()
+    .describe('Adaptive hold (hold-mean only): stop once the estimate\'s confidence half-width is within this % of it, capped by stabilityWindow'),
+})
+  .refine((t) => t.initialUsers <= t.maxUsers, { message: 'must not exceed maxUsers', path: ['initialUsers'] })
+  .refine((t) => t.holdHalfWidthPct === undefined || t.estimator === 'hold-mean', {
+    message: 'the adaptive hold needs estimator: hold-mean (the window mean carries no uncertainty)',
+    path: ['holdHalfWidthPct'],
+  });
 
 export const testSchema = z.discriminatedUnion('type', [boundedTestSchema, unboundedTestSchema]);
 export type BoundedTest = z.output<typeof boundedTestSchema>;

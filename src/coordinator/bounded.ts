@@ -1,6 +1,7 @@
 import type { BoundedTest } from '../config/schema.ts';
 import { InputError } from '../util/errors.ts';
 import { abortReason, sleepUnlessAborted } from './clock.ts';
+import { holdEstimate, type Sample } from './estimate.ts';
 import type { Clock, UserControl } from './types.ts';
 
 /**
@@ -21,6 +22,8 @@ export interface BoundedResult {
   window: { startSec: number; endSec: number };
   /** False when aborted; the window is then incomplete. */
   completed: boolean;
+  /** Set when the hold stopped before `duration` (test.earlyStop): when, and the half-width reached. */
+  earlyStop?: { atSec: number; halfWidthPct: number };
   reason: string;
   durationSec: number;
   timeline: Array<{ tSec: number; users: number }>;
@@ -36,6 +39,10 @@ export interface RunBoundedOptions {
   rampStepSec?: number;
   /** Seconds between progress reports while holding; default 5. */
   holdReportSec?: number;
+  /** test.earlyStop's query, evaluated at every hold report (null: no data). */
+  sample?: () => Promise<number | null>;
+  /** Batches of the early-stop estimate, seconds: about two rate windows. Default 60. */
+  batchSec?: number;
 }
 
 export async function runBounded(options: RunBoundedOptions): Promise<BoundedResult> {
@@ -82,12 +89,32 @@ export async function runBounded(options: RunBoundedOptions): Promise<BoundedRes
     if (await sleepUntil(at + rampStep)) return aborted();
   }
 
-  // Hold: report every few seconds until the duration is reached.
+  // Hold: report every few seconds until the duration is reached, or, with earlyStop,
+  // until the watched metric's mean over the hold is known within its half-width.
+  const samples: Sample[] = [];
+  const early = test.earlyStop && options.sample ? test.earlyStop : undefined;
   for (let at = (Math.floor(elapsedSec() / holdStep) + 1) * holdStep; ; at += holdStep) {
     const next = Math.min(at, test.duration);
     if (await sleepUntil(next)) return aborted();
     await record('steady');
     if (next >= test.duration) break;
+    if (!early || !options.sample) continue;
+    const value = await options.sample().catch(() => null);
+    // Samples start one batch after the ramp: the rate window still holds ramp-up requests.
+    const batchSec = options.batchSec ?? 60;
+    if (value !== null && Number.isFinite(value) && next >= test.rampUp + batchSec) samples.push({ tSec: next, users: value });
+    const estimate = holdEstimate(samples, batchSec);
+    if (next - test.rampUp >= early.minHold && estimate && estimate.batches >= 4 && estimate.halfWidthPct <= early.halfWidthPct) {
+      const endSec = Math.round(elapsedSec() * 100) / 100;
+      return {
+        window: { startSec: test.rampUp, endSec },
+        completed: true,
+        earlyStop: { atSec: endSec, halfWidthPct: Math.round(estimate.halfWidthPct * 100) / 100 },
+        reason: `held ${test.users} users from ${test.rampUp} s and stopped early at ${Math.round(endSec)} s of ${test.duration} s: the watched metric's mean is within ±${Math.round(estimate.halfWidthPct * 100) / 100}% (asked ±${early.halfWidthPct}%)`,
+        durationSec: elapsedSec(),
+        timeline,
+      };
+    }
   }
   return {
     window,

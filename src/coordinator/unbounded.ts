@@ -2,6 +2,8 @@ import type { HealthQuery, UnboundedTest } from '../config/schema.ts';
 import { InputError } from '../util/errors.ts';
 import { abortReason, sleepUnlessAborted } from './clock.ts';
 import { isEquilibrium, lastWindow, partialWindow, type WindowStats } from './equilibrium.ts';
+import { holdEstimate, type HoldEstimate, type Sample } from './estimate.ts';
+import { initialSearchState, nextTarget, warmStartUsers, type SearchStart } from './search.ts';
 import type { Clock, HealthSource, TimelinePoint, UserControl } from './types.ts';
 
 /**
@@ -30,9 +32,30 @@ export interface UnboundedProgress {
   window?: WindowStats;
 }
 
-export interface UnboundedResult {
-  /** Mean active users over `window` (the equilibrium window, or the last one when stopped early). */
+/** How the estimate was made and how sure it is; recorded in the run result as `capacity`. */
+export interface CapacityEstimate {
+  estimator: 'window-mean' | 'hold-mean';
   supportedUsers: number;
+  /** load-test-ng's figure (mean users over the last stability window), for comparison with past reports. */
+  windowMeanUsers: number;
+  /** 95 % confidence half-width of supportedUsers, % of it (hold-mean only). */
+  halfWidthPct?: number;
+  /** Standard deviation of one batch's mean, % of the estimate (hold-mean only). */
+  sdPct?: number;
+  batches?: number;
+  /** Users at the first alert (undefined when the run never became unhealthy). */
+  firstAlertUsers?: number;
+  /** Where the run started: users, and what the start came from. */
+  startUsers: number;
+  startSource: 'cold' | 'initialUsers' | string;
+  /** Seconds from the first alert to the stop. */
+  holdSec?: number;
+}
+
+export interface UnboundedResult {
+  /** The estimate (see capacity.estimator); the window mean for window-mean. */
+  supportedUsers: number;
+  capacity: CapacityEstimate;
   converged: boolean;
   stopCause: StopCause;
   /** One sentence for logs and reports. */
@@ -63,6 +86,11 @@ export interface RunUnboundedOptions {
    * range window in the enabled queries plus two scrape intervals (10 s).
    */
   settleSec?: number;
+  /**
+   * Capacity known before the run (--expect-users, an earlier run of this gate, the last
+   * report of that version). Used only with `warmStart`: the run ramps to marginPct below it.
+   */
+  startHint?: { users: number; source: string };
 }
 
 /** The longest `[30s]`/`[1m]`/`[5m]` range selector in the queries, in seconds. */
@@ -75,6 +103,16 @@ export function longestRangeSec(queries: readonly HealthQuery[]): number {
     }
   }
   return longest;
+}
+
+/**
+ * The health queries' lag in seconds: the longest averaging window (rate, increase,
+ * *_over_time...) plus two scrapes. irate/idelta read only the last two samples of their
+ * range, so their range is not a lag (the ceiling-test CPU query is irate(...[5m])).
+ */
+export function healthLagSec(queries: readonly HealthQuery[]): number {
+  const averaging = queries.map((q) => ({ ...q, query: q.query.replace(/\b(irate|idelta)\s*\(([^()]|\([^()]*\))*\)/g, '') }));
+  return longestRangeSec(averaging) + 10;
 }
 
 interface QueryState {
@@ -99,20 +137,63 @@ export async function runUnbounded(options: RunUnboundedOptions): Promise<Unboun
   const start = clock.now();
   const elapsedSec = (): number => (clock.now() - start) / 1000;
   const timeline: TimelinePoint[] = [];
-  // load-test-ng's InitialActiveUsers: start part-way up instead of climbing from zero,
-  // so a small increment (a small overshoot at equilibrium) does not make the run long.
-  if (test.initialUsers > 0) await users.setUsers(Math.min(test.initialUsers, test.maxUsers));
-  let target = await users.activeUsers();
+  const hint = test.warmStart ? options.startHint : undefined;
+  const lagSec = healthLagSec(queries.map((q) => q.query));
+  const from: SearchStart = {
+    startUsers: warmStartUsers(test, hint?.users),
+    rampSec: test.warmStart?.rampUp ?? 0,
+    // The lag: a rate() window plus a scrape or two before the value moves.
+    blockSteps: Math.max(4, Math.ceil((2 * lagSec) / test.restTime)),
+  };
+  // Batches two lags long: the users' wander near the ceiling is correlated over about one.
+  const batchSec = 2 * Math.max(4 * test.restTime, lagSec);
+  const startSource = hint && from.startUsers > test.initialUsers ? hint.source : test.initialUsers > 0 ? 'initialUsers' : 'cold';
+  const search = initialSearchState();
+  if (from.startUsers === 0 || from.rampSec === 0) {
+    // load-test-ng's InitialActiveUsers: start part-way up instead of climbing from zero,
+    // so a small increment (a small overshoot at equilibrium) does not make the run long.
+    if (from.startUsers > 0) await users.setUsers(from.startUsers);
+    search.phase = 'climb';
+    search.target = await users.activeUsers();
+  }
   let firstUnhealthySec: number | undefined;
+  const samples: Sample[] = [];
+  let estimate: HoldEstimate | undefined;
 
   const finish = (stopCause: StopCause, reason: string, window: WindowStats | undefined): UnboundedResult => {
     const w = window ?? partialWindow(timeline, test.stabilityWindow);
+    const windowMean = w ? round2(w.meanUsers) : 0;
+    const useHold = test.estimator === 'hold-mean' && estimate !== undefined;
+    const capacity: CapacityEstimate = {
+      estimator: test.estimator,
+      supportedUsers: useHold ? round2((estimate as HoldEstimate).supportedUsers) : windowMean,
+      windowMeanUsers: windowMean,
+      ...(useHold
+        ? {
+            // Under two batches there is no interval: no half-width rather than an infinite one.
+            ...(Number.isFinite((estimate as HoldEstimate).halfWidthPct)
+              ? { halfWidthPct: round2((estimate as HoldEstimate).halfWidthPct), sdPct: round2((estimate as HoldEstimate).sdPct) }
+              : {}),
+            batches: (estimate as HoldEstimate).batches,
+          }
+        : {}),
+      ...(search.firstAlertUsers !== undefined ? { firstAlertUsers: Math.round(search.firstAlertUsers) } : {}),
+      startUsers: from.startUsers,
+      startSource,
+      ...(firstUnhealthySec !== undefined ? { holdSec: round2(elapsedSec() - firstUnhealthySec) } : {}),
+    };
+    // The hold estimate's window is the span of its batches: the stable-phase metrics
+    // are averaged over the same span the users were.
+    const span = useHold ? { startSec: (estimate as HoldEstimate).startSec, endSec: (estimate as HoldEstimate).endSec } : undefined;
     return {
-      supportedUsers: w ? round2(w.meanUsers) : 0,
+      supportedUsers: capacity.supportedUsers,
+      capacity,
       converged: stopCause === 'equilibrium' || stopCause === 'cap',
       stopCause,
       reason,
-      window: { startSec: round2(w?.startSec ?? 0), endSec: round2(w?.endSec ?? 0) },
+      window: span
+        ? { startSec: round2(span.startSec), endSec: round2(span.endSec) }
+        : { startSec: round2(w?.startSec ?? 0), endSec: round2(w?.endSec ?? 0) },
       slopePerMinute: round2(w?.slopePerMinute ?? 0),
       durationSec: round2(elapsedSec()),
       timeline,
@@ -149,13 +230,31 @@ export async function runUnbounded(options: RunUnboundedOptions): Promise<Unboun
     const over = queries.filter((q) => q.value !== null && !(q.value <= q.query.threshold)).map((q) => q.query.name);
     const healthy = over.length === 0;
     const settling = tSec < settleSec;
-    if (healthy) target = Math.min(test.maxUsers, target + test.usersIncrement);
-    else if (!settling) target = Math.max(0, target - test.usersDecrement);
-    await users.setUsers(target);
+    nextTarget(search, test, from, tSec, healthy, settling);
+    await users.setUsers(Math.round(search.target));
     const active = await users.activeUsers();
     const values = Object.fromEntries(queries.map((q) => [q.query.name, q.value]));
     timeline.push({ tSec: round2(tSec), users: active, healthy, values });
     if (!healthy && !settling && firstUnhealthySec === undefined) firstUnhealthySec = round2(tSec);
+    if (search.settled) {
+      samples.push({ tSec: round2(tSec), users: active });
+      if (test.estimator === 'hold-mean') estimate = holdEstimate(samples, batchSec);
+    }
+    // Adaptive hold: stop as soon as the estimate is sure enough (at least four batches).
+    if (
+      test.holdHalfWidthPct !== undefined &&
+      estimate !== undefined &&
+      estimate.batches >= 4 &&
+      estimate.halfWidthPct <= test.holdHalfWidthPct &&
+      !(active >= test.maxUsers)
+    ) {
+      return finish(
+        'equilibrium',
+        `equilibrium after ${round2(tSec)} s: ${estimate.batches} batches of ${batchSec} s at the ceiling average ${round2(estimate.supportedUsers)} users ` +
+          `(±${round2(estimate.halfWidthPct)}%, within the ±${test.holdHalfWidthPct}% asked)`,
+        undefined,
+      );
+    }
 
     const window = lastWindow(timeline, test.stabilityWindow);
     options.onProgress?.({

@@ -3,6 +3,7 @@ import { Resvg } from '@resvg/resvg-js';
 import * as vega from 'vega';
 import { compile, type TopLevelSpec } from 'vega-lite';
 import type { RunResult, Series, SeriesKey } from '../results/schema.ts';
+import { capacityChartSpecs } from './capacity-curve.ts';
 
 /**
  * The graph grid of the seed reports, drawn by loadgate: one PNG per metric per test,
@@ -142,5 +143,6 @@ export async function renderTestGraphs(testName: string, baseline: readonly RunR
     if (!spec) continue;
     out.push({ file: `graphs/${testName}_${def.slug}.png`, title: `${testName} ${def.title}`, png: await renderPng(spec) });
   }
+  for (const c of capacityChartSpecs(testName, baseline, candidate)) out.push({ file: `graphs/${testName}_${c.slug}.png`, title: c.title, png: await renderPng(c.spec) });
   return out;
 }

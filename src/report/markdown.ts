@@ -3,6 +3,7 @@ import { fmtDelta, fmtPct } from '../compare/decide.ts';
 import type { Check, Verdict } from '../compare/verdict-schema.ts';
 import type { RunResult } from '../results/schema.ts';
 import { describeDuration } from '../util/duration.ts';
+import { capacitySection } from './capacity-curve.ts';
 import { decisionSection } from './decision-section.ts';
 import { findings } from './findings.ts';
 import type { RenderedGraph } from './graphs.ts';
@@ -220,6 +221,7 @@ export function renderMarkdown(
   results.push(errorsSection(comparison));
   results.push(checksSection(comparison));
   for (const test of comparison.tests) results.push(timingsSection(test, comparison, listing));
+  for (const section of comparison.tests.map(capacitySection)) if (section) results.push(section);
   for (const test of comparison.tests) {
     const g = graphsSection(test, graphs);
     if (g) results.push(g);

@@ -117,6 +117,31 @@ export const runResultSchema = z.strictObject({
   /** Unbounded: users supported at equilibrium (mean over the stability window). */
   supportedUsers: nonNegative.optional(),
   converged: z.boolean().optional(),
+  /**
+   * Unbounded: how supportedUsers was estimated and how sure it is (issue 13). Optional, so
+   * results written before it still read. The decision rule's noise model may use
+   * halfWidthPct / sdPct as the run's own uncertainty.
+   */
+  capacity: z
+    .strictObject({
+      estimator: z.enum(['window-mean', 'hold-mean']),
+      supportedUsers: nonNegative,
+      /** load-test-ng's definition (mean users over the last stability window), for past reports. */
+      windowMeanUsers: nonNegative,
+      /** 95 % confidence half-width of supportedUsers, % of it (hold-mean). */
+      halfWidthPct: nonNegative.optional(),
+      /** Standard deviation of one batch mean, % of supportedUsers (hold-mean). */
+      sdPct: nonNegative.optional(),
+      batches: z.number().int().nonnegative().optional(),
+      firstAlertUsers: nonNegative.optional(),
+      startUsers: nonNegative,
+      /** cold, initialUsers, or where a warm start's hint came from. */
+      startSource: z.string().min(1),
+      holdSec: nonNegative.optional(),
+    })
+    .optional(),
+  /** Bounded: set when the hold stopped before `duration` because the metrics were tight enough. */
+  earlyStop: z.strictObject({ atSec: nonNegative, halfWidthPct: nonNegative }).optional(),
   /** Seconds since start of the phase the stable-phase metrics are averaged over. */
   stableWindow: z.strictObject({ startSec: nonNegative, endSec: nonNegative }),
   totals: z.strictObject({ requests: nonNegative, errors: nonNegative, timeouts: nonNegative }),

@@ -1,5 +1,6 @@
 import type { TestSpec } from '../config/schema.ts';
 import type { Progress } from '../bench/progress.ts';
+import { gateHints, type CapacityHints } from './capacity-hints.ts';
 import { runBounded, runUnbounded, type BoundedResult, type Clock, type HealthSource, type UnboundedResult, type UserControl } from '../coordinator/index.ts';
 
 /**
@@ -20,6 +21,8 @@ export interface DriveTestOptions {
   signal: AbortSignal;
   progress: Pick<Progress, 'status' | 'info'>;
   label: { version: string; repeat: number };
+  /** Warm-start hints (default: this process's, shared by the runs of one gate). */
+  hints?: CapacityHints;
 }
 
 export interface DrivenTest {
@@ -33,17 +36,23 @@ export interface DrivenTest {
 export async function driveTest(o: DriveTestOptions): Promise<DrivenTest> {
   const { test, progress, label } = o;
   if (test.type === 'bounded') {
+    const watched = test.earlyStop?.query;
     const result = await runBounded({
       test,
       users: o.users,
       clock: o.clock,
+      ...(watched ? { sample: () => o.health.query(watched) } : {}),
       signal: o.signal,
       onProgress: (p) => progress.status({ ...label, users: p.users, detail: p.phase, leftSec: p.timeLeftSec }),
     });
     return { coordinator: { kind: 'bounded', result }, noData: false, problems: result.completed ? [] : [`the bounded test ${result.reason}`] };
   }
   const thresholds = new Map(test.health.map((h) => [h.name, h.threshold]));
+  const hints = o.hints ?? gateHints;
+  const hint = test.warmStart ? await hints.get(test.name, label.version) : undefined;
+  if (hint) progress.info(`unbounded: warm start from ${Math.round(hint.users)} users (${hint.source}), ${test.warmStart?.marginPct}% below it`);
   const result = await runUnbounded({
+    ...(hint ? { startHint: hint } : {}),
     test,
     users: o.users,
     health: o.health,
@@ -58,6 +67,7 @@ export async function driveTest(o: DriveTestOptions): Promise<DrivenTest> {
       }),
   });
   progress.info(`unbounded: ${result.reason}`);
+  if (result.converged && result.stopCause === 'equilibrium') hints.record(test.name, result.supportedUsers, `${label.version} run ${label.repeat}`);
   const noData = result.stopCause === 'no-data';
   const problems = noData ? [result.reason] : result.converged ? [] : [`the unbounded test ${result.reason}`];
   return { coordinator: { kind: 'unbounded', result }, noData, problems };

@@ -45,6 +45,8 @@ Options:
                            over the config's noiseModel file (always: <out>/noise-model.json)
   --job-budget <duration>  Start no run that would end after this long (e.g. 5h30m);
                            the gate then stops with next "repeat" (exit 2) for a resume
+  --expect-users <n>       Warm-start hint for unbounded tests with warmStart: the
+                           capacity expected for the baseline (starts below it, climbs)
   --tests <a,b>            Only these tests (by name)
   --baseline-set <k=v>     Patch the target config for the baseline only (repeatable),
   --candidate-set <k=v>    or the candidate only: dotted key, YAML scalar value,
@@ -75,6 +77,7 @@ const FLAG_OPTIONS = {
   resume: { type: 'boolean' },
   'update-noise-model': { type: 'boolean' },
   'job-budget': { type: 'string' },
+  'expect-users': { type: 'string' },
   tests: { type: 'string' },
   'baseline-set': { type: 'string', multiple: true },
   'candidate-set': { type: 'string', multiple: true },
@@ -113,6 +116,12 @@ const flagsSchema = z.strictObject({
   resume: z.boolean().default(false),
   'update-noise-model': z.boolean().default(false),
   'job-budget': durationSchema.refine((s) => s > 0, 'expected a duration above 0, e.g. 5h30m').optional(),
+  'expect-users': z
+    .string()
+    .regex(/^\d+$/, 'expected a whole number of users, e.g. 150')
+    .transform(Number)
+    .refine((n) => n >= 1, 'expected at least 1 user')
+    .optional(),
   tests: z.string().optional(),
   'baseline-set': z.array(z.string()).default([]),
   'candidate-set': z.array(z.string()).default([]),
@@ -179,6 +188,8 @@ export interface RunOptions {
   datasetVersion: string;
   /** Set when bench.kind is aws. */
   aws?: AwsRunInputs;
+  /** --expect-users: a warm-start hint for unbounded tests with warmStart (issue 13). */
+  expectUsers?: number;
 }
 
 export async function parseRunOptions(argv: string[], cwd = process.cwd()): Promise<RunOptions> {
@@ -273,6 +284,7 @@ function sharedOptions(flags: Flags, config: GateConfig, cwd: string, baseline: 
     resume: flags.resume,
     updateNoiseModel: flags['update-noise-model'],
     ...(flags['job-budget'] !== undefined ? { jobBudgetSec: flags['job-budget'] } : {}),
+    ...(flags['expect-users'] !== undefined ? { expectUsers: flags['expect-users'] } : {}),
     tests: selectTests(config, flags.tests, flags.config),
     baseline,
     candidate,

@@ -33,7 +33,8 @@ test('compare on the shipped examples passes and writes verdict.json, the report
     assert.match(report, /### Supported users in unbounded test\n/);
     assert.match(report, /\| postgresql-unbounded \| 17272 \| 17040 \| −1\.34% \|/);
     const graphs = (await readdir(join(out, 'graphs'))).sort();
-    assert.equal(graphs.length, 20);
+    // The ten-graph grid per test, and three capacity curves (against active users) for the unbounded one.
+    assert.equal(graphs.length, 23);
     for (const g of graphs) assert.ok(report.includes(`(graphs/${g})`), `report links ${g}`);
     const png = await readFile(join(out, 'graphs', graphs[0]!));
     assert.deepEqual([...png.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);

@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { boundedTestSchema, type BoundedTest } from '../../src/config/schema.ts';
 import { runBounded, type BoundedProgress } from '../../src/coordinator/bounded.ts';
+import { gaussian, mulberry32 } from '../../src/coordinator/simulation/model.ts';
 import { InputError } from '../../src/util/errors.ts';
 import { FakeClock, FakeUsers } from './fakes.ts';
 
@@ -73,4 +74,30 @@ test('a ramp-up as long as the duration is refused: nothing would be measured', 
   const users = new FakeUsers();
   await assert.rejects(runBounded({ test: boundedTest({ rampUp: '2m', duration: '2m' }), users, clock }), InputError);
   assert.equal(users.requested.length, 0);
+});
+
+test('earlyStop: the hold ends once the watched metric is known within its half-width, after minHold', async () => {
+  const run = async (noise: number) => {
+    const clock = new FakeClock();
+    const users = new FakeUsers();
+    const random = mulberry32(7);
+    const spec = boundedTestSchema.parse({
+      type: 'bounded',
+      users: 100,
+      rampUp: '1m',
+      duration: '30m',
+      earlyStop: { query: 'api_avg', halfWidthPct: 2, minHold: '5m' },
+    });
+    return runBounded({ test: spec, users, clock, sample: async () => 0.05 * Math.exp(noise * gaussian(random)) });
+  };
+  const steady = await run(0.05);
+  assert.ok(steady.completed);
+  assert.ok(steady.earlyStop, steady.reason);
+  assert.ok(steady.earlyStop.atSec >= 60 + 300, `not before minHold: ${steady.earlyStop.atSec}`);
+  assert.ok(steady.earlyStop.atSec < 30 * 60, 'stopped before duration');
+  assert.deepEqual(steady.window, { startSec: 60, endSec: steady.earlyStop.atSec }, 'the measured window ends where the run did');
+  assert.ok(steady.earlyStop.halfWidthPct <= 2);
+  const noisy = await run(1.5);
+  assert.equal(noisy.earlyStop, undefined, 'a metric too noisy to pin down holds for the whole duration');
+  assert.equal(noisy.window.endSec, 30 * 60);
 });

@@ -158,9 +158,11 @@ test('a clear loss fails after the first pair: no further pair is run', async ()
 test('--job-budget stops before a run that would overrun it (next: repeat, exit 2), and --resume continues from the saved results', async () => {
   const out = await mkdtemp(join(tmpdir(), 'lg-gate-'));
   try {
-    // 6 min per unbounded run: 20 min fit the first pair and one run of the second.
+    // A budget of three unbounded runs and a bit fits the first pair and one run of the second.
+    const test = (await loadGateConfig('examples/local-synapse.yml')).tests.find((t) => t.type === 'unbounded')!;
+    const budget = 3 * plannedSeconds({ test } as ScheduledRun) + 60;
     const first = new FakeBench(() => 200);
-    const stopped = await gate(first, ['--job-budget', '20m', '--max-repeats', '6'], out);
+    const stopped = await gate(first, ['--job-budget', `${budget}s`, '--max-repeats', '6'], out);
     assert.equal(stopped.code, 2);
     assert.equal(stopped.verdict.next, 'repeat');
     assert.equal(stopped.verdict.verdict, 'inconclusive');

@@ -1,5 +1,5 @@
 import { mkdir, readFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { Progress } from '../progress.ts';
 import { processRunner, type CommandRunner } from '../../aws/janitor.ts';
 import { readSecretString } from '../../aws/secrets.ts';
@@ -11,6 +11,7 @@ import { PrometheusClient } from '../../metrics/prometheus.ts';
 import { longestRangeSec } from '../../metrics/synapse-queries.ts';
 import { runResultSchema, RUN_RESULT_SCHEMA_VERSION, type BenchFingerprint, type RunResult } from '../../results/schema.ts';
 import { driveTest, type CoordinatorOutcome } from '../../run/drive-test.ts';
+import { gateHints } from '../../run/capacity-hints.ts';
 import type { GateBench } from '../../run/gate-bench.ts';
 import { testParams } from '../../results/test-params.ts';
 import { runId, type RunOptions, type ScheduledRun } from '../../run/options.ts';
@@ -120,6 +121,7 @@ export class AwsGateBench implements GateBench {
     private readonly deps: AwsBenchDeps,
   ) {
     if (!o.aws) throw new Error('not an AWS run');
+    gateHints.configure({ ...(o.expectUsers !== undefined ? { expectUsers: o.expectUsers } : {}), reportsDir: join(process.cwd(), 'reports'), benchKind: 'aws' });
     this.timing = { ...AWS_TIMING, ...deps.timing };
     this.clock = deps.clock ?? realClock;
     const endpoint = deps.endpoint ?? ((host: string, port: number) => `http://${host}:${port}`);
@@ -398,6 +400,8 @@ export class AwsGateBench implements GateBench {
       problems,
       ...(supportedUsers !== undefined ? { supportedUsers } : {}),
       ...(converged !== undefined ? { converged } : {}),
+      ...(coordinator?.kind === 'unbounded' ? { capacity: coordinator.result.capacity } : {}),
+      ...(coordinator?.kind === 'bounded' && coordinator.result.earlyStop ? { earlyStop: coordinator.result.earlyStop } : {}),
       stableWindow: stable,
       totals: collected?.totals ?? { requests: stats?.requests ?? 0, errors: stats?.errors ?? 0, timeouts: 0 },
       api: collected?.api ?? [],

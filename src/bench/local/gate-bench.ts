@@ -13,6 +13,7 @@ import { buildDataset, datasetKey, describeDataset, findDataset, type DatasetArt
 import { ensureSynapse, type SynapseInstall } from '../../target/synapse/install.ts';
 import type { GateBench } from '../../run/gate-bench.ts';
 import type { RunOptions, ScheduledRun } from '../../run/options.ts';
+import { gateHints } from '../../run/capacity-hints.ts';
 import { executeRun, type RunContext } from './test-run.ts';
 
 /**
@@ -33,7 +34,9 @@ export class LocalGateBench implements GateBench {
     private readonly o: RunOptions,
     private readonly progress: Progress,
     private readonly logDir: string,
-  ) {}
+  ) {
+    gateHints.configure({ ...(o.expectUsers !== undefined ? { expectUsers: o.expectUsers } : {}), reportsDir: join(process.cwd(), 'reports'), benchKind: 'local' });
+  }
 
   expandHealthQuery(query: string): string {
     return expandQuery(query, this.o.config.bench.local.targetCpus);

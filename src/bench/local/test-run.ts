@@ -260,6 +260,8 @@ export async function executeRun(ctx: RunContext, run: ScheduledRun): Promise<Ru
     problems,
     ...(supportedUsers !== undefined ? { supportedUsers } : {}),
     ...(converged !== undefined ? { converged } : {}),
+    ...(coordinator?.kind === 'unbounded' ? { capacity: coordinator.result.capacity } : {}),
+    ...(coordinator?.kind === 'bounded' && coordinator.result.earlyStop ? { earlyStop: coordinator.result.earlyStop } : {}),
     stableWindow: stable,
     totals: collected?.totals ?? { requests: stats?.requests ?? 0, errors: stats?.errors ?? 0, timeouts: stats?.timeouts ?? 0 },
     api: collected?.api ?? [],

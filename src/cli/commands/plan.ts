@@ -3,6 +3,10 @@ import { z } from 'zod';
 import { loadGateConfig } from '../../config/load.ts';
 import { InputError } from '../../util/errors.ts';
 import { buildPlan, planJson, renderPlanText } from '../../aws/plan.ts';
+import { estimateCost } from '../../aws/cost.ts';
+import { expectedDuration } from '../../aws/expected.ts';
+import { expectedPairsNoChange } from '../../compare/simulate.ts';
+import { assumedModel, loadNoiseModel, noiseModelPath } from '../../noise/model.ts';
 import { readRunInfo } from '../../aws/run-info.ts';
 import { benchInputsSchema, buildTfvars } from '../../aws/tfvars.ts';
 import { parseFlags } from '../args.ts';
@@ -101,6 +105,11 @@ export async function run(argv: string[], io: CliIO, env: NodeJS.ProcessEnv = pr
   if (inputs.data.dbSnapshot && inputs.data.dbDumpUrl) throw new InputError('give at most one of --db-snapshot and --db-dump-url');
   const dbSource = inputs.data.dbSnapshot ? 'snapshot' : inputs.data.dbDumpUrl ? 'dump' : 'empty';
   const plan = buildPlan(config, { dbSource, ...(flags['max-cost'] !== undefined ? { maxCostUsd: flags['max-cost'] } : {}) });
+  // Runs per side an unchanged release is expected to need under the sequential rule.
+  const modelPath = noiseModelPath(config, flags.config);
+  const model = modelPath ? await loadNoiseModel(modelPath, config) : assumedModel();
+  const expected = await expectedDuration(config, plan.duration, { runsPerSide: Math.max(1, expectedPairsNoChange(config, model)) });
+  plan.expected = { duration: expected, cost: estimateCost(plan.bench, expected.totalSec) };
 
   // The plan always reaches the log; a refusal also goes to stderr.
   if (!plan.withinBudget) {

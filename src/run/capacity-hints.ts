@@ -1,0 +1,85 @@
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parseRunResult } from '../results/load.ts';
+
+/**
+ * Where an unbounded test's warm start gets its hint (issue 13), best first:
+ *   1. an earlier converged run of the same test in this gate (this bench, today);
+ *   2. `--expect-users`;
+ *   3. the newest converged run of that version and test on the same bench kind in the
+ *      run results committed under `reports/`.
+ * Hints only choose where the search starts: it starts below them and climbs, and a
+ * hint that is too high is caught by the first alert while ramping, so a wrong hint
+ * costs time, not accuracy (test/coordinator/simulation.test.ts).
+ */
+
+export interface CapacityHint {
+  users: number;
+  source: string;
+}
+
+export interface HintSettings {
+  expectUsers?: number;
+  /** Directory searched for run results (`reports/`); none: no report hints. */
+  reportsDir?: string;
+  benchKind?: 'local' | 'aws';
+}
+
+export class CapacityHints {
+  private readonly runs = new Map<string, CapacityHint>();
+  private settings: HintSettings = {};
+  private reports: Promise<Map<string, CapacityHint>> | undefined;
+
+  configure(settings: HintSettings): void {
+    this.settings = settings;
+    this.reports = undefined;
+  }
+
+  /** Remembers a converged run's supported users for the later runs of this test. */
+  record(testName: string, users: number, source: string): void {
+    if (users > 0) this.runs.set(testName, { users, source });
+  }
+
+  async get(testName: string, version: string): Promise<CapacityHint | undefined> {
+    const run = this.runs.get(testName);
+    if (run) return run;
+    if (this.settings.expectUsers !== undefined) return { users: this.settings.expectUsers, source: '--expect-users' };
+    if (!this.settings.reportsDir) return undefined;
+    this.reports ??= scanReports(this.settings.reportsDir, this.settings.benchKind);
+    return (await this.reports).get(`${version}\u0000${testName}`);
+  }
+}
+
+/** The hints of this process: the runs of one gate share them. */
+export const gateHints = new CapacityHints();
+
+/**
+ * Every `results/*.json` under `dir` (any depth): the newest converged unbounded run per
+ * version and test. Unreadable or invalid files are skipped: a hint is an optimisation,
+ * and a committed report of an older format must not stop a gate.
+ */
+async function scanReports(dir: string, benchKind: HintSettings['benchKind']): Promise<Map<string, CapacityHint>> {
+  const newest = new Map<string, CapacityHint & { finishedAt: number }>();
+  let entries: string[];
+  try {
+    entries = (await readdir(dir, { recursive: true })).filter((p) => /(^|\/)results\/[^/]+\.json$/.test(p));
+  } catch {
+    return new Map();
+  }
+  for (const path of entries.sort()) {
+    let result;
+    try {
+      result = parseRunResult(JSON.parse(await readFile(join(dir, path), 'utf8')), path);
+    } catch {
+      continue;
+    }
+    if (result.test.type !== 'unbounded' || !result.converged || result.status !== 'completed' || !result.supportedUsers) continue;
+    if (result.provenance.kind !== 'measured' || (benchKind && result.bench.kind !== benchKind)) continue;
+    const key = `${result.target.version}\u0000${result.test.name}`;
+    const finishedAt = Date.parse(result.finishedAt);
+    if ((newest.get(key)?.finishedAt ?? -Infinity) < finishedAt) {
+      newest.set(key, { users: result.supportedUsers, source: `reports/${path}`, finishedAt });
+    }
+  }
+  return new Map([...newest].map(([k, v]) => [k, { users: v.users, source: v.source }]));
+}

@@ -1,0 +1,88 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { AWS, LOCAL } from '../../src/coordinator/simulation/profiles.ts';
+import { forCeiling, simulateMany, simulateRun } from '../../src/coordinator/simulation/simulate.ts';
+
+/**
+ * The real coordinator against the capacity model (src/coordinator/simulation), on a
+ * virtual clock with seeded noise: every figure here is the same on every run.
+ */
+
+// Search behaviour, not noise, is under test here: a quieter model than the fitted one.
+const QUIET = { ...LOCAL.model, noiseSd: 0.1 };
+const RUNS = 4;
+
+for (const ceiling of [50, 1000, 20_000, 100_000]) {
+  test(`warm start and adaptive hold find the cold climb's ceiling at ${ceiling} users`, async () => {
+    // The climb takes log(ceiling) steps: a 100,000-user cold climb needs more than the
+    // local profile's 9 minutes, so the budget is an hour here; the answer is what is compared.
+    const spec = { ...forCeiling(LOCAL.after, ceiling), maxDuration: 3600 };
+    const cold = await simulateMany({ model: QUIET, ceiling, test: spec }, RUNS);
+    const warm = await simulateMany({ model: QUIET, ceiling, test: spec, hint: ceiling }, RUNS);
+    assert.equal(cold.converged, RUNS, 'every cold run converged');
+    assert.equal(warm.converged, RUNS, 'every warm run converged');
+    const gapPct = (100 * Math.abs(warm.meanRatio - cold.meanRatio)) / cold.meanRatio;
+    assert.ok(gapPct <= 3, `warm ${warm.meanRatio.toFixed(3)} vs cold ${cold.meanRatio.toFixed(3)} of the ceiling: ${gapPct.toFixed(2)} % apart`);
+    assert.ok(Math.abs(cold.meanRatio - 1) <= 0.06, `cold mean ${cold.meanRatio.toFixed(3)} of the model's ceiling`);
+    assert.ok(warm.meanDurationSec < cold.meanDurationSec, `warm ${warm.meanDurationSec} s, cold ${cold.meanDurationSec} s`);
+  });
+}
+
+test('a wrong hint (2x too high or 3x too low) gives the same answer; too low is slower', async () => {
+  const ceiling = 90;
+  const spec = LOCAL.after;
+  const right = await simulateMany({ model: QUIET, ceiling, test: spec, hint: ceiling }, RUNS);
+  for (const hint of [2 * ceiling, ceiling / 3]) {
+    const wrong = await simulateMany({ model: QUIET, ceiling, test: spec, hint }, RUNS);
+    assert.equal(wrong.converged, RUNS, `hint ${hint}: every run converged`);
+    const gapPct = (100 * Math.abs(wrong.meanRatio - right.meanRatio)) / right.meanRatio;
+    assert.ok(gapPct <= 3, `hint ${hint}: ${wrong.meanRatio.toFixed(3)} vs ${right.meanRatio.toFixed(3)} (${gapPct.toFixed(2)} % apart)`);
+    assert.ok(wrong.maxDurationSec <= spec.maxDuration, `hint ${hint}: within maxDuration`);
+    // Too high is not slower: the ramp crosses the ceiling at its (larger) ramp step and the
+    // bisection starts from there. Too low climbs the difference at climbPct per step.
+    if (hint < ceiling) assert.ok(wrong.meanDurationSec > right.meanDurationSec, `hint ${hint}: ${wrong.meanDurationSec} s vs ${right.meanDurationSec} s`);
+  }
+});
+
+test('a warm start ramps to its start point instead of starting every user at once', async () => {
+  const run = await simulateRun({ model: QUIET, ceiling: 90, test: LOCAL.after, seed: 1, hint: 90 });
+  const start = run.result.capacity.startUsers;
+  assert.equal(start, Math.floor(90 * 0.85), 'starts 15 % below the hint');
+  assert.equal(run.result.capacity.startSource, 'simulated hint');
+  // 76 users over a 30 s ramp on 2 s steps: about 5 per step, never the whole start at once.
+  assert.ok(run.peakStartsPerSec <= Math.ceil(start / 15) + 1, `${run.peakStartsPerSec} users started within one second`);
+});
+
+test('machines from 0.3x to 3x of the local bench reach equilibrium within the local time budget; the old profile does not at 3x', async () => {
+  for (const factor of [0.3, 1, 3]) {
+    const ceiling = Math.round(LOCAL.ceiling * factor);
+    const after = await simulateMany({ model: LOCAL.model, ceiling, test: forCeiling(LOCAL.after, ceiling) }, RUNS);
+    assert.equal(after.converged, RUNS, `${factor}x: every cold run converged`);
+    assert.ok(after.maxDurationSec <= LOCAL.after.maxDuration, `${factor}x: longest run ${after.maxDurationSec} s`);
+    assert.ok(Math.abs(after.meanRatio - 1) <= 0.08, `${factor}x: mean ${after.meanRatio.toFixed(3)} of the ceiling`);
+  }
+  const old = await simulateMany({ model: LOCAL.model, ceiling: LOCAL.ceiling * 3, test: forCeiling(LOCAL.before, LOCAL.ceiling * 3) }, 2);
+  assert.equal(old.converged, 0, 'the old fixed +1 user per 2 s climb runs out of maxDuration at 3x (the issue\'s INCONCLUSIVE gate)');
+});
+
+test('the AWS unbounded run (ceiling-test model) takes at most half the bench time, at the same or lower spread', async () => {
+  const before = await simulateMany({ model: AWS.model, ceiling: AWS.ceiling, test: AWS.before }, 3);
+  const cold = await simulateMany({ model: AWS.model, ceiling: AWS.ceiling, test: AWS.after }, 3);
+  const warm = await simulateMany({ model: AWS.model, ceiling: AWS.ceiling, test: AWS.after, hint: AWS.ceiling }, 3);
+  assert.equal(before.converged + cold.converged + warm.converged, 9);
+  assert.ok(cold.meanDurationSec <= before.meanDurationSec / 2, `cold ${cold.meanDurationSec} s vs before ${before.meanDurationSec} s`);
+  assert.ok(warm.meanDurationSec <= before.meanDurationSec / 2, `warm ${warm.meanDurationSec} s vs before ${before.meanDurationSec} s`);
+  assert.ok(Math.abs(cold.meanRatio - before.meanRatio) <= 0.03, `means ${cold.meanRatio.toFixed(3)} vs ${before.meanRatio.toFixed(3)}`);
+  assert.ok(warm.maxDurationSec <= 6 * 3600 - 3600, 'one unbounded run leaves room in a 6 h job');
+});
+
+test('the adaptive hold stops on its own half-width, and that half-width covers the spread between runs', async () => {
+  const spec = AWS.after;
+  const runs = [];
+  for (let seed = 1; seed <= 6; seed++) runs.push((await simulateRun({ model: AWS.model, ceiling: AWS.ceiling, test: spec, seed, hint: AWS.ceiling })).result);
+  const stoppedOnWidth = runs.filter((r) => /within the ±1% asked/.test(r.reason));
+  assert.ok(stoppedOnWidth.length >= 4, `${stoppedOnWidth.length} of 6 stopped on the half-width: ${runs.map((r) => r.reason).join(' | ')}`);
+  const mean = runs.reduce((a, r) => a + r.supportedUsers, 0) / runs.length;
+  const covered = runs.filter((r) => Math.abs(r.supportedUsers - mean) <= ((r.capacity.halfWidthPct ?? 0) / 100) * r.supportedUsers);
+  assert.ok(covered.length >= 5, `${covered.length} of 6 runs are within their own half-width of the mean`);
+});
