@@ -169,3 +169,45 @@ test('a short k6 run drives the API and WebSocket and records load-test-ng metri
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('findings 4 and 5: regular users skip GenerateUserReport, and persistent-notification posts are never replies', { skip: !k6 && NO_K6, timeout: 60_000 }, async () => {
+  const server = new MattermostStandIn();
+  const dir = mkdtempSync(join(tmpdir(), 'loadgate-k6-'));
+  try {
+    server.addUser('user1', 'pass-1');
+    server.addUser('user2', 'pass-2');
+    server.addUser('admin1', 'pass-a', true);
+    const baseUrl = await server.start();
+    writeFileSync(join(dir, 'users.txt'), 'user1 pass-1\nuser2 pass-2\nadmin1 pass-a\n');
+    // Posts first, so there are roots a persistent-notification post could wrongly reply to.
+    const actions = { CreatePost: 2, CreatePersistentNotificationPost: 4, GenerateUserReport: 2, OpenDirectOrGroupChannel: 1 };
+    const out = join(dir, 'points.json');
+    const { code, stderr } = await runK6(
+      [
+        'run', '--quiet', '--no-usage-report', '--address', '127.0.0.1:0', '--out', `json=${out}`,
+        ...['-e', `LOADGATE_BASE_URL=${baseUrl}`, '-e', `LOADGATE_USERS_FILE=${join(dir, 'users.txt')}`],
+        ...['-e', `LOADGATE_ACTIONS=${JSON.stringify(actions)}`, '-e', 'LOADGATE_IDLE_MIN_MS=10', '-e', 'LOADGATE_IDLE_AVG_MS=30', '-e', 'LOADGATE_IDLE_RATE=1'],
+        ...['-e', 'LOADGATE_MAX_USERS=3', '-e', 'LOADGATE_RAMP_UP=1s', '-e', 'LOADGATE_DURATION=5s'],
+        SCRIPT,
+      ],
+      45_000,
+    );
+    assert.equal(code, 0, stderr);
+    const points = readFileSync(out, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Point)
+      .filter((p) => p.type === 'Point');
+    const sum = (metric: string) => points.filter((p) => p.metric === metric).reduce((n, p) => n + p.data!.value, 0);
+    assert.ok(sum('loadgate_action_CreatePersistentNotificationPost') >= 20, 'persistent-notification posts were attempted');
+    assert.ok(sum('loadgate_action_GenerateUserReport') >= 10, 'the report action was picked');
+    // Only the admin asks for the report; the regular users' 403s and the replies' 400s are gone.
+    assert.ok((server.hits.get('GET /reports/users') ?? 0) >= 1, 'the admin generated reports');
+    const errors = points.filter((p) => p.metric === 'loadtest_http_errors_total');
+    assert.deepEqual(errors.map((p) => `${p.data!.tags!.status_code} ${p.data!.tags!.name}`), [], 'no request failed');
+    assert.equal(sum('loadgate_script_errors'), 0);
+  } finally {
+    await server.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
