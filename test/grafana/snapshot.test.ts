@@ -216,7 +216,7 @@ test('finding 9: one failing query in a panel costs its own series only, not the
   const outcome = await publishSnapshot(client, { dashboard, name: 'mixed', ...window });
   assert.deepEqual(outcome.warnings, ['panel "two queries" query B: bad_data: parse error: unexpected identifier "fail_query"']);
   const key = new URL(outcome.url).pathname.split('/').pop()!;
-  const saved = (await client.getSnapshot(key)) as { dashboard: { panels: { snapshotData: { refId: string }[] }[] } };
+  const saved = (await client.getSnapshot(key)) as unknown as { dashboard: { panels: { snapshotData: { refId: string }[] }[] } };
   const frames = saved.dashboard.panels[0]!.snapshotData;
   assert.ok(frames.length >= 1 && frames.every((f) => f.refId === 'A'), 'the good query\'s series are kept');
   // A 400 without per-query results is still an error.
