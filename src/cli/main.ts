@@ -16,6 +16,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandMod
   'scan-report': { summary: 'Refuse a report that holds a secret, before it is uploaded', load: () => import('./commands/scan-report.ts') },
   janitor: { summary: 'Destroy AWS benches whose ExpiresAt tag has passed', load: () => import('./commands/janitor.ts') },
   'grafana-snapshot': { summary: 'Upload the dashboard and create a snapshot per test', load: () => import('./commands/grafana-snapshot.ts') },
+  'wait-release': { summary: 'Wait (bounded) for the Mattermost release tarballs before provisioning', load: () => import('./commands/wait-release.ts') },
 };
 
 function help(): string {

@@ -68,6 +68,7 @@ export const targetSchema = z.strictObject({
     .optional()
     .describe('Mattermost: release tarball URL template; {version} is replaced by the version without a leading v'),
   settings: z.record(z.string(), z.unknown()).default({}).describe('Target config overrides applied to both sides'),
+  releaseWait: durationSchema.default(1800).describe('Mattermost: how long to wait for a release tarball to be published before provisioning (loadgate wait-release)'),
 });
 
 const awsBenchSchema = z.strictObject({
