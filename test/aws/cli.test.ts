@@ -97,7 +97,7 @@ test('loadgate plan --format tfvars needs the version and the run, and checks th
   });
   const fromEnv = captureIO();
   const env = { GITHUB_REPOSITORY: 'acme/chat', GITHUB_RUN_ID: '42', GITHUB_RUN_ATTEMPT: '1', GITHUB_SHA: 'b'.repeat(40) };
-  assert.equal(await plan(['--config', EXAMPLE, '--format', 'tfvars', '--version', 'v10.12.0'], fromEnv, env), 0);
+  assert.equal(await plan(['--config', EXAMPLE, '--format', 'tfvars', '--version', 'v10.12.0', '--license-secret-arn', LICENSE], fromEnv, env), 0);
   assert.equal(JSON.parse(fromEnv.stdout.join('\n')).state_key, 'loadgate/acme/chat/42/1/terraform.tfstate');
   const badVersion = captureIO();
   assert.equal(await main(['plan', '--config', EXAMPLE, '--format', 'tfvars', '--version', '10.12', ...runFlags], badVersion), 3);
@@ -110,7 +110,7 @@ test('loadgate plan --format tfvars needs the version and the run, and checks th
   assert.equal(await main(['plan', '--config', EXAMPLE, '--controller-cidr', '198.51.0.0/15'], wide), 3);
   assert.match(wide.stderr.join('\n'), /ranges wider than \/16 are refused/);
   const narrow = captureIO();
-  assert.equal(await plan(['--config', EXAMPLE, '--format', 'tfvars', '--version', 'v10.12.0', '--controller-cidr', '198.51.100.7/32', '--controller-cidr', '198.51.0.0/16'], narrow, env), 0);
+  assert.equal(await plan(['--config', EXAMPLE, '--format', 'tfvars', '--version', 'v10.12.0', '--license-secret-arn', LICENSE, '--controller-cidr', '198.51.100.7/32', '--controller-cidr', '198.51.0.0/16'], narrow, env), 0);
   assert.deepEqual(JSON.parse(narrow.stdout.join('\n')).controller_cidr_blocks, ['198.51.100.7/32', '198.51.0.0/16']);
   const badOctet = captureIO();
   assert.equal(await main(['plan', '--config', EXAMPLE, '--controller-cidr', '300.1.2.3/32'], badOctet), 3);

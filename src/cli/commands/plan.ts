@@ -5,6 +5,7 @@ import { InputError } from '../../util/errors.ts';
 import { buildPlan, planJson, renderPlanText } from '../../aws/plan.ts';
 import { readRunInfo } from '../../aws/run-info.ts';
 import { benchInputsSchema, buildTfvars } from '../../aws/tfvars.ts';
+import { requireLicenceSecret } from '../../target/mattermost/licence.ts';
 import { parseFlags } from '../args.ts';
 import type { CliIO } from '../io.ts';
 
@@ -31,7 +32,8 @@ tfvars only:
   --run-id ID              default: GITHUB_RUN_ID
   --run-attempt N          default: GITHUB_RUN_ATTEMPT, else 1
   --commit SHA             default: GITHUB_SHA
-  --now TIME               ISO time the expiry is counted from (default: now)`;
+  --now TIME               ISO time the expiry is counted from (default: now)
+  --destroy-only           tfvars rebuilt for terraform destroy: the licence is not required`;
 
 const flagsSchema = z.strictObject({
   config: z.string({ error: 'name the gate config with --config' }).min(1),
@@ -49,6 +51,7 @@ const flagsSchema = z.strictObject({
   'run-attempt': z.string().optional(),
   commit: z.string().optional(),
   now: z.iso.datetime({ offset: true }).optional(),
+  'destroy-only': z.boolean().default(false),
   positionals: z.array(z.string()).max(0, 'plan takes no positional arguments; name the config with --config'),
 });
 
@@ -71,6 +74,7 @@ export async function run(argv: string[], io: CliIO, env: NodeJS.ProcessEnv = pr
       'run-attempt': { type: 'string' },
       commit: { type: 'string' },
       now: { type: 'string' },
+      'destroy-only': { type: 'boolean' },
     },
     flagsSchema,
     usage,
@@ -118,6 +122,7 @@ export async function run(argv: string[], io: CliIO, env: NodeJS.ProcessEnv = pr
     );
     const now = flags.now ? new Date(flags.now) : new Date();
     const tfvars = buildTfvars(config, plan.bench, runInfo, { ...inputs.data, version: flags.version }, plan.duration, now);
+    if (!flags['destroy-only']) requireLicenceSecret(config.target.system, inputs.data.licenseSecretArn, '--license-secret-arn');
     output = JSON.stringify(tfvars, null, 2);
     // The plan goes to stderr so stdout stays a clean tfvars file.
     io.err(renderPlanText(plan));

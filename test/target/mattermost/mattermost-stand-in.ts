@@ -230,6 +230,8 @@ export class MattermostStandIn {
     };
 
     if (route === 'GET /system/ping') return send(200, { status: 'OK' });
+    // No session needed. format=old: every value a string; IsLicensed "true"/"false" (api4/license.go getClientLicense).
+    if (route === 'GET /license/client') return send(200, { IsLicensed: String(this.licensed), SkuShortName: this.licensed ? 'enterprise' : '' } satisfies ClientLicense);
 
     if (this.failing.has(route)) return send(500, { id: 'app.error', message: 'stand-in failure', status_code: 500 });
     if (route === 'POST /users/login') {
@@ -256,9 +258,6 @@ export class MattermostStandIn {
         return send(200, [{ team_id: this.teamId, msg_count: 0, mention_count: 0 }] satisfies Pick<TeamUnread, 'team_id' | 'msg_count' | 'mention_count'>[]);
       case 'GET /users/me/teams/{id}/channels':
         return send(200, this.channels);
-      case 'GET /license/client':
-        // format=old: every value a string; IsLicensed "true"/"false" (api4/license.go getClientLicense).
-        return send(200, { IsLicensed: String(this.licensed), SkuShortName: this.licensed ? 'enterprise' : '' } satisfies ClientLicense);
       case 'GET /reports/users':
         // Needs sysconsole_read_user_management_users (api4/report.go getUsersForReporting).
         if (!isAdmin) return send(403, { id: 'api.context.permissions.app_error', status_code: 403 });
