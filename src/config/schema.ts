@@ -13,7 +13,7 @@ const name = z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'expected a lower-cas
 export const healthQuerySchema = z.strictObject({
   name: z.string().min(1).max(120).describe('What the query measures, shown in logs and reports'),
   query: z.string().min(1).describe('PromQL; must return a single number'),
-  threshold: z.number().describe('The system is healthy while the value stays at or below this'),
+  threshold: z.number().describe('The system is healthy while the value stays below this (load-test-ng alerts at value >= threshold)'),
   minInterval: durationSchema.default(0).describe('Minimum time between two evaluations of this query'),
   enabled: z.boolean().default(true),
 });

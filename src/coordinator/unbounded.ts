@@ -3,6 +3,7 @@ import { InputError } from '../util/errors.ts';
 import { abortReason, sleepUnlessAborted } from './clock.ts';
 import { isEquilibrium, lastWindow, partialWindow, type WindowStats } from './equilibrium.ts';
 import type { Clock, HealthSource, TimelinePoint, UserControl } from './types.ts';
+import { overThreshold } from '../engine/loadtest-ng/alert.ts';
 
 /**
  * The unbounded test's coordinator, as in load-test-ng and the ceiling-test report: it
@@ -146,7 +147,7 @@ export async function runUnbounded(options: RunUnboundedOptions): Promise<Unboun
 
     // A query without data yet (e.g. rate() before the second scrape) does not block growth;
     // the no-data limit above stops a run where it never gets data.
-    const over = queries.filter((q) => q.value !== null && !(q.value <= q.query.threshold)).map((q) => q.query.name);
+    const over = queries.filter((q) => overThreshold(q.value, q.query.threshold)).map((q) => q.query.name);
     const healthy = over.length === 0;
     const settling = tSec < settleSec;
     if (healthy) target = Math.min(test.maxUsers, target + test.usersIncrement);
