@@ -65,9 +65,10 @@ test('loadgate plan --format tfvars writes variables infra/aws declares and vali
   assert.equal(tfvars.expires_at, '2026-11-21T23:45:00Z', '10:00 + 12h45m estimate + 1h margin');
   assert.deepEqual(tfvars.controller_cidr_blocks, ['203.0.113.7/32']);
   assert.equal(tfvars.mattermost_config_patch, '{}');
-  assert.equal(tfvars.load_engine, 'k6');
-  assert.equal(tfvars.agent_api_port, 6565);
-  assert.equal(tfvars.k6_version, 'v1.4.2');
+  // The example runs load-test-ng, pinned to a real release (its download must exist).
+  assert.equal(tfvars.load_engine, 'load-test-ng');
+  assert.equal(tfvars.agent_api_port, 4000);
+  assert.equal(tfvars.loadtest_download_url, 'https://github.com/mattermost/mattermost-load-test-ng/releases/download/v1.32.0/mattermost-load-test-ng-v1.32.0-linux-amd64.tar.gz');
 
   const root = await loadModule('.');
   for (const key of Object.keys(tfvars)) assert.ok(root.variable[key], `${key} is a variable of infra/aws`);
