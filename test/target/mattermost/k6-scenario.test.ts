@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { findK6, NO_K6 } from '../../engine/k6/k6-binary.ts';
 import { MattermostStandIn } from './mattermost-stand-in.ts';
+import { checkRequest, loadOperations } from './openapi.ts';
 
 /**
  * Runs the Mattermost k6 scenario for a few seconds against a loopback stand-in and checks
@@ -206,6 +207,53 @@ test('findings 4 and 5: regular users skip GenerateUserReport, and persistent-no
     const errors = points.filter((p) => p.metric === 'loadtest_http_errors_total');
     assert.deepEqual(errors.map((p) => `${p.data!.tags!.status_code} ${p.data!.tags!.name}`), [], 'no request failed');
     assert.equal(sum('loadgate_script_errors'), 0);
+  } finally {
+    await server.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("the scenario's requests match Mattermost's API v4 description (posts and reactions)", { skip: !k6 && NO_K6, timeout: 60_000 }, async () => {
+  const ops = loadOperations(['posts-subset.yaml', 'reactions-subset.yaml']);
+  // The validator itself refuses a wrong method, an unknown field and a missing required field.
+  assert.match(checkRequest(ops, 'POST', '/api/v4/posts/abc/patch', { message: 'x' })!.problems[0]!, /no such operation; the description has PUT/);
+  assert.match(checkRequest(ops, 'PUT', '/api/v4/posts/abc/patch', { text: 'x' })!.problems[0]!, /"text" is not a field/);
+  assert.match(checkRequest(ops, 'POST', '/api/v4/teams/t/posts/search', { terms: 'x' })!.problems[0]!, /"is_or_search" is required/);
+  assert.equal(checkRequest(ops, 'GET', '/api/v4/users/me', undefined), undefined, 'outside the vendored part');
+
+  const server = new MattermostStandIn();
+  const dir = mkdtempSync(join(tmpdir(), 'loadgate-k6-'));
+  try {
+    server.addUser('user1', 'pass-1');
+    server.addUser('user2', 'pass-2');
+    server.addUser('admin1', 'pass-a', true);
+    const baseUrl = await server.start();
+    writeFileSync(join(dir, 'users.txt'), 'user1 pass-1\nuser2 pass-2\nadmin1 pass-a\n');
+    const actions = Object.fromEntries(
+      ['SwitchChannel', 'ScrollChannel', 'CreatePost', 'EditPost', 'AddReaction', 'SearchPosts', 'CreatePostReminder', 'AckToPost', 'ClickPermalink', 'ViewThread', 'DeletePost', 'CreatePersistentNotificationPost'].map((a) => [a, 1]),
+    );
+    const { code, stderr } = await runK6(
+      [
+        'run', '--quiet', '--no-usage-report', '--address', '127.0.0.1:0',
+        ...['-e', `LOADGATE_BASE_URL=${baseUrl}`, '-e', `LOADGATE_USERS_FILE=${join(dir, 'users.txt')}`],
+        ...['-e', `LOADGATE_ACTIONS=${JSON.stringify(actions)}`, '-e', 'LOADGATE_IDLE_MIN_MS=5', '-e', 'LOADGATE_IDLE_AVG_MS=15', '-e', 'LOADGATE_IDLE_RATE=1'],
+        ...['-e', 'LOADGATE_MAX_USERS=3', '-e', 'LOADGATE_RAMP_UP=1s', '-e', 'LOADGATE_DURATION=6s'],
+        SCRIPT,
+      ],
+      45_000,
+    );
+    assert.equal(code, 0, stderr);
+    const problems: string[] = [];
+    const covered = new Set<string>();
+    for (const r of server.received) {
+      const checked = checkRequest(ops, r.method, r.path, r.body);
+      if (!checked) continue;
+      problems.push(...checked.problems);
+      if (checked.operationId) covered.add(checked.operationId);
+    }
+    assert.deepEqual([...new Set(problems)], [], 'requests that do not match the API description');
+    const expected = ['CreatePost', 'GetPost', 'DeletePost', 'PatchPost', 'GetPostThread', 'GetPostsForChannel', 'SearchPosts', 'SetPostReminder', 'SaveAcknowledgementForPost', 'SaveReaction'];
+    assert.deepEqual(expected.filter((id) => !covered.has(id)), [], `operations exercised: ${[...covered].join(', ')}`);
   } finally {
     await server.stop();
     rmSync(dir, { recursive: true, force: true });

@@ -90,6 +90,8 @@ class Histogram {
 
 export class MattermostStandIn {
   readonly hits = new Map<string, number>();
+  /** Every API request as received (path without the query), for checks against the API description. */
+  readonly received: { method: string; path: string; body: unknown }[] = [];
   /** The version it reports (X-Version-Id starts with it), as a release install would set it. */
   version = '10.12.0';
   /** Added to every request per connected websocket (ms). */
@@ -215,6 +217,7 @@ export class MattermostStandIn {
     const template = path.replace(/\/[a-z0-9]{26}(?=\/|$)/g, '/{id}').replace(/\/\d{10,}$/, '/{time}');
     const route = `${method} ${template}`;
     this.count(route);
+    this.received.push({ method, path: url.pathname, body: text ? (JSON.parse(text) as unknown) : undefined });
     const started = process.hrtime.bigint();
     if (this.latencyPerUserMs > 0 && route !== 'GET /system/ping') {
       await new Promise((resolve) => setTimeout(resolve, this.latencyPerUserMs * this.sockets.size));
