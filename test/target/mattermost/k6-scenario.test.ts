@@ -40,6 +40,27 @@ interface Point {
   data?: { value: number; tags?: Record<string, string> };
 }
 
+/** A short run of the scenario against `baseUrl`: 3 users, 1 s ramp; returns the k6 JSON points. */
+async function runScenario(o: { baseUrl: string; dir: string; actions: Record<string, number>; idleMs: [number, number]; durationSec: number }): Promise<Point[]> {
+  const out = join(o.dir, 'points.json');
+  const { code, stderr } = await runK6(
+    [
+      'run', '--quiet', '--no-usage-report', '--address', '127.0.0.1:0', '--out', `json=${out}`,
+      ...['-e', `LOADGATE_BASE_URL=${o.baseUrl}`, '-e', `LOADGATE_USERS_FILE=${join(o.dir, 'users.txt')}`],
+      ...['-e', `LOADGATE_ACTIONS=${JSON.stringify(o.actions)}`, '-e', `LOADGATE_IDLE_MIN_MS=${o.idleMs[0]}`, '-e', `LOADGATE_IDLE_AVG_MS=${o.idleMs[1]}`, '-e', 'LOADGATE_IDLE_RATE=1'],
+      ...['-e', 'LOADGATE_MAX_USERS=3', '-e', 'LOADGATE_RAMP_UP=1s', '-e', `LOADGATE_DURATION=${o.durationSec}s`],
+      SCRIPT,
+    ],
+    45_000,
+  );
+  assert.equal(code, 0, stderr);
+  return readFileSync(out, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Point)
+    .filter((p) => p.type === 'Point');
+}
+
 test('k6 inspect accepts the scenario and its executor options', { skip: !k6 && NO_K6 }, () => {
   const dir = mkdtempSync(join(tmpdir(), 'loadgate-k6-'));
   try {
@@ -112,30 +133,7 @@ test('a short k6 run drives the API and WebSocket and records load-test-ng metri
     const baseUrl = await server.start();
     writeFileSync(join(dir, 'users.txt'), '# login password\nuser1 pass-1\nuser2 pass-2\nuser3 pass-3\n');
     const actions = { SwitchChannel: 4, ScrollChannel: 2, CreatePost: 3, ViewThread: 1, AddReaction: 1, ViewGlobalThreads: 1, ReconnectWebSocket: 0.5, UnreadCheck: 0.5 };
-    const out = join(dir, 'points.json');
-    const { code, stderr } = await runK6(
-      [
-        'run',
-        '--quiet',
-        '--no-usage-report',
-        '--address',
-        '127.0.0.1:0',
-        '--out',
-        `json=${out}`,
-        ...['-e', `LOADGATE_BASE_URL=${baseUrl}`, '-e', `LOADGATE_USERS_FILE=${join(dir, 'users.txt')}`],
-        ...['-e', `LOADGATE_ACTIONS=${JSON.stringify(actions)}`, '-e', 'LOADGATE_IDLE_MIN_MS=20', '-e', 'LOADGATE_IDLE_AVG_MS=60', '-e', 'LOADGATE_IDLE_RATE=1'],
-        ...['-e', 'LOADGATE_MAX_USERS=3', '-e', 'LOADGATE_RAMP_UP=1s', '-e', 'LOADGATE_DURATION=5s'],
-        SCRIPT,
-      ],
-      45_000,
-    );
-    assert.equal(code, 0, stderr);
-
-    const points = readFileSync(out, 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l) as Point)
-      .filter((p) => p.type === 'Point');
+    const points = await runScenario({ baseUrl, dir, actions, idleMs: [20, 60], durationSec: 5 });
     const of = (metric: string) => points.filter((p) => p.metric === metric);
 
     // Every user logged in and held a WebSocket (reconnects open more).
@@ -182,23 +180,7 @@ test('findings 4 and 5: regular users skip GenerateUserReport, and persistent-no
     writeFileSync(join(dir, 'users.txt'), 'user1 pass-1\nuser2 pass-2\nadmin1 pass-a\n');
     // Posts first, so there are roots a persistent-notification post could wrongly reply to.
     const actions = { CreatePost: 2, CreatePersistentNotificationPost: 4, GenerateUserReport: 2, OpenDirectOrGroupChannel: 1 };
-    const out = join(dir, 'points.json');
-    const { code, stderr } = await runK6(
-      [
-        'run', '--quiet', '--no-usage-report', '--address', '127.0.0.1:0', '--out', `json=${out}`,
-        ...['-e', `LOADGATE_BASE_URL=${baseUrl}`, '-e', `LOADGATE_USERS_FILE=${join(dir, 'users.txt')}`],
-        ...['-e', `LOADGATE_ACTIONS=${JSON.stringify(actions)}`, '-e', 'LOADGATE_IDLE_MIN_MS=10', '-e', 'LOADGATE_IDLE_AVG_MS=30', '-e', 'LOADGATE_IDLE_RATE=1'],
-        ...['-e', 'LOADGATE_MAX_USERS=3', '-e', 'LOADGATE_RAMP_UP=1s', '-e', 'LOADGATE_DURATION=5s'],
-        SCRIPT,
-      ],
-      45_000,
-    );
-    assert.equal(code, 0, stderr);
-    const points = readFileSync(out, 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l) as Point)
-      .filter((p) => p.type === 'Point');
+    const points = await runScenario({ baseUrl, dir, actions, idleMs: [10, 30], durationSec: 5 });
     const sum = (metric: string) => points.filter((p) => p.metric === metric).reduce((n, p) => n + p.data!.value, 0);
     assert.ok(sum('loadgate_action_CreatePersistentNotificationPost') >= 20, 'persistent-notification posts were attempted');
     assert.ok(sum('loadgate_action_GenerateUserReport') >= 10, 'the report action was picked');
@@ -232,17 +214,7 @@ test("the scenario's requests match Mattermost's API v4 description (posts and r
     const actions = Object.fromEntries(
       ['SwitchChannel', 'ScrollChannel', 'CreatePost', 'EditPost', 'AddReaction', 'SearchPosts', 'CreatePostReminder', 'AckToPost', 'ClickPermalink', 'ViewThread', 'DeletePost', 'CreatePersistentNotificationPost'].map((a) => [a, 1]),
     );
-    const { code, stderr } = await runK6(
-      [
-        'run', '--quiet', '--no-usage-report', '--address', '127.0.0.1:0',
-        ...['-e', `LOADGATE_BASE_URL=${baseUrl}`, '-e', `LOADGATE_USERS_FILE=${join(dir, 'users.txt')}`],
-        ...['-e', `LOADGATE_ACTIONS=${JSON.stringify(actions)}`, '-e', 'LOADGATE_IDLE_MIN_MS=5', '-e', 'LOADGATE_IDLE_AVG_MS=15', '-e', 'LOADGATE_IDLE_RATE=1'],
-        ...['-e', 'LOADGATE_MAX_USERS=3', '-e', 'LOADGATE_RAMP_UP=1s', '-e', 'LOADGATE_DURATION=6s'],
-        SCRIPT,
-      ],
-      45_000,
-    );
-    assert.equal(code, 0, stderr);
+    await runScenario({ baseUrl, dir, actions, idleMs: [5, 15], durationSec: 6 });
     const problems: string[] = [];
     const covered = new Set<string>();
     for (const r of server.received) {
