@@ -169,15 +169,20 @@ test('a short k6 run drives the API and WebSocket and records load-test-ng metri
   }
 });
 
+/** Two regular users and a system admin, in the stand-in and in the users file. */
+async function startWithAdmin(server: MattermostStandIn, dir: string): Promise<string> {
+  server.addUser('user1', 'pass-1');
+  server.addUser('user2', 'pass-2');
+  server.addUser('admin1', 'pass-a', true);
+  writeFileSync(join(dir, 'users.txt'), 'user1 pass-1\nuser2 pass-2\nadmin1 pass-a\n');
+  return server.start();
+}
+
 test('findings 4 and 5: regular users skip GenerateUserReport, and persistent-notification posts are never replies', { skip: !k6 && NO_K6, timeout: 60_000 }, async () => {
   const server = new MattermostStandIn();
   const dir = mkdtempSync(join(tmpdir(), 'loadgate-k6-'));
   try {
-    server.addUser('user1', 'pass-1');
-    server.addUser('user2', 'pass-2');
-    server.addUser('admin1', 'pass-a', true);
-    const baseUrl = await server.start();
-    writeFileSync(join(dir, 'users.txt'), 'user1 pass-1\nuser2 pass-2\nadmin1 pass-a\n');
+    const baseUrl = await startWithAdmin(server, dir);
     // Posts first, so there are roots a persistent-notification post could wrongly reply to.
     const actions = { CreatePost: 2, CreatePersistentNotificationPost: 4, GenerateUserReport: 2, OpenDirectOrGroupChannel: 1 };
     const points = await runScenario({ baseUrl, dir, actions, idleMs: [10, 30], durationSec: 5 });
@@ -206,11 +211,7 @@ test("the scenario's requests match Mattermost's API v4 description (posts and r
   const server = new MattermostStandIn();
   const dir = mkdtempSync(join(tmpdir(), 'loadgate-k6-'));
   try {
-    server.addUser('user1', 'pass-1');
-    server.addUser('user2', 'pass-2');
-    server.addUser('admin1', 'pass-a', true);
-    const baseUrl = await server.start();
-    writeFileSync(join(dir, 'users.txt'), 'user1 pass-1\nuser2 pass-2\nadmin1 pass-a\n');
+    const baseUrl = await startWithAdmin(server, dir);
     const actions = Object.fromEntries(
       ['SwitchChannel', 'ScrollChannel', 'CreatePost', 'EditPost', 'AddReaction', 'SearchPosts', 'CreatePostReminder', 'AckToPost', 'ClickPermalink', 'ViewThread', 'DeletePost', 'CreatePersistentNotificationPost'].map((a) => [a, 1]),
     );
