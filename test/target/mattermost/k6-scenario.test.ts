@@ -200,20 +200,21 @@ test('findings 4 and 5: regular users skip GenerateUserReport, and persistent-no
   }
 });
 
-test("the scenario's requests match Mattermost's API v4 description (posts, reactions, statuses)", { skip: !k6 && NO_K6, timeout: 60_000 }, async () => {
-  const ops = loadOperations(['posts-subset.yaml', 'reactions-subset.yaml', 'status-subset.yaml']);
+test("the scenario's requests match Mattermost's API v4 description (login, posts, reactions, statuses)", { skip: !k6 && NO_K6, timeout: 60_000 }, async () => {
+  const ops = loadOperations(['users-subset.yaml', 'posts-subset.yaml', 'reactions-subset.yaml', 'status-subset.yaml']);
   // The validator itself refuses a wrong method, an unknown field and a missing required field.
   assert.match(checkRequest(ops, 'POST', '/api/v4/posts/abc/patch', { message: 'x' })!.problems[0]!, /no such operation; the description has PUT/);
   assert.match(checkRequest(ops, 'PUT', '/api/v4/posts/abc/patch', { text: 'x' })!.problems[0]!, /"text" is not a field/);
   assert.match(checkRequest(ops, 'POST', '/api/v4/teams/t/posts/search', { terms: 'x' })!.problems[0]!, /"is_or_search" is required/);
   assert.equal(checkRequest(ops, 'GET', '/api/v4/users/me', undefined), undefined, 'outside the vendored part');
+  assert.match(checkRequest(ops, 'POST', '/api/v4/users/logout', {})!.problems[0]!, /takes no request body/);
 
   const server = new MattermostStandIn();
   const dir = mkdtempSync(join(tmpdir(), 'loadgate-k6-'));
   try {
     const baseUrl = await startWithAdmin(server, dir);
     const actions = Object.fromEntries(
-      ['SwitchChannel', 'ScrollChannel', 'CreatePost', 'EditPost', 'AddReaction', 'SearchPosts', 'CreatePostReminder', 'AckToPost', 'ClickPermalink', 'ViewThread', 'DeletePost', 'CreatePersistentNotificationPost', 'ClickUserProfile', 'UpdateCustomStatus', 'RemoveCustomStatus'].map((a) => [a, 1]),
+      ['SwitchChannel', 'ScrollChannel', 'CreatePost', 'EditPost', 'AddReaction', 'SearchPosts', 'CreatePostReminder', 'AckToPost', 'ClickPermalink', 'ViewThread', 'DeletePost', 'CreatePersistentNotificationPost', 'ClickUserProfile', 'UpdateCustomStatus', 'RemoveCustomStatus', 'LogoutLogin'].map((a) => [a, 1]),
     );
     await runScenario({ baseUrl, dir, actions, idleMs: [5, 15], durationSec: 6 });
     const problems: string[] = [];
@@ -225,7 +226,7 @@ test("the scenario's requests match Mattermost's API v4 description (posts, reac
       if (checked.operationId) covered.add(checked.operationId);
     }
     assert.deepEqual([...new Set(problems)], [], 'requests that do not match the API description');
-    const expected = ['CreatePost', 'GetPost', 'DeletePost', 'PatchPost', 'GetPostThread', 'GetPostsForChannel', 'SearchPosts', 'SetPostReminder', 'SaveAcknowledgementForPost', 'SaveReaction', 'GetUsersStatusesByIds', 'UpdateUserCustomStatus', 'UnsetUserCustomStatus'];
+    const expected = ['Login', 'Logout', 'CreatePost', 'GetPost', 'DeletePost', 'PatchPost', 'GetPostThread', 'GetPostsForChannel', 'SearchPosts', 'SetPostReminder', 'SaveAcknowledgementForPost', 'SaveReaction', 'GetUsersStatusesByIds', 'UpdateUserCustomStatus', 'UnsetUserCustomStatus'];
     assert.deepEqual(expected.filter((id) => !covered.has(id)), [], `operations exercised: ${[...covered].join(', ')}`);
   } finally {
     await server.stop();
