@@ -200,8 +200,8 @@ test('findings 4 and 5: regular users skip GenerateUserReport, and persistent-no
   }
 });
 
-test("the scenario's requests match Mattermost's API v4 description (login, posts, reactions, statuses)", { skip: !k6 && NO_K6, timeout: 60_000 }, async () => {
-  const ops = loadOperations(['users-subset.yaml', 'posts-subset.yaml', 'reactions-subset.yaml', 'status-subset.yaml']);
+test("the scenario's requests match Mattermost's API v4 description (login, posts, reactions, statuses, channel creation)", { skip: !k6 && NO_K6, timeout: 60_000 }, async () => {
+  const ops = loadOperations(['users-subset.yaml', 'posts-subset.yaml', 'reactions-subset.yaml', 'status-subset.yaml', 'channels-subset.yaml']);
   // The validator itself refuses a wrong method, an unknown field and a missing required field.
   assert.match(checkRequest(ops, 'POST', '/api/v4/posts/abc/patch', { message: 'x' })!.problems[0]!, /no such operation; the description has PUT/);
   assert.match(checkRequest(ops, 'PUT', '/api/v4/posts/abc/patch', { text: 'x' })!.problems[0]!, /"text" is not a field/);
@@ -214,7 +214,7 @@ test("the scenario's requests match Mattermost's API v4 description (login, post
   try {
     const baseUrl = await startWithAdmin(server, dir);
     const actions = Object.fromEntries(
-      ['SwitchChannel', 'ScrollChannel', 'CreatePost', 'EditPost', 'AddReaction', 'SearchPosts', 'CreatePostReminder', 'AckToPost', 'ClickPermalink', 'ViewThread', 'DeletePost', 'CreatePersistentNotificationPost', 'ClickUserProfile', 'UpdateCustomStatus', 'RemoveCustomStatus', 'LogoutLogin'].map((a) => [a, 1]),
+      ['SwitchChannel', 'ScrollChannel', 'CreatePost', 'EditPost', 'AddReaction', 'SearchPosts', 'CreatePostReminder', 'AckToPost', 'ClickPermalink', 'ViewThread', 'DeletePost', 'CreatePersistentNotificationPost', 'ClickUserProfile', 'UpdateCustomStatus', 'RemoveCustomStatus', 'LogoutLogin', 'CreatePublicChannel', 'CreatePrivateChannel', 'CreateDirectChannel', 'CreateGroupChannel', 'SearchGroupChannels'].map((a) => [a, 1]),
     );
     await runScenario({ baseUrl, dir, actions, idleMs: [5, 15], durationSec: 6 });
     const problems: string[] = [];
@@ -226,7 +226,7 @@ test("the scenario's requests match Mattermost's API v4 description (login, post
       if (checked.operationId) covered.add(checked.operationId);
     }
     assert.deepEqual([...new Set(problems)], [], 'requests that do not match the API description');
-    const expected = ['Login', 'Logout', 'CreatePost', 'GetPost', 'DeletePost', 'PatchPost', 'GetPostThread', 'GetPostsForChannel', 'SearchPosts', 'SetPostReminder', 'SaveAcknowledgementForPost', 'SaveReaction', 'GetUsersStatusesByIds', 'UpdateUserCustomStatus', 'UnsetUserCustomStatus'];
+    const expected = ['Login', 'Logout', 'CreatePost', 'GetPost', 'DeletePost', 'PatchPost', 'GetPostThread', 'GetPostsForChannel', 'SearchPosts', 'SetPostReminder', 'SaveAcknowledgementForPost', 'SaveReaction', 'GetUsersStatusesByIds', 'UpdateUserCustomStatus', 'UnsetUserCustomStatus', 'CreateChannel', 'SearchGroupChannels'];
     assert.deepEqual(expected.filter((id) => !covered.has(id)), [], `operations exercised: ${[...covered].join(', ')}`);
   } finally {
     await server.stop();
