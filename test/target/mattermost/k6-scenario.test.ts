@@ -206,7 +206,7 @@ test("the scenario's requests match Mattermost's API v4 description (login, post
   assert.match(checkRequest(ops, 'POST', '/api/v4/posts/abc/patch', { message: 'x' })!.problems[0]!, /no such operation; the description has PUT/);
   assert.match(checkRequest(ops, 'PUT', '/api/v4/posts/abc/patch', { text: 'x' })!.problems[0]!, /"text" is not a field/);
   assert.match(checkRequest(ops, 'POST', '/api/v4/teams/t/posts/search', { terms: 'x' })!.problems[0]!, /"is_or_search" is required/);
-  assert.equal(checkRequest(ops, 'GET', '/api/v4/users/me', undefined), undefined, 'outside the vendored part');
+  assert.equal(checkRequest(ops, 'GET', '/api/v4/users/me/preferences', undefined), undefined, 'outside the vendored part');
   assert.match(checkRequest(ops, 'POST', '/api/v4/users/logout', {})!.problems[0]!, /takes no request body/);
 
   const server = new MattermostStandIn();
@@ -214,7 +214,7 @@ test("the scenario's requests match Mattermost's API v4 description (login, post
   try {
     const baseUrl = await startWithAdmin(server, dir);
     const actions = Object.fromEntries(
-      ['SwitchChannel', 'ScrollChannel', 'CreatePost', 'EditPost', 'AddReaction', 'SearchPosts', 'CreatePostReminder', 'AckToPost', 'ClickPermalink', 'ViewThread', 'DeletePost', 'CreatePersistentNotificationPost', 'ClickUserProfile', 'UpdateCustomStatus', 'RemoveCustomStatus', 'LogoutLogin', 'CreatePublicChannel', 'CreatePrivateChannel', 'CreateDirectChannel', 'CreateGroupChannel', 'SearchGroupChannels', 'SearchChannels', 'JoinChannel'].map((a) => [a, 1]),
+      ['SwitchChannel', 'ScrollChannel', 'CreatePost', 'EditPost', 'AddReaction', 'SearchPosts', 'CreatePostReminder', 'AckToPost', 'ClickPermalink', 'ViewThread', 'DeletePost', 'CreatePersistentNotificationPost', 'ClickUserProfile', 'UpdateCustomStatus', 'RemoveCustomStatus', 'LogoutLogin', 'CreatePublicChannel', 'CreatePrivateChannel', 'CreateDirectChannel', 'CreateGroupChannel', 'SearchGroupChannels', 'SearchChannels', 'JoinChannel', 'SearchUsers'].map((a) => [a, 1]),
     );
     await runScenario({ baseUrl, dir, actions, idleMs: [5, 15], durationSec: 6 });
     const problems: string[] = [];
@@ -228,7 +228,7 @@ test("the scenario's requests match Mattermost's API v4 description (login, post
     assert.deepEqual([...new Set(problems)], [], 'requests that do not match the API description');
     // Every session logs in and loads its channels; the random actions reach most of the rest
     // (not asserted one by one: which actions a short run picks is chance).
-    const everySession = ['Login', 'GetChannelsForTeamForUser', 'GetChannelMembersForUser', 'ViewChannel', 'GetPostsForChannel'];
+    const everySession = ['Login', 'GetUser', 'GetChannelsForTeamForUser', 'GetChannelMembersForUser', 'ViewChannel', 'GetPostsForChannel'];
     assert.deepEqual(everySession.filter((id) => !covered.has(id)), [], `operations exercised: ${[...covered].join(', ')}`);
     assert.ok(covered.size >= 15, `operations exercised: ${covered.size}: ${[...covered].join(', ')}`);
   } finally {
