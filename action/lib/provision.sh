@@ -5,7 +5,8 @@
 # credentials step), LG_VERSION (the Mattermost version installed first: the baseline),
 # and optionally LG_TF_STATE_REGION (default AWS_REGION), LG_LICENSE_SECRET_ARN,
 # LG_DB_SNAPSHOT, LG_DB_DUMP_URL, LG_DB_NAME, LG_MAX_COST, LG_CONTROLLER_IP (default: this
-# runner's public address from checkip.amazonaws.com).
+# runner's public address from checkip.amazonaws.com), LG_CANDIDATE (its tarball is waited
+# for too, `loadgate wait-release`), LG_RELEASE_WAIT=off (skips that wait).
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 case "${LG_BENCH:-}" in
@@ -38,6 +39,8 @@ case "${LG_BENCH:-}" in
       exit 3
     fi
 
+    # A release-candidate tag often comes before its tarball: wait (bounded, target.releaseWait) before spending anything.
+    if [ "${LG_RELEASE_WAIT:-on}" != off ]; then loadgate wait-release --config "$LG_CONFIG" --version "$LG_VERSION" ${LG_CANDIDATE:+--version "$LG_CANDIDATE"}; fi
     plan=(plan --config "$LG_CONFIG" --format tfvars --out "$tfvars" --version "$LG_VERSION" --controller-cidr "$controller_ip/32")
     if [ -n "${LG_LICENSE_SECRET_ARN:-}" ]; then plan+=(--license-secret-arn "$LG_LICENSE_SECRET_ARN"); fi
     if [ -n "${LG_DB_SNAPSHOT:-}" ]; then plan+=(--db-snapshot "$LG_DB_SNAPSHOT"); fi

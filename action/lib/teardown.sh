@@ -55,7 +55,7 @@ case "${LG_BENCH:-}" in
       echo "::warning::the bench's tfvars are missing from $bucket_url; rebuilding them from ${LG_CONFIG:-the config} and the run identity in the state key"
       safe_path "${LG_CONFIG:?config is needed to rebuild the bench variables}" config
       : "${LG_VERSION:?version is needed to rebuild the bench variables (any version matching target.versionPattern)}"
-      loadgate plan --config "$LG_CONFIG" --format tfvars --out "$tfvars" --version "$LG_VERSION" \
+      loadgate plan --config "$LG_CONFIG" --format tfvars --out "$tfvars" --version "$LG_VERSION" --destroy-only \
         --repository "$repository" --run-id "$run_id" --run-attempt "$run_attempt" --commit "${GITHUB_SHA:?}"
     fi
     terraform -chdir="$infra" init -input=false -reconfigure \

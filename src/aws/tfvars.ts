@@ -3,6 +3,7 @@ import type { GateConfig } from '../config/schema.ts';
 import { MATTERMOST_DOWNLOAD_URL } from '../config/defaults/mattermost.ts';
 import { InputError } from '../util/errors.ts';
 import { checkedOverrides } from '../target/mattermost/config-patch.ts';
+import { isSupportedLoadTestNgVersion, SUPPORTED_LOADTEST_NG_VERSIONS } from '../engine/loadtest-ng/rules.ts';
 import type { DurationEstimate } from './cost.ts';
 import type { ResolvedBench } from './presets.ts';
 import { benchName, stateKey, type RunInfo } from './run-info.ts';
@@ -116,7 +117,11 @@ export function buildTfvars(
   if (inputs.dbSnapshot && inputs.dbDumpUrl) throw new InputError('give at most one of --db-snapshot and --db-dump-url');
   const engine = config.engine.kind;
   const engineVersion = config.engine.version;
-  if (!/^v\d+\.\d+\.\d+$/.test(engineVersion)) throw new InputError(`engine.version: "${engineVersion}" is not a release tag such as v1.4.2`);
+  if (engine === 'k6' && !/^v\d+\.\d+\.\d+$/.test(engineVersion)) throw new InputError(`engine.version: "${engineVersion}" is not a k6 release tag such as v1.4.2`);
+  // The download URL is built from the tag: only releases that exist and whose rules are known.
+  if (engine === 'load-test-ng' && !isSupportedLoadTestNgVersion(engineVersion)) {
+    throw new InputError(`engine.version: "${engineVersion}" is not a load-test-ng release loadgate supports; use one of ${SUPPORTED_LOADTEST_NG_VERSIONS.join(', ')}`);
+  }
   const expiresAt = new Date(now.getTime() + (duration.totalSec + EXPIRY_MARGIN_SEC) * 1000);
   const tfvars: Tfvars = {
     region: bench.region,

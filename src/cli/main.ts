@@ -18,6 +18,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandMod
   calibrate: { summary: "Measure the bench's noise (same version on both sides) into a noise model", load: () => import('./commands/calibrate.ts') },
   simulate: { summary: "Monte Carlo of the gate's decision at its noise model: error rates and runs", load: () => import('./commands/simulate.ts') },
   'grafana-snapshot': { summary: 'Upload the dashboard and create a snapshot per test', load: () => import('./commands/grafana-snapshot.ts') },
+  'wait-release': { summary: 'Wait (bounded) for the Mattermost release tarballs before provisioning', load: () => import('./commands/wait-release.ts') },
 };
 
 function help(): string {

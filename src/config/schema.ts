@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DEFAULT_LOADTEST_NG_VERSION } from '../engine/loadtest-ng/rules.ts';
 import { durationSchema } from '../util/duration.ts';
 
 /**
@@ -12,7 +13,7 @@ const name = z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'expected a lower-cas
 export const healthQuerySchema = z.strictObject({
   name: z.string().min(1).max(120).describe('What the query measures, shown in logs and reports'),
   query: z.string().min(1).describe('PromQL; must return a single number'),
-  threshold: z.number().describe('The system is healthy while the value stays at or below this'),
+  threshold: z.number().describe('The system is healthy while the value stays below this (load-test-ng alerts at value >= threshold)'),
   minInterval: durationSchema.default(0).describe('Minimum time between two evaluations of this query'),
   enabled: z.boolean().default(true),
 });
@@ -110,6 +111,7 @@ export const targetSchema = z.strictObject({
     .optional()
     .describe('Mattermost: release tarball URL template; {version} is replaced by the version without a leading v'),
   settings: z.record(z.string(), z.unknown()).default({}).describe('Target config overrides applied to both sides'),
+  releaseWait: durationSchema.default(1800).describe('Mattermost: how long to wait for a release tarball to be published before provisioning (loadgate wait-release)'),
 });
 
 const awsBenchSchema = z.strictObject({
@@ -177,13 +179,19 @@ export const idleSchema = z.strictObject({
   rateMultiplier: z.number().positive().default(5.4).describe('Multiplies idle time; >1 slows users down (load-test-ng RatesDistribution)'),
 });
 
+/**
+ * Each engine's own release numbering: k6's v1.4.2 is no load-test-ng release (its download
+ * 404s), so the default follows engine.kind. load-test-ng: src/engine/loadtest-ng/rules.ts.
+ */
+export const DEFAULT_ENGINE_VERSIONS = { k6: 'v1.4.2', 'load-test-ng': DEFAULT_LOADTEST_NG_VERSION } as const;
+
 export const engineSchema = z.strictObject({
   kind: z.enum(['k6', 'load-test-ng']).default('k6'),
-  version: z.string().default('v1.4.2'),
+  version: z.string().optional().describe('Pinned engine release; defaults to v1.4.2 for k6 and v1.32.0 for load-test-ng'),
   scenario: z.string().optional().describe('Path to the k6 scenario; defaults to the one for the target system'),
   idle: idleSchema.prefault({}),
   actions: z.record(z.string(), z.number().nonnegative()).optional().describe('Relative action frequencies; defaults to the ceiling-test table'),
-});
+}).transform((engine) => ({ ...engine, version: engine.version ?? DEFAULT_ENGINE_VERSIONS[engine.kind] }));
 
 /** One metric's tolerance. Percentages are relative changes of candidate vs baseline. */
 export const toleranceSchema = z.strictObject({

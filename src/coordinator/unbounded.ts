@@ -5,6 +5,7 @@ import { isEquilibrium, lastWindow, partialWindow, type WindowStats } from './eq
 import { holdEstimate, type HoldEstimate, type Sample } from './estimate.ts';
 import { initialSearchState, nextTarget, warmStartUsers, type SearchStart } from './search.ts';
 import type { Clock, HealthSource, TimelinePoint, UserControl } from './types.ts';
+import { overThreshold } from '../engine/loadtest-ng/alert.ts';
 
 /**
  * The unbounded test's coordinator, as in load-test-ng and the ceiling-test report: it
@@ -227,7 +228,7 @@ export async function runUnbounded(options: RunUnboundedOptions): Promise<Unboun
 
     // A query without data yet (e.g. rate() before the second scrape) does not block growth;
     // the no-data limit above stops a run where it never gets data.
-    const over = queries.filter((q) => q.value !== null && !(q.value <= q.query.threshold)).map((q) => q.query.name);
+    const over = queries.filter((q) => overThreshold(q.value, q.query.threshold)).map((q) => q.query.name);
     const healthy = over.length === 0;
     const settling = tSec < settleSec;
     nextTarget(search, test, from, tSec, healthy, settling);

@@ -127,10 +127,15 @@ export class GrafanaClient {
 
   /** `POST /api/ds/query`: Grafana runs the queries against the data source; times in epoch ms. */
   async queryDataSource(queries: DsQuery[], fromMs: number, toMs: number): Promise<DsQueryResponse> {
-    return this.request('POST', '/api/ds/query', { queries, from: String(fromMs), to: String(toMs) }, dsQueryResponseSchema);
+    // One failing query makes the whole answer HTTP 400 (207 with the datasourceQueryMultiStatus
+    // feature), but the body still holds every query's result: the others' frames and the
+    // failing one's error (grafana pkg/api/metrics.go toJsonStreamingResponse). Kept, so one
+    // bad query costs its own series only, not the whole panel.
+    return this.request('POST', '/api/ds/query', { queries, from: String(fromMs), to: String(toMs) }, dsQueryResponseSchema, [400]);
   }
 
-  private async request<S extends z.ZodType>(method: string, path: string, body: unknown, schema: S): Promise<z.output<S>> {
+  /** `partialStatuses`: error statuses whose body is still a valid answer when it parses with `schema`. */
+  private async request<S extends z.ZodType>(method: string, path: string, body: unknown, schema: S, partialStatuses: readonly number[] = []): Promise<z.output<S>> {
     const route = `${method} ${path.replace(/\/(uid|snapshots)\/[^/]+$/, '/$1/:key')}`;
     let response: Response;
     try {
@@ -154,6 +159,10 @@ export class GrafanaClient {
       json = text ? JSON.parse(text) : {};
     } catch {
       throw new GrafanaError(`Grafana ${route} answered HTTP ${response.status} with a body that is not JSON: ${text.slice(0, 200)}`, route, response.status);
+    }
+    if (!response.ok && partialStatuses.includes(response.status)) {
+      const partial = schema.safeParse(json);
+      if (partial.success) return partial.data;
     }
     if (!response.ok) {
       const error = grafanaErrorSchema.safeParse(json);

@@ -65,9 +65,10 @@ test('loadgate plan --format tfvars writes variables infra/aws declares and vali
   assert.equal(tfvars.expires_at, '2026-11-21T23:45:00Z', '10:00 + 12h45m estimate + 1h margin');
   assert.deepEqual(tfvars.controller_cidr_blocks, ['203.0.113.7/32']);
   assert.equal(tfvars.mattermost_config_patch, '{}');
-  assert.equal(tfvars.load_engine, 'k6');
-  assert.equal(tfvars.agent_api_port, 6565);
-  assert.equal(tfvars.k6_version, 'v1.4.2');
+  // The example runs load-test-ng, pinned to a real release (its download must exist).
+  assert.equal(tfvars.load_engine, 'load-test-ng');
+  assert.equal(tfvars.agent_api_port, 4000);
+  assert.equal(tfvars.loadtest_download_url, 'https://github.com/mattermost/mattermost-load-test-ng/releases/download/v1.32.0/mattermost-load-test-ng-v1.32.0-linux-amd64.tar.gz');
 
   const root = await loadModule('.');
   for (const key of Object.keys(tfvars)) assert.ok(root.variable[key], `${key} is a variable of infra/aws`);
@@ -97,7 +98,7 @@ test('loadgate plan --format tfvars needs the version and the run, and checks th
   });
   const fromEnv = captureIO();
   const env = { GITHUB_REPOSITORY: 'acme/chat', GITHUB_RUN_ID: '42', GITHUB_RUN_ATTEMPT: '1', GITHUB_SHA: 'b'.repeat(40) };
-  assert.equal(await plan(['--config', EXAMPLE, '--format', 'tfvars', '--version', 'v10.12.0'], fromEnv, env), 0);
+  assert.equal(await plan(['--config', EXAMPLE, '--format', 'tfvars', '--version', 'v10.12.0', '--license-secret-arn', LICENSE], fromEnv, env), 0);
   assert.equal(JSON.parse(fromEnv.stdout.join('\n')).state_key, 'loadgate/acme/chat/42/1/terraform.tfstate');
   const badVersion = captureIO();
   assert.equal(await main(['plan', '--config', EXAMPLE, '--format', 'tfvars', '--version', '10.12', ...runFlags], badVersion), 3);
@@ -110,7 +111,7 @@ test('loadgate plan --format tfvars needs the version and the run, and checks th
   assert.equal(await main(['plan', '--config', EXAMPLE, '--controller-cidr', '198.51.0.0/15'], wide), 3);
   assert.match(wide.stderr.join('\n'), /ranges wider than \/16 are refused/);
   const narrow = captureIO();
-  assert.equal(await plan(['--config', EXAMPLE, '--format', 'tfvars', '--version', 'v10.12.0', '--controller-cidr', '198.51.100.7/32', '--controller-cidr', '198.51.0.0/16'], narrow, env), 0);
+  assert.equal(await plan(['--config', EXAMPLE, '--format', 'tfvars', '--version', 'v10.12.0', '--license-secret-arn', LICENSE, '--controller-cidr', '198.51.100.7/32', '--controller-cidr', '198.51.0.0/16'], narrow, env), 0);
   assert.deepEqual(JSON.parse(narrow.stdout.join('\n')).controller_cidr_blocks, ['198.51.100.7/32', '198.51.0.0/16']);
   const badOctet = captureIO();
   assert.equal(await main(['plan', '--config', EXAMPLE, '--controller-cidr', '300.1.2.3/32'], badOctet), 3);

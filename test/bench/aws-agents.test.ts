@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { K6Api, type FetchLike } from '../../src/engine/k6/api.ts';
-import { K6AgentUsers, MultiAgentUsers, perAgentMax, splitUsers, type AgentUsers } from '../../src/bench/aws/agent-users.ts';
+import { K6AgentUsers, MultiAgentUsers, partitionUsers, perAgentMax, splitUsers, type AgentUsers } from '../../src/bench/aws/agent-users.ts';
 import { createLoadAgents } from '../../src/bench/aws/load-agents.ts';
 import type { RemoteResult, RemoteShell } from '../../src/bench/aws/remote-shell.ts';
 import { awsBenchDescriptionSchema } from '../../src/aws/terraform-outputs.ts';
@@ -80,7 +80,7 @@ test('load-test-ng agents: the users file is uploaded, each agent created with i
   const dir = mkdtempSync(join(tmpdir(), 'loadgate-ltng-'));
   try {
     const usersFile = join(dir, 'users.txt');
-    writeFileSync(usersFile, 'user1 pass-1\nuser2 pass-2\n');
+    writeFileSync(usersFile, Array.from({ length: 30 }, (_, i) => `user${i + 1} pass-${i + 1}`).join('\n'));
     const bench = awsBenchDescriptionSchema.parse({
       kind: 'aws', benchName: 'lg-1-1', region: 'us-east-1', vpcId: 'vpc-0a18f1a4cdf62d256',
       proxy: { url: 'http://10.42.100.10', instanceId: 'i-0123456789abcdef0' },
@@ -103,7 +103,7 @@ test('load-test-ng agents: the users file is uploaded, each agent created with i
       admin: { email: 'sysadmin@example.com', password: 'not-logged' },
     });
     await agents.prepare(usersFile);
-    assert.ok(scripts.some((s) => s.includes("'users.txt.part'")), 'the users file goes to every agent');
+    assert.ok(scripts.some((s) => s.includes("'users.txt.part'")), 'each agent gets its users file');
     const test = config.tests.find((t) => t.type === 'bounded')!;
     const load = await agents.start({ ...test, users: 30 });
     for (const standIn of standIns) {
@@ -126,6 +126,76 @@ test('load-test-ng agents: the users file is uploaded, each agent created with i
     assert.ok(!JSON.stringify(scripts).includes('not-logged'), 'the admin password never goes through the shell');
   } finally {
     await Promise.all(standIns.map((s) => s.stop()));
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+/** What the upload scripts wrote to `file` on each instance (the base64 chunks, decoded). */
+function uploaded(calls: { ids: readonly string[]; script: string }[], file: string): Map<string, string> {
+  const chunks = new Map<string, string>();
+  for (const { ids, script } of calls) {
+    const m = new RegExp(`printf '%s' '([A-Za-z0-9+/=]*)' >> "\\$home"/'${file}.part'`).exec(script);
+    if (!m) continue;
+    for (const id of ids) chunks.set(id, (chunks.get(id) ?? '') + m[1]);
+  }
+  return new Map([...chunks].map(([id, b64]) => [id, Buffer.from(b64, 'base64').toString('utf8')]));
+}
+
+function benchWithAgents(n: number, engine: 'k6' | 'load-test-ng') {
+  const ids = Array.from({ length: n }, (_, i) => `i-0bbbbbbbbbbbbbb${i.toString(16).padStart(2, '0')}`);
+  return awsBenchDescriptionSchema.parse({
+    kind: 'aws', benchName: 'lg-1-1', region: 'us-east-1', vpcId: 'vpc-0a18f1a4cdf62d256',
+    proxy: { url: 'http://10.42.100.10', instanceId: 'i-0123456789abcdef0' },
+    app: { privateIps: ['10.42.100.21'], instanceIds: ['i-0aaaaaaaaaaaaaaa1'] },
+    agents: { privateIps: ids.map((_, i) => `10.42.0.${i + 31}`), publicIps: ids.map((_, i) => `203.0.113.${i + 31}`), instanceIds: ids, apiPort: engine === 'k6' ? 6565 : 4000, engine },
+    metrics: { instanceId: 'i-0cccccccccccccccc', privateIp: '10.42.0.10', publicIp: '203.0.113.10', prometheusUrl: 'http://203.0.113.10:9090', grafanaUrl: 'http://203.0.113.10:3000', pyroscopeUrl: 'http://203.0.113.10:4040', grafanaTokenSecretArn: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:lg-1-1/grafana-token-AbCdEf' },
+    database: { clusterIdentifier: 'lg-1-1', writerEndpoint: 'w.example', readerEndpoint: 'r.example', port: 5432, name: 'ltdb', secretArn: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:rds!cluster-1-AbCdEf' },
+    openSearchEndpoint: null,
+    instances: { app: '1 x c7i.large' },
+  });
+}
+
+test('finding 3: the users file is partitioned, no account on two agents, for 1, 2 and 11 agents and both engines', async () => {
+  const lines = Array.from({ length: 100 }, (_, i) => `user${i + 1}@example.com pass-${i + 1}`);
+  const dir = mkdtempSync(join(tmpdir(), 'loadgate-users-'));
+  try {
+    const usersFile = join(dir, 'users.txt');
+    writeFileSync(usersFile, `${lines.join('\n')}\n\n`);
+    for (const agentCount of [1, 2, 11]) {
+      const slices = partitionUsers(`${lines.join('\n')}\n`, agentCount);
+      assert.equal(slices.length, agentCount);
+      assert.deepEqual(slices.flat().sort(), [...lines].sort(), `${agentCount} agents: every user is used once`);
+      assert.ok(Math.max(...slices.map((s) => s.length)) - Math.min(...slices.map((s) => s.length)) <= 1, 'balanced');
+      for (const engine of ['k6', 'load-test-ng'] as const) {
+        const calls: { ids: readonly string[]; script: string }[] = [];
+        const shell: RemoteShell = {
+          async run(ids, script) {
+            calls.push({ ids, script });
+            return new Map(ids.map((id): [string, RemoteResult] => [id, { instanceId: id, status: 'Success', exitCode: 0, stdout: '', stderr: '' }]));
+          },
+        };
+        const bench = benchWithAgents(agentCount, engine);
+        const config = awsGate({ agentCount }, { engine: { kind: engine } });
+        const agents = createLoadAgents({ config, configDir: dir, bench, shell, readyTimeoutSec: 1, endpoint: () => 'http://127.0.0.1:9', admin: { email: 'a@example.com', password: 'x' } });
+        await agents.prepare(usersFile);
+        const files = uploaded(calls, 'users.txt');
+        assert.equal(files.size, agentCount, `${engine}, ${agentCount} agents: one users file per agent`);
+        const seen = new Set<string>();
+        for (const [i, id] of bench.agents.instanceIds.entries()) {
+          const got = (files.get(id) ?? '').split('\n').filter(Boolean);
+          assert.deepEqual(got, slices[i], `${engine}: agent${i} gets slice ${i}`);
+          for (const user of got) {
+            assert.ok(!seen.has(user), `${user} on two agents`);
+            seen.add(user);
+          }
+        }
+        assert.equal(seen.size, lines.length);
+        // A test with more users per agent than a slice holds would share accounts: refused.
+        const bounded = config.tests.find((t) => t.type === 'bounded')!;
+        await assert.rejects(agents.start({ ...bounded, users: lines.length + agentCount }), /--users-file: 100 users split over .* each simulated user needs its own account/);
+      }
+    }
+  } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -101,7 +101,7 @@ test('a failing panel becomes a warning; only all panels failing is an error', a
   const window = { from: new Date('2025-09-30T14:00:00Z'), to: new Date('2025-09-30T14:10:00Z'), datasourceUid: 'prometheus' };
   const outcome = await publishSnapshot(client, { dashboard, name: 'partial', ...window });
   assert.equal(outcome.warnings.length, 1);
-  assert.match(outcome.warnings[0]!, /panel "broken".*HTTP 400/);
+  assert.match(outcome.warnings[0]!, /panel "broken" query A: bad_data: parse error/);
 
   await assert.rejects(
     publishSnapshot(client, { dashboard: { ...dashboard, uid: 'allbad', panels: [dashboard.panels[1]!] }, name: 'x', ...window }),
@@ -193,4 +193,32 @@ test('dashboard files: the API wrapper form is accepted, broken files are named'
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('finding 9: one failing query in a panel costs its own series only, not the panel', async () => {
+  const client = new GrafanaClient({ baseUrl, token: TOKEN });
+  const dashboard = {
+    uid: 'mixed',
+    title: 'Mixed',
+    panels: [
+      {
+        id: 1,
+        type: 'timeseries',
+        title: 'two queries',
+        targets: [
+          { refId: 'A', expr: 'sum(rate(good[1m]))' },
+          { refId: 'B', expr: 'fail_query(' },
+        ],
+      },
+    ],
+  };
+  const window = { from: new Date('2025-09-30T14:00:00Z'), to: new Date('2025-09-30T14:10:00Z'), datasourceUid: 'prometheus' };
+  const outcome = await publishSnapshot(client, { dashboard, name: 'mixed', ...window });
+  assert.deepEqual(outcome.warnings, ['panel "two queries" query B: bad_data: parse error: unexpected identifier "fail_query"']);
+  const key = new URL(outcome.url).pathname.split('/').pop()!;
+  const saved = (await client.getSnapshot(key)) as unknown as { dashboard: { panels: { snapshotData: { refId: string }[] }[] } };
+  const frames = saved.dashboard.panels[0]!.snapshotData;
+  assert.ok(frames.length >= 1 && frames.every((f) => f.refId === 'A'), 'the good query\'s series are kept');
+  // A 400 without per-query results is still an error.
+  await assert.rejects(client.queryDataSource([{ refId: 'A', datasource: { uid: 'prometheus' }, expr: '' } as never], 0, 1000), /HTTP 400: query A: expr is required/);
 });

@@ -27,6 +27,21 @@ export function splitUsers(total: number, agents: number): number[] {
   return Array.from({ length: agents }, (_, i) => base + (i < extra ? 1 : 0));
 }
 
+/**
+ * The users file split over the agents, one slice each, so no two agents log in the same
+ * account: line i goes to agent i mod n, as load-test-ng's own deployer splits UsersFilePath
+ * (deployment/terraform/agent.go, v1.29.0-v1.33.0-rc2, "so that the logged in users don't
+ * clash"). Both engines then take user k of an agent from line k of its slice. Blank lines
+ * are not users.
+ */
+export function partitionUsers(text: string, agents: number): string[][] {
+  if (!Number.isInteger(agents) || agents < 1) throw new RangeError(`agents must be a whole number >= 1, got ${agents}`);
+  const lines = text.split(/\r?\n/).filter((line) => line.trim() !== '');
+  const slices: string[][] = Array.from({ length: agents }, () => []);
+  lines.forEach((line, i) => slices[i % agents]!.push(line));
+  return slices;
+}
+
 /** Each agent's maximum when the whole test needs `maxUsers`: the split's largest share. */
 export function perAgentMax(maxUsers: number, agents: number): number {
   return Math.ceil(maxUsers / agents);

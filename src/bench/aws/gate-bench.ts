@@ -22,6 +22,7 @@ import { runOnNodes, type BenchNode, type RemoteShell } from './remote-shell.ts'
 import { readinessScript } from './scripts.ts';
 import { RunSnapshots } from './snapshots.ts';
 import { SsmShell } from './ssm-shell.ts';
+import { MATTERMOST_SERIES_QUERY, MattermostSeriesWatch, requireLicensedServer } from '../../target/mattermost/licence.ts';
 
 /**
  * `loadgate run` on a provisioned AWS bench (bench.json from `loadgate tf-outputs`): the
@@ -199,6 +200,8 @@ export class AwsGateBench implements GateBench {
       runOnNodes(shell, nodes.others, readinessScript('none'), 'metrics and proxy set-up', limit),
     ]);
     await this.waitForPrometheus();
+    // Before any test: an unlicensed Mattermost has no metrics to judge (licence.ts).
+    await requireLicensedServer(this.bench.proxy.url);
     this.progress.begin('AWS bench: uploading the users file and the scenario to the agents');
     await this.agents.prepare(aws.usersFile);
     this.progress.info(`${nodes.apps.length} app node(s), ${nodes.agents.length} ${this.bench.agents.engine} agent(s), ${this.bench.proxy.instanceId ? 'an nginx proxy' : 'no proxy (one app node)'}; Prometheus ${this.bench.metrics.prometheusUrl}`);
@@ -422,10 +425,14 @@ export class AwsGateBench implements GateBench {
   private watch(load: RunningLoad, controller: AbortController): () => void {
     const misses = new Map<string, number>();
     let busy = false;
+    const startedMs = Date.now();
+    const series = new MattermostSeriesWatch(async () => (await this.prometheus.query(MATTERMOST_SERIES_QUERY))[0]?.value);
     const timer = setInterval(() => {
       if (busy || controller.signal.aborted) return;
       busy = true;
       void (async () => {
+        const unlicensed = await series.check((Date.now() - startedMs) / 1000);
+        if (unlicensed) return void controller.abort(new Error(unlicensed));
         const seen: string[] = await load.check().catch((e: Error) => [`the agents: ${e.message}`]);
         const down = await this.prometheus.query('up{job="mattermost"} == 0').catch(() => []);
         for (const sample of down) seen.push(`${sample.labels.instance ?? 'an app node'}: Mattermost's metrics endpoint is down (up == 0)`);

@@ -8,7 +8,7 @@ import { AgentClient } from '../../engine/loadtest-ng/agent-client.ts';
 import { buildLoadTestNgConfigs } from '../../engine/loadtest-ng/config.ts';
 import type { AwsBenchDescription } from '../../aws/terraform-outputs.ts';
 import { InputError } from '../../util/errors.ts';
-import { K6AgentUsers, LoadTestNgAgentUsers, MultiAgentUsers, perAgentMax, type AgentUsers } from './agent-users.ts';
+import { K6AgentUsers, LoadTestNgAgentUsers, MultiAgentUsers, partitionUsers, perAgentMax, type AgentUsers } from './agent-users.ts';
 import { runOnNodes, type BenchNode, type RemoteShell } from './remote-shell.ts';
 import { startK6Script, stopK6Script, uploadScripts } from './scripts.ts';
 
@@ -73,6 +73,27 @@ async function upload(shell: RemoteShell, nodes: BenchNode[], path: string, cont
   for (const script of uploadScripts(path, content)) await runOnNodes(shell, nodes, script, `upload ${what}`, { timeoutSec: 120 });
 }
 
+/** Gives every agent its own slice of the users file (partitionUsers); returns the slice sizes. */
+async function uploadUserSlices(shell: RemoteShell, nodes: BenchNode[], usersFile: string): Promise<number[]> {
+  const slices = partitionUsers(await readFile(usersFile, 'utf8'), nodes.length);
+  for (const [i, node] of nodes.entries()) {
+    const slice = slices[i] as string[];
+    await upload(shell, [node], USERS_FILE, Buffer.from(slice.length ? `${slice.join('\n')}\n` : ''), `${node.name}'s slice of the users file ${basename(usersFile)}`);
+  }
+  return slices.map((s) => s.length);
+}
+
+/** Refuses a test with more users per agent than an agent's slice holds: they would share accounts. */
+function checkSlices(sizes: readonly number[], perAgent: number, test: TestSpec): void {
+  const smallest = Math.min(...sizes);
+  if (sizes.length && smallest < perAgent) {
+    throw new InputError(
+      `--users-file: ${sizes.reduce((a, b) => a + b, 0)} users split over ${sizes.length} agent(s) leave ${smallest} for some agent, but test "${test.name}" runs up to ${perAgent} per agent; ` +
+        'each simulated user needs its own account: add users to the file or lower the test\'s users',
+    );
+  }
+}
+
 export function createLoadAgents(o: LoadAgentsOptions): LoadAgents {
   return o.bench.agents.engine === 'k6' ? new K6Agents(o) : new LoadTestNgAgents(o);
 }
@@ -81,13 +102,14 @@ class K6Agents implements LoadAgents {
   readonly engine = 'k6' as const;
   private readonly nodes: BenchNode[];
   private scenario = `${SCENARIO_DIR}/mattermost.js`;
+  private sliceSizes: number[] = [];
 
   constructor(private readonly o: LoadAgentsOptions) {
     this.nodes = agentNodes(o.bench);
   }
 
   async prepare(usersFile: string): Promise<void> {
-    await upload(this.o.shell, this.nodes, USERS_FILE, await readFile(usersFile), `the users file ${basename(usersFile)}`);
+    this.sliceSizes = await uploadUserSlices(this.o.shell, this.nodes, usersFile);
     // The Mattermost scenario and the metrics library it imports; a custom scenario
     // (engine.scenario) goes beside them, so its `./lib/metrics.js` import resolves too.
     for (const file of MATTERMOST_SCENARIO_FILES) {
@@ -105,6 +127,7 @@ class K6Agents implements LoadAgents {
     const { o, nodes } = this;
     const maxUsers = test.type === 'bounded' ? test.users : test.maxUsers;
     const perAgent = perAgentMax(maxUsers, nodes.length);
+    checkSlices(this.sliceSizes, perAgent, test);
     const maxDurationSec = (test.type === 'bounded' ? test.duration : test.maxDuration) + 300;
     const env = scenarioEnvironment({
       baseUrl: o.bench.proxy.url,
@@ -180,6 +203,7 @@ class LoadTestNgAgents implements LoadAgents {
   readonly engine = 'load-test-ng' as const;
   private readonly nodes: BenchNode[];
   private clients: AgentClient[] = [];
+  private sliceSizes: number[] = [];
 
   constructor(private readonly o: LoadAgentsOptions) {
     this.nodes = agentNodes(o.bench);
@@ -189,13 +213,14 @@ class LoadTestNgAgents implements LoadAgents {
   }
 
   async prepare(usersFile: string): Promise<void> {
-    await upload(this.o.shell, this.nodes, USERS_FILE, await readFile(usersFile), `the users file ${basename(usersFile)}`);
+    this.sliceSizes = await uploadUserSlices(this.o.shell, this.nodes, usersFile);
   }
 
   async start(test: TestSpec): Promise<RunningLoad> {
     const { o, nodes } = this;
     const maxUsers = test.type === 'bounded' ? test.users : test.maxUsers;
     const perAgent = perAgentMax(maxUsers, nodes.length);
+    checkSlices(this.sliceSizes, perAgent, test);
     const apiUrl = (i: number) => o.endpoint(o.bench.agents.publicIps[i] as string, o.bench.agents.apiPort);
     // Destroyed after every run (stop()), so the same ids serve every run.
     const ids = nodes.map((_, i) => `lgagent${i}`);

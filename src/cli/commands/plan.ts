@@ -9,6 +9,7 @@ import { expectedPairsNoChange } from '../../compare/simulate.ts';
 import { assumedModel, loadNoiseModel, noiseModelPath } from '../../noise/model.ts';
 import { readRunInfo } from '../../aws/run-info.ts';
 import { benchInputsSchema, buildTfvars } from '../../aws/tfvars.ts';
+import { requireLicenceSecret } from '../../target/mattermost/licence.ts';
 import { parseFlags } from '../args.ts';
 import type { CliIO } from '../io.ts';
 
@@ -35,7 +36,8 @@ tfvars only:
   --run-id ID              default: GITHUB_RUN_ID
   --run-attempt N          default: GITHUB_RUN_ATTEMPT, else 1
   --commit SHA             default: GITHUB_SHA
-  --now TIME               ISO time the expiry is counted from (default: now)`;
+  --now TIME               ISO time the expiry is counted from (default: now)
+  --destroy-only           tfvars rebuilt for terraform destroy: the licence is not required`;
 
 const flagsSchema = z.strictObject({
   config: z.string({ error: 'name the gate config with --config' }).min(1),
@@ -53,6 +55,7 @@ const flagsSchema = z.strictObject({
   'run-attempt': z.string().optional(),
   commit: z.string().optional(),
   now: z.iso.datetime({ offset: true }).optional(),
+  'destroy-only': z.boolean().default(false),
   positionals: z.array(z.string()).max(0, 'plan takes no positional arguments; name the config with --config'),
 });
 
@@ -75,6 +78,7 @@ export async function run(argv: string[], io: CliIO, env: NodeJS.ProcessEnv = pr
       'run-attempt': { type: 'string' },
       commit: { type: 'string' },
       now: { type: 'string' },
+      'destroy-only': { type: 'boolean' },
     },
     flagsSchema,
     usage,
@@ -127,6 +131,7 @@ export async function run(argv: string[], io: CliIO, env: NodeJS.ProcessEnv = pr
     );
     const now = flags.now ? new Date(flags.now) : new Date();
     const tfvars = buildTfvars(config, plan.bench, runInfo, { ...inputs.data, version: flags.version }, plan.duration, now);
+    if (!flags['destroy-only']) requireLicenceSecret(config.target.system, inputs.data.licenseSecretArn, '--license-secret-arn');
     output = JSON.stringify(tfvars, null, 2);
     // The plan goes to stderr so stdout stays a clean tfvars file.
     io.err(renderPlanText(plan));

@@ -3,6 +3,7 @@ import type { GateConfig, HealthQuery, TestSpec } from '../../config/schema.ts';
 import { CEILING_ACTION_FREQUENCIES, MATTERMOST_HEALTH_QUERIES } from '../../config/defaults/mattermost.ts';
 import { InputError, formatIssuePath } from '../../util/errors.ts';
 import { resourceIdSchema } from './schema.ts';
+import { agentCreateRefusal, coordinatorCreateRefusal, isSupportedLoadTestNgVersion, SUPPORTED_LOADTEST_NG_VERSIONS } from './rules.ts';
 
 /**
  * Builds load-test-ng's three config documents from a gate config:
@@ -42,6 +43,12 @@ export interface LoadTestConfig {
     PercentOfUsersAreAdmin: number;
   };
   LogSettings: LogSettings;
+  /**
+   * Validated by v1.29.0–v1.32.0 without defaults being filled in: leaving it out sends an
+   * empty ConsoleLevel, refused with 400 "ConsoleLevel is not valid" (loadtest/config.go).
+   * Newer releases drop the struct and ignore the key.
+   */
+  BrowserLogSettings: { EnableConsole: boolean; ConsoleLevel: string; EnableFile: boolean; FileLevel: string; FileLocation: string };
 }
 
 export interface SimulControllerConfig {
@@ -90,9 +97,13 @@ export const loadTestNgEndpointsSchema = z.strictObject({
   admin: z.strictObject({ email: z.string().min(3), password: z.string().min(1) }),
   /** Credentials file on the agents (the dataset's users), as in the seed's UsersFilePath. */
   usersFilePath: z.string().default(''),
-  /** How often the coordinator evaluates its queries; load-test-ng requires >= 1000. */
-  updateIntervalMs: z.number().int().min(1000).default(2000),
 });
+
+/**
+ * coordinator/performance/config.go: UpdateIntervalMs is deprecated, ignored and always
+ * 1000 ms; any other value only logs a warning. Sent as 1000 so the config says what runs.
+ */
+export const UPDATE_INTERVAL_MS = 1000;
 export type LoadTestNgEndpoints = z.input<typeof loadTestNgEndpointsSchema>;
 
 export interface LoadTestNgConfigs {
@@ -127,7 +138,11 @@ export function buildLoadTestNgConfigs(config: GateConfig, test: TestSpec, endpo
   }
 
   const step = stepping(test);
-  if (step.restTimeSec < 1) problems.push(`tests: "${test.name}" restTime must be at least 1s (load-test-ng RestTimeSec)`);
+  // coordinator/config.go IsValid: RestTimeSec*1000 < MonitorConfig.UpdateIntervalMs is refused.
+  if (step.restTimeSec * 1000 < UPDATE_INTERVAL_MS) problems.push(`tests: "${test.name}" restTime must be at least ${UPDATE_INTERVAL_MS / 1000}s (load-test-ng RestTimeSec*1000 >= UpdateIntervalMs)`);
+  if (!isSupportedLoadTestNgVersion(config.engine.version)) {
+    problems.push(`engine.version: "${config.engine.version}" is not a load-test-ng release loadgate supports; use one of ${SUPPORTED_LOADTEST_NG_VERSIONS.join(', ')}`);
+  }
   if (problems.length) throw new InputError(`the gate config cannot be run with load-test-ng:\n${problems.join('\n')}`, problems);
 
   const logSettings = (file: string): LogSettings => ({
@@ -176,6 +191,7 @@ export function buildLoadTestNgConfigs(config: GateConfig, test: TestSpec, endpo
       PercentOfUsersAreAdmin: 0,
     },
     LogSettings: logSettings('ltagent.log'),
+    BrowserLogSettings: { EnableConsole: false, ConsoleLevel: 'error', EnableFile: false, FileLevel: 'error', FileLocation: 'browseragent.log' },
   };
 
   const simulController: SimulControllerConfig = {
@@ -192,14 +208,29 @@ export function buildLoadTestNgConfigs(config: GateConfig, test: TestSpec, endpo
       Agents: endpoints.agents.map((a) => ({ Id: a.id, ApiURL: a.apiUrl })),
       MaxActiveUsers: clusterUsers,
     },
-    MonitorConfig: { PrometheusURL: endpoints.prometheusUrl, UpdateIntervalMs: endpoints.updateIntervalMs, Queries: queries },
+    MonitorConfig: { PrometheusURL: endpoints.prometheusUrl, UpdateIntervalMs: UPDATE_INTERVAL_MS, Queries: queries },
     NumUsersInc: step.inc,
     NumUsersDec: step.dec,
     RestTimeSec: step.restTimeSec,
     LogSettings: logSettings('ltcoordinator.log'),
   };
 
-  return { loadTest, simulController, coordinator };
+  const configs = { loadTest, simulController, coordinator };
+  selfCheck(configs, config.engine.version);
+  return configs;
+}
+
+/**
+ * What the pinned release's agent and coordinator would answer at create time, asked before
+ * any agent is: a refusal here is a loadgate bug or an unsupported setting, named as such.
+ */
+function selfCheck(configs: LoadTestNgConfigs, version: string): void {
+  if (!isSupportedLoadTestNgVersion(version)) return;
+  const refusals = [
+    agentCreateRefusal({ LoadTestConfig: configs.loadTest, SimulControllerConfig: configs.simulController }, version, 'lt0'),
+    coordinatorCreateRefusal({ CoordinatorConfig: configs.coordinator, LoadTestConfig: configs.loadTest }, version, 'coord'),
+  ].flatMap((r) => (r ? [r.error] : []));
+  if (refusals.length) throw new InputError(`load-test-ng ${version} would refuse this config:\n${refusals.join('\n')}`, refusals);
 }
 
 /**

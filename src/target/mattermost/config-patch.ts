@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { AdminConfig } from '@mattermost/types/config';
 import { InputError, formatIssuePath } from '../../util/errors.ts';
 
 /**
@@ -62,13 +63,24 @@ export function buildMattermostConfigPatch(input: ConfigPatchInput): ConfigObjec
     throw new InputError(`cannot build the Mattermost config:\n${lines.join('\n')}`, lines);
   }
   const topology = parsed.data;
-  let config = benchSettings(topology);
+  let config: ConfigObject = benchSettings(topology);
   if (input.settings) config = deepMerge(config, checkedOverrides(input.settings, 'target.settings'));
   if (input.side) config = deepMerge(config, checkedOverrides(input.side.overrides, `${input.side.name} overrides`));
   return config;
 }
 
-function benchSettings(t: z.output<typeof benchTopologySchema>): ConfigObject {
+/**
+ * Sections and keys as Mattermost's own client types name them (@mattermost/types AdminConfig,
+ * mirroring server/public/model/config.go): tsc refuses a key the server no longer has, such as
+ * ServiceSettings.EnableOpenTracing (removed from model.ServiceSettings in 2025; patching it
+ * did nothing).
+ */
+type MattermostConfigPatch = { [S in keyof AdminConfig]?: Partial<AdminConfig[S]> } & {
+  // In the server's model.Config (server/public/model/config.go) but not in the client types.
+  NotificationLogSettings?: Partial<Pick<AdminConfig['LogSettings'], 'EnableConsole' | 'ConsoleLevel' | 'EnableFile' | 'FileLevel'>>;
+};
+
+function benchSettings(t: z.output<typeof benchTopologySchema>): MattermostConfigPatch {
   const db = t.database;
   const credentials = `${encodeURIComponent(db.user)}:${encodeURIComponent(db.password)}`;
   const dsn = (hostPort: string) => `postgres://${credentials}@${hostPort}/${db.name}?sslmode=${db.sslmode}&connect_timeout=10`;
@@ -82,12 +94,12 @@ function benchSettings(t: z.output<typeof benchTopologySchema>): ConfigObject {
       IdleTimeout: 90,
       EnableLocalMode: true,
       ThreadAutoFollow: true,
-      CollapsedThreads: 'default_on',
+      // The enum's value (CollapsedThreads.DEFAULT_ON); the types package declares it as a TS enum.
+      CollapsedThreads: 'default_on' as AdminConfig['ServiceSettings']['CollapsedThreads'],
       EnableLinkPreviews: true,
       EnablePermalinkPreviews: true,
       PostPriority: true,
       AllowSyncedDrafts: true,
-      EnableOpenTracing: false,
       EnableTutorial: false,
       EnableOnboardingFlow: false,
       // The bench makes no outbound calls: no security bulletins, no marketplace.

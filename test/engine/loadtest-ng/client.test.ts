@@ -38,6 +38,7 @@ function loadTestConfig(maxUsers: number): LoadTestConfig {
     },
     UsersConfiguration: { UsersFilePath: '', InitialActiveUsers: 0, MaxActiveUsers: maxUsers, AvgSessionsPerUser: 1, PercentOfUsersAreAdmin: 0 },
     LogSettings: { EnableConsole: true, ConsoleLevel: 'ERROR', ConsoleJson: false, EnableFile: false, FileLevel: 'INFO', FileJson: true, FileLocation: 'x.log' },
+    BrowserLogSettings: { EnableConsole: false, ConsoleLevel: 'error', EnableFile: false, FileLevel: 'error', FileLocation: 'b.log' },
   };
 }
 const simul: SimulControllerConfig = { MinIdleTimeMs: 1000, AvgIdleTimeMs: 20000, PercentUrgentPosts: 0.001, PercentReplies: 0.18 };

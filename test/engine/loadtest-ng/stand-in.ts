@@ -1,11 +1,14 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import { agentCreateRefusal, coordinatorCreateRefusal, DEFAULT_LOADTEST_NG_VERSION, type LoadTestNgVersion } from '../../../src/engine/loadtest-ng/rules.ts';
 
 /**
  * A local stand-in for load-test-ng's API server (127.0.0.1, port 0). It keeps agents and
  * coordinators in memory, follows the routes and rules of `api/agent.go` and
  * `api/coordinator.go`, and answers with the recorded shapes in test/fixtures/loadtest-ng.
+ * Create requests are validated with the rules of the release it stands in for
+ * (src/engine/loadtest-ng/rules.ts), so it refuses what that release refuses.
  */
 
 const FIXTURES = new URL('../../fixtures/loadtest-ng/', import.meta.url);
@@ -49,6 +52,8 @@ export class LoadTestNgStandIn {
   readonly rawOverride = new Map<string, { status: number; body: string }>();
   private server: Server | undefined;
   baseUrl = '';
+
+  constructor(readonly version: LoadTestNgVersion = DEFAULT_LOADTEST_NG_VERSION) {}
 
   async start(): Promise<string> {
     this.server = createServer((req, res) => void this.handle(req, res));
@@ -99,10 +104,14 @@ export class LoadTestNgStandIn {
       // gorilla/mux: the route only matches ids of the pattern, others fall through to 404/405.
       if (!ID_PATTERN.test(newId)) return send(405, { error: 'method not allowed' });
       const body = safeJson(text) as { LoadTestConfig?: { UsersConfiguration?: { MaxActiveUsers?: number } } } | undefined;
-      if (!body || typeof body !== 'object') return send(400, { error: 'could not read request: invalid character' });
-      const max = body.LoadTestConfig?.UsersConfiguration?.MaxActiveUsers ?? 0;
-      if (max <= 0) return send(400, fixture('agent-bad-config-400.json'));
-      if (this.agents.has(newId) || this.coordinators.has(newId)) return send(409, { error: `load-test agent with id ${newId} already exists` });
+      const refusal = agentCreateRefusal(body, this.version, newId);
+      if (refusal) {
+        const { status, ...answer } = refusal;
+        return send(status, answer);
+      }
+      const max = body?.LoadTestConfig?.UsersConfiguration?.MaxActiveUsers ?? 0;
+      if (this.agents.has(newId)) return send(409, { error: `load-test agent with id ${newId} already exists` });
+      if (this.coordinators.has(newId)) return send(409, { error: `resource with id ${newId} already exists` });
       const agent: AgentState = { State: 'stopped', NumUsers: 0, NumUsersAdded: 0, NumUsersRemoved: 0, NumErrors: 0, StartTime: ZERO, maxUsers: max };
       this.agents.set(newId, agent);
       return send(201, { ...fixture('agent-create-201.json'), id: newId, status: agentStatus(agent) });
@@ -152,14 +161,13 @@ export class LoadTestNgStandIn {
     if (method === 'POST' && id === 'create') {
       const newId = url.searchParams.get('id') ?? '';
       if (!ID_PATTERN.test(newId)) return send(405, { error: 'method not allowed' });
-      const body = safeJson(text) as
-        | { CoordinatorConfig?: { ClusterConfig?: { Agents?: unknown[]; MaxActiveUsers?: number } }; LoadTestConfig?: { UsersConfiguration?: { MaxActiveUsers?: number } } }
-        | undefined;
-      if (!body?.CoordinatorConfig || !body.LoadTestConfig) return send(400, { error: 'could not read request: missing CoordinatorConfig or LoadTestConfig' });
-      const agents = body.CoordinatorConfig.ClusterConfig?.Agents?.length ?? 0;
-      const perAgent = body.LoadTestConfig.UsersConfiguration?.MaxActiveUsers ?? 0;
-      if (perAgent * agents < (body.CoordinatorConfig.ClusterConfig?.MaxActiveUsers ?? 0)) return send(400, { ...fixture('coordinator-create-failed-400.json'), id: newId });
-      if (this.coordinators.has(newId) || this.agents.has(newId)) return send(400, { error: `load-test coordinator with id ${newId} already exists` });
+      const refusal = coordinatorCreateRefusal(safeJson(text), this.version, newId);
+      if (refusal) {
+        const { status, ...answer } = refusal;
+        return send(status, answer);
+      }
+      if (this.coordinators.has(newId)) return send(409, { error: `load-test coordinator with id ${newId} already exists` });
+      if (this.agents.has(newId)) return send(409, { error: `resource with id ${newId} already exists` });
       const c: CoordinatorState = { State: 'stopped', StartTime: ZERO, StopTime: ZERO, ActiveUsers: 0, NumErrors: 0, SupportedUsers: 0 };
       this.coordinators.set(newId, c);
       return send(201, { id: newId, message: 'load-test coordinator created', status: { ...c } });

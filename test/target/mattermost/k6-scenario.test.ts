@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { findK6, NO_K6 } from '../../engine/k6/k6-binary.ts';
 import { MattermostStandIn } from './mattermost-stand-in.ts';
+import { checkRequest, loadOperations } from './openapi.ts';
 
 /**
  * Runs the Mattermost k6 scenario for a few seconds against a loopback stand-in and checks
@@ -37,6 +38,27 @@ interface Point {
   type: string;
   metric: string;
   data?: { value: number; tags?: Record<string, string> };
+}
+
+/** A short run of the scenario against `baseUrl`: 3 users, 1 s ramp; returns the k6 JSON points. */
+async function runScenario(o: { baseUrl: string; dir: string; actions: Record<string, number>; idleMs: [number, number]; durationSec: number }): Promise<Point[]> {
+  const out = join(o.dir, 'points.json');
+  const { code, stderr } = await runK6(
+    [
+      'run', '--quiet', '--no-usage-report', '--address', '127.0.0.1:0', '--out', `json=${out}`,
+      ...['-e', `LOADGATE_BASE_URL=${o.baseUrl}`, '-e', `LOADGATE_USERS_FILE=${join(o.dir, 'users.txt')}`],
+      ...['-e', `LOADGATE_ACTIONS=${JSON.stringify(o.actions)}`, '-e', `LOADGATE_IDLE_MIN_MS=${o.idleMs[0]}`, '-e', `LOADGATE_IDLE_AVG_MS=${o.idleMs[1]}`, '-e', 'LOADGATE_IDLE_RATE=1'],
+      ...['-e', 'LOADGATE_MAX_USERS=3', '-e', 'LOADGATE_RAMP_UP=1s', '-e', `LOADGATE_DURATION=${o.durationSec}s`],
+      SCRIPT,
+    ],
+    45_000,
+  );
+  assert.equal(code, 0, stderr);
+  return readFileSync(out, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Point)
+    .filter((p) => p.type === 'Point');
 }
 
 test('k6 inspect accepts the scenario and its executor options', { skip: !k6 && NO_K6 }, () => {
@@ -111,30 +133,7 @@ test('a short k6 run drives the API and WebSocket and records load-test-ng metri
     const baseUrl = await server.start();
     writeFileSync(join(dir, 'users.txt'), '# login password\nuser1 pass-1\nuser2 pass-2\nuser3 pass-3\n');
     const actions = { SwitchChannel: 4, ScrollChannel: 2, CreatePost: 3, ViewThread: 1, AddReaction: 1, ViewGlobalThreads: 1, ReconnectWebSocket: 0.5, UnreadCheck: 0.5 };
-    const out = join(dir, 'points.json');
-    const { code, stderr } = await runK6(
-      [
-        'run',
-        '--quiet',
-        '--no-usage-report',
-        '--address',
-        '127.0.0.1:0',
-        '--out',
-        `json=${out}`,
-        ...['-e', `LOADGATE_BASE_URL=${baseUrl}`, '-e', `LOADGATE_USERS_FILE=${join(dir, 'users.txt')}`],
-        ...['-e', `LOADGATE_ACTIONS=${JSON.stringify(actions)}`, '-e', 'LOADGATE_IDLE_MIN_MS=20', '-e', 'LOADGATE_IDLE_AVG_MS=60', '-e', 'LOADGATE_IDLE_RATE=1'],
-        ...['-e', 'LOADGATE_MAX_USERS=3', '-e', 'LOADGATE_RAMP_UP=1s', '-e', 'LOADGATE_DURATION=5s'],
-        SCRIPT,
-      ],
-      45_000,
-    );
-    assert.equal(code, 0, stderr);
-
-    const points = readFileSync(out, 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l) as Point)
-      .filter((p) => p.type === 'Point');
+    const points = await runScenario({ baseUrl, dir, actions, idleMs: [20, 60], durationSec: 5 });
     const of = (metric: string) => points.filter((p) => p.metric === metric);
 
     // Every user logged in and held a WebSocket (reconnects open more).
@@ -164,6 +163,74 @@ test('a short k6 run drives the API and WebSocket and records load-test-ng metri
     assert.ok(sum('loadgate_action_CreatePost') >= 1);
     assert.equal(sum('loadgate_action_Login'), 3);
     assert.equal(sum('loadgate_script_errors'), 0);
+  } finally {
+    await server.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+/** Two regular users and a system admin, in the stand-in and in the users file. */
+async function startWithAdmin(server: MattermostStandIn, dir: string): Promise<string> {
+  server.addUser('user1', 'pass-1');
+  server.addUser('user2', 'pass-2');
+  server.addUser('admin1', 'pass-a', true);
+  writeFileSync(join(dir, 'users.txt'), 'user1 pass-1\nuser2 pass-2\nadmin1 pass-a\n');
+  return server.start();
+}
+
+test('findings 4 and 5: regular users skip GenerateUserReport, and persistent-notification posts are never replies', { skip: !k6 && NO_K6, timeout: 60_000 }, async () => {
+  const server = new MattermostStandIn();
+  const dir = mkdtempSync(join(tmpdir(), 'loadgate-k6-'));
+  try {
+    const baseUrl = await startWithAdmin(server, dir);
+    // Posts first, so there are roots a persistent-notification post could wrongly reply to.
+    const actions = { CreatePost: 2, CreatePersistentNotificationPost: 4, GenerateUserReport: 2, OpenDirectOrGroupChannel: 1 };
+    const points = await runScenario({ baseUrl, dir, actions, idleMs: [10, 30], durationSec: 5 });
+    const sum = (metric: string) => points.filter((p) => p.metric === metric).reduce((n, p) => n + p.data!.value, 0);
+    assert.ok(sum('loadgate_action_CreatePersistentNotificationPost') >= 5, 'persistent-notification posts were attempted');
+    assert.ok(sum('loadgate_action_GenerateUserReport') >= 3, 'the report action was picked');
+    // Only the admin asks for the report; the regular users' 403s and the replies' 400s are gone.
+    assert.ok((server.hits.get('GET /reports/users') ?? 0) >= 1, 'the admin generated reports');
+    const errors = points.filter((p) => p.metric === 'loadtest_http_errors_total');
+    assert.deepEqual(errors.map((p) => `${p.data!.tags!.status_code} ${p.data!.tags!.name}`), [], 'no request failed');
+    assert.equal(sum('loadgate_script_errors'), 0);
+  } finally {
+    await server.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("the scenario's requests match Mattermost's API v4 description (login, posts, reactions, statuses, channels)", { skip: !k6 && NO_K6, timeout: 60_000 }, async () => {
+  const ops = loadOperations(['users-subset.yaml', 'posts-subset.yaml', 'reactions-subset.yaml', 'status-subset.yaml', 'channels-subset.yaml']);
+  // The validator itself refuses a wrong method, an unknown field and a missing required field.
+  assert.match(checkRequest(ops, 'POST', '/api/v4/posts/abc/patch', { message: 'x' })!.problems[0]!, /no such operation; the description has PUT/);
+  assert.match(checkRequest(ops, 'PUT', '/api/v4/posts/abc/patch', { text: 'x' })!.problems[0]!, /"text" is not a field/);
+  assert.match(checkRequest(ops, 'POST', '/api/v4/teams/t/posts/search', { terms: 'x' })!.problems[0]!, /"is_or_search" is required/);
+  assert.equal(checkRequest(ops, 'GET', '/api/v4/users/me/preferences', undefined), undefined, 'outside the vendored part');
+  assert.match(checkRequest(ops, 'POST', '/api/v4/users/logout', {})!.problems[0]!, /takes no request body/);
+
+  const server = new MattermostStandIn();
+  const dir = mkdtempSync(join(tmpdir(), 'loadgate-k6-'));
+  try {
+    const baseUrl = await startWithAdmin(server, dir);
+    const actions = Object.fromEntries(
+      ['SwitchChannel', 'ScrollChannel', 'CreatePost', 'EditPost', 'AddReaction', 'SearchPosts', 'CreatePostReminder', 'AckToPost', 'ClickPermalink', 'ViewThread', 'DeletePost', 'CreatePersistentNotificationPost', 'ClickUserProfile', 'UpdateCustomStatus', 'RemoveCustomStatus', 'LogoutLogin', 'CreatePublicChannel', 'CreatePrivateChannel', 'CreateDirectChannel', 'CreateGroupChannel', 'SearchGroupChannels', 'SearchChannels', 'JoinChannel', 'SearchUsers'].map((a) => [a, 1]),
+    );
+    await runScenario({ baseUrl, dir, actions, idleMs: [5, 15], durationSec: 6 });
+    const problems: string[] = [];
+    const covered = new Set<string>();
+    for (const r of server.received) {
+      const checked = checkRequest(ops, r.method, r.path, r.body);
+      if (!checked) continue;
+      problems.push(...checked.problems);
+      if (checked.operationId) covered.add(checked.operationId);
+    }
+    assert.deepEqual([...new Set(problems)], [], 'requests that do not match the API description');
+    // Every session logs in and loads its channels; the random actions reach most of the rest
+    // (not asserted one by one: which actions a short run picks is chance).
+    const everySession = ['Login', 'GetUser', 'GetChannelsForTeamForUser', 'GetChannelMembersForUser', 'ViewChannel', 'GetPostsForChannel'];
+    assert.deepEqual(everySession.filter((id) => !covered.has(id)), [], `operations exercised: ${[...covered].join(', ')}`);
+    assert.ok(covered.size >= 15, `operations exercised: ${covered.size}: ${[...covered].join(', ')}`);
   } finally {
     await server.stop();
     rmSync(dir, { recursive: true, force: true });

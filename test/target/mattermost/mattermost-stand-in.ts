@@ -1,6 +1,12 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createHash, randomBytes } from 'node:crypto';
 import type { AddressInfo, Socket } from 'node:net';
+import type { Channel } from '@mattermost/types/channels';
+import type { ClientLicense } from '@mattermost/types/config';
+import type { Post as MattermostPost, PostPriorityMetadata } from '@mattermost/types/posts';
+import type { Team, TeamUnread } from '@mattermost/types/teams';
+import type { UserProfile } from '@mattermost/types/users';
+import type { UserReport } from '@mattermost/types/reports';
 
 /**
  * A tiny stand-in for the few Mattermost API v4 routes the k6 scenario's common actions
@@ -18,13 +24,11 @@ import type { AddressInfo, Socket } from 'node:net';
  * much per connected websocket, so a coordinator finds an equilibrium.
  */
 
-interface Post {
-  id: string;
-  channel_id: string;
-  user_id: string;
-  message: string;
-  root_id: string;
-}
+/** The fields of Mattermost's Post (@mattermost/types) the stand-in keeps and answers with. */
+type Post = Pick<MattermostPost, 'id' | 'channel_id' | 'user_id' | 'message' | 'root_id'>;
+/** What a client may send to POST /posts (Client4.createPost takes a PartialExcept<Post, 'channel_id' | 'message'>). */
+type PostRequest = Partial<Pick<MattermostPost, 'channel_id' | 'message' | 'root_id'>> & { metadata?: { priority?: PostPriorityMetadata } };
+type Me = Pick<UserProfile, 'id' | 'username' | 'roles'>;
 
 /** Prometheus' default buckets, which Mattermost's histograms use. */
 const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -86,6 +90,8 @@ class Histogram {
 
 export class MattermostStandIn {
   readonly hits = new Map<string, number>();
+  /** Every API request as received (path without the query), for checks against the API description. */
+  readonly received: { method: string; path: string; body: unknown }[] = [];
   /** The version it reports (X-Version-Id starts with it), as a release install would set it. */
   version = '10.12.0';
   /** Added to every request per connected websocket (ms). */
@@ -95,7 +101,13 @@ export class MattermostStandIn {
   private httpRequests = 0;
   private httpErrors = 0;
   private metricsServer: Server | undefined;
-  readonly users = new Map<string, { id: string; password: string }>();
+  readonly users = new Map<string, { id: string; password: string; roles: string }>();
+  /**
+   * Whether a licence is installed. Unlicensed, Mattermost serves no /metrics at all (the
+   * metrics server only starts with a licence; server/enterprise/metrics) and refuses
+   * persistent notifications (501, Professional or higher).
+   */
+  licensed = true;
   /** Routes (as "METHOD /template") that answer 500, to exercise error accounting. */
   readonly failing = new Set<string>();
   wsOpened = 0;
@@ -105,7 +117,7 @@ export class MattermostStandIn {
   private readonly sockets = new Set<Socket>();
   private server: Server | undefined;
   readonly teamId = id();
-  readonly channels = [
+  readonly channels: Pick<Channel, 'id' | 'type' | 'name'>[] = [
     { id: id(), type: 'O', name: 'town-square' },
     { id: id(), type: 'O', name: 'off-topic' },
     { id: id(), type: 'P', name: 'private-1' },
@@ -113,8 +125,9 @@ export class MattermostStandIn {
   ];
   baseUrl = '';
 
-  addUser(login: string, password: string): void {
-    this.users.set(login, { id: id(), password });
+  /** `admin`: the account has the system_admin role (model.SystemAdminRoleId). */
+  addUser(login: string, password: string, admin = false): void {
+    this.users.set(login, { id: id(), password, roles: admin ? 'system_user system_admin' : 'system_user' });
   }
 
   /** Listens on `port` (0: any free one; a restart passes the previous one). */
@@ -147,7 +160,7 @@ export class MattermostStandIn {
   /** The metrics listener (Mattermost's :8067); it stays up while the API restarts. */
   async startMetrics(): Promise<number> {
     this.metricsServer = createServer((req, res) => {
-      if ((req.url ?? '').split('?')[0] !== '/metrics') return void res.writeHead(404).end();
+      if ((req.url ?? '').split('?')[0] !== '/metrics' || !this.licensed) return void res.writeHead(404).end();
       res.writeHead(200, { 'Content-Type': 'text/plain; version=0.0.4' }).end(this.renderMetrics());
     });
     await new Promise<void>((resolve) => this.metricsServer!.listen(0, '127.0.0.1', resolve));
@@ -194,12 +207,17 @@ export class MattermostStandIn {
     for await (const c of req) chunks.push(c as Buffer);
     const text = Buffer.concat(chunks).toString('utf8');
     const body = text ? (JSON.parse(text) as Record<string, unknown>) : {};
+    const me = (uid: string): Me => {
+      const [login, user] = [...this.users].find(([, u]) => u.id === uid) ?? ['', { roles: '' }];
+      return { id: uid, username: login, roles: user.roles };
+    };
     const url = new URL(req.url ?? '/', 'http://x');
     const path = url.pathname.replace(/^\/api\/v4/, '');
     const method = req.method ?? 'GET';
     const template = path.replace(/\/[a-z0-9]{26}(?=\/|$)/g, '/{id}').replace(/\/\d{10,}$/, '/{time}');
     const route = `${method} ${template}`;
     this.count(route);
+    this.received.push({ method, path: url.pathname, body: text ? (JSON.parse(text) as unknown) : undefined });
     const started = process.hrtime.bigint();
     if (this.latencyPerUserMs > 0 && route !== 'GET /system/ping') {
       await new Promise((resolve) => setTimeout(resolve, this.latencyPerUserMs * this.sockets.size));
@@ -215,6 +233,8 @@ export class MattermostStandIn {
     };
 
     if (route === 'GET /system/ping') return send(200, { status: 'OK' });
+    // No session needed. format=old: every value a string; IsLicensed "true"/"false" (api4/license.go getClientLicense).
+    if (route === 'GET /license/client') return send(200, { IsLicensed: String(this.licensed), SkuShortName: this.licensed ? 'enterprise' : '' } satisfies ClientLicense);
 
     if (this.failing.has(route)) return send(500, { id: 'app.error', message: 'stand-in failure', status_code: 500 });
     if (route === 'POST /users/login') {
@@ -222,24 +242,29 @@ export class MattermostStandIn {
       if (!user || user.password !== body.password) return send(401, { id: 'api.user.login.invalid_credentials', status_code: 401 });
       const token = randomBytes(13).toString('hex');
       this.tokens.set(token, user.id);
-      return send(200, { id: user.id, username: body.login_id }, { Token: token });
+      return send(200, me(user.id), { Token: token });
     }
     const userId = this.tokens.get((req.headers.authorization ?? '').replace(/^Bearer /, ''));
     if (!userId) return send(401, { id: 'api.context.session_expired.app_error', status_code: 401 });
+    const isAdmin = me(userId).roles.split(' ').includes('system_admin');
 
     switch (route) {
       case 'GET /users/me':
-        return send(200, { id: userId });
+        return send(200, me(userId));
       case 'GET /users/me/teams':
-        return send(200, [{ id: this.teamId, name: 'team' }]);
+        return send(200, [{ id: this.teamId, name: 'team' }] satisfies Pick<Team, 'id' | 'name'>[]);
       case 'GET /users/me/teams/members':
       case 'GET /users/me/preferences':
       case 'GET /users/me/teams/{id}/channels/members':
         return send(200, []);
       case 'GET /users/me/teams/unread':
-        return send(200, [{ team_id: this.teamId, msg_count: 0, mention_count: 0 }]);
+        return send(200, [{ team_id: this.teamId, msg_count: 0, mention_count: 0 }] satisfies Pick<TeamUnread, 'team_id' | 'msg_count' | 'mention_count'>[]);
       case 'GET /users/me/teams/{id}/channels':
         return send(200, this.channels);
+      case 'GET /reports/users':
+        // Needs sysconsole_read_user_management_users (api4/report.go getUsersForReporting).
+        if (!isAdmin) return send(403, { id: 'api.context.permissions.app_error', status_code: 403 });
+        return send(200, [...this.users].map(([login, u]) => ({ id: u.id, username: login, roles: u.roles }) as Pick<UserReport, 'id' | 'username' | 'roles'>));
       case 'POST /channels/members/me/view':
         return send(200, { status: 'OK' });
       case 'GET /channels/{id}/posts': {
@@ -248,8 +273,16 @@ export class MattermostStandIn {
         return send(200, { order: posts.map((p) => p.id).reverse(), posts: Object.fromEntries(posts.map((p) => [p.id, p])) });
       }
       case 'POST /posts': {
-        if (typeof body.channel_id !== 'string' || typeof body.message !== 'string') return send(400, { id: 'api.context.invalid_body_param', status_code: 400 });
-        const post: Post = { id: id(), channel_id: body.channel_id, user_id: userId, message: body.message, root_id: String(body.root_id ?? '') };
+        const request = body as PostRequest;
+        if (typeof request.channel_id !== 'string' || typeof request.message !== 'string') return send(400, { id: 'api.context.invalid_body_param', status_code: 400 });
+        // api4/post.go createPost → app post priority checks: priority only on root posts, and
+        // persistent notifications (or acknowledgements) need a Professional licence or higher.
+        const priority = request.metadata?.priority;
+        if (priority && request.root_id) return send(400, { id: 'api.post.post_priority.priority_post_only_allowed_for_root_post.request_error', status_code: 400 });
+        if (priority && (priority.persistent_notifications || priority.requested_ack) && !this.licensed) {
+          return send(501, { id: 'license_error.feature_unavailable', status_code: 501 });
+        }
+        const post: Post = { id: id(), channel_id: request.channel_id, user_id: userId, message: request.message, root_id: request.root_id ?? '' };
         this.posts.set(post.id, post);
         return send(201, post);
       }

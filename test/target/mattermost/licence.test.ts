@@ -1,0 +1,54 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { main } from '../../../src/cli/main.ts';
+import { captureIO } from '../../../src/cli/io.ts';
+import { MattermostSeriesWatch, requireLicenceSecret, requireLicensedServer } from '../../../src/target/mattermost/licence.ts';
+import { InputError } from '../../../src/util/errors.ts';
+import { MattermostStandIn } from './mattermost-stand-in.ts';
+
+/** Finding 8: no licence, no metrics; a Mattermost gate on AWS refuses to start without one. */
+
+test('plan refuses to write tfvars for a Mattermost gate without a licence secret, saying why', async () => {
+  assert.throws(() => requireLicenceSecret('mattermost', undefined, '--license-secret-arn'), (e: unknown) => e instanceof InputError && /serves no \/metrics.*cannot run its app nodes as a cluster/.test(e.message));
+  assert.doesNotThrow(() => requireLicenceSecret('mattermost', 'arn:aws:secretsmanager:us-east-1:123456789012:secret:l-AbCdEf', '--license-secret-arn'));
+  const io = captureIO();
+  const code = await main(['plan', '--config', 'examples/aws-mattermost.yml', '--format', 'tfvars', '--version', 'v10.12.0', '--repository', 'acme/chat', '--run-id', '1', '--run-attempt', '1', '--commit', 'a'.repeat(40)], io);
+  assert.equal(code, 3);
+  assert.match(io.stderr.join('\n'), /--license-secret-arn: a Mattermost gate on AWS needs a licence: without a licence Mattermost serves no \/metrics/);
+});
+
+test('run asks the server through Client4 whether it is licensed, and refuses an unlicensed one', async () => {
+  const server = new MattermostStandIn();
+  const url = await server.start();
+  try {
+    await requireLicensedServer(url);
+    server.licensed = false;
+    await assert.rejects(requireLicensedServer(url), (e: unknown) => e instanceof InputError && /has no licence installed: without a licence Mattermost serves no \/metrics/.test(e.message));
+    // The stand-in behaves as Mattermost does: unlicensed, no metrics endpoint at all.
+    const port = await server.startMetrics();
+    assert.equal((await fetch(`http://127.0.0.1:${port}/metrics`)).status, 404);
+    server.licensed = true;
+    assert.equal((await fetch(`http://127.0.0.1:${port}/metrics`)).status, 200);
+  } finally {
+    await server.stopMetrics();
+    await server.stop();
+  }
+  await assert.rejects(requireLicensedServer('http://127.0.0.1:9'), /cannot ask Mattermost at http:\/\/127\.0\.0\.1:9 for its licence/);
+});
+
+test('a run whose first minute shows no mattermost_* series is stopped with the reason, once', async () => {
+  const counts: (number | undefined)[] = [undefined, 0, 0, 0];
+  const watch = new MattermostSeriesWatch(async () => counts.shift());
+  assert.equal(await watch.check(10), undefined, 'no data yet, inside the first minute');
+  assert.equal(await watch.check(40), undefined);
+  assert.match((await watch.check(61))!, /^no mattermost_\* series in Prometheus after 60 s of load: without a licence/);
+  assert.equal(await watch.check(70), undefined, 'reported once');
+
+  const healthy = new MattermostSeriesWatch(async () => 120);
+  assert.equal(await healthy.check(5), undefined);
+  assert.equal(await healthy.check(600), undefined, 'seen once: never stops the run');
+  const failing = new MattermostSeriesWatch(async () => {
+    throw new Error('prometheus down');
+  });
+  assert.match((await failing.check(60))!, /no mattermost_\* series/);
+});
