@@ -7,7 +7,7 @@ import { AURORA_HOURLY_USD, EC2_HOURLY_USD, OPENSEARCH_HOURLY_USD, PRICES_AS_OF 
 import { awsGate } from './fixtures.ts';
 
 test('duration: provisioning, both sides of every test and repeat with the build switch, teardown', () => {
-  const gate = awsGate();
+  const gate = awsGate({}, { maxRepeats: 1 });
   const bench = resolveBench(gate.bench.aws, gate.tests);
   const estimate = estimateDuration(gate, bench, 'empty');
   assert.equal(estimate.provisionSec, TIMING_SEC.networkAndNodes + TIMING_SEC.auroraCreate);
@@ -18,6 +18,8 @@ test('duration: provisioning, both sides of every test and repeat with the build
   assert.equal(estimate.totalSec, 1500 + 2 * 5700 + 2 * 14700 + 900);
   assert.equal(estimate.totalSec, 12 * 3600);
 
+  // The worst case covers every pair the sequential decision may add (maxRepeats, default 3).
+  assert.equal(estimateDuration(awsGate(), bench, 'empty').runs.length, 12);
   const repeated = awsGate({ preset: '2XL.552' }, { repeats: 3 });
   const withSearch = resolveBench(repeated.bench.aws, repeated.tests);
   const fromSnapshot = estimateDuration(repeated, withSearch, 'snapshot');
@@ -88,7 +90,7 @@ test('the plan prints for every preset, with resources, duration and cost', (t) 
 });
 
 test('a plan over budget is refused; the flag wins over the config', () => {
-  const gate = awsGate({ maxCostUsd: 50 });
+  const gate = awsGate({ maxCostUsd: 50 }, { maxRepeats: 1 });
   const refused = buildPlan(gate, { dbSource: 'empty' });
   assert.equal(refused.withinBudget, false);
   assert.equal(refused.maxCostSource, 'config');
