@@ -11,8 +11,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { createWriteStream, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -20,6 +19,7 @@ import { parse } from 'yaml';
 import { GitHubStandin } from '../support/github-standin/server.ts';
 import { verdictFileSchema } from '../../src/compare/verdict-schema.ts';
 import { runCli } from '../support/cli.ts';
+import { runLogged } from '../support/logged-process.ts';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
 const ACT = [process.env.ACT_BIN, join(ROOT, '.cache', 'bin', 'act')].find((p) => p && existsSync(p));
@@ -30,11 +30,11 @@ const CONFIG = 'test/e2e/tiny-synapse.yml';
 const NOOP = 'test/support/github-standin/act-noop-action';
 /** Remote actions the workflow pins; act loads their metadata even for skipped steps. */
 const REPLACED_ACTIONS = [
-  'actions/setup-node@49933ea5288caeca8642d1e84afbd3f7d6820020',
-  'actions/upload-artifact@ea165f8d65b6e75b540449e92b4886f43607fa02',
-  'actions/download-artifact@d3f86a106a0bac45b974a628896c90dbdf5c8093',
-  'aws-actions/configure-aws-credentials@b47578312673ae6fa5b5096b330d9fbac3d116df',
-  'hashicorp/setup-terraform@b9cd54a3c349d3f38e8881555d616ced269862dd',
+  'actions/setup-node@820762786026740c76f36085b0efc47a31fe5020',
+  'actions/upload-artifact@bbbca2ddaa5d8feaa63e36b76fdaad77386f024f',
+  'actions/download-artifact@3e5f45b2cfb9172054b4087a40e8e0b5a5461e7c',
+  'aws-actions/configure-aws-credentials@e6de054238d6b7531b4efff3b6587d9aade6a06c',
+  'hashicorp/setup-terraform@dfe3c3f87815947d99a8997f908cb6525fc44e9e',
 ];
 const TIMEOUT_MS = 25 * 60_000;
 
@@ -92,25 +92,7 @@ test('release-gate.yml under act: local bench, tiny profile, check run and repor
       '--env', `LOADGATE_CACHE_DIR=${process.env.LOADGATE_CACHE_DIR ?? join(ROOT, '.cache', 'loadgate')}`,
       '-s', `GITHUB_TOKEN=${TOKEN}`,
     ];
-    const log = createWriteStream(logFile);
-    const code = await new Promise<number | null>((resolveExit, reject) => {
-      const child = spawn(ACT as string, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-      child.stdout.pipe(log);
-      child.stderr.pipe(log);
-      const timer = setTimeout(() => {
-        try {
-          process.kill(-(child.pid as number), 'SIGTERM');
-        } catch {
-          /* already gone */
-        }
-      }, TIMEOUT_MS);
-      child.on('error', reject);
-      child.on('exit', (c) => {
-        clearTimeout(timer);
-        resolveExit(c);
-      });
-    });
-    await new Promise<void>((r) => log.end(r));
+    const { code } = await runLogged(ACT as string, args, { cwd: ROOT, logFile, timeoutMs: TIMEOUT_MS });
 
     // GitHub's own schema accepted every request loadgate made.
     assert.deepEqual(standin.rejected, [], `requests rejected by GitHub's OpenAPI schema (act log: ${logFile})`);
