@@ -46,7 +46,7 @@ test('the schema rejects malformed metadata', () => {
 
 interface Workflow {
   permissions?: unknown;
-  jobs: Record<string, { permissions?: unknown; 'timeout-minutes'?: number; steps?: { uses?: string; run?: string }[] }>;
+  jobs: Record<string, { uses?: string; permissions?: unknown; 'timeout-minutes'?: number; steps?: { uses?: string; run?: string }[] }>;
 }
 
 for (const file of WORKFLOWS) {
@@ -54,7 +54,8 @@ for (const file of WORKFLOWS) {
     const workflow = parse(readFileSync(file, 'utf8')) as Workflow;
     assert.deepEqual(workflow.permissions, {});
     for (const [name, job] of Object.entries(workflow.jobs)) {
-      assert.ok(typeof job['timeout-minutes'] === 'number', `${name} has timeout-minutes`);
+      // A job that calls a reusable workflow cannot set a timeout; its called jobs do.
+      if (!job.uses) assert.ok(typeof job['timeout-minutes'] === 'number', `${name} has timeout-minutes`);
       assert.ok(job.permissions && typeof job.permissions === 'object', `${name} grants its own permissions`);
       for (const step of job.steps ?? []) {
         if (step.uses && !step.uses.startsWith('./')) assert.match(step.uses, /^[\w.-]+\/[\w./-]+@[0-9a-f]{40}$/, `${name}: ${step.uses} is pinned to a commit SHA`);
@@ -64,10 +65,9 @@ for (const file of WORKFLOWS) {
   });
 }
 
-test('release-gate: never cancels a running gate; teardown and publish run whatever happened', () => {
-  const wf = parse(readFileSync('.github/workflows/release-gate.yml', 'utf8')) as Workflow & { concurrency: { 'cancel-in-progress': boolean }; on: { push: { tags: string[] } }; env: Record<string, string> };
+test('the reusable gate never cancels a running gate; teardown and publish run whatever happened', () => {
+  const wf = parse(readFileSync('.github/workflows/loadgate.yml', 'utf8')) as Workflow & { concurrency: { 'cancel-in-progress': boolean } };
   assert.equal(wf.concurrency['cancel-in-progress'], false);
-  assert.deepEqual(wf.on.push.tags, [wf.env.RC_PATTERN], 'the trigger and RC_PATTERN agree');
   const jobs = wf.jobs as Record<string, { if?: string; permissions?: Record<string, string> }>;
   assert.match(jobs.teardown?.if ?? '', /always\(\)/);
   assert.match(jobs.publish?.if ?? '', /always\(\)/);
