@@ -5,7 +5,6 @@
 # "login password" file). A fail or inconclusive verdict is an outcome here, not a step
 # failure: publish reports it and fails the job. Bad input (3) or a crash fails the step.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
-ensure_runtime_deps
 safe_path "$LG_CONFIG" config
 safe_path "$LG_OUT" out
 

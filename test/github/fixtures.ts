@@ -1,7 +1,8 @@
 import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Resvg } from '@resvg/resvg-js';
+import { Resvg } from '@resvg/resvg-wasm';
+import { initResvg } from '../../src/report/resvg.ts';
 import type { Check, Verdict, VerdictFile } from '../../src/compare/verdict-schema.ts';
 import type { GitHubEnv } from '../../src/github/env.ts';
 import type { PublishContext } from '../../src/github/publish.ts';
@@ -53,6 +54,8 @@ export function verdictFile(verdict: Verdict, checks: Check[] = [check()], versi
     checks,
   };
 }
+
+await initResvg();
 
 /** A real PNG (rendered by resvg), so the round trip covers bytes above 0x7f and NULs. */
 export function pngGraph(label: string): Buffer {
