@@ -11,6 +11,7 @@ const ACTION_FILES = [
     .filter((d) => d.isDirectory() && existsSync(join('action', d.name, 'action.yml')))
     .map((d) => join('action', d.name, 'action.yml')),
   'test/support/github-standin/act-noop-action/action.yml',
+  'test/support/github-standin/act-checkout-action/action.yml',
 ];
 const WORKFLOWS = readdirSync('.github/workflows').filter((f) => f.endsWith('.yml')).map((f) => join('.github/workflows', f));
 

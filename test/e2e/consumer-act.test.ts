@@ -1,0 +1,112 @@
+/**
+ * End to end, as a product repository adopts loadgate: a separate consumer repository
+ * layout (its own git repository, its gate config at .github/loadgate.yml, and the shipped
+ * caller examples/workflows/loadgate.yml copied unchanged to .github/workflows/) runs
+ * under act in host mode, by workflow_dispatch, against the GitHub API stand-in acting as
+ * the consumer's repository. The caller's `uses: loadgate/loadgate/...@v1` is served from a
+ * release tree of this checkout (what a tag holds: no node_modules), so the reusable
+ * workflow checks loadgate out and runs the bundled CLI with no `npm ci`. Asserts the
+ * `loadgate` check run on the candidate's commit and the report PR in the consumer's
+ * repository. Real Synapse, PostgreSQL, nginx, Prometheus, node_exporter and k6 on
+ * 127.0.0.1 (the tiny profile of test/e2e/tiny-synapse.yml).
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import { GitHubStandin } from '../support/github-standin/server.ts';
+import { verdictFileSchema } from '../../src/compare/verdict-schema.ts';
+import { runLogged } from '../support/logged-process.ts';
+import { ROOT, replacedActions, writeReleaseTree } from '../support/act.ts';
+
+const ACT = [process.env.ACT_BIN, join(ROOT, '.cache', 'bin', 'act')].find((p) => p && existsSync(p));
+const TOKEN = 'act-token-consumer-0123456789';
+const BASELINE = process.env.LOADGATE_E2E_BASELINE ?? '1.162.0';
+const CANDIDATE = process.env.LOADGATE_E2E_CANDIDATE ?? '1.163.2';
+const CALLER = join(ROOT, 'examples', 'workflows', 'loadgate.yml');
+const TIMEOUT_MS = 25 * 60_000;
+
+const skip = process.env.LOADGATE_SKIP_INTEGRATION === '1' ? 'LOADGATE_SKIP_INTEGRATION=1' : !ACT ? 'act is not installed (bash scripts/setup.sh installs it)' : false;
+
+type Caller = { jobs: { gate: { uses: string; with: { config: string; 'loadgate-repository': string; 'loadgate-ref': string } } } };
+
+test('a consumer repository adopts the gate with the shipped caller: check run on the candidate commit and report PR, no npm ci', { skip, timeout: TIMEOUT_MS + 60_000 }, async () => {
+  const caller = parse(readFileSync(CALLER, 'utf8')) as Caller;
+  const { uses, with: inputs } = caller.jobs.gate;
+  const [usesRepo, usesRef] = uses.replace('/.github/workflows/loadgate.yml', '').split('@') as [string, string];
+  const standin = new GitHubStandin({
+    owner: 'mattermost-like',
+    repo: 'chat-server',
+    tags: [BASELINE],
+    tokens: { [TOKEN]: { permissions: { checks: 'write', contents: 'write', 'pull-requests': 'write' }, actions: true } },
+  });
+  const candidateSha = standin.commitOnDefaultBranch(`release ${CANDIDATE}`, { VERSION: `${CANDIDATE}\n` });
+  standin.addTag(CANDIDATE, candidateSha);
+  await standin.start();
+  const work = await mkdtemp(join(tmpdir(), 'loadgate-consumer-'));
+  const consumer = join(work, 'chat-server');
+  const release = writeReleaseTree(join(work, 'loadgate-release'));
+  const share = join(work, 'share');
+  const logFile = join(ROOT, 'tmp', 'act-consumer.log');
+  mkdirSync(join(ROOT, 'tmp'), { recursive: true });
+  try {
+    assert.ok(!existsSync(join(release, 'node_modules')), 'the release tree has no node_modules');
+    // The consumer's repository: the caller exactly as shipped, and its own gate config.
+    mkdirSync(join(consumer, '.github', 'workflows'), { recursive: true });
+    copyFileSync(CALLER, join(consumer, '.github', 'workflows', 'loadgate.yml'));
+    copyFileSync(join(ROOT, 'test', 'e2e', 'tiny-synapse.yml'), join(consumer, inputs.config));
+    const git = (...args: string[]) => execFileSync('git', args, { cwd: consumer, stdio: 'ignore' });
+    git('init', '-q', '-b', 'main');
+    git('add', '.');
+    git('-c', 'user.name=consumer', '-c', 'user.email=consumer@example.invalid', 'commit', '-q', '-m', 'adopt loadgate');
+
+    const args = [
+      'workflow_dispatch',
+      '-W', '.github/workflows/loadgate.yml',
+      '-P', 'ubuntu-latest=-self-hosted',
+      '--local-repository', `${usesRepo}@${usesRef}=${release}`,
+      ...replacedActions([CALLER, join(release, '.github', 'workflows', 'loadgate.yml')]),
+      '--input', `candidate=${CANDIDATE}`,
+      '--input', `baseline=${BASELINE}`,
+      '--env', `GITHUB_API_URL=${standin.url}`,
+      '--env', `GITHUB_REPOSITORY=${standin.owner}/${standin.repo}`,
+      '--env', `LOADGATE_ACT_CHECKOUT_REPOSITORY=${inputs['loadgate-repository']}`,
+      '--env', `LOADGATE_ACT_CHECKOUT_SOURCE=${release}`,
+      '--env', 'LOADGATE_GITHUB_WRITE_INTERVAL_MS=0',
+      '--env', `LOADGATE_ACT_SHARE=${share}`,
+      '--env', `LOADGATE_CACHE_DIR=${process.env.LOADGATE_CACHE_DIR ?? join(ROOT, '.cache', 'loadgate')}`,
+      '-s', `GITHUB_TOKEN=${TOKEN}`,
+    ];
+    const { code } = await runLogged(ACT as string, args, { cwd: consumer, logFile, timeoutMs: TIMEOUT_MS });
+
+    assert.deepEqual(standin.rejected, [], `requests rejected by GitHub's OpenAPI schema (act log: ${logFile})`);
+    assert.deepEqual(standin.unmatched, [], `requests to routes outside the served operations (act log: ${logFile})`);
+    // loadgate ran from its release tree as checked out, and installed nothing.
+    assert.ok(existsSync(join(consumer, '.loadgate', 'dist', 'loadgate.js')), `loadgate was checked out into .loadgate (act exit ${code}, log: ${logFile})`);
+    assert.ok(!existsSync(join(consumer, '.loadgate', 'node_modules')), 'no npm ci in the loadgate checkout');
+
+    const branch = `perf-report/${BASELINE}-vs-${CANDIDATE}`;
+    const files = standin.filesOnBranch(branch);
+    const dir = `reports/${BASELINE}-vs-${CANDIDATE}`;
+    assert.ok(files.has(`${dir}/README.md`) && files.has(`${dir}/verdict.json`), `the report on ${branch} (act exit ${code}, log: ${logFile})`);
+    const graphs = [...files.keys()].filter((f) => f.startsWith(`${dir}/graphs/`) && f.endsWith('.png'));
+    assert.ok(graphs.length >= 10, `graphs drawn by the bundle's WebAssembly renderer: ${graphs.length}`);
+    const verdict = verdictFileSchema.parse(JSON.parse((files.get(`${dir}/verdict.json`) as Buffer).toString('utf8')));
+    const pulls = standin.pulls.filter((p) => p.head === branch);
+    assert.equal(pulls.length, 1, 'one report PR in the consumer repository');
+
+    const runs = standin.checkRuns.filter((r) => r.name === 'loadgate' && r.head_sha === candidateSha);
+    assert.equal(runs.length, 1, 'one loadgate check run on the candidate commit');
+    const expected = { pass: 'success', fail: 'failure', inconclusive: 'action_required' }[verdict.verdict];
+    assert.equal(runs[0]?.status, 'completed');
+    assert.equal(runs[0]?.conclusion, expected, `verdict ${verdict.verdict}: ${verdict.summary}`);
+    assert.equal(code === 0, verdict.verdict === 'pass', `act exit code ${code} for verdict ${verdict.verdict}`);
+  } finally {
+    await standin.close();
+    await rm(work, { recursive: true, force: true });
+  }
+});
