@@ -98,6 +98,8 @@ export function envFor(standin: GitHubStandin, token = TOKEN): GitHubEnv {
     inActions: false,
     stepSummaryFile: undefined,
     writeIntervalMs: 0,
+    workflowFile: 'loadgate.yml',
+    approvers: ['release-lead'],
   };
 }
 
