@@ -85,9 +85,12 @@ test('a consumer repository adopts the gate with the shipped caller: check run o
 
     assert.deepEqual(standin.rejected, [], `requests rejected by GitHub's OpenAPI schema (act log: ${logFile})`);
     assert.deepEqual(standin.unmatched, [], `requests to routes outside the served operations (act log: ${logFile})`);
-    // loadgate ran from its release tree as checked out, and installed nothing.
-    assert.ok(existsSync(join(consumer, '.loadgate', 'dist', 'loadgate.js')), `loadgate was checked out into .loadgate (act exit ${code}, log: ${logFile})`);
-    assert.ok(!existsSync(join(consumer, '.loadgate', 'node_modules')), 'no npm ci in the loadgate checkout');
+    // Every job checked loadgate out from the release tree (act's host mode runs each job
+    // in a copy of the workspace, so the log is the witness) and installed nothing.
+    const log = readFileSync(logFile, 'utf8');
+    const checkouts = log.match(new RegExp(`checkout stand-in: ${inputs['loadgate-repository']}@${inputs['loadgate-ref']} -> \\.loadgate`, 'g')) ?? [];
+    assert.equal(checkouts.length, 3, `prepare, gate and publish each checked loadgate out (act exit ${code}, log: ${logFile})`);
+    assert.doesNotMatch(log, /npm (ci|install)/, 'no npm ci or npm install while the gate ran');
 
     const branch = `perf-report/${BASELINE}-vs-${CANDIDATE}`;
     const files = standin.filesOnBranch(branch);
