@@ -21,7 +21,7 @@ import { parse } from 'yaml';
 import { GitHubStandin } from '../support/github-standin/server.ts';
 import { verdictFileSchema } from '../../src/compare/verdict-schema.ts';
 import { runLogged } from '../support/logged-process.ts';
-import { ROOT, replacedActions, writeReleaseTree } from '../support/act.ts';
+import { ROOT, gateEnvArgs, replacedActions, writeReleaseTree } from '../support/act.ts';
 
 const ACT = [process.env.ACT_BIN, join(ROOT, '.cache', 'bin', 'act')].find((p) => p && existsSync(p));
 const TOKEN = 'act-token-consumer-0123456789';
@@ -72,14 +72,7 @@ test('a consumer repository adopts the gate with the shipped caller: check run o
       ...replacedActions([CALLER, join(release, '.github', 'workflows', 'loadgate.yml')]),
       '--input', `candidate=${CANDIDATE}`,
       '--input', `baseline=${BASELINE}`,
-      '--env', `GITHUB_API_URL=${standin.url}`,
-      '--env', `GITHUB_REPOSITORY=${standin.owner}/${standin.repo}`,
-      '--env', `LOADGATE_ACT_CHECKOUT_REPOSITORY=${inputs['loadgate-repository']}`,
-      '--env', `LOADGATE_ACT_CHECKOUT_SOURCE=${release}`,
-      '--env', 'LOADGATE_GITHUB_WRITE_INTERVAL_MS=0',
-      '--env', `LOADGATE_ACT_SHARE=${share}`,
-      '--env', `LOADGATE_CACHE_DIR=${process.env.LOADGATE_CACHE_DIR ?? join(ROOT, '.cache', 'loadgate')}`,
-      '-s', `GITHUB_TOKEN=${TOKEN}`,
+      ...gateEnvArgs({ standin, loadgate: { repository: inputs['loadgate-repository'], source: release }, share, token: TOKEN }),
     ];
     const { code } = await runLogged(ACT as string, args, { cwd: consumer, logFile, timeoutMs: TIMEOUT_MS });
 

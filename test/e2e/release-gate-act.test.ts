@@ -19,7 +19,7 @@ import { GitHubStandin } from '../support/github-standin/server.ts';
 import { verdictFileSchema } from '../../src/compare/verdict-schema.ts';
 import { runCli } from '../support/cli.ts';
 import { runLogged } from '../support/logged-process.ts';
-import { ROOT, replacedActions, withoutQueue } from '../support/act.ts';
+import { ROOT, gateEnvArgs, replacedActions, withoutQueue } from '../support/act.ts';
 
 const ACT = [process.env.ACT_BIN, join(ROOT, '.cache', 'bin', 'act')].find((p) => p && existsSync(p));
 const TOKEN = 'act-token-0123456789';
@@ -66,15 +66,8 @@ test('release-gate.yml under act: local bench, tiny profile, check run and repor
       '--input', `baseline=${BASELINE}`,
       '--input', 'bench=local',
       '--var', `LOADGATE_CONFIG=${CONFIG}`,
-      '--env', `GITHUB_API_URL=${standin.url}`,
-      '--env', `GITHUB_REPOSITORY=${standin.owner}/${standin.repo}`,
       // The reusable workflow checks loadgate out into .loadgate: the files of this checkout.
-      '--env', `LOADGATE_ACT_CHECKOUT_REPOSITORY=${standin.owner}/${standin.repo}`,
-      '--env', `LOADGATE_ACT_CHECKOUT_SOURCE=${ROOT}`,
-      '--env', 'LOADGATE_GITHUB_WRITE_INTERVAL_MS=0',
-      '--env', `LOADGATE_ACT_SHARE=${share}`,
-      '--env', `LOADGATE_CACHE_DIR=${process.env.LOADGATE_CACHE_DIR ?? join(ROOT, '.cache', 'loadgate')}`,
-      '-s', `GITHUB_TOKEN=${TOKEN}`,
+      ...gateEnvArgs({ standin, loadgate: { repository: `${standin.owner}/${standin.repo}`, source: ROOT }, share, token: TOKEN }),
     ];
     const { code } = await runLogged(ACT as string, args, { cwd: ROOT, logFile, timeoutMs: TIMEOUT_MS });
 

@@ -57,3 +57,21 @@ export function writeReleaseTree(dir: string): string {
   writeFileSync(reusable, withoutQueue(readFileSync(reusable, 'utf8')));
   return dir;
 }
+
+/**
+ * The flags every act run of the gate needs: the GitHub stand-in as the API and the
+ * repository, where the checkout stand-in finds loadgate, the report's way between jobs,
+ * the shared tool cache, and the token.
+ */
+export function gateEnvArgs(o: { standin: { url: string; owner: string; repo: string }; loadgate: { repository: string; source: string }; share: string; token: string }): string[] {
+  return [
+    '--env', `GITHUB_API_URL=${o.standin.url}`,
+    '--env', `GITHUB_REPOSITORY=${o.standin.owner}/${o.standin.repo}`,
+    '--env', `LOADGATE_ACT_CHECKOUT_REPOSITORY=${o.loadgate.repository}`,
+    '--env', `LOADGATE_ACT_CHECKOUT_SOURCE=${o.loadgate.source}`,
+    '--env', 'LOADGATE_GITHUB_WRITE_INTERVAL_MS=0',
+    '--env', `LOADGATE_ACT_SHARE=${o.share}`,
+    '--env', `LOADGATE_CACHE_DIR=${process.env.LOADGATE_CACHE_DIR ?? join(ROOT, '.cache', 'loadgate')}`,
+    '-s', `GITHUB_TOKEN=${o.token}`,
+  ];
+}
