@@ -1,9 +1,9 @@
 /**
  * Bundles the CLI into dist/loadgate.js for the composite actions (`npm run build`).
- * One ESM file for Node 20 with every dependency inlined, except @resvg/resvg-js: its
- * native binding cannot be bundled, so it stays an import resolved from node_modules next
- * to the bundle (the actions run `npm ci --omit=dev` once when it is missing). The output
- * is deterministic, so scripts/check-dist.sh can fail CI when the committed bundle is stale.
+ * One ESM file for Node 20+ with every dependency inlined, the resvg WebAssembly module
+ * included (src/report/resvg-wasm-bytes.ts is swapped for its bytes), so a checkout of a
+ * release tag runs with no `npm ci`. The output is deterministic, so
+ * scripts/check-dist.sh can fail CI when the committed bundle is stale.
  */
 import { build } from 'esbuild';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
@@ -13,23 +13,11 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const outfile = join(root, 'dist', 'loadgate.js');
 
-/** Native or otherwise unbundleable packages, loaded from node_modules at run time. */
-export const EXTERNAL = ['@resvg/resvg-js'];
-
-/**
- * An ESM bundle hoists imports of externals to its top, so every command, even
- * check-inputs, would need the native package installed. This shim defers the require
- * to the first use, so only the commands that draw graphs need node_modules.
- */
-const LAZY_RESVG = `
-const load = () => (globalThis.__loadgateResvg ??= require('@resvg/resvg-js'));
-export class Resvg {
-  constructor(...args) {
-    return new (load().Resvg)(...args);
-  }
+/** The bundle's stand-in for src/report/resvg-wasm-bytes.ts: the module's bytes, inlined. */
+const WASM_BYTES = `import bytes from '@resvg/resvg-wasm/index_bg.wasm';
+export async function resvgWasmBytes() {
+  return bytes;
 }
-export const render = (...args) => load().render(...args);
-export const renderAsync = (...args) => load().renderAsync(...args);
 `;
 
 /**
@@ -66,13 +54,12 @@ const result = await build({
   format: 'esm',
   target: 'node20',
   outfile,
-  external: EXTERNAL,
   plugins: [
     {
-      name: 'lazy-native',
+      name: 'inline-resvg-wasm',
       setup(b) {
-        b.onResolve({ filter: /^@resvg\/resvg-js$/ }, (args) => (args.namespace === 'lazy-native' ? { path: args.path, external: true } : { path: 'resvg', namespace: 'lazy-native' }));
-        b.onLoad({ filter: /.*/, namespace: 'lazy-native' }, () => ({ contents: LAZY_RESVG, loader: 'js' }));
+        b.onLoad({ filter: /[\\/]src[\\/]report[\\/]resvg-wasm-bytes\.ts$/ }, () => ({ contents: WASM_BYTES, loader: 'js', resolveDir: root }));
+        b.onLoad({ filter: /\.wasm$/ }, async (args) => ({ contents: await readFile(args.path), loader: 'binary' }));
       },
     },
     {

@@ -9,18 +9,10 @@ LOADGATE_WORK="${RUNNER_TEMP:-/tmp}/loadgate"
 mkdir -p "$LOADGATE_WORK"
 export LOADGATE_WORK
 
-# One entry point: the committed esbuild bundle.
+# One entry point: the committed esbuild bundle. It is complete (the PNG renderer is
+# WebAssembly, inlined), so an action runs from a checkout with no `npm ci`.
 loadgate() {
   node "$LOADGATE_ROOT/dist/loadgate.js" "$@"
-}
-
-# @resvg/resvg-js has a native binding, so the bundle leaves it out; commands that draw
-# graphs (run, compare) need the package next to the bundle.
-ensure_runtime_deps() {
-  if [ ! -d "$LOADGATE_ROOT/node_modules/@resvg/resvg-js" ]; then
-    echo "Installing loadgate's runtime dependencies (npm ci --omit=dev) in $LOADGATE_ROOT"
-    npm ci --prefix "$LOADGATE_ROOT" --omit=dev --ignore-scripts --no-audit --no-fund
-  fi
 }
 
 # Writes a JSON file as one-line step output NAME (structured outputs are JSON).

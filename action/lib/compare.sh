@@ -2,7 +2,6 @@
 # Compares run results already on disk and writes the report directory.
 # env: LG_BASELINE_RESULTS, LG_CANDIDATE_RESULTS (directories of run JSON), LG_CONFIG, LG_OUT, LG_NOTE.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
-ensure_runtime_deps
 safe_path "$LG_BASELINE_RESULTS" baseline-results
 safe_path "$LG_CANDIDATE_RESULTS" candidate-results
 safe_path "$LG_OUT" out

@@ -47,6 +47,7 @@ case "${LG_BENCH:-}" in
     if [ -n "${LG_DB_DUMP_URL:-}" ]; then plan+=(--db-dump-url "$LG_DB_DUMP_URL"); fi
     if [ -n "${LG_DB_NAME:-}" ]; then plan+=(--db-name "$LG_DB_NAME"); fi
     if [ -n "${LG_MAX_COST:-}" ]; then plan+=(--max-cost "$LG_MAX_COST"); fi
+    if [ -n "${LG_RUNNER_LIMIT_MINUTES:-}" ]; then plan+=(--runner-limit "$LG_RUNNER_LIMIT_MINUTES"); fi
     # Prints the plan (resources, duration, cost); exit 1 refuses a gate over max-cost.
     loadgate "${plan[@]}"
 

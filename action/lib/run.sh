@@ -5,7 +5,6 @@
 # "login password" file). A fail or inconclusive verdict is an outcome here, not a step
 # failure: publish reports it and fails the job. Bad input (3) or a crash fails the step.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
-ensure_runtime_deps
 safe_path "$LG_CONFIG" config
 safe_path "$LG_OUT" out
 
@@ -19,5 +18,22 @@ if [ -n "${LG_USERS_FILE:-}" ]; then
   safe_path "$LG_USERS_FILE" users-file
   args+=(--users-file "$LG_USERS_FILE")
 fi
+# One job of a multi-job gate: continue from the results a previous job left in
+# $LG_OUT/results, and start no run that would end past the job's limit less the 20
+# minutes kept for set-up (JOB_MARGIN_SEC in src/aws/job-limits.ts); verdict.json then
+# says next: repeat, and the next job continues.
+if [ -n "${LG_RUNNER_LIMIT_MINUTES:-}" ]; then
+  if [[ ! "$LG_RUNNER_LIMIT_MINUTES" =~ ^[0-9]{2,4}$ ]] || [ "$LG_RUNNER_LIMIT_MINUTES" -lt 30 ]; then
+    echo "::error::runner-limit-minutes: expected whole minutes, at least 30" >&2
+    exit 3
+  fi
+  args+=(--resume --job-budget "$((LG_RUNNER_LIMIT_MINUTES - 20))m")
+fi
 
 run_for_verdict "${args[@]}"
+# verdict.json's next (absent before multi-job gates): repeat while runs remain.
+next=stop
+if [ -f "$LG_OUT/verdict.json" ]; then
+  next="$(node -e 'const v=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8"));process.stdout.write(v.next==="repeat"?"repeat":"stop")' "$LG_OUT/verdict.json")"
+fi
+set_output next "$next"

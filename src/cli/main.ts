@@ -1,6 +1,7 @@
 import { processIO, type CliIO, type CommandModule } from './io.ts';
 import { InputError } from '../util/errors.ts';
 import { EXIT_CODES } from '../compare/verdict-schema.ts';
+import { VERSION } from './version.ts';
 
 /** Commands are loaded lazily so `loadgate validate` does not pay for the chart renderer. */
 const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandModule> }> = {
@@ -24,14 +25,28 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandMod
 function help(): string {
   const width = Math.max(...Object.keys(COMMANDS).map((c) => c.length));
   const lines = Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`);
-  return ['Usage: loadgate <command> [options]', '', 'Commands:', ...lines, '', 'Run `loadgate <command> --help` for its options.'].join('\n');
+  return [
+    `loadgate ${VERSION}`,
+    '',
+    'Usage: loadgate <command> [options]',
+    '',
+    'Commands:',
+    ...lines,
+    '',
+    'Run `loadgate <command> --help` for its options, `loadgate --version` for the version.',
+  ].join('\n');
 }
 
 export async function main(argv: string[], io: CliIO = processIO): Promise<number> {
   const [name, ...rest] = argv;
+  // Asking for help, or for nothing, is not bad input: print the commands and succeed.
   if (!name || name === '--help' || name === '-h') {
     io.out(help());
-    return name ? 0 : EXIT_CODES.badInput;
+    return 0;
+  }
+  if (name === '--version' || name === '-V') {
+    io.out(VERSION);
+    return 0;
   }
   const command = COMMANDS[name];
   if (!command) {

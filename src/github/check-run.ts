@@ -1,6 +1,7 @@
 import type { Verdict, VerdictFile } from '../compare/verdict-schema.ts';
 import type { CheckAnnotation, CheckConclusion, CheckRun, CheckRunOutput, GitHubRepoApi } from './api.ts';
 import { GITHUB_TEXT_LIMIT, VERDICT_LABEL, truncateForGitHub, verdictMarkdown } from './markdown.ts';
+import type { NextStepsContext } from './next-steps.ts';
 import { planMarkdown, type GatePlan } from './plan.ts';
 
 /**
@@ -100,6 +101,7 @@ export interface FinishOptions {
   /** Used when neither the report nor the run URL is known (action_required needs a link). */
   fallbackUrl: string;
   baselineReason?: string | undefined;
+  nextSteps?: NextStepsContext | undefined;
   annotations?: CheckAnnotation[] | undefined;
   /** The report pull request could not be published: why, and how to fix it. */
   reportProblem?: string | undefined;
@@ -141,7 +143,7 @@ export function finishedOutput(options: FinishOptions): { conclusion: CheckConcl
   const v = options.verdict;
   const summary = [
     ...(options.reportProblem ? [reportProblemMarkdown(options.reportProblem, options.runUrl), ''] : []),
-    verdictMarkdown({ verdict: v, reportUrl: options.reportUrl, runUrl: options.runUrl, baselineReason: options.baselineReason }),
+    verdictMarkdown({ verdict: v, reportUrl: options.reportUrl, runUrl: options.runUrl, baselineReason: options.baselineReason, nextSteps: options.nextSteps }),
   ].join('\n');
   return {
     conclusion: CONCLUSION_FOR[v.verdict],

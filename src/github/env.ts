@@ -1,12 +1,17 @@
 import { z } from 'zod';
 import { InputError, formatIssuePath } from '../util/errors.ts';
 import { COMMIT_SHA, REPOSITORY } from '../inputs/patterns.ts';
+import type { NextStepsContext } from './next-steps.ts';
 
 /**
  * The Actions environment `publish` and `pick-baseline` need, parsed once at the
  * boundary. Outside Actions the same variables can be set by hand (tests point
  * GITHUB_API_URL at the stand-in).
  */
+const WORKFLOW_REF = /^[A-Za-z0-9-]+\/[A-Za-z0-9._-]+\/\.github\/workflows\/([A-Za-z0-9._-]+\.ya?ml)@\S+$/;
+// GitHub logins: alphanumerics and single inner hyphens, at most 39 characters.
+const GITHUB_LOGIN = /^[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}$/;
+
 const actionsEnvSchema = z.object({
   GITHUB_TOKEN: z.string().min(1, 'is empty; pass the workflow token as env GITHUB_TOKEN: ${{ github.token }}'),
   GITHUB_REPOSITORY: z.string().regex(REPOSITORY, 'expected owner/name'),
@@ -18,6 +23,14 @@ const actionsEnvSchema = z.object({
   GITHUB_STEP_SUMMARY: z.string().optional(),
   /** Spacing of write calls; GitHub asks for 1 s. Lower only for a stand-in or a GHES that allows it. */
   LOADGATE_GITHUB_WRITE_INTERVAL_MS: z.coerce.number().int().min(0).max(60_000).optional(),
+  /** Set by the runner: owner/repo/.github/workflows/<file>@<ref> of the (calling) workflow. */
+  GITHUB_WORKFLOW_REF: z.string().regex(WORKFLOW_REF, 'expected owner/repo/.github/workflows/<file>.yml@<ref>').optional(),
+  /** Who may override an inconclusive gate: GitHub logins, comma-separated (the workflow's approvers input). */
+  LOADGATE_APPROVERS: z
+    .string()
+    .transform((v) => v.split(',').map((s) => s.trim().replace(/^@/, '')).filter(Boolean))
+    .pipe(z.array(z.string().regex(GITHUB_LOGIN, 'expected GitHub logins, comma-separated')).max(20))
+    .optional(),
 });
 
 export interface GitHubEnv {
@@ -32,6 +45,9 @@ export interface GitHubEnv {
   inActions: boolean;
   stepSummaryFile: string | undefined;
   writeIntervalMs: number | undefined;
+  /** The calling workflow's file name, where workflow_dispatch re-runs the gate. */
+  workflowFile: string | undefined;
+  approvers: string[];
 }
 
 export function readGitHubEnv(env: NodeJS.ProcessEnv = process.env): GitHubEnv {
@@ -55,10 +71,16 @@ export function readGitHubEnv(env: NodeJS.ProcessEnv = process.env): GitHubEnv {
     inActions: e.GITHUB_ACTIONS === 'true',
     stepSummaryFile: e.GITHUB_STEP_SUMMARY,
     writeIntervalMs: e.LOADGATE_GITHUB_WRITE_INTERVAL_MS,
+    workflowFile: e.GITHUB_WORKFLOW_REF ? WORKFLOW_REF.exec(e.GITHUB_WORKFLOW_REF)?.[1] : undefined,
+    approvers: e.LOADGATE_APPROVERS ?? [],
   };
 }
 
 /** The workflow run's page, the fallback details link of the check run. */
+export function nextStepsContext(env: GitHubEnv): NextStepsContext {
+  return { serverUrl: env.serverUrl, owner: env.owner, repo: env.repo, workflowFile: env.workflowFile, approvers: env.approvers };
+}
+
 export function runUrl(env: GitHubEnv): string | undefined {
   return env.runId ? `${env.serverUrl}/${env.owner}/${env.repo}/actions/runs/${env.runId}` : undefined;
 }

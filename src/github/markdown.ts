@@ -1,4 +1,5 @@
 import type { Check, CheckOutcome, Verdict, VerdictFile } from '../compare/verdict-schema.ts';
+import { nextStepsMarkdown, type NextStepsContext } from './next-steps.ts';
 
 /**
  * Markdown for the check run, the job summary and the PR body. Every value that came
@@ -72,6 +73,8 @@ export interface SummaryContext {
   reportUrl?: string | undefined;
   runUrl?: string | undefined;
   baselineReason?: string | undefined;
+  /** Where and how to re-run or override an inconclusive gate. */
+  nextSteps?: NextStepsContext | undefined;
 }
 
 /** The shared body: headline, versions, baseline choice, problems, failing reasons, table. */
@@ -88,6 +91,11 @@ export function verdictMarkdown(ctx: SummaryContext): string {
   const links = [ctx.reportUrl ? `[report pull request](${ctx.reportUrl})` : '', ctx.runUrl ? `[workflow run](${ctx.runUrl})` : ''].filter(Boolean);
   if (links.length) lines.push('', `Details: ${links.join(' · ')}`);
   if (v.problems.length) lines.push('', '### Why the gate could not judge', '', ...v.problems.map((p) => `- ${escapeInline(p)}`));
+  // Before the long lists, so the way forward survives truncation.
+  if (ctx.nextSteps) {
+    const steps = nextStepsMarkdown(v, ctx.nextSteps);
+    if (steps.length) lines.push('', ...steps);
+  }
   const notPassing = sortChecks(v.checks).filter((c) => c.verdict !== 'pass');
   if (notPassing.length) {
     lines.push('', '### Checks outside tolerance or undecided', '', ...notPassing.map((c) => `- **${escapeInline(c.test)} · ${escapeInline(c.metric)}** (${OUTCOME_LABEL[c.verdict]}): ${escapeInline(c.reason)}`));

@@ -3,7 +3,7 @@ import { GitHubRepoApi } from './api.ts';
 import type { BaselineChoiceFile } from './baseline-choice.ts';
 import { finishCheckRun, finishedOutput, startCheckRun, type FinishOptions as CheckFinishOptions } from './check-run.ts';
 import { createGitHubClient, type ClientOptions } from './client.ts';
-import { runUrl, type GitHubEnv } from './env.ts';
+import { nextStepsContext, runUrl, type GitHubEnv } from './env.ts';
 import { redact } from './errors.ts';
 import { VERDICT_LABEL, truncateForGitHub, verdictMarkdown } from './markdown.ts';
 import type { GatePlan } from './plan.ts';
@@ -100,7 +100,7 @@ export function annotationsFor(verdict: VerdictFile, configPath: string | undefi
 export function pullBody(verdict: VerdictFile, ctx: PublishContext, baselineReason: string | undefined, directory: string): string {
   const run = runUrl(ctx.env);
   const body = [
-    verdictMarkdown({ verdict, runUrl: run, baselineReason }),
+    verdictMarkdown({ verdict, runUrl: run, baselineReason, nextSteps: nextStepsContext(ctx.env) }),
     '',
     '---',
     `The full report, graphs and run results are in \`${directory}/\` on this branch. ` +
@@ -184,6 +184,7 @@ export async function publishFinish(ctx: PublishContext, options: FinishOptions)
     runUrl: run,
     fallbackUrl,
     baselineReason: reason,
+    nextSteps: nextStepsContext(ctx.env),
     annotations: read.verdict ? annotationsFor(read.verdict, options.configPath) : [],
     reportProblem: reportError ? redact(reportError.message, secretValues(ctx)) : undefined,
   };

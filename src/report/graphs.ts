@@ -1,9 +1,9 @@
 import { existsSync } from 'node:fs';
-import { Resvg } from '@resvg/resvg-js';
 import * as vega from 'vega';
 import { compile, type TopLevelSpec } from 'vega-lite';
 import type { RunResult, Series, SeriesKey } from '../results/schema.ts';
 import { capacityChartSpecs } from './capacity-curve.ts';
+import { svgToPng } from './resvg.ts';
 
 /**
  * The graph grid of the seed reports, drawn by loadgate: one PNG per metric per test,
@@ -118,12 +118,7 @@ export async function renderPng(spec: TopLevelSpec): Promise<Buffer> {
   }
   const view = new vega.View(vega.parse(compile(spec).spec), { renderer: 'none' });
   try {
-    const svg = await view.toSVG();
-    const png = new Resvg(svg, {
-      fitTo: { mode: 'zoom', value: 1.5 },
-      font: { loadSystemFonts: false, fontFiles: [FONT_FILE], defaultFontFamily: FONT_FAMILY },
-    }).render();
-    return png.asPng();
+    return await svgToPng(await view.toSVG(), { zoom: 1.5, fontFile: FONT_FILE, fontFamily: FONT_FAMILY });
   } finally {
     view.finalize();
   }

@@ -125,7 +125,32 @@ test('bad input exits 3 with a message naming the file and the field', async () 
     }
     const io = captureIO();
     assert.equal(await main(['compare', '--baseline', good, '--out', join(dir, 'out')], io), 3);
-    assert.match(io.stderr.join('\n'), /--candidate: /);
+    assert.match(io.stderr.join('\n'), /^loadgate compare: --candidate: give at least one candidate run result\n/);
+    assert.doesNotMatch(io.stderr.join('\n'), /expected array/);
+    const noOut = captureIO();
+    assert.equal(await main(['compare', '--baseline', good, '--candidate', good], noOut), 3);
+    assert.match(noOut.stderr.join('\n'), /^loadgate compare: --out: required\n/);
     assert.equal(await main(['compare', '--baseline', join(dir, 'missing.json'), '--candidate', good, '--out', dir], captureIO()), 3);
+  });
+});
+
+test('the usage line\'s --baseline a b form works, also after --baseline=a; a stray argument is named with the fix', async () => {
+  await withTempDir(async (dir) => {
+    const b = [await writeRun(dir, 'b0.json', asInput(bounded('1.0.0', 0))), await writeRun(dir, 'b1.json', asInput(bounded('1.0.0', 1)))];
+    const c = [await writeRun(dir, 'c0.json', asInput(bounded('1.1.0', 0))), await writeRun(dir, 'c1.json', asInput(bounded('1.1.0', 1)))];
+    for (const argv of [
+      ['--baseline', b[0]!, b[1]!, '--candidate', c[0]!, c[1]!],
+      [`--baseline=${b[0]}`, b[1]!, `--candidate=${c[0]}`, c[1]!],
+    ]) {
+      const out = join(dir, `out-${argv[0]!.length}`);
+      const io = captureIO();
+      assert.notEqual(await main(['compare', ...argv, '--out', out], io), 3, io.stderr.join('\n'));
+      const verdict = verdictFileSchema.parse(JSON.parse(await readFile(join(out, 'verdict.json'), 'utf8')));
+      assert.deepEqual([verdict.baseline.runs, verdict.candidate.runs], [2, 2], argv.join(' '));
+    }
+    const io = captureIO();
+    assert.equal(await main(['compare', '--baseline', b[0]!, '--candidate', c[0]!, '--out', join(dir, 'x'), 'stray.json'], io), 3);
+    assert.match(io.stderr.join('\n'), /^loadgate compare: unexpected argument "stray\.json": files belong after --baseline or --candidate/);
+    assert.doesNotMatch(io.stderr.join('\n'), /--positionals/);
   });
 });

@@ -11,55 +11,36 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { createWriteStream, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { parse } from 'yaml';
+import { join } from 'node:path';
 import { GitHubStandin } from '../support/github-standin/server.ts';
 import { verdictFileSchema } from '../../src/compare/verdict-schema.ts';
 import { runCli } from '../support/cli.ts';
+import { runLogged } from '../support/logged-process.ts';
+import { ROOT, gateEnvArgs, replacedActions, withoutQueue } from '../support/act.ts';
 
-const ROOT = resolve(import.meta.dirname, '..', '..');
 const ACT = [process.env.ACT_BIN, join(ROOT, '.cache', 'bin', 'act')].find((p) => p && existsSync(p));
 const TOKEN = 'act-token-0123456789';
 const BASELINE = process.env.LOADGATE_E2E_BASELINE ?? '1.162.0';
 const CANDIDATE = process.env.LOADGATE_E2E_CANDIDATE ?? '1.163.2';
 const CONFIG = 'test/e2e/tiny-synapse.yml';
-const NOOP = 'test/support/github-standin/act-noop-action';
-/** Remote actions the workflow pins; act loads their metadata even for skipped steps. */
-const REPLACED_ACTIONS = [
-  'actions/setup-node@49933ea5288caeca8642d1e84afbd3f7d6820020',
-  'actions/upload-artifact@ea165f8d65b6e75b540449e92b4886f43607fa02',
-  'actions/download-artifact@d3f86a106a0bac45b974a628896c90dbdf5c8093',
-  'aws-actions/configure-aws-credentials@b47578312673ae6fa5b5096b330d9fbac3d116df',
-  'hashicorp/setup-terraform@b9cd54a3c349d3f38e8881555d616ced269862dd',
-];
 const TIMEOUT_MS = 25 * 60_000;
 
 const skip = process.env.LOADGATE_SKIP_INTEGRATION === '1' ? 'LOADGATE_SKIP_INTEGRATION=1' : !ACT ? 'act is not installed (bash scripts/setup.sh installs it)' : false;
 
-type WorkflowShape = { concurrency: Record<string, unknown>; jobs: Record<string, { concurrency?: Record<string, unknown> }> };
-
 /**
- * The workflow as act can read it. act 0.2.89 (the newest release) validates workflows
- * against a schema older than GitHub's `concurrency.queue` and refuses the file; act does
- * not implement concurrency at all, so dropping exactly those keys changes nothing it
- * runs. Any other difference fails the test.
+ * release-gate.yml and the reusable workflow it calls, as act can read them (see
+ * test/support/act.ts); the copy of the caller calls the copy of the reusable workflow.
  */
-function workflowForAct(): string {
-  const source = readFileSync(join(ROOT, '.github', 'workflows', 'release-gate.yml'), 'utf8');
-  const lines = source.split('\n');
-  const kept = lines.filter((line) => !/^\s+queue: max\s*$/.test(line));
-  assert.ok(kept.length < lines.length, 'release-gate.yml queues with queue: max');
-  const original = parse(source) as WorkflowShape;
-  const stripped = parse(kept.join('\n')) as WorkflowShape;
-  delete original.concurrency.queue;
-  for (const job of Object.values(original.jobs)) delete job.concurrency?.queue;
-  assert.deepEqual(stripped, original, 'only the queue keys differ');
+function workflowsForAct(): string {
+  const reusable = join(ROOT, '.github', 'workflows', 'loadgate.yml');
+  const caller = readFileSync(join(ROOT, '.github', 'workflows', 'release-gate.yml'), 'utf8');
+  assert.match(caller, /^    uses: \.\/\.github\/workflows\/loadgate\.yml$/m);
+  writeFileSync(join(ROOT, 'tmp', 'loadgate.act.yml'), withoutQueue(readFileSync(reusable, 'utf8')));
   const file = join(ROOT, 'tmp', 'release-gate.act.yml');
-  writeFileSync(file, kept.join('\n'));
+  writeFileSync(file, withoutQueue(caller).replace('uses: ./.github/workflows/loadgate.yml', 'uses: ./tmp/loadgate.act.yml'));
   return file;
 }
 
@@ -74,43 +55,21 @@ test('release-gate.yml under act: local bench, tiny profile, check run and repor
   const share = await mkdtemp(join(tmpdir(), 'loadgate-act-share-'));
   const logFile = join(ROOT, 'tmp', `act-e2e.log`);
   await mkdir(join(ROOT, 'tmp'), { recursive: true });
-  const workflow = workflowForAct();
+  const workflow = workflowsForAct();
   try {
     const args = [
       'workflow_dispatch',
       '-W', workflow,
       '-P', 'ubuntu-latest=-self-hosted',
-      ...REPLACED_ACTIONS.flatMap((a) => ['--local-repository', `${a}=${NOOP}`]),
+      ...replacedActions([join(ROOT, '.github', 'workflows', 'release-gate.yml'), join(ROOT, '.github', 'workflows', 'loadgate.yml')]),
       '--input', `candidate=${CANDIDATE}`,
       '--input', `baseline=${BASELINE}`,
       '--input', 'bench=local',
       '--var', `LOADGATE_CONFIG=${CONFIG}`,
-      '--env', `GITHUB_API_URL=${standin.url}`,
-      '--env', `GITHUB_REPOSITORY=${standin.owner}/${standin.repo}`,
-      '--env', 'LOADGATE_GITHUB_WRITE_INTERVAL_MS=0',
-      '--env', `LOADGATE_ACT_SHARE=${share}`,
-      '--env', `LOADGATE_CACHE_DIR=${process.env.LOADGATE_CACHE_DIR ?? join(ROOT, '.cache', 'loadgate')}`,
-      '-s', `GITHUB_TOKEN=${TOKEN}`,
+      // The reusable workflow checks loadgate out into .loadgate: the files of this checkout.
+      ...gateEnvArgs({ standin, loadgate: { repository: `${standin.owner}/${standin.repo}`, source: ROOT }, share, token: TOKEN }),
     ];
-    const log = createWriteStream(logFile);
-    const code = await new Promise<number | null>((resolveExit, reject) => {
-      const child = spawn(ACT as string, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-      child.stdout.pipe(log);
-      child.stderr.pipe(log);
-      const timer = setTimeout(() => {
-        try {
-          process.kill(-(child.pid as number), 'SIGTERM');
-        } catch {
-          /* already gone */
-        }
-      }, TIMEOUT_MS);
-      child.on('error', reject);
-      child.on('exit', (c) => {
-        clearTimeout(timer);
-        resolveExit(c);
-      });
-    });
-    await new Promise<void>((r) => log.end(r));
+    const { code } = await runLogged(ACT as string, args, { cwd: ROOT, logFile, timeoutMs: TIMEOUT_MS });
 
     // GitHub's own schema accepted every request loadgate made.
     assert.deepEqual(standin.rejected, [], `requests rejected by GitHub's OpenAPI schema (act log: ${logFile})`);

@@ -20,7 +20,7 @@ test('every asset the bundle loads by URL exists next to it in the checkout', { 
 test('the bundle runs a command without node_modules and keeps exit codes', { skip }, () => {
   const scratch = mkdtempSync(join(tmpdir(), 'loadgate-bundle-'));
   try {
-    // Alone in a directory with no node_modules: only the native package is external, and it loads lazily.
+    // Alone in a directory with no node_modules: every dependency is inlined.
     writeFileSync(join(scratch, 'package.json'), '{"type":"module"}\n');
     writeFileSync(join(scratch, 'loadgate.js'), readFileSync(BUNDLE));
     writeFileSync(join(scratch, 'tags.txt'), 'v1.0.0\nv1.1.0\nv1.2.0-rc1\n');
@@ -30,6 +30,24 @@ test('the bundle runs a command without node_modules and keeps exit codes', { sk
       () => execFileSync(process.execPath, ['loadgate.js', 'check-inputs', '--candidate', '$(id)'], { cwd: scratch, stdio: ['ignore', 'pipe', 'pipe'] }),
       (error: { status: number }) => error.status === 3,
     );
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+});
+
+// What a released action does: run `compare` (graphs included) from the bundle alone, with
+// no node_modules anywhere above it, so no `npm ci` is needed at run time.
+test('the bundle draws the report graphs without node_modules (the PNG renderer is inlined WebAssembly)', { skip }, () => {
+  const scratch = mkdtempSync(join(tmpdir(), 'loadgate-bundle-'));
+  try {
+    writeFileSync(join(scratch, 'loadgate.js'), readFileSync(BUNDLE));
+    const runs = resolve('reports/examples/v10.12.0-vs-v11.0.1-rc2/runs');
+    const args = ['loadgate.js', 'compare', '--baseline', join(runs, 'baseline-postgresql-bounded.json'), '--candidate', join(runs, 'candidate-postgresql-bounded.json'), '--out', 'out'];
+    const out = execFileSync(process.execPath, args, { cwd: scratch, stdio: ['ignore', 'pipe', 'pipe'] }).toString();
+    assert.match(out, /^PASS: /);
+    const png = readFileSync(join(scratch, 'out', 'graphs', 'postgresql-bounded_avg-api-times.png'));
+    assert.deepEqual([...png.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+    assert.ok(png.length > 1000, 'a whole image, not an empty one');
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }

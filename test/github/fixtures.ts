@@ -1,7 +1,8 @@
 import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Resvg } from '@resvg/resvg-js';
+import { Resvg } from '@resvg/resvg-wasm';
+import { initResvg } from '../../src/report/resvg.ts';
 import type { Check, Verdict, VerdictFile } from '../../src/compare/verdict-schema.ts';
 import type { GitHubEnv } from '../../src/github/env.ts';
 import type { PublishContext } from '../../src/github/publish.ts';
@@ -56,6 +57,8 @@ export function verdictFile(verdict: Verdict, checks: Check[] = [check()], versi
   };
 }
 
+await initResvg();
+
 /** A real PNG (rendered by resvg), so the round trip covers bytes above 0x7f and NULs. */
 export function pngGraph(label: string): Buffer {
   const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="64" height="32"><rect width="64" height="32" fill="#fff"/><polyline points="0,30 20,${label.length} 40,12 64,4" stroke="#c00" fill="none"/></svg>`;
@@ -97,6 +100,8 @@ export function envFor(standin: GitHubStandin, token = TOKEN): GitHubEnv {
     inActions: false,
     stepSummaryFile: undefined,
     writeIntervalMs: 0,
+    workflowFile: 'loadgate.yml',
+    approvers: ['release-lead'],
   };
 }
 

@@ -73,10 +73,13 @@ test('patterns outside the syntax are refused with the reason', () => {
   }
 });
 
-test('release-gate.yml: on.push.tags and RC_PATTERN are the same patterns, both valid', () => {
-  const wf = parse(readFileSync('.github/workflows/release-gate.yml', 'utf8')) as { on: { push: { tags: string[] } }; env: { RC_PATTERN: string } };
-  const tags = wf.on.push.tags;
-  assert.ok(Array.isArray(tags) && tags.length > 0, 'on.push.tags lists the release-candidate patterns');
-  assert.deepEqual(wf.env.RC_PATTERN.split(','), tags, 'RC_PATTERN must list exactly the patterns of on.push.tags, comma-separated, in order');
-  parseFilterPatterns(wf.env.RC_PATTERN);
-});
+for (const file of ['.github/workflows/release-gate.yml', 'examples/workflows/loadgate.yml']) {
+  test(`${file}: on.push.tags and the rc-pattern input are the same patterns, both valid`, () => {
+    const wf = parse(readFileSync(file, 'utf8')) as { on: { push: { tags: string[] } }; jobs: { gate: { with: { 'rc-pattern': string } } } };
+    const tags = wf.on.push.tags;
+    const rcPattern = wf.jobs.gate.with['rc-pattern'];
+    assert.ok(Array.isArray(tags) && tags.length > 0, 'on.push.tags lists the release-candidate patterns');
+    assert.deepEqual(rcPattern.split(','), tags, 'rc-pattern must list exactly the patterns of on.push.tags, comma-separated, in order');
+    parseFilterPatterns(rcPattern);
+  });
+}

@@ -22,16 +22,20 @@ const flagsSchema = z.strictObject({
   out: z.string().min(1, 'name the output directory'),
   config: z.string().optional(),
   note: z.array(z.string()).default([]),
-  positionals: z.array(z.string()).max(0, 'unexpected argument; list several files as --baseline a.json --baseline b.json'),
+  positionals: z.array(z.string()).max(0, 'files belong after --baseline or --candidate (--baseline a.json b.json), and every other flag takes one value'),
 });
 
-/** `--baseline a.json b.json` is accepted too: trailing positionals join the flag before them. */
+/**
+ * `--baseline a.json b.json` (the usage line's form) is accepted too: trailing positionals
+ * join the list flag before them, also after `--baseline=a.json`.
+ */
 function expandLists(argv: string[]): string[] {
   const out: string[] = [];
   let current: string | undefined;
   for (const arg of argv) {
     if (arg.startsWith('--')) {
-      current = arg === '--baseline' || arg === '--candidate' ? arg : undefined;
+      const flag = arg.split('=', 1)[0];
+      current = flag === '--baseline' || flag === '--candidate' ? flag : undefined;
       out.push(arg);
     } else if (current && out[out.length - 1] !== current) {
       out.push(current, arg);

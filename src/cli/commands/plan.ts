@@ -7,6 +7,7 @@ import { estimateCost } from '../../aws/cost.ts';
 import { expectedDuration } from '../../aws/expected.ts';
 import { expectedPairsNoChange } from '../../compare/simulate.ts';
 import { assumedModel, loadNoiseModel, noiseModelPath } from '../../noise/model.ts';
+import { GITHUB_HOSTED_JOB_LIMIT_MINUTES, planJobs, renderJobPlan } from '../../aws/job-limits.ts';
 import { readRunInfo } from '../../aws/run-info.ts';
 import { benchInputsSchema, buildTfvars } from '../../aws/tfvars.ts';
 import { requireLicenceSecret } from '../../target/mattermost/licence.ts';
@@ -24,6 +25,8 @@ than the refusal when the estimate exceeds --max-cost or bench.aws.maxCostUsd.
   --max-cost USD           refuse a gate whose estimate exceeds this (wins over bench.aws.maxCostUsd)
   --format FORMAT          text (default), json, or tfvars: terraform.tfvars.json for infra/aws
   --out FILE               write the output to FILE instead of stdout
+  --runner-limit MINUTES   job time limit of the runners (default ${GITHUB_HOSTED_JOB_LIMIT_MINUTES}, GitHub-hosted); exit 3
+                           when one run, provisioning or teardown cannot fit in a job
   --db-snapshot ID         Aurora cluster snapshot with the dataset (restore)
   --db-dump-url URL        PostgreSQL dump the first app node loads (https, .sql or .sql.gz)
   --db-name NAME           database Mattermost uses (the seed dumps use ltdb)
@@ -43,6 +46,7 @@ const flagsSchema = z.strictObject({
   config: z.string({ error: 'name the gate config with --config' }).min(1),
   'max-cost': z.coerce.number({ error: 'expected a number of US dollars' }).positive('must be above 0').optional(),
   format: z.enum(['text', 'json', 'tfvars']).default('text'),
+  'runner-limit': z.coerce.number({ error: 'expected whole minutes' }).int('expected whole minutes').min(30, 'at least 30 minutes').max(7200, 'at most 7200 minutes (5 days, the self-hosted limit)').default(GITHUB_HOSTED_JOB_LIMIT_MINUTES),
   out: z.string().min(1).optional(),
   'db-snapshot': z.string().optional(),
   'db-dump-url': z.string().optional(),
@@ -67,6 +71,7 @@ export async function run(argv: string[], io: CliIO, env: NodeJS.ProcessEnv = pr
       'max-cost': { type: 'string' },
       format: { type: 'string' },
       out: { type: 'string' },
+      'runner-limit': { type: 'string' },
       'db-snapshot': { type: 'string' },
       'db-dump-url': { type: 'string' },
       'db-name': { type: 'string' },
@@ -114,6 +119,8 @@ export async function run(argv: string[], io: CliIO, env: NodeJS.ProcessEnv = pr
   const model = modelPath ? await loadNoiseModel(modelPath, config) : assumedModel();
   const expected = await expectedDuration(config, plan.duration, { runsPerSide: Math.max(1, expectedPairsNoChange(config, model)) });
   plan.expected = { duration: expected, cost: estimateCost(plan.bench, expected.totalSec) };
+  // Refuses (exit 3) a gate whose longest piece cannot fit in one job.
+  const jobs = planJobs(config, plan.duration, flags['runner-limit']);
 
   // The plan always reaches the log; a refusal also goes to stderr.
   if (!plan.withinBudget) {
@@ -121,8 +128,8 @@ export async function run(argv: string[], io: CliIO, env: NodeJS.ProcessEnv = pr
     return 1;
   }
   let output: string;
-  if (flags.format === 'text') output = renderPlanText(plan);
-  else if (flags.format === 'json') output = JSON.stringify(planJson(plan), null, 2);
+  if (flags.format === 'text') output = `${renderPlanText(plan)}\n\n${renderJobPlan(jobs)}`;
+  else if (flags.format === 'json') output = JSON.stringify({ ...planJson(plan), jobs }, null, 2);
   else {
     if (!flags.version) throw new InputError(`--version: name the Mattermost version the bench installs first\n\n${usage}`);
     const runInfo = readRunInfo(

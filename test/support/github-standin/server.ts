@@ -14,7 +14,7 @@ import { loadGitHubApi, type ServedOperation } from './spec.ts';
  */
 
 type Access = 'none' | 'read' | 'write';
-type Scope = 'checks' | 'contents' | 'pull-requests' | 'metadata';
+type Scope = 'checks' | 'contents' | 'pull-requests' | 'metadata' | 'administration';
 
 export interface TokenSpec {
   permissions: Partial<Record<Scope, Access>>;
@@ -108,6 +108,7 @@ const NEEDS: Record<ServedOperation, [Scope, Access]> = {
   'pulls/create': ['pull-requests', 'write'],
   'pulls/update': ['pull-requests', 'write'],
   'pulls/get': ['pull-requests', 'read'],
+  'repos/create-repo-ruleset': ['administration', 'write'],
 };
 
 const RANK: Record<Access, number> = { none: 0, read: 1, write: 2 };
@@ -126,6 +127,8 @@ export class GitHubStandin {
   readonly refs = new Map<string, string>();
   readonly checkRuns: CheckRunRecord[] = [];
   readonly pulls: PullRecord[] = [];
+  /** Rulesets created through the API, as sent (docs/github.md's tag ruleset). */
+  readonly rulesets: Record<string, unknown>[] = [];
   readonly requests: RequestRecord[] = [];
   /** Requests GitHub's schema rejects: a test that sees any has found a loadgate bug. */
   readonly rejected: { operation: string; errors: unknown }[] = [];
@@ -396,6 +399,10 @@ export class GitHubStandin {
         case 'pulls/get': {
           const pull = this.pulls.find((p) => p.number === Number(params.pull_number));
           return pull ? { status: 200, body: this.pullBody(pull) } : error(404, 'Not Found');
+        }
+        case 'repos/create-repo-ruleset': {
+          this.rulesets.push(body);
+          return { status: 201, body: this.mock(operation, { ...body, id: this.rulesets.length, source_type: 'Repository', source: `${this.owner}/${this.repo}` }) };
         }
       }
     } catch (err) {

@@ -31,6 +31,7 @@ export const SERVED_OPERATIONS = [
   'pulls/create',
   'pulls/update',
   'pulls/get',
+  'repos/create-repo-ruleset',
 ] as const;
 export type ServedOperation = (typeof SERVED_OPERATIONS)[number];
 
@@ -75,7 +76,21 @@ export function subsetSpec(spec: OpenApiSpec, operations: readonly string[]): Do
     for (const value of Object.values(node)) walk(value);
   };
   walk(paths);
+  dropUntypedNullable({ paths, components });
   return { openapi: spec.openapi, info: spec.info, paths, components } as unknown as Document;
+}
+
+/**
+ * OpenAPI 3.0.3 (4.8.24.1): `nullable: true` adds null to the types named by `type`, so
+ * without `type` it has no effect. GitHub's description has such schemas (the ruleset
+ * responses), and ajv refuses them outright, so the no-op keyword is dropped.
+ */
+function dropUntypedNullable(node: unknown): void {
+  if (Array.isArray(node)) return node.forEach(dropUntypedNullable);
+  if (!node || typeof node !== 'object') return;
+  const schema = node as Record<string, unknown>;
+  if (schema.nullable === true && schema.type === undefined) delete schema.nullable;
+  for (const value of Object.values(schema)) dropUntypedNullable(value);
 }
 
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;

@@ -1,0 +1,87 @@
+import type { GateConfig } from '../config/schema.ts';
+import { InputError } from '../util/errors.ts';
+import { formatDuration } from '../util/duration.ts';
+import type { DurationEstimate, RunSlot } from './cost.ts';
+
+/**
+ * The AWS gate as GitHub Actions jobs that each fit the runner's job limit: provision,
+ * run slots (consecutive runs packed in the gate's interleaved order, each slot
+ * continuing from the previous one's results), compare and publish, teardown. A
+ * GitHub-hosted job stops at 6 hours ("Usage limits", GitHub Actions documentation:
+ * job execution time 6 hours; self-hosted runners 5 days), so the limit is an input.
+ */
+export const GITHUB_HOSTED_JOB_LIMIT_MINUTES = 360;
+/** Kept free in every job for checkout, credentials, Terraform init and the artifacts. */
+export const JOB_MARGIN_SEC = 20 * 60;
+
+export interface PlannedJob {
+  name: string;
+  seconds: number;
+  runs?: RunSlot[];
+}
+
+export interface JobPlan {
+  limitMinutes: number;
+  jobs: PlannedJob[];
+  /** Run slots: how many run jobs the workflow needs at most. */
+  runJobs: number;
+}
+
+/** The config setting that makes a test's runs as long as they are, and its value. */
+function settingFor(config: GateConfig, testName: string): { path: string; seconds: number } {
+  const index = config.tests.findIndex((t) => t.name === testName);
+  const test = config.tests[index];
+  if (test?.type === 'unbounded') return { path: `tests[${index}].maxDuration`, seconds: test.maxDuration };
+  return { path: `tests[${index}].duration`, seconds: test?.duration ?? 0 };
+}
+
+/**
+ * Splits the estimate into jobs under `limitMinutes`, or refuses (InputError, exit 3)
+ * when one piece cannot fit, naming the setting to change.
+ */
+export function planJobs(config: GateConfig, duration: DurationEstimate, limitMinutes = GITHUB_HOSTED_JOB_LIMIT_MINUTES): JobPlan {
+  const budget = limitMinutes * 60 - JOB_MARGIN_SEC;
+  const limit = `the runner's job limit of ${formatDuration(limitMinutes * 60)} (less ${formatDuration(JOB_MARGIN_SEC)} per job for set-up)`;
+  const selfHosted = `On a self-hosted runner, raise the limit with --runner-limit (the workflow's runner-limit-minutes input).`;
+  if (budget <= 0) throw new InputError(`--runner-limit: ${limitMinutes} minutes leaves no time after the ${formatDuration(JOB_MARGIN_SEC)} each job keeps for set-up`);
+  for (const run of duration.runs) {
+    if (run.seconds > budget) {
+      const setting = settingFor(config, run.test);
+      const most = budget - (run.seconds - setting.seconds);
+      throw new InputError(
+        `${setting.path}: one ${run.test} run takes up to ${formatDuration(run.seconds)} (set-up between runs included), longer than ${limit}. ` +
+          `Lower ${setting.path} to at most ${formatDuration(Math.max(0, most))}. ${selfHosted}`,
+      );
+    }
+  }
+  if (duration.provisionSec > budget) throw new InputError(`provisioning takes up to ${formatDuration(duration.provisionSec)}, longer than ${limit}. ${selfHosted}`);
+  if (duration.teardownSec > budget) throw new InputError(`teardown takes up to ${formatDuration(duration.teardownSec)}, longer than ${limit}. ${selfHosted}`);
+  const slots: RunSlot[][] = [];
+  let current: RunSlot[] = [];
+  let used = 0;
+  for (const run of duration.runs) {
+    if (used + run.seconds > budget && current.length) {
+      slots.push(current);
+      current = [];
+      used = 0;
+    }
+    current.push(run);
+    used += run.seconds;
+  }
+  if (current.length) slots.push(current);
+  const jobs: PlannedJob[] = [
+    { name: 'provision', seconds: duration.provisionSec },
+    ...slots.map((runs, i) => ({ name: `run ${i + 1}`, seconds: runs.reduce((sum, r) => sum + r.seconds, 0), runs })),
+    { name: 'teardown', seconds: duration.teardownSec },
+  ];
+  return { limitMinutes, jobs, runJobs: slots.length };
+}
+
+export function renderJobPlan(plan: JobPlan): string {
+  const lines = [`Jobs (each under the ${formatDuration(plan.limitMinutes * 60)} runner limit, ${formatDuration(JOB_MARGIN_SEC)} kept for set-up):`];
+  for (const job of plan.jobs) {
+    const runs = job.runs ? ` (${job.runs.map((r) => `${r.test} ${r.side} #${r.repeat + 1}`).join(', ')})` : '';
+    lines.push(`  ${job.name.padEnd(14)} ${formatDuration(job.seconds)}${runs}`);
+  }
+  return lines.join('\n');
+}

@@ -1,0 +1,85 @@
+/**
+ * The reusable workflow's contract, checked the way GitHub checks a call (workflow syntax
+ * reference, "on.workflow_call" and "jobs.<job_id>.uses"): a caller passes only declared
+ * inputs and secrets, every required input, numbers where a number is declared, and grants
+ * at least the permissions the called jobs ask for (a called job can only narrow them).
+ * Both callers are checked: this repository's release-gate.yml and the shipped example.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { parse } from 'yaml';
+import { z } from 'zod';
+
+const REUSABLE = '.github/workflows/loadgate.yml';
+const CALLERS = ['.github/workflows/release-gate.yml', 'examples/workflows/loadgate.yml'];
+
+const input = z.object({ description: z.string().min(1), required: z.boolean().optional(), type: z.enum(['string', 'number', 'boolean']), default: z.unknown().optional() });
+const step = z.object({ name: z.string().optional(), uses: z.string().optional(), run: z.string().optional(), with: z.record(z.string(), z.unknown()).optional() }).loose();
+const calledJob = z.object({ permissions: z.record(z.string(), z.enum(['read', 'write'])).optional(), steps: z.array(step).default([]) }).loose();
+const reusableSchema = z.object({
+  on: z.object({ workflow_call: z.object({ inputs: z.record(z.string(), input), secrets: z.record(z.string(), z.object({ description: z.string(), required: z.boolean() })) }) }),
+  jobs: z.record(z.string(), calledJob),
+});
+const callerSchema = z.object({
+  on: z.object({ push: z.object({ tags: z.array(z.string()) }), workflow_dispatch: z.unknown() }),
+  jobs: z.object({
+    gate: z.strictObject({
+      uses: z.string(),
+      permissions: z.record(z.string(), z.enum(['read', 'write'])),
+      with: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])),
+      secrets: z.record(z.string(), z.string()).optional(),
+    }),
+  }),
+});
+
+const reusable = reusableSchema.parse(parse(readFileSync(REUSABLE, 'utf8')));
+const LEVEL = { read: 1, write: 2 } as const;
+
+for (const file of CALLERS) {
+  test(`${file} calls ${REUSABLE} as GitHub would accept it`, () => {
+    const caller = callerSchema.parse(parse(readFileSync(file, 'utf8')));
+    const { gate } = caller.jobs;
+    const declared = reusable.on.workflow_call.inputs;
+    for (const key of Object.keys(gate.with)) assert.ok(key in declared, `${file}: with.${key} is not an input of ${REUSABLE}`);
+    for (const [key, spec] of Object.entries(declared)) {
+      if (spec.required) assert.ok(key in gate.with, `${file}: required input ${key} is missing`);
+      const value = gate.with[key];
+      if (spec.type === 'number' && typeof value === 'string') assert.match(value, /^\$\{\{.*\}\}$/, `${file}: ${key} is a number input`);
+    }
+    for (const key of Object.keys(gate.secrets ?? {})) assert.ok(key in reusable.on.workflow_call.secrets, `${file}: secret ${key} is not declared`);
+    for (const [name, job] of Object.entries(reusable.jobs)) {
+      for (const [scope, level] of Object.entries(job.permissions ?? {})) {
+        const granted = gate.permissions[scope];
+        assert.ok(granted && LEVEL[granted] >= LEVEL[level], `${file} grants ${scope}: ${granted ?? 'none'}, but job ${name} needs ${level}`);
+      }
+    }
+    // The called workflow checks loadgate out at the ref the caller runs: a remote caller
+    // repeats its uses line's repository and ref; this repository passes its own commit.
+    const remote = /^([\w.-]+\/[\w.-]+)\/\.github\/workflows\/loadgate\.yml@(.+)$/.exec(gate.uses);
+    if (remote) {
+      assert.equal(gate.with['loadgate-repository'], remote[1], `${file}: loadgate-repository names the repository of the uses line`);
+      assert.equal(String(gate.with['loadgate-ref']), remote[2], `${file}: loadgate-ref repeats the ref of the uses line`);
+    } else {
+      assert.equal(gate.uses, `./${REUSABLE}`);
+      assert.equal(gate.with['loadgate-repository'], '${{ github.repository }}');
+      assert.equal(gate.with['loadgate-ref'], '${{ github.sha }}');
+    }
+  });
+}
+
+test(`${REUSABLE} takes its actions from the loadgate checkout, never from the caller's workspace`, () => {
+  for (const [name, job] of Object.entries(reusable.jobs)) {
+    const checkout = job.steps.findIndex((s) => s.name === 'Check out loadgate');
+    job.steps.forEach((s, i) => {
+      if (s.uses?.startsWith('./') || /\.loadgate\//.test(s.run ?? '')) {
+        assert.ok(s.uses === undefined || s.uses.startsWith('./.loadgate/action/'), `${name}: ${s.uses} resolves in the caller's workspace`);
+        assert.ok(checkout >= 0 && checkout < i, `${name}: step ${i} uses .loadgate before it is checked out`);
+      }
+    });
+    if (checkout >= 0) {
+      const { with: w } = job.steps[checkout]!;
+      assert.deepEqual(w, { repository: '${{ inputs.loadgate-repository }}', ref: '${{ inputs.loadgate-ref }}', path: '.loadgate', 'persist-credentials': false });
+    }
+  }
+});

@@ -1,0 +1,77 @@
+/**
+ * What act (v0.2.89, host mode, offline) needs to run loadgate's workflows: copies without
+ * the `concurrency.queue` keys its schema predates, and every pinned remote action
+ * replaced by a local stand-in (act loads the metadata even of steps it skips).
+ */
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { parse } from 'yaml';
+
+export const ROOT = resolve(import.meta.dirname, '..', '..');
+const NOOP = join(ROOT, 'test/support/github-standin/act-noop-action');
+const CHECKOUT = join(ROOT, 'test/support/github-standin/act-checkout-action');
+
+type WorkflowShape = { concurrency?: Record<string, unknown>; jobs: Record<string, { concurrency?: Record<string, unknown> }> };
+
+/**
+ * The workflow text without its `queue: max` lines. act does not implement concurrency at
+ * all, so dropping exactly those keys changes nothing it runs; the parsed documents are
+ * compared to prove no other difference.
+ */
+export function withoutQueue(source: string): string {
+  const lines = source.split('\n');
+  const kept = lines.filter((line) => !/^\s+queue: max\s*$/.test(line)).join('\n');
+  const original = parse(source) as WorkflowShape;
+  delete original.concurrency?.queue;
+  for (const job of Object.values(original.jobs)) delete job.concurrency?.queue;
+  assert.deepEqual(parse(kept), original, 'only the queue keys differ');
+  return kept;
+}
+
+/** Every `owner/name@sha` the workflows use, each replaced: checkout by its stand-in, the rest by the no-op. */
+export function replacedActions(workflowFiles: string[]): string[] {
+  const uses = new Set<string>();
+  for (const file of workflowFiles) {
+    for (const match of readFileSync(file, 'utf8').matchAll(/^\s*(?:-\s+)?uses:\s+([\w.-]+\/[\w.-]+@[0-9a-f]{40})\b/gm)) uses.add(match[1] as string);
+  }
+  assert.ok(uses.size > 0, 'the workflows pin remote actions');
+  return [...uses].sort().flatMap((action) => ['--local-repository', `${action}=${action.startsWith('actions/checkout@') ? CHECKOUT : NOOP}`]);
+}
+
+/**
+ * A release of loadgate as a tag would hold it, in `dir`: the files git would commit from
+ * this checkout (dist/ included, node_modules and caches not), with the reusable workflow
+ * made readable for act. Returns `dir`.
+ */
+export function writeReleaseTree(dir: string): string {
+  const files = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: ROOT }).toString().split('\0').filter(Boolean);
+  for (const file of files) {
+    const from = join(ROOT, file);
+    if (!existsSync(from)) continue; // deleted in the work tree, not yet committed
+    mkdirSync(dirname(join(dir, file)), { recursive: true });
+    copyFileSync(from, join(dir, file));
+  }
+  const reusable = join(dir, '.github', 'workflows', 'loadgate.yml');
+  writeFileSync(reusable, withoutQueue(readFileSync(reusable, 'utf8')));
+  return dir;
+}
+
+/**
+ * The flags every act run of the gate needs: the GitHub stand-in as the API and the
+ * repository, where the checkout stand-in finds loadgate, the report's way between jobs,
+ * the shared tool cache, and the token.
+ */
+export function gateEnvArgs(o: { standin: { url: string; owner: string; repo: string }; loadgate: { repository: string; source: string }; share: string; token: string }): string[] {
+  return [
+    '--env', `GITHUB_API_URL=${o.standin.url}`,
+    '--env', `GITHUB_REPOSITORY=${o.standin.owner}/${o.standin.repo}`,
+    '--env', `LOADGATE_ACT_CHECKOUT_REPOSITORY=${o.loadgate.repository}`,
+    '--env', `LOADGATE_ACT_CHECKOUT_SOURCE=${o.loadgate.source}`,
+    '--env', 'LOADGATE_GITHUB_WRITE_INTERVAL_MS=0',
+    '--env', `LOADGATE_ACT_SHARE=${o.share}`,
+    '--env', `LOADGATE_CACHE_DIR=${process.env.LOADGATE_CACHE_DIR ?? join(ROOT, '.cache', 'loadgate')}`,
+    '-s', `GITHUB_TOKEN=${o.token}`,
+  ];
+}

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# actions/checkout stand-in for act (see action.yml). env: CO_REPOSITORY, CO_REF, CO_PATH,
+# LOADGATE_ACT_CHECKOUT_REPOSITORY, LOADGATE_ACT_CHECKOUT_SOURCE.
+set -euo pipefail
+if [ -z "$CO_PATH" ]; then
+  echo "checkout stand-in: host mode, the workspace is the repository"
+  exit 0
+fi
+if [ "$CO_REPOSITORY" != "${LOADGATE_ACT_CHECKOUT_REPOSITORY:-}" ] || [ ! -d "${LOADGATE_ACT_CHECKOUT_SOURCE:-}" ]; then
+  echo "checkout stand-in: no source for $CO_REPOSITORY (set LOADGATE_ACT_CHECKOUT_REPOSITORY and LOADGATE_ACT_CHECKOUT_SOURCE)" >&2
+  exit 1
+fi
+case "$CO_PATH" in /* | *..*) echo "checkout stand-in: path must stay inside the workspace" >&2; exit 1 ;; esac
+rm -rf -- "$CO_PATH"
+mkdir -p -- "$CO_PATH"
+# From a git work tree: the files git would commit, as they are in the work tree (edits
+# and new files included, so a test runs what is being changed); ignored files
+# (node_modules, .cache, tmp) are left behind, as a checkout of a tag would leave them.
+# From a plain directory (a release tree a test prepared): all of it.
+if git -C "$LOADGATE_ACT_CHECKOUT_SOURCE" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+  git -C "$LOADGATE_ACT_CHECKOUT_SOURCE" ls-files -z --cached --others --exclude-standard \
+    | tar -C "$LOADGATE_ACT_CHECKOUT_SOURCE" --null --no-recursion --ignore-failed-read -T - -cf - \
+    | tar -xf - -C "$CO_PATH"
+else
+  cp -R "$LOADGATE_ACT_CHECKOUT_SOURCE/." "$CO_PATH/"
+fi
+echo "checkout stand-in: $CO_REPOSITORY@${CO_REF:-HEAD} -> $CO_PATH ($(find "$CO_PATH" -type f | wc -l) files)"
