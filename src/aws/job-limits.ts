@@ -11,6 +11,8 @@ import type { DurationEstimate, RunSlot } from './cost.ts';
  * job execution time 6 hours; self-hosted runners 5 days), so the limit is an input.
  */
 export const GITHUB_HOSTED_JOB_LIMIT_MINUTES = 360;
+/** Run jobs in `.github/workflows/loadgate.yml` (run-aws-1 …); a test holds the two equal. */
+export const WORKFLOW_RUN_JOBS = 4;
 /** Kept free in every job for checkout, credentials, Terraform init and the artifacts. */
 export const JOB_MARGIN_SEC = 20 * 60;
 
@@ -69,6 +71,12 @@ export function planJobs(config: GateConfig, duration: DurationEstimate, limitMi
     used += run.seconds;
   }
   if (current.length) slots.push(current);
+  if (slots.length > WORKFLOW_RUN_JOBS) {
+    throw new InputError(
+      `the worst case (every pair maxRepeats allows) needs ${slots.length} run jobs of at most ${formatDuration(budget)}, and the workflow has ${WORKFLOW_RUN_JOBS}. ` +
+        `Lower maxRepeats (now ${config.maxRepeats}) or the tests' duration/maxDuration. ${selfHosted}`,
+    );
+  }
   const jobs: PlannedJob[] = [
     { name: 'provision', seconds: duration.provisionSec },
     ...slots.map((runs, i) => ({ name: `run ${i + 1}`, seconds: runs.reduce((sum, r) => sum + r.seconds, 0), runs })),

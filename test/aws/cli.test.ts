@@ -28,14 +28,14 @@ test('loadgate plan prints the plan of the example gate', async () => {
   const text = io.stdout.join('\n');
   assert.match(text, /preset perfcomp in us-east-1/);
   assert.match(text, /agent +11 x c7i\.xlarge/);
-  assert.match(text, /total +\$123\.04/);
+  assert.match(text, /total +\$106\.75/);
 });
 
 test('loadgate plan --max-cost refuses a gate over budget with exit 1', async () => {
   const io = captureIO();
   assert.equal(await main(['plan', '--config', EXAMPLE, '--max-cost', '40'], io), 1);
   assert.equal(io.stdout.length, 0, 'nothing on stdout: no tfvars, no plan to act on');
-  assert.match(io.stderr.join('\n'), /REFUSED: the estimate \$123\.04 exceeds the max-cost of \$40\.00 \(--max-cost\)/);
+  assert.match(io.stderr.join('\n'), /REFUSED: the estimate \$106\.75 exceeds the max-cost of \$40\.00 \(--max-cost\)/);
 });
 
 test('loadgate plan --format json carries the numbers for the check run', async () => {
@@ -43,7 +43,7 @@ test('loadgate plan --format json carries the numbers for the check run', async 
   assert.equal(await main(['plan', '--config', EXAMPLE, '--format', 'json', '--db-dump-url', 'https://lt-public-data.s3.amazonaws.com/12M_610_fixed_psql.sql.gz'], io), 0);
   const json = JSON.parse(io.stdout.join('\n')) as { dbSource: string; cost: { totalUsd: number; pricesAsOf: string }; durationSec: { total: number }; withinBudget: boolean };
   assert.equal(json.dbSource, 'dump');
-  assert.equal(json.durationSec.total, 23 * 3600 + 25 * 60);
+  assert.equal(json.durationSec.total, 20 * 3600 + 25 * 60);
   assert.equal(json.withinBudget, true);
   assert.match(json.cost.pricesAsOf, /^\d{4}-\d{2}-\d{2}$/);
 });
@@ -65,7 +65,7 @@ test('loadgate plan --format tfvars writes variables infra/aws declares and vali
   assert.equal(tfvars.bench_name, 'lg-123456789-2');
   assert.equal(tfvars.state_key, 'loadgate/acme/chat/123456789/2/terraform.tfstate');
   assert.equal(tfvars.mattermost_download_url, 'https://releases.mattermost.com/10.12.0/mattermost-10.12.0-linux-amd64.tar.gz');
-  assert.equal(tfvars.expires_at, '2026-11-22T10:25:00Z', '10:00 + 23h25m worst case (maxRepeats pairs) + 1h margin');
+  assert.equal(tfvars.expires_at, '2026-11-22T07:25:00Z', '10:00 + 20h25m worst case (maxRepeats pairs) + 1h margin');
   assert.deepEqual(tfvars.controller_cidr_blocks, ['203.0.113.7/32']);
   assert.equal(tfvars.mattermost_config_patch, '{}');
   // The example runs load-test-ng, pinned to a real release (its download must exist).
