@@ -264,13 +264,13 @@ test('security groups: each role opens only its own ports, SSH is closed unless 
   assert.deepEqual(summary('opensearch'), ['tcp 443-443 referenced_security_group_id = module.app_sg.id']);
   // The controller reaches the agents' engine API; the metrics node scrapes their exporter.
   assert.deepEqual(summary('agent'), [
+    'tcp local.agent_api_port-local.agent_api_port cidr_ipv4 = cidr',
     'tcp local.agent_metrics_port-local.agent_metrics_port referenced_security_group_id = module.metrics_sg.id',
-    'tcp var.agent_api_port-var.agent_api_port cidr_ipv4 = cidr',
   ]);
-  // The controller reaches Prometheus and Grafana, nothing else of the metrics node.
-  assert.deepEqual(summary('metrics'), ['tcp 3000-3000 cidr_ipv4 = cidr', 'tcp 9090-9090 cidr_ipv4 = cidr']);
+  // The controller reaches Prometheus, Grafana and Pyroscope (pyroscope_url), nothing else of the metrics node.
+  assert.deepEqual(summary('metrics'), ['tcp 3000-3000 cidr_ipv4 = cidr', 'tcp 9090-9090 cidr_ipv4 = cidr', 'tcp local.pyroscope_port-local.pyroscope_port cidr_ipv4 = cidr']);
   const locals0 = only(bench.locals, 'locals') as Record<string, unknown>;
-  assert.equal(locals0.agent_metrics_port, '${var.load_engine == "k6" ? 6566 : var.agent_api_port}');
+  assert.equal(locals0.agent_metrics_port, '${var.load_engine == "k6" ? 6566 : local.agent_api_port}');
   // Gossip's UDP must also be allowed out of the app nodes (egress rules are TCP otherwise).
   assert.match(String(only(bench.module.app_sg, 'app_sg').egress_rules), /local\.app_egress_rules/);
   assert.match(JSON.stringify(locals0.app_egress_rules), /ip_protocol = \\"udp\\", from_port = 8074, to_port = 8074, cidr_ipv4 = var\.vpc_cidr/);
