@@ -26,7 +26,8 @@ AWS_PROVIDER_VERSION=6.48.0
 # Service packages infra/aws needs (resource/data-source prefixes → package in
 # internal/service/): ec2 (VPC, subnets, SGs, instances, AMI, AZs), iam, kms,
 # logs, opensearch, rds, secretsmanager, sts (aws_caller_identity) and meta
-# (aws_partition, aws_region). The provider core registers nothing else itself.
+# (aws_partition, aws_region). The provider core registers nothing else itself;
+# the SDK clients these packages call are kept by the second trimming below.
 AWS_SERVICES=(ec2 iam kms logs meta opensearch rds secretsmanager sts)
 
 INFRA_CACHE=${LOADGATE_INFRA_CACHE:-$PWD/.cache/terraform}
@@ -45,7 +46,8 @@ module_source() { # module@version dest
 }
 
 # --- AWS provider -------------------------------------------------------------
-services_key="$(printf '%s\n' "${AWS_SERVICES[@]}" | sha256sum | cut -c1-12)"
+# The cache key: the service list and this script's trimming (a change to either rebuilds).
+services_key="$( (printf '%s\n' "${AWS_SERVICES[@]}"; sed -n '/^# --- AWS provider/,/^# --- Terraform/p' "$0") | sha256sum | cut -c1-12)"
 MIRROR="$INFRA_CACHE/mirror-$services_key"
 PROVIDER_DIR="$MIRROR/registry.terraform.io/hashicorp/aws/$AWS_PROVIDER_VERSION/linux_amd64"
 PROVIDER_BIN="$PROVIDER_DIR/terraform-provider-aws_v$AWS_PROVIDER_VERSION"
@@ -56,8 +58,8 @@ if [ ! -x "$PROVIDER_BIN" ] || [ "$(cat "$BUILT_FROM" 2> /dev/null)" != "$AWS_PR
   trap 'rm -rf "$work"' EXIT
   module_source "$AWS_PROVIDER_MODULE" "$work/src"
   gen="$work/src/internal/provider/sdkv2/service_packages_gen.go"
-  # Keep the non-service imports and, of the service packages, only ours: both
-  # the import line and the `<pkg>.ServicePackage(ctx),` line of every other goes.
+  # 1. The provider registers only our service packages: of the generated list,
+  #    the import line and the `<pkg>.ServicePackage(ctx),` line of every other go.
   keep="$(printf '%s|' "${AWS_SERVICES[@]}")"
   keep="${keep%|}"
   awk -v keep="^($keep)$" '
@@ -71,6 +73,33 @@ if [ ! -x "$PROVIDER_BIN" ] || [ "$(cat "$BUILT_FROM" 2> /dev/null)" != "$AWS_PR
   mv "$gen.trimmed" "$gen"
   registered="$(grep -c '\.ServicePackage(ctx),$' "$gen")"
   [ "$registered" -eq "${#AWS_SERVICES[@]}" ] || { log "trimming $gen kept $registered service packages, expected ${#AWS_SERVICES[@]}"; exit 1; }
+  # 2. internal/conns/awsclient_gen.go still imports every AWS SDK client (one
+  #    getter each, ~260), which is most of the build. Keep the getters that the
+  #    packages now in the build call, found from `go list -deps`, and their imports.
+  clients="$work/src/internal/conns/awsclient_gen.go"
+  (cd "$work/src" && GOFLAGS=-mod=mod go list -deps -f '{{if .Module}}{{if eq .Module.Path "github.com/hashicorp/terraform-provider-aws"}}{{range .GoFiles}}{{$.Dir}}/{{.}}{{"\n"}}{{end}}{{end}}{{end}}' .) \
+    | grep -v '/internal/conns/awsclient_gen.go$' > "$work/files"
+  used="$(xargs cat < "$work/files" | grep -o '\.[A-Za-z0-9]*Client(ctx' | sort -u | sed 's/^\.//; s/(ctx$//' | paste -sd'|')"
+  awk -v used="^($used)$" '
+    /^func \(c \*AWSClient\) [A-Za-z0-9]+Client\(ctx context.Context\)/ {
+      name = $4; sub(/\(.*/, "", name)
+      if (name !~ used) { skip = 1; next }
+    }
+    skip { if ($0 == "}") { skip = 0; dropblank = 1 }; next }
+    dropblank && $0 == "" { dropblank = 0; next }
+    { dropblank = 0; print }' "$clients" > "$clients.trimmed"
+  # Drop the SDK imports no remaining getter uses (Go refuses unused imports).
+  body="$(sed -n '/^)$/,$p' "$clients.trimmed")"
+  while IFS= read -r line; do
+    if [[ $line =~ ^[[:space:]]*([a-z0-9_]+[[:space:]]+)?\"github.com/aws/aws-sdk-go-v2/service/([a-z0-9]+)\"$ ]]; then
+      ident="${BASH_REMATCH[1]:-${BASH_REMATCH[2]}}"
+      ident="${ident%% *}"
+      grep -q "[^a-z0-9]$ident\." <<< "$body" || continue
+    fi
+    printf '%s\n' "$line"
+  done < "$clients.trimmed" > "$clients"
+  rm "$clients.trimmed"
+  log "kept $(grep -c '^func (c \*AWSClient)' "$clients") AWS SDK clients: $(grep -o '^func (c \*AWSClient) [A-Za-z0-9]*Client' "$clients" | sed 's/.* //' | paste -sd' ')"
   mkdir -p "$PROVIDER_DIR"
   (cd "$work/src" && CGO_ENABLED=0 GOFLAGS=-mod=mod nice -n 10 go build -trimpath -o "$PROVIDER_BIN.tmp" .)
   mv "$PROVIDER_BIN.tmp" "$PROVIDER_BIN"
@@ -92,14 +121,17 @@ if ! "$TERRAFORM" version 2> /dev/null | head -n 1 | grep -qx "Terraform $TERRAF
   module_source "github.com/hashicorp/terraform@$TERRAFORM_VERSION" "$work/src"
   (
     cd "$work/src"
-    commit="$(sed -n 's/^.*"Hash": *"\([0-9a-f]*\)".*$/\1/p' "$(go env GOMODCACHE)/cache/download/github.com/hashicorp/terraform/@v/$TERRAFORM_VERSION.info")"
-    # The .info of a tag may lack the commit; the tag name resolves the same way.
-    rev="${commit:-$TERRAFORM_VERSION}"
-    for nested in $(sed -n 's/^replace \(github.com\/hashicorp\/terraform\/[^ ]*\) => \.\/.*$/\1/p' go.mod); do
-      pseudo="$(GOFLAGS=-mod=mod go list -m -json "$nested@$rev" | sed -n 's/^\s*"Version": "\(.*\)",$/\1/p')"
+    # The nested modules have no tags, only pseudo-versions: the release's is the
+    # one stamped with the release commit's time (`go list` shows no pseudo-versions,
+    # so the proxy's version list is read directly).
+    stamp="$(GOFLAGS=-mod=mod go list -m -json "github.com/hashicorp/terraform@$TERRAFORM_VERSION" | sed -n 's/^\s*"Time": "\(.*\)",*$/\1/p' | tr -d ':TZ-')"
+    proxy="$(go env GOPROXY | cut -d, -f1)"
+    sed -n 's/^replace \(github.com\/hashicorp\/terraform\/[^ ]*\) => \.\/.*$/\1/p' go.mod > ../nested
+    while read -r nested; do
+      pseudo="$(curl -fsS --max-time 60 "$proxy/$nested/@v/list" | grep -m1 "^v0\.0\.0-$stamp-" || true)"
+      [ -n "$pseudo" ] || { log "the Go module proxy ($proxy) lists no $nested at the release's time ($stamp)"; exit 1; }
       go mod edit -dropreplace="$nested" -require="$nested@$pseudo"
-    done
-    GOFLAGS=-mod=mod nice -n 10 go mod tidy -e > /dev/null 2>&1 || true
+    done < ../nested
     mkdir -p "$INFRA_CACHE/bin"
     CGO_ENABLED=0 GOFLAGS=-mod=mod nice -n 10 go build -trimpath -o "$TERRAFORM.tmp" .
     mv "$TERRAFORM.tmp" "$TERRAFORM"
