@@ -25,7 +25,7 @@ MOTO_VERSION=5.1.12
 AWSCLI_VERSION=1.42.30
 CACHE_DIR=${LOADGATE_CACHE_DIR:-.cache}
 VENV="$CACHE_DIR/checkov-venv"
-MOTO_VENV="$PWD/$CACHE_DIR/terraform/moto-venv"
+MOTO_VENV="${LOADGATE_INFRA_CACHE:-$PWD/.cache/terraform}/moto-venv"
 
 seconds() { date +%s; }
 started=$(seconds)
