@@ -506,7 +506,8 @@ variable "agent_api_port" {
   default     = null
 
   validation {
-    condition     = var.agent_api_port == null || (var.agent_api_port >= 1024 && var.agent_api_port <= 65535 && var.agent_api_port != 6566)
+    # A conditional, not ||: Terraform before 1.12 evaluates both sides of ||.
+    condition     = var.agent_api_port == null ? true : (var.agent_api_port >= 1024 && var.agent_api_port <= 65535 && var.agent_api_port != 6566)
     error_message = "agent_api_port must be between 1024 and 65535, and not 6566 (the k6 exporter's port)."
   }
 }
