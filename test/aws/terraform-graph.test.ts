@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { cp, mkdtemp, rm } from 'node:fs/promises';
+import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -23,7 +23,9 @@ test('the NAT gateway is created after the public subnet\'s fixed-address reserv
   try {
     const infra = join(work, 'aws');
     await cp(join(import.meta.dirname, '..', '..', 'infra', 'aws'), infra, { recursive: true, filter: (src) => !/[/\\]\.terraform([/\\]|$)|\.terraform\.lock\.hcl$/.test(src) });
-    await run(terraform, [`-chdir=${infra}`, 'init', '-input=false', '-backend=false'], { timeout: 5 * 60_000 });
+    // `terraform graph` needs an initialised backend: local state in the copy instead of S3.
+    await writeFile(join(infra, 'backend_override.tf'), 'terraform {\n  backend "local" {}\n}\n');
+    await run(terraform, [`-chdir=${infra}`, 'init', '-input=false'], { timeout: 5 * 60_000 });
     const { stdout } = await run(terraform, [`-chdir=${infra}`, 'graph'], { timeout: 5 * 60_000, maxBuffer: 32 * 1024 * 1024 });
     const edges = [...stdout.matchAll(/"([^"]+)"\s*->\s*"([^"]+)"/g)].map((m) => [m[1]!.replace(/^\[root\] | \(expand\)$/g, ''), m[2]!.replace(/^\[root\] | \(expand\)$/g, '')]);
     assert.ok(edges.length > 10, 'terraform graph printed the dependency edges');
