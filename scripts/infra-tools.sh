@@ -121,6 +121,9 @@ if ! "$TERRAFORM" version 2> /dev/null | head -n 1 | grep -qx "Terraform $TERRAF
   module_source "github.com/hashicorp/terraform@$TERRAFORM_VERSION" "$work/src"
   (
     cd "$work/src"
+    # Go 1.24 removed the tlskyber setting (post-quantum key exchange is
+    # X25519MLKEM768 now), and a go.mod naming an unknown setting does not load.
+    go mod edit -dropgodebug=tlskyber
     # The nested modules have no tags, only pseudo-versions: the release's is the
     # one stamped with the release commit's time (`go list` shows no pseudo-versions,
     # so the proxy's version list is read directly).
@@ -133,7 +136,8 @@ if ! "$TERRAFORM" version 2> /dev/null | head -n 1 | grep -qx "Terraform $TERRAF
       go mod edit -dropreplace="$nested" -require="$nested@$pseudo"
     done < ../nested
     mkdir -p "$INFRA_CACHE/bin"
-    CGO_ENABLED=0 GOFLAGS=-mod=mod nice -n 10 go build -trimpath -o "$TERRAFORM.tmp" .
+    # version.dev=no as HashiCorp's release builds set it, else it reports v1.11.4-dev.
+    CGO_ENABLED=0 GOFLAGS=-mod=mod nice -n 10 go build -trimpath -ldflags "-X github.com/hashicorp/terraform/version.dev=no" -o "$TERRAFORM.tmp" .
     mv "$TERRAFORM.tmp" "$TERRAFORM"
   )
   rm -rf "$work"

@@ -12,7 +12,7 @@ import { startCallLogProxy, type CallLogProxy, type LoggedCall } from './emulato
 import { iamRequests, recordCreated, type Account, type TagRegistry } from './emulator/iam-requests.ts';
 import { startMoto, type Moto } from './emulator/moto.ts';
 import { describeDecision, loadPolicy, simulate } from './emulator/simulate.ts';
-import { writeEmulatorOverrides } from './emulator/skips.ts';
+import { OPENSEARCH_SKIP, writeEmulatorOverrides } from './emulator/skips.ts';
 
 /**
  * infra/aws applied and destroyed with the real AWS provider against moto on
@@ -121,13 +121,13 @@ test('apply, tf-outputs, tags and security-group paths, the janitor, and every c
   const infra = join(work, 'infra');
   await cp(join(import.meta.dirname, '..', '..', 'infra', 'aws'), infra, { recursive: true, filter: (src) => !/[/\\](\.terraform|tests)([/\\]|$)|\.tfstate|\.terraform\.lock\.hcl$/.test(src) });
   const skipped = await writeEmulatorOverrides(infra);
-  log(`moto lacks: ${skipped.map((s) => `${s.resource} (${s.reason})`).join('; ')}`);
+  log(`left out of the emulator run: ${[...skipped, OPENSEARCH_SKIP].map((s) => `${s.resource} (${s.reason})`).join('; ')}`);
   const tfvars = {
     region: account.region, bench_name: BENCH, repository: 'acme/chat', run_id: 'emu', run_attempt: 1,
     commit_sha: '0123456789abcdef0123456789abcdef01234567', state_key: STATE_KEY, expires_at: EXPIRES_AT,
     availability_zones: ['us-east-1a', 'us-east-1b'], controller_cidr_blocks: [CONTROLLER], ssh_cidr_blocks: ['198.51.100.0/24'],
     ssh_key_name: 'bench-admin', ami_id: ami,
-    app_count: 2, agent_count: 2, db_count: 2, opensearch_count: 2,
+    app_count: 2, agent_count: 2, db_count: 2, opensearch_count: 0,
     mattermost_download_url: 'https://releases.mattermost.com/10.12.0/mattermost-10.12.0-linux-amd64.tar.gz',
     mattermost_license_secret_arn: `arn:aws:secretsmanager:us-east-1:${account.id}:secret:loadgate/mattermost-license-AbCdEf`,
     db_dump_url: 'https://lt-public-data.s3.amazonaws.com/12M_610_fixed_psql.sql.gz', db_name: 'ltdb',
@@ -177,7 +177,7 @@ test('apply, tf-outputs, tags and security-group paths, the janitor, and every c
   for (const path of [
     `${CONTROLLER} -> metrics:9090`, `${CONTROLLER} -> metrics:3000`, `${CONTROLLER} -> metrics:4040`, `${CONTROLLER} -> agent:6565`,
     'agent -> metrics:9090', 'metrics -> agent:6566', 'agent -> proxy:80', 'proxy -> app:8065', 'agent -> app:8065', 'metrics -> app:8067',
-    'app -> app:8074', 'app -> db:5432', 'app -> opensearch:443', 'metrics -> app:9100', '198.51.100.0/24 -> agent:22',
+    'app -> app:8074', 'app -> db:5432', 'metrics -> app:9100', '198.51.100.0/24 -> agent:22',
   ]) {
     assert.ok(paths.has(path), `security groups allow ${path}; they allow: ${[...paths].sort().join(', ')}`);
   }

@@ -23,7 +23,11 @@ async function freePort(): Promise<number> {
 
 export async function startMoto(binary: string, log: (line: string) => void): Promise<Moto> {
   const port = await freePort();
-  const child: ChildProcess = spawn(binary, ['-H', '127.0.0.1', '-p', String(port)], { stdio: ['ignore', 'pipe', 'pipe'] });
+  // AWS-managed IAM policies (AmazonSSMManagedInstanceCore) exist only when moto loads them.
+  const child: ChildProcess = spawn(binary, ['-H', '127.0.0.1', '-p', String(port)], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, MOTO_IAM_LOAD_MANAGED_POLICIES: 'true' },
+  });
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
