@@ -39,8 +39,8 @@ data "aws_ami" "ubuntu" {
 locals {
   availability_zones = length(var.availability_zones) == 2 ? var.availability_zones : slice(data.aws_availability_zones.available.names, 0, 2)
   ami_id             = var.ami_id != null ? var.ami_id : data.aws_ami.ubuntu[0].id
-  # `id` is the region name in provider 5.x and 6.x alike; `name` is deprecated in 6.
-  region = data.aws_region.current.id
+  # Provider 6 deprecates `name` and `id` for `region` (versions.tf requires 6).
+  region = data.aws_region.current.region
 
   # The proxy and the metrics node get fixed addresses: the app nodes' site URL
   # and the agents' targets need them before those instances exist, and the
