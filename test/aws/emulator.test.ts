@@ -211,6 +211,8 @@ test('apply, tf-outputs, tags and security-group paths, the janitor, and every c
       JSON.stringify({ phase, service: c.service, action: c.action, status: c.status, tags: c.requestTags }),
     );
     await writeFile(logFile, `${lines.join('\n')}\n`);
+    // Everything, for replaying the IAM simulation without the emulator.
+    await writeFile(`${logFile}.full.json`, JSON.stringify({ apply: applyCalls, janitor: janitorCalls }));
     log(`call log: ${logFile}`);
   }
   assert.deepEqual(unknown, [], 'the IAM model knows every call made');

@@ -57,8 +57,29 @@ const EC2_CREATES: Record<string, string> = {
 const strings = (params: Record<string, unknown>, pattern: RegExp): string[] =>
   Object.entries(params).filter(([k, v]) => pattern.test(k) && typeof v === 'string').map(([, v]) => v as string);
 
+/** Where an EC2 association ID (rtbassoc-, eipassoc-) points: the table and subnet, or the address. */
+const ASSOCIATION = 'association:';
+
+/** Records, from EC2 describe and associate answers, the resources behind each association ID. */
+function recordAssociations(call: LoggedCall, registry: TagRegistry): void {
+  if (call.service !== 'ec2') return;
+  for (const item of call.response.matchAll(/<item>((?:(?!<item>)[\s\S])*?)<\/item>/g)) {
+    const body = item[1]!;
+    const association = /<(?:routeTableAssociationId|associationId)>((?:rtbassoc|eipassoc)-[0-9a-f]+)</.exec(body)?.[1];
+    if (!association) continue;
+    const targets = [...body.matchAll(/<(?:routeTableId|subnetId|allocationId)>((?:rtb|subnet|eipalloc)-[0-9a-f]+)</g)].map((m) => m[1]!);
+    if (targets.length) registry.set(`${ASSOCIATION}${association}`, Object.fromEntries(targets.map((t) => [t, t])));
+  }
+  const direct = /<associationId>((?:rtbassoc|eipassoc)-[0-9a-f]+)</.exec(call.response)?.[1];
+  if (direct && call.action === 'AssociateRouteTable') {
+    const targets = [call.params.RouteTableId, call.params.SubnetId].filter((v): v is string => typeof v === 'string');
+    registry.set(`${ASSOCIATION}${direct}`, Object.fromEntries(targets.map((t) => [t, t])));
+  }
+}
+
 /** Records the tags of what a call created, keyed by every ID in its response and its name parameters. */
 export function recordCreated(call: LoggedCall, registry: TagRegistry): void {
+  recordAssociations(call, registry);
   if (!Object.keys(call.requestTags).length || call.status >= 300) return;
   const ids = new Set<string>();
   for (const match of call.response.matchAll(/\b((?:vpc|subnet|igw|rtb|nat|eipalloc|sg|sgr|i)-[0-9a-f]{8,17})\b/g)) ids.add(match[1]!);
@@ -245,6 +266,14 @@ function ec2Requests(
     if (/^(VpcId|SubnetId|GroupId|SecurityGroupId\.\d+|InstanceId(\.\d+)?|RouteTableId|InternetGatewayId|NatGatewayId|AllocationId|ImageId|ReferencedGroupId|.*\.GroupId|SecurityGroupRuleId\.\d+)$/.test(key)) {
       if (/^(vpc|subnet|igw|rtb|nat|eipalloc|sg|i|ami)-/.test(value)) ids.add(value);
     }
+  }
+  // Disassociating is authorised on what the association joins (the address only: its
+  // network interface belongs to the NAT gateway and is not modelled here).
+  const association = call.params.AssociationId;
+  if (typeof association === 'string') {
+    const joined = registry.get(`${ASSOCIATION}${association}`);
+    if (!joined) return undefined;
+    for (const id of Object.keys(joined)) ids.add(id);
   }
   // A rule referencing another group is authorised on the group it is added to, not on the referenced one.
   if (/^(Authorize|Revoke)SecurityGroup/.test(call.action)) {
