@@ -70,6 +70,11 @@ test('instances launched with an SSH key pair are allowed (RunInstances on key-p
   assert.deepEqual(denied(await decisions([vpc, group, subnet, run])), []);
 });
 
+test("Terraform's S3 backend may list the workspaces (prefix env:/) at init, found by simulating the emulator's calls", async () => {
+  const list: LoggedCall = { ...call('s3', 'ListBucket', { 'list-type': '2', prefix: 'env:/' }), method: 'GET', path: '/acme-loadgate-state' };
+  assert.deepEqual(denied(await decisions([list])), []);
+});
+
 test('the simulation denies what the policy does not grant (it is not permissive)', async () => {
   // An instance the bench did not create (no Project tag), and a role outside lg-*.
   const terminate = call('ec2', 'TerminateInstances', { Action: 'TerminateInstances', 'InstanceId.1': 'i-0aaaaaaaaaaaaaaa0' });

@@ -163,9 +163,9 @@ export function iamRequests(call: LoggedCall, account: Account, registry: TagReg
       const requests: IamRequest[] = [];
       const context: Record<string, string | string[]> = { ...(hasTags ? requested : {}) };
       if (str('PolicyArn')) context['iam:PolicyARN'] = str('PolicyArn')!;
+      // Instance-profile actions are authorised on the profile only, even when they name a role.
       if (profile) requests.push(on(`iam:${call.action}`, iam(`instance-profile/${profile}`), context));
-      if (role && !(profile && /InstanceProfile$/.test(call.action))) requests.push(on(`iam:${call.action}`, iam(`role/${role}`), context));
-      if (profile && role && /RoleToInstanceProfile|RoleFromInstanceProfile/.test(call.action)) requests.push(on(`iam:${call.action}`, iam(`role/${role}`), context));
+      else if (role) requests.push(on(`iam:${call.action}`, iam(`role/${role}`), context));
       if (!requests.length) return call.action.startsWith('List') ? [on(`iam:${call.action}`, '*')] : undefined;
       return requests;
     }
