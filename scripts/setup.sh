@@ -53,7 +53,7 @@ go_tool() { # name module@version
 }
 if [ -f scripts/go-tools.txt ]; then
   while read -r name module; do
-    case "$name" in ''|'#'*|k6) continue ;; esac
+    case "$name" in ''|'#'*|k6|terraform*) continue ;; esac # terraform*: scripts/infra-tools.sh
     go_tool "$name" "$module"
   done < scripts/go-tools.txt
 fi

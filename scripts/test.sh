@@ -16,7 +16,7 @@ bash scripts/check-dist.sh
 echo "== workflows, actions and shell scripts"
 bash scripts/lint-actions.sh
 shellcheck -x -S warning action/lib/*.sh scripts/*.sh
-echo "== Terraform (fmt, checkov)"
+echo "== Terraform: fmt, checkov, validate, test, apply and destroy on the moto emulator, IAM simulated"
 bash scripts/check-infra.sh
 echo "== tests"
 npm test

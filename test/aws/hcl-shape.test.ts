@@ -59,7 +59,7 @@ test('state lives in S3 with native locking and a key given per run at init', as
   assert.match(String(settings.required_version), />= 1\.1[1-9]/, 'use_lockfile needs Terraform 1.11+');
   const aws = only(settings.required_providers as Array<{ aws: { source: string; version: string } }>, 'required_providers').aws;
   assert.equal(aws.source, 'hashicorp/aws');
-  assert.match(aws.version, />= 5\.\d+, < 7\.0/);
+  assert.match(aws.version, />= 6\.0, < 7\.0/);
 });
 
 test('the provider tags everything with project, run, commit, state key and ExpiresAt', async () => {
@@ -264,13 +264,13 @@ test('security groups: each role opens only its own ports, SSH is closed unless 
   assert.deepEqual(summary('opensearch'), ['tcp 443-443 referenced_security_group_id = module.app_sg.id']);
   // The controller reaches the agents' engine API; the metrics node scrapes their exporter.
   assert.deepEqual(summary('agent'), [
+    'tcp local.agent_api_port-local.agent_api_port cidr_ipv4 = cidr',
     'tcp local.agent_metrics_port-local.agent_metrics_port referenced_security_group_id = module.metrics_sg.id',
-    'tcp var.agent_api_port-var.agent_api_port cidr_ipv4 = cidr',
   ]);
-  // The controller reaches Prometheus and Grafana, nothing else of the metrics node.
-  assert.deepEqual(summary('metrics'), ['tcp 3000-3000 cidr_ipv4 = cidr', 'tcp 9090-9090 cidr_ipv4 = cidr']);
+  // The controller reaches Prometheus, Grafana and Pyroscope (pyroscope_url), nothing else of the metrics node.
+  assert.deepEqual(summary('metrics'), ['tcp 3000-3000 cidr_ipv4 = cidr', 'tcp 9090-9090 cidr_ipv4 = cidr', 'tcp local.pyroscope_port-local.pyroscope_port cidr_ipv4 = cidr']);
   const locals0 = only(bench.locals, 'locals') as Record<string, unknown>;
-  assert.equal(locals0.agent_metrics_port, '${var.load_engine == "k6" ? 6566 : var.agent_api_port}');
+  assert.equal(locals0.agent_metrics_port, '${var.load_engine == "k6" ? 6566 : local.agent_api_port}');
   // Gossip's UDP must also be allowed out of the app nodes (egress rules are TCP otherwise).
   assert.match(String(only(bench.module.app_sg, 'app_sg').egress_rules), /local\.app_egress_rules/);
   assert.match(JSON.stringify(locals0.app_egress_rules), /ip_protocol = \\"udp\\", from_port = 8074, to_port = 8074, cidr_ipv4 = var\.vpc_cidr/);
@@ -393,9 +393,9 @@ test('a single app node gets no proxy: it is reached directly at a reserved addr
   assert.equal(only(bench.module.app, 'app').private_ips, '${local.proxy_enabled ? [] : [local.single_app_ip]}');
   assert.match(locals.proxy_url as string, /local\.proxy_enabled \? "http:\/\/\$\{local\.proxy_private_ip\}" : "http:\/\/\$\{local\.single_app_ip\}:8065"/);
   assert.equal(only(bench.output.proxy_instance_id, 'proxy_instance_id').value, '${local.proxy_instance_id}');
-  // Provider 6 deprecates aws_region's name; id is the region in 5.x and 6.x.
-  assert.equal(locals.region, '${data.aws_region.current.id}');
-  for (const dir of moduleDirs()) assert.doesNotMatch(JSON.stringify(await loadModule(dir)), /aws_region\.current\.name/, `${dir} uses no deprecated region name`);
+  // Provider 6 deprecates aws_region's name and id for region (the real provider warns on both).
+  assert.equal(locals.region, '${data.aws_region.current.region}');
+  for (const dir of moduleDirs()) assert.doesNotMatch(JSON.stringify(await loadModule(dir)), /aws_region\.current\.(name|id)\b/, `${dir} uses no deprecated region name or id`);
 });
 
 test('the Grafana token secret replaces the admin password, and patches cannot rewire the bench', async () => {

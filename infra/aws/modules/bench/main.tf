@@ -39,8 +39,8 @@ data "aws_ami" "ubuntu" {
 locals {
   availability_zones = length(var.availability_zones) == 2 ? var.availability_zones : slice(data.aws_availability_zones.available.names, 0, 2)
   ami_id             = var.ami_id != null ? var.ami_id : data.aws_ami.ubuntu[0].id
-  # `id` is the region name in provider 5.x and 6.x alike; `name` is deprecated in 6.
-  region = data.aws_region.current.id
+  # Provider 6 deprecates `name` and `id` for `region` (versions.tf requires 6).
+  region = data.aws_region.current.region
 
   # The proxy and the metrics node get fixed addresses: the app nodes' site URL
   # and the agents' targets need them before those instances exist, and the
@@ -61,9 +61,15 @@ locals {
   # What the metrics node scrapes on the agents: k6 has no Prometheus endpoint of
   # its own, so each agent runs loadgate's exporter next to it (port 6566);
   # load-test-ng's agent API serves /metrics on its own port.
-  agent_metrics_port = var.load_engine == "k6" ? 6566 : var.agent_api_port
+  agent_metrics_port = var.load_engine == "k6" ? 6566 : local.agent_api_port
+  # Each engine's own API port unless the caller names one: k6's REST API
+  # listens on 6565, load-test-ng's agent API (ltapi) on 4000.
+  agent_api_port = var.agent_api_port != null ? var.agent_api_port : (var.load_engine == "k6" ? 6565 : 4000)
 
   templates = "${path.module}/templates"
+
+  # Pyroscope's HTTP port on the metrics node (metrics.sh.tftpl runs it there).
+  pyroscope_port = 4040
 
   # Rules shared by several roles.
   ssh_rules = [
@@ -175,13 +181,16 @@ module "metrics_sg" {
   name        = "${var.name}-metrics"
   description = "loadgate metrics node: Prometheus, Grafana, Pyroscope"
   vpc_id      = module.network.vpc_id
-  # The controller queries Prometheus (health, results) and Grafana (dashboard,
-  # snapshots); nothing else on this node is reachable from outside the VPC.
+  # The controller queries Prometheus (health, results), Grafana (dashboard,
+  # snapshots) and Pyroscope (profiles); nothing else on this node is reachable
+  # from outside the VPC.
   ingress_rules = concat(
     flatten([
       for cidr in var.controller_cidr_blocks : [
         { description = "Prometheus API for the controller", from_port = 9090, to_port = 9090, cidr_ipv4 = cidr },
         { description = "Grafana API for the controller", from_port = 3000, to_port = 3000, cidr_ipv4 = cidr },
+        # pyroscope_url (an output the gate reads) points here.
+        { description = "Pyroscope API for the controller", from_port = local.pyroscope_port, to_port = local.pyroscope_port, cidr_ipv4 = cidr },
       ]
     ]),
     local.ssh_rules,
@@ -207,7 +216,7 @@ module "agent_sg" {
   description = "loadgate load agents"
   vpc_id      = module.network.vpc_id
   ingress_rules = concat(
-    [for cidr in var.controller_cidr_blocks : { description = "Agent control API for the controller", from_port = var.agent_api_port, to_port = var.agent_api_port, cidr_ipv4 = cidr }],
+    [for cidr in var.controller_cidr_blocks : { description = "Agent control API for the controller", from_port = local.agent_api_port, to_port = local.agent_api_port, cidr_ipv4 = cidr }],
     [
       { description = "Agent metrics scraped by the metrics node", from_port = local.agent_metrics_port, to_port = local.agent_metrics_port, referenced_security_group_id = module.metrics_sg.id },
       local.node_exporter_rule,
@@ -361,15 +370,16 @@ module "app" {
   user_data_templates  = ["${local.templates}/common.sh.tftpl", "${local.templates}/app.sh.tftpl"]
   user_data_vars = merge(local.common_user_data_vars, {
     mattermost_download_url = var.mattermost_download_url
-    license_secret_arn      = coalesce(var.mattermost_license_secret_arn, "")
-    db_secret_arn           = module.db.master_user_secret_arn
-    db_writer_endpoint      = module.db.writer_endpoint
-    db_reader_endpoint      = var.db_count > 1 ? module.db.reader_endpoint : ""
-    db_name                 = var.db_name
-    db_dump_url             = coalesce(var.db_dump_url, "")
-    opensearch_endpoint     = var.opensearch_count > 0 ? module.opensearch[0].endpoint : ""
-    site_url                = local.proxy_url
-    config_patch_b64        = base64encode(jsonencode(jsondecode(var.mattermost_config_patch)))
+    # Not coalesce(x, ""): it refuses when every argument is null or empty.
+    license_secret_arn  = var.mattermost_license_secret_arn != null ? var.mattermost_license_secret_arn : ""
+    db_secret_arn       = module.db.master_user_secret_arn
+    db_writer_endpoint  = module.db.writer_endpoint
+    db_reader_endpoint  = var.db_count > 1 ? module.db.reader_endpoint : ""
+    db_name             = var.db_name
+    db_dump_url         = var.db_dump_url != null ? var.db_dump_url : ""
+    opensearch_endpoint = var.opensearch_count > 0 ? module.opensearch[0].endpoint : ""
+    site_url            = local.proxy_url
+    config_patch_b64    = base64encode(jsonencode(jsondecode(var.mattermost_config_patch)))
   })
 }
 
@@ -415,7 +425,7 @@ module "agent" {
     loadtest_download_url = var.loadtest_download_url
     proxy_url             = local.proxy_url
     metrics_ip            = local.metrics_private_ip
-    agent_api_port        = tostring(var.agent_api_port)
+    agent_api_port        = tostring(local.agent_api_port)
     agent_metrics_port    = tostring(local.agent_metrics_port)
     k6_exporter           = file("${path.module}/files/k6-exporter.py")
   })

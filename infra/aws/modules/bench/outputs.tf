@@ -52,7 +52,7 @@ output "agent_instance_ids" {
 
 output "agent_api_port" {
   description = "Port of the agents' control API."
-  value       = var.agent_api_port
+  value       = local.agent_api_port
 }
 
 output "load_engine" {
@@ -87,7 +87,7 @@ output "grafana_url" {
 
 output "pyroscope_url" {
   description = "Pyroscope on the metrics node."
-  value       = "http://${module.metrics.public_ips[0]}:4040"
+  value       = "http://${module.metrics.public_ips[0]}:${local.pyroscope_port}"
 }
 
 output "grafana_token_secret_arn" {

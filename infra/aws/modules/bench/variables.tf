@@ -428,12 +428,13 @@ variable "metrics_images" {
 }
 
 variable "agent_api_port" {
-  description = "Port of the agents' control API: load-test-ng's ltapi (4000) or k6's REST API."
+  description = "Port of the agents' control API; null (the default) for the engine's own: k6's REST API on 6565, load-test-ng's ltapi on 4000."
   type        = number
-  default     = 4000
+  default     = null
 
   validation {
-    condition     = var.agent_api_port >= 1024 && var.agent_api_port <= 65535 && var.agent_api_port != 6566
+    # A conditional, not ||: Terraform before 1.12 evaluates both sides of ||.
+    condition     = var.agent_api_port == null ? true : (var.agent_api_port >= 1024 && var.agent_api_port <= 65535 && var.agent_api_port != 6566)
     error_message = "agent_api_port must be between 1024 and 65535, and not 6566 (the k6 exporter's port)."
   }
 }

@@ -86,7 +86,9 @@ resource "aws_nat_gateway" "this" {
     Name = var.name
   }
 
-  depends_on = [aws_internet_gateway.this]
+  # After the reservation: a NAT gateway takes a free address of its subnet,
+  # and without this it could take the metrics node's fixed one.
+  depends_on = [aws_internet_gateway.this, aws_ec2_subnet_cidr_reservation.public_fixed]
 }
 
 resource "aws_route_table" "public" {

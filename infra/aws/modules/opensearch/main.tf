@@ -11,7 +11,7 @@ data "aws_partition" "current" {}
 
 locals {
   zone_count = min(var.instance_count, length(var.subnet_ids), 3)
-  domain_arn = "arn:${data.aws_partition.current.partition}:es:${data.aws_region.current.id}:${data.aws_caller_identity.current.account_id}:domain/${var.name}"
+  domain_arn = "arn:${data.aws_partition.current.partition}:es:${data.aws_region.current.region}:${data.aws_caller_identity.current.account_id}:domain/${var.name}"
 }
 
 resource "aws_opensearch_domain" "this" {

@@ -12,8 +12,20 @@ resource "aws_security_group" "this" {
   }
 }
 
+# Rules are keyed by what they allow, not by list position: removing a CIDR
+# from a list then deletes that rule only instead of replacing every later one.
+# A referenced group's ID is unknown until it exists, so such rules are keyed
+# by their description (unique per group, checked in variables.tf).
+locals {
+  ingress_rules = {
+    for rule in var.ingress_rules :
+    "${rule.ip_protocol}:${rule.from_port}-${rule.to_port}:${rule.cidr_ipv4 != null ? rule.cidr_ipv4 : rule.self ? "self" : rule.description}" => rule
+  }
+  egress_rules = { for rule in var.egress_rules : "${rule.ip_protocol}:${rule.from_port}-${rule.to_port}:${rule.cidr_ipv4}" => rule }
+}
+
 resource "aws_vpc_security_group_ingress_rule" "this" {
-  for_each = { for i, rule in var.ingress_rules : tostring(i) => rule }
+  for_each = local.ingress_rules
 
   security_group_id            = aws_security_group.this.id
   description                  = each.value.description
@@ -25,7 +37,7 @@ resource "aws_vpc_security_group_ingress_rule" "this" {
 }
 
 resource "aws_vpc_security_group_egress_rule" "this" {
-  for_each = { for i, rule in var.egress_rules : tostring(i) => rule }
+  for_each = local.egress_rules
 
   security_group_id = aws_security_group.this.id
   description       = each.value.description

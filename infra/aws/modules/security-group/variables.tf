@@ -55,6 +55,14 @@ variable "ingress_rules" {
     error_message = "Ingress ip_protocol must be tcp or udp; the bench opens no other protocol."
   }
 
+  # modules/security-group/main.tf keys rules by these; a duplicate would collide.
+  validation {
+    condition = length(distinct([
+      for r in var.ingress_rules : "${r.ip_protocol}:${r.from_port}-${r.to_port}:${r.cidr_ipv4 != null ? r.cidr_ipv4 : r.self ? "self" : r.description}"
+    ])) == length(var.ingress_rules)
+    error_message = "Two ingress rules allow the same protocol and ports from the same CIDR (or self, or share a description when they reference a group); merge them."
+  }
+
   # Defence in depth: SSH is never open to the whole internet, whatever the caller passes.
   validation {
     condition = !anytrue([
@@ -85,5 +93,10 @@ variable "egress_rules" {
   validation {
     condition     = alltrue([for r in var.egress_rules : contains(["tcp", "udp"], r.ip_protocol)])
     error_message = "Egress ip_protocol must be tcp or udp."
+  }
+
+  validation {
+    condition     = length(distinct([for r in var.egress_rules : "${r.ip_protocol}:${r.from_port}-${r.to_port}:${r.cidr_ipv4}"])) == length(var.egress_rules)
+    error_message = "Two egress rules allow the same protocol and ports to the same CIDR; merge them."
   }
 }

@@ -1,0 +1,293 @@
+# Plans and applies the root module for every preset shape against a mocked
+# AWS provider (no AWS account, no network): the real provider's schema checks
+# every argument, Terraform evaluates every expression, validation and
+# precondition. Run by scripts/check-infra.sh with the provider it builds.
+#
+# Sizes are those of src/aws/presets.ts (perfcomp and the ceiling families
+# L/XL/2XL/4XL: app type c7i.<size>, proxy m7i.4xlarge or m6in.8xlarge for 4XL,
+# metrics m7i.2xlarge, db db.r7g.<size>).
+
+mock_provider "aws" {
+  # Values the gate parses (src/aws/terraform-outputs.ts) must look real.
+  mock_resource "aws_instance" {
+    defaults = {
+      id         = "i-0123456789abcdef0"
+      public_ip  = "203.0.113.10"
+      private_ip = "10.42.100.20"
+    }
+  }
+  mock_resource "aws_vpc" {
+    defaults = {
+      id = "vpc-0123456789abcdef0"
+    }
+  }
+  mock_resource "aws_subnet" {
+    defaults = {
+      id = "subnet-0123456789abcdef0"
+    }
+  }
+  mock_resource "aws_kms_key" {
+    defaults = {
+      arn = "arn:aws:kms:us-east-1:123456789012:key/0f0e0d0c-0b0a-0908-0706-050403020100"
+    }
+  }
+  mock_resource "aws_secretsmanager_secret" {
+    defaults = {
+      arn = "arn:aws:secretsmanager:us-east-1:123456789012:secret:lg-test/grafana-token-AbCdEf"
+    }
+  }
+  mock_resource "aws_rds_cluster" {
+    defaults = {
+      endpoint        = "lg-test.cluster-abc.us-east-1.rds.amazonaws.com"
+      reader_endpoint = "lg-test.cluster-ro-abc.us-east-1.rds.amazonaws.com"
+      port            = 5432
+      master_user_secret = [{
+        kms_key_id    = "arn:aws:kms:us-east-1:123456789012:key/0f0e0d0c-0b0a-0908-0706-050403020100"
+        secret_arn    = "arn:aws:secretsmanager:us-east-1:123456789012:secret:rds!cluster-0123-AbCdEf"
+        secret_status = "active"
+      }]
+    }
+  }
+  mock_resource "aws_opensearch_domain" {
+    defaults = {
+      endpoint = "vpc-lg-test-abc.us-east-1.es.amazonaws.com"
+    }
+  }
+  mock_data "aws_availability_zones" {
+    defaults = {
+      names = ["us-east-1a", "us-east-1b", "us-east-1c"]
+    }
+  }
+  mock_data "aws_ami" {
+    defaults = {
+      id = "ami-0123456789abcdef0"
+    }
+  }
+  mock_data "aws_region" {
+    defaults = {
+      id   = "us-east-1"
+      name = "us-east-1"
+    }
+  }
+  mock_data "aws_partition" {
+    defaults = {
+      partition = "aws"
+    }
+  }
+  mock_data "aws_caller_identity" {
+    defaults = {
+      account_id = "123456789012"
+    }
+  }
+  mock_data "aws_iam_policy_document" {
+    defaults = {
+      json = "{\"Version\":\"2012-10-17\",\"Statement\":[]}"
+    }
+  }
+}
+
+variables {
+  bench_name              = "lg-test-1"
+  repository              = "acme/chat"
+  run_id                  = "12345"
+  run_attempt             = 1
+  commit_sha              = "0123456789abcdef0123456789abcdef01234567"
+  state_key               = "loadgate/acme/chat/12345/1/terraform.tfstate"
+  expires_at              = "2030-01-31T18:00:00Z"
+  mattermost_download_url = "https://releases.mattermost.com/10.12.0/mattermost-10.12.0-linux-amd64.tar.gz"
+  controller_cidr_blocks  = ["198.51.100.7/32"]
+}
+
+# perfcomp, the defaults: no licence, no dump, no snapshot (finding 1: the plan
+# failed here, coalesce() refused the null licence and dump URL).
+run "perfcomp_plain" {
+  command = apply
+
+  assert {
+    condition = output.instances == {
+      app     = "2 x c7i.2xlarge"
+      agent   = "11 x c7i.xlarge"
+      proxy   = "1 x c7i.xlarge"
+      metrics = "1 x m7i.xlarge"
+      db      = "2 x db.r7g.2xlarge"
+    }
+    error_message = "perfcomp instances: ${jsonencode(output.instances)}"
+  }
+  assert {
+    condition     = length(output.app_instance_ids) == 2 && length(output.agent_instance_ids) == 11 && output.proxy_instance_id != null
+    error_message = "perfcomp: 2 app nodes, 11 agents and a proxy"
+  }
+  assert {
+    condition     = output.proxy_url == "http://10.42.100.10"
+    error_message = "the proxy sits at .10 of the first private subnet's reserved range, got ${output.proxy_url}"
+  }
+  assert {
+    condition     = output.metrics_private_ip == "10.42.0.10"
+    error_message = "the metrics node sits at .10 of the first public subnet's reserved range, got ${output.metrics_private_ip}"
+  }
+  # Finding 3: agent_api_port defaulted to 4000 while the default engine, k6, listens on 6565.
+  assert {
+    condition     = output.load_engine == "k6" && output.agent_api_port == 6565
+    error_message = "k6's REST API listens on 6565, got ${output.agent_api_port}"
+  }
+  assert {
+    condition     = output.pyroscope_url == "http://203.0.113.10:4040" && output.prometheus_url == "http://203.0.113.10:9090" && output.grafana_url == "http://203.0.113.10:3000"
+    error_message = "metrics URLs: ${output.prometheus_url} ${output.grafana_url} ${output.pyroscope_url}"
+  }
+  assert {
+    condition     = output.opensearch_endpoint == null
+    error_message = "perfcomp has no OpenSearch"
+  }
+}
+
+# load-test-ng's agent API listens on 4000 and serves its own metrics.
+run "perfcomp_load_test_ng" {
+  command = plan
+
+  variables {
+    load_engine = "load-test-ng"
+  }
+
+  assert {
+    condition     = output.agent_api_port == 4000
+    error_message = "load-test-ng's agent API listens on 4000, got ${output.agent_api_port}"
+  }
+}
+
+# L.110: one app node reached directly (no proxy), one database node, a
+# snapshot restore (finding 1: every snapshot restore has no dump URL).
+run "ceiling_l_110_snapshot" {
+  command = apply
+
+  variables {
+    app_instance_type      = "c7i.large"
+    app_count              = 1
+    agent_count            = 2
+    proxy_instance_type    = "m7i.4xlarge"
+    metrics_instance_type  = "m7i.2xlarge"
+    db_instance_class      = "db.r7g.large"
+    db_count               = 1
+    db_snapshot_identifier = "lg-dataset-12m"
+  }
+
+  assert {
+    condition = output.instances == {
+      app     = "1 x c7i.large"
+      agent   = "2 x c7i.xlarge"
+      metrics = "1 x m7i.2xlarge"
+      db      = "1 x db.r7g.large"
+    }
+    error_message = "L.110 instances: ${jsonencode(output.instances)}"
+  }
+  assert {
+    condition     = output.proxy_instance_id == null && output.proxy_url == "http://10.42.100.11:8065"
+    error_message = "a single app node is reached directly at its fixed address, got ${output.proxy_url}"
+  }
+  assert {
+    condition     = length(output.app_instance_ids) == 1
+    error_message = "L.110 has one app node"
+  }
+}
+
+# XL.222 with a licence and a dump URL.
+run "ceiling_xl_222_licence_dump" {
+  command = apply
+
+  variables {
+    app_instance_type             = "c7i.xlarge"
+    app_count                     = 2
+    agent_count                   = 3
+    proxy_instance_type           = "m7i.4xlarge"
+    metrics_instance_type         = "m7i.2xlarge"
+    db_instance_class             = "db.r7g.xlarge"
+    db_count                      = 2
+    opensearch_count              = 2
+    db_name                       = "ltdb"
+    db_dump_url                   = "https://lt-public-data.s3.amazonaws.com/12M_610_fixed_psql.sql.gz"
+    mattermost_license_secret_arn = "arn:aws:secretsmanager:us-east-1:123456789012:secret:loadgate/mattermost-license-AbCdEf"
+  }
+
+  assert {
+    condition     = output.instances["opensearch"] == "2 x r6g.xlarge.search" && output.opensearch_endpoint == "vpc-lg-test-abc.us-east-1.es.amazonaws.com"
+    error_message = "XL.222 has two OpenSearch nodes: ${jsonencode(output.instances)}"
+  }
+  assert {
+    condition     = output.db_name == "ltdb" && output.instances["db"] == "2 x db.r7g.xlarge"
+    error_message = "XL.222 database: ${output.db_name}, ${output.instances["db"]}"
+  }
+}
+
+# 2XL.552 with OpenSearch, a licence, a snapshot and SSH (key and range).
+run "ceiling_2xl_552_ssh" {
+  command = apply
+
+  variables {
+    app_instance_type             = "c7i.2xlarge"
+    app_count                     = 5
+    agent_count                   = 10
+    proxy_instance_type           = "m7i.4xlarge"
+    metrics_instance_type         = "m7i.2xlarge"
+    db_instance_class             = "db.r7g.2xlarge"
+    db_count                      = 5
+    opensearch_count              = 2
+    db_snapshot_identifier        = "arn:aws:rds:us-east-1:123456789012:cluster-snapshot:lg-dataset-12m"
+    mattermost_license_secret_arn = "arn:aws:secretsmanager:us-east-1:123456789012:secret:loadgate/mattermost-license-AbCdEf"
+    ssh_key_name                  = "bench-admin"
+    ssh_cidr_blocks               = ["198.51.100.0/24"]
+  }
+
+  assert {
+    condition     = length(output.app_instance_ids) == 5 && length(output.agent_instance_ids) == 10 && output.instances["db"] == "5 x db.r7g.2xlarge"
+    error_message = "2XL.552: ${jsonencode(output.instances)}"
+  }
+}
+
+# 4XL.662: the largest seed preset, with its m6in.8xlarge proxy.
+run "ceiling_4xl_662" {
+  command = apply
+
+  variables {
+    app_instance_type     = "c7i.4xlarge"
+    app_count             = 6
+    agent_count           = 20
+    proxy_instance_type   = "m6in.8xlarge"
+    metrics_instance_type = "m7i.2xlarge"
+    db_instance_class     = "db.r7g.4xlarge"
+    db_count              = 6
+    opensearch_count      = 2
+  }
+
+  assert {
+    condition = output.instances == {
+      app        = "6 x c7i.4xlarge"
+      agent      = "20 x c7i.xlarge"
+      proxy      = "1 x m6in.8xlarge"
+      metrics    = "1 x m7i.2xlarge"
+      db         = "6 x db.r7g.4xlarge"
+      opensearch = "2 x r6g.xlarge.search"
+    }
+    error_message = "4XL.662 instances: ${jsonencode(output.instances)}"
+  }
+}
+
+# The variables refuse what would break the bench before anything is planned.
+run "refuses_snapshot_and_dump" {
+  command = plan
+
+  variables {
+    db_snapshot_identifier = "lg-dataset-12m"
+    db_dump_url            = "https://lt-public-data.s3.amazonaws.com/12M_610_fixed_psql.sql.gz"
+  }
+
+  expect_failures = [var.db_dump_url]
+}
+
+run "refuses_wide_controller_range" {
+  command = plan
+
+  variables {
+    controller_cidr_blocks = ["0.0.0.0/0"]
+  }
+
+  expect_failures = [var.controller_cidr_blocks]
+}

@@ -1,0 +1,91 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { LoggedCall } from './emulator/call-log.ts';
+import { iamRequests, recordCreated, type Account, type TagRegistry } from './emulator/iam-requests.ts';
+import { POLICY_FILE, describeDecision, loadPolicy, simulate } from './emulator/simulate.ts';
+
+/**
+ * The workflows' IAM policy (infra/iam/github-role-policy.json) against the
+ * calls the review of issue 11 found refused, simulated with
+ * @cloud-copilot/iam-simulate. Each call is shaped as the provider sends it
+ * (the emulator test logs the real ones); every one was denied by the policy
+ * docs/aws.md held before.
+ */
+
+const account: Account = { id: '123456789012', region: 'us-east-1' };
+const BENCH_TAGS = { Project: 'loadgate', Bench: 'lg-test-1', ExpiresAt: '2030-01-31T18:00:00Z' };
+const tagParams = (prefix: string, tags: Record<string, string>): Record<string, string> =>
+  Object.fromEntries(Object.entries(tags).flatMap(([k, v], i) => [[`${prefix}.${i + 1}.Key`, k], [`${prefix}.${i + 1}.Value`, v]]));
+const call = (service: string, action: string, params: Record<string, unknown>, requestTags: Record<string, string> = {}, response = ''): LoggedCall => ({
+  service, action, params, requestTags, response, method: 'POST', path: '/', status: 200,
+});
+
+async function decisions(calls: LoggedCall[]): Promise<string[]> {
+  const registry: TagRegistry = new Map();
+  const requests = calls.flatMap((c) => {
+    const made = iamRequests(c, account, registry);
+    assert.ok(made, `the IAM model knows ${c.service} ${c.action}`);
+    recordCreated(c, registry);
+    return made;
+  });
+  return (await simulate(loadPolicy(account, 'acme-loadgate-state'), account, requests)).map(describeDecision);
+}
+
+const denied = (lines: string[]): string[] => lines.filter((l) => !l.endsWith('-> Allowed'));
+
+// The calls are a bench's VPC and security group first, so later calls find their tags.
+const vpc = call('ec2', 'CreateVpc', { Action: 'CreateVpc', ...tagParams('TagSpecification.1.Tag', BENCH_TAGS) }, BENCH_TAGS, '<vpcId>vpc-0123456789abcdef0</vpcId>');
+const group = call('ec2', 'CreateSecurityGroup', { Action: 'CreateSecurityGroup', VpcId: 'vpc-0123456789abcdef0' }, BENCH_TAGS, '<groupId>sg-0123456789abcdef0</groupId>');
+
+test('security-group rules created with the default tags are allowed (ec2:CreateTags for Authorize*)', async () => {
+  const ingress = call('ec2', 'AuthorizeSecurityGroupIngress', { Action: 'AuthorizeSecurityGroupIngress', GroupId: 'sg-0123456789abcdef0' }, BENCH_TAGS);
+  const egress = call('ec2', 'AuthorizeSecurityGroupEgress', { Action: 'AuthorizeSecurityGroupEgress', GroupId: 'sg-0123456789abcdef0' }, BENCH_TAGS);
+  assert.deepEqual(denied(await decisions([vpc, group, ingress, egress])), []);
+});
+
+test('an Aurora cluster created with tags is allowed (rds:AddTagsToResource under aws:RequestTag, RDS service-linked role)', async () => {
+  const cluster = call('rds', 'CreateDBCluster', { Action: 'CreateDBCluster', DBClusterIdentifier: 'lg-test-1', ManageMasterUserPassword: 'true' }, BENCH_TAGS);
+  const instance = call('rds', 'CreateDBInstance', { Action: 'CreateDBInstance', DBInstanceIdentifier: 'lg-test-1-0' }, BENCH_TAGS);
+  assert.deepEqual(denied(await decisions([cluster, instance])), []);
+});
+
+test('a KMS key created with tags is allowed (kms:TagResource with no resource-tag condition)', async () => {
+  const key = call('kms', 'CreateKey', { Tags: Object.entries(BENCH_TAGS).map(([TagKey, TagValue]) => ({ TagKey, TagValue })) }, BENCH_TAGS, '{"KeyMetadata":{"KeyId":"0f0e0d0c-0b0a-0908-0706-050403020100"}}');
+  assert.deepEqual(denied(await decisions([key])), []);
+});
+
+test('the Grafana-token secret created with tags is allowed (secretsmanager:TagResource at creation)', async () => {
+  const secret = call('secretsmanager', 'CreateSecret', { Name: 'lg-test-1/grafana-token', Tags: Object.entries(BENCH_TAGS).map(([Key, Value]) => ({ Key, Value })) }, BENCH_TAGS);
+  assert.deepEqual(denied(await decisions([secret])), []);
+});
+
+test('instances launched with an SSH key pair are allowed (RunInstances on key-pair/*), passing only lg-* roles to EC2', async () => {
+  const subnet = call('ec2', 'CreateSubnet', { Action: 'CreateSubnet', VpcId: 'vpc-0123456789abcdef0' }, BENCH_TAGS, '<subnetId>subnet-0123456789abcdef0</subnetId>');
+  const run = call('ec2', 'RunInstances', {
+    Action: 'RunInstances', ImageId: 'ami-0123456789abcdef0', SubnetId: 'subnet-0123456789abcdef0', 'SecurityGroupId.1': 'sg-0123456789abcdef0',
+    KeyName: 'bench-admin', 'IamInstanceProfile.Name': 'lg-test-1-app',
+  }, BENCH_TAGS);
+  assert.deepEqual(denied(await decisions([vpc, group, subnet, run])), []);
+});
+
+test("Terraform's S3 backend may list the workspaces (prefix env:/) at init, found by simulating the emulator's calls", async () => {
+  const list: LoggedCall = { ...call('s3', 'ListBucket', { 'list-type': '2', prefix: 'env:/' }), method: 'GET', path: '/acme-loadgate-state' };
+  assert.deepEqual(denied(await decisions([list])), []);
+});
+
+test('the simulation denies what the policy does not grant (it is not permissive)', async () => {
+  // An instance the bench did not create (no Project tag), and a role outside lg-*.
+  const terminate = call('ec2', 'TerminateInstances', { Action: 'TerminateInstances', 'InstanceId.1': 'i-0aaaaaaaaaaaaaaa0' });
+  const role = call('iam', 'DeleteRole', { Action: 'DeleteRole', RoleName: 'admin' });
+  const untaggedVpc = call('ec2', 'CreateVpc', { Action: 'CreateVpc' });
+  assert.equal(denied(await decisions([terminate, role, untaggedVpc])).length, 3);
+});
+
+test('docs/aws.md shows the policy file itself, so the two never differ', () => {
+  const docs = readFileSync(join(import.meta.dirname, '..', '..', 'docs', 'aws.md'), 'utf8');
+  const policy = readFileSync(POLICY_FILE, 'utf8').trim();
+  const indented = policy.split('\n').map((line) => `   ${line}`).join('\n');
+  assert.ok(docs.includes(indented), 'docs/aws.md holds infra/iam/github-role-policy.json verbatim (indented by three spaces, inside the role step)');
+});
