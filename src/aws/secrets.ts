@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { CommandRunner } from './janitor.ts';
+import type { CommandRunner } from '../util/command-runner.ts';
 
 /**
  * Reads one Secrets Manager secret with the `aws` CLI (the controller's OIDC

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { isExpired, listBenches, parseArn, runJanitor, type CommandResult, type CommandRunner, type JanitorOptions } from '../../src/aws/janitor.ts';
+import { isExpired, listBenches, parseArn, runJanitor, type JanitorOptions } from '../../src/aws/janitor.ts';
+import type { CommandResult, CommandRunner } from '../../src/util/command-runner.ts';
 import { sweepRegions } from '../../src/cli/commands/janitor.ts';
 
 /** Replays AWS CLI and Terraform answers and records every call, in order. */

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { CommandResult, CommandRunner } from '../../src/aws/janitor.ts';
+import type { CommandResult, CommandRunner } from '../../src/util/command-runner.ts';
 import { RemoteCommandError, runOnNodes } from '../../src/bench/aws/remote-shell.ts';
 import { SSM_MAX_TARGETS, SsmShell } from '../../src/bench/aws/ssm-shell.ts';
 

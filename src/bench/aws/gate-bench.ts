@@ -1,7 +1,7 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Progress } from '../progress.ts';
-import { processRunner, type CommandRunner } from '../../aws/janitor.ts';
+import { processRunner, type CommandRunner } from '../../util/command-runner.ts';
 import { readSecretString } from '../../aws/secrets.ts';
 import { awsBenchDescriptionSchema, type AwsBenchDescription } from '../../aws/terraform-outputs.ts';
 import { realClock, type Clock } from '../../coordinator/index.ts';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { CommandRunner } from '../../aws/janitor.ts';
+import type { CommandRunner } from '../../util/command-runner.ts';
 import type { RemoteResult, RemoteShell, RunScriptOptions } from './remote-shell.ts';
 
 /**

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { processRunner, runJanitor } from '../../aws/janitor.ts';
+import { runJanitor } from '../../aws/janitor.ts';
+import { processRunner } from '../../util/command-runner.ts';
 import { loadGateConfig } from '../../config/load.ts';
 import { InputError } from '../../util/errors.ts';
 import { parseFlags } from '../args.ts';

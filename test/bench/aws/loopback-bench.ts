@@ -9,7 +9,7 @@ import { stringify } from 'yaml';
 import { ProcessSupervisor, type ManagedProcess } from '../../../src/bench/process.ts';
 import { allocatePorts } from '../../../src/bench/local/ports.ts';
 import { httpOk, waitUntilReady } from '../../../src/bench/local/readiness.ts';
-import type { CommandResult, CommandRunner } from '../../../src/aws/janitor.ts';
+import type { CommandResult, CommandRunner } from '../../../src/util/command-runner.ts';
 import type { RemoteResult, RemoteShell } from '../../../src/bench/aws/remote-shell.ts';
 import { MattermostStandIn } from '../../target/mattermost/mattermost-stand-in.ts';
 import { GrafanaStandIn } from '../../grafana/stand-in.ts';
