@@ -1,4 +1,5 @@
 import type { RunResultInput, Timing } from '../../src/results/schema.ts';
+import { seededRandom } from '../../src/util/random.ts';
 
 /**
  * Deterministic run results for the shipped examples, the benchmark and the tests.
@@ -6,18 +7,6 @@ import type { RunResultInput, Timing } from '../../src/results/schema.ts';
  * stack deltas); everything else here (series shapes, handler timings, request counts) is
  * generated around those numbers with a seeded PRNG, and every file says so.
  */
-
-/** mulberry32: small, fast, seedable; the same seed gives the same numbers everywhere. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 export function seedOf(text: string): number {
   let h = 2166136261;
@@ -95,7 +84,7 @@ export interface CommonSpec {
 }
 
 function timings(names: readonly string[], rand: () => number, baseMs: number, factor: number, perName: Record<string, number>, totalCount: number): Timing[] {
-  const shape = prng(seedOf(names.join('|'))); // shared across sides so deltas are the factors + noise
+  const shape = seededRandom(seedOf(names.join('|'))); // shared across sides so deltas are the factors + noise
   return names.map((name, i) => {
     const weight = 1 / (i + 1);
     const avg = baseMs * (0.3 + 3 * shape()) * factor * (perName[name] ?? 1) * (1 + (rand() - 0.5) * 0.02);
@@ -109,7 +98,7 @@ function timings(names: readonly string[], rand: () => number, baseMs: number, f
 }
 
 export function syntheticRun(common: CommonSpec, spec: BoundedSpec | UnboundedSpec): RunResultInput {
-  const rand = prng(seedOf(`${spec.seed}|${spec.version}|${spec.name}|${spec.repeat}`));
+  const rand = seededRandom(seedOf(`${spec.seed}|${spec.version}|${spec.name}|${spec.repeat}`));
   const step = common.stepSec ?? 5;
   const n = Math.floor(spec.durationSec / step) + 1;
   const t: number[] = [];

@@ -204,8 +204,6 @@ export function candidateFirst(pair: number): boolean {
   return bits % 2 === 1;
 }
 
-export { seededRandom };
-
 /** Standard normal draw (Box–Muller) from a uniform source. */
 export function gaussian(random: () => number): number {
   const u = 1 - random();

@@ -3,7 +3,8 @@ import type { NoiseModel } from '../noise/model.ts';
 import { gatingMetrics, type GatingMetric } from '../noise/profile.ts';
 import { decideGate, materialPctOf, type CheckInput, type DecisionSetup } from './decision.ts';
 import { RELATIVE_METRICS } from './metrics.ts';
-import { candidateFirst, gaussian, seededRandom } from './sequential.ts';
+import { seededRandom } from '../util/random.ts';
+import { candidateFirst, gaussian } from './sequential.ts';
 
 /**
  * `loadgate simulate`: synthetic run pairs with lognormal per-run noise at the noise

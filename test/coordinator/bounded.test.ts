@@ -2,7 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { boundedTestSchema, type BoundedTest } from '../../src/config/schema.ts';
 import { runBounded, type BoundedProgress } from '../../src/coordinator/bounded.ts';
-import { gaussian, mulberry32 } from '../../src/coordinator/simulation/model.ts';
+import { gaussian } from '../../src/coordinator/simulation/model.ts';
+import { seededRandom } from '../../src/util/random.ts';
 import { InputError } from '../../src/util/errors.ts';
 import { FakeClock, FakeUsers } from './fakes.ts';
 
@@ -80,7 +81,7 @@ test('earlyStop: the hold ends once the watched metric is known within its half-
   const run = async (noise: number) => {
     const clock = new FakeClock();
     const users = new FakeUsers();
-    const random = mulberry32(7);
+    const random = seededRandom(7);
     const spec = boundedTestSchema.parse({
       type: 'bounded',
       users: 100,

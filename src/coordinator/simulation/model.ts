@@ -1,4 +1,4 @@
-import { seededRandom } from '../../target/synapse/dataset-plan.ts';
+import { seededRandom } from '../../util/random.ts';
 import type { Clock, HealthSource, UserControl } from '../types.ts';
 
 /**
@@ -29,9 +29,6 @@ export interface ModelParams {
    */
   noiseSd: number;
 }
-
-/** Deterministic PRNG (mulberry32, the one the dataset plan uses): a seeded run is the same run every time. */
-export const mulberry32 = seededRandom;
 
 /** Standard normal from a uniform source (Box-Muller). */
 export function gaussian(random: () => number): number {
@@ -112,7 +109,7 @@ export class SimSystem implements UserControl, HealthSource {
   private noiseOf(slot: number, sd: number): number {
     let factor = this.slotNoise.get(slot);
     if (factor === undefined) {
-      factor = Math.exp(sd * gaussian(mulberry32(this.seed * 1_000_003 + slot)));
+      factor = Math.exp(sd * gaussian(seededRandom(this.seed * 1_000_003 + slot)));
       this.slotNoise.set(slot, factor);
     }
     return factor;

@@ -54,8 +54,6 @@ export interface DatasetPlan {
 export const DM_MESSAGES = 10;
 const REACTION_KEYS = ['👍', '❤️', '😂', '🎉', '👀', '🚀', '✅', '🙏'];
 
-/** mulberry32, shared with the decision's simulations. */
-export { seededRandom };
 
 function sample(rand: () => number, n: number, k: number): number[] {
   const pool = Array.from({ length: n }, (_, i) => i);
