@@ -164,6 +164,10 @@ export function syntheticRun(common: CommonSpec, spec: BoundedSpec | UnboundedSp
       connectedUsers: series((u) => u, 'users'),
       rps: series((u) => u * rpsPerUser * noise(0.05), 'rps'),
       stackInUseBytes: series((u) => (12e6 + 5.5e3 * u) * (spec.stackFactor ?? 1) * noise(0.01), 'bytes'),
+      // Last, so the series above keep their random draws (and the examples their figures).
+      apiP50Ms: series((u) => (6 + 7 * load(u)) * apiF * noise(0.1), 'ms'),
+      apiP95Ms: series((u, sec) => (40 + 90 * load(u)) * apiF * spike(sec) * noise(0.15), 'ms'),
+      errorPercent: series(() => (requests ? ((100 * spec.errors) / requests) * noise(0.3) : 0), 'percent'),
     },
     generator: { saturated: false },
     bench: common.bench,

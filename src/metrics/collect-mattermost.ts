@@ -25,8 +25,8 @@ export interface MattermostCollected extends Collected {
 }
 
 const UNITS: Record<MattermostSeriesName, NonNullable<RunResult['series']['apiAvgMs']>['unit']> = {
-  apiAvgMs: 'ms', apiP99Ms: 'ms', storeAvgMs: 'ms', storeP99Ms: 'ms', cpuPercent: 'percent',
-  threads: 'count', heapInUseBytes: 'bytes', stackInUseBytes: 'bytes', connectedUsers: 'users', rps: 'rps',
+  apiAvgMs: 'ms', apiP50Ms: 'ms', apiP95Ms: 'ms', apiP99Ms: 'ms', storeAvgMs: 'ms', storeP99Ms: 'ms', cpuPercent: 'percent',
+  threads: 'count', heapInUseBytes: 'bytes', stackInUseBytes: 'bytes', connectedUsers: 'users', rps: 'rps', errorPercent: 'percent',
 };
 /** Without these the run cannot be judged. */
 const ESSENTIAL: readonly MattermostSeriesName[] = ['apiAvgMs', 'cpuPercent', 'heapInUseBytes', 'connectedUsers', 'rps'];

@@ -33,12 +33,14 @@ export interface Collected {
 
 type SeriesName = keyof ReturnType<typeof seriesQueries>;
 const UNITS: Record<SeriesName, Series['unit']> = {
-  apiAvgMs: 'ms', apiP99Ms: 'ms', storeAvgMs: 'ms', storeP99Ms: 'ms', cpuPercent: 'percent',
-  threads: 'count', heapInUseBytes: 'bytes', connectedUsers: 'users', rps: 'rps',
+  apiAvgMs: 'ms', apiP50Ms: 'ms', apiP95Ms: 'ms', apiP99Ms: 'ms', storeAvgMs: 'ms', storeP99Ms: 'ms', cpuPercent: 'percent',
+  threads: 'count', heapInUseBytes: 'bytes', connectedUsers: 'users', rps: 'rps', errorPercent: 'percent',
 };
 /** Which scraped component each series comes from, for "no data" messages. */
 const SOURCES: Record<SeriesName, string> = {
   apiAvgMs: 'synapse metrics listener (job "synapse")', apiP99Ms: 'synapse metrics listener (job "synapse")',
+  apiP50Ms: 'synapse metrics listener (job "synapse")', apiP95Ms: 'synapse metrics listener (job "synapse")',
+  errorPercent: 'k6 exporter (job "k6")',
   storeAvgMs: 'synapse metrics listener (job "synapse")', storeP99Ms: 'synapse metrics listener (job "synapse")',
   rps: 'synapse metrics listener (job "synapse")', cpuPercent: 'process exporter (job "process")',
   threads: 'process exporter (job "process")', heapInUseBytes: 'process exporter (job "process")',

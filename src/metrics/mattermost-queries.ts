@@ -16,8 +16,8 @@
  * stable phase by compare.
  */
 export type MattermostSeriesName =
-  | 'apiAvgMs' | 'apiP99Ms' | 'storeAvgMs' | 'storeP99Ms' | 'cpuPercent'
-  | 'threads' | 'heapInUseBytes' | 'stackInUseBytes' | 'connectedUsers' | 'rps';
+  | 'apiAvgMs' | 'apiP50Ms' | 'apiP95Ms' | 'apiP99Ms' | 'storeAvgMs' | 'storeP99Ms' | 'cpuPercent'
+  | 'threads' | 'heapInUseBytes' | 'stackInUseBytes' | 'connectedUsers' | 'rps' | 'errorPercent';
 
 /** Scraped components, as named in "no data" messages. */
 export const COMPONENTS = {
@@ -27,9 +27,9 @@ export const COMPONENTS = {
 } as const;
 
 export const SERIES_SOURCES: Record<MattermostSeriesName, keyof typeof COMPONENTS> = {
-  apiAvgMs: 'mattermost', apiP99Ms: 'mattermost', storeAvgMs: 'mattermost', storeP99Ms: 'mattermost',
+  apiAvgMs: 'mattermost', apiP50Ms: 'mattermost', apiP95Ms: 'mattermost', apiP99Ms: 'mattermost', storeAvgMs: 'mattermost', storeP99Ms: 'mattermost',
   cpuPercent: 'mattermost', threads: 'mattermost', heapInUseBytes: 'mattermost', stackInUseBytes: 'mattermost',
-  connectedUsers: 'mattermost', rps: 'mattermost',
+  connectedUsers: 'mattermost', rps: 'mattermost', errorPercent: 'loadtest',
 };
 
 const MM = 'job="mattermost"';
@@ -39,6 +39,8 @@ export function mattermostSeriesQueries(rateWindow: string): Record<MattermostSe
   const w = rateWindow;
   return {
     apiAvgMs: `1000 * sum(rate(mattermost_api_time_sum{${MM}}[${w}])) / sum(rate(mattermost_api_time_count{${MM}}[${w}]))`,
+    apiP50Ms: `1000 * histogram_quantile(0.5, sum by (le) (rate(mattermost_api_time_bucket{${MM}}[${w}])))`,
+    apiP95Ms: `1000 * histogram_quantile(0.95, sum by (le) (rate(mattermost_api_time_bucket{${MM}}[${w}])))`,
     apiP99Ms: `1000 * histogram_quantile(0.99, sum by (le) (rate(mattermost_api_time_bucket{${MM}}[${w}])))`,
     storeAvgMs: `1000 * sum(rate(mattermost_db_store_time_sum{${MM}}[${w}])) / sum(rate(mattermost_db_store_time_count{${MM}}[${w}]))`,
     storeP99Ms: `1000 * histogram_quantile(0.99, sum by (le) (rate(mattermost_db_store_time_bucket{${MM}}[${w}])))`,
@@ -49,6 +51,8 @@ export function mattermostSeriesQueries(rateWindow: string): Record<MattermostSe
     stackInUseBytes: `sum(go_memstats_stack_inuse_bytes{${MM}})`,
     connectedUsers: `sum(mattermost_http_websockets_total{${MM}})`,
     rps: `sum(rate(mattermost_http_requests_total{${MM}}[${w}]))`,
+    // The agents' view, with load-test-ng's client metric names: no error series is 0 %.
+    errorPercent: `100 * (sum(rate(loadtest_http_errors_total{job="loadtest"}[${w}])) or vector(0)) / sum(rate(loadtest_http_request_time_count{job="loadtest"}[${w}]))`,
   };
 }
 

@@ -35,10 +35,14 @@ export function expandQuery(query: string, targetCpus: string): string {
   return query.replaceAll('$TARGET_CPU_COUNT', String(cpuCount(targetCpus))).replaceAll('$TARGET_CPUS', cpuListRegex(targetCpus));
 }
 
-export function seriesQueries(targetCpus: string): Record<'apiAvgMs' | 'apiP99Ms' | 'storeAvgMs' | 'storeP99Ms' | 'cpuPercent' | 'threads' | 'heapInUseBytes' | 'connectedUsers' | 'rps', string> {
+export function seriesQueries(
+  targetCpus: string,
+): Record<'apiAvgMs' | 'apiP50Ms' | 'apiP95Ms' | 'apiP99Ms' | 'storeAvgMs' | 'storeP99Ms' | 'cpuPercent' | 'threads' | 'heapInUseBytes' | 'connectedUsers' | 'rps' | 'errorPercent', string> {
   const w = RATE_WINDOW;
   return {
     apiAvgMs: `1000 * sum(rate(synapse_http_server_response_time_seconds_sum[${w}])) / sum(rate(synapse_http_server_response_time_seconds_count[${w}]))`,
+    apiP50Ms: `1000 * histogram_quantile(0.5, sum by (le) (rate(synapse_http_server_response_time_seconds_bucket[${w}])))`,
+    apiP95Ms: `1000 * histogram_quantile(0.95, sum by (le) (rate(synapse_http_server_response_time_seconds_bucket[${w}])))`,
     apiP99Ms: `1000 * histogram_quantile(0.99, sum by (le) (rate(synapse_http_server_response_time_seconds_bucket[${w}])))`,
     storeAvgMs: `1000 * sum(rate(synapse_storage_transaction_time_sum_total[${w}])) / sum(rate(synapse_storage_transaction_time_count_total[${w}]))`,
     storeP99Ms: `1000 * histogram_quantile(0.99, sum by (le) (rate(synapse_storage_query_time_bucket[${w}])))`,
@@ -49,6 +53,8 @@ export function seriesQueries(targetCpus: string): Record<'apiAvgMs' | 'apiP99Ms
     heapInUseBytes: 'max(loadgate_target_resident_memory_bytes{job="process"})',
     connectedUsers: 'max(loadgate_engine_active_users{job="k6"})',
     rps: `sum(rate(synapse_http_server_responses_total[${w}]))`,
+    // The client's view (k6), as the health queries count errors: no error series is 0 %.
+    errorPercent: `100 * (sum(rate(loadtest_http_errors_total{job="k6"}[${w}])) or vector(0)) / sum(rate(loadtest_http_request_time_count{job="k6"}[${w}]))`,
   };
 }
 

@@ -3,16 +3,16 @@ import type { TestComparison } from '../compare/compare.ts';
 import type { RunResult, Series, SeriesKey } from '../results/schema.ts';
 
 /**
- * The capacity curve (issue 13): how throughput and latencies grow with the active users,
- * read from the series every bench already records (connected users, requests/s, API and
- * store avg/p99), so it needs no new queries and works on older run results too.
+ * The capacity curve (issue 13): how throughput, latencies and errors grow with the active
+ * users, read from the run's series (connected users, requests/s, API avg/p50/p95/p99,
+ * client error %, store avg/p99). Results recorded before the p50/p95/error series existed
+ * show n/a in those columns.
  *   - a table at user levels, baseline and candidate side by side, in the shape of the
  *     Locust seed (forum-api-locust-load-results.txt: clients, req/s, response times);
  *   - store times (avg, p99) at a few load levels, the shape of the YugabyteDB talk seed;
  *   - graphs of requests/s and API times against users, the knee (supported users) marked.
  * An unbounded run sweeps the users, so each level is the mean of the points within ±5 %
  * of it; a bounded run has one level, its hold.
- * Not here yet: API p50/p95 and error rate per level (the benches record no such series).
  */
 
 export interface LevelPoint {
@@ -22,7 +22,7 @@ export interface LevelPoint {
   points: number;
 }
 
-const CURVE_KEYS = ['rps', 'apiAvgMs', 'apiP99Ms', 'storeAvgMs', 'storeP99Ms'] as const satisfies readonly SeriesKey[];
+const CURVE_KEYS = ['rps', 'apiAvgMs', 'apiP50Ms', 'apiP95Ms', 'apiP99Ms', 'errorPercent', 'storeAvgMs', 'storeP99Ms'] as const satisfies readonly SeriesKey[];
 /** Levels as fractions of the larger side's supported users (1 is the knee). */
 const UNBOUNDED_LEVELS = [0.25, 0.5, 0.75, 0.9, 1] as const;
 const STORE_LEVELS = [0.5, 0.9, 1] as const;
@@ -124,7 +124,10 @@ export function capacitySection(test: TestComparison): string | undefined {
       `${r.level}${!bounded && r.level === knee ? ' (knee)' : ''}`,
       pair(r.b, r.c, 'rps'),
       pair(r.b, r.c, 'apiAvgMs'),
+      pair(r.b, r.c, 'apiP50Ms'),
+      pair(r.b, r.c, 'apiP95Ms'),
       pair(r.b, r.c, 'apiP99Ms'),
+      pair(r.b, r.c, 'errorPercent', 2),
     ]);
   if (!rows.length) return undefined;
   const parts = [
@@ -132,7 +135,7 @@ export function capacitySection(test: TestComparison): string | undefined {
     bounded
       ? 'At the bounded test\'s one level, over its hold. Each cell: baseline / candidate.'
       : 'From the unbounded ramp: the mean of the points within ±5 % of each level of active users; the knee is the larger side\'s supported users. Each cell: baseline / candidate.',
-    mdTable(['Users', 'Requests/s', 'API avg (ms)', 'API p99 (ms)'], rows),
+    mdTable(['Users', 'Requests/s', 'API avg (ms)', 'API p50 (ms)', 'API p95 (ms)', 'API p99 (ms)', 'Errors (%)'], rows),
   ];
   const runNotes = [...test.baseline.map((r) => ['baseline', r] as const), ...test.candidate.map((r) => ['candidate', r] as const)].map(([side, r]) => runNote(side, r)).filter((n): n is string => n !== undefined);
   if (runNotes.length) parts.push(runNotes.map((n) => `- ${n}`).join('\n'));

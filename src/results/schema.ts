@@ -39,6 +39,10 @@ export const SERIES_KEYS = [
   'connectedUsers',
   'rps',
   'stackInUseBytes',
+  // The capacity curve's per-level columns (issue 13): API median and p95, client error %.
+  'apiP50Ms',
+  'apiP95Ms',
+  'errorPercent',
 ] as const;
 export type SeriesKey = (typeof SERIES_KEYS)[number];
 

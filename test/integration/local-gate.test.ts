@@ -71,7 +71,7 @@ test('bounded A/A on the real bench: both runs complete with every measurement, 
       assert.deepEqual(r.stableWindow, { startSec: 10, endSec: 30 });
       assert.ok(r.totals.requests > 20, `${name}: ${r.totals.requests} requests`);
       assert.ok(r.api.length >= 3 && r.store.length >= 3, `${name}: per-handler and per-store timings`);
-      for (const key of ['apiAvgMs', 'apiP99Ms', 'storeAvgMs', 'storeP99Ms', 'cpuPercent', 'threads', 'heapInUseBytes', 'connectedUsers', 'rps'] as const) {
+      for (const key of ['apiAvgMs', 'apiP50Ms', 'apiP95Ms', 'apiP99Ms', 'errorPercent', 'storeAvgMs', 'storeP99Ms', 'cpuPercent', 'threads', 'heapInUseBytes', 'connectedUsers', 'rps'] as const) {
         assert.ok(r.series[key]?.t.length, `${name}: series ${key}`);
       }
       assert.equal(Math.max(...r.series.connectedUsers!.v), 6);

@@ -38,7 +38,13 @@ test('per-handler API and per-store-method timings over the measurement window',
   for (const t of [...c.api, ...c.store]) assert.ok(t.count >= 1 && t.avgMs >= 0 && t.p99Ms >= 0, JSON.stringify(t));
   assert.deepEqual(c.store[0], { name: 'get_local_current_membership_for_user_in_room', count: 705, avgMs: 0.889, p99Ms: 1.666 });
   assert.equal(c.totals.requests, 718);
-  assert.deepEqual(c.problems, []);
+  // The recording predates the capacity curve's series (API p50/p95, client error %): they
+  // answer "no series", which is reported per component and leaves the run judgeable.
+  assert.deepEqual(c.problems, [
+    'Prometheus has no data for apiP50Ms from the synapse metrics listener (job "synapse") during the run',
+    'Prometheus has no data for apiP95Ms from the synapse metrics listener (job "synapse") during the run',
+    'Prometheus has no data for errorPercent from the k6 exporter (job "k6") during the run',
+  ]);
   assert.equal(c.missingEssential, false);
   assert.equal(c.totals.errors, 0);
   assert.equal(c.totals.timeouts, 0);

@@ -6,11 +6,17 @@ import type { RunResult } from '../../src/results/schema.ts';
 import { bounded, unbounded } from '../support/runs.ts';
 
 /** An unbounded run whose users climb 1 per 5 s to 100: every metric a known function of users. */
-function ramp(version: string, supportedUsers: number, apiAt: (u: number) => number): RunResult {
+function ramp(version: string, supportedUsers: number, apiAt: (u: number) => number, o: { quantilesAndErrors?: boolean } = {}): RunResult {
   const run = unbounded(version, supportedUsers);
   const t = Array.from({ length: 101 }, (_, i) => i * 5);
   const users = t.map((_, i) => i);
-  const series = (v: number[], unit: 'users' | 'rps' | 'ms') => ({ unit, t, v });
+  const series = (v: number[], unit: 'users' | 'rps' | 'ms' | 'percent') => ({ unit, t, v });
+  // Results recorded before these series existed have none of them.
+  const newer = o.quantilesAndErrors === false ? {} : {
+    apiP50Ms: series(users.map((u) => 0.8 * apiAt(u)), 'ms'),
+    apiP95Ms: series(users.map((u) => 3 * apiAt(u)), 'ms'),
+    errorPercent: series(users.map((u) => u / 100), 'percent'),
+  };
   return {
     ...run,
     series: {
@@ -20,6 +26,7 @@ function ramp(version: string, supportedUsers: number, apiAt: (u: number) => num
       apiP99Ms: series(users.map((u) => 4 * apiAt(u)), 'ms'),
       storeAvgMs: series(users.map((u) => 1 + u / 100), 'ms'),
       storeP99Ms: series(users.map((u) => 5 + u / 10), 'ms'),
+      ...newer,
     },
   };
 }
@@ -42,11 +49,19 @@ test('the unbounded table has levels at fractions of the knee, baseline / candid
   const t = comparison([ramp('1.0.0', 80, (u) => 20 + u)], [ramp('1.1.0', 72, (u) => 20 + 2 * u)]);
   assert.deepEqual(levelsOf(t), [20, 40, 60, 72, 80]);
   const md = capacitySection(t) ?? '';
-  assert.match(md, /\| 80 \(knee\) \| 56\.0 \/ 56\.0 \| 100\.0 \/ 180\.0 \| 400\.0 \/ 720\.0 \|/);
+  // Users | req/s | API avg | p50 | p95 | p99 | errors %, each baseline / candidate.
+  assert.match(md, /\| Users \| Requests\/s \| API avg \(ms\) \| API p50 \(ms\) \| API p95 \(ms\) \| API p99 \(ms\) \| Errors \(%\) \|/);
+  assert.match(md, /\| 80 \(knee\) \| 56\.0 \/ 56\.0 \| 100\.0 \/ 180\.0 \| 80\.0 \/ 144\.0 \| 300\.0 \/ 540\.0 \| 400\.0 \/ 720\.0 \| 0\.80 \/ 0\.80 \|/);
   assert.match(md, /\| 40 \| 28\.0 \/ 28\.0 \| 60\.0 \/ 100\.0 \|/);
   assert.match(md, /Store times by load/);
   assert.match(md, /\| 72 \| 1\.72 \/ 1\.72 \| 12\.20 \/ 12\.20 \|/);
   assert.equal(capacityChartSpecs('unbounded', t.baseline, t.candidate).length, 3);
+});
+
+test('results recorded before the p50, p95 and error series show n/a in those columns, not zeros', () => {
+  const t = comparison([ramp('1.0.0', 80, (u) => 20 + u, { quantilesAndErrors: false })], [ramp('1.1.0', 80, (u) => 20 + u)]);
+  const md = capacitySection(t) ?? '';
+  assert.match(md, /\| 80 \(knee\) \| 56\.0 \/ 56\.0 \| 100\.0 \/ 100\.0 \| n\/a \/ 80\.0 \| n\/a \/ 300\.0 \| 400\.0 \/ 400\.0 \| n\/a \/ 0\.80 \|/);
 });
 
 test('a bounded test gets the same table at its one level, over its hold only', () => {
