@@ -673,7 +673,11 @@ function createChannel(type) {
 
 let loggedErrors = 0;
 
-function runAction(name) {
+/**
+ * One action of this user's session. Exported, with startSession and endSession, so a test
+ * can run every action in turn and check each request against Mattermost's API description.
+ */
+export function runAction(name) {
   session.action = name;
   countAction(name);
   try {
@@ -694,6 +698,20 @@ function runAction(name) {
 // VU loop
 // ---------------------------------------------------------------------------
 
+/** Logs `user` in, loads what the web app loads and opens the WebSocket; false if the login failed. */
+export function startSession(user) {
+  session.user = user;
+  if (!login()) return false;
+  initialLoad();
+  connectWebSocket();
+  return true;
+}
+
+/** Closes the WebSocket, so k6 can end the iteration. */
+export function endSession() {
+  closeWebSocket();
+}
+
 /** Sessions end on their own when the scenario's duration is known, instead of being cut. */
 const END_MS = __ENV.LOADGATE_DURATION ? seconds(__ENV.LOADGATE_DURATION) * 1000 : Infinity;
 
@@ -708,26 +726,23 @@ export default function () {
     return;
   }
   const users = USERS;
-  session.user = users[(exec.vu.idInTest - 1) % users.length];
-  if (!login()) {
+  if (!startSession(users[(exec.vu.idInTest - 1) % users.length])) {
     // Back off and let the next iteration retry, as a user would reload the page.
     sleep(1 + Math.random() * 4);
     return;
   }
-  initialLoad();
-  connectWebSocket();
 
   // The session lives until k6 stops this VU or the run's end: each action schedules the next.
   const next = () => {
     const left = msLeft();
     if (left <= 0) {
-      closeWebSocket();
+      endSession();
       return;
     }
     const idle = pickIdleTimeMs(IDLE_MIN_MS, IDLE_AVG_MS, RATE);
     setTimeout(() => {
       if (idle > left) {
-        closeWebSocket();
+        endSession();
         return;
       }
       runAction(pickAction());
