@@ -220,6 +220,14 @@ test('the request check refuses what the description does not have', () => {
   assert.match(problem('POST', '/api/v4/channels/direct', ['a']), /1 items, at least 2 needed/);
   assert.match(problem('POST', categories, { display_name: 'x', collapsed: true }), /"collapsed" is not a field/);
   assert.equal(problem('PUT', `${categories}/c`, { id: 'c', display_name: 'x', collapsed: true }), '');
+  // Query parameters: declared names only; a required one must be sent unless the server reads it as optional.
+  const query = (method: string, path: string, names: string[]) => checkRequest(ops, method, path, undefined, names).problems.join('; ');
+  assert.match(query('GET', '/api/v4/posts/p/thread', ['collapsed_threads']), /query parameter "collapsed_threads" is not declared; it has perPage/);
+  assert.match(query('GET', '/api/v4/users/me', ['page']), /query parameter "page" is not declared$/);
+  assert.equal(query('GET', '/api/v4/users/u/teams/t/threads', ['per_page', 'unread']), '');
+  assert.equal(query('GET', '/api/v4/users/me/teams/unread', []), '');
+  const required = [{ method: 'GET', path: '/x', pattern: /^\/x$/, rank: [0, 0], operation: { operationId: 'X', parameters: [{ name: 'q', in: 'query', required: true }] } }];
+  assert.match(checkRequest(required, 'GET', '/x', undefined, []).problems.join(), /query parameter "q" is required/);
 });
 
 /**
@@ -288,7 +296,7 @@ test("every action's requests match Mattermost's API v4 description, and every v
     const covered = new Set<string>();
     const undescribed = new Set<string>();
     for (const r of server.received) {
-      const checked = checkRequest(ops, r.method, r.path, r.body);
+      const checked = checkRequest(ops, r.method, r.path, r.body, r.query);
       problems.push(...checked.problems);
       if (checked.operationId) covered.add(checked.operationId);
       if (checked.undescribed) undescribed.add(`${r.method} ${r.path}`);

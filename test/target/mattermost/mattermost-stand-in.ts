@@ -104,7 +104,7 @@ export class MattermostStandIn {
    * Every request as received (path without the query), WebSocket upgrades included, with the
    * status answered, for checks against the API description.
    */
-  readonly received: { method: string; path: string; body: unknown; status?: number }[] = [];
+  readonly received: { method: string; path: string; query: string[]; body: unknown; status?: number }[] = [];
   /** The version it reports (X-Version-Id starts with it), as a release install would set it. */
   version = '10.12.0';
   /** Added to every request per connected websocket (ms). */
@@ -244,7 +244,7 @@ export class MattermostStandIn {
     const template = path.replace(/\/[a-z0-9]{26}(?=\/|$)/g, '/{id}').replace(/\/\d{10,}$/, '/{time}');
     const route = `${method} ${template}`;
     this.count(route);
-    const entry: (typeof this.received)[number] = { method, path: url.pathname, body: text ? (JSON.parse(text) as unknown) : undefined };
+    const entry: (typeof this.received)[number] = { method, path: url.pathname, query: [...url.searchParams.keys()], body: text ? (JSON.parse(text) as unknown) : undefined };
     this.received.push(entry);
     const started = process.hrtime.bigint();
     if (this.latencyPerUserMs > 0 && route !== 'GET /system/ping') {
@@ -404,7 +404,8 @@ export class MattermostStandIn {
   /** RFC 6455 handshake, then just enough framing: auth challenge, ping, close. */
   private upgrade(req: IncomingMessage, socket: Socket): void {
     const key = req.headers['sec-websocket-key'];
-    const entry: (typeof this.received)[number] = { method: req.method ?? 'GET', path: new URL(req.url ?? '/', 'http://x').pathname, body: undefined };
+    const url = new URL(req.url ?? '/', 'http://x');
+    const entry: (typeof this.received)[number] = { method: req.method ?? 'GET', path: url.pathname, query: [...url.searchParams.keys()], body: undefined };
     this.received.push(entry);
     const userId = this.tokens.get((req.headers.authorization ?? '').replace(/^Bearer /, ''));
     if (!req.url?.startsWith('/api/v4/websocket') || typeof key !== 'string' || !userId) {

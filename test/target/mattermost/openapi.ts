@@ -9,7 +9,10 @@ import { parse } from 'yaml';
  * the field is an enumeration; an array body must be an array of the declared length.
  * Deeper objects are not closed (the description leaves out some nested fields the server
  * accepts, such as metadata.priority.persistent_notifications of model.PostPriority).
- * A request no vendored operation covers is a problem unless UNDESCRIBED names it.
+ * Every query parameter sent must be one the operation declares, and every required one must
+ * be sent (the subsets keep the query parameters of the operations the scenario sends a
+ * query to, and of those with a required one). A request no vendored operation covers is a
+ * problem unless UNDESCRIBED names it.
  */
 
 interface Schema {
@@ -22,6 +25,7 @@ interface Schema {
 }
 interface Operation {
   operationId: string;
+  parameters?: { name: string; in: string; required?: boolean }[];
   requestBody?: { required?: boolean; content?: { 'application/json'?: { schema?: Schema } } };
 }
 export interface ApiOperation {
@@ -56,6 +60,26 @@ export const UNDESCRIBED_FIELDS: Readonly<Record<string, { fields: readonly stri
     // mattermost/mattermost server/public/model/channel_sidebar.go at 42c05bfeaed38d41a44536b7ff0cda0f09d0936f;
     // @mattermost/types channel_categories ChannelCategory (v11.9.0) has the same fields but sort_order.
     reason: 'the handler decodes model.SidebarCategoryWithChannels, whose JSON adds sort_order, sorting, muted, collapsed and channel_ids to the five fields of the described SidebarCategory',
+  },
+};
+
+/** Query parameters the server reads that the description does not declare, per operation. */
+export const UNDESCRIBED_QUERY: Readonly<Record<string, { names: readonly string[]; reason: string }>> = {
+  GetUserThreads: {
+    names: ['unread'],
+    // mattermost/mattermost server/channels/api4/user.go at 004cacd43c54177e1e322e38ae1ebb0995feff69;
+    // @mattermost/client 11.9.0 Client4.getUserThreads sends unread too.
+    reason: 'getThreadsForUser parses "unread" into GetUserThreadsOpts.Unread',
+  },
+};
+
+/** Query parameters the description marks required that the server treats as optional. */
+export const OPTIONAL_QUERY: Readonly<Record<string, { names: readonly string[]; reason: string }>> = {
+  GetTeamsUnreadForUser: {
+    names: ['exclude_team'],
+    // mattermost/mattermost server/channels/api4/team.go at 033bd0c6fdc8bdf51e22c090b66c2c0c2b14c3a2;
+    // @mattermost/client 11.9.0 Client4.getMyTeamUnreads never sends it.
+    reason: 'getTeamsUnreadForUser reads it as an "optional team id to be excluded from the result"',
   },
 };
 
@@ -95,8 +119,8 @@ export interface Checked {
   problems: string[];
 }
 
-/** The problems of one request (`path` without the query string). */
-export function checkRequest(ops: readonly ApiOperation[], method: string, path: string, body: unknown): Checked {
+/** The problems of one request (`path` without the query string; `query`: the names of its query parameters). */
+export function checkRequest(ops: readonly ApiOperation[], method: string, path: string, body: unknown, query: readonly string[] = []): Checked {
   const samePath = ops.filter((o) => o.pattern.test(path));
   if (!samePath.length) {
     const known = UNDESCRIBED.find((u) => u.method === method && u.pattern.test(path));
@@ -112,6 +136,11 @@ export function checkRequest(ops: readonly ApiOperation[], method: string, path:
   const id = op.operation.operationId;
   const where = `${method} ${op.path} (${id})`;
   const problems: string[] = [];
+  const declared = (op.operation.parameters ?? []).filter((p) => p.in === 'query');
+  const extraQuery = UNDESCRIBED_QUERY[id]?.names ?? [];
+  const optional = OPTIONAL_QUERY[id]?.names ?? [];
+  for (const name of query) if (!declared.some((p) => p.name === name) && !extraQuery.includes(name)) problems.push(`${where}: query parameter "${name}" is not declared${declared.length ? `; it has ${declared.map((p) => p.name).join(', ')}` : ''}`);
+  for (const p of declared) if (p.required && !query.includes(p.name) && !optional.includes(p.name)) problems.push(`${where}: query parameter "${p.name}" is required`);
   const rb = op.operation.requestBody;
   const schema = rb?.content?.['application/json']?.schema;
   if (rb?.required && body === undefined) problems.push(`${where}: the request body is required`);
