@@ -35,10 +35,16 @@ test('the body builders produce the fields the scenario sent before (same reques
   assert.deepEqual(postBody('c', 'hello', 'r', persistentPriority()), { channel_id: 'c', message: 'hello', metadata: { priority: { priority: 'urgent', persistent_notifications: true } } });
 });
 
-/** Type-checks `files` (path → text) with the project's compiler options; returns the messages per file. */
-function typecheck(files: Record<string, string>): Record<string, string[]> {
+/** The project's tsconfig.json, as `npm run typecheck` reads it. */
+function projectConfig(): ts.ParsedCommandLine {
   const config = ts.getParsedCommandLineOfConfigFile(fileURLToPath(new URL('../../../tsconfig.json', import.meta.url)), {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: (d) => assert.fail(String(d.messageText)) });
   assert.ok(config, 'tsconfig.json parses');
+  return config;
+}
+
+/** Type-checks `files` (path → text) with the project's compiler options; returns the messages per file. */
+function typecheck(files: Record<string, string>): Record<string, string[]> {
+  const config = projectConfig();
   const host = ts.createCompilerHost(config.options);
   const readFile = host.readFile.bind(host);
   host.readFile = (name) => files[name] ?? readFile(name);
@@ -51,8 +57,7 @@ function typecheck(files: Record<string, string>): Record<string, string[]> {
 
 test('npm run typecheck checks the request bodies, and a wrong field is a type error', { timeout: 120_000 }, () => {
   // tsconfig.json takes the file in (allowJs), and the file opts in to checking.
-  const config = ts.getParsedCommandLineOfConfigFile(fileURLToPath(new URL('../../../tsconfig.json', import.meta.url)), {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => undefined });
-  assert.ok(config?.fileNames.map((f) => join(f)).includes(BODIES), 'tsconfig.json includes lib/mattermost-bodies.js');
+  assert.ok(projectConfig().fileNames.map((f) => join(f)).includes(BODIES), 'tsconfig.json includes lib/mattermost-bodies.js');
   const source = readFileSync(BODIES, 'utf8');
   assert.ok(source.startsWith('// @ts-check\n'), 'the file starts with // @ts-check');
 

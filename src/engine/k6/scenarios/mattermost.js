@@ -35,6 +35,10 @@
  * ./lib/metrics.js, which loadgate's exporter turns into the same Prometheus series when
  * it reads k6 through its REST API.
  *
+ * Request bodies come from ./lib/mattermost-bodies.js, typed with @mattermost/types and
+ * checked by `npm run typecheck`; test/target/mattermost/k6-scenario.test.ts runs every
+ * action and checks each request against Mattermost's API v4 description.
+ *
  * Only k6 modules are used. Run k6 with K6_AUTO_EXTENSION_RESOLUTION=false and
  * --no-usage-report so it makes no outbound calls of its own.
  */
