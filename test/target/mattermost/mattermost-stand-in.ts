@@ -261,7 +261,7 @@ export class MattermostStandIn {
       res.writeHead(status, { 'Content-Type': 'application/json', 'X-Version-Id': `${this.version}.0.standin.false`, ...headers }).end(JSON.stringify(payload));
     };
 
-    if (route === 'GET /system/ping') return send(200, { status: 'OK' });
+    if (route === 'GET /system/ping') return send(200, OK);
     // No session needed. format=old: every value a string; IsLicensed "true"/"false" (api4/license.go getClientLicense).
     if (route === 'GET /license/client') return send(200, { IsLicensed: String(this.licensed), SkuShortName: this.licensed ? 'enterprise' : '' } satisfies ClientLicense);
 
