@@ -237,8 +237,8 @@ export function scenarioEnvironment(o: ScenarioSettings): Record<string, string>
   };
 }
 
-/** The Mattermost scenario and the shared metrics library it imports, relative to scenarios/. */
-export const MATTERMOST_SCENARIO_FILES = ['mattermost.js', 'lib/metrics.js'] as const;
+/** The Mattermost scenario and the libraries it imports (shared metrics, typed request bodies), relative to scenarios/. */
+export const MATTERMOST_SCENARIO_FILES = ['mattermost.js', 'lib/metrics.js', 'lib/mattermost-bodies.js'] as const;
 export const SCENARIOS_DIR = fileURLToPath(new URL('./scenarios/', import.meta.url));
 
 async function assertReadable(path: string, what: string): Promise<void> {

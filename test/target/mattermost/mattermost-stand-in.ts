@@ -1,16 +1,20 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createHash, randomBytes } from 'node:crypto';
 import type { AddressInfo, Socket } from 'node:net';
-import type { Channel } from '@mattermost/types/channels';
+import type { ChannelCategory, OrderedChannelCategories } from '@mattermost/types/channel_categories';
+import type { Channel, ChannelMembership } from '@mattermost/types/channels';
+import type { StatusOK } from '@mattermost/types/client4';
 import type { ClientLicense } from '@mattermost/types/config';
-import type { Post as MattermostPost, PostPriorityMetadata } from '@mattermost/types/posts';
+import type { Post as MattermostPost, PostAcknowledgement, PostList, PostPriorityMetadata } from '@mattermost/types/posts';
+import type { Reaction } from '@mattermost/types/reactions';
 import type { Team, TeamUnread } from '@mattermost/types/teams';
-import type { UserProfile } from '@mattermost/types/users';
+import type { UserThread, UserThreadList } from '@mattermost/types/threads';
+import type { UserProfile, UserStatus } from '@mattermost/types/users';
 import type { UserReport } from '@mattermost/types/reports';
 
 /**
- * A tiny stand-in for the few Mattermost API v4 routes the k6 scenario's common actions
- * use, plus the WebSocket upgrade, on 127.0.0.1. It is not Mattermost: it keeps just
+ * A tiny stand-in for the Mattermost API v4 routes the k6 scenario's actions use, plus the
+ * WebSocket upgrade, on 127.0.0.1. Answers are typed with @mattermost/types. It is not Mattermost: it keeps just
  * enough state (users, one team, channels, posts) for the answers to be consistent, and
  * counts what it was asked so a test can check the scenario's traffic.
  *
@@ -29,6 +33,12 @@ type Post = Pick<MattermostPost, 'id' | 'channel_id' | 'user_id' | 'message' | '
 /** What a client may send to POST /posts (Client4.createPost takes a PartialExcept<Post, 'channel_id' | 'message'>). */
 type PostRequest = Partial<Pick<MattermostPost, 'channel_id' | 'message' | 'root_id'>> & { metadata?: { priority?: PostPriorityMetadata } };
 type Me = Pick<UserProfile, 'id' | 'username' | 'roles'>;
+type ChannelRef = Pick<Channel, 'id' | 'type' | 'name'>;
+/** The fields of a sidebar category the stand-in keeps (all but sorting, a declared enum). */
+type Category = Pick<ChannelCategory, 'id' | 'user_id' | 'team_id' | 'type' | 'display_name' | 'channel_ids' | 'muted' | 'collapsed'>;
+/** PostList without the paging fields, which the scenario does not read. */
+type Posts = Pick<PostList, 'order'> & { posts: Record<string, Post> };
+const OK: StatusOK = { status: 'OK' };
 
 /** Prometheus' default buckets, which Mattermost's histograms use. */
 const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -90,8 +100,11 @@ class Histogram {
 
 export class MattermostStandIn {
   readonly hits = new Map<string, number>();
-  /** Every API request as received (path without the query), for checks against the API description. */
-  readonly received: { method: string; path: string; body: unknown }[] = [];
+  /**
+   * Every request as received (path without the query), WebSocket upgrades included, with the
+   * status answered, for checks against the API description.
+   */
+  readonly received: { method: string; path: string; query: string[]; body: unknown; status?: number }[] = [];
   /** The version it reports (X-Version-Id starts with it), as a release install would set it. */
   version = '10.12.0';
   /** Added to every request per connected websocket (ms). */
@@ -117,12 +130,17 @@ export class MattermostStandIn {
   private readonly sockets = new Set<Socket>();
   private server: Server | undefined;
   readonly teamId = id();
-  readonly channels: Pick<Channel, 'id' | 'type' | 'name'>[] = [
+  /** A second team, so switching teams has somewhere to go. */
+  readonly otherTeamId = id();
+  readonly channels: ChannelRef[] = [
     { id: id(), type: 'O', name: 'town-square' },
     { id: id(), type: 'O', name: 'off-topic' },
     { id: id(), type: 'P', name: 'private-1' },
     { id: id(), type: 'D', name: 'dm-1' },
   ];
+  /** Public channels of the team nobody has joined yet (GET /teams/{id}/channels). */
+  readonly openChannels: ChannelRef[] = [{ id: id(), type: 'O', name: 'open-1' }];
+  private readonly categories = new Map<string, Category>();
   baseUrl = '';
 
   /** `admin`: the account has the system_admin role (model.SystemAdminRoleId). */
@@ -150,6 +168,15 @@ export class MattermostStandIn {
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server!.close(() => resolve()));
     this.server = undefined;
+  }
+
+  /** A root post by `login` in `channelId`, as a dataset would hold. */
+  seedPost(login: string, channelId: string): Post {
+    const user = this.users.get(login);
+    if (!user) throw new Error(`seedPost: no user ${login}; addUser first`);
+    const post: Post = { id: id(), channel_id: channelId, user_id: user.id, message: `seeded by ${login}`, root_id: '' };
+    this.posts.set(post.id, post);
+    return post;
   }
 
   /** Forgets the posts: a restored dataset. Users, team and channels stay. */
@@ -217,7 +244,8 @@ export class MattermostStandIn {
     const template = path.replace(/\/[a-z0-9]{26}(?=\/|$)/g, '/{id}').replace(/\/\d{10,}$/, '/{time}');
     const route = `${method} ${template}`;
     this.count(route);
-    this.received.push({ method, path: url.pathname, body: text ? (JSON.parse(text) as unknown) : undefined });
+    const entry: (typeof this.received)[number] = { method, path: url.pathname, query: [...url.searchParams.keys()], body: text ? (JSON.parse(text) as unknown) : undefined };
+    this.received.push(entry);
     const started = process.hrtime.bigint();
     if (this.latencyPerUserMs > 0 && route !== 'GET /system/ping') {
       await new Promise((resolve) => setTimeout(resolve, this.latencyPerUserMs * this.sockets.size));
@@ -228,11 +256,12 @@ export class MattermostStandIn {
       this.apiTime.observe({ handler, method, status_code: String(status) }, seconds);
       for (const store of STORE_CALLS[handler] ?? []) this.storeTime.observe({ method: store }, seconds / 4);
       this.httpRequests++;
+      entry.status = status;
       if (status >= 400) this.httpErrors++;
       res.writeHead(status, { 'Content-Type': 'application/json', 'X-Version-Id': `${this.version}.0.standin.false`, ...headers }).end(JSON.stringify(payload));
     };
 
-    if (route === 'GET /system/ping') return send(200, { status: 'OK' });
+    if (route === 'GET /system/ping') return send(200, OK);
     // No session needed. format=old: every value a string; IsLicensed "true"/"false" (api4/license.go getClientLicense).
     if (route === 'GET /license/client') return send(200, { IsLicensed: String(this.licensed), SkuShortName: this.licensed ? 'enterprise' : '' } satisfies ClientLicense);
 
@@ -248,30 +277,88 @@ export class MattermostStandIn {
     if (!userId) return send(401, { id: 'api.context.session_expired.app_error', status_code: 401 });
     const isAdmin = me(userId).roles.split(' ').includes('system_admin');
 
+    const segment = (i: number): string => path.split('/')[i] ?? '';
+    const postList = (posts: Post[]): Posts => ({ order: posts.map((p) => p.id).reverse(), posts: Object.fromEntries(posts.map((p) => [p.id, p])) });
+    const request = body as Record<string, unknown>;
+
     switch (route) {
       case 'GET /users/me':
         return send(200, me(userId));
+      case 'GET /users/{id}':
+        return send(200, me(segment(2)));
       case 'GET /users/me/teams':
-        return send(200, [{ id: this.teamId, name: 'team' }] satisfies Pick<Team, 'id' | 'name'>[]);
+        return send(200, [
+          { id: this.teamId, name: 'team' },
+          { id: this.otherTeamId, name: 'team-2' },
+        ] satisfies Pick<Team, 'id' | 'name'>[]);
       case 'GET /users/me/teams/members':
       case 'GET /users/me/preferences':
       case 'GET /users/me/teams/{id}/channels/members':
+      case 'POST /channels/group/search':
+      case 'POST /teams/{id}/channels/search':
         return send(200, []);
       case 'GET /users/me/teams/unread':
         return send(200, [{ team_id: this.teamId, msg_count: 0, mention_count: 0 }] satisfies Pick<TeamUnread, 'team_id' | 'msg_count' | 'mention_count'>[]);
       case 'GET /users/me/teams/{id}/channels':
         return send(200, this.channels);
+      case 'GET /teams/{id}/channels':
+        return send(200, this.openChannels);
+      case 'POST /users/search':
+        return send(200, [...this.users.values()].map((u) => me(u.id)));
+      case 'POST /users/status/ids':
+        return send(200, (Array.isArray(body) ? (body as string[]) : []).map((uid) => ({ user_id: uid, status: 'online' }) satisfies Pick<UserStatus, 'user_id' | 'status'>));
       case 'GET /reports/users':
         // Needs sysconsole_read_user_management_users (api4/report.go getUsersForReporting).
         if (!isAdmin) return send(403, { id: 'api.context.permissions.app_error', status_code: 403 });
         return send(200, [...this.users].map(([login, u]) => ({ id: u.id, username: login, roles: u.roles }) as Pick<UserReport, 'id' | 'username' | 'roles'>));
       case 'POST /channels/members/me/view':
-        return send(200, { status: 'OK' });
-      case 'GET /channels/{id}/posts': {
-        const channelId = path.split('/')[2];
-        const posts = [...this.posts.values()].filter((p) => p.channel_id === channelId).slice(-60);
-        return send(200, { order: posts.map((p) => p.id).reverse(), posts: Object.fromEntries(posts.map((p) => [p.id, p])) });
+      case 'PUT /users/me/status/custom':
+      case 'DELETE /users/me/status/custom':
+      case 'POST /users/logout':
+      case 'POST /users/{id}/posts/{id}/reminder':
+      case 'PUT /users/{id}/teams/{id}/threads/read':
+      case 'PUT /users/{id}/teams/{id}/threads/{id}/read/{time}':
+      case 'PUT /users/{id}/teams/{id}/threads/{id}/following':
+      case 'DELETE /users/{id}/teams/{id}/threads/{id}/following':
+        return send(200, OK);
+      case 'POST /channels': {
+        const channel: ChannelRef = { id: id(), type: request.type === 'P' ? 'P' : 'O', name: String(request.name) };
+        return send(201, channel);
       }
+      case 'POST /channels/direct':
+      case 'POST /channels/group': {
+        const channel: ChannelRef = { id: id(), type: route.endsWith('direct') ? 'D' : 'G', name: (body as unknown as string[]).join('__') };
+        return send(201, channel);
+      }
+      case 'POST /channels/{id}/members':
+        return send(201, { channel_id: segment(2), user_id: String(request.user_id) } satisfies Pick<ChannelMembership, 'channel_id' | 'user_id'>);
+      case 'GET /users/{id}/teams/{id}/channels/categories': {
+        const teamId = segment(4);
+        const mine = [...this.categories.values()].filter((c) => c.user_id === userId && c.team_id === teamId);
+        if (!mine.length) {
+          const channels: Category = { id: id(), user_id: userId, team_id: teamId, type: 'channels', display_name: 'Channels', channel_ids: this.channels.map((c) => c.id), muted: false, collapsed: false };
+          this.categories.set(channels.id, channels);
+          mine.push(channels);
+        }
+        return send(200, { categories: mine, order: mine.map((c) => c.id) } satisfies Pick<OrderedChannelCategories, 'order'> & { categories: Category[] });
+      }
+      case 'POST /users/{id}/teams/{id}/channels/categories': {
+        const category: Category = { id: id(), user_id: userId, team_id: segment(4), type: 'custom', display_name: String(request.display_name), channel_ids: [], muted: false, collapsed: false };
+        this.categories.set(category.id, category);
+        return send(201, category);
+      }
+      case 'PUT /users/{id}/teams/{id}/channels/categories/{id}': {
+        const category = this.categories.get(segment(7));
+        if (!category) return send(404, { status_code: 404 });
+        category.collapsed = request.collapsed === true;
+        return send(200, category);
+      }
+      case 'GET /channels/{id}/posts': {
+        const channelId = segment(2);
+        return send(200, postList([...this.posts.values()].filter((p) => p.channel_id === channelId).slice(-60)));
+      }
+      case 'POST /teams/{id}/posts/search':
+        return send(200, postList([]));
       case 'POST /posts': {
         const request = body as PostRequest;
         if (typeof request.channel_id !== 'string' || typeof request.message !== 'string') return send(400, { id: 'api.context.invalid_body_param', status_code: 400 });
@@ -286,16 +373,29 @@ export class MattermostStandIn {
         this.posts.set(post.id, post);
         return send(201, post);
       }
-      case 'GET /posts/{id}/thread': {
-        const post = this.posts.get(path.split('/')[2] ?? '');
+      case 'GET /posts/{id}':
+      case 'PUT /posts/{id}/patch':
+      case 'DELETE /posts/{id}':
+      case 'GET /posts/{id}/thread':
+      case 'POST /users/{id}/posts/{id}/ack': {
+        const post = this.posts.get(route.startsWith('POST /users') ? segment(4) : segment(2));
         if (!post) return send(404, { status_code: 404 });
-        return send(200, { order: [post.id], posts: { [post.id]: post } });
+        if (method === 'PUT') post.message = String(request.message);
+        if (method === 'DELETE') {
+          this.posts.delete(post.id);
+          return send(200, OK);
+        }
+        if (route.endsWith('/ack')) return send(200, { post_id: post.id, user_id: userId, acknowledged_at: Date.now() } satisfies PostAcknowledgement);
+        return send(200, route.endsWith('/thread') ? postList([post]) : post);
       }
       case 'POST /reactions':
-        if (!this.posts.has(String(body.post_id))) return send(404, { status_code: 404 });
-        return send(200, { user_id: userId, post_id: body.post_id, emoji_name: body.emoji_name });
-      case 'GET /users/{id}/teams/{id}/threads':
-        return send(200, { total: 0, threads: [...this.posts.values()].filter((p) => !p.root_id).slice(0, 5).map((p) => ({ id: p.id })) });
+        if (!this.posts.has(String(request.post_id))) return send(404, { status_code: 404 });
+        return send(200, { user_id: userId, post_id: String(request.post_id), emoji_name: String(request.emoji_name), create_at: Date.now() } satisfies Reaction);
+      case 'GET /users/{id}/teams/{id}/threads': {
+        const roots = [...this.posts.values()].filter((p) => !p.root_id).slice(0, 5);
+        const threads = roots.map((p) => ({ id: p.id, reply_count: 0, is_following: true }) satisfies Pick<UserThread, 'id' | 'reply_count' | 'is_following'>);
+        return send(200, { total: threads.length, threads: threads as UserThreadList['threads'] } satisfies Pick<UserThreadList, 'total' | 'threads'>);
+      }
       default:
         return send(404, { id: 'api.context.404.app_error', status_code: 404 });
     }
@@ -304,11 +404,16 @@ export class MattermostStandIn {
   /** RFC 6455 handshake, then just enough framing: auth challenge, ping, close. */
   private upgrade(req: IncomingMessage, socket: Socket): void {
     const key = req.headers['sec-websocket-key'];
+    const url = new URL(req.url ?? '/', 'http://x');
+    const entry: (typeof this.received)[number] = { method: req.method ?? 'GET', path: url.pathname, query: [...url.searchParams.keys()], body: undefined };
+    this.received.push(entry);
     const userId = this.tokens.get((req.headers.authorization ?? '').replace(/^Bearer /, ''));
     if (!req.url?.startsWith('/api/v4/websocket') || typeof key !== 'string' || !userId) {
+      entry.status = 401;
       socket.end('HTTP/1.1 401 Unauthorized\r\n\r\n');
       return;
     }
+    entry.status = 101;
     const accept = createHash('sha1').update(`${key}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`).digest('base64');
     socket.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\n\r\n`);
     this.wsOpened++;

@@ -35,6 +35,10 @@
  * ./lib/metrics.js, which loadgate's exporter turns into the same Prometheus series when
  * it reads k6 through its REST API.
  *
+ * Request bodies come from ./lib/mattermost-bodies.js, typed with @mattermost/types and
+ * checked by `npm run typecheck`; test/target/mattermost/k6-scenario.test.ts runs every
+ * action and checks each request against Mattermost's API v4 description.
+ *
  * Only k6 modules are used. Run k6 with K6_AUTO_EXTENSION_RESOLUTION=false and
  * --no-usage-report so it makes no outbound calls of its own.
  */
@@ -50,6 +54,23 @@ import { SharedArray } from 'k6/data';
 import { sleep } from 'k6';
 import exec from 'k6/execution';
 import { recordResponse, countAction, declareAction, touchMetrics } from './lib/metrics.js';
+import {
+  loginBody,
+  viewChannelBody,
+  persistentPriority,
+  postBody,
+  patchPostBody,
+  reactionBody,
+  searchUsersBody,
+  searchPostsBody,
+  searchChannelsBody,
+  createChannelBody,
+  addChannelMemberBody,
+  createCategoryBody,
+  toggledCategoryBody,
+  customStatusBody,
+  postReminderBody,
+} from './lib/mattermost-bodies.js';
 
 // ---------------------------------------------------------------------------
 // Configuration (init context)
@@ -349,7 +370,7 @@ function login() {
   const user = session.user;
   const params = requestParams('POST /users/login');
   const started = Date.now();
-  const res = http.post(`${API}/users/login`, JSON.stringify({ login_id: user.login, password: user.password }), params);
+  const res = http.post(`${API}/users/login`, JSON.stringify(loginBody(user.login, user.password)), params);
   if (!account(res, Date.now() - started, params.tags.name)) return false;
   const token = res.headers.Token || res.headers.token;
   let me;
@@ -444,7 +465,7 @@ function rememberPosts(channelId, body) {
 }
 
 function viewChannel(channelId) {
-  api('POST', '/channels/members/me/view', { channel_id: channelId, prev_channel_id: session.channelId || '' }, '/channels/members/me/view');
+  api('POST', '/channels/members/me/view', viewChannelBody(channelId, session.channelId || ''), '/channels/members/me/view');
   session.channelId = channelId;
   rememberPosts(channelId, api('GET', `/channels/${channelId}/posts?page=0&per_page=60`, undefined, '/channels/{channel}/posts'));
 }
@@ -453,14 +474,13 @@ function anyPostId() {
   return pick(session.posts[session.channelId] || []) || pick(session.ownPosts);
 }
 
-function createPost(channelId, extra) {
+function createPost(channelId, priority) {
   const roots = session.posts[channelId] || [];
-  const body = Object.assign({ channel_id: channelId, message: sentence(3 + Math.floor(Math.random() * 20)) }, extra || {});
+  const message = sentence(3 + Math.floor(Math.random() * 20));
   // simulcontroller: 18% of posts are replies. Not a post with a priority: Mattermost refuses
   // metadata.priority on a reply with 400 (priority is allowed on root posts only).
-  const prioritised = body.metadata && body.metadata.priority;
-  if (roots.length && !prioritised && Math.random() < 0.18 && !body.root_id) body.root_id = pick(roots);
-  const post = api('POST', '/posts', body, '/posts');
+  const rootId = roots.length && !priority && Math.random() < 0.18 ? pick(roots) : '';
+  const post = api('POST', '/posts', postBody(channelId, message, rootId, priority), '/posts');
   if (post && post.id) {
     session.ownPosts.push(post.id);
     if (session.ownPosts.length > 50) session.ownPosts.shift();
@@ -523,15 +543,15 @@ const actions = {
   AddReaction() {
     const postId = anyPostId();
     if (!postId) return actions.SwitchChannel();
-    api('POST', '/reactions', { user_id: session.userId, post_id: postId, emoji_name: pick(['+1', 'smile', 'tada', 'eyes', 'white_check_mark']) }, '/reactions');
+    api('POST', '/reactions', reactionBody(session.userId, postId, pick(['+1', 'smile', 'tada', 'eyes', 'white_check_mark'])), '/reactions');
   },
   EditPost() {
     const postId = pick(session.ownPosts);
     if (!postId) return actions.CreatePost();
-    api('PUT', `/posts/${postId}/patch`, { message: sentence(8) }, '/posts/{post}/patch');
+    api('PUT', `/posts/${postId}/patch`, patchPostBody(sentence(8)), '/posts/{post}/patch');
   },
   SearchUsers() {
-    api('POST', '/users/search', { term: randomWord().slice(0, 3), team_id: session.teamId, allow_inactive: false, limit: 100 }, '/users/search');
+    api('POST', '/users/search', searchUsersBody(randomWord().slice(0, 3), session.teamId), '/users/search');
   },
   ClickUserProfile() {
     const userId = pick(session.otherUsers) || session.userId;
@@ -539,13 +559,13 @@ const actions = {
     api('POST', '/users/status/ids', [userId], '/users/status/ids');
   },
   SearchPosts() {
-    api('POST', `/teams/${session.teamId}/posts/search`, { terms: randomWord(), is_or_search: false, include_deleted_channels: false, page: 0, per_page: 20 }, '/teams/{team}/posts/search');
+    api('POST', `/teams/${session.teamId}/posts/search`, searchPostsBody(randomWord()), '/teams/{team}/posts/search');
   },
   SearchGroupChannels() {
-    api('POST', '/channels/group/search', { term: randomWord().slice(0, 3) }, '/channels/group/search');
+    api('POST', '/channels/group/search', searchChannelsBody(randomWord().slice(0, 3)), '/channels/group/search');
   },
   SearchChannels() {
-    api('POST', `/teams/${session.teamId}/channels/search`, { term: randomWord().slice(0, 3) }, '/teams/{team}/channels/search');
+    api('POST', `/teams/${session.teamId}/channels/search`, searchChannelsBody(randomWord().slice(0, 3)), '/teams/{team}/channels/search');
   },
   CreateDirectChannel() {
     const other = pick(session.otherUsers);
@@ -569,7 +589,7 @@ const actions = {
     const mine = currentChannels().map((c) => c.id);
     const target = pick(open.filter((c) => mine.indexOf(c.id) < 0));
     if (!target) return;
-    if (api('POST', `/channels/${target.id}/members`, { user_id: session.userId }, '/channels/{channel}/members')) {
+    if (api('POST', `/channels/${target.id}/members`, addChannelMemberBody(session.userId), '/channels/{channel}/members')) {
       currentChannels().push({ id: target.id, type: target.type, name: target.name });
       viewChannel(target.id);
     }
@@ -584,8 +604,7 @@ const actions = {
     const body = api('GET', path, undefined, '/users/{user}/teams/{team}/channels/categories');
     const category = body && body.categories ? pick(body.categories) : undefined;
     if (!category) return;
-    category.collapsed = !category.collapsed;
-    api('PUT', `${path}/${category.id}`, category, '/users/{user}/teams/{team}/channels/categories/{category}');
+    api('PUT', `${path}/${category.id}`, toggledCategoryBody(category), '/users/{user}/teams/{team}/channels/categories/{category}');
   },
   CreateGroupChannel() {
     const others = session.otherUsers.slice(0, 2);
@@ -594,7 +613,7 @@ const actions = {
     if (channel && channel.id) viewChannel(channel.id);
   },
   UpdateCustomStatus() {
-    api('PUT', '/users/me/status/custom', { emoji: pick(['calendar', 'palm_tree', 'house']), text: sentence(2) }, '/users/me/status/custom');
+    api('PUT', '/users/me/status/custom', customStatusBody(pick(['calendar', 'palm_tree', 'house']), sentence(2)), '/users/me/status/custom');
   },
   RemoveCustomStatus() {
     api('DELETE', '/users/me/status/custom', undefined, '/users/me/status/custom');
@@ -613,7 +632,7 @@ const actions = {
   CreatePostReminder() {
     const postId = anyPostId();
     if (!postId) return actions.CreatePost();
-    api('POST', `/users/${session.userId}/posts/${postId}/reminder`, { target_time: Math.floor(Date.now() / 1000) + 3600 }, '/users/{user}/posts/{post}/reminder');
+    api('POST', `/users/${session.userId}/posts/${postId}/reminder`, postReminderBody(Math.floor(Date.now() / 1000) + 3600), '/users/{user}/posts/{post}/reminder');
   },
   CreatePrivateChannel() {
     createChannel('P');
@@ -627,7 +646,7 @@ const actions = {
     api(
       'POST',
       `/users/${session.userId}/teams/${session.teamId}/channels/categories`,
-      { user_id: session.userId, team_id: session.teamId, display_name: `loadgate ${randomWord()}`, type: 'custom' },
+      createCategoryBody(session.userId, session.teamId, `loadgate ${randomWord()}`),
       '/users/{user}/teams/{team}/channels/categories',
     );
   },
@@ -652,7 +671,7 @@ const actions = {
   CreatePersistentNotificationPost() {
     const dm = pick(currentChannels().filter((c) => c.type === 'D' || c.type === 'G'));
     if (!dm) return actions.CreatePost();
-    createPost(dm.id, { metadata: { priority: { priority: 'urgent', persistent_notifications: true } } });
+    createPost(dm.id, persistentPriority());
   },
   GenerateUserReport() {
     // Needs sysconsole_read_user_management_users: a regular user gets 403 every time, so
@@ -664,7 +683,7 @@ const actions = {
 
 function createChannel(type) {
   const name = `lg-${type.toLowerCase()}-${Date.now().toString(36)}-${Math.floor(Math.random() * 1e6).toString(36)}`;
-  const channel = api('POST', '/channels', { team_id: session.teamId, name, display_name: name, type }, '/channels');
+  const channel = api('POST', '/channels', createChannelBody(session.teamId, name, type), '/channels');
   if (channel && channel.id) {
     currentChannels().push({ id: channel.id, type, name });
     viewChannel(channel.id);
@@ -673,7 +692,11 @@ function createChannel(type) {
 
 let loggedErrors = 0;
 
-function runAction(name) {
+/**
+ * One action of this user's session. Exported, with startSession and endSession, so a test
+ * can run every action in turn and check each request against Mattermost's API description.
+ */
+export function runAction(name) {
   session.action = name;
   countAction(name);
   try {
@@ -694,6 +717,20 @@ function runAction(name) {
 // VU loop
 // ---------------------------------------------------------------------------
 
+/** Logs `user` in, loads what the web app loads and opens the WebSocket; false if the login failed. */
+export function startSession(user) {
+  session.user = user;
+  if (!login()) return false;
+  initialLoad();
+  connectWebSocket();
+  return true;
+}
+
+/** Closes the WebSocket, so k6 can end the iteration. */
+export function endSession() {
+  closeWebSocket();
+}
+
 /** Sessions end on their own when the scenario's duration is known, instead of being cut. */
 const END_MS = __ENV.LOADGATE_DURATION ? seconds(__ENV.LOADGATE_DURATION) * 1000 : Infinity;
 
@@ -708,26 +745,23 @@ export default function () {
     return;
   }
   const users = USERS;
-  session.user = users[(exec.vu.idInTest - 1) % users.length];
-  if (!login()) {
+  if (!startSession(users[(exec.vu.idInTest - 1) % users.length])) {
     // Back off and let the next iteration retry, as a user would reload the page.
     sleep(1 + Math.random() * 4);
     return;
   }
-  initialLoad();
-  connectWebSocket();
 
   // The session lives until k6 stops this VU or the run's end: each action schedules the next.
   const next = () => {
     const left = msLeft();
     if (left <= 0) {
-      closeWebSocket();
+      endSession();
       return;
     }
     const idle = pickIdleTimeMs(IDLE_MIN_MS, IDLE_AVG_MS, RATE);
     setTimeout(() => {
       if (idle > left) {
-        closeWebSocket();
+        endSession();
         return;
       }
       runAction(pickAction());
