@@ -4,17 +4,12 @@
  * after changing a test in an example config, `npm run noise-models` re-derives them
  * (and the models should then be re-measured with `loadgate calibrate`).
  */
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { loadGateConfig } from '../src/config/load.ts';
 import type { GateConfig } from '../src/config/schema.ts';
 import { assumedSdLog, gatingMetrics, noiseProfile } from '../src/noise/profile.ts';
-import { NOISE_MODEL_SCHEMA_VERSION, type NoiseEntry, type NoiseModelFile } from '../src/noise/schema.ts';
-import { sampleVariance } from '../src/compare/stats.ts';
-
-/** Per-run sd of ln(value) of single runs of one version. */
-const sdOfRuns = (values: number[]) => Math.sqrt(sampleVariance(values.map(Math.log)));
-/** Per-run sd from the % differences of A/B pairs: sd of ln(1+d) over √2 (a pair difference holds two runs' noise). */
-const sdOfPairDiffs = (diffsPct: number[]) => Math.sqrt(sampleVariance(diffsPct.map((d) => Math.log1p(d / 100)))) / Math.SQRT2;
+import { NOISE_MODEL_SCHEMA_VERSION, noiseModelFileSchema, type NoiseEntry, type NoiseModelFile } from '../src/noise/schema.ts';
 
 interface Measured {
   sdLog: number;
@@ -25,41 +20,26 @@ interface Measured {
   source: string;
 }
 
-// reports/bench-local/summary-aa.txt: 1.162.0 on both sides, 3 A/A gates, unbounded test
-// (6 single runs). The config comment's "sd 3.9 %" does not follow from these values
-// (their sd of ln is 3.26 %); the values are used.
-const LOCAL_AA_USERS = [88.75, 85.56, 82.39, 89.95, 84.41, 87.2];
-// examples/local-synapse.yml: three 1.162.0 vs 1.163.2 gates (2026-11-23), bounded test.
-const LOCAL_BOUNDED_DIFFS: Record<string, number[]> = {
-  apiAvg: [-12, 0, 25],
-  storeAvg: [-7, 1, 21],
-  cpu: [-8, 1, 12],
-  apiP99: [-15, 3],
-};
+/**
+ * The local model is `loadgate calibrate`'s own output, committed with the runs behind it
+ * (README, verdict and results), so every figure can be traced to the runs that made it:
+ *   loadgate calibrate --config examples/local-synapse.yml --version 1.162.0 --runs 3 --out <dir> --write
+ * Its measured entries are used as they are (the report folder is named in each source);
+ * anything it did not measure stays assumed from the tolerances.
+ */
+export const LOCAL_CALIBRATION = 'reports/calibration/local-synapse-1.162.0';
 
-const LOCAL: Record<string, Measured> = {
-  'unbounded.supportedUsers': {
-    sdLog: sdOfRuns(LOCAL_AA_USERS),
-    runs: LOCAL_AA_USERS.length,
-    df: LOCAL_AA_USERS.length - 1,
-    versions: ['1.162.0'],
-    measuredAt: '2026-11-23',
-    source: 'reports/bench-local/summary-aa.txt: 6 single runs of 1.162.0 (3 A/A gates), sd of ln(supported users)',
-  },
-  ...Object.fromEntries(
-    Object.entries(LOCAL_BOUNDED_DIFFS).map(([key, diffs]) => [
-      `bounded.${key}`,
-      {
-        sdLog: sdOfPairDiffs(diffs),
-        runs: 2 * diffs.length,
-        df: diffs.length - 1,
-        versions: ['1.162.0', '1.163.2'],
-        measuredAt: '2026-11-23',
-        source: `examples/local-synapse.yml: ${diffs.length} gates 1.162.0 vs 1.163.2, changes ${diffs.join(', ')} %; sd of ln(1+change) / √2`,
-      },
-    ]),
-  ),
-};
+async function calibrated(dir: string): Promise<Record<string, Measured>> {
+  const file = noiseModelFileSchema.parse(JSON.parse(await readFile(join(dir, 'noise-model.json'), 'utf8')));
+  return Object.fromEntries(
+    file.entries
+      .filter((e) => e.kind === 'measured')
+      .map((e) => [
+        `${e.test}.${e.metric}`,
+        { sdLog: e.sdLog, runs: e.runs, df: e.df, versions: e.versions, measuredAt: e.measuredAt ?? file.updatedAt ?? '', source: `${dir}: loadgate calibrate, ${e.source}` },
+      ]),
+  );
+}
 
 function model(config: GateConfig, measured: Record<string, Measured>, comment: string, assumedSource: (key: string) => string): NoiseModelFile {
   const entries: NoiseEntry[] = gatingMetrics(config).map((g) => {
@@ -80,8 +60,8 @@ export async function noiseModels(): Promise<Record<string, NoiseModelFile>> {
   return {
     'noise/local-synapse.json': model(
       local,
-      LOCAL,
-      'Local bench (examples/local-synapse.yml). Measured where the repository records runs (scripts/make-noise-models.ts cites each); the rest assumed until `loadgate calibrate` measures them.',
+      await calibrated(LOCAL_CALIBRATION),
+      `Local bench (examples/local-synapse.yml). Measured by loadgate calibrate (${LOCAL_CALIBRATION}: the runs, their report and the calibrate output); what it did not measure is assumed from the tolerances.`,
       fromTolerance,
     ),
     'noise/aws-mattermost.json': model(
