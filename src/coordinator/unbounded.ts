@@ -145,6 +145,7 @@ export async function runUnbounded(options: RunUnboundedOptions): Promise<Unboun
     rampSec: test.warmStart?.rampUp ?? 0,
     // The lag: a rate() window plus a scrape or two before the value moves.
     blockSteps: Math.max(4, Math.ceil((2 * lagSec) / test.restTime)),
+    patienceSteps: Math.max(2, Math.ceil(lagSec / test.restTime)),
   };
   // Batches two lags long: the users' wander near the ceiling is correlated over about one.
   const batchSec = 2 * Math.max(4 * test.restTime, lagSec);
@@ -236,7 +237,8 @@ export async function runUnbounded(options: RunUnboundedOptions): Promise<Unboun
     const active = await users.activeUsers();
     const values = Object.fromEntries(queries.map((q) => [q.query.name, q.value]));
     timeline.push({ tSec: round2(tSec), users: active, healthy, values });
-    if (!healthy && !settling && firstUnhealthySec === undefined) firstUnhealthySec = round2(tSec);
+    // The ceiling was first hit at the first alert (a paused ramp is not one yet).
+    if (search.phase === 'ceiling' && firstUnhealthySec === undefined) firstUnhealthySec = round2(tSec);
     if (search.settled) {
       samples.push({ tSec: round2(tSec), users: active });
       if (test.estimator === 'hold-mean') estimate = holdEstimate(samples, batchSec);

@@ -86,3 +86,20 @@ test('the adaptive hold stops on its own half-width, and that half-width covers 
   const covered = runs.filter((r) => Math.abs(r.supportedUsers - mean) <= ((r.capacity.halfWidthPct ?? 0) / 100) * r.supportedUsers);
   assert.ok(covered.length >= 5, `${covered.length} of 6 runs are within their own half-width of the mean`);
 });
+
+test('a ramp that looks unhealthy only while users start (login, initial sync) pauses instead of taking its first alert there', async () => {
+  // Each user started in the last 6 s loads the model like two more running users: at the
+  // ramp's ~2 users/s that is ~24 users more, so a 30 s ramp to 85 % of a 65-user ceiling
+  // crosses the threshold near 53 users, as the local bench's ramps did (54).
+  const model = { ...QUIET, startCost: { users: 2, seconds: 6 } };
+  const ceiling = 65;
+  const cold = await simulateMany({ model, ceiling, test: LOCAL.after }, RUNS);
+  const warm = await simulateMany({ model, ceiling, test: LOCAL.after, hint: ceiling }, RUNS);
+  const first = await simulateRun({ model, ceiling, test: LOCAL.after, seed: 1, hint: ceiling });
+  const ramp = first.result.timeline.filter((p) => p.tSec <= 30);
+  assert.ok(ramp.some((p) => !p.healthy), 'the ramp does look unhealthy on the way up');
+  assert.ok((first.result.capacity.firstAlertUsers ?? 0) > 0.9 * ceiling, `first alert at ${first.result.capacity.firstAlertUsers} users, not during the ramp`);
+  assert.equal(warm.converged, RUNS);
+  const gapPct = (100 * Math.abs(warm.meanRatio - cold.meanRatio)) / cold.meanRatio;
+  assert.ok(gapPct <= 3, `warm ${warm.meanRatio.toFixed(3)} vs cold ${cold.meanRatio.toFixed(3)} of the ceiling: ${gapPct.toFixed(2)} % apart`);
+});

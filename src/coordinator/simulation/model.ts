@@ -28,6 +28,13 @@ export interface ModelParams {
    * evaluations inside one window share their noise and longer windows see less of it.
    */
   noiseSd: number;
+  /**
+   * The cost of starting a user (login, initial sync): each user started in the last
+   * `seconds` loads the system like `users` more running users. A ramp then looks
+   * unhealthy below the ceiling, as the local bench's ramps did (first alerts at 54 users
+   * on the way to 62, with a ceiling near 65; 2026-11-24). Unset: starting is free.
+   */
+  startCost?: { users: number; seconds: number };
 }
 
 /** Standard normal from a uniform source (Box-Muller). */
@@ -96,9 +103,11 @@ export class SimSystem implements UserControl, HealthSource {
     if (scrape - from < scrapeSec) return null;
     let weighted = 0;
     let requests = 0;
+    const cost = this.params.startCost;
     for (let t = from; t < scrape; t += 1) {
       const u = this.usersAt(t * 1000);
-      weighted += u * this.latency(u) * this.noiseOf(Math.floor(t / scrapeSec), noiseSd);
+      const starting = cost ? Math.max(0, u - this.usersAt((t - cost.seconds) * 1000)) * cost.users : 0;
+      weighted += u * this.latency(u + starting) * this.noiseOf(Math.floor(t / scrapeSec), noiseSd);
       requests += u;
     }
     if (requests === 0) return null;
