@@ -1,12 +1,14 @@
 import { z } from 'zod';
 import { InputError, formatIssuePath } from '../util/errors.ts';
-import { COMMIT_SHA, REPOSITORY } from '../inputs/patterns.ts';
+import type { ActionsContext } from './actions-context.ts';
 import type { NextStepsContext } from './next-steps.ts';
 
 /**
- * The Actions environment `publish` and `pick-baseline` need, parsed once at the
- * boundary. Outside Actions the same variables can be set by hand (tests point
- * GITHUB_API_URL at the stand-in).
+ * What `publish` and `pick-baseline` need from Actions, parsed once at the boundary:
+ * the repository, run, commit and API URLs from the run context (`@actions/github`,
+ * see actions-context.ts), the token and loadgate's settings from the environment.
+ * Outside Actions the same variables can be set by hand (tests point GITHUB_API_URL
+ * at the stand-in).
  */
 const WORKFLOW_REF = /^[A-Za-z0-9-]+\/[A-Za-z0-9._-]+\/\.github\/workflows\/([A-Za-z0-9._-]+\.ya?ml)@\S+$/;
 // GitHub logins: alphanumerics and single inner hyphens, at most 39 characters.
@@ -14,11 +16,6 @@ const GITHUB_LOGIN = /^[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}$/;
 
 const actionsEnvSchema = z.object({
   GITHUB_TOKEN: z.string().min(1, 'is empty; pass the workflow token as env GITHUB_TOKEN: ${{ github.token }}'),
-  GITHUB_REPOSITORY: z.string().regex(REPOSITORY, 'expected owner/name'),
-  GITHUB_API_URL: z.url({ protocol: /^https?$/ }).default('https://api.github.com'),
-  GITHUB_SERVER_URL: z.url({ protocol: /^https?$/ }).default('https://github.com'),
-  GITHUB_RUN_ID: z.string().regex(/^[0-9]{1,20}$/, 'expected the numeric run id').optional(),
-  GITHUB_SHA: z.string().regex(COMMIT_SHA, 'expected a commit SHA').optional(),
   GITHUB_ACTIONS: z.string().optional(),
   GITHUB_STEP_SUMMARY: z.string().optional(),
   /** Spacing of write calls; GitHub asks for 1 s. Lower only for a stand-in or a GHES that allows it. */
@@ -50,24 +47,23 @@ export interface GitHubEnv {
   approvers: string[];
 }
 
-export function readGitHubEnv(env: NodeJS.ProcessEnv = process.env): GitHubEnv {
+export function readGitHubEnv(context: ActionsContext, env: NodeJS.ProcessEnv = process.env): GitHubEnv {
   // Empty strings are unset variables as far as Actions is concerned.
   const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
   const result = actionsEnvSchema.safeParse(present);
-  if (!result.success) {
-    const lines = result.error.issues.map((i) => `env ${formatIssuePath(i.path)}: ${i.message}`);
-    throw new InputError(`the GitHub environment is incomplete:\n${lines.join('\n')}`, lines);
-  }
+  const lines = result.success ? [] : result.error.issues.map((i) => `env ${formatIssuePath(i.path)}: ${i.message}`);
+  if (!context.repository) lines.push('env GITHUB_REPOSITORY: is missing; expected owner/name');
+  if (!result.success || !context.repository) throw new InputError(`the GitHub environment is incomplete:\n${lines.join('\n')}`, lines);
   const e = result.data;
-  const [owner, repo] = e.GITHUB_REPOSITORY.split('/') as [string, string];
+  const [owner, repo] = context.repository.split('/') as [string, string];
   return {
     token: e.GITHUB_TOKEN,
     owner,
     repo,
-    apiUrl: e.GITHUB_API_URL.replace(/\/+$/, ''),
-    serverUrl: e.GITHUB_SERVER_URL.replace(/\/+$/, ''),
-    runId: e.GITHUB_RUN_ID,
-    sha: e.GITHUB_SHA,
+    apiUrl: context.apiUrl,
+    serverUrl: context.serverUrl,
+    runId: context.runId,
+    sha: context.sha,
     inActions: e.GITHUB_ACTIONS === 'true',
     stepSummaryFile: e.GITHUB_STEP_SUMMARY,
     writeIntervalMs: e.LOADGATE_GITHUB_WRITE_INTERVAL_MS,

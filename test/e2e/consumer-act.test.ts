@@ -20,10 +20,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { GitHubStandin } from '../support/github-standin/server.ts';
 import { verdictFileSchema } from '../../src/compare/verdict-schema.ts';
 import { runLogged } from '../support/logged-process.ts';
-import { ROOT, gateEnvArgs, replacedActions, writeReleaseTree } from '../support/act.ts';
+import { ROOT, gateEnvArgs, replacedActions, startConsumerRepository, writeReleaseTree } from '../support/act.ts';
 
 const ACT = [process.env.ACT_BIN, join(ROOT, '.cache', 'bin', 'act')].find((p) => p && existsSync(p));
 const TOKEN = 'act-token-consumer-0123456789';
@@ -50,15 +49,7 @@ function pinned(file: string): { repository: string; ref: string; config: string
 async function adopt(t: TestContext, name: string): Promise<void> {
   const caller = join(ROOT, 'examples', 'workflows', name);
   const pin = pinned(caller);
-  const standin = new GitHubStandin({
-    owner: 'mattermost-like',
-    repo: 'chat-server',
-    tags: [BASELINE],
-    tokens: { [TOKEN]: { permissions: { checks: 'write', contents: 'write', 'pull-requests': 'write' }, actions: true } },
-  });
-  const candidateSha = standin.commitOnDefaultBranch(`release ${CANDIDATE}`, { VERSION: `${CANDIDATE}\n` });
-  standin.addTag(CANDIDATE, candidateSha);
-  await standin.start();
+  const { standin, candidateSha } = await startConsumerRepository(TOKEN, { baseline: BASELINE, candidate: CANDIDATE });
   const work = await mkdtemp(join(tmpdir(), 'loadgate-consumer-'));
   t.after(async () => {
     await standin.close();

@@ -33,14 +33,15 @@ const CLEAN_INPUTS = {
   INPUT_RC_PATTERN: undefined,
   INPUT_MAX_COST: undefined,
   GITHUB_EVENT_NAME: undefined,
-  GITHUB_REF_TYPE: undefined,
-  GITHUB_REF_NAME: undefined,
+  GITHUB_REF: undefined,
+  // Under GitHub-hosted CI the runner's own event payload must not leak into these tests.
+  GITHUB_EVENT_PATH: undefined,
 };
 
 test('check-inputs: env inputs validated and written to $GITHUB_OUTPUT', async () => {
   const output = join(scratch, 'out1');
   await writeFile(output, '');
-  const r = await runCli(['check-inputs', '--github-output'], { ...CLEAN_INPUTS, INPUT_CONFIG: CONFIG, INPUT_TESTS: 'unbounded', GITHUB_EVENT_NAME: 'push', GITHUB_REF_TYPE: 'tag', GITHUB_REF_NAME: CANDIDATE, GITHUB_OUTPUT: output });
+  const r = await runCli(['check-inputs', '--github-output'], { ...CLEAN_INPUTS, INPUT_CONFIG: CONFIG, INPUT_TESTS: 'unbounded', GITHUB_EVENT_NAME: 'push', GITHUB_REF: `refs/tags/${CANDIDATE}`, GITHUB_OUTPUT: output });
   assert.equal(r.code, 0, r.err);
   const written = await readFile(output, 'utf8');
   assert.equal(written, r.out + '\n');

@@ -5,6 +5,7 @@ import { Resvg } from '@resvg/resvg-wasm';
 import { initResvg } from '../../src/report/resvg.ts';
 import type { Check, Verdict, VerdictFile } from '../../src/compare/verdict-schema.ts';
 import type { GitHubEnv } from '../../src/github/env.ts';
+import type { ActionsContextSource } from '../../src/github/actions-context.ts';
 import type { PublishContext } from '../../src/github/publish.ts';
 import { planGate, type GatePlan } from '../../src/github/plan.ts';
 import { parseGateConfig } from '../../src/config/load.ts';
@@ -112,5 +113,20 @@ export function contextFor(standin: GitHubStandin, token = TOKEN, log: string[] 
     log: (line) => log.push(line),
     // No pacing and millisecond back-off: the stand-in has no secondary limits.
     clientOptions: { writeIntervalMs: 0, retryAfterUnitMs: 1, maskToken: false },
+  };
+}
+
+/** An Actions run context as `@actions/github` would hydrate it, with nothing set unless given. */
+export function contextSource(overrides: Partial<ActionsContextSource> = {}): ActionsContextSource {
+  return {
+    eventName: '',
+    sha: '',
+    ref: '',
+    runId: Number.NaN,
+    runAttempt: Number.NaN,
+    apiUrl: 'https://api.github.com',
+    serverUrl: 'https://github.com',
+    repo: { owner: 'octo-org', repo: 'chat-server' },
+    ...overrides,
   };
 }

@@ -2,10 +2,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { nextStepsMarkdown, suggestedRepeats, type NextStepsContext } from '../../src/github/next-steps.ts';
 import { readGitHubEnv } from '../../src/github/env.ts';
+import { parseActionsContext } from '../../src/github/actions-context.ts';
 import { publishFinish } from '../../src/github/publish.ts';
 import { InputError } from '../../src/util/errors.ts';
 import { GitHubStandin } from '../support/github-standin/server.ts';
-import { BASELINE, CANDIDATE, check, contextFor, verdictFile, writeReport } from './fixtures.ts';
+import { BASELINE, CANDIDATE, check, contextFor, contextSource, verdictFile, writeReport } from './fixtures.ts';
 
 const CTX: NextStepsContext = { serverUrl: 'https://github.com', owner: 'mattermost', repo: 'mattermost', workflowFile: 'loadgate.yml', approvers: ['release-lead', 'perf-owner'] };
 const undecided = check({ verdict: 'inconclusive', interval: [-9, 3], deltaPct: -3, reason: 'the interval straddles the tolerance' });
@@ -52,12 +53,13 @@ test('pass and fail need no next steps; without approvers or a workflow file the
 });
 
 test('the workflow file comes from GITHUB_WORKFLOW_REF and the approvers from LOADGATE_APPROVERS, both checked', () => {
-  const base = { GITHUB_TOKEN: 't', GITHUB_REPOSITORY: 'mattermost/mattermost' };
-  const env = readGitHubEnv({ ...base, GITHUB_WORKFLOW_REF: 'mattermost/mattermost/.github/workflows/loadgate.yml@refs/tags/v11.0.1-rc2', LOADGATE_APPROVERS: '@release-lead, perf-owner' });
+  const context = parseActionsContext(contextSource({ repo: { owner: 'mattermost', repo: 'mattermost' } }));
+  const base = { GITHUB_TOKEN: 't' };
+  const env = readGitHubEnv(context, { ...base, GITHUB_WORKFLOW_REF: 'mattermost/mattermost/.github/workflows/loadgate.yml@refs/tags/v11.0.1-rc2', LOADGATE_APPROVERS: '@release-lead, perf-owner' });
   assert.equal(env.workflowFile, 'loadgate.yml');
   assert.deepEqual(env.approvers, ['release-lead', 'perf-owner']);
-  assert.throws(() => readGitHubEnv({ ...base, LOADGATE_APPROVERS: 'ok,`rm -rf`' }), (e: unknown) => e instanceof InputError && /env LOADGATE_APPROVERS(\[1\])?: expected GitHub logins/.test(e.message));
-  assert.throws(() => readGitHubEnv({ ...base, GITHUB_WORKFLOW_REF: 'nope' }), (e: unknown) => e instanceof InputError && /GITHUB_WORKFLOW_REF/.test(e.message));
+  assert.throws(() => readGitHubEnv(context, { ...base, LOADGATE_APPROVERS: 'ok,`rm -rf`' }), (e: unknown) => e instanceof InputError && /env LOADGATE_APPROVERS(\[1\])?: expected GitHub logins/.test(e.message));
+  assert.throws(() => readGitHubEnv(context, { ...base, GITHUB_WORKFLOW_REF: 'nope' }), (e: unknown) => e instanceof InputError && /GITHUB_WORKFLOW_REF/.test(e.message));
 });
 
 test('publish puts the next steps into the check run summary and the report PR body', async (t) => {

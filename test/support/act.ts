@@ -8,10 +8,19 @@ import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { parse } from 'yaml';
+import { GitHubStandin } from './github-standin/server.ts';
 
 export const ROOT = resolve(import.meta.dirname, '..', '..');
 const NOOP = join(ROOT, 'test/support/github-standin/act-noop-action');
 const CHECKOUT = join(ROOT, 'test/support/github-standin/act-checkout-action');
+const AWS_CREDENTIALS = join(ROOT, 'test/support/github-standin/act-aws-credentials-action');
+
+/** Remote actions that steps run under act, each with its stand-in; the rest become the no-op. */
+function standInFor(action: string): string {
+  if (action.startsWith('actions/checkout@')) return CHECKOUT;
+  if (action.startsWith('aws-actions/configure-aws-credentials@')) return AWS_CREDENTIALS;
+  return NOOP;
+}
 
 type WorkflowShape = { concurrency?: Record<string, unknown>; jobs: Record<string, { concurrency?: Record<string, unknown> }> };
 
@@ -30,14 +39,14 @@ export function withoutQueue(source: string): string {
   return kept;
 }
 
-/** Every `owner/name@sha` the workflows use, each replaced: checkout by its stand-in, the rest by the no-op. */
+/** Every `owner/name@sha` the workflows use, each replaced: checkout and the AWS credentials by their stand-ins, the rest by the no-op. */
 export function replacedActions(workflowFiles: string[]): string[] {
   const uses = new Set<string>();
   for (const file of workflowFiles) {
     for (const match of readFileSync(file, 'utf8').matchAll(/^\s*(?:-\s+)?uses:\s+([\w.-]+\/[\w.-]+@[0-9a-f]{40})\b/gm)) uses.add(match[1] as string);
   }
   assert.ok(uses.size > 0, 'the workflows pin remote actions');
-  return [...uses].sort().flatMap((action) => ['--local-repository', `${action}=${action.startsWith('actions/checkout@') ? CHECKOUT : NOOP}`]);
+  return [...uses].sort().flatMap((action) => ['--local-repository', `${action}=${standInFor(action)}`]);
 }
 
 /**
@@ -60,11 +69,14 @@ export function writeReleaseTree(dir: string): string {
 
 /**
  * The flags every act run of the gate needs: the GitHub stand-in as the API and the
- * repository, where the checkout stand-in finds loadgate, the report's way between jobs,
+ * repository, where the checkout stand-in finds loadgate, the report's way between jobs
+ * (and, for the AWS jobs, the artifacts' way),
  * the shared tool cache, and the token.
  */
-export function gateEnvArgs(o: { standin: { url: string; owner: string; repo: string }; loadgate: { repository: string; source: string }; share: string; token: string }): string[] {
+export function gateEnvArgs(o: { standin: { url: string; owner: string; repo: string }; loadgate: { repository: string; source: string }; share: string; token: string; artifacts?: string }): string[] {
   return [
+    // The AWS jobs' artifacts (bench description, completed runs), one directory per name.
+    ...(o.artifacts ? ['--env', `LOADGATE_ACT_ARTIFACTS=${o.artifacts}`] : []),
     '--env', `GITHUB_API_URL=${o.standin.url}`,
     '--env', `GITHUB_REPOSITORY=${o.standin.owner}/${o.standin.repo}`,
     '--env', `LOADGATE_ACT_CHECKOUT_REPOSITORY=${o.loadgate.repository}`,
@@ -74,4 +86,22 @@ export function gateEnvArgs(o: { standin: { url: string; owner: string; repo: st
     '--env', `LOADGATE_CACHE_DIR=${process.env.LOADGATE_CACHE_DIR ?? join(ROOT, '.cache', 'loadgate')}`,
     '-s', `GITHUB_TOKEN=${o.token}`,
   ];
+}
+
+/**
+ * The consumer's repository on the GitHub stand-in, started: the baseline tag, and the
+ * candidate tagged on a new commit of the default branch. The token may write what the
+ * reusable workflow's jobs write (checks, contents, pull requests).
+ */
+export async function startConsumerRepository(token: string, versions: { baseline: string; candidate: string }): Promise<{ standin: GitHubStandin; candidateSha: string }> {
+  const standin = new GitHubStandin({
+    owner: 'mattermost-like',
+    repo: 'chat-server',
+    tags: [versions.baseline],
+    tokens: { [token]: { permissions: { checks: 'write', contents: 'write', 'pull-requests': 'write' }, actions: true } },
+  });
+  const candidateSha = standin.commitOnDefaultBranch(`release ${versions.candidate}`, { VERSION: `${versions.candidate}\n` });
+  standin.addTag(versions.candidate, candidateSha);
+  await standin.start();
+  return { standin, candidateSha };
 }

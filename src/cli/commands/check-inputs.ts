@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { z } from 'zod';
 import { loadGateConfig } from '../../config/load.ts';
+import { readActionsContext } from '../../github/actions-context.ts';
 import { emitOutputs } from '../../github/outputs.ts';
 import { validateConfigPath, validateGateInputs, DEFAULT_CONFIG_PATH, type RawGateInputs } from '../../inputs/validate.ts';
 import { parseFlags } from '../args.ts';
@@ -15,8 +16,8 @@ it exists) before anything uses them, then prints them as key=value lines (or JS
 Each value can also come from the environment, which is how the workflow passes them:
 INPUT_CANDIDATE, INPUT_BASELINE, INPUT_TESTS, INPUT_REPEATS, INPUT_BENCH, INPUT_MAX_COST,
 INPUT_CONFIG, INPUT_CHECK_NAME, INPUT_RC_PATTERN (GitHub filter patterns, comma-separated,
-as on.push.tags lists them); with no candidate, a pushed tag (GITHUB_EVENT_NAME=push,
-GITHUB_REF_TYPE=tag, GITHUB_REF_NAME) is the candidate. Flags win over the environment.
+as on.push.tags lists them); with no candidate, a pushed tag (the Actions context:
+GITHUB_EVENT_NAME=push, GITHUB_REF=refs/tags/<tag>) is the candidate. Flags win over the environment.
 An empty baseline means "pick it": run pick-baseline next.`;
 
 const options = {
@@ -58,14 +59,13 @@ const envSchema = z.object({
   INPUT_CONFIG: z.string().optional(),
   INPUT_CHECK_NAME: z.string().optional(),
   INPUT_RC_PATTERN: z.string().optional(),
-  GITHUB_EVENT_NAME: z.string().optional(),
-  GITHUB_REF_TYPE: z.string().optional(),
-  GITHUB_REF_NAME: z.string().optional(),
 });
 
 export async function run(argv: string[], io: CliIO): Promise<number> {
   const flags = parseFlags(argv, options, flagsSchema, usage);
   const env = envSchema.parse(process.env);
+  // Where the candidate came from: the event and the pushed ref.
+  const context = await readActionsContext();
   const raw: RawGateInputs = {
     candidate: flags.candidate ?? env.INPUT_CANDIDATE,
     baseline: flags.baseline ?? env.INPUT_BASELINE,
@@ -76,9 +76,9 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
     config: flags.config ?? env.INPUT_CONFIG,
     checkName: flags['check-name'] ?? env.INPUT_CHECK_NAME,
     rcPattern: flags['rc-pattern'] ?? env.INPUT_RC_PATTERN,
-    eventName: env.GITHUB_EVENT_NAME,
-    refType: env.GITHUB_REF_TYPE,
-    refName: env.GITHUB_REF_NAME,
+    eventName: context.eventName,
+    refType: context.refType,
+    refName: context.refName,
   };
   // The path is validated before it is opened; the config then refines the other inputs.
   const configPath = validateConfigPath(raw.config || DEFAULT_CONFIG_PATH);

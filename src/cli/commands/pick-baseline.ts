@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { loadGateConfig } from '../../config/load.ts';
 import { GitHubRepoApi } from '../../github/api.ts';
 import { createGitHubClient } from '../../github/client.ts';
+import { readActionsContext } from '../../github/actions-context.ts';
 import { readGitHubEnv } from '../../github/env.ts';
 import { emitOutputs } from '../../github/outputs.ts';
 import { pickBaseline } from '../../inputs/pick-baseline.ts';
@@ -58,7 +59,7 @@ async function tagsFromFile(path: string): Promise<string[]> {
 }
 
 async function tagsFromGitHub(log: (line: string) => void): Promise<string[]> {
-  const env = readGitHubEnv();
+  const env = readGitHubEnv(await readActionsContext());
   const api = new GitHubRepoApi(createGitHubClient({ token: env.token, baseUrl: env.apiUrl, log }), env.owner, env.repo, [env.token]);
   return api.listTagNames();
 }

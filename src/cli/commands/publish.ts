@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { EXIT_CODES } from '../../compare/verdict-schema.ts';
 import { loadGateConfig } from '../../config/load.ts';
 import { readBaselineChoice } from '../../github/baseline-choice.ts';
+import { readActionsContext } from '../../github/actions-context.ts';
 import { readGitHubEnv } from '../../github/env.ts';
 import { emitOutputs, writeJobSummary } from '../../github/outputs.ts';
 import { planGate, planMarkdown } from '../../github/plan.ts';
@@ -92,7 +93,7 @@ const GATE_RESULT_PROBLEM: Record<'failure' | 'cancelled' | 'skipped', string> =
 
 export async function run(argv: string[], io: CliIO): Promise<number> {
   const flags = parseFlags(argv, options, flagsSchema, usage);
-  const env = readGitHubEnv();
+  const env = readGitHubEnv(await readActionsContext());
   const checkName = validateCheckName(flags['check-name'] ?? DEFAULT_CHECK_NAME);
   const configPath = flags.config === undefined ? undefined : validateConfigPath(flags.config);
   const config = configPath ? await loadGateConfig(configPath) : undefined;

@@ -48,6 +48,8 @@ export interface HelperCall {
   cmd: string;
   args: string[];
   stdin: string;
+  /** When the helper was called (Date.now()). */
+  atMs?: number;
 }
 
 export interface LoopbackBench {
@@ -64,19 +66,36 @@ export interface LoopbackBench {
   calls: HelperCall[];
   /** Every `aws ...` command line the gate ran. */
   awsCalls: string[];
+  /** The `terraform output -json` of this bench, as infra/aws/outputs.tf would print it. */
+  terraformOutputs: Record<string, { sensitive: boolean; type: string; value: unknown }>;
   /** k6 processes started by loadgate-agent and still running. */
   runningK6(): number;
   close(): Promise<void>;
 }
 
-export async function startLoopbackBench(k6Path: string, users = 40): Promise<LoopbackBench> {
+export interface LoopbackOptions {
+  /**
+   * One agent whose public address is 127.0.0.1 and whose API port is its k6's, so a
+   * `loadgate run` in another process (a workflow under act) reaches it with no
+   * `endpoint` mapping. Two agents cannot share one address and port, hence one.
+   */
+  reachableAgent?: boolean;
+  /**
+   * The nodes' user data (the dataset load on EC2) is still running for this long after
+   * the first `cloud-init status --wait`, which waits for it as it does on an instance.
+   */
+  bootSeconds?: number;
+}
+
+export async function startLoopbackBench(k6Path: string, users = 40, options: LoopbackOptions = {}): Promise<LoopbackBench> {
+  const agentIds = options.reachableAgent ? AGENT_IDS.slice(0, 1) : AGENT_IDS;
   const dir = await mkdtemp(join(tmpdir(), 'loadgate-aws-loop-'));
   const supervisor = new ProcessSupervisor();
   const logs = join(dir, 'logs');
   await mkdir(logs, { recursive: true });
   const homes: Record<string, string> = {};
   const nodeNames: Record<string, string> = { [APP_ID]: 'app0', [METRICS_ID]: 'metrics0' };
-  AGENT_IDS.forEach((id, i) => (nodeNames[id] = `agent${i}`));
+  agentIds.forEach((id, i) => (nodeNames[id] = `agent${i}`));
   for (const [id, name] of Object.entries(nodeNames)) {
     homes[id] = join(dir, 'nodes', name);
     await mkdir(homes[id] as string, { recursive: true });
@@ -103,7 +122,7 @@ export async function startLoopbackBench(k6Path: string, users = 40): Promise<Lo
   await grafana.start();
 
   const started: ManagedProcess[] = [];
-  for (const [i, id] of AGENT_IDS.entries()) {
+  for (const [i, id] of agentIds.entries()) {
     started.push(
       await supervisor.spawn({
         name: `k6 exporter agent${i}`,
@@ -126,8 +145,8 @@ export async function startLoopbackBench(k6Path: string, users = 40): Promise<Lo
     global: { scrape_interval: '1s', scrape_timeout: '1s', evaluation_interval: '1s' },
     scrape_configs: [
       { job_name: 'mattermost', static_configs: [target(metricsPort, 'app0:8067')] },
-      { job_name: 'node', static_configs: [target(nodePort, 'app0:9100'), target(nodePort, 'agent0:9100'), target(nodePort, 'agent1:9100')] },
-      { job_name: 'loadtest', static_configs: exporterPorts.map((port, i) => target(port, `agent${i}:6566`)) },
+      { job_name: 'node', static_configs: [target(nodePort, 'app0:9100'), ...agentIds.map((_, i) => target(nodePort, `agent${i}:9100`))] },
+      { job_name: 'loadtest', static_configs: agentIds.map((_, i) => target(exporterPorts[i] as number, `agent${i}:6566`)) },
     ],
   };
   await mkdir(join(dir, 'prometheus', 'data'), { recursive: true });
@@ -146,12 +165,18 @@ export async function startLoopbackBench(k6Path: string, users = 40): Promise<Lo
 
   // The helpers' stand-ins: the test process acts for them.
   const calls: HelperCall[] = [];
+  let bootDoneMs: number | undefined;
   const k6ByAgent = new Map<string, ManagedProcess>();
   const helper = async (call: HelperCall): Promise<{ code: number; stdout: string; stderr: string }> => {
-    calls.push(call);
+    calls.push({ ...call, atMs: Date.now() });
     const ok = (stdout = '') => ({ code: 0, stdout, stderr: '' });
     const fail = (stderr: string) => ({ code: 1, stdout: '', stderr });
-    if (call.cmd === 'cloud-init') return ok('status: done\n');
+    if (call.cmd === 'cloud-init') {
+      bootDoneMs ??= Date.now() + (options.bootSeconds ?? 0) * 1000;
+      const left = bootDoneMs - Date.now();
+      if (left > 0) await new Promise((resolve) => setTimeout(resolve, left));
+      return ok('status: done\n');
+    }
     if (call.cmd === 'loadgate-dataset') return call.args[0] === 'restore' ? (mattermost.resetData(), ok('restored\n')) : fail('usage');
     if (call.cmd === 'loadgate-mattermost') {
       const [sub, arg] = call.args;
@@ -274,8 +299,8 @@ exit "$(jq -r .code <<< "$answer")"
   const out = (value: unknown) => ({ sensitive: false, type: 'string', value });
   const benchFile = join(dir, 'bench.json');
   const { parseTerraformOutputs } = await import('../../../src/aws/terraform-outputs.ts');
-  const description = parseTerraformOutputs(
-    {
+  const agentPublicIps = options.reachableAgent ? ['127.0.0.1'] : AGENT_PUBLIC_IPS;
+  const terraformOutputs = {
       bench_name: out('lg-loop-1'),
       region: out('us-east-1'),
       vpc_id: out('vpc-0a18f1a4cdf62d256'),
@@ -283,10 +308,10 @@ exit "$(jq -r .code <<< "$answer")"
       proxy_instance_id: out(null),
       app_private_ips: out(['10.42.100.11']),
       app_instance_ids: out([APP_ID]),
-      agent_private_ips: out(['10.42.0.31', '10.42.1.32']),
-      agent_public_ips: out(AGENT_PUBLIC_IPS),
-      agent_instance_ids: out(AGENT_IDS),
-      agent_api_port: out(K6_API_PORT),
+      agent_private_ips: out(['10.42.0.31', '10.42.1.32'].slice(0, agentIds.length)),
+      agent_public_ips: out(agentPublicIps),
+      agent_instance_ids: out(agentIds),
+      agent_api_port: out(options.reachableAgent ? apiPorts[0] : K6_API_PORT),
       load_engine: out('k6'),
       metrics_instance_id: out(METRICS_ID),
       metrics_private_ip: out('10.42.0.10'),
@@ -302,10 +327,9 @@ exit "$(jq -r .code <<< "$answer")"
       db_name: out('mattermost'),
       db_secret_arn: out('arn:aws:secretsmanager:us-east-1:123456789012:secret:rds!cluster-1234-AbCdEf'),
       opensearch_endpoint: out(null),
-      instances: out({ app: '1 x c7i.large', agent: '2 x c7i.xlarge', metrics: '1 x m7i.xlarge', db: '1 x db.r7g.large' }),
-    },
-    'loopback outputs',
-  );
+      instances: out({ app: '1 x c7i.large', agent: `${agentIds.length} x c7i.xlarge`, metrics: '1 x m7i.xlarge', db: '1 x db.r7g.large' }),
+  };
+  const description = parseTerraformOutputs(terraformOutputs, 'loopback outputs');
   await writeFile(benchFile, `${JSON.stringify(description, null, 2)}\n`);
 
   return {
@@ -325,6 +349,7 @@ exit "$(jq -r .code <<< "$answer")"
     grafana,
     calls,
     awsCalls,
+    terraformOutputs,
     runningK6: () => k6ByAgent.size,
     async close() {
       await supervisor.stopAll();

@@ -1,0 +1,213 @@
+/**
+ * The AWS gate's job graph under act, as a product repository runs it: a consumer
+ * repository layout with the shipped caller (examples/workflows/loadgate.yml) and a gate
+ * config of `bench.kind: aws`, run by workflow_dispatch in host mode against the GitHub
+ * stand-in. The reusable workflow comes from a release tree of this checkout.
+ *
+ * prepare → provision-aws → run-aws-1 → run-aws-2 → publish → teardown, with:
+ * - `terraform`, `aws` and `curl` stood in on PATH (test/support/aws-cli-standin.ts), and
+ *   configure-aws-credentials by its act stand-in (no OIDC or STS offline);
+ * - the bench itself the loopback AWS bench (test/bench/aws/loopback-bench.ts): the
+ *   Mattermost stand-in, a real k6 agent, Prometheus and node_exporter on 127.0.0.1, its
+ *   nodes reached through the stood-in SSM.
+ * The caller runs on runners with a 45-minute job limit (runner-limit-minutes: 45, the
+ * least `loadgate plan` accepts: provisioning is estimated at 25 minutes), so each run job
+ * has a 25-minute budget. The nodes are still booting (their user data) for BOOT_SECONDS
+ * after the first look, so run-aws-1 spends most of its budget waiting, finishes the first
+ * pair, cannot fit the second, and ends with next: repeat; run-aws-2 resumes.
+ */
+import { test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startAwsCliStandin } from '../support/aws-cli-standin.ts';
+import { verdictFileSchema } from '../../src/compare/verdict-schema.ts';
+import { runResultSchema } from '../../src/results/schema.ts';
+import { runLogged } from '../support/logged-process.ts';
+import { ROOT, gateEnvArgs, replacedActions, startConsumerRepository, writeReleaseTree } from '../support/act.ts';
+import { startLoopbackBench } from '../bench/aws/loopback-bench.ts';
+import { findK6, NO_K6 } from '../engine/k6/k6-binary.ts';
+
+const ACT = [process.env.ACT_BIN, join(ROOT, '.cache', 'bin', 'act')].find((p) => p && existsSync(p));
+const k6 = findK6();
+const prometheus = existsSync('/usr/bin/prometheus') && existsSync('/usr/bin/prometheus-node-exporter');
+const TOKEN = 'act-token-aws-jobs-0123456789';
+const BASELINE = 'v10.12.0';
+const CANDIDATE = 'v11.0.1-rc2';
+const RUNNER_LIMIT_MINUTES = 45;
+/**
+ * Job budget 25 min (45 less the 20 kept for set-up), runs of 3 min (DURATION_SEC). In
+ * run-aws-1 the boot wait and set-up end at ~16.6 min and run 1 at ~19.9 min; run 2 fits
+ * (it would end by ~22.9 min, 25 allowed) and ends at ~24.1 min after settling the rate
+ * windows; run 3 would end at ~27.1 min, so it is left to run-aws-2. Both margins are
+ * about two minutes (measured: set-up 13 s, a first run 17 s over its duration, a second
+ * one 71 s over, settling included).
+ */
+const BOOT_SECONDS = 985;
+const DURATION_SEC = 180;
+const TIMEOUT_MS = 50 * 60_000;
+
+const skip =
+  process.env.LOADGATE_SKIP_INTEGRATION === '1'
+    ? 'LOADGATE_SKIP_INTEGRATION=1'
+    : !ACT
+      ? 'act is not installed (bash scripts/setup.sh installs it)'
+      : !k6
+        ? NO_K6
+        : !prometheus
+          ? 'prometheus and prometheus-node-exporter (Debian packages) are not installed'
+          : false;
+
+const CONFIG = `version: 1
+name: aws-act
+dataset: Stand-in dataset, 40 users
+target:
+  system: mattermost
+  versionPattern: '^v[0-9]+\\.[0-9]+\\.[0-9]+(-rc[0-9]+)?$'
+# One reachable loopback agent; its CPU is the machine's, so the saturation limit is lifted.
+bench:
+  kind: aws
+  aws: { preset: L.110, agentCount: 1, usersPerAgent: 20, maxEngineCpuPercent: 100 }
+engine:
+  kind: k6
+  idle: { minimumMs: 200, averageMs: 600, rateMultiplier: 1 }
+  actions: { SwitchChannel: 4, ScrollChannel: 2, CreatePost: 3, ViewThread: 1, AddReaction: 1, ViewGlobalThreads: 1, UnreadCheck: 1 }
+repeats: 2
+maxRepeats: 2
+tests:
+  - type: bounded
+    users: 6
+    rampUp: 3s
+    duration: ${DURATION_SEC}s
+# This checks the jobs, not performance.
+tolerances:
+  supportedUsers: { tolerancePct: 100, noiseFloorPct: 100 }
+  apiAvg: { tolerancePct: 100, noiseFloorPct: 100 }
+  apiP99: { tolerancePct: 100, noiseFloorPct: 100, gating: false }
+  storeAvg: { tolerancePct: 100, noiseFloorPct: 100 }
+  storeP99: { tolerancePct: 100, noiseFloorPct: 100, gating: false }
+  cpu: { tolerancePct: 100, noiseFloorPct: 100, gating: false }
+  heap: { tolerancePct: 100, noiseFloorPct: 100 }
+`;
+
+/** The shipped caller, as a repository whose runners stop jobs at 45 minutes adopts it. */
+function callerWithRunnerLimit(): string {
+  const shipped = readFileSync(join(ROOT, 'examples', 'workflows', 'loadgate.yml'), 'utf8');
+  const anchor = /^( {6})config: .*$/m;
+  assert.match(shipped, anchor, 'the shipped caller passes config');
+  return shipped.replace(anchor, (line, indent: string) => `${line}\n${indent}runner-limit-minutes: ${RUNNER_LIMIT_MINUTES}`);
+}
+
+async function gate(t: TestContext): Promise<void> {
+  const bench = await startLoopbackBench(k6 as string, 40, { reachableAgent: true, bootSeconds: BOOT_SECONDS });
+  t.after(() => bench.close());
+  const tools = await startAwsCliStandin({ shell: bench.shell, secrets: bench.aws, terraformOutputs: bench.terraformOutputs });
+  t.after(() => tools.close());
+  const { standin, candidateSha } = await startConsumerRepository(TOKEN, { baseline: BASELINE, candidate: CANDIDATE });
+  t.after(() => standin.close());
+  const work = await mkdtemp(join(tmpdir(), 'loadgate-aws-jobs-'));
+  t.after(() => rm(work, { recursive: true, force: true }));
+
+  const consumer = join(work, 'chat-server');
+  const release = writeReleaseTree(join(work, 'loadgate-release'));
+  const share = join(work, 'share');
+  const artifacts = join(work, 'artifacts');
+  mkdirSync(join(consumer, '.github', 'workflows'), { recursive: true });
+  writeFileSync(join(consumer, '.github', 'workflows', 'loadgate.yml'), callerWithRunnerLimit());
+  writeFileSync(join(consumer, '.github', 'loadgate.yml'), CONFIG);
+  copyFileSync(bench.usersFile, join(consumer, '.github', 'loadgate-users.txt'));
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: consumer, stdio: 'ignore' });
+  git('init', '-q', '-b', 'main');
+  git('add', '.');
+  git('-c', 'user.name=consumer', '-c', 'user.email=consumer@example.invalid', 'commit', '-q', '-m', 'adopt loadgate');
+
+  const logFile = join(ROOT, 'tmp', 'act-aws-jobs.log');
+  mkdirSync(join(ROOT, 'tmp'), { recursive: true });
+  const args = [
+    'workflow_dispatch',
+    '-W', '.github/workflows/loadgate.yml',
+    '-P', 'ubuntu-latest=-self-hosted',
+    '--local-repository', `loadgate/loadgate@v1=${release}`,
+    ...replacedActions([join(consumer, '.github', 'workflows', 'loadgate.yml'), join(release, '.github', 'workflows', 'loadgate.yml')]),
+    '--input', `candidate=${CANDIDATE}`,
+    '--input', `baseline=${BASELINE}`,
+    ...gateEnvArgs({ standin, loadgate: { repository: 'loadgate/loadgate', source: release }, share, token: TOKEN, artifacts }),
+    // The caller's secrets and the bench environment's variables (docs/github.md).
+    '-s', 'LOADGATE_AWS_ROLE_ARN=arn:aws:iam::123456789012:role/loadgate-bench',
+    '-s', 'LOADGATE_LICENSE_SECRET_ARN=arn:aws:secretsmanager:us-east-1:123456789012:secret:mattermost-licence-AbCdEf',
+    '--var', 'LOADGATE_TF_STATE_BUCKET=loadgate-act-state',
+    '--var', 'LOADGATE_USERS_FILE=.github/loadgate-users.txt',
+    // The release tarballs are on releases.mattermost.com: nothing may leave the machine.
+    '--env', 'LG_RELEASE_WAIT=off',
+  ];
+  const env = { ...process.env, PATH: `${tools.binDir}:${process.env.PATH ?? ''}` };
+  const { code } = await runLogged(ACT as string, args, { cwd: consumer, logFile, timeoutMs: TIMEOUT_MS, env });
+  const log = readFileSync(logFile, 'utf8');
+  const where = `act exit ${code}, log: ${logFile}`;
+
+  assert.deepEqual(standin.rejected, [], `requests rejected by GitHub's OpenAPI schema (${where})`);
+  assert.deepEqual(standin.unmatched, [], `requests to routes outside the served operations (${where})`);
+  assert.doesNotMatch(log, /npm (ci|install)/, 'no npm ci or npm install while the gate ran');
+
+  // Provisioned once, destroyed once, by the teardown job, with what provision applied.
+  const applies = tools.terraform.filter((r) => r.command === 'apply');
+  const destroys = tools.terraform.filter((r) => r.command === 'destroy');
+  assert.deepEqual(applies.map((r) => r.job), ['provision-aws'], `terraform apply exactly once (${where})`);
+  assert.deepEqual(destroys.map((r) => r.job), ['teardown'], `terraform destroy exactly once (${where})`);
+  assert.equal(destroys[0]?.key, applies[0]?.key, 'destroyed the state provision wrote');
+  assert.match(applies[0]?.key ?? '', /^loadgate\/mattermost-like\/chat-server\/[0-9]+\/1\/terraform\.tfstate$/);
+  assert.deepEqual(destroys[0]?.vars, applies[0]?.vars, 'teardown destroyed with the variables provision stored beside the state');
+  assert.deepEqual(tools.terraform.filter((r) => r.command === 'init').map((r) => r.job), ['provision-aws', 'teardown'], 'no run job re-initialised or re-provisioned');
+  assert.equal(tools.calls.filter((c) => c.tool === 'curl').length, 1, 'the controller address was looked up once, by provision');
+
+  // Which job drove the bench: the SSM commands each run job sent.
+  const ssmJobs = [...new Set(tools.calls.filter((c) => c.tool === 'aws' && c.args[0] === 'ssm').map((c) => c.job))];
+  assert.deepEqual(ssmJobs, ['run-aws-1', 'run-aws-2'], `run-aws-1 ended with next: repeat, run-aws-2 finished, run-aws-3 never ran (${where})`);
+  const job2Start = Math.min(...tools.calls.filter((c) => c.job === 'run-aws-2').map((c) => c.atMs));
+  const k6Starts = bench.calls.filter((c) => c.cmd === 'loadgate-agent' && c.args[0] === 'start-k6');
+  assert.deepEqual(
+    [k6Starts.filter((c) => (c.atMs ?? 0) < job2Start).length, k6Starts.filter((c) => (c.atMs ?? 0) >= job2Start).length],
+    [2, 2],
+    `the load ran twice in each run job, four times in all: no run redone (${where})`,
+  );
+
+  // The published report: four runs, pair 1 from run-aws-1, pair 2 from run-aws-2.
+  const branch = `perf-report/${BASELINE}-vs-${CANDIDATE}`;
+  const dir = `reports/${BASELINE}-vs-${CANDIDATE}`;
+  const files = standin.filesOnBranch(branch);
+  assert.ok(files.has(`${dir}/README.md`) && files.has(`${dir}/verdict.json`), `the report on ${branch} (${where})`);
+  const results = [...files.entries()]
+    .filter(([f]) => f.startsWith(`${dir}/results/`) && f.endsWith('.json'))
+    .map(([, bytes]) => runResultSchema.parse(JSON.parse(bytes.toString('utf8'))));
+  assert.equal(results.length, 4, 'two pairs, each run once');
+  for (const r of results) {
+    assert.equal(r.status, 'completed', `${r.target.version}: ${r.problems.join('; ')}`);
+    const startedMs = Date.parse(r.startedAt);
+    const inJob2 = startedMs >= job2Start;
+    assert.equal(inJob2, r.repeat === 1, `${r.target.version} repeat ${r.repeat} ran in run-aws-${inJob2 ? 2 : 1}`);
+  }
+  const reused = log.match(/reusing the completed result/g) ?? [];
+  assert.equal(reused.length, 2, 'run-aws-2 reused the two runs of run-aws-1 and redid none');
+
+  // The verdict and the check run on the candidate's commit, and the report PR.
+  const verdict = verdictFileSchema.parse(JSON.parse((files.get(`${dir}/verdict.json`) as Buffer).toString('utf8')));
+  assert.equal(verdict.decision.pairs, 2);
+  const runs = standin.checkRuns.filter((r) => r.name === 'loadgate' && r.head_sha === candidateSha);
+  assert.equal(runs.length, 1, 'one loadgate check run on the candidate commit');
+  const expected = { pass: 'success', fail: 'failure', inconclusive: 'action_required' }[verdict.verdict];
+  assert.equal(runs[0]?.status, 'completed');
+  assert.equal(runs[0]?.conclusion, expected, `verdict ${verdict.verdict}: ${verdict.summary}`);
+  assert.equal(standin.pulls.filter((p) => p.head === branch).length, 1, 'one report PR');
+  assert.equal(code === 0, verdict.verdict === 'pass', `act exit code ${code} for verdict ${verdict.verdict}`);
+
+  // Every AWS job assumed the role through the credentials stand-in; nothing is left running.
+  // act masks the role ARN (a secret) as ***; the stand-in refuses an empty or malformed one.
+  const sessions = [...log.matchAll(/\| credentials stand-in: assumed \*\*\* as (loadgate-[a-z0-9]+)-[0-9]+ in us-east-1/g)].map((m) => m[1]);
+  assert.deepEqual(sessions, ['loadgate-provision', 'loadgate-run1', 'loadgate-run2', 'loadgate-teardown'], 'provision, two run jobs and teardown, in order');
+  assert.equal(bench.runningK6(), 0, 'the load is stopped');
+}
+
+test('the AWS gate under act: provision once, run-aws-1 stops at its job budget, run-aws-2 resumes, publish, teardown destroys once', { skip, timeout: TIMEOUT_MS + 120_000 }, (t) => gate(t));

@@ -1,0 +1,236 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { isAbsolute, join, resolve } from 'node:path';
+import { z } from 'zod';
+import type { RemoteResult, RemoteShell } from '../../src/bench/aws/remote-shell.ts';
+import type { CommandRunner } from '../../src/util/command-runner.ts';
+import { SSM_STDERR_SEPARATOR } from '../../src/bench/aws/ssm-shell.ts';
+
+/**
+ * `aws`, `terraform` and `curl` for workflow steps that run under act on this machine:
+ * small executables on PATH that post their arguments to this process, which answers as
+ * the real tools would for the calls loadgate's actions make, and records every call with
+ * the job (GITHUB_JOB) that made it. Behind them, a bench that lives on loopback:
+ *
+ * - `aws ssm send-command` / `list-command-invocations` / `cancel-command`: the AWS CLI's
+ *   JSON shapes (the fields src/bench/aws/ssm-shell.ts parses; AWS-RunShellScript joins
+ *   stdout and stderr with its separator line), executing the script through `shell`;
+ * - `aws secretsmanager ...`: answered by `secrets` (the bench's Secrets Manager);
+ * - `aws s3 cp` and `aws s3api head-object`: an in-memory bucket; a missing key answers as
+ *   S3 does through the CLI, "An error occurred (404) when calling the HeadObject
+ *   operation: Not Found", which action/lib/teardown.sh tells apart from other failures;
+ * - `terraform init` (the S3 backend's key), `apply` (writes the state object under that
+ *   key, as the S3 backend does), `output -json` (the bench's outputs), `destroy`;
+ * - `curl https://checkip.amazonaws.com`: a documentation address (RFC 5737); any other
+ *   URL fails, so nothing leaves the machine.
+ */
+
+export interface ToolCall {
+  tool: 'aws' | 'terraform' | 'curl';
+  args: string[];
+  /** GITHUB_JOB of the step that ran it (the called workflow's job id). */
+  job: string;
+  atMs: number;
+}
+
+export interface TerraformRun {
+  command: 'init' | 'apply' | 'destroy';
+  job: string;
+  /** The S3 backend key from init's -backend-config=key=... */
+  key: string | undefined;
+  /** apply and destroy: the variables file's JSON. */
+  vars?: Record<string, unknown>;
+}
+
+export interface AwsCliStandin {
+  /** Put first on PATH. */
+  binDir: string;
+  calls: ToolCall[];
+  terraform: TerraformRun[];
+  /** s3://bucket/key → bytes */
+  objects: Map<string, Buffer>;
+  close(): Promise<void>;
+}
+
+const callSchema = z.object({
+  tool: z.enum(['aws', 'terraform', 'curl']),
+  args: z.array(z.string()),
+  cwd: z.string(),
+  job: z.string(),
+});
+
+type Answer = { code: number; stdout: string; stderr: string };
+const ok = (stdout = ''): Answer => ({ code: 0, stdout, stderr: '' });
+const fail = (stderr: string, code = 1): Answer => ({ code, stdout: '', stderr: `${stderr}\n` });
+
+/** The value after `--name`, or after `-name=` for Terraform's single-dash flags. */
+function option(args: readonly string[], name: string): string | undefined {
+  const i = args.indexOf(name);
+  if (i >= 0) return args[i + 1];
+  const prefix = `${name}=`;
+  return args.find((a) => a.startsWith(prefix))?.slice(prefix.length);
+}
+
+/** Values after `--name` up to the next option (`--instance-ids a b c`). */
+function values(args: readonly string[], name: string): string[] {
+  const i = args.indexOf(name);
+  if (i < 0) return [];
+  const rest = args.slice(i + 1);
+  const end = rest.findIndex((a) => a.startsWith('--'));
+  return end < 0 ? rest : rest.slice(0, end);
+}
+
+const CLIENT = (url: string, tool: string) => `#!/usr/bin/env node
+// ${tool} stand-in (test/support/aws-cli-standin.ts): asks the test process.
+const body = JSON.stringify({ tool: ${JSON.stringify(tool)}, args: process.argv.slice(2), cwd: process.cwd(), job: process.env.GITHUB_JOB || '' });
+fetch(${JSON.stringify(url)}, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
+  .then((r) => r.json())
+  .then((a) => { process.stdout.write(a.stdout); process.stderr.write(a.stderr); process.exitCode = a.code; })
+  .catch((e) => { process.stderr.write('${tool} stand-in unreachable: ' + e.message + '\\n'); process.exitCode = 255; });
+`;
+
+export async function startAwsCliStandin(o: { shell: RemoteShell; secrets: CommandRunner; terraformOutputs: unknown }): Promise<AwsCliStandin> {
+  const binDir = await mkdtemp(join(tmpdir(), 'loadgate-aws-cli-'));
+  const calls: ToolCall[] = [];
+  const terraform: TerraformRun[] = [];
+  const objects = new Map<string, Buffer>();
+  const commands = new Map<string, { ids: string[]; done?: Map<string, RemoteResult> }>();
+  // Terraform keeps the backend chosen by init in the working directory (.terraform).
+  const backends = new Map<string, { bucket: string; key: string }>();
+  let nextCommand = 1;
+
+  const s3Url = (bucket: string, key: string) => `s3://${bucket}/${key}`;
+  const notFound = () => fail('An error occurred (404) when calling the HeadObject operation: Not Found', 254);
+
+  async function aws(args: string[], cwd: string): Promise<Answer> {
+    const [service, operation] = args;
+    const path = (p: string) => (isAbsolute(p) ? p : resolve(cwd, p));
+    if (service === 's3' && operation === 'cp') {
+      const positional: string[] = [];
+      for (let i = 2; i < args.length; i++) {
+        const arg = args[i] as string;
+        if (arg === '--region' || arg === '--profile') i++;
+        else if (!arg.startsWith('--')) positional.push(arg);
+      }
+      const [from, to] = positional;
+      if (!from || !to) return fail('usage: aws s3 cp <from> <to>', 252);
+      if (to.startsWith('s3://')) {
+        objects.set(to, await readFile(path(from)));
+        return ok();
+      }
+      const object = objects.get(from);
+      if (!object) return fail(`fatal error: An error occurred (404) when calling the HeadObject operation: Key "${from.replace(/^s3:\/\/[^/]+\//, '')}" does not exist`);
+      await writeFile(path(to), object);
+      return ok();
+    }
+    if (service === 's3api' && operation === 'head-object') {
+      const url = s3Url(option(args, '--bucket') ?? '', option(args, '--key') ?? '');
+      return objects.has(url) ? ok(JSON.stringify({ ContentLength: objects.get(url)?.length })) : notFound();
+    }
+    if (service === 'ssm' && operation === 'send-command') {
+      const ids = values(args, '--instance-ids');
+      const parameters = JSON.parse(option(args, '--parameters') ?? '{}') as { commands?: string[]; executionTimeout?: string[] };
+      const script = parameters.commands?.[0];
+      if (!ids.length || script === undefined) return fail('An error occurred (ValidationException) when calling the SendCommand operation: instance ids and commands are required', 254);
+      const id = `00000000-0000-4000-8000-${String(nextCommand++).padStart(12, '0')}`;
+      const entry: { ids: string[]; done?: Map<string, RemoteResult> } = { ids };
+      commands.set(id, entry);
+      void o.shell.run(ids, script, { timeoutSec: Number(parameters.executionTimeout?.[0] ?? 3600) }).then((results) => (entry.done = results));
+      return ok(JSON.stringify({ Command: { CommandId: id, DocumentName: 'AWS-RunShellScript', InstanceIds: ids, Status: 'Pending' } }));
+    }
+    if (service === 'ssm' && operation === 'list-command-invocations') {
+      const entry = commands.get(option(args, '--command-id') ?? '');
+      if (!entry) return fail('An error occurred (InvalidCommandId) when calling the ListCommandInvocations operation: ', 254);
+      const invocations = entry.ids.map((instanceId) => {
+        const r = entry.done?.get(instanceId);
+        if (!r) return { InstanceId: instanceId, Status: 'InProgress', StatusDetails: 'InProgress', CommandPlugins: [] };
+        const undeliverable = r.status === 'Undeliverable';
+        const status = undeliverable ? 'Failed' : r.status;
+        const output = r.stderr ? `${r.stdout}\n${SSM_STDERR_SEPARATOR}\n${r.stderr}` : r.stdout;
+        return {
+          InstanceId: instanceId,
+          Status: status,
+          StatusDetails: undeliverable ? 'Undeliverable' : status,
+          CommandPlugins: [{ Name: 'aws:runShellScript', Status: status, ResponseCode: r.exitCode ?? -1, Output: output }],
+        };
+      });
+      return ok(JSON.stringify({ CommandInvocations: invocations }));
+    }
+    if (service === 'ssm' && operation === 'cancel-command') return ok('{}');
+    if (service === 'secretsmanager') return o.secrets.run('aws', args);
+    return fail(`An error occurred (AccessDenied) when calling ${service} ${operation}: not stood in`, 254);
+  }
+
+  async function tf(args: string[], cwd: string, job: string): Promise<Answer> {
+    const chdir = option(args, '-chdir');
+    const dir = resolve(cwd, chdir ?? '.');
+    const rest = args.filter((a) => !a.startsWith('-chdir='));
+    const command = rest[0];
+    const varsOf = async () => {
+      const file = option(rest, '-var-file');
+      return file ? (JSON.parse(await readFile(resolve(cwd, file), 'utf8')) as Record<string, unknown>) : undefined;
+    };
+    if (command === 'init') {
+      const config = new Map(rest.filter((a) => a.startsWith('-backend-config=')).map((a) => a.slice('-backend-config='.length).split('=', 2) as [string, string]));
+      const bucket = config.get('bucket');
+      const key = config.get('key');
+      if (!bucket || !key) return fail('Error: Missing required argument: the S3 backend needs bucket and key');
+      backends.set(dir, { bucket, key });
+      terraform.push({ command, job, key });
+      return ok('Terraform has been successfully initialized!\n');
+    }
+    const backend = backends.get(dir);
+    if (command === 'apply' || command === 'destroy') {
+      if (!backend) return fail('Error: Backend initialization required, please run "terraform init"');
+      const vars = await varsOf();
+      if (!vars) return fail('Error: No value for required variable');
+      terraform.push({ command, job, key: backend.key, vars });
+      const state = s3Url(backend.bucket, backend.key);
+      if (command === 'apply') objects.set(state, Buffer.from(JSON.stringify({ version: 4, outputs: o.terraformOutputs })));
+      else objects.set(state, Buffer.from(JSON.stringify({ version: 4, outputs: {}, resources: [] })));
+      return ok(`${command === 'apply' ? 'Apply' : 'Destroy'} complete!\n`);
+    }
+    if (command === 'output' && rest.includes('-json')) {
+      if (!backend || !objects.has(s3Url(backend.bucket, backend.key))) return ok('{}\n');
+      return ok(`${JSON.stringify(o.terraformOutputs)}\n`);
+    }
+    return fail(`terraform stand-in: ${command} is not stood in`);
+  }
+
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const answer = (async (): Promise<Answer> => {
+        const call = callSchema.parse(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+        calls.push({ tool: call.tool, args: call.args, job: call.job, atMs: Date.now() });
+        if (call.tool === 'aws') return aws(call.args, call.cwd);
+        if (call.tool === 'terraform') return tf(call.args, call.cwd, call.job);
+        return call.args.includes('https://checkip.amazonaws.com') ? ok('203.0.113.7\n') : fail(`curl: (6) Could not resolve host (stand-in: no network): ${call.args.at(-1)}`, 6);
+      })();
+      answer
+        .catch((error: Error) => fail(`stand-in error: ${error.message}`, 255))
+        .then((a) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(a)));
+    });
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+  await mkdir(binDir, { recursive: true });
+  for (const tool of ['aws', 'terraform', 'curl']) {
+    await writeFile(join(binDir, tool), CLIENT(url, tool));
+    await chmod(join(binDir, tool), 0o755);
+  }
+  return {
+    binDir,
+    calls,
+    terraform,
+    objects,
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((done) => server.close(() => done()));
+      await rm(binDir, { recursive: true, force: true });
+    },
+  };
+}
