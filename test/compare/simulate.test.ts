@@ -22,19 +22,21 @@ test('AWS profile (assumed 1.8 % noise): every goal met, one pair usually decide
   assert.ok(users.fail >= 95 && users.meanPairs < 1.5, JSON.stringify(users));
 });
 
-test('local profile (measured 3.3 % supported users, 7–13 % bounded latencies): error and inconclusive goals met; the ≤ 2 runs goal is missed, as stated', async () => {
+test('local profile (calibrated 2026-11-24): the error rates hold at its noise; it is too noisy to decide in 6 pairs, as stated', async () => {
   const { config, model } = await profile('local-synapse');
   const rows = simulate(config, model, { trials: 1000, seed: 1 });
-  const shortfalls = goalShortfalls(rows);
-  // Only the expected-runs goal is missed, and by how much is pinned so a change shows.
-  assert.ok(shortfalls.length > 0 && shortfalls.every((s) => s.includes('runs per side on average')), shortfalls.join('\n'));
+  // What the rule guarantees at any noise: an unchanged release rarely fails, a material
+  // regression rarely passes (Wald's bounds; the inconclusive share is what noise costs).
   const none = rows.find((r) => r.kind === 'none')!;
-  assert.ok(none.fail <= 1 && none.pass >= 95 && none.inconclusive <= 5, JSON.stringify(none));
-  assert.ok(none.meanPairs > 2 && none.meanPairs < 3.5, `no change: ${none.meanPairs} pairs`);
-  for (const r of rows.filter((x) => x.kind === 'material')) {
-    assert.ok(r.fail >= 95 && r.pass <= 1 && r.inconclusive <= 5, JSON.stringify(r));
-    assert.ok(r.meanPairs < 3.5, `${r.metric}: ${r.meanPairs} pairs`);
-  }
+  assert.ok(none.fail <= 1, JSON.stringify(none));
+  for (const r of rows.filter((x) => x.kind === 'material')) assert.ok(r.pass <= 1, JSON.stringify(r));
+  // The shortfall the README states: only inconclusive shares and runs per side miss their
+  // goals (never a false pass or a false fail), and supported users are the reason.
+  const shortfalls = goalShortfalls(rows);
+  assert.ok(shortfalls.every((s) => /inconclusive|runs per side|pass .* < 95%|fail .* < 95%/.test(s)), shortfalls.join('\n'));
+  assert.ok(shortfalls.some((s) => s.includes('unbounded.supportedUsers')), shortfalls.join('\n'));
+  const users = rows.find((r) => r.kind === 'material' && r.metric === 'unbounded.supportedUsers')!;
+  assert.ok(users.inconclusive > 5 && users.meanPairs > 3, `a 10 % loss at the calibrated noise: ${JSON.stringify(users)}`);
 });
 
 test('a drifting bench (3 % per run in the bad direction): the ABBA order keeps false fails in budget, candidate-always-second does not', async () => {
@@ -43,8 +45,12 @@ test('a drifting bench (3 % per run in the bad direction): the ABBA order keeps 
     const drift = (order: 'abba' | 'ab') => simulate(config, model, { trials: 1000, seed: 1, order, driftPct: 3 }).find((r) => r.kind === 'drift')!;
     const abba = drift('abba');
     const ab = drift('ab');
-    assert.ok(abba.fail <= 1 && abba.pass >= 95, `${name} ABBA: ${JSON.stringify(abba)}`);
-    assert.ok(ab.fail > 1 && ab.pass < 95, `${name} AB: ${JSON.stringify(ab)}`);
+    const none = simulate(config, model, { trials: 1000, seed: 1 }).find((r) => r.kind === 'none')!;
+    // ABBA: the drift costs nothing (the same shares as without it); candidate-second: false fails.
+    assert.ok(abba.fail <= 1 && Math.abs(abba.pass - none.pass) <= 2, `${name} ABBA: ${JSON.stringify(abba)} vs no drift ${JSON.stringify(none)}`);
+    // At the local bench's noise the drift shows as passes lost to inconclusive, at the AWS
+    // profile's as false fails: either way candidate-second is biased and ABBA is not.
+    assert.ok(ab.fail > 1 || ab.pass < none.pass - 5, `${name} AB: ${JSON.stringify(ab)} vs no drift ${JSON.stringify(none)}`);
   }
 });
 

@@ -50,8 +50,15 @@ const BOOT_SECONDS = 985;
 const DURATION_SEC = 180;
 const TIMEOUT_MS = 50 * 60_000;
 
+// Opt-in (LOADGATE_SLOW_ACT=1), not part of `bash scripts/test.sh`: it takes ~32 minutes of
+// wall clock, and which runs land in which job follows the real job budget with margins of
+// about two minutes, so a much slower or faster machine splits them differently. It passed
+// here twice (31.9 and 31.8 min, 2026-11-24); it joins CI once the budget can be given
+// directly instead of waited for.
 const skip =
-  process.env.LOADGATE_SKIP_INTEGRATION === '1'
+  process.env.LOADGATE_SLOW_ACT !== '1'
+    ? 'opt-in: LOADGATE_SLOW_ACT=1 (about 32 minutes; see the comment above)'
+    : process.env.LOADGATE_SKIP_INTEGRATION === '1'
     ? 'LOADGATE_SKIP_INTEGRATION=1'
     : !ACT
       ? 'act is not installed (bash scripts/setup.sh installs it)'

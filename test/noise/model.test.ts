@@ -14,13 +14,16 @@ test('the shipped noise models are what the script derives from the recorded run
   }
 });
 
-test('the local model is measured (6 A/A runs, 2026-11-23) and the AWS one assumed at ~1.76 % per run', async () => {
+test('the local model is measured (supported users: loadgate calibrate, 6 A/A runs, 2026-11-24) and the AWS one assumed at ~1.76 % per run', async () => {
   const local = await loadNoiseModel('noise/local-synapse.json', await loadGateConfig('examples/local-synapse.yml'));
   assert.equal(local.kind, 'measured');
-  assert.equal(local.measuredAt, '2026-11-23');
+  assert.equal(local.measuredAt, '2026-11-24');
   const users = local.file!.entries.find((e) => e.metric === 'supportedUsers')!;
   assert.equal(users.runs, 6);
-  assert.ok(Math.abs(users.sdLog - 0.0326) < 0.0001, String(users.sdLog));
+  assert.equal(users.df, 4);
+  assert.match(users.source, /^reports\/calibration\/local-synapse-1\.162\.0-unbounded: loadgate calibrate/);
+  // The committed runs give the committed figure: sd of ln(users) around each side's mean.
+  assert.ok(Math.abs(users.sdLog - 0.0722) < 0.0001, String(users.sdLog));
   const aws = await loadNoiseModel('noise/aws-mattermost.json', await loadGateConfig('examples/aws-mattermost.yml'));
   assert.equal(aws.kind, 'assumed');
   assert.ok(Math.abs(aws.file!.entries.find((e) => e.metric === 'supportedUsers')!.sdLog - 0.0176) < 0.0001);

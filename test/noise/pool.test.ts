@@ -29,11 +29,11 @@ test('a gate with repeats refines a measured model: df-weighted with what it hel
   const users = (m: typeof shipped) => m.entries.find((e) => e.metric === 'supportedUsers')!;
   const before = users(shipped);
   const after = users(poolRuns(shipped, config, { baseline, candidate })!);
-  // numpy: sqrt((5 · 0.0326² + ss) / 9), the shipped entry being 0.0326 with 5 df
-  close(before.sdLog, 0.0326, 1e-4);
-  close(after.sdLog, Math.sqrt((5 * before.sdLog ** 2 + 4 * 0.07931045406965312 ** 2) / 9), 1e-5);
-  close(after.sdLog, 0.05818972083618495, 2e-4);
-  assert.equal(after.df, 9);
+  // numpy: sqrt((4 · 0.07215² + ss) / 8), the shipped entry being 0.07215 with 4 df
+  close(before.sdLog, 0.07215, 1e-5);
+  close(after.sdLog, Math.sqrt((4 * before.sdLog ** 2 + 4 * 0.07931045406965312 ** 2) / 8), 1e-5);
+  close(after.sdLog, 0.07581, 2e-4);
+  assert.equal(after.df, 8);
   assert.equal(after.runs, 12);
 });
 
