@@ -9,8 +9,9 @@ import type { UnboundedTest } from '../config/schema.ts';
  *   than running them (login, initial sync), so a ramp can look unhealthy below the
  *   ceiling: an alert during the ramp pauses it, and only one that lasts a whole lag of
  *   the health queries (the start-up cost has left their windows) is the first alert.
- *   On the local bench, 6 calibration runs took their first alert at 54 users during the
- *   ramp to 62, and then searched in small steps from there (2026-11-24);
+ *   On the local bench every one of 8 calibration runs took its first alert during its
+ *   ramp (at 38 to 54 users, e.g. 54 on the way to 62, with the ceiling near 65-70) and
+ *   then searched in small steps from there (2026-11-24);
  * - climb: until the first alert, +usersIncrement per step, or with `climbPct` that % of
  *   the current users (at least usersIncrement): the time to the ceiling then grows with
  *   log(capacity), not with capacity, and the overshoot is the same fraction everywhere;
