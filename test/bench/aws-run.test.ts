@@ -10,7 +10,7 @@ import { parseRunOptions } from '../../src/run/options.ts';
 import { runResultSchema, type RunResult } from '../../src/results/schema.ts';
 import { verdictFileSchema } from '../../src/compare/verdict-schema.ts';
 import { findK6, NO_K6 } from '../engine/k6/k6-binary.ts';
-import { APP_ID, GRAFANA_TOKEN, readJson, startLoopbackBench } from './aws/loopback-bench.ts';
+import { APP_ID, GRAFANA_TOKEN, MACHINERY_TOLERANCES, readJson, startLoopbackBench } from './aws/loopback-bench.ts';
 
 /**
  * `loadgate run` on bench.kind aws, end to end on loopback (see aws/loopback-bench.ts):
@@ -67,15 +67,7 @@ tests:
 # Seconds-long runs with a few users: this checks the machinery, not performance, so one
 # pair and no sequential repeats (whether seconds of data decide is chance).
 maxRepeats: 1
-tolerances:
-  supportedUsers: { tolerancePct: 100, noiseFloorPct: 100 }
-  apiAvg: { tolerancePct: 100, noiseFloorPct: 100 }
-  apiP99: { tolerancePct: 100, noiseFloorPct: 100, gating: false }
-  storeAvg: { tolerancePct: 100, noiseFloorPct: 100 }
-  storeP99: { tolerancePct: 100, noiseFloorPct: 100, gating: false }
-  cpu: { tolerancePct: 100, noiseFloorPct: 100, gating: false }
-  heap: { tolerancePct: 100, noiseFloorPct: 100 }
-`;
+${MACHINERY_TOLERANCES}`;
 
 test('loadgate run drives an AWS bench: versions switched, load split over agents, Mattermost metrics collected, verdict and report', { skip: (!k6 && NO_K6) || (!prometheus && 'prometheus and prometheus-node-exporter (Debian packages) are not installed'), timeout: 240_000 }, async () => {
   const bench = await startLoopbackBench(k6 as string);

@@ -28,7 +28,7 @@ import { verdictFileSchema } from '../../src/compare/verdict-schema.ts';
 import { runResultSchema } from '../../src/results/schema.ts';
 import { runLogged } from '../support/logged-process.ts';
 import { ROOT, gateEnvArgs, replacedActions, startConsumerRepository, writeReleaseTree } from '../support/act.ts';
-import { startLoopbackBench } from '../bench/aws/loopback-bench.ts';
+import { MACHINERY_TOLERANCES, startLoopbackBench } from '../bench/aws/loopback-bench.ts';
 import { findK6, NO_K6 } from '../engine/k6/k6-binary.ts';
 
 const ACT = [process.env.ACT_BIN, join(ROOT, '.cache', 'bin', 'act')].find((p) => p && existsSync(p));
@@ -90,15 +90,7 @@ tests:
     rampUp: 3s
     duration: ${DURATION_SEC}s
 # This checks the jobs, not performance.
-tolerances:
-  supportedUsers: { tolerancePct: 100, noiseFloorPct: 100 }
-  apiAvg: { tolerancePct: 100, noiseFloorPct: 100 }
-  apiP99: { tolerancePct: 100, noiseFloorPct: 100, gating: false }
-  storeAvg: { tolerancePct: 100, noiseFloorPct: 100 }
-  storeP99: { tolerancePct: 100, noiseFloorPct: 100, gating: false }
-  cpu: { tolerancePct: 100, noiseFloorPct: 100, gating: false }
-  heap: { tolerancePct: 100, noiseFloorPct: 100 }
-`;
+${MACHINERY_TOLERANCES}`;
 
 /** The shipped caller, as a repository whose runners stop jobs at 45 minutes adopts it. */
 function callerWithRunnerLimit(): string {

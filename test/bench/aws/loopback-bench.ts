@@ -378,3 +378,14 @@ function bash(script: string, env: NodeJS.ProcessEnv): Promise<{ code: number; s
 export async function readJson<T>(file: string): Promise<T> {
   return JSON.parse(await readFile(file, 'utf8')) as T;
 }
+
+/** Gate-config tolerances for seconds-long loopback runs: they check the machinery, not performance. */
+export const MACHINERY_TOLERANCES = `tolerances:
+  supportedUsers: { tolerancePct: 100, noiseFloorPct: 100 }
+  apiAvg: { tolerancePct: 100, noiseFloorPct: 100 }
+  apiP99: { tolerancePct: 100, noiseFloorPct: 100, gating: false }
+  storeAvg: { tolerancePct: 100, noiseFloorPct: 100 }
+  storeP99: { tolerancePct: 100, noiseFloorPct: 100, gating: false }
+  cpu: { tolerancePct: 100, noiseFloorPct: 100, gating: false }
+  heap: { tolerancePct: 100, noiseFloorPct: 100 }
+`;
