@@ -2,10 +2,13 @@
 # Validates the gate inputs (check-inputs) and, when no baseline is given, picks the newest
 # stable tag below the candidate (pick-baseline), writing both as step outputs.
 # env: INPUT_CANDIDATE, INPUT_BASELINE, INPUT_TESTS, INPUT_REPEATS, INPUT_BENCH, INPUT_CONFIG,
-# INPUT_MAX_COST, INPUT_CHECK_NAME, INPUT_RC_PATTERN, GITHUB_EVENT_NAME, GITHUB_REF (read through @actions/github's context);
+# INPUT_MAX_COST, INPUT_CHECK_NAME, INPUT_RC_PATTERN, INPUT_RUNNER_LIMIT_MINUTES, INPUT_RUN_JOB_BUDGET, GITHUB_EVENT_NAME, GITHUB_REF (read through @actions/github's context);
 # GITHUB_TOKEN for the tag list.
 # shellcheck source=action/lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+# The AWS run jobs' budget is checked here, before anything is provisioned.
+if [ -n "${INPUT_RUN_JOB_BUDGET:-}" ]; then job_budget_seconds "${INPUT_RUNNER_LIMIT_MINUTES:-360}" "$INPUT_RUN_JOB_BUDGET" > /dev/null || exit 3; fi
 
 loadgate check-inputs --json --github-output > "$LOADGATE_WORK/inputs.json"
 cat "$LOADGATE_WORK/inputs.json"

@@ -19,15 +19,15 @@ if [ -n "${LG_USERS_FILE:-}" ]; then
   args+=(--users-file "$LG_USERS_FILE")
 fi
 # One job of a multi-job gate: continue from the results a previous job left in
-# $LG_OUT/results, and start no run that would end past the job's limit less the 20
-# minutes kept for set-up (JOB_MARGIN_SEC in src/aws/job-limits.ts); verdict.json then
-# says next: repeat, and the next job continues.
+# $LG_OUT/results, and start no run that would end past the job's budget (the limit less
+# 20 minutes, or the lower job-budget); verdict.json then says next: repeat, and the next
+# job continues.
 if [ -n "${LG_RUNNER_LIMIT_MINUTES:-}" ]; then
-  if [[ ! "$LG_RUNNER_LIMIT_MINUTES" =~ ^[0-9]{2,4}$ ]] || [ "$LG_RUNNER_LIMIT_MINUTES" -lt 30 ]; then
-    echo "::error::runner-limit-minutes: expected whole minutes, at least 30" >&2
-    exit 3
-  fi
-  args+=(--resume --job-budget "$((LG_RUNNER_LIMIT_MINUTES - 20))m")
+  budget_sec="$(job_budget_seconds "$LG_RUNNER_LIMIT_MINUTES" "${LG_JOB_BUDGET:-}")" || exit 3
+  args+=(--resume --job-budget "${budget_sec}s")
+elif [ -n "${LG_JOB_BUDGET:-}" ]; then
+  echo "::error::job-budget: applies only with runner-limit-minutes (one job of a multi-job gate)" >&2
+  exit 3
 fi
 
 run_for_verdict "${args[@]}"

@@ -1,9 +1,10 @@
 import { z } from 'zod';
 import { InputError, formatIssuePath } from '../util/errors.ts';
+import type { ActionsContext } from '../github/actions-context.ts';
 
 /**
  * The gate run a bench belongs to: it names the bench, its state key and its
- * tags. From CLI flags, falling back to the GitHub Actions environment.
+ * tags. From CLI flags, falling back to the GitHub Actions run context.
  */
 export const runInfoSchema = z.strictObject({
   repository: z.string().regex(/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/, 'expected owner/name'),
@@ -13,16 +14,16 @@ export const runInfoSchema = z.strictObject({
 });
 export type RunInfo = z.output<typeof runInfoSchema>;
 
-/** Flags win over GITHUB_* variables; missing values are an InputError naming both. */
-export function readRunInfo(
-  flags: { repository?: string; runId?: string; runAttempt?: string; commit?: string },
-  env: NodeJS.ProcessEnv,
-): RunInfo {
+/** The run's fields of the GitHub Actions context (src/github/actions-context.ts). */
+export type RunContext = Pick<ActionsContext, 'repository' | 'runId' | 'runAttempt' | 'sha'>;
+
+/** Flags win over the Actions context; missing values are an InputError naming both. */
+export function readRunInfo(flags: { repository?: string; runId?: string; runAttempt?: string; commit?: string }, context: Partial<RunContext>): RunInfo {
   const result = runInfoSchema.safeParse({
-    repository: flags.repository ?? env.GITHUB_REPOSITORY,
-    runId: flags.runId ?? env.GITHUB_RUN_ID,
-    runAttempt: flags.runAttempt ?? env.GITHUB_RUN_ATTEMPT ?? '1',
-    commitSha: flags.commit ?? env.GITHUB_SHA,
+    repository: flags.repository ?? context.repository,
+    runId: flags.runId ?? context.runId,
+    runAttempt: flags.runAttempt ?? context.runAttempt ?? 1,
+    commitSha: flags.commit ?? context.sha,
   });
   if (!result.success) {
     const flagOf: Record<string, string> = {

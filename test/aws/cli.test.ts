@@ -94,14 +94,15 @@ test('loadgate plan --format tfvars needs the version and the run, and checks th
   assert.equal(await main(['plan', '--config', EXAMPLE, '--format', 'tfvars', ...runFlags], io), 3);
   assert.match(io.stderr.join('\n'), /--version: name the Mattermost version/);
   const missingRun = captureIO();
-  await assert.rejects(plan(['--config', EXAMPLE, '--format', 'tfvars', '--version', 'v10.12.0'], missingRun, {}), (error: Error) => {
+  await assert.rejects(plan(['--config', EXAMPLE, '--format', 'tfvars', '--version', 'v10.12.0'], missingRun, async () => ({})), (error: Error) => {
     assert.match(error.message, /^the run this bench belongs to is incomplete:/);
     for (const flag of ['--repository (or GITHUB_REPOSITORY)', '--run-id (or GITHUB_RUN_ID)', '--commit (or GITHUB_SHA)']) assert.ok(error.message.includes(flag), flag);
     return true;
   });
   const fromEnv = captureIO();
-  const env = { GITHUB_REPOSITORY: 'acme/chat', GITHUB_RUN_ID: '42', GITHUB_RUN_ATTEMPT: '1', GITHUB_SHA: 'b'.repeat(40) };
-  assert.equal(await plan(['--config', EXAMPLE, '--format', 'tfvars', '--version', 'v10.12.0', '--license-secret-arn', LICENSE], fromEnv, env), 0);
+  // The run from the Actions context, as @actions/github reads GITHUB_REPOSITORY, GITHUB_RUN_ID, GITHUB_RUN_ATTEMPT and GITHUB_SHA.
+  const context = async () => ({ repository: 'acme/chat', runId: '42', runAttempt: 1, sha: 'b'.repeat(40) });
+  assert.equal(await plan(['--config', EXAMPLE, '--format', 'tfvars', '--version', 'v10.12.0', '--license-secret-arn', LICENSE], fromEnv, context), 0);
   assert.equal(JSON.parse(fromEnv.stdout.join('\n')).state_key, 'loadgate/acme/chat/42/1/terraform.tfstate');
   const badVersion = captureIO();
   assert.equal(await main(['plan', '--config', EXAMPLE, '--format', 'tfvars', '--version', '10.12', ...runFlags], badVersion), 3);
@@ -114,7 +115,7 @@ test('loadgate plan --format tfvars needs the version and the run, and checks th
   assert.equal(await main(['plan', '--config', EXAMPLE, '--controller-cidr', '198.51.0.0/15'], wide), 3);
   assert.match(wide.stderr.join('\n'), /ranges wider than \/16 are refused/);
   const narrow = captureIO();
-  assert.equal(await plan(['--config', EXAMPLE, '--format', 'tfvars', '--version', 'v10.12.0', '--license-secret-arn', LICENSE, '--controller-cidr', '198.51.100.7/32', '--controller-cidr', '198.51.0.0/16'], narrow, env), 0);
+  assert.equal(await plan(['--config', EXAMPLE, '--format', 'tfvars', '--version', 'v10.12.0', '--license-secret-arn', LICENSE, '--controller-cidr', '198.51.100.7/32', '--controller-cidr', '198.51.0.0/16'], narrow, context), 0);
   assert.deepEqual(JSON.parse(narrow.stdout.join('\n')).controller_cidr_blocks, ['198.51.100.7/32', '198.51.0.0/16']);
   const badOctet = captureIO();
   assert.equal(await main(['plan', '--config', EXAMPLE, '--controller-cidr', '300.1.2.3/32'], badOctet), 3);

@@ -11,9 +11,8 @@
  *   Mattermost stand-in, a real k6 agent, Prometheus and node_exporter on 127.0.0.1, its
  *   nodes reached through the stood-in SSM.
  * The caller runs on runners with a 45-minute job limit (runner-limit-minutes: 45, the
- * least `loadgate plan` accepts: provisioning is estimated at 25 minutes), so each run job
- * has a 25-minute budget. The nodes are still booting (their user data) for BOOT_SECONDS
- * after the first look, so run-aws-1 spends most of its budget waiting, finishes the first
+ * least `loadgate plan` accepts: provisioning is estimated at 25 minutes) and gives its run
+ * jobs a budget of JOB_BUDGET_SEC (run-job-budget), so that run-aws-1 finishes the first
  * pair, cannot fit the second, and ends with next: repeat; run-aws-2 resumes.
  */
 import { test, type TestContext } from 'node:test';
@@ -39,26 +38,22 @@ const BASELINE = 'v10.12.0';
 const CANDIDATE = 'v11.0.1-rc2';
 const RUNNER_LIMIT_MINUTES = 45;
 /**
- * Job budget 25 min (45 less the 20 kept for set-up), runs of 3 min (DURATION_SEC). In
- * run-aws-1 the boot wait and set-up end at ~16.6 min and run 1 at ~19.9 min; run 2 fits
- * (it would end by ~22.9 min, 25 allowed) and ends at ~24.1 min after settling the rate
- * windows; run 3 would end at ~27.1 min, so it is left to run-aws-2. Both margins are
- * about two minutes (measured: set-up 13 s, a first run 17 s over its duration, a second
- * one 71 s over, settling included).
+ * Which runs land in which job follows the budget, so the budget sits inside the window
+ * that gives the split with room either way. Runs of 30 s (DURATION_SEC). Measured in
+ * run-aws-1 (2026-11-24): run 2 was checked 58 s after the budget clock started (set-up and
+ * a boot wait of BOOT_SECONDS, then run 1), so it fits while 58 + 30 <= budget; run 3 was
+ * checked at 159 s (run 2 first waits ~65 s for run 1 to leave the 1-minute rate windows),
+ * so it is left over while 159 + 30 > budget. A budget of 140 s holds on a machine twice as
+ * slow (run 2 checked by 110 s) and on any faster one: run 3 cannot be checked before
+ * 10 + 30 + 65 + 30 = 135 s, and 135 + 30 > 140. The test prints the check times.
  */
-const BOOT_SECONDS = 985;
-const DURATION_SEC = 180;
-const TIMEOUT_MS = 50 * 60_000;
+const BOOT_SECONDS = 10;
+const DURATION_SEC = 30;
+const JOB_BUDGET_SEC = 140;
+const TIMEOUT_MS = 20 * 60_000;
 
-// Opt-in (LOADGATE_SLOW_ACT=1), not part of `bash scripts/test.sh`: it takes ~32 minutes of
-// wall clock, and which runs land in which job follows the real job budget with margins of
-// about two minutes, so a much slower or faster machine splits them differently. It passed
-// here twice (31.9 and 31.8 min, 2026-11-24); it joins CI once the budget can be given
-// directly instead of waited for.
 const skip =
-  process.env.LOADGATE_SLOW_ACT !== '1'
-    ? 'opt-in: LOADGATE_SLOW_ACT=1 (about 32 minutes; see the comment above)'
-    : process.env.LOADGATE_SKIP_INTEGRATION === '1'
+  process.env.LOADGATE_SKIP_INTEGRATION === '1'
     ? 'LOADGATE_SKIP_INTEGRATION=1'
     : !ACT
       ? 'act is not installed (bash scripts/setup.sh installs it)'
@@ -92,12 +87,15 @@ tests:
 # This checks the jobs, not performance.
 ${MACHINERY_TOLERANCES}`;
 
-/** The shipped caller, as a repository whose runners stop jobs at 45 minutes adopts it. */
+/** The shipped caller, as a repository whose runners stop jobs at 45 minutes adopts it, with a short run-job budget. */
 function callerWithRunnerLimit(): string {
   const shipped = readFileSync(join(ROOT, 'examples', 'workflows', 'loadgate.yml'), 'utf8');
   const anchor = /^( {6})config: .*$/m;
   assert.match(shipped, anchor, 'the shipped caller passes config');
-  return shipped.replace(anchor, (line, indent: string) => `${line}\n${indent}runner-limit-minutes: ${RUNNER_LIMIT_MINUTES}`);
+  return shipped.replace(
+    anchor,
+    (line, indent: string) => `${line}\n${indent}runner-limit-minutes: ${RUNNER_LIMIT_MINUTES}\n${indent}run-job-budget: ${JOB_BUDGET_SEC}s`,
+  );
 }
 
 async function gate(t: TestContext): Promise<void> {
@@ -146,6 +144,10 @@ async function gate(t: TestContext): Promise<void> {
   const { code } = await runLogged(ACT as string, args, { cwd: consumer, logFile, timeoutMs: TIMEOUT_MS, env });
   const log = readFileSync(logFile, 'utf8');
   const where = `act exit ${code}, log: ${logFile}`;
+  // How far the budget was from the split's edges on this machine (see JOB_BUDGET_SEC).
+  const budgetStop = log.match(/the job budget \([^)]*\) would end during [^;\n]*/)?.[0];
+  t.diagnostic(`run-aws-1: ${budgetStop ?? 'no job-budget stop in the log'}`);
+  assert.ok(budgetStop, `run-aws-1 stopped at its job budget (${where})`);
 
   assert.deepEqual(standin.rejected, [], `requests rejected by GitHub's OpenAPI schema (${where})`);
   assert.deepEqual(standin.unmatched, [], `requests to routes outside the served operations (${where})`);

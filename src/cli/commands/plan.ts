@@ -8,7 +8,8 @@ import { expectedDuration } from '../../aws/expected.ts';
 import { expectedPairsNoChange } from '../../compare/simulate.ts';
 import { assumedModel, loadNoiseModel, noiseModelPath } from '../../noise/model.ts';
 import { GITHUB_HOSTED_JOB_LIMIT_MINUTES, planJobs, renderJobPlan } from '../../aws/job-limits.ts';
-import { readRunInfo } from '../../aws/run-info.ts';
+import { readRunInfo, type RunContext } from '../../aws/run-info.ts';
+import { readActionsContext } from '../../github/actions-context.ts';
 import { benchInputsSchema, buildTfvars } from '../../aws/tfvars.ts';
 import { requireLicenceSecret } from '../../target/mattermost/licence.ts';
 import { parseFlags } from '../args.ts';
@@ -63,7 +64,7 @@ const flagsSchema = z.strictObject({
   positionals: z.array(z.string()).max(0, 'plan takes no positional arguments; name the config with --config'),
 });
 
-export async function run(argv: string[], io: CliIO, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+export async function run(argv: string[], io: CliIO, readContext: () => Promise<Partial<RunContext>> = readActionsContext): Promise<number> {
   const flags = parseFlags(
     argv,
     {
@@ -132,10 +133,10 @@ export async function run(argv: string[], io: CliIO, env: NodeJS.ProcessEnv = pr
   else if (flags.format === 'json') output = JSON.stringify({ ...planJson(plan), jobs }, null, 2);
   else {
     if (!flags.version) throw new InputError(`--version: name the Mattermost version the bench installs first\n\n${usage}`);
-    const runInfo = readRunInfo(
-      { repository: flags.repository, runId: flags['run-id'], runAttempt: flags['run-attempt'], commit: flags.commit },
-      env,
-    );
+    const flagged = { repository: flags.repository, runId: flags['run-id'], runAttempt: flags['run-attempt'], commit: flags.commit };
+    // Outside Actions (all four flags given) the context is not read at all.
+    const complete = Object.values(flagged).every((v) => v !== undefined);
+    const runInfo = readRunInfo(flagged, complete ? {} : await readContext());
     const now = flags.now ? new Date(flags.now) : new Date();
     const tfvars = buildTfvars(config, plan.bench, runInfo, { ...inputs.data, version: flags.version }, plan.duration, now);
     if (!flags['destroy-only']) requireLicenceSecret(config.target.system, inputs.data.licenseSecretArn, '--license-secret-arn');
