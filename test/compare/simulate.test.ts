@@ -22,21 +22,25 @@ test('AWS profile (assumed 1.8 % noise): every goal met, one pair usually decide
   assert.ok(users.fail >= 95 && users.meanPairs < 1.5, JSON.stringify(users));
 });
 
-test('local profile (calibrated 2026-11-24): the error rates hold at its noise; it is too noisy to decide in 6 pairs, as stated', async () => {
+test('local profile (calibrated 2026-11-24, 3.3 %): the error goals hold; a decision takes about 3 pairs, not 2, as stated', async () => {
   const { config, model } = await profile('local-synapse');
   const rows = simulate(config, model, { trials: 1000, seed: 1 });
-  // What the rule guarantees at any noise: an unchanged release rarely fails, a material
-  // regression rarely passes (Wald's bounds; the inconclusive share is what noise costs).
+  // An unchanged release passes (seed 1: 96.5 % pass, 0.3 % fail, 3.2 % inconclusive).
   const none = rows.find((r) => r.kind === 'none')!;
-  assert.ok(none.fail <= 1, JSON.stringify(none));
+  assert.ok(none.pass >= 95 && none.fail <= 1 && none.inconclusive <= 5, JSON.stringify(none));
+  // A material regression on any one metric rarely passes (Wald's bound).
   for (const r of rows.filter((x) => x.kind === 'material')) assert.ok(r.pass <= 1, JSON.stringify(r));
-  // The shortfall the README states: only inconclusive shares and runs per side miss their
-  // goals (never a false pass or a false fail), and supported users are the reason.
-  const shortfalls = goalShortfalls(rows);
-  assert.ok(shortfalls.every((s) => /inconclusive|runs per side|pass .* < 95%|fail .* < 95%/.test(s)), shortfalls.join('\n'));
-  assert.ok(shortfalls.some((s) => s.includes('unbounded.supportedUsers')), shortfalls.join('\n'));
+  // A 10 % loss of supported users fails in about 95 % of gates (seed 1: 94.6 % fail, 5.1 %
+  // inconclusive, 3.4 pairs). The shortfall the README states is the pairs it takes, plus
+  // that margin on supported users; never a false pass or a false fail.
   const users = rows.find((r) => r.kind === 'material' && r.metric === 'unbounded.supportedUsers')!;
-  assert.ok(users.inconclusive > 5 && users.meanPairs > 3, `a 10 % loss at the calibrated noise: ${JSON.stringify(users)}`);
+  assert.ok(users.fail >= 93 && users.meanPairs > 2 && users.meanPairs < 4, `a 10 % loss at the calibrated noise: ${JSON.stringify(users)}`);
+  const shortfalls = goalShortfalls(rows);
+  assert.ok(shortfalls.length > 0, 'at 3.3 % a decision needs more than 2 pairs on average');
+  assert.ok(
+    shortfalls.every((s) => /runs per side on average/.test(s) || (s.includes('unbounded.supportedUsers') && /inconclusive|fail .* < 95%/.test(s))),
+    shortfalls.join('\n'),
+  );
 });
 
 test('a drifting bench (3 % per run in the bad direction): the ABBA order keeps false fails in budget, candidate-always-second does not', async () => {
