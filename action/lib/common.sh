@@ -27,39 +27,6 @@ set_output() {
   printf '%s=%s\n' "$1" "$2" >> "${GITHUB_OUTPUT:-/dev/null}"
 }
 
-# Seconds in a duration written as loadgate writes them ("1h30m", "90s"); fails on anything else.
-duration_seconds() {
-  local rest="$1" total=0
-  [[ -n "$rest" && "$rest" =~ ^([0-9]{1,6}h)?([0-9]{1,6}m)?([0-9]{1,6}s)?$ ]] || return 1
-  while [[ "$rest" =~ ^([0-9]+)([hms])(.*)$ ]]; do
-    case "${BASH_REMATCH[2]}" in
-      h) total=$((total + 10#${BASH_REMATCH[1]} * 3600)) ;;
-      m) total=$((total + 10#${BASH_REMATCH[1]} * 60)) ;;
-      s) total=$((total + 10#${BASH_REMATCH[1]})) ;;
-    esac
-    rest="${BASH_REMATCH[3]}"
-  done
-  printf '%s\n' "$total"
-}
-
-# The run-time budget of one job of a multi-job gate, in seconds: the runner's job limit
-# (whole minutes, at least 30) less the 20 minutes kept for set-up (JOB_MARGIN_SEC in
-# src/aws/job-limits.ts), or the job-budget duration given, which may lower it, not raise it.
-job_budget_seconds() {
-  local limit="$1" asked="${2:-}" most seconds
-  if [[ ! "$limit" =~ ^[0-9]{2,4}$ ]] || [ "$limit" -lt 30 ]; then
-    echo "::error::runner-limit-minutes: expected whole minutes, at least 30" >&2
-    return 3
-  fi
-  most=$(((10#$limit - 20) * 60))
-  if [ -z "$asked" ]; then printf '%s\n' "$most"; return 0; fi
-  if ! seconds="$(duration_seconds "$asked")" || [ "$seconds" -le 0 ] || [ "$seconds" -gt "$most" ]; then
-    echo "::error::run-job-budget: expected a duration such as 4h30m or 90s, above 0 and at most runner-limit-minutes less 20 minutes (${most}s)" >&2
-    return 3
-  fi
-  printf '%s\n' "$seconds"
-}
-
 # A path inside the workspace: plain characters, no "..".
 safe_path() {
   local value="$1" name="$2"

@@ -7,9 +7,8 @@
 # shellcheck source=action/lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
-# The AWS run jobs' budget is checked here, before anything is provisioned.
-if [ -n "${INPUT_RUN_JOB_BUDGET:-}" ]; then job_budget_seconds "${INPUT_RUNNER_LIMIT_MINUTES:-360}" "$INPUT_RUN_JOB_BUDGET" > /dev/null || exit 3; fi
-
+# check-inputs also checks the AWS run jobs' budget (run-job-budget against
+# runner-limit-minutes), so a bad one stops the gate here, before anything is provisioned.
 loadgate check-inputs --json --github-output > "$LOADGATE_WORK/inputs.json"
 cat "$LOADGATE_WORK/inputs.json"
 candidate="$(node -e 'process.stdout.write(JSON.parse(require("fs").readFileSync(process.argv[1],"utf8")).candidate)' "$LOADGATE_WORK/inputs.json")"

@@ -20,11 +20,11 @@ if [ -n "${LG_USERS_FILE:-}" ]; then
 fi
 # One job of a multi-job gate: continue from the results a previous job left in
 # $LG_OUT/results, and start no run that would end past the job's budget (the limit less
-# 20 minutes, or the lower job-budget); verdict.json then says next: repeat, and the next
-# job continues.
+# 20 minutes, or the lower job-budget; `loadgate run` checks both and refuses a higher
+# budget); verdict.json then says next: repeat, and the next job continues.
 if [ -n "${LG_RUNNER_LIMIT_MINUTES:-}" ]; then
-  budget_sec="$(job_budget_seconds "$LG_RUNNER_LIMIT_MINUTES" "${LG_JOB_BUDGET:-}")" || exit 3
-  args+=(--resume --job-budget "${budget_sec}s")
+  args+=(--resume --runner-limit "$LG_RUNNER_LIMIT_MINUTES")
+  if [ -n "${LG_JOB_BUDGET:-}" ]; then args+=(--job-budget "$LG_JOB_BUDGET"); fi
 elif [ -n "${LG_JOB_BUDGET:-}" ]; then
   echo "::error::job-budget: applies only with runner-limit-minutes (one job of a multi-job gate)" >&2
   exit 3

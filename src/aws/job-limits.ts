@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { GateConfig } from '../config/schema.ts';
 import { InputError } from '../util/errors.ts';
 import { formatDuration } from '../util/duration.ts';
@@ -15,6 +16,44 @@ export const GITHUB_HOSTED_JOB_LIMIT_MINUTES = 360;
 export const WORKFLOW_RUN_JOBS = 4;
 /** Kept free in every job for checkout, credentials, Terraform init and the artifacts. */
 export const JOB_MARGIN_SEC = 20 * 60;
+
+/**
+ * A runner's job limit in whole minutes: `plan --runner-limit`, `run --runner-limit` and
+ * the workflow's runner-limit-minutes input.
+ */
+export const runnerLimitSchema = z.coerce
+  .number({ error: 'expected whole minutes' })
+  .int('expected whole minutes')
+  .min(30, 'at least 30 minutes')
+  .max(7200, 'at most 7200 minutes (5 days, the self-hosted limit)');
+
+/** What the runner limit and the job budget are called where they were given: flags or workflow inputs. */
+export interface JobBudgetNames {
+  limit: string;
+  budget: string;
+}
+
+export const JOB_BUDGET_FLAGS: JobBudgetNames = { limit: '--runner-limit', budget: '--job-budget' };
+
+/** How to fix a refused job budget: the range it must be in, and that leaving it out gives the most. */
+export function jobBudgetFix(limitMinutes: number, names: JobBudgetNames = JOB_BUDGET_FLAGS): string {
+  const most = jobBudgetSec(limitMinutes);
+  return `give a duration such as 4h30m, 90s or 90 (seconds), above 0 and at most ${formatDuration(most)} (${most}s: ${names.limit} ${limitMinutes} less ${formatDuration(JOB_MARGIN_SEC)} per job for set-up), or leave ${names.budget} unset to use that`;
+}
+
+/**
+ * The run-time budget of one job of a multi-job gate, in seconds: the runner's job limit
+ * less JOB_MARGIN_SEC, or `askedSec`, which may lower it and never raise it. A budget of
+ * 0 or above that is refused (InputError, exit 3), naming both settings.
+ */
+export function jobBudgetSec(limitMinutes: number, askedSec?: number, names: JobBudgetNames = JOB_BUDGET_FLAGS): number {
+  const most = limitMinutes * 60 - JOB_MARGIN_SEC;
+  if (askedSec === undefined) return most;
+  const fix = jobBudgetFix(limitMinutes, names);
+  if (askedSec <= 0) throw new InputError(`${names.budget}: must be above 0; ${fix}`);
+  if (askedSec > most) throw new InputError(`${names.budget}: ${formatDuration(askedSec)} is longer than ${names.limit} allows; ${fix}`);
+  return askedSec;
+}
 
 export interface PlannedJob {
   name: string;
@@ -42,7 +81,7 @@ function settingFor(config: GateConfig, testName: string): { path: string; secon
  * when one piece cannot fit, naming the setting to change.
  */
 export function planJobs(config: GateConfig, duration: DurationEstimate, limitMinutes = GITHUB_HOSTED_JOB_LIMIT_MINUTES): JobPlan {
-  const budget = limitMinutes * 60 - JOB_MARGIN_SEC;
+  const budget = jobBudgetSec(limitMinutes);
   const limit = `the runner's job limit of ${formatDuration(limitMinutes * 60)} (less ${formatDuration(JOB_MARGIN_SEC)} per job for set-up)`;
   const selfHosted = `On a self-hosted runner, raise the limit with --runner-limit (the workflow's runner-limit-minutes input).`;
   if (budget <= 0) throw new InputError(`--runner-limit: ${limitMinutes} minutes leaves no time after the ${formatDuration(JOB_MARGIN_SEC)} each job keeps for set-up`);

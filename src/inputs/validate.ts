@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import type { GateConfig } from '../config/schema.ts';
+import { GITHUB_HOSTED_JOB_LIMIT_MINUTES, jobBudgetFix, jobBudgetSec, runnerLimitSchema } from '../aws/job-limits.ts';
 import { InputError } from '../util/errors.ts';
+import { durationSchema } from '../util/duration.ts';
 import { matchesFilterPatterns, parseFilterPatterns } from './glob.ts';
 import {
   BENCH_KINDS,
@@ -11,6 +13,7 @@ import {
   MAX_TESTS,
   MAX_VERSION_LENGTH,
   REPEATS,
+  RUNNER_LIMIT_MINUTES,
   TEST_NAME,
   VERSION_LABEL,
   quoteForMessage,
@@ -32,6 +35,10 @@ export interface RawGateInputs {
   rcPattern?: string | undefined;
   /** AWS bench budget in USD; empty: the config's bench.aws.maxCostUsd, if any. */
   maxCost?: string | undefined;
+  /** The runners' job limit in whole minutes; empty: GitHub-hosted (360). */
+  runnerLimitMinutes?: string | undefined;
+  /** Time each AWS run job may spend starting runs (a duration); empty: the limit less the margin. */
+  runJobBudget?: string | undefined;
   /** GITHUB_EVENT_NAME, GITHUB_REF_TYPE, GITHUB_REF_NAME: where the candidate came from. */
   eventName?: string | undefined;
   refType?: string | undefined;
@@ -51,6 +58,9 @@ export interface GateInputs {
   rcPattern: string;
   /** null: no limit given here (the gate config's bench.aws.maxCostUsd still applies). */
   maxCost: number | null;
+  runnerLimitMinutes: number;
+  /** Seconds each AWS run job may spend starting runs (src/aws/job-limits.ts jobBudgetSec). */
+  runJobBudgetSec: number;
 }
 
 export const DEFAULT_CONFIG_PATH = '.github/loadgate.yml';
@@ -83,6 +93,8 @@ const rawSchema = z.strictObject({
   checkName: z.string().optional(),
   rcPattern: z.string().optional(),
   maxCost: z.string().optional(),
+  runnerLimitMinutes: z.string().optional(),
+  runJobBudget: z.string().optional(),
   eventName: z.string().optional(),
   refType: z.string().optional(),
   refName: z.string().optional(),
@@ -130,6 +142,24 @@ function parseMaxCost(value: string | undefined): number | null {
     throw new InputError(`max-cost: ${quoteForMessage(value)} is not an amount of US dollars; give digits with an optional dot and up to two decimals, above 0 (for example 80 or 79.50)`);
   }
   return n;
+}
+
+function parseRunnerLimit(value: string | undefined): number {
+  if (value === undefined) return GITHUB_HOSTED_JOB_LIMIT_MINUTES;
+  const parsed = runnerLimitSchema.safeParse(value);
+  if (!RUNNER_LIMIT_MINUTES.test(value) || !parsed.success) {
+    throw new InputError(`runner-limit-minutes: ${quoteForMessage(value)} is not a job limit; give whole minutes from 30 to 7200 (GitHub-hosted runners: ${GITHUB_HOSTED_JOB_LIMIT_MINUTES})`);
+  }
+  return parsed.data;
+}
+
+/** The AWS run jobs' budget, checked here so a bad one stops the gate before anything is provisioned. */
+function parseRunJobBudget(value: string | undefined, limitMinutes: number): number {
+  const names = { limit: 'runner-limit-minutes', budget: 'run-job-budget' };
+  if (value === undefined) return jobBudgetSec(limitMinutes, undefined, names);
+  const parsed = durationSchema.safeParse(value);
+  if (!parsed.success) throw new InputError(`run-job-budget: ${quoteForMessage(value)} is not a duration; ${jobBudgetFix(limitMinutes, names)}`);
+  return jobBudgetSec(limitMinutes, parsed.data, names);
 }
 
 function parseBench(value: string | undefined, config: GateConfig | undefined): BenchKind {
@@ -190,6 +220,7 @@ export function validateGateInputs(input: RawGateInputs, config?: GateConfig): G
   if (config?.target.system === 'mattermost' && bench === 'local') {
     throw new InputError('bench: Mattermost cannot run on the local bench; use bench aws or a Synapse gate config');
   }
+  const runnerLimitMinutes = parseRunnerLimit(given(raw.runnerLimitMinutes));
   return {
     candidate,
     baseline,
@@ -200,5 +231,7 @@ export function validateGateInputs(input: RawGateInputs, config?: GateConfig): G
     checkName: validateCheckName(given(raw.checkName) ?? DEFAULT_CHECK_NAME),
     rcPattern,
     maxCost: parseMaxCost(given(raw.maxCost)),
+    runnerLimitMinutes,
+    runJobBudgetSec: parseRunJobBudget(given(raw.runJobBudget), runnerLimitMinutes),
   };
 }

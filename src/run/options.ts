@@ -7,6 +7,7 @@ import { loadGateConfig } from '../config/load.ts';
 import type { GateConfig, TestSpec } from '../config/schema.ts';
 import { InputError } from '../util/errors.ts';
 import { durationSchema } from '../util/duration.ts';
+import { jobBudgetSec, runnerLimitSchema } from '../aws/job-limits.ts';
 import { candidateFirst } from '../compare/sequential.ts';
 import { parseOverride, settingsToOverrides, type Override } from '../target/synapse/overrides.ts';
 import { compareVersions, toPipVersion } from '../target/synapse/version.ts';
@@ -43,8 +44,13 @@ Options:
                            for the runs scheduled (crashed or not-run ones are re-run)
   --update-noise-model     Also write the noise model pooled with this gate's spread
                            over the config's noiseModel file (always: <out>/noise-model.json)
-  --job-budget <duration>  Start no run that would end after this long (e.g. 5h30m);
-                           the gate then stops with next "repeat" (exit 2) for a resume
+  --job-budget <duration>  Start no run that would end after this long (e.g. 5h30m, 90s
+                           or 90 seconds); the gate then stops with next "repeat" (exit 2)
+                           for a resume
+  --runner-limit <minutes> One job of a multi-job gate on runners with this job limit
+                           (whole minutes, 30 to 7200): the job budget is the limit less
+                           20 minutes for set-up, or a lower --job-budget (a higher one
+                           is refused)
   --expect-users <n>       Warm-start hint for unbounded tests with warmStart: the
                            capacity expected for the baseline (starts below it, climbs)
   --tests <a,b>            Only these tests (by name)
@@ -77,6 +83,7 @@ const FLAG_OPTIONS = {
   resume: { type: 'boolean' },
   'update-noise-model': { type: 'boolean' },
   'job-budget': { type: 'string' },
+  'runner-limit': { type: 'string' },
   'expect-users': { type: 'string' },
   tests: { type: 'string' },
   'baseline-set': { type: 'string', multiple: true },
@@ -116,6 +123,7 @@ const flagsSchema = z.strictObject({
   resume: z.boolean().default(false),
   'update-noise-model': z.boolean().default(false),
   'job-budget': durationSchema.refine((s) => s > 0, 'expected a duration above 0, e.g. 5h30m').optional(),
+  'runner-limit': runnerLimitSchema.optional(),
   'expect-users': z
     .string()
     .regex(/^\d+$/, 'expected a whole number of users, e.g. 150')
@@ -283,13 +291,21 @@ function sharedOptions(flags: Flags, config: GateConfig, cwd: string, baseline: 
     maxRepeats,
     resume: flags.resume,
     updateNoiseModel: flags['update-noise-model'],
-    ...(flags['job-budget'] !== undefined ? { jobBudgetSec: flags['job-budget'] } : {}),
+    ...jobBudgetOption(flags),
     ...(flags['expect-users'] !== undefined ? { expectUsers: flags['expect-users'] } : {}),
     tests: selectTests(config, flags.tests, flags.config),
     baseline,
     candidate,
     keep: flags.keep,
   };
+}
+
+/** --job-budget alone, or with --runner-limit the limit less the set-up margin (a lower --job-budget wins). */
+function jobBudgetOption(flags: Flags): Pick<RunOptions, 'jobBudgetSec'> {
+  const limit = flags['runner-limit'];
+  const asked = flags['job-budget'];
+  if (limit !== undefined) return { jobBudgetSec: jobBudgetSec(limit, asked) };
+  return asked !== undefined ? { jobBudgetSec: asked } : {};
 }
 
 function selectTests(config: GateConfig, list: string | undefined, file: string): TestSpec[] {

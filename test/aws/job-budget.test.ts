@@ -1,57 +1,162 @@
 /**
- * The run jobs' budget (action/lib/common.sh job_budget_seconds): the runner's limit less
- * the 20 minutes kept per job, or a lower run-job-budget; `prepare` (inputs.sh) refuses a
- * bad one before anything is provisioned.
+ * The run jobs' budget (src/aws/job-limits.ts jobBudgetSec): the runner's limit less the
+ * 20 minutes kept per job, or a lower run-job-budget. `prepare` (inputs.sh, through
+ * `loadgate check-inputs`) refuses a bad one before anything is provisioned; each run job
+ * (run.sh) passes the limit and the budget to `loadgate run --runner-limit --job-budget`.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { JOB_MARGIN_SEC } from '../../src/aws/job-limits.ts';
+import { JOB_MARGIN_SEC, jobBudgetSec } from '../../src/aws/job-limits.ts';
+import { validateGateInputs } from '../../src/inputs/validate.ts';
+import { parseRunOptions, usage as runUsage } from '../../src/run/options.ts';
+import { runCli } from '../support/cli.ts';
 
-const COMMON = join(import.meta.dirname, '..', '..', 'action', 'lib', 'common.sh');
-const INPUTS = join(import.meta.dirname, '..', '..', 'action', 'lib', 'inputs.sh');
+const ROOT = join(import.meta.dirname, '..', '..');
+const INPUTS = join(ROOT, 'action', 'lib', 'inputs.sh');
+const CONFIG = 'test/github/fixtures/gate.yml';
+const CANDIDATE = 'v1.3.0-rc1';
+const RUN = ['run', '--config', 'examples/local-synapse.yml', '--baseline', '1.162.0', '--candidate', '1.163.2', '--out', 'reports/x'];
+const INPUT_NAMES = { limit: 'runner-limit-minutes', budget: 'run-job-budget' };
 
-function budget(limit: string, asked: string): { code: number; out: string; err: string } {
-  const temp = mkdtempSync(join(tmpdir(), 'loadgate-budget-'));
-  try {
-    const r = spawnSync('bash', ['-c', 'source "$0"; job_budget_seconds "$1" "$2"', COMMON, limit, asked], { encoding: 'utf8', env: { ...process.env, RUNNER_TEMP: temp } });
-    return { code: r.status ?? -1, out: r.stdout.trim(), err: r.stderr };
-  } finally {
-    rmSync(temp, { recursive: true, force: true });
-  }
+/** The budget check-inputs derives from the two workflow inputs (with a valid candidate). */
+function inputBudget(limit: string, asked: string): number {
+  return validateGateInputs({ candidate: CANDIDATE, runnerLimitMinutes: limit, runJobBudget: asked }).runJobBudgetSec;
 }
 
 test('the default budget is the runner limit less the margin the plan keeps', () => {
-  for (const limit of [30, 45, 360, 7200]) assert.equal(budget(String(limit), '').out, String(limit * 60 - JOB_MARGIN_SEC));
-});
-
-test('run-job-budget lowers the budget, in loadgate duration syntax', () => {
-  assert.deepEqual([budget('45', '140s').out, budget('360', '4h30m').out, budget('360', '1h5m30s').out, budget('45', '25m').out], ['140', '16200', '3930', '1500']);
-});
-
-test('a budget above the limit less 20 minutes, zero, or not a duration is refused with exit 3, naming the input', () => {
-  for (const asked of ['26m', '0s', '90', '1.5m', '5x', '1m1h', '$(id)']) {
-    const r = budget('45', asked);
-    assert.equal(r.code, 3, `${asked}: exit 3`);
-    assert.match(r.err, /run-job-budget: expected a duration such as 4h30m or 90s, above 0 and at most runner-limit-minutes less 20 minutes \(1500s\)/, asked);
+  for (const limit of [30, 45, 360, 7200]) {
+    assert.equal(jobBudgetSec(limit), limit * 60 - JOB_MARGIN_SEC);
+    assert.equal(inputBudget(String(limit), ''), limit * 60 - JOB_MARGIN_SEC);
   }
-  const r = budget('29', '');
-  assert.equal(r.code, 3);
-  assert.match(r.err, /runner-limit-minutes: expected whole minutes, at least 30/);
+  assert.equal(inputBudget('', ''), 360 * 60 - JOB_MARGIN_SEC, 'empty: GitHub-hosted');
 });
 
-test('prepare refuses a bad run-job-budget before it validates anything else', () => {
+test('at its edges: exactly the limit less 20 minutes is accepted, one second more and 0 are refused, naming both settings', () => {
+  const most = 45 * 60 - JOB_MARGIN_SEC;
+  assert.equal(jobBudgetSec(45, most), most);
+  assert.equal(jobBudgetSec(45, 1), 1);
+  assert.throws(() => jobBudgetSec(45, most + 1), (e: Error) => e.name === 'InputError' && /^--job-budget: 25m1s is longer than --runner-limit allows; .*at most 25m \(1500s: --runner-limit 45 less 20m per job for set-up\)/.test(e.message));
+  assert.throws(() => jobBudgetSec(45, 0), /^InputError: --job-budget: must be above 0; /);
+  assert.throws(() => jobBudgetSec(45, most + 1, INPUT_NAMES), /^InputError: run-job-budget: .*runner-limit-minutes 45 less 20m .*leave run-job-budget unset/);
+});
+
+test('run-job-budget in loadgate duration syntax: plain digits are seconds, anything else is refused naming the input', () => {
+  assert.deepEqual(
+    [inputBudget('45', '140s'), inputBudget('45', '90'), inputBudget('360', '4h30m'), inputBudget('360', '1h5m30s'), inputBudget('45', '25m'), inputBudget('45', '1500')],
+    [140, 90, 16200, 3930, 1500, 1500],
+  );
+  for (const asked of ['1501', '25m1s', '26m', '0', '0s', '1.5m', '5x', '1m1h', '$(id)', ' 90', '90 ', '-5', '1e3']) {
+    assert.throws(() => inputBudget('45', asked), /^InputError: run-job-budget: .*at most 25m \(1500s: runner-limit-minutes 45 less 20m per job for set-up\)/, asked);
+  }
+  for (const limit of ['29', '7201', '0x3c', '45.5', ' 45', '$(id)']) {
+    assert.throws(() => inputBudget(limit, ''), /^InputError: runner-limit-minutes: .* is not a job limit; give whole minutes from 30 to 7200/, limit);
+  }
+});
+
+test('check-inputs refuses a bad run-job-budget (exit 3, the input and the fix named) and writes no output', async () => {
   const temp = mkdtempSync(join(tmpdir(), 'loadgate-budget-'));
   try {
-    const r = spawnSync('bash', [INPUTS], {
-      encoding: 'utf8',
-      env: { PATH: process.env.PATH, RUNNER_TEMP: temp, INPUT_RUNNER_LIMIT_MINUTES: '45', INPUT_RUN_JOB_BUDGET: '30m', GITHUB_OUTPUT: join(temp, 'out') },
-    });
-    assert.equal(r.status, 3, r.stderr);
-    assert.match(r.stderr, /::error::run-job-budget: .*at most runner-limit-minutes less 20 minutes \(1500s\)/);
+    const output = join(temp, 'out');
+    writeFileSync(output, '');
+    const env = { INPUT_CANDIDATE: CANDIDATE, INPUT_CONFIG: CONFIG, INPUT_RUNNER_LIMIT_MINUTES: '45', GITHUB_OUTPUT: output, GITHUB_EVENT_PATH: undefined };
+    const bad = await runCli(['check-inputs', '--github-output'], { ...env, INPUT_RUN_JOB_BUDGET: '1.5m' });
+    assert.equal(bad.code, 3, bad.err);
+    assert.match(bad.err, /^loadgate check-inputs: run-job-budget: "1\.5m" is not a duration; give a duration such as 4h30m, 90s or 90 \(seconds\), above 0 and at most 25m \(1500s/m);
+    assert.equal(readFileSync(output, 'utf8'), '');
+    const flag = await runCli(['check-inputs', '--runner-limit-minutes', '45', '--run-job-budget', '25m1s', '--candidate', CANDIDATE, '--config', CONFIG], { GITHUB_EVENT_PATH: undefined });
+    assert.equal(flag.code, 3);
+    assert.match(flag.err, /run-job-budget: 25m1s is longer than runner-limit-minutes allows/);
+    const ok = await runCli(['check-inputs', '--json'], { ...env, INPUT_RUN_JOB_BUDGET: '90' });
+    assert.equal(ok.code, 0, ok.err);
+    assert.equal(JSON.parse(ok.out).candidate, CANDIDATE);
+  } finally {
+    rmSync(temp, { recursive: true, force: true });
+  }
+});
+
+test('prepare (inputs.sh) refuses a bad run-job-budget with exit 3 before anything else', () => {
+  const temp = mkdtempSync(join(tmpdir(), 'loadgate-budget-'));
+  try {
+    const output = join(temp, 'out');
+    const env = { PATH: process.env.PATH, RUNNER_TEMP: temp, GITHUB_OUTPUT: output, INPUT_CANDIDATE: CANDIDATE, INPUT_BASELINE: 'v1.2.0', INPUT_CONFIG: CONFIG, INPUT_RUNNER_LIMIT_MINUTES: '45' };
+    for (const asked of ['30m', '$(id)']) {
+      writeFileSync(output, '');
+      const r = spawnSync('bash', [INPUTS], { cwd: ROOT, encoding: 'utf8', env: { ...env, INPUT_RUN_JOB_BUDGET: asked } });
+      assert.equal(r.status, 3, r.stderr);
+      assert.match(r.stderr, /loadgate check-inputs: run-job-budget: .*at most 25m \(1500s: runner-limit-minutes 45 less 20m per job for set-up\)/);
+      assert.equal(r.stdout, '', 'no inputs printed');
+      assert.equal(readFileSync(output, 'utf8'), '', 'no step output written');
+    }
+    // A plain number of seconds, which the shell copy of the parser used to refuse.
+    writeFileSync(output, '');
+    const ok = spawnSync('bash', [INPUTS], { cwd: ROOT, encoding: 'utf8', env: { ...env, INPUT_RUN_JOB_BUDGET: '90' } });
+    assert.equal(ok.status, 0, ok.stderr);
+    assert.match(readFileSync(output, 'utf8'), /^candidate=v1\.3\.0-rc1$/m);
+  } finally {
+    rmSync(temp, { recursive: true, force: true });
+  }
+});
+
+test('loadgate run --runner-limit: the limit less 20 minutes, or a lower --job-budget; --job-budget alone as before', async () => {
+  const parse = (...flags: string[]) => parseRunOptions([...RUN.slice(1), ...flags]).then((o) => o.jobBudgetSec);
+  assert.equal(await parse('--runner-limit', '45'), 1500);
+  assert.equal(await parse('--runner-limit', '45', '--job-budget', '140s'), 140);
+  assert.equal(await parse('--runner-limit', '45', '--job-budget', '90'), 90);
+  assert.equal(await parse('--runner-limit', '45', '--job-budget', '25m'), 1500);
+  assert.equal(await parse('--job-budget', '90'), 90);
+  assert.equal(await parse('--job-budget', '26m'), 1560, 'without --runner-limit the budget is not capped');
+  assert.equal(await parse(), undefined);
+  await assert.rejects(parse('--runner-limit', '45', '--job-budget', '25m1s'), /^InputError: --job-budget: 25m1s is longer than --runner-limit allows; .*at most 25m \(1500s: --runner-limit 45/);
+  await assert.rejects(parse('--runner-limit', '45', '--job-budget', '0'), /--job-budget: expected a duration above 0/);
+  await assert.rejects(parse('--runner-limit', '45', '--job-budget', '1m1h'), /--job-budget: expected a duration such as/);
+  assert.match(runUsage, /--runner-limit <minutes>/);
+});
+
+test('run refuses a budget above the limit through the CLI (exit 3), and --runner-limit follows the rules of plan --runner-limit', async () => {
+  const over = await runCli([...RUN, '--runner-limit', '45', '--job-budget', '26m']);
+  assert.equal(over.code, 3);
+  assert.match(over.err, /^loadgate run: --job-budget: 26m is longer than --runner-limit allows/);
+  for (const [limit, message] of [['29', 'at least 30 minutes'], ['7201', 'at most 7200 minutes'], ['45.5', 'expected whole minutes'], ['x', 'expected whole minutes']]) {
+    const run = await runCli([...RUN, '--runner-limit', limit as string]);
+    const plan = await runCli(['plan', '--config', 'examples/aws-mattermost.yml', '--runner-limit', limit as string]);
+    assert.deepEqual([run.code, plan.code], [3, 3], limit);
+    assert.match(run.err, new RegExp(`^loadgate run: --runner-limit: ${message}`), limit);
+    assert.match(plan.err, new RegExp(`^loadgate plan: --runner-limit: ${message}`), limit);
+  }
+});
+
+test('run.sh passes runner-limit-minutes and job-budget to loadgate run as arguments, and refuses job-budget alone', () => {
+  const temp = mkdtempSync(join(tmpdir(), 'loadgate-budget-'));
+  try {
+    // The action's scripts with a stand-in bundle that records its arguments.
+    cpSync(join(ROOT, 'action', 'lib'), join(temp, 'action', 'lib'), { recursive: true });
+    mkdirSync(join(temp, 'dist'));
+    const argvFile = join(temp, 'argv.json');
+    writeFileSync(join(temp, 'dist', 'loadgate.js'), `require('fs').writeFileSync(${JSON.stringify(argvFile)}, JSON.stringify(process.argv.slice(2)));\n`);
+    writeFileSync(join(temp, 'package.json'), '{"type":"commonjs"}\n');
+    chmodSync(join(temp, 'action', 'lib', 'run.sh'), 0o755);
+    const runSh = (extra: Record<string, string>) =>
+      spawnSync('bash', [join(temp, 'action', 'lib', 'run.sh')], {
+        cwd: temp,
+        encoding: 'utf8',
+        env: { PATH: process.env.PATH, RUNNER_TEMP: join(temp, 'runner'), GITHUB_OUTPUT: join(temp, 'out'), LG_CONFIG: 'gate.yml', LG_BASELINE: 'v1', LG_CANDIDATE: 'v2', LG_OUT: 'report', ...extra },
+      });
+    const base = ['run', '--config', 'gate.yml', '--baseline', 'v1', '--candidate', 'v2', '--out', 'report'];
+    let r = runSh({ LG_RUNNER_LIMIT_MINUTES: '45', LG_JOB_BUDGET: '$(id)' });
+    assert.equal(r.status, 0, r.stderr);
+    assert.deepEqual(JSON.parse(readFileSync(argvFile, 'utf8')), [...base, '--resume', '--runner-limit', '45', '--job-budget', '$(id)']);
+    r = runSh({ LG_RUNNER_LIMIT_MINUTES: '45' });
+    assert.equal(r.status, 0, r.stderr);
+    assert.deepEqual(JSON.parse(readFileSync(argvFile, 'utf8')), [...base, '--resume', '--runner-limit', '45']);
+    rmSync(argvFile);
+    r = runSh({ LG_JOB_BUDGET: '90' });
+    assert.equal(r.status, 3);
+    assert.match(r.stderr, /::error::job-budget: applies only with runner-limit-minutes/);
+    assert.throws(() => readFileSync(argvFile), /ENOENT/, 'loadgate did not run');
   } finally {
     rmSync(temp, { recursive: true, force: true });
   }

@@ -32,6 +32,8 @@ const CLEAN_INPUTS = {
   INPUT_CHECK_NAME: undefined,
   INPUT_RC_PATTERN: undefined,
   INPUT_MAX_COST: undefined,
+  INPUT_RUNNER_LIMIT_MINUTES: undefined,
+  INPUT_RUN_JOB_BUDGET: undefined,
   GITHUB_EVENT_NAME: undefined,
   GITHUB_REF: undefined,
   // Under GitHub-hosted CI the runner's own event payload must not leak into these tests.

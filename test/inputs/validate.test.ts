@@ -88,6 +88,8 @@ test('inputs from a workflow_dispatch are validated and defaulted from the confi
     checkName: 'loadgate',
     rcPattern: 'v*-rc*',
     maxCost: null,
+    runnerLimitMinutes: 360,
+    runJobBudgetSec: 340 * 60,
   });
 });
 

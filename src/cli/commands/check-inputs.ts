@@ -9,16 +9,20 @@ import type { CliIO } from '../io.ts';
 
 export const usage = `Usage: loadgate check-inputs [--candidate V] [--baseline V] [--tests LIST] [--repeats N]
                               [--bench local|aws] [--max-cost USD] [--config FILE]
-                              [--check-name NAME] [--rc-pattern GLOBS] [--json] [--github-output]
+                              [--check-name NAME] [--rc-pattern GLOBS]
+                              [--runner-limit-minutes N] [--run-job-budget DURATION]
+                              [--json] [--github-output]
 
 Validates the gate's workflow inputs against strict patterns (and the gate config, when
 it exists) before anything uses them, then prints them as key=value lines (or JSON).
 Each value can also come from the environment, which is how the workflow passes them:
 INPUT_CANDIDATE, INPUT_BASELINE, INPUT_TESTS, INPUT_REPEATS, INPUT_BENCH, INPUT_MAX_COST,
 INPUT_CONFIG, INPUT_CHECK_NAME, INPUT_RC_PATTERN (GitHub filter patterns, comma-separated,
-as on.push.tags lists them); with no candidate, a pushed tag (the Actions context:
-GITHUB_EVENT_NAME=push, GITHUB_REF=refs/tags/<tag>) is the candidate. Flags win over the environment.
-An empty baseline means "pick it": run pick-baseline next.`;
+as on.push.tags lists them), INPUT_RUNNER_LIMIT_MINUTES (whole minutes, 30 to 7200; empty:
+360) and INPUT_RUN_JOB_BUDGET (a duration such as 4h30m, 90s or 90, above 0 and at most
+the runner limit less 20 minutes; empty: that most); with no candidate, a pushed tag (the
+Actions context: GITHUB_EVENT_NAME=push, GITHUB_REF=refs/tags/<tag>) is the candidate.
+Flags win over the environment. An empty baseline means "pick it": run pick-baseline next.`;
 
 const options = {
   candidate: { type: 'string' },
@@ -30,6 +34,8 @@ const options = {
   config: { type: 'string' },
   'check-name': { type: 'string' },
   'rc-pattern': { type: 'string' },
+  'runner-limit-minutes': { type: 'string' },
+  'run-job-budget': { type: 'string' },
   json: { type: 'boolean' },
   'github-output': { type: 'boolean' },
 } as const;
@@ -44,6 +50,8 @@ const flagsSchema = z.strictObject({
   config: z.string().optional(),
   'check-name': z.string().optional(),
   'rc-pattern': z.string().optional(),
+  'runner-limit-minutes': z.string().optional(),
+  'run-job-budget': z.string().optional(),
   json: z.boolean().default(false),
   'github-output': z.boolean().default(false),
   positionals: z.array(z.string()).max(0, 'check-inputs takes no positional arguments'),
@@ -59,6 +67,8 @@ const envSchema = z.object({
   INPUT_CONFIG: z.string().optional(),
   INPUT_CHECK_NAME: z.string().optional(),
   INPUT_RC_PATTERN: z.string().optional(),
+  INPUT_RUNNER_LIMIT_MINUTES: z.string().optional(),
+  INPUT_RUN_JOB_BUDGET: z.string().optional(),
 });
 
 export async function run(argv: string[], io: CliIO): Promise<number> {
@@ -76,6 +86,8 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
     config: flags.config ?? env.INPUT_CONFIG,
     checkName: flags['check-name'] ?? env.INPUT_CHECK_NAME,
     rcPattern: flags['rc-pattern'] ?? env.INPUT_RC_PATTERN,
+    runnerLimitMinutes: flags['runner-limit-minutes'] ?? env.INPUT_RUNNER_LIMIT_MINUTES,
+    runJobBudget: flags['run-job-budget'] ?? env.INPUT_RUN_JOB_BUDGET,
     eventName: context.eventName,
     refType: context.refType,
     refName: context.refName,

@@ -7,7 +7,7 @@ import { estimateCost } from '../../aws/cost.ts';
 import { expectedDuration } from '../../aws/expected.ts';
 import { expectedPairsNoChange } from '../../compare/simulate.ts';
 import { assumedModel, loadNoiseModel, noiseModelPath } from '../../noise/model.ts';
-import { GITHUB_HOSTED_JOB_LIMIT_MINUTES, planJobs, renderJobPlan } from '../../aws/job-limits.ts';
+import { GITHUB_HOSTED_JOB_LIMIT_MINUTES, planJobs, renderJobPlan, runnerLimitSchema } from '../../aws/job-limits.ts';
 import { readRunInfo, type RunContext } from '../../aws/run-info.ts';
 import { readActionsContext } from '../../github/actions-context.ts';
 import { benchInputsSchema, buildTfvars } from '../../aws/tfvars.ts';
@@ -47,7 +47,7 @@ const flagsSchema = z.strictObject({
   config: z.string({ error: 'name the gate config with --config' }).min(1),
   'max-cost': z.coerce.number({ error: 'expected a number of US dollars' }).positive('must be above 0').optional(),
   format: z.enum(['text', 'json', 'tfvars']).default('text'),
-  'runner-limit': z.coerce.number({ error: 'expected whole minutes' }).int('expected whole minutes').min(30, 'at least 30 minutes').max(7200, 'at most 7200 minutes (5 days, the self-hosted limit)').default(GITHUB_HOSTED_JOB_LIMIT_MINUTES),
+  'runner-limit': runnerLimitSchema.default(GITHUB_HOSTED_JOB_LIMIT_MINUTES),
   out: z.string().min(1).optional(),
   'db-snapshot': z.string().optional(),
   'db-dump-url': z.string().optional(),
