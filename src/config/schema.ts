@@ -80,7 +80,7 @@ export const unboundedTestSchema = z.strictObject({
   estimator: z
     .enum(['window-mean', 'hold-mean'])
     .default('window-mean')
-    .describe('window-mean: mean users over the last stability window (load-test-ng); hold-mean: mean over the whole hold once the search settled at the ceiling, with its uncertainty'),
+    .describe('window-mean: mean users over the last stability window (load-test-ng); hold-mean: mean over the hold once the search settled at the ceiling (its stability window starts there), with its uncertainty'),
   holdHalfWidthPct: z
     .number()
     .gt(0)

@@ -135,7 +135,10 @@ function alert(state: SearchState, test: UnboundedTest, scaled: boolean): Search
   state.firstAlertUsers = state.target;
   if (scaled) {
     const fine = ((test.ceilingStepPct as number) / 100) * state.target;
-    state.step = Math.max(fine, state.step / 2);
+    // From a climb, half its step. A warm start's ramp takes far bigger steps (52 users in
+    // 30 s is 3.5 users per 2 s step, 6.7 %) that say nothing about where the ceiling is:
+    // start at half a climb step, and the bisection reaches its floor a block sooner.
+    state.step = Math.max(fine, Math.min(state.step, climbStep(test, state.target)) / 2);
     state.target -= state.step;
   } else {
     state.target -= test.usersDecrement;

@@ -283,11 +283,31 @@ export async function runUnbounded(options: RunUnboundedOptions): Promise<Unboun
       if (inWindow.every((p) => p.users === 0 && !p.healthy)) {
         return finish('equilibrium', `unhealthy even without users for ${test.stabilityWindow} s: supported users 0`, window);
       }
+      // hold-mean: the stability window is the settled hold (the step at its floor), so the
+      // estimate gets a whole window of it. Starting it at the first alert, as load-test-ng
+      // does, left the bisection's transient in it: on the local bench the step reached its
+      // floor ~150 s after the alert, so a 3-minute window held ~30 s of settled users, and
+      // the mean of users 90-250 s after the alert moved 2.0 % between runs where that of
+      // the first 180 s moved 3.9 % (6 A/A runs, 2026-11-24).
+      if (test.estimator === 'hold-mean' && estimate !== undefined && window.startSec >= (samples[0] as Sample).tSec && isEquilibrium(window, test.equilibriumSlope)) {
+        return finish(
+          'equilibrium',
+          `equilibrium after ${round2(tSec)} s: ${estimate.batches} batches of ${batchSec} s at the ceiling average ${round2(estimate.supportedUsers)} users` +
+            (Number.isFinite(estimate.halfWidthPct) ? ` (±${round2(estimate.halfWidthPct)}%)` : '') +
+            `, and users moved ${round2(window.slopePerMinute)}/min over the ${test.stabilityWindow} s hold`,
+          window,
+        );
+      }
       // As in load-test-ng, only a window that starts once the ceiling was first hit can be
       // an equilibrium. Otherwise the climb and the overshoot peak that follows it (health
       // queries lag the users) form a hump whose least-squares slope is flat too, and whose
       // mean is far from the ceiling.
-      if (firstUnhealthySec !== undefined && window.startSec >= firstUnhealthySec && isEquilibrium(window, test.equilibriumSlope)) {
+      if (
+        test.estimator !== 'hold-mean' &&
+        firstUnhealthySec !== undefined &&
+        window.startSec >= firstUnhealthySec &&
+        isEquilibrium(window, test.equilibriumSlope)
+      ) {
         return finish(
           'equilibrium',
           `equilibrium after ${round2(tSec)} s: users moved ${round2(window.slopePerMinute)}/min over the last ${test.stabilityWindow} s, ` +

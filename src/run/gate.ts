@@ -9,11 +9,12 @@ import { parseRunResult } from '../results/load.ts';
 import { formatDuration } from '../util/duration.ts';
 import { InputError } from '../util/errors.ts';
 import { noiseModelPath } from '../noise/model.ts';
-import { emptyModel, poolRuns } from '../noise/pool.ts';
+import { emptyModel, poolRuns, spreadSides } from '../noise/pool.ts';
 import { EXIT_CODES, type VerdictFile } from '../compare/verdict-schema.ts';
 import { runResultSchema, RUN_RESULT_SCHEMA_VERSION, type BenchFingerprint, type RunResult } from '../results/schema.ts';
 import { expandQuery } from '../metrics/synapse-queries.ts';
 import type { GateBench } from './gate-bench.ts';
+import type { GateConfig } from '../config/schema.ts';
 import { LocalGateBench } from '../bench/local/gate-bench.ts';
 import { testParams } from '../results/test-params.ts';
 import { pairRuns, plannedSeconds, runId, type RunOptions, type ScheduledRun } from './options.ts';
@@ -38,7 +39,10 @@ export async function runGate(o: RunOptions, io: CliIO): Promise<number> {
  */
 export async function runGateOn(bench: GateBench, o: RunOptions, io: CliIO, progress = new Progress(io.out), now: () => number = Date.now): Promise<number> {
   // The noise model is checked before anything starts: a wrong one is bad input (exit 3).
-  const setup = { ...(await compareSetup({ config: o.config, configFile: o.configFile })), minPairs: o.repeats, maxPairs: o.maxRepeats };
+  // calibrate measures a new one, so it neither needs nor checks the configured model: that
+  // model is stale exactly when the profile changed, which is when calibrate is run.
+  const judgeConfig = o.calibrate ? withoutNoiseModel(o.config) : o.config;
+  const setup = { ...(await compareSetup({ config: judgeConfig, configFile: o.configFile })), minPairs: o.repeats, maxPairs: o.maxRepeats };
   const gateAbort = new AbortController();
   bench.handleSignals((signal) => gateAbort.abort(new Error(`received ${signal}`)));
   const logDir = join(o.outDir, 'logs');
@@ -127,7 +131,7 @@ export async function runGateOn(bench: GateBench, o: RunOptions, io: CliIO, prog
   const verdict: VerdictFile = await compareAndReport({
     baseline: judged.filter((r) => r.run.side.role === 'baseline').map((r) => r.result),
     candidate: judged.filter((r) => r.run.side.role === 'candidate').map((r) => r.result),
-    config: { ...o.config, repeats: o.repeats, maxRepeats: o.maxRepeats },
+    config: { ...judgeConfig, repeats: o.repeats, maxRepeats: o.maxRepeats },
     configFile: o.configFile,
     outDir: o.outDir,
     notes,
@@ -145,12 +149,13 @@ export async function runGateOn(bench: GateBench, o: RunOptions, io: CliIO, prog
 
 /**
  * The noise model pooled with this gate's within-version spread, at <out>/noise-model.json
- * (and over the config's model with --update-noise-model). calibrate starts afresh.
+ * (and over the config's model with --update-noise-model). calibrate starts afresh, and
+ * takes an A/A calibration's runs as one group (spreadSides).
  */
 async function writeNoiseModel(o: RunOptions, setup: CompareSetup, judged: readonly { run: ScheduledRun; result: RunResult }[]): Promise<string | undefined> {
   const base = o.calibrate || !setup.model?.file ? emptyModel(o.config) : setup.model.file;
   const side = (role: string) => judged.filter((r) => r.run.side.role === role).map((r) => r.result);
-  const pooled = poolRuns(base, o.config, { baseline: side('baseline'), candidate: side('candidate') });
+  const pooled = poolRuns(base, o.config, spreadSides({ baseline: side('baseline'), candidate: side('candidate') }, o.calibrate === true));
   if (!pooled) return undefined;
   const text = `${JSON.stringify(pooled, null, 2)}\n`;
   const out = join(o.outDir, 'noise-model.json');
@@ -158,6 +163,11 @@ async function writeNoiseModel(o: RunOptions, setup: CompareSetup, judged: reado
   const inPlace = noiseModelPath(o.config, o.configFile);
   if (o.updateNoiseModel && inPlace) await writeFile(inPlace, text);
   return out;
+}
+
+function withoutNoiseModel(config: GateConfig): GateConfig {
+  const { noiseModel: _unused, ...rest } = config;
+  return rest;
 }
 
 /** Pairs whose every run has a result (a budget stop can leave one half done). */

@@ -22,25 +22,22 @@ test('AWS profile (assumed 1.8 % noise): every goal met, one pair usually decide
   assert.ok(users.fail >= 95 && users.meanPairs < 1.5, JSON.stringify(users));
 });
 
-test('local profile (calibrated 2026-11-24, 3.3 %): the error goals hold; a decision takes about 3 pairs, not 2, as stated', async () => {
+test('local profile (calibrated 2026-11-24, 2.97 % per run, settled hold): every error goal holds; a decision takes about 3 pairs, not 2, as stated', async () => {
   const { config, model } = await profile('local-synapse');
   const rows = simulate(config, model, { trials: 1000, seed: 1 });
-  // An unchanged release passes (seed 1: 96.5 % pass, 0.3 % fail, 3.2 % inconclusive).
+  // An unchanged release passes (seed 1: 98.7 % pass, 0.2 % fail, 1.1 % inconclusive, 2.88 pairs).
   const none = rows.find((r) => r.kind === 'none')!;
   assert.ok(none.pass >= 95 && none.fail <= 1 && none.inconclusive <= 5, JSON.stringify(none));
   // A material regression on any one metric rarely passes (Wald's bound).
   for (const r of rows.filter((x) => x.kind === 'material')) assert.ok(r.pass <= 1, JSON.stringify(r));
-  // A 10 % loss of supported users fails in about 95 % of gates (seed 1: 94.6 % fail, 5.1 %
-  // inconclusive, 3.4 pairs). The shortfall the README states is the pairs it takes, plus
-  // that margin on supported users; never a false pass or a false fail.
+  // A 10 % loss of supported users fails (seed 1: 98.4 % fail, 1.3 % inconclusive, 2.93 pairs).
   const users = rows.find((r) => r.kind === 'material' && r.metric === 'unbounded.supportedUsers')!;
-  assert.ok(users.fail >= 93 && users.meanPairs > 2 && users.meanPairs < 4, `a 10 % loss at the calibrated noise: ${JSON.stringify(users)}`);
+  assert.ok(users.fail >= 95 && users.inconclusive <= 5 && users.meanPairs > 2 && users.meanPairs < 4, `a 10 % loss at the calibrated noise: ${JSON.stringify(users)}`);
+  // The one shortfall the README states: the pairs a decision takes (the bounded test's
+  // latencies, 9-15 % per run, need about as many as supported users).
   const shortfalls = goalShortfalls(rows);
-  assert.ok(shortfalls.length > 0, 'at 3.3 % a decision needs more than 2 pairs on average');
-  assert.ok(
-    shortfalls.every((s) => /runs per side on average/.test(s) || (s.includes('unbounded.supportedUsers') && /inconclusive|fail .* < 95%/.test(s))),
-    shortfalls.join('\n'),
-  );
+  assert.ok(shortfalls.length > 0, 'at this noise a decision needs more than 2 pairs on average');
+  assert.ok(shortfalls.every((s) => /runs per side on average/.test(s)), shortfalls.join('\n'));
 });
 
 test('a drifting bench (3 % per run in the bad direction): the ABBA order keeps false fails in budget, candidate-always-second does not', async () => {

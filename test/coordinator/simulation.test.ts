@@ -15,7 +15,7 @@ const RUNS = 4;
 for (const ceiling of [50, 1000, 20_000, 100_000]) {
   test(`warm start and adaptive hold find the cold climb's ceiling at ${ceiling} users`, async () => {
     // The climb takes log(ceiling) steps: a 100,000-user cold climb needs more than the
-    // local profile's 9 minutes, so the budget is an hour here; the answer is what is compared.
+    // local profile's 12 minutes, so the budget is an hour here; the answer is what is compared.
     const spec = { ...forCeiling(LOCAL.after, ceiling), maxDuration: 3600 };
     const cold = await simulateMany({ model: QUIET, ceiling, test: spec }, RUNS);
     const warm = await simulateMany({ model: QUIET, ceiling, test: spec, hint: ceiling }, RUNS);
@@ -102,4 +102,21 @@ test('a ramp that looks unhealthy only while users start (login, initial sync) p
   assert.equal(warm.converged, RUNS);
   const gapPct = (100 * Math.abs(warm.meanRatio - cold.meanRatio)) / cold.meanRatio;
   assert.ok(gapPct <= 3, `warm ${warm.meanRatio.toFixed(3)} vs cold ${cold.meanRatio.toFixed(3)} of the ceiling: ${gapPct.toFixed(2)} % apart`);
+});
+
+test('hold-mean averages a whole stabilityWindow of settled hold, not the bisection after the first alert', async () => {
+  // The local bench (2026-11-24): the step reached its floor ~150 s after the first alert, so
+  // a window starting at the alert held one 50 s batch in 5 of 6 runs. Two lags of 15 s
+  // windows plus scrapes: batches of 50 s, so a 180 s hold holds three whole ones.
+  const spec = LOCAL.after;
+  const batchSec = 50;
+  for (let seed = 1; seed <= RUNS; seed++) {
+    const { result } = await simulateRun({ model: LOCAL.model, ceiling: LOCAL.ceiling, test: spec, seed, hint: LOCAL.ceiling });
+    assert.equal(result.stopCause, 'equilibrium', `seed ${seed}: ${result.reason}`);
+    const batches = result.capacity.batches ?? 0;
+    assert.ok(batches >= Math.floor(spec.stabilityWindow / batchSec), `seed ${seed}: ${batches} batches (${result.reason})`);
+    assert.ok(result.capacity.halfWidthPct !== undefined, `seed ${seed}: the run records its own half-width`);
+    // The averaged span starts after the first alert by at least the transient.
+    assert.ok(result.window.startSec > result.durationSec - (result.capacity.holdSec ?? 0), `seed ${seed}: window ${JSON.stringify(result.window)}`);
+  }
 });

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { loadGateConfig } from '../../src/config/load.ts';
-import { emptyModel, poolRuns } from '../../src/noise/pool.ts';
+import { emptyModel, poolRuns, spreadSides } from '../../src/noise/pool.ts';
 import { noiseModelFileSchema } from '../../src/noise/schema.ts';
 import { checkProfile } from '../../src/noise/model.ts';
 import { unbounded } from '../support/runs.ts';
@@ -12,7 +12,7 @@ const close = (actual: number, expected: number, tol: number) => assert.ok(Math.
 const baseline = [100, 110, 90].map((u, i) => unbounded('1.162.0', u, i));
 const candidate = [100, 105, 95].map((u, i) => unbounded('1.162.0', u, i));
 
-test('calibration: each side\'s spread around its own mean, pooled (2 × 2 df)', async () => {
+test('a gate\'s runs: each side\'s spread around its own mean, pooled (2 × 2 df)', async () => {
   const config = await loadGateConfig('examples/local-synapse.yml');
   const model = poolRuns(emptyModel(config), config, { baseline, candidate })!;
   const users = model.entries.find((e) => e.metric === 'supportedUsers')!;
@@ -29,15 +29,34 @@ test('a gate with repeats refines a measured model: df-weighted with what it hel
   const users = (m: typeof shipped) => m.entries.find((e) => e.metric === 'supportedUsers')!;
   const before = users(shipped);
   const after = users(poolRuns(shipped, config, { baseline, candidate })!);
-  // Python: sqrt((4 · 0.03316² + 4 · 0.0793105²) / 8), the shipped entry being 0.03316 with 4 df
-  close(before.sdLog, 0.03316, 1e-5);
-  close(after.sdLog, Math.sqrt((4 * before.sdLog ** 2 + 4 * 0.07931045406965312 ** 2) / 8), 1e-5);
-  close(after.sdLog, 0.06079, 2e-5);
-  assert.equal(after.df, 8);
+  // Python: sqrt((5 · 0.0297² + 4 · 0.0793105²) / 9), the shipped entry being 0.0297 with 5 df
+  close(before.sdLog, 0.0297, 1e-5);
+  close(after.sdLog, Math.sqrt((5 * before.sdLog ** 2 + 4 * 0.07931045406965312 ** 2) / 9), 1e-5);
+  close(after.sdLog, 0.05732, 2e-5);
+  assert.equal(after.df, 9);
   assert.equal(after.runs, 12);
 });
 
 test('one run per side measures no spread: nothing is pooled', async () => {
   const config = await loadGateConfig('examples/local-synapse.yml');
   assert.equal(poolRuns(emptyModel(config), config, { baseline: baseline.slice(0, 1), candidate: candidate.slice(0, 1) }), null);
+});
+
+test('an A/A calibration is one group: the offset between its sides counts as noise; a gate of two versions keeps its sides apart', async () => {
+  const config = await loadGateConfig('examples/local-synapse.yml');
+  // Runs 2 % apart within each side, the candidate side 5 % low throughout, as on the local
+  // bench (2026-11-24: 1.26 % per side, candidate 4.9 % low, 2.97 % over all six).
+  const steady = [100, 102, 98].map((u, i) => unbounded('1.162.0', u, i));
+  const low = [95, 96.9, 93.1].map((u, i) => unbounded('1.162.0', u, i));
+  const users = (sides: Parameters<typeof poolRuns>[2]) => poolRuns(emptyModel(config), config, sides)!.entries.find((e) => e.metric === 'supportedUsers')!;
+  const perSide = users(spreadSides({ baseline: steady, candidate: low }, false));
+  const oneGroup = users(spreadSides({ baseline: steady, candidate: low }, true));
+  assert.equal(perSide.df, 4);
+  assert.equal(oneGroup.df, 5);
+  // Python: stdev(ln [100, 102, 98, 95, 96.9, 93.1]) = 0.0333076; per side sqrt((2 var_b + 2 var_c) / 4) = 0.0200030
+  close(oneGroup.sdLog, 0.0333076, 1e-5);
+  close(perSide.sdLog, 0.020003, 1e-5);
+  // Two versions: their offset is the change under test, never noise, even when calibrating.
+  const other = [100, 105, 95].map((u, i) => unbounded('1.163.2', u, i));
+  assert.deepEqual(spreadSides({ baseline, candidate: other }, true), { baseline, candidate: other });
 });

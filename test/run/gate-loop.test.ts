@@ -207,6 +207,29 @@ test('--job-budget too short for any run is bad input, naming the flag', async (
   }
 });
 
+test('calibrate runs when the configured noise model is stale (measured with another profile): it measures a new one', async () => {
+  const out = await mkdtemp(join(tmpdir(), 'lg-gate-'));
+  try {
+    // The AWS profile's model: the wrong test shapes for the local config.
+    const yml = (await readFile('examples/local-synapse.yml', 'utf8')).replace(/^noiseModel: .*$/m, `noiseModel: ${join(process.cwd(), 'noise/aws-mattermost.json')}`);
+    await writeFile(join(out, 'gate.yml'), yml);
+    const args = ['--config', join(out, 'gate.yml'), '--baseline', '1.162.0', '--candidate', '1.162.0', '--out', join(out, 'gate'), '--tests', 'unbounded', '--repeats', '2', '--max-repeats', '2'];
+    const o = await parseRunOptions(args);
+    // A gate refuses it before anything starts (exit 3) ...
+    await assert.rejects(runGateOn(new FakeBench(() => 100), o, { out: () => {}, err: () => {} }), /noise model is for profile "mattermost-perfcomp".*recalibrate \(loadgate calibrate\)/);
+    // ... calibrate does not, and its report says no model was used.
+    const values = [100, 104, 98, 102];
+    const bench = new FakeBench((role, repeat) => values[2 * repeat + (role === 'baseline' ? 0 : 1)]!);
+    await runGateOn(bench, { ...o, calibrate: true }, { out: () => {}, err: () => {} }, undefined, () => bench.clock);
+    assert.equal(bench.order.length, 4, JSON.stringify(bench.order));
+    const model = noiseModelFileSchema.parse(JSON.parse(await readFile(join(out, 'gate', 'noise-model.json'), 'utf8')));
+    assert.equal(model.entries.find((e) => e.metric === 'supportedUsers')?.kind, 'measured');
+    assert.match(await readFile(join(out, 'gate', 'README.md'), 'utf8'), /\*\*Noise model\*\*: assumed \(none configured\)/);
+  } finally {
+    await rm(out, { recursive: true, force: true });
+  }
+});
+
 test('calibrate runs every pair (no early stop) and writes the measured model to <out>/noise-model.json', async () => {
   const out = await mkdtemp(join(tmpdir(), 'lg-gate-'));
   try {
@@ -218,9 +241,10 @@ test('calibrate runs every pair (no early stop) and writes the measured model to
     const model = noiseModelFileSchema.parse(JSON.parse(await readFile(join(out, 'noise-model.json'), 'utf8')));
     const users = model.entries.find((e) => e.metric === 'supportedUsers')!;
     assert.equal(users.kind, 'measured');
-    assert.equal(users.df, 4);
-    // numpy: sqrt((ss of ln[100,110,90] + ss of ln[100,105,95]) / 4)
-    assert.ok(Math.abs(users.sdLog - 0.07931) < 1e-5, String(users.sdLog));
+    // One version on both sides: the six runs are one group (their side offset is noise).
+    assert.equal(users.df, 5);
+    // Python: statistics.stdev(map(math.log, [100, 110, 90, 100, 105, 95])) = 0.070951
+    assert.ok(Math.abs(users.sdLog - 0.07095) < 1e-5, String(users.sdLog));
   } finally {
     await rm(out, { recursive: true, force: true });
   }

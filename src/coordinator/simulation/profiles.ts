@@ -66,7 +66,7 @@ export const LOCAL: Profile = {
     holdHalfWidthPct: 1.5,
     stabilityWindow: 180,
     equilibriumSlope: 3,
-    maxDuration: 540,
+    maxDuration: 720,
     health: healthFor(15),
   }),
 };
