@@ -11,11 +11,13 @@ export const usage = `Usage: loadgate calibrate --config <gate.yml> --version <v
 
 Measures the bench's noise: runs <v> on both sides, n pairs in the gate's counterbalanced
 order (no early stop), and writes the per-run sd of ln(value) of every gating metric, with
-its runs, degrees of freedom, version and date, to <out>/noise-model.json.
+its runs, degrees of freedom, version and date, to <out>/noise-model.json. The runs are one
+version, so they are one group: an offset between the two sides counts as noise. The
+config's noiseModel is neither used nor checked (it is stale after a profile change).
   --write                  Also write it over the config's noiseModel file
   --tests <a,b>            Only these tests
   --bench-file, --users-file, --cache-dir, --keep   As for loadgate run
-Use at least 4 pairs: with n pairs each metric gets 2(n−1) degrees of freedom.
+Use at least 3 pairs: with n pairs each metric gets 2n − 1 degrees of freedom.
 Exit codes: 0 model written, 2 too few completed runs to measure, 3 bad input.`;
 
 const flagsSchema = z.strictObject({
