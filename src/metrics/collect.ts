@@ -73,7 +73,8 @@ export function percentile(values: readonly number[], p: number): number | undef
 
 const round = (x: number, digits = 3) => Math.round(x * 10 ** digits) / 10 ** digits;
 
-export async function collectRun(client: PrometheusClient, w: CollectWindow, targetCpus: string, engineCpus = '1'): Promise<Collected> {
+/** `targetShare`: the fraction of the target cores a CPU quota leaves it (CPU % is of that). */
+export async function collectRun(client: PrometheusClient, w: CollectWindow, targetCpus: string, engineCpus = '1', targetShare = 1): Promise<Collected> {
   const problems: string[] = [];
   let missingEssential = false;
   const series: RunResult['series'] = {};
@@ -81,7 +82,7 @@ export async function collectRun(client: PrometheusClient, w: CollectWindow, tar
   const end = Math.max(start, Math.floor(w.runEnd));
 
   await Promise.all(
-    (Object.entries(seriesQueries(targetCpus)) as [SeriesName, string][]).map(async ([name, query]) => {
+    (Object.entries(seriesQueries(targetCpus, targetShare)) as [SeriesName, string][]).map(async ([name, query]) => {
       try {
         const ranges = await client.queryRange(query, start, end, STEP_SEC);
         const s = ranges[0] ? toSeries(ranges[0], w.runStart, UNITS[name]) : undefined;

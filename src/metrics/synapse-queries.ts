@@ -28,15 +28,29 @@ export function cpuCount(cpus: string): number {
 }
 
 /**
- * Replaces the bench placeholders in a health query: `$TARGET_CPUS` (regex of the target
- * cores, for node_cpu_seconds_total's `cpu` label) and `$TARGET_CPU_COUNT`.
+ * The CPUs the target may use: its cores times `share`, the fraction a CPU quota leaves it
+ * (--candidate-cpu-quota; 1 without one). CPU utilisation is measured against this, as
+ * container monitoring reports a limited container's CPU against its limit: a target given
+ * 0.88 of its core is a machine with 0.88 of the CPU, and at a CPU-bound ceiling it
+ * supports 12 % fewer users (README, "The local bench").
  */
-export function expandQuery(query: string, targetCpus: string): string {
-  return query.replaceAll('$TARGET_CPU_COUNT', String(cpuCount(targetCpus))).replaceAll('$TARGET_CPUS', cpuListRegex(targetCpus));
+export function availableCpus(targetCpus: string, share = 1): number {
+  if (!(share > 0 && share <= 1)) throw new Error(`CPU share must be in (0, 1], got ${share}`);
+  return Math.round(cpuCount(targetCpus) * share * 1e6) / 1e6;
+}
+
+/**
+ * Replaces the bench placeholders in a health query: `$TARGET_CPUS` (regex of the target
+ * cores, for node_cpu_seconds_total's `cpu` label) and `$TARGET_CPU_COUNT` (the CPUs the
+ * target may use: `availableCpus`).
+ */
+export function expandQuery(query: string, targetCpus: string, share = 1): string {
+  return query.replaceAll('$TARGET_CPU_COUNT', String(availableCpus(targetCpus, share))).replaceAll('$TARGET_CPUS', cpuListRegex(targetCpus));
 }
 
 export function seriesQueries(
   targetCpus: string,
+  share = 1,
 ): Record<'apiAvgMs' | 'apiP50Ms' | 'apiP95Ms' | 'apiP99Ms' | 'storeAvgMs' | 'storeP99Ms' | 'cpuPercent' | 'threads' | 'heapInUseBytes' | 'connectedUsers' | 'rps' | 'errorPercent', string> {
   const w = RATE_WINDOW;
   return {
@@ -47,8 +61,8 @@ export function seriesQueries(
     storeAvgMs: `1000 * sum(rate(synapse_storage_transaction_time_sum_total[${w}])) / sum(rate(synapse_storage_transaction_time_count_total[${w}]))`,
     storeP99Ms: `1000 * histogram_quantile(0.99, sum by (le) (rate(synapse_storage_query_time_bucket[${w}])))`,
     // CPU of the system under test's processes (Synapse, PostgreSQL, nginx) as % of the
-    // target cores: unlike node CPU, not inflated by other work on a shared machine.
-    cpuPercent: `100 * sum(rate(loadgate_target_group_cpu_seconds_total{job="process"}[${w}])) / ${cpuCount(targetCpus)}`,
+    // CPU the target may use: unlike node CPU, not inflated by other work on a shared machine.
+    cpuPercent: `100 * sum(rate(loadgate_target_group_cpu_seconds_total{job="process"}[${w}])) / ${availableCpus(targetCpus, share)}`,
     threads: 'max(loadgate_target_threads{job="process"})',
     heapInUseBytes: 'max(loadgate_target_resident_memory_bytes{job="process"})',
     connectedUsers: 'max(loadgate_engine_active_users{job="k6"})',

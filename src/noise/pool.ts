@@ -73,13 +73,17 @@ export function poolRuns(model: NoiseModelFile, config: GateConfig, sides: { bas
     const df = e.df + s.df;
     // An assumption counts for nothing once two degrees of freedom are measured.
     if (e.kind === 'assumed' && s.df < 2) return e;
-    changed = true;
     const prior = e.kind === 'measured' ? e.df * e.sdLog ** 2 : 0;
     const priorDf = e.kind === 'measured' ? e.df : 0;
+    const sdLog = Math.round(Math.sqrt((prior + s.ss) / (priorDf + s.df)) * 1e5) / 1e5;
+    // Identical values (a constant the runs cannot move) measure no noise at all: a zero sd
+    // would make any difference infinitely significant, so the entry keeps what it held.
+    if (sdLog === 0) return e;
+    changed = true;
     const versions = [...new Set([...(e.kind === 'measured' ? e.versions : []), ...s.versions])].sort();
     return {
       ...e,
-      sdLog: Math.round(Math.sqrt((prior + s.ss) / (priorDf + s.df)) * 1e5) / 1e5,
+      sdLog,
       runs: (e.kind === 'measured' ? e.runs : 0) + s.runs,
       df: e.kind === 'measured' ? df : s.df,
       kind: 'measured',

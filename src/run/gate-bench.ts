@@ -10,6 +10,11 @@ import type { ScheduledRun } from './options.ts';
  */
 export interface GateBench {
   readonly system: 'synapse' | 'mattermost';
+  /**
+   * Seconds a run costs beyond its test's planned length (switching builds, restoring the
+   * dataset, settling), so the job budget stops before a run that would not finish.
+   */
+  readonly runOverheadSec: number;
   /** Bench placeholders in a health query filled in, for runs that never happened. */
   expandHealthQuery(query: string): string;
   /** Installs SIGINT/SIGTERM handling that ends the gate cleanly; `onSignal` aborts it. */

@@ -71,8 +71,9 @@ export async function runGateOn(bench: GateBench, o: RunOptions, io: CliIO, prog
           continue;
         }
         const elapsed = (now() - started) / 1000;
-        if (o.jobBudgetSec !== undefined && elapsed + plannedSeconds(run) > o.jobBudgetSec) {
-          budgetStop = `the job budget (${formatDuration(o.jobBudgetSec)}) would end during ${runId(run)} (up to ${formatDuration(plannedSeconds(run))} after ${formatDuration(elapsed)}); run again with --resume to continue`;
+        const upTo = plannedSeconds(run) + bench.runOverheadSec;
+        if (o.jobBudgetSec !== undefined && elapsed + upTo > o.jobBudgetSec) {
+          budgetStop = `the job budget (${formatDuration(o.jobBudgetSec)}) would end during ${runId(run)} (up to ${formatDuration(upTo)}, set-up included, after ${formatDuration(elapsed)})`;
           break pairs;
         }
         if (!setUp) {
@@ -127,7 +128,7 @@ export async function runGateOn(bench: GateBench, o: RunOptions, io: CliIO, prog
 
   progress.begin('compare and report');
   const notes = setUp ? bench.notes(fatal) : fatal.map((f) => `The gate stopped: ${f}`);
-  if (budgetStop) notes.push(`Stopped by the job budget: ${budgetStop}.`);
+  if (budgetStop) notes.push(`Stopped by the job budget: ${budgetStop}; run again with --resume to continue.`);
   const verdict: VerdictFile = await compareAndReport({
     baseline: judged.filter((r) => r.run.side.role === 'baseline').map((r) => r.result),
     candidate: judged.filter((r) => r.run.side.role === 'candidate').map((r) => r.result),

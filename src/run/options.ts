@@ -61,7 +61,9 @@ Options:
   --baseline-cpu-quota <f>, --candidate-cpu-quota <f>
                            Local bench: limit that side's target (Synapse) to this
                            fraction of the target cores with a cgroup CPU quota (v1 or
-                           v2; needs root), e.g. 0.88 for a known ~12 % capacity loss
+                           v2; needs root); its CPU utilisation is then measured against
+                           that share, so 0.88 is a known 12 % capacity loss where the
+                           ceiling is CPU-bound
   --keep                   Keep the bench data dirs (databases, Prometheus TSDB)
   --cache-dir <dir>        Cache for Synapse venvs, k6 and datasets
                            (default: $LOADGATE_CACHE_DIR, else ~/.cache/loadgate)

@@ -42,6 +42,21 @@ test('one run per side measures no spread: nothing is pooled', async () => {
   assert.equal(poolRuns(emptyModel(config), config, { baseline: baseline.slice(0, 1), candidate: candidate.slice(0, 1) }), null);
 });
 
+test('runs that all measured the same value give no noise figure: the entry keeps its assumption', async () => {
+  const config = await loadGateConfig('examples/local-synapse.yml');
+  const same = [80, 80, 80].map((u, i) => unbounded('1.162.0', u, i));
+  const before = emptyModel(config);
+  // Before this rule, the pooled sd of 0 reached the file and its own schema (sdLog > 0) refused it.
+  assert.equal(poolRuns(before, config, spreadSides({ baseline: same, candidate: same }, true)), null);
+  const measured = poolRuns(before, config, { baseline, candidate })!;
+  const kept = poolRuns(measured, config, spreadSides({ baseline: same, candidate: same }, true))!;
+  const users = (m: typeof measured) => m.entries.find((e) => e.metric === 'supportedUsers')!;
+  // A measured entry absorbs the extra zero-spread df (its sd shrinks) rather than collapsing to 0.
+  assert.ok(users(kept).sdLog > 0 && users(kept).sdLog < users(measured).sdLog);
+  assert.equal(users(kept).df, users(measured).df + 5);
+  noiseModelFileSchema.parse(kept);
+});
+
 test('an A/A calibration is one group: the offset between its sides counts as noise; a gate of two versions keeps its sides apart', async () => {
   const config = await loadGateConfig('examples/local-synapse.yml');
   // Runs 2 % apart within each side, the candidate side 5 % low throughout, as on the local

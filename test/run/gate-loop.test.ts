@@ -18,6 +18,7 @@ import { runResultSchema, type BenchFingerprint, type RunResult } from '../../sr
 /** The shared gate loop with a bench that fails: what every bench gets for free. */
 class BrokenBench implements GateBench {
   readonly system = 'mattermost' as const;
+  readonly runOverheadSec = 300;
   tornDown = 0;
   executed = 0;
   constructor(private readonly failAt: 'setUp' | 'stop') {}
@@ -81,7 +82,10 @@ class FakeBench implements GateBench {
   order: string[] = [];
   clock = 0;
   tornDown = 0;
-  constructor(private readonly users: (role: 'baseline' | 'candidate', repeat: number) => number) {}
+  constructor(
+    private readonly users: (role: 'baseline' | 'candidate', repeat: number) => number,
+    readonly runOverheadSec = 0,
+  ) {}
   expandHealthQuery(q: string): string {
     return q;
   }
@@ -92,7 +96,7 @@ class FakeBench implements GateBench {
   }
   async execute(run: ScheduledRun): Promise<RunResult> {
     this.order.push(`${run.repeat}:${run.side.role}`);
-    this.clock += plannedSeconds(run) * 1000;
+    this.clock += (plannedSeconds(run) + this.runOverheadSec) * 1000;
     return unbounded(run.side.label, this.users(run.side.role, run.repeat), run.repeat);
   }
   stopReason(): string | undefined {
@@ -193,6 +197,27 @@ test('--job-budget stops before a run that would overrun it (next: repeat, exit 
     assert.equal(resumed.code, 0, resumed.lines.join('\n'));
     assert.deepEqual(second.order, ['1:baseline'], 'only the missing run is executed');
     assert.equal(resumed.verdict.decision.pairs, 2);
+  } finally {
+    await rm(out, { recursive: true, force: true });
+  }
+});
+
+test('--job-budget counts each run\'s set-up: a bench that takes 5 min to switch builds fits one run fewer', async () => {
+  const out = await mkdtemp(join(tmpdir(), 'lg-gate-'));
+  try {
+    // The budget above fits three runs of the test alone (12 min each) but only two with
+    // 5 min of set-up per run: 2 × 17 min = 34 min, and a third would end at 51 min > 36 + 1.
+    const test = (await loadGateConfig('examples/local-synapse.yml')).tests.find((t) => t.type === 'unbounded')!;
+    const budget = 3 * plannedSeconds({ test } as ScheduledRun) + 60;
+    const slow = new FakeBench(() => 200, 300);
+    const stopped = await gate(slow, ['--job-budget', `${budget}s`, '--max-repeats', '6'], out);
+    assert.deepEqual(slow.order, ['0:baseline', '0:candidate']);
+    assert.ok(
+      stopped.lines.includes(
+        '  job budget reached: the job budget (37m) would end during candidate-1.163.2-unbounded-1 (up to 17m, set-up included, after 34m). A resume (--resume, same --out) will continue.',
+      ),
+      stopped.lines.join('\n'),
+    );
   } finally {
     await rm(out, { recursive: true, force: true });
   }

@@ -2,6 +2,7 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Progress } from '../progress.ts';
 import { processRunner, type CommandRunner } from '../../util/command-runner.ts';
+import { TIMING_SEC } from '../../aws/cost.ts';
 import { readSecretString } from '../../aws/secrets.ts';
 import { awsBenchDescriptionSchema, type AwsBenchDescription } from '../../aws/terraform-outputs.ts';
 import { realClock, type Clock } from '../../coordinator/index.ts';
@@ -94,6 +95,8 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 
 export class AwsGateBench implements GateBench {
   readonly system = 'mattermost' as const;
+  /** Switching the Mattermost build on the app nodes, as the plan counts it. */
+  readonly runOverheadSec = TIMING_SEC.runOverhead;
   private readonly timing: AwsTiming;
   private readonly prometheus: PrometheusClient;
   private readonly appNodes: AppNodes;

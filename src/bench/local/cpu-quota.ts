@@ -11,6 +11,10 @@ import { join } from 'node:path';
  * - cgroup v1: `cpu.cfs_period_us` and `cpu.cfs_quota_us` in the cpu hierarchy
  *   (Documentation/scheduler/sched-bwc.rst, "CFS Bandwidth Control").
  * Both need write access to the cgroup file system (root on these machines).
+ * The quota alone changes nothing below it: the local profile's ceiling is where the
+ * target uses 50 % of its core, so a 0.88 limit would never throttle. The side's CPU
+ * utilisation is therefore measured against the share (`availableCpus`), as for a
+ * machine with that much CPU, and the quota stops it using more.
  */
 
 export const CFS_PERIOD_US = 100_000;

@@ -25,6 +25,8 @@ import { executeRun, type RunContext } from './test-run.ts';
  */
 export class LocalGateBench implements GateBench {
   readonly system = 'synapse' as const;
+  /** Dataset restore, Synapse start and the settle period between runs: well under a minute here. */
+  readonly runOverheadSec = 60;
   private readonly supervisor = new ProcessSupervisor({ watchdog: true });
   private bench: LocalBench | undefined;
   private ctx: RunContext | undefined;
@@ -148,7 +150,11 @@ export class LocalGateBench implements GateBench {
     if (fp.dataset) notes.push(`${fp.dataset}; restored into a fresh database before every run.`);
     for (const side of [o.baseline, o.candidate]) {
       if (side.sideOverrides.length) notes.push(`${side.role} ${side.label} ran with config overrides: ${side.sideOverrides.map((x) => `\`${x.text}\``).join(', ')}.`);
-      if (side.cpuQuota !== undefined) notes.push(`${side.role} ${side.label}'s Synapse was limited to ${side.cpuQuota} of the target cores by a cgroup CPU quota (--${side.role}-cpu-quota).`);
+      if (side.cpuQuota !== undefined) {
+        notes.push(
+          `${side.role} ${side.label}'s Synapse was limited to ${side.cpuQuota} of the target cores by a cgroup CPU quota (--${side.role}-cpu-quota), and its CPU utilisation (health query and results) is measured against that share: a machine with ${side.cpuQuota} of the CPU.`,
+        );
+      }
     }
     notes.push('Store p99 is the p99 of single SQL statements (synapse_storage_query_time); per-method store p99 is the 99th percentile of the method\'s 15 s means, as Synapse exports no per-transaction histogram. "Heap in use" is the Synapse process\'s resident memory and "threads" its OS threads.');
     for (const f of fatal) notes.push(`The gate stopped early: ${f}`);

@@ -164,7 +164,7 @@ export async function executeRun(ctx: RunContext, run: ScheduledRun): Promise<Ru
     const driven = await driveTest({
       test,
       users: k6,
-      health: createHealthSource(ctx.prometheus, bench.targetCpus),
+      health: createHealthSource(ctx.prometheus, bench.targetCpus, run.side.cpuQuota),
       clock: realClock,
       signal: controller.signal,
       progress,
@@ -223,7 +223,7 @@ export async function executeRun(ctx: RunContext, run: ScheduledRun): Promise<Ru
 
   let collected: Collected | undefined;
   if (coordinator && stable.endSec > stable.startSec) {
-    collected = await collectRun(ctx.prometheus, { runStart, runEnd, stableStart: runStart + stable.startSec, stableEnd: runStart + stable.endSec }, bench.targetCpus, bench.engineCpus);
+    collected = await collectRun(ctx.prometheus, { runStart, runEnd, stableStart: runStart + stable.startSec, stableEnd: runStart + stable.endSec }, bench.targetCpus, bench.engineCpus, run.side.cpuQuota);
     problems.push(...collected.problems);
     if (collected.missingEssential && status === 'completed') status = 'crashed';
   }
