@@ -73,7 +73,7 @@ export async function runGateOn(bench: GateBench, o: RunOptions, io: CliIO, prog
         const elapsed = (now() - started) / 1000;
         const upTo = plannedSeconds(run) + bench.runOverheadSec;
         if (o.jobBudgetSec !== undefined && elapsed + upTo > o.jobBudgetSec) {
-          budgetStop = `the job budget (${formatDuration(o.jobBudgetSec)}) would end during ${runId(run)} (up to ${formatDuration(upTo)}, set-up included, after ${formatDuration(elapsed)})`;
+          budgetStop = `the job budget (${formatDuration(o.jobBudgetSec)}) would end during ${runId(run)} (up to ${formatDuration(upTo)}${bench.runOverheadSec ? ', set-up included' : ''}, after ${formatDuration(elapsed)})`;
           break pairs;
         }
         if (!setUp) {
