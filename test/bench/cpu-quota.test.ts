@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, readFile, rm, writeFile, access } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { cpuCount, createQuotaGroup, detectCgroup } from '../../src/bench/local/cpu-quota.ts';
+import { createQuotaGroup, detectCgroup } from '../../src/bench/local/cpu-quota.ts';
+import { cpuCount } from '../../src/metrics/synapse-queries.ts';
 
 /** A temp dir stands in for /sys/fs/cgroup: the same files the kernel exposes. */
 async function fakeRoot(version: 1 | 2): Promise<string> {

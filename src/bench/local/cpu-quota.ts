@@ -1,5 +1,6 @@
 import { access, mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { cpuCount } from '../../metrics/synapse-queries.ts';
 
 /**
  * A CPU quota for the target's processes (--candidate-cpu-quota 0.88): a known capacity
@@ -34,14 +35,6 @@ export async function detectCgroup(root = '/sys/fs/cgroup'): Promise<CgroupLayou
     if (await exists(join(root, name, 'cpu.cfs_quota_us'))) return { version: 1, dir: join(root, name) };
   }
   throw new Error(`no cgroup cpu controller found under ${root} (neither cgroup.controllers for v2 nor cpu/cpu.cfs_quota_us for v1); the CPU quota needs one`);
-}
-
-/** Number of CPUs in a list such as "0", "0-1" or "0,2-3". */
-export function cpuCount(list: string): number {
-  return list.split(',').reduce((n, part) => {
-    const [a, b] = part.split('-').map(Number) as [number, number | undefined];
-    return n + (b === undefined ? 1 : b - a + 1);
-  }, 0);
 }
 
 export interface QuotaGroup {
