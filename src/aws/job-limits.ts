@@ -19,13 +19,19 @@ export const JOB_MARGIN_SEC = 20 * 60;
 
 /**
  * A runner's job limit in whole minutes: `plan --runner-limit`, `run --runner-limit` and
- * the workflow's runner-limit-minutes input.
+ * the workflow's runner-limit-minutes input. A string must be plain digits: Number()
+ * alone would also take `0x3c`, `1e2` or ` 60 ` and plan a job limit nobody wrote.
  */
-export const runnerLimitSchema = z.coerce
-  .number({ error: 'expected whole minutes' })
-  .int('expected whole minutes')
-  .min(30, 'at least 30 minutes')
-  .max(7200, 'at most 7200 minutes (5 days, the self-hosted limit)');
+export const runnerLimitSchema = z
+  .union([z.number(), z.string()])
+  .transform((value) => (typeof value === 'number' ? value : /^[0-9]{1,6}$/.test(value) ? Number(value) : Number.NaN))
+  .pipe(
+    z
+      .number({ error: 'expected whole minutes, digits only' })
+      .int('expected whole minutes, digits only')
+      .min(30, 'at least 30 minutes')
+      .max(7200, 'at most 7200 minutes (5 days, the self-hosted limit)'),
+  );
 
 /** What the runner limit and the job budget are called where they were given: flags or workflow inputs. */
 export interface JobBudgetNames {

@@ -120,7 +120,7 @@ test('run refuses a budget above the limit through the CLI (exit 3), and --runne
   const over = await runCli([...RUN, '--runner-limit', '45', '--job-budget', '26m']);
   assert.equal(over.code, 3);
   assert.match(over.err, /^loadgate run: --job-budget: 26m is longer than --runner-limit allows/);
-  for (const [limit, message] of [['29', 'at least 30 minutes'], ['7201', 'at most 7200 minutes'], ['45.5', 'expected whole minutes'], ['x', 'expected whole minutes']]) {
+  for (const [limit, message] of [['29', 'at least 30 minutes'], ['7201', 'at most 7200 minutes'], ['45.5', 'expected whole minutes'], ['x', 'expected whole minutes'], ['0x3c', 'expected whole minutes'], ['1e2', 'expected whole minutes'], [' 60', 'expected whole minutes'], ['', 'expected whole minutes']]) {
     const run = await runCli([...RUN, '--runner-limit', limit as string]);
     const plan = await runCli(['plan', '--config', 'examples/aws-mattermost.yml', '--runner-limit', limit as string]);
     assert.deepEqual([run.code, plan.code], [3, 3], limit);
