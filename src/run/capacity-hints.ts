@@ -4,7 +4,10 @@ import { parseRunResult } from '../results/load.ts';
 
 /**
  * Where an unbounded test's warm start gets its hint (issue 13), best first:
- *   1. an earlier converged run of the same test in this gate (this bench, today);
+ *   1. an earlier converged run of the same test and side in this gate (this bench,
+ *      today), else of the other side: the two sides may differ in more than the
+ *      version (a CPU quota on one side, a known loss), and a side's own last answer
+ *      is the closer start;
  *   2. `--expect-users`;
  *   3. the newest converged run of that version and test on the same bench kind in the
  *      run results committed under `reports/`.
@@ -26,7 +29,10 @@ export interface HintSettings {
 }
 
 export class CapacityHints {
-  private readonly runs = new Map<string, CapacityHint>();
+  /** Keyed by test, then side ('' when the caller names none). */
+  private readonly runs = new Map<string, Map<string, CapacityHint>>();
+  /** The newest converged run of each test, whichever side ran it. */
+  private readonly latest = new Map<string, CapacityHint>();
   private settings: HintSettings = {};
   private reports: Promise<Map<string, CapacityHint>> | undefined;
 
@@ -36,12 +42,16 @@ export class CapacityHints {
   }
 
   /** Remembers a converged run's supported users for the later runs of this test. */
-  record(testName: string, users: number, source: string): void {
-    if (users > 0) this.runs.set(testName, { users, source });
+  record(testName: string, users: number, source: string, side = ''): void {
+    if (!(users > 0)) return;
+    const bySide = this.runs.get(testName) ?? new Map<string, CapacityHint>();
+    bySide.set(side, { users, source });
+    this.runs.set(testName, bySide);
+    this.latest.set(testName, { users, source });
   }
 
-  async get(testName: string, version: string): Promise<CapacityHint | undefined> {
-    const run = this.runs.get(testName);
+  async get(testName: string, version: string, side = ''): Promise<CapacityHint | undefined> {
+    const run = this.runs.get(testName)?.get(side) ?? this.latest.get(testName);
     if (run) return run;
     if (this.settings.expectUsers !== undefined) return { users: this.settings.expectUsers, source: '--expect-users' };
     if (!this.settings.reportsDir) return undefined;

@@ -21,6 +21,8 @@ export interface DriveTestOptions {
   signal: AbortSignal;
   progress: Pick<Progress, 'status' | 'info'>;
   label: { version: string; repeat: number };
+  /** Which side of the gate runs (baseline, candidate): warm-start hints prefer the side's own runs. */
+  side?: string;
   /** Warm-start hints (default: this process's, shared by the runs of one gate). */
   hints?: CapacityHints;
 }
@@ -49,7 +51,7 @@ export async function driveTest(o: DriveTestOptions): Promise<DrivenTest> {
   }
   const thresholds = new Map(test.health.map((h) => [h.name, h.threshold]));
   const hints = o.hints ?? gateHints;
-  const hint = test.warmStart ? await hints.get(test.name, label.version) : undefined;
+  const hint = test.warmStart ? await hints.get(test.name, label.version, o.side) : undefined;
   if (hint) progress.info(`unbounded: warm start from ${Math.round(hint.users)} users (${hint.source}), ${test.warmStart?.marginPct}% below it`);
   const result = await runUnbounded({
     ...(hint ? { startHint: hint } : {}),
@@ -67,7 +69,7 @@ export async function driveTest(o: DriveTestOptions): Promise<DrivenTest> {
       }),
   });
   progress.info(`unbounded: ${result.reason}`);
-  if (result.converged && result.stopCause === 'equilibrium') hints.record(test.name, result.supportedUsers, `${label.version} run ${label.repeat}`);
+  if (result.converged && result.stopCause === 'equilibrium') hints.record(test.name, result.supportedUsers, `${o.side ? `${o.side} ` : ''}${label.version} run ${label.repeat}`, o.side);
   const noData = result.stopCause === 'no-data';
   const problems = noData ? [result.reason] : result.converged ? [] : [`the unbounded test ${result.reason}`];
   return { coordinator: { kind: 'unbounded', result }, noData, problems };

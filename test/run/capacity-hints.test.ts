@@ -39,3 +39,18 @@ test('hints: an earlier run of this gate, then --expect-users, then the newest m
     await rm(dir, { recursive: true, force: true });
   }
 });
+
+test("hints in a gate: a side's own last run first, the other side's while it has none", async () => {
+  const hints = new CapacityHints();
+  hints.configure({ expectUsers: 120 });
+  // A/A with a CPU quota on the candidate: same version, different capacity.
+  hints.record('unbounded', 55, 'baseline 1.162.0 run 0', 'baseline');
+  assert.deepEqual(await hints.get('unbounded', '1.162.0', 'candidate'), { users: 55, source: 'baseline 1.162.0 run 0' }, 'the other side before --expect-users');
+  hints.record('unbounded', 41, 'candidate 1.162.0 run 0', 'candidate');
+  assert.deepEqual(await hints.get('unbounded', '1.162.0', 'baseline'), { users: 55, source: 'baseline 1.162.0 run 0' }, "not the quota'd candidate's 41");
+  assert.deepEqual(await hints.get('unbounded', '1.162.0', 'candidate'), { users: 41, source: 'candidate 1.162.0 run 0' });
+  assert.deepEqual(await hints.get('unbounded', '1.162.0'), { users: 41, source: 'candidate 1.162.0 run 0' }, 'no side named: the newest run');
+  assert.equal(await hints.get('other-test', '1.162.0', 'baseline').then((h) => h?.source), '--expect-users', 'hints are per test');
+  hints.record('unbounded', 0, 'baseline 1.162.0 run 1', 'baseline');
+  assert.equal((await hints.get('unbounded', '1.162.0', 'baseline'))?.users, 55, 'a run that supported no users is no hint');
+});

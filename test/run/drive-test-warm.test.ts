@@ -6,9 +6,9 @@ import { CapacityHints } from '../../src/run/capacity-hints.ts';
 import { driveTest } from '../../src/run/drive-test.ts';
 
 /** One unbounded run of the local profile against the capacity model, through drive-test. */
-async function drive(hints: CapacityHints, version: string, repeat: number, seed: number) {
+async function drive(hints: CapacityHints, version: string, repeat: number, seed: number, side?: string, ceiling = 90) {
   const clock = new SimClock();
-  const system = new SimSystem(clock, { ...LOCAL.model, noiseSd: 0.1, ceiling: 90 }, seed);
+  const system = new SimSystem(clock, { ...LOCAL.model, noiseSd: 0.1, ceiling }, seed);
   const info: string[] = [];
   const driven = await driveTest({
     test: LOCAL.after,
@@ -18,6 +18,7 @@ async function drive(hints: CapacityHints, version: string, repeat: number, seed
     signal: new AbortController().signal,
     progress: { status: () => {}, info: (m) => info.push(m) },
     label: { version, repeat },
+    ...(side ? { side } : {}),
     hints,
   });
   assert.equal(driven.coordinator.kind, 'unbounded');
@@ -44,4 +45,18 @@ test('--expect-users is the hint when the gate has no run yet', async () => {
   assert.equal(run.result.capacity.startSource, '--expect-users');
   assert.equal(run.result.capacity.startUsers, 102);
   assert.ok(run.result.converged, run.result.reason);
+});
+
+test("each side warm-starts from its own last run: a quota'd candidate's lower ceiling does not become the baseline's start", async () => {
+  const hints = new CapacityHints();
+  const baseline = await drive(hints, '1.162.0', 0, 4, 'baseline', 90);
+  assert.ok(baseline.result.converged, baseline.result.reason);
+  const candidate = await drive(hints, '1.162.0', 0, 5, 'candidate', 60);
+  assert.equal(candidate.result.capacity.startSource, 'baseline 1.162.0 run 0', 'no run of its own yet: the other side');
+  assert.ok(candidate.result.converged, candidate.result.reason);
+  const again = await drive(hints, '1.162.0', 1, 6, 'baseline', 90);
+  assert.equal(again.result.capacity.startSource, 'baseline 1.162.0 run 0');
+  assert.equal(again.result.capacity.startUsers, Math.floor(baseline.result.supportedUsers * 0.85));
+  const candidateAgain = await drive(hints, '1.162.0', 1, 7, 'candidate', 60);
+  assert.equal(candidateAgain.result.capacity.startSource, 'candidate 1.162.0 run 0');
 });

@@ -321,6 +321,7 @@ export class AwsGateBench implements GateBench {
         signal: controller.signal,
         progress,
         label,
+        side: side.role,
       });
       coordinator = driven.coordinator;
       problems.push(...driven.problems);

@@ -169,6 +169,7 @@ export async function executeRun(ctx: RunContext, run: ScheduledRun): Promise<Ru
       signal: controller.signal,
       progress,
       label: { version: run.side.label, repeat: run.repeat },
+      side: run.side.role,
     });
     coordinator = driven.coordinator;
     problems.push(...driven.problems);
