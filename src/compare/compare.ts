@@ -4,7 +4,7 @@ import type { RunResult } from '../results/schema.ts';
 import { InputError } from '../util/errors.ts';
 import { fmtDelta } from './decide.ts';
 import { judge, materialPctOf, type CheckBase, type CheckInput } from './decision.ts';
-import { atCap, groupByTest, runLabel, singleVersion, testProblems, timingDeltas, type TimingDelta } from './group.ts';
+import { atCap, groupByTest, runLabel, singleCpuQuota, singleVersion, testProblems, timingDeltas, type TimingDelta } from './group.ts';
 import { RATE_METRICS, RELATIVE_METRICS } from './metrics.ts';
 import { mean } from './stats.ts';
 import { VERDICT_SCHEMA_VERSION, type Check, type Verdict, type VerdictFile } from './verdict-schema.ts';
@@ -43,6 +43,8 @@ export function compareRuns(baselineRuns: readonly RunResult[], candidateRuns: r
   if (!candidateRuns.length) throw new InputError('no candidate run results given (--candidate <run.json>...)');
   const baselineVersion = singleVersion(baselineRuns, 'baseline');
   const candidateVersion = singleVersion(candidateRuns, 'candidate');
+  singleCpuQuota(baselineRuns, 'baseline');
+  singleCpuQuota(candidateRuns, 'candidate');
   const b = groupByTest(baselineRuns);
   const c = groupByTest(candidateRuns);
   const globalProblems: string[] = [];

@@ -38,6 +38,19 @@ export function singleVersion(runs: readonly RunResult[], side: string): string 
   return versions[0] as string;
 }
 
+/**
+ * The CPU quota one side's runs were measured under (undefined: none). Runs of one side
+ * under different quotas are different benches, as runs of two versions are.
+ */
+export function singleCpuQuota(runs: readonly RunResult[], side: string): number | undefined {
+  const quotas = [...new Set(runs.map((r) => r.target.cpuQuota))];
+  if (quotas.length > 1) {
+    const named = quotas.map((q) => (q === undefined ? 'none' : String(q))).sort();
+    throw new InputError(`the ${side} runs were measured under ${quotas.length} different CPU quotas (${named.join(', ')}); pass the runs of one CPU quota per side`);
+  }
+  return quotas[0];
+}
+
 /** Test parameters that must agree between sides for a comparison to mean anything. */
 export function loadShape(run: RunResult): string {
   const { name: _name, ...params } = run.test;

@@ -70,6 +70,10 @@ function setupSection(c: Comparison): string {
   rows.push(['Target', run.target.system]);
   rows.push(['Versions', `\`${c.verdict.baseline.version}\` (baseline) vs \`${c.verdict.candidate.version}\` (candidate)`]);
   rows.push(['Bench', bench.kind === 'aws' ? 'AWS' : 'local (every component a process on loopback)']);
+  for (const [role, runs] of [['baseline', c.tests.flatMap((t) => t.baseline)], ['candidate', c.tests.flatMap((t) => t.candidate)]] as const) {
+    const quota = runs[0]?.target.cpuQuota;
+    if (quota !== undefined) rows.push([`CPU quota (${role})`, `${quota} of the target cores (cgroup CPU quota): a deliberately slowed target`]);
+  }
   if (bench.host) {
     rows.push(['Host', `${bench.host.cpuModel}, ${bench.host.cores} cores, ${(bench.host.memoryBytes / 2 ** 30).toFixed(0)} GiB, kernel ${bench.host.kernel}`]);
   }

@@ -106,7 +106,16 @@ export const runResultSchema = z.strictObject({
   schemaVersion: z.literal(RUN_RESULT_SCHEMA_VERSION),
   /** Where the numbers come from; "reconstructed" files are rebuilt from published reports. */
   provenance: z.strictObject({ kind: z.enum(['measured', 'reconstructed']), note: z.string().optional() }),
-  target: z.strictObject({ system: label, version: label }),
+  target: z.strictObject({
+    system: label,
+    version: label,
+    /**
+     * The fraction of the target cores a cgroup CPU quota left this run (--baseline-cpu-quota,
+     * --candidate-cpu-quota): a deliberately slowed target, kept in the result so a resume, a
+     * re-compare or a warm-start hint never takes it for an unrestricted one.
+     */
+    cpuQuota: z.number().gt(0).max(1).optional(),
+  }),
   test: z.discriminatedUnion('type', [boundedParams, unboundedParams]),
   repeat: z.number().int().nonnegative(),
   startedAt: z.iso.datetime(),

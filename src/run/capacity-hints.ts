@@ -85,6 +85,7 @@ async function scanReports(dir: string, benchKind: HintSettings['benchKind']): P
     }
     if (result.test.type !== 'unbounded' || !result.converged || result.status !== 'completed' || !result.supportedUsers) continue;
     if (result.provenance.kind !== 'measured' || (benchKind && result.bench.kind !== benchKind)) continue;
+    if (result.target.cpuQuota !== undefined) continue; // a slowed target says nothing of the version's capacity
     const key = `${result.target.version}\u0000${result.test.name}`;
     const finishedAt = Date.parse(result.finishedAt);
     if ((newest.get(key)?.finishedAt ?? -Infinity) < finishedAt) {

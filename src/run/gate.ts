@@ -187,7 +187,7 @@ function decideSoFar(results: readonly { run: ScheduledRun; result: RunResult }[
 
 /**
  * --resume: the completed, problem-free results already in <out>/results that match a
- * run this gate schedules (version, test, repeat). Anything else is run again.
+ * run this gate schedules (version, CPU quota, test, repeat). Anything else is run again.
  */
 async function resumable(dir: string, o: RunOptions): Promise<Map<string, RunResult>> {
   const found = new Map<string, RunResult>();
@@ -201,7 +201,7 @@ async function resumable(dir: string, o: RunOptions): Promise<Map<string, RunRes
         continue;
       }
       const result = parseRunResult(JSON.parse(text), file);
-      const same = result.target.version === run.side.label && result.test.name === run.test.name && result.test.type === run.test.type && result.repeat === run.repeat;
+      const same = result.target.version === run.side.label && result.target.cpuQuota === run.side.cpuQuota && result.test.name === run.test.name && result.test.type === run.test.type && result.repeat === run.repeat;
       if (same && result.status === 'completed' && !result.problems.length) found.set(runId(run), result);
     }
   }
@@ -238,7 +238,7 @@ export function notRun(
   return runResultSchema.parse({
     schemaVersion: RUN_RESULT_SCHEMA_VERSION,
     provenance: { kind: 'measured', note: `${fingerprint.kind} bench run ${runId(run)} (not run)` },
-    target: { system, version: run.side.label },
+    target: { system, version: run.side.label, ...(run.side.cpuQuota !== undefined ? { cpuQuota: run.side.cpuQuota } : {}) },
     test: testParams(run.test, fill),
     repeat: run.repeat,
     startedAt: now,

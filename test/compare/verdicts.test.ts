@@ -3,6 +3,8 @@ import assert from 'node:assert/strict';
 import { compareRuns } from '../../src/compare/compare.ts';
 import { tolerancesSchema } from '../../src/config/schema.ts';
 import { InputError } from '../../src/util/errors.ts';
+import { renderMarkdown } from '../../src/report/markdown.ts';
+import type { RunResult } from '../../src/results/schema.ts';
 import { bounded, unbounded } from '../support/runs.ts';
 
 const tol = tolerancesSchema.parse({});
@@ -72,6 +74,18 @@ test('mismatched test types are bad input', () => {
 
 test('runs of two versions on one side are bad input', () => {
   assert.throws(() => compareRuns([bounded('1.0.0'), { ...bounded('1.0.1'), repeat: 1 }], [bounded('1.1.0')], tol), InputError);
+});
+
+test('runs of one side under two CPU quotas are bad input, named; a quota on one side is a setup row of the report', () => {
+  const quota = (run: RunResult, cpuQuota: number): RunResult => ({ ...run, target: { ...run.target, cpuQuota } });
+  assert.throws(
+    () => compareRuns([unbounded('1.0.0', 200)], [quota(unbounded('1.1.0', 176), 0.88), unbounded('1.1.0', 200, 1)], tol),
+    (e: unknown) => e instanceof InputError && /the candidate runs were measured under 2 different CPU quotas \(0\.88, none\); pass the runs of one CPU quota per side/.test(e.message),
+  );
+  const comparison = compareRuns([unbounded('1.0.0', 200)], [quota(unbounded('1.1.0', 176), 0.88)], tol);
+  const report = renderMarkdown(comparison, [], tol.listing);
+  assert.match(report, /\| CPU quota \(candidate\) \| 0\.88 of the target cores \(cgroup CPU quota\): a deliberately slowed target \|/);
+  assert.doesNotMatch(report, /CPU quota \(baseline\)/);
 });
 
 test('repeats: a consistent 10% loss over three interleaved pairs fails by the sequential test, at the first pair', () => {

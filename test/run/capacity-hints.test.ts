@@ -24,6 +24,9 @@ test('hints: an earlier run of this gate, then --expect-users, then the newest m
     await writeFile(join(dir, 'local/b/results/new.json'), JSON.stringify(measured(90, '2026-11-03T00:00:00.000Z')));
     await writeFile(join(dir, 'local/b/results/aws.json'), JSON.stringify(measured(17000, '2026-11-04T00:00:00.000Z', 'aws')));
     await writeFile(join(dir, 'local/b/results/broken.json'), '{ not json');
+    // Newer, but measured under a CPU quota (a known loss): never a hint for the version.
+    const slowed = measured(60, '2026-11-05T00:00:00.000Z');
+    await writeFile(join(dir, 'local/b/results/quota.json'), JSON.stringify({ ...slowed, target: { ...slowed.target, cpuQuota: 0.88 } }));
 
     const hints = new CapacityHints();
     hints.configure({ reportsDir: dir, benchKind: 'local' });

@@ -97,7 +97,9 @@ class FakeBench implements GateBench {
   async execute(run: ScheduledRun): Promise<RunResult> {
     this.order.push(`${run.repeat}:${run.side.role}`);
     this.clock += (plannedSeconds(run) + this.runOverheadSec) * 1000;
-    return unbounded(run.side.label, this.users(run.side.role, run.repeat), run.repeat);
+    const result = unbounded(run.side.label, this.users(run.side.role, run.repeat), run.repeat);
+    // As the local bench does: a run under a CPU quota says so in its result.
+    return run.side.cpuQuota === undefined ? result : { ...result, target: { ...result.target, cpuQuota: run.side.cpuQuota } };
   }
   stopReason(): string | undefined {
     return undefined;
@@ -270,6 +272,27 @@ test('calibrate runs every pair (no early stop) and writes the measured model to
     assert.equal(users.df, 5);
     // Python: statistics.stdev(map(math.log, [100, 110, 90, 100, 105, 95])) = 0.070951
     assert.ok(Math.abs(users.sdLog - 0.07095) < 1e-5, String(users.sdLog));
+  } finally {
+    await rm(out, { recursive: true, force: true });
+  }
+});
+
+test('--resume reuses only results of the same CPU quota: runs measured under --candidate-cpu-quota are run again without it', async () => {
+  const out = await mkdtemp(join(tmpdir(), 'lg-gate-'));
+  try {
+    const test = (await loadGateConfig('examples/local-synapse.yml')).tests.find((t) => t.type === 'unbounded')!;
+    const budget = 2 * plannedSeconds({ test } as ScheduledRun) + 60;
+    const quotad = new FakeBench((role) => (role === 'candidate' ? 176 : 200));
+    await gate(quotad, ['--job-budget', `${budget}s`, '--candidate-cpu-quota', '0.88'], out);
+    assert.deepEqual(quotad.order, ['0:baseline', '0:candidate']);
+    const saved = runResultSchema.parse(JSON.parse(await readFile(join(out, 'results', 'candidate-1.163.2-unbounded-0.json'), 'utf8')));
+    assert.equal(saved.target.cpuQuota, 0.88);
+
+    const plain = new FakeBench(() => 200);
+    const resumed = await gate(plain, ['--resume', '--max-repeats', '6'], out);
+    assert.equal(plain.order[0], '0:candidate', "the quota'd candidate run is not reused; the baseline's is");
+    assert.ok(!plain.order.includes('0:baseline'));
+    assert.equal(resumed.code, 0, resumed.lines.join('\n'));
   } finally {
     await rm(out, { recursive: true, force: true });
   }

@@ -252,7 +252,7 @@ export async function executeRun(ctx: RunContext, run: ScheduledRun): Promise<Ru
       kind: 'measured',
       note: `local bench run ${id}${run.side.sideOverrides.length ? `; ${run.side.role} config overrides: ${run.side.sideOverrides.map((o) => o.text).join(', ')}` : ''}`,
     },
-    target: { system: 'synapse', version: run.side.label },
+    target: { system: 'synapse', version: run.side.label, ...(run.side.cpuQuota !== undefined ? { cpuQuota: run.side.cpuQuota } : {}) },
     test: testParams(run.test, (q) => expandQuery(q, bench.targetCpus)),
     repeat: run.repeat,
     startedAt: startedAt.toISOString(),
