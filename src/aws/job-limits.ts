@@ -24,7 +24,7 @@ export const JOB_MARGIN_SEC = 20 * 60;
  */
 export const runnerLimitSchema = z
   .union([z.number(), z.string()])
-  .transform((value) => (typeof value === 'number' ? value : /^[0-9]{1,6}$/.test(value) ? Number(value) : Number.NaN))
+  .transform((value) => (typeof value === 'number' ? value : /^[0-9]+$/.test(value) ? Number(value) : Number.NaN))
   .pipe(
     z
       .number({ error: 'expected whole minutes, digits only' })

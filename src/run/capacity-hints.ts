@@ -1,6 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseRunResult } from '../results/load.ts';
+import type { RunResult } from '../results/schema.ts';
 
 /**
  * Where an unbounded test's warm start gets its hint (issue 13), best first:
@@ -58,6 +59,21 @@ export class CapacityHints {
     this.reports ??= scanReports(this.settings.reportsDir, this.settings.benchKind);
     return (await this.reports).get(`${version}\u0000${testName}`);
   }
+}
+
+/** A hint's source as progress lines and run results show it: `baseline 1.162.0 run 2`. */
+export function hintSource(version: string, repeat: number, side?: string): string {
+  return `${side ? `${side} ` : ''}${version} run ${repeat}`;
+}
+
+/**
+ * Records a completed, converged unbounded result as its side's hint: what a resumed
+ * gate (or the next AWS run job) does with the runs it reuses, so each side still
+ * starts from its own last answer.
+ */
+export function recordHint(hints: CapacityHints, result: RunResult, side: string): void {
+  if (result.test.type !== 'unbounded' || result.status !== 'completed' || result.problems.length || !result.converged || !result.supportedUsers) return;
+  hints.record(result.test.name, result.supportedUsers, hintSource(result.target.version, result.repeat, side), side);
 }
 
 /** The hints of this process: the runs of one gate share them. */

@@ -1,6 +1,6 @@
 import type { TestSpec } from '../config/schema.ts';
 import type { Progress } from '../bench/progress.ts';
-import { gateHints, type CapacityHints } from './capacity-hints.ts';
+import { gateHints, hintSource, type CapacityHints } from './capacity-hints.ts';
 import { runBounded, runUnbounded, type BoundedResult, type Clock, type HealthSource, type UnboundedResult, type UserControl } from '../coordinator/index.ts';
 
 /**
@@ -69,7 +69,7 @@ export async function driveTest(o: DriveTestOptions): Promise<DrivenTest> {
       }),
   });
   progress.info(`unbounded: ${result.reason}`);
-  if (result.converged && result.stopCause === 'equilibrium') hints.record(test.name, result.supportedUsers, `${o.side ? `${o.side} ` : ''}${label.version} run ${label.repeat}`, o.side);
+  if (result.converged && result.stopCause === 'equilibrium') hints.record(test.name, result.supportedUsers, hintSource(label.version, label.repeat, o.side), o.side);
   const noData = result.stopCause === 'no-data';
   const problems = noData ? [result.reason] : result.converged ? [] : [`the unbounded test ${result.reason}`];
   return { coordinator: { kind: 'unbounded', result }, noData, problems };

@@ -14,6 +14,7 @@ import { EXIT_CODES, type VerdictFile } from '../compare/verdict-schema.ts';
 import { runResultSchema, RUN_RESULT_SCHEMA_VERSION, type BenchFingerprint, type RunResult } from '../results/schema.ts';
 import { expandQuery } from '../metrics/synapse-queries.ts';
 import type { GateBench } from './gate-bench.ts';
+import { gateHints, recordHint } from './capacity-hints.ts';
 import type { GateConfig } from '../config/schema.ts';
 import { LocalGateBench } from '../bench/local/gate-bench.ts';
 import { testParams } from '../results/test-params.ts';
@@ -68,6 +69,8 @@ export async function runGateOn(bench: GateBench, o: RunOptions, io: CliIO, prog
         if (prior) {
           progress.info(`${label}: reusing the completed result in ${resultsDir}`);
           results.push({ run, result: prior });
+          // As if it had just run: the side's next unbounded run warm-starts from it.
+          recordHint(gateHints, prior, run.side.role);
           continue;
         }
         const elapsed = (now() - started) / 1000;
@@ -155,7 +158,9 @@ export async function runGateOn(bench: GateBench, o: RunOptions, io: CliIO, prog
  */
 async function writeNoiseModel(o: RunOptions, setup: CompareSetup, judged: readonly { run: ScheduledRun; result: RunResult }[]): Promise<string | undefined> {
   const base = o.calibrate || !setup.model?.file ? emptyModel(o.config) : setup.model.file;
-  const side = (role: string) => judged.filter((r) => r.run.side.role === role).map((r) => r.result);
+  // A side under a CPU quota is another bench (CFS throttling adds its own latency): its
+  // spread says nothing of the shipped profile's noise.
+  const side = (role: string) => judged.filter((r) => r.run.side.role === role && r.run.side.cpuQuota === undefined).map((r) => r.result);
   const pooled = poolRuns(base, o.config, spreadSides({ baseline: side('baseline'), candidate: side('candidate') }, o.calibrate === true));
   if (!pooled) return undefined;
   const text = `${JSON.stringify(pooled, null, 2)}\n`;

@@ -5,6 +5,7 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { GateBench } from '../../src/run/gate-bench.ts';
+import { gateHints } from '../../src/run/capacity-hints.ts';
 import { runGateOn } from '../../src/run/gate.ts';
 import { parseRunOptions, plannedSeconds, type ScheduledRun } from '../../src/run/options.ts';
 import { compareRuns } from '../../src/compare/compare.ts';
@@ -293,6 +294,22 @@ test('--resume reuses only results of the same CPU quota: runs measured under --
     assert.equal(plain.order[0], '0:candidate', "the quota'd candidate run is not reused; the baseline's is");
     assert.ok(!plain.order.includes('0:baseline'));
     assert.equal(resumed.code, 0, resumed.lines.join('\n'));
+    // The reused baseline run is the baseline's warm-start hint, as if it had just run.
+    assert.deepEqual(await gateHints.get('unbounded', '1.162.0', 'baseline'), { users: 200, source: 'baseline 1.162.0 run 0' });
+  } finally {
+    await rm(out, { recursive: true, force: true });
+  }
+});
+
+test("a gate's noise model pools no side measured under a CPU quota", async () => {
+  const out = await mkdtemp(join(tmpdir(), 'lg-gate-'));
+  try {
+    // Two pairs; the quota'd candidate's runs differ wildly, the baseline's by 2 %.
+    const bench = new FakeBench((role, repeat) => (role === 'candidate' ? [150, 190][repeat]! : [200, 204][repeat]!));
+    await gate(bench, ['--repeats', '2', '--max-repeats', '2', '--candidate-cpu-quota', '0.88'], out);
+    const pooled = noiseModelFileSchema.parse(JSON.parse(await readFile(join(out, 'noise-model.json'), 'utf8')));
+    const users = pooled.entries.find((e) => e.test === 'unbounded' && e.metric === 'supportedUsers')!;
+    assert.match(users.source, /pooled with 2 runs \(1 df\) of 1\.162\.0$/, 'the baseline\'s two runs only');
   } finally {
     await rm(out, { recursive: true, force: true });
   }
