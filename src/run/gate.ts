@@ -18,7 +18,7 @@ import { gateHints, recordHint } from './capacity-hints.ts';
 import type { GateConfig } from '../config/schema.ts';
 import { LocalGateBench } from '../bench/local/gate-bench.ts';
 import { testParams } from '../results/test-params.ts';
-import { pairRuns, plannedSeconds, runId, type RunOptions, type ScheduledRun } from './options.ts';
+import { pairRuns, plannedSeconds, runId, runTarget, type RunOptions, type ScheduledRun } from './options.ts';
 
 /**
  * `loadgate run`, start to verdict, on any bench: set-up → pairs of runs, counterbalanced
@@ -243,7 +243,7 @@ export function notRun(
   return runResultSchema.parse({
     schemaVersion: RUN_RESULT_SCHEMA_VERSION,
     provenance: { kind: 'measured', note: `${fingerprint.kind} bench run ${runId(run)} (not run)` },
-    target: { system, version: run.side.label, ...(run.side.cpuQuota !== undefined ? { cpuQuota: run.side.cpuQuota } : {}) },
+    target: runTarget(system, run.side),
     test: testParams(run.test, fill),
     repeat: run.repeat,
     startedAt: now,

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { parseFlags } from '../cli/args.ts';
 import { loadGateConfig } from '../config/load.ts';
 import type { GateConfig, TestSpec } from '../config/schema.ts';
+import type { RunResult } from '../results/schema.ts';
 import { InputError } from '../util/errors.ts';
 import { durationSchema } from '../util/duration.ts';
 import { jobBudgetSec, runnerLimitSchema } from '../aws/job-limits.ts';
@@ -164,6 +165,11 @@ export interface Side {
   configPatch?: Record<string, unknown>;
   /** Local bench: the target's CPU quota as a fraction of the target cores. */
   cpuQuota?: number;
+}
+
+/** What a run of this side records as its target: the label, and a CPU quota when one slowed it. */
+export function runTarget(system: RunResult['target']['system'], side: Pick<Side, 'label' | 'cpuQuota'>): RunResult['target'] {
+  return { system, version: side.label, ...(side.cpuQuota !== undefined ? { cpuQuota: side.cpuQuota } : {}) };
 }
 
 /** What the AWS bench needs beyond the gate config. */

@@ -14,7 +14,7 @@ import { driveTest, type CoordinatorOutcome } from '../../run/drive-test.ts';
 import { gateHints } from '../../run/capacity-hints.ts';
 import type { GateBench } from '../../run/gate-bench.ts';
 import { testParams } from '../../results/test-params.ts';
-import { runId, type RunOptions, type ScheduledRun } from '../../run/options.ts';
+import { runId, runTarget, type RunOptions, type ScheduledRun } from '../../run/options.ts';
 import { InputError, formatIssuePath } from '../../util/errors.ts';
 import { AppNodes } from './app-nodes.ts';
 import { agentNodes, createLoadAgents, type EngineStats, type LoadAgents, type RunningLoad } from './load-agents.ts';
@@ -402,7 +402,7 @@ export class AwsGateBench implements GateBench {
         kind: 'measured',
         note: `AWS bench ${this.bench.benchName} run ${id}${side.sideOverrides.length ? `; ${side.role} config overrides: ${side.sideOverrides.map((x) => x.text).join(', ')}` : ''}`,
       },
-      target: { system: 'mattermost', version: side.label },
+      target: runTarget('mattermost', side),
       test: testParams(test, (q) => q),
       repeat: run.repeat,
       startedAt: startedAt.toISOString(),

@@ -17,7 +17,7 @@ import { DATABASE_NAME } from '../../target/synapse/config.ts';
 import { restoreDataset, SEARCH_WORDS, type DatasetArtifacts } from '../../target/synapse/dataset.ts';
 import type { SynapseInstall } from '../../target/synapse/install.ts';
 import { startSynapse, type RunningSynapse } from '../../target/synapse/server.ts';
-import { runId, type ScheduledRun } from '../../run/options.ts';
+import { runId, runTarget, type ScheduledRun } from '../../run/options.ts';
 import { driveTest, type CoordinatorOutcome } from '../../run/drive-test.ts';
 import { testParams } from '../../results/test-params.ts';
 import { limitCpu } from './cpu-quota.ts';
@@ -252,7 +252,7 @@ export async function executeRun(ctx: RunContext, run: ScheduledRun): Promise<Ru
       kind: 'measured',
       note: `local bench run ${id}${run.side.sideOverrides.length ? `; ${run.side.role} config overrides: ${run.side.sideOverrides.map((o) => o.text).join(', ')}` : ''}`,
     },
-    target: { system: 'synapse', version: run.side.label, ...(run.side.cpuQuota !== undefined ? { cpuQuota: run.side.cpuQuota } : {}) },
+    target: runTarget('synapse', run.side),
     test: testParams(run.test, (q) => expandQuery(q, bench.targetCpus)),
     repeat: run.repeat,
     startedAt: startedAt.toISOString(),
