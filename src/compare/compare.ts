@@ -7,7 +7,7 @@ import { judge, materialPctOf, type CheckBase, type CheckInput } from './decisio
 import { atCap, groupByTest, runLabel, singleCpuQuota, singleVersion, testProblems, timingDeltas, type TimingDelta } from './group.ts';
 import { RATE_METRICS, RELATIVE_METRICS } from './metrics.ts';
 import { mean } from './stats.ts';
-import { VERDICT_SCHEMA_VERSION, type Check, type Verdict, type VerdictFile } from './verdict-schema.ts';
+import { VERDICT_SCHEMA_VERSION, type Check, type Decision, type Verdict, type VerdictFile } from './verdict-schema.ts';
 
 export { timingDeltas, type TimingDelta };
 
@@ -89,7 +89,7 @@ export function compareRuns(baselineRuns: readonly RunResult[], candidateRuns: r
     verdict: {
       schemaVersion: VERDICT_SCHEMA_VERSION,
       verdict: j.verdict,
-      summary: summarize(j.verdict, j.checks, allProblems, j.next, j.decision.stopReason),
+      summary: summarize(j.verdict, j.checks, allProblems, j.next, j.decision),
       baseline: { version: baselineVersion, runs: baselineRuns.length },
       candidate: { version: candidateVersion, runs: candidateRuns.length },
       problems: allProblems,
@@ -187,7 +187,8 @@ function checkInputs(t: TestComparison, tolerances: Tolerances): CheckInput[] {
   return inputs;
 }
 
-function summarize(verdict: Verdict, checks: readonly Check[], problems: readonly string[], next: 'stop' | 'repeat', stopReason: string): string {
+function summarize(verdict: Verdict, checks: readonly Check[], problems: readonly string[], next: 'stop' | 'repeat', decision: Decision): string {
+  const { stopReason } = decision;
   const failed = checks.filter((c) => c.gating && c.verdict === 'fail');
   const unsure = checks.filter((c) => c.gating && c.verdict === 'inconclusive');
   const describe = (c: Check) => `${c.metric} (${c.test}) ${fmtDelta(c)}`;
@@ -195,6 +196,9 @@ function summarize(verdict: Verdict, checks: readonly Check[], problems: readonl
   if (verdict === 'inconclusive') {
     if (problems.length) return `Cannot judge: ${problems[0]}${problems.length > 1 ? ` (and ${problems.length - 1} more)` : ''}`;
     if (next === 'repeat') return `Undecided so far: ${stopReason}`;
+    if (decision.noisy?.length) {
+      return `Cannot judge: the runs are noisier than the noise model (${decision.noisy.map((n) => `${n.metric} (${n.test}) ${n.sdPct}% per run against ${n.modelSdPct}%`).join('; ')})`;
+    }
     return `Cannot judge: ${unsure.map(describe).join(', ')}; ${stopReason}`;
   }
   const users = checks.filter((c) => c.id.endsWith('.supportedUsers') && c.deltaPct !== null);

@@ -1,8 +1,10 @@
 import type { Tolerances } from '../config/schema.ts';
-import { sdLogFor, type NoiseModel } from '../noise/model.ts';
+import { dfFor, sdLogFor, type NoiseModel } from '../noise/model.ts';
 import { fmtPct } from './decide.ts';
 import { mean } from './stats.ts';
 import {
+  GATE_FALSE_NOISY,
+  NOISE_THAT_MATTERS,
   gateWalk,
   materialLog,
   morePairs,
@@ -15,10 +17,12 @@ import {
   type CheckPath,
   type Evidence,
   type GateStep,
+  type NoiseCheck,
+  type NoisePrior,
   type RateCount,
   type SprtRule,
 } from './sequential.ts';
-import { normalQuantile } from './stats.ts';
+import { chiSquareSf, normalQuantile } from './stats.ts';
 import type { Check, Decision, Verdict } from './verdict-schema.ts';
 
 /**
@@ -57,6 +61,10 @@ export interface JudgedCheck {
   sdLog: number;
   m: number;
   evidence: Evidence[];
+  /** The measured model's weight when pooling the runs' spread. */
+  prior?: NoisePrior;
+  /** The test that the runs fit the model (relative checks). */
+  noiseCheck?: NoiseCheck;
   /** The full walk over every recorded pair. */
   path: CheckPath;
 }
@@ -77,13 +85,19 @@ export function materialPctOf(tolerances: Tolerances, key: string): number {
 /** The core: one SPRT walk per check, then the gate's walk over the pairs. */
 export function decideGate(inputs: readonly CheckInput[], setup: DecisionSetup): GateDecision {
   const rule = sprtRule(inputs.filter((i) => i.base.gating).length);
+  const noiseAlpha = GATE_FALSE_NOISY / Math.max(1, inputs.filter((i) => i.base.gating && i.relative).length);
   const judged: JudgedCheck[] = inputs.map((input) => {
     const sdLog = sdLogFor(setup.model, setup.tolerances, input.base.test, input.key);
     const m = materialLog(input.materialPct, input.rate ? 'higher' : input.base.worse);
     let evidence: Evidence[] = [];
-    if (input.relative) evidence = relativeEvidence(input.relative.baseline, input.relative.candidate, input.base.worse, sdLog);
+    // Pool the runs' spread only with a measured σ: an assumption has no weight to pool
+    // with, and 1-2 df of runs alone would swing the bounds from gate to gate.
+    const df = dfFor(setup.model, input.base.test, input.key);
+    const prior = df > 0 ? { df } : undefined;
+    if (input.relative) evidence = relativeEvidence(input.relative.baseline, input.relative.candidate, input.base.worse, sdLog, prior);
     else if (input.rate) evidence = rateEvidence(input.rate.baseline, input.rate.candidate, input.rate.ignoreBelowPct, sdLog, m);
-    return { input, sdLog, m, evidence, path: sprtPath(evidence, m, rule) };
+    const noiseCheck = input.relative ? { sigmaLog: Math.max(sdLog, Math.abs(m) / NOISE_THAT_MATTERS), alpha: noiseAlpha } : undefined;
+    return { input, sdLog, m, evidence, ...(prior ? { prior } : {}), ...(noiseCheck ? { noiseCheck } : {}), path: sprtPath(evidence, m, rule, setup.minPairs, noiseCheck) };
   });
   const pairs = Math.max(0, ...judged.map((j) => j.evidence.length));
   const gating = judged.filter((j) => j.input.base.gating);
@@ -128,16 +142,55 @@ function intervalOf(j: JudgedCheck, e: Evidence, confidence: number): [number, n
   return [Math.expm1(center - half) * 100, Math.expm1(center + half) * 100];
 }
 
-function checkReason(j: JudgedCheck, at: CheckPath, step: number, rule: SprtRule, delta: string): string {
+function checkReason(j: JudgedCheck, at: CheckPath, step: number, rule: SprtRule, delta: string, minPairs: number): string {
   const tol = `${j.input.base.tolerancePct}% tolerance`;
   const mat = `${j.input.materialPct}% material regression`;
   const e = j.evidence[step - 1];
   if (e?.healthy) return `${delta}; both sides at or below the healthy level, so it passes whatever the change`;
   const l = at.llr[at.llr.length - 1] ?? 0;
   const lr = `Λ ${l.toFixed(2)}`;
+  if (at.outcome === 'noisy') return `${delta} after ${plural(at.decidedAt!, 'pair')}: undecidable at this noise (${noiseFigures(j, at.decidedAt!)})`;
   if (at.outcome === 'fail') return `${delta} after ${plural(at.decidedAt!, 'pair')}: evidence for the ${mat} (${lr} ≥ ${rule.upper.toFixed(2)}), beyond the ${tol}`;
   if (at.outcome === 'pass') return `${delta} after ${plural(at.decidedAt!, 'pair')}: evidence of no change beyond the ${tol} (${lr} ≤ ${rule.lower.toFixed(2)})`;
+  if (step < minPairs) return `${delta} after ${plural(step, 'pair')}: not judged before the minimum of ${plural(minPairs, 'pair')} (${lr})`;
   return `${delta} after ${plural(step, 'pair')}: undecided between no change and the ${mat} (${rule.lower.toFixed(2)} < ${lr} < ${rule.upper.toFixed(2)})`;
+}
+
+/** A check whose runs rejected the noise model, with the figures that show it. */
+export interface NoisyCheck {
+  metric: string;
+  test: string;
+  /** The runs' own per-run spread within each side, %, and its degrees of freedom. */
+  sdPct: number;
+  df: number;
+  /** The σ the check was tested against (the model's, or a tenth of the material regression), %. */
+  modelSdPct: number;
+  /** P(a spread this large | the model): below the test's level. */
+  p: number;
+  level: number;
+}
+
+function noisyCheck(j: JudgedCheck, step: number): NoisyCheck | null {
+  const e = j.evidence[step - 1];
+  if (!e?.spread || !j.noiseCheck || e.spread.df < 1) return null;
+  const ratio = e.spread.ss / j.noiseCheck.sigmaLog ** 2;
+  return {
+    metric: j.input.base.metric,
+    test: j.input.base.test,
+    sdPct: round2(Math.sqrt(e.spread.ss / e.spread.df) * 100),
+    df: e.spread.df,
+    modelSdPct: round2(j.noiseCheck.sigmaLog * 100),
+    p: Number(chiSquareSf(ratio, e.spread.df).toPrecision(2)),
+    level: Number(j.noiseCheck.alpha.toPrecision(2)),
+  };
+}
+
+const round2 = (x: number) => Math.round(x * 100) / 100;
+
+function noiseFigures(j: JudgedCheck, step: number): string {
+  const n = noisyCheck(j, step);
+  if (!n) return 'its runs vary more than the noise model allows';
+  return `its runs vary ${n.sdPct}% per run within each side (${n.df} df), the model ${n.modelSdPct}%: χ² p = ${n.p} < ${n.level}`;
 }
 
 export interface Judgement {
@@ -163,8 +216,8 @@ export function judge(inputs: readonly CheckInput[], setup: DecisionSetup, probl
     const e = j.evidence[Math.min(step, j.evidence.length) - 1];
     const deltaPct = deltaOf(j, e);
     const shown = deltaPct === null ? NEW_RATE : fmtPct(deltaPct);
-    let verdict: Check['verdict'] = at.outcome === 'undecided' ? 'inconclusive' : at.outcome;
-    let reason = checkReason(j, at, Math.min(step, j.evidence.length), rule, shown);
+    let verdict: Check['verdict'] = at.outcome === 'undecided' || at.outcome === 'noisy' ? 'inconclusive' : at.outcome;
+    let reason = checkReason(j, at, Math.min(step, j.evidence.length), rule, shown, setup.minPairs);
     if (!base.gating && verdict !== 'pass') {
       verdict = 'warn';
       reason = `${reason} (context only: ${j.input.contextOnly ?? 'configured as non-gating'})`;
@@ -182,6 +235,7 @@ export function judge(inputs: readonly CheckInput[], setup: DecisionSetup, probl
   let next: 'stop' | 'repeat' = 'stop';
   let stopReason: string;
   let suggestedMorePairs: number | undefined;
+  const noisy = gate.outcome === 'noisy' ? g.judged.filter((j) => j.input.base.gating && pathAt(j.path, gate.stopAt).outcome === 'noisy').map((j) => noisyCheck(j, gate.stopAt)).filter((n): n is NoisyCheck => n !== null) : [];
   if (gate.outcome === 'fail') {
     verdict = 'fail';
     const failed = gating.filter((c) => c.verdict === 'fail').map((c) => `${c.metric} (${c.test})`);
@@ -192,6 +246,13 @@ export function judge(inputs: readonly CheckInput[], setup: DecisionSetup, probl
   } else if (problems.length || gating.some((c) => c.method === 'none') || (gate.outcome === 'pass' && gating.some((c) => c.verdict !== 'pass'))) {
     verdict = 'inconclusive';
     stopReason = 'some runs cannot be judged, so the gate cannot pass (see the problems)';
+  } else if (gate.outcome === 'noisy') {
+    // The SPRT's error rates were worked out at the model's noise; runs that reject the
+    // model void them, and at several times that noise more pairs would not decide within
+    // maxRepeats. Stop, and say what to fix.
+    verdict = 'inconclusive';
+    const which = noisy.map((n) => `${n.metric} (${n.test}) ${n.sdPct}% per run against ${n.modelSdPct}% (χ² p = ${n.p})`).join('; ');
+    stopReason = `the runs vary more than the noise model allows after ${plural(gate.stopAt, 'pair')}: ${which}; the stated error rates do not hold at this noise, so the gate cannot judge. Find what disturbed the bench, or recalibrate (loadgate calibrate) if this is its usual noise`;
   } else if (gate.outcome === 'pass') {
     verdict = 'pass';
     stopReason = `every gating check crossed the pass bound by pair ${gate.stopAt}`;
@@ -231,6 +292,7 @@ export function judge(inputs: readonly CheckInput[], setup: DecisionSetup, probl
     maxRepeats: setup.maxPairs,
     stopReason,
     ...(suggestedMorePairs !== undefined ? { suggestedMorePairs } : {}),
+    ...(noisy.length ? { noisy } : {}),
     detectable: detectable(g, setup),
   };
   return { checks, verdict, next, decision };
@@ -257,6 +319,6 @@ function detectable(g: GateDecision, setup: DecisionSetup): Decision['detectable
       metric: j.input.base.metric,
       test: j.input.base.test,
       materialPct: j.input.materialPct,
-      probabilityFail: Math.round(probabilityFail(j.sdLog, j.m, j.m, g.rule, setup.minPairs, setup.maxPairs, 1000) * 1000) / 1000,
+      probabilityFail: Math.round(probabilityFail(j.sdLog, j.m, j.m, g.rule, setup.minPairs, setup.maxPairs, 1000, 9, { ...(j.prior ? { prior: j.prior } : {}), ...(j.noiseCheck ? { noiseCheck: j.noiseCheck } : {}) }) * 1000) / 1000,
     }));
 }

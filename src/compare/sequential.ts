@@ -15,11 +15,24 @@
  */
 
 import { seededRandom } from '../util/random.ts';
+import { chiSquareSf } from './stats.ts';
 
 /** The gate's false-fail budget at no change, over all gating checks together. */
 export const GATE_FALSE_FAIL = 0.01;
 /** Each check's false-pass probability at its material regression. */
 export const CHECK_FALSE_PASS = 0.01;
+/**
+ * The chance, over all gating relative checks, that a gate at its model's noise is
+ * stopped as noisier than the model at a look (split over the checks like alpha).
+ */
+export const GATE_FALSE_NOISY = 0.01;
+/**
+ * Per-run noise below a tenth of the material regression cannot matter: a pair's
+ * difference would have to be 3.5 of its standard deviations off to reach even half of
+ * it. So the noise check tests against at least m/10 (heap's 0.1 % model noise tripled
+ * is still nothing next to its 20 % material regression).
+ */
+export const NOISE_THAT_MATTERS = 10;
 
 export interface SprtRule {
   /** False-fail probability per check: the gate budget split over the gating checks (Bonferroni). */
@@ -46,10 +59,15 @@ export interface Evidence {
   healthy?: boolean;
   /** Λ when the normal approximation does not hold (rates: see rateEvidence). */
   llr?: number;
+  /** σ of ln(value) per run this step was judged at (relative checks with a prior). */
+  sdLog?: number;
+  /** The gate's own within-side spread up to this step. */
+  spread?: Spread;
 }
 
 export interface CheckPath {
-  outcome: 'pass' | 'fail' | 'undecided';
+  /** `noisy`: the runs vary more than the noise model allows, so neither bound can be trusted. */
+  outcome: 'pass' | 'fail' | 'undecided' | 'noisy';
   /** 1-based step at which a bound was crossed; null while undecided. */
   decidedAt: number | null;
   /** Λ after each step, up to and including the deciding one. */
@@ -61,8 +79,13 @@ export function logLikelihoodRatio(e: Evidence, m: number): number {
   return e.llr ?? (m / e.variance) * (e.bad - m / 2);
 }
 
-/** Walks the steps in pair order; the first bound crossed decides, and stays decided. */
-export function sprtPath(steps: readonly Evidence[], m: number, rule: SprtRule): CheckPath {
+/**
+ * Walks the steps in pair order; the first bound crossed decides, and stays decided.
+ * Steps before `firstLook` (the gate's `repeats`) are not looked at: a check cannot
+ * decide before the gate may stop. Skipping looks keeps Ville's bound (it holds at any
+ * stopping time).
+ */
+export function sprtPath(steps: readonly Evidence[], m: number, rule: SprtRule, firstLook = 1, noiseCheck?: NoiseCheck): CheckPath {
   const llr: number[] = [];
   for (const [i, e] of steps.entries()) {
     if (e.healthy) {
@@ -71,10 +94,29 @@ export function sprtPath(steps: readonly Evidence[], m: number, rule: SprtRule):
     }
     const l = logLikelihoodRatio(e, m);
     llr.push(l);
+    if (i + 1 < firstLook) continue;
+    if (noiseCheck && noisierThanModel(e, noiseCheck)) return { outcome: 'noisy', decidedAt: i + 1, llr };
     if (l >= rule.upper) return { outcome: 'fail', decidedAt: i + 1, llr };
     if (l <= rule.lower) return { outcome: 'pass', decidedAt: i + 1, llr };
   }
   return { outcome: 'undecided', decidedAt: null, llr };
+}
+
+/** The model's σ and the per-check level of the test that the runs fit it. */
+export interface NoiseCheck {
+  sigmaLog: number;
+  alpha: number;
+}
+
+/**
+ * True when the gate's own within-side spread rejects the model: under the model,
+ * ss/σ² is chi-square with the spread's df, so a value in its upper `alpha` tail says the
+ * bench is noisier today than it was calibrated, and the SPRT's error rates (worked out at
+ * the model's σ) do not hold.
+ */
+export function noisierThanModel(e: Evidence, check: NoiseCheck): boolean {
+  if (!e.spread || e.spread.df < 1) return false;
+  return chiSquareSf(e.spread.ss / (check.sigmaLog * check.sigmaLog), e.spread.df) < check.alpha;
 }
 
 /** The check's state as the gate saw it after `step` pairs. */
@@ -84,7 +126,8 @@ export function pathAt(path: CheckPath, step: number): CheckPath {
 }
 
 export interface GateStep {
-  outcome: 'pass' | 'fail' | 'undecided';
+  /** `noisy`: some gating check's runs rejected the noise model before the gate could decide. */
+  outcome: 'pass' | 'fail' | 'undecided' | 'noisy';
   /** The pair count at which the gate stopped (or the last one seen). */
   stopAt: number;
 }
@@ -98,6 +141,9 @@ export function gateWalk(paths: readonly CheckPath[], pairs: number, minPairs: n
   for (let k = Math.max(1, minPairs); k <= pairs; k++) {
     const at = paths.map((p) => pathAt(p, k));
     if (at.some((p) => p.outcome === 'fail')) return { outcome: 'fail', stopAt: k };
+    // A noisy check can never pass, and more pairs at several times the modelled noise
+    // would take far beyond maxRepeats: stop and say so.
+    if (at.some((p) => p.outcome === 'noisy')) return { outcome: 'noisy', stopAt: k };
     if (at.length && at.every((p) => p.outcome === 'pass')) return { outcome: 'pass', stopAt: k };
   }
   return { outcome: 'undecided', stopAt: pairs };
@@ -124,8 +170,62 @@ export function morePairs(last: Evidence, llr: number, perPairVariance: number, 
   return Math.max(1, Math.ceil(expected));
 }
 
+/**
+ * The noise a check is judged at. From the second pair on, the gate's own runs estimate
+ * the per-run spread too. The estimate pools the model's df·σ² with the runs' sum of
+ * squares, as a conjugate prior would, so a model measured on many runs moves little. It
+ * never goes below the model: a quiet gate keeps the calibrated error rates, a noisy one
+ * is judged at the noise it shows.
+ */
+export interface NoisePrior {
+  /** The model's degrees of freedom behind σ (> 0: only a measured σ has a weight). */
+  df: number;
+}
+
+/** The runs' own spread of ln(value): residual sum of squares and its degrees of freedom. */
+export interface Spread {
+  ss: number;
+  df: number;
+}
+
+/**
+ * The spread of the runs so far around each side's mean and one straight line in run
+ * order (an analysis of covariance with run slot as the covariate): a real change between
+ * the sides does not count, and neither does a steady drift of the bench, which the ABBA
+ * order already cancels in the verdict. Run slots follow the gate's order (`candidateFirst`).
+ * Costs 3 degrees of freedom (two means and the slope), so it starts at 4 runs.
+ */
+export function runSpread(lb: readonly number[], lc: readonly number[]): Spread {
+  if (lb.length + lc.length < 4 || lb.length < 1 || lc.length < 1) return { ss: 0, df: 0 };
+  let stt = 0;
+  let sty = 0;
+  let syy = 0;
+  for (const [logs, side] of [
+    [lb, 'baseline'],
+    [lc, 'candidate'],
+  ] as const) {
+    const slots = logs.map((_, pair) => runSlot(pair, side));
+    const tMean = slots.reduce((a, t) => a + t, 0) / slots.length;
+    const yMean = logs.reduce((a, y) => a + y, 0) / logs.length;
+    for (const [i, y] of logs.entries()) {
+      const dt = (slots[i] as number) - tMean;
+      stt += dt * dt;
+      sty += dt * (y - yMean);
+      syy += (y - yMean) ** 2;
+    }
+  }
+  const ss = stt > 0 ? syy - (sty * sty) / stt : syy;
+  return { ss: Math.max(0, ss), df: lb.length + lc.length - 3 };
+}
+
+/** Position of a side's run of pair `pair` (0-based) in the gate's run order. */
+export function runSlot(pair: number, side: 'baseline' | 'candidate'): number {
+  const first = candidateFirst(pair) ? 'candidate' : 'baseline';
+  return 2 * pair + (side === first ? 0 : 1);
+}
+
 /** Evidence after each pair for a relative metric (values in pair order, one per run). */
-export function relativeEvidence(baseline: readonly number[], candidate: readonly number[], worse: 'lower' | 'higher', sigmaLog: number): Evidence[] {
+export function relativeEvidence(baseline: readonly number[], candidate: readonly number[], worse: 'lower' | 'higher', sigmaLog: number, prior?: NoisePrior): Evidence[] {
   const sign = worse === 'higher' ? 1 : -1;
   const lb = baseline.map(Math.log);
   const lc = candidate.map(Math.log);
@@ -138,8 +238,14 @@ export function relativeEvidence(baseline: readonly number[], candidate: readonl
     const nc = Math.min(k, lc.length);
     if (k <= lb.length) sb += lb[k - 1] as number;
     if (k <= lc.length) sc += lc[k - 1] as number;
+    const spread = runSpread(lb.slice(0, nb), lc.slice(0, nc));
+    let sd = sigmaLog;
+    if (prior && spread.df > 0) {
+      const pooled = (prior.df * sigmaLog * sigmaLog + spread.ss) / (prior.df + spread.df);
+      sd = Math.sqrt(Math.max(sigmaLog * sigmaLog, pooled));
+    }
     // Unequal counts (a side lost a run): the difference of the means, σ²(1/n_b + 1/n_c).
-    out.push({ bad: sign * (sc / nc - sb / nb), variance: sigmaLog * sigmaLog * (1 / nb + 1 / nc) });
+    out.push({ bad: sign * (sc / nc - sb / nb), variance: sd * sd * (1 / nb + 1 / nc), sdLog: sd, spread });
   }
   return out;
 }
@@ -213,9 +319,20 @@ export function gaussian(random: () => number): number {
 
 /**
  * Probability that one check fails at a true change of `materialPct` within `maxPairs`
- * pairs (at least `minPairs`), by a seeded simulation through `sprtPath`.
+ * pairs (at least `minPairs`), by a seeded simulation through `sprtPath`, judged as the
+ * gate judges it (the prior and the noise check, when given).
  */
-export function probabilityFail(sigmaLog: number, m: number, trueBad: number, rule: SprtRule, minPairs: number, maxPairs: number, trials = 2000, seed = 9): number {
+export function probabilityFail(
+  sigmaLog: number,
+  m: number,
+  trueBad: number,
+  rule: SprtRule,
+  minPairs: number,
+  maxPairs: number,
+  trials = 2000,
+  seed = 9,
+  judged: { prior?: NoisePrior; noiseCheck?: NoiseCheck } = {},
+): number {
   const random = seededRandom(seed);
   let fails = 0;
   for (let t = 0; t < trials; t++) {
@@ -225,7 +342,7 @@ export function probabilityFail(sigmaLog: number, m: number, trueBad: number, ru
       b.push(Math.exp(sigmaLog * gaussian(random)));
       c.push(Math.exp(trueBad + sigmaLog * gaussian(random)));
     }
-    const path = sprtPath(relativeEvidence(b, c, 'higher', sigmaLog), m, rule);
+    const path = sprtPath(relativeEvidence(b, c, 'higher', sigmaLog, judged.prior), m, rule, minPairs, judged.noiseCheck);
     if (path.outcome === 'fail' && gateWalk([path], maxPairs, minPairs).outcome === 'fail') fails++;
   }
   return fails / trials;

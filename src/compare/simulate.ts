@@ -38,6 +38,10 @@ export interface SimulationOptions {
   order?: 'abba' | 'ab';
   /** Drift for the drift case, % per run. */
   driftPct?: number;
+  /** The bench's true noise as a multiple of the model's (1: the model is right). */
+  noiseScale?: number;
+  /** Apply noiseScale to this gating metric only ("test.metric"); all when absent. */
+  noiseScaleMetric?: string;
 }
 
 export function simulationCases(config: GateConfig, driftPct: number): SimulationCase[] {
@@ -58,8 +62,15 @@ export function simulationCases(config: GateConfig, driftPct: number): Simulatio
   return cases;
 }
 
+/** How the synthetic runs vary: run order within pairs, and the true noise against the model's. */
+interface SyntheticNoise {
+  order: 'abba' | 'ab';
+  noiseScale: number;
+  noiseScaleMetric?: string;
+}
+
 /** One gate's checks with synthetic values for `pairs` pairs. */
-function syntheticInputs(metrics: readonly GatingMetric[], c: SimulationCase, setup: DecisionSetup, config: GateConfig, pairs: number, order: 'abba' | 'ab', random: () => number): CheckInput[] {
+function syntheticInputs(metrics: readonly GatingMetric[], c: SimulationCase, setup: DecisionSetup, config: GateConfig, pairs: number, noise: SyntheticNoise, random: () => number): CheckInput[] {
   return metrics.map((g) => {
     const label = RELATIVE_METRICS.find((m) => m.key === g.key)?.label ?? g.key;
     const tol = config.tolerances[g.key as 'apiAvg'];
@@ -71,7 +82,9 @@ function syntheticInputs(metrics: readonly GatingMetric[], c: SimulationCase, se
       return { ...input, rate: { baseline: none, candidate: none, ignoreBelowPct: 0.025 } };
     }
     const entry = setup.model.file?.entries.find((e) => e.test === g.test && e.metric === g.key);
-    const sd = entry?.sdLog ?? 0.02;
+    // The bench's true noise: the model's, or a multiple of it (a bench noisier than calibrated).
+    const scaled = !noise.noiseScaleMetric || noise.noiseScaleMetric === base.id;
+    const sd = (entry?.sdLog ?? 0.02) * (scaled ? noise.noiseScale : 1);
     // Log changes in the bad direction: up for latencies, down for supported users.
     const bad = (pct: number) => (g.worse === 'higher' ? Math.log1p(pct / 100) : Math.log1p(-pct / 100));
     const effect = c.metric === base.id ? bad(c.changePct) : 0;
@@ -79,7 +92,7 @@ function syntheticInputs(metrics: readonly GatingMetric[], c: SimulationCase, se
     const b: number[] = [];
     const k: number[] = [];
     for (let p = 0; p < pairs; p++) {
-      const candFirst = order === 'abba' && candidateFirst(p);
+      const candFirst = noise.order === 'abba' && candidateFirst(p);
       const slotB = 2 * p + (candFirst ? 1 : 0);
       const slotC = 2 * p + (candFirst ? 0 : 1);
       b.push(Math.exp(drift * slotB + sd * gaussian(random)));
@@ -93,13 +106,14 @@ export function simulate(config: GateConfig, model: NoiseModel, options: Simulat
   const setup: DecisionSetup = { model, tolerances: config.tolerances, minPairs: config.repeats, maxPairs: config.maxRepeats };
   const metrics = gatingMetrics(config);
   const random = seededRandom(options.seed);
+  const noise: SyntheticNoise = { order: options.order ?? 'abba', noiseScale: options.noiseScale ?? 1, ...(options.noiseScaleMetric ? { noiseScaleMetric: options.noiseScaleMetric } : {}) };
   return simulationCases(config, options.driftPct ?? 3).map((c) => {
     const counts = { pass: 0, fail: 0, inconclusive: 0 };
     let pairsSum = 0;
     let pairsMax = 0;
     for (let t = 0; t < options.trials; t++) {
-      const g = decideGate(syntheticInputs(metrics, c, setup, config, setup.maxPairs, options.order ?? 'abba', random), setup);
-      counts[g.gate.outcome === 'undecided' ? 'inconclusive' : g.gate.outcome]++;
+      const g = decideGate(syntheticInputs(metrics, c, setup, config, setup.maxPairs, noise, random), setup);
+      counts[g.gate.outcome === 'undecided' || g.gate.outcome === 'noisy' ? 'inconclusive' : g.gate.outcome]++;
       pairsSum += g.gate.stopAt;
       pairsMax = Math.max(pairsMax, g.gate.stopAt);
     }
@@ -139,6 +153,6 @@ export function expectedPairsNoChange(config: GateConfig, model: NoiseModel, tri
   const random = seededRandom(seed);
   const none = simulationCases(config, 0)[0] as SimulationCase;
   let sum = 0;
-  for (let t = 0; t < trials; t++) sum += decideGate(syntheticInputs(metrics, none, setup, config, setup.maxPairs, 'abba', random), setup).gate.stopAt;
+  for (let t = 0; t < trials; t++) sum += decideGate(syntheticInputs(metrics, none, setup, config, setup.maxPairs, { order: 'abba', noiseScale: 1 }, random), setup).gate.stopAt;
   return sum / trials;
 }

@@ -93,6 +93,48 @@ function incompleteBeta(x: number, a: number, b: number): number {
   return front * (f - 1);
 }
 
+/**
+ * Regularized upper incomplete gamma Q(a, x): the series for x < a + 1, Lentz's continued
+ * fraction otherwise (the standard split; both converge fast on their side).
+ */
+function upperGammaQ(a: number, x: number): number {
+  if (x <= 0) return 1;
+  const logFront = a * Math.log(x) - x - logGamma(a);
+  if (x < a + 1) {
+    let term = 1 / a;
+    let sum = term;
+    for (let n = 1; n < 500 && Math.abs(term) > Math.abs(sum) * 1e-15; n++) {
+      term *= x / (a + n);
+      sum += term;
+    }
+    return 1 - sum * Math.exp(logFront);
+  }
+  const tiny = 1e-300;
+  let b = x + 1 - a;
+  let c = 1 / tiny;
+  let d = 1 / b;
+  let f = d;
+  for (let i = 1; i < 500; i++) {
+    const an = -i * (i - a);
+    b += 2;
+    d = an * d + b;
+    if (Math.abs(d) < tiny) d = tiny;
+    c = b + an / c;
+    if (Math.abs(c) < tiny) c = tiny;
+    d = 1 / d;
+    const cd = c * d;
+    f *= cd;
+    if (Math.abs(cd - 1) < 1e-15) break;
+  }
+  return Math.exp(logFront) * f;
+}
+
+/** P(X ≥ x) for X chi-square with `df` degrees of freedom. */
+export function chiSquareSf(x: number, df: number): number {
+  if (!(df > 0)) throw new RangeError(`chiSquareSf: df must be > 0, got ${df}`);
+  return upperGammaQ(df / 2, x / 2);
+}
+
 /** CDF of Student's t with `df` degrees of freedom. */
 export function studentTCdf(t: number, df: number): number {
   const x = df / (df + t * t);

@@ -63,6 +63,23 @@ export const decisionSchema = z.strictObject({
   stopReason: z.string(),
   /** Inconclusive at maxRepeats: about how many more pairs would likely decide it. */
   suggestedMorePairs: z.number().int().positive().optional(),
+  /** Gating checks whose runs varied more than the noise model allows (the gate stopped, inconclusive). */
+  noisy: z
+    .array(
+      z.strictObject({
+        metric: z.string(),
+        test: z.string(),
+        /** The runs' per-run spread within each side, %, with its degrees of freedom. */
+        sdPct: z.number().nonnegative(),
+        df: z.number().int().positive(),
+        /** The per-run σ the runs were tested against, %. */
+        modelSdPct: z.number().positive(),
+        /** Chi-square p-value of the spread under the model, and the test's level. */
+        p: z.number().min(0).max(1),
+        level: z.number().min(0).max(1),
+      }),
+    )
+    .optional(),
   detectable: z.array(
     z.strictObject({ metric: z.string(), test: z.string(), materialPct: z.number(), probabilityFail: z.number().min(0).max(1) }),
   ),

@@ -31,6 +31,12 @@ export function sdLogFor(model: NoiseModel, tolerances: Tolerances, test: string
   return entryOf(model, test, metric)?.sdLog ?? assumedSdLog(tolerances, metric);
 }
 
+/** Degrees of freedom behind a check's σ: the model entry's, 0 for an assumption. */
+export function dfFor(model: NoiseModel, test: string, metric: string): number {
+  const entry = entryOf(model, test, metric);
+  return entry?.kind === 'measured' ? entry.df : 0;
+}
+
 /** Describes a parsed file for the report and verdict.json. */
 export function modelOf(file: NoiseModelFile, path: string): NoiseModel {
   const measured = file.entries.filter((e) => e.kind === 'measured');

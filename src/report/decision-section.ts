@@ -18,9 +18,16 @@ export function decisionSection(v: VerdictFile): string {
   lines.push(
     `- **Rule**: after each baseline/candidate pair, a sequential probability ratio test per check weighs "no change" against "the material regression"; ` +
       `the gate fails as soon as one gating check has the evidence, passes once every gating check has, and otherwise adds a pair, up to ${d.maxRepeats}. ` +
-      `An unchanged release fails at most ${pct(d.alpha)} of the time (${pct(d.alphaPerCheck)} per check over ${d.gatingChecks} gating checks), and a material regression passes a check at most ${pct(d.beta)} of the time.`,
+      `An unchanged release fails at most ${pct(d.alpha)} of the time (${pct(d.alphaPerCheck)} per check over ${d.gatingChecks} gating checks), and a material regression passes a check at most ${pct(d.beta)} of the time. ` +
+      `Those rates hold at the noise model's noise, so from the second pair on the gate also checks that its own runs fit the model, and stops as inconclusive when they do not.`,
   );
   lines.push(`- **Runs**: ${d.pairs} pair${d.pairs === 1 ? '' : 's'} per test (minimum ${d.minRepeats}, at most ${d.maxRepeats}); ${d.stopReason}.`);
+  for (const n of d.noisy ?? []) {
+    lines.push(
+      `- **Noisier than the model**: ${n.metric} (${n.test}) varied ${n.sdPct}% per run within each side (${n.df} degrees of freedom), where the model allows ${n.modelSdPct}% (χ² p = ${n.p}, below ${n.level}). ` +
+        'At this noise neither a pass nor a fail can be trusted: find what disturbed the bench (other load on the host, a noisy neighbour), or recalibrate with `loadgate calibrate` if this is its usual noise.',
+    );
+  }
   if (v.next === 'repeat') lines.push('- **Next**: undecided so far; another pair is needed (a resumed run adds it).');
   if (d.suggestedMorePairs !== undefined) {
     lines.push(`- **Inconclusive**: the runs could not tell the candidate from the baseline. About ${d.suggestedMorePairs} more pair${d.suggestedMorePairs === 1 ? '' : 's'} would likely decide it: raise maxRepeats and resume, or lower the bench's noise.`);

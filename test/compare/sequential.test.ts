@@ -6,12 +6,15 @@ import {
   logLikelihoodRatio,
   materialLog,
   morePairs,
+  noisierThanModel,
   rateEvidence,
   relativeEvidence,
+  runSlot,
+  runSpread,
   sprtPath,
   sprtRule,
 } from '../../src/compare/sequential.ts';
-import { normalQuantile } from '../../src/compare/stats.ts';
+import { chiSquareSf, normalQuantile } from '../../src/compare/stats.ts';
 import { assumedSdLog } from '../../src/noise/profile.ts';
 import { tolerancesSchema } from '../../src/config/schema.ts';
 
@@ -132,4 +135,91 @@ test('more pairs: at the midpoint Wald\'s (A−Λ)(Λ−B)/s², and fewer when t
   assert.equal(mid, Math.ceil((rule.upper * -rule.lower) / ((m * m) / perPair)));
   const drifting = morePairs({ bad: m, variance: perPair }, 0, perPair, m, rule);
   assert.ok(drifting < mid, `${drifting} < ${mid}`);
+});
+
+test('no check decides before the minimum pairs: a first pair beyond the fail bound waits for the second', () => {
+  const sigma = 0.0297;
+  const m = materialLog(10, 'lower');
+  const rule = sprtRule(11);
+  // The A/A gate of 2026-11-25 00:27: 57.95 / 48.71 on its first pair, Λ 7.23 ≥ 6.99.
+  const first = relativeEvidence([57.95], [48.71], 'lower', sigma);
+  assert.equal(sprtPath(first, m, rule).outcome, 'fail');
+  const waited = sprtPath(first, m, rule, 2);
+  assert.equal(waited.outcome, 'undecided');
+  assert.ok(waited.llr[0]! > rule.upper);
+  // A second pair that agrees fails at pair 2; one that does not leaves it open.
+  assert.deepEqual(pick(sprtPath(relativeEvidence([57.95, 56], [48.71, 47], 'lower', sigma, { df: 5 }), m, rule, 2)), { outcome: 'fail', decidedAt: 2 });
+  assert.equal(sprtPath(relativeEvidence([57.95, 50], [48.71, 56], 'lower', sigma, { df: 5 }), m, rule, 2).outcome, 'undecided');
+});
+
+const pick = (p: { outcome: string; decidedAt: number | null }) => ({ outcome: p.outcome, decidedAt: p.decidedAt });
+
+test('run slots follow the gate\'s ABBA order', () => {
+  assert.deepEqual([0, 1, 2, 3].map((p) => [runSlot(p, 'baseline'), runSlot(p, 'candidate')]), [
+    [0, 1],
+    [3, 2],
+    [5, 4],
+    [6, 7],
+  ]);
+});
+
+test('the runs\' spread ignores the change between the sides and a steady drift, and counts the rest', () => {
+  const drift = 0.03;
+  const at = (pair: number, side: 'baseline' | 'candidate', offset: number) => offset + drift * runSlot(pair, side);
+  // A 10 % loss and a 3 %-per-run drift, nothing else: no spread left, 3 pairs → 6 − 3 df.
+  const b = [0, 1, 2].map((p) => at(p, 'baseline', 4));
+  const c = [0, 1, 2].map((p) => at(p, 'candidate', 4 + Math.log(0.9)));
+  const clean = runSpread(b, c);
+  close(clean.ss, 0, 1e-12);
+  assert.equal(clean.df, 3);
+  // Noise on top: the residual sum of squares of the two-means-one-slope fit
+  // (numpy.linalg.lstsq on the same design and values: 0.001025).
+  const noise = [0.02, -0.01, -0.01, 0.03, -0.02, -0.01];
+  const noisy = runSpread(
+    b.map((y, i) => y + noise[i]!),
+    c.map((y, i) => y + noise[3 + i]!),
+  );
+  close(noisy.ss, 0.001025, 1e-12);
+  assert.ok(noisy.ss > 0 && noisy.ss < noise.reduce((a, x) => a + x * x, 0));
+  // Fewer than 4 runs leave no degree of freedom once two means and a slope are fitted.
+  assert.deepEqual(runSpread([1, 2], [1]), { ss: 0, df: 0 });
+});
+
+test('the judged noise: never below the model, pooled with a measured one by degrees of freedom, the model alone without a prior', () => {
+  const sigma = 0.03;
+  const b = [100, 130, 90];
+  const c = [101, 95, 125];
+  const spread = runSpread(b.map(Math.log), c.map(Math.log));
+  const pooled = relativeEvidence(b, c, 'lower', sigma, { df: 5 })[2]!;
+  close(pooled.sdLog!, Math.sqrt((5 * sigma * sigma + spread.ss) / (5 + spread.df)), 1e-12);
+  close(pooled.variance, pooled.sdLog! ** 2 * (2 / 3), 1e-15);
+  assert.equal(relativeEvidence(b, c, 'lower', sigma)[2]!.sdLog, sigma);
+  // Runs quieter than the model: the model's σ stands.
+  assert.equal(relativeEvidence([100, 100.1, 100], [100, 100, 100.1], 'lower', sigma, { df: 5 })[2]!.sdLog, sigma);
+});
+
+test('either side of the noise check: a spread just inside the chi-square level passes, just beyond it is noisy', () => {
+  const check = { sigmaLog: 0.03, alpha: 0.01 / 7 };
+  // df 3: the ss at which P(χ²₃ ≥ ss/σ²) is exactly alpha, found by bisection on chiSquareSf.
+  let lo = 0;
+  let hi = 100;
+  for (let i = 0; i < 200; i++) {
+    const mid = (lo + hi) / 2;
+    if (chiSquareSf(mid, 3) > check.alpha) lo = mid;
+    else hi = mid;
+  }
+  const critical = lo * check.sigmaLog ** 2;
+  const at = (ss: number) => noisierThanModel({ bad: 0, variance: 1, spread: { ss, df: 3 } }, check);
+  assert.equal(at(critical * (1 - 1e-6)), false);
+  assert.equal(at(critical * (1 + 1e-6)), true);
+  close(lo, 15.510393343557322, 1e-6); // scipy.stats.chi2.isf(0.01 / 7, 3), scipy 1.17.1
+  assert.equal(noisierThanModel({ bad: 0, variance: 1, spread: { ss: 1, df: 0 } }, check), false);
+});
+
+test('a noisy check stops the gate as noisy, unless another gating check failed first', () => {
+  const pass = { outcome: 'pass' as const, decidedAt: 2, llr: [0, -9] };
+  const noisy = { outcome: 'noisy' as const, decidedAt: 2, llr: [0, 1] };
+  const failAt2 = { outcome: 'fail' as const, decidedAt: 2, llr: [0, 9] };
+  assert.deepEqual(gateWalk([pass, noisy], 4, 2), { outcome: 'noisy', stopAt: 2 });
+  assert.deepEqual(gateWalk([failAt2, noisy], 4, 2), { outcome: 'fail', stopAt: 2 });
 });

@@ -22,22 +22,26 @@ test('AWS profile (assumed 1.8 % noise): every goal met, one pair usually decide
   assert.ok(users.fail >= 95 && users.meanPairs < 1.5, JSON.stringify(users));
 });
 
-test('local profile (calibrated 2026-11-24, 2.97 % per run, settled hold): every error goal holds; a decision takes about 3 pairs, not 2, as stated', async () => {
+test('local profile (supported users 3.60 % per run, two calibrations pooled; repeats 2): both error bounds hold; undecided gates and the pairs a decision takes fall short, as stated', async () => {
   const { config, model } = await profile('local-synapse');
   const rows = simulate(config, model, { trials: 1000, seed: 1 });
-  // An unchanged release passes (seed 1: 98.7 % pass, 0.0 % fail, 1.3 % inconclusive, 2.74 pairs).
+  // Seed 1: no change 93.4 % pass, 0.1 % fail, 6.5 % inconclusive, 3.33 pairs.
   const none = rows.find((r) => r.kind === 'none')!;
-  assert.ok(none.pass >= 95 && none.fail <= 1 && none.inconclusive <= 5, JSON.stringify(none));
+  assert.ok(none.fail <= 1 && none.pass >= 90, JSON.stringify(none));
   // A material regression on any one metric rarely passes (Wald's bound).
   for (const r of rows.filter((x) => x.kind === 'material')) assert.ok(r.pass <= 1, JSON.stringify(r));
-  // A 10 % loss of supported users fails (seed 1: 98.4 % fail, 1.3 % inconclusive, 2.93 pairs).
+  // A 10 % loss of supported users (seed 1: 0.2 % pass, 86.5 % fail, 13.3 % inconclusive, 3.97 pairs).
   const users = rows.find((r) => r.kind === 'material' && r.metric === 'unbounded.supportedUsers')!;
-  assert.ok(users.fail >= 95 && users.inconclusive <= 5 && users.meanPairs > 2 && users.meanPairs < 4, `a 10 % loss at the calibrated noise: ${JSON.stringify(users)}`);
-  // The one shortfall the README states: the pairs a decision takes (the bounded test's
-  // latencies, 9-18 % per run in its 2026-11-24 calibration, need about as many as supported users).
+  assert.ok(users.fail >= 80 && users.meanPairs > 3 && users.meanPairs < 5, `a 10 % loss at the calibrated noise: ${JSON.stringify(users)}`);
+  // The shortfalls the README states, and no others: undecided gates (no change, the 10 %
+  // loss, a drifting bench) and the pairs a decision takes. Never a false fail or a false pass.
   const shortfalls = goalShortfalls(rows);
-  assert.ok(shortfalls.length > 0, 'at this noise a decision needs more than 2 pairs on average');
-  assert.ok(shortfalls.every((s) => /runs per side on average/.test(s)), shortfalls.join('\n'));
+  const stated = [/runs per side on average/, /^no change: (pass|inconclusive)/, /^material on unbounded\.supportedUsers: (fail|inconclusive) /, /^no change, drift 3%\/run: pass/];
+  assert.ok(shortfalls.length > 0);
+  assert.deepEqual(
+    shortfalls.filter((s) => !stated.some((re) => re.test(s))),
+    [],
+  );
 });
 
 test('a drifting bench (3 % per run in the bad direction): the ABBA order keeps false fails in budget, candidate-always-second does not', async () => {
@@ -55,6 +59,23 @@ test('a drifting bench (3 % per run in the bad direction): the ABBA order keeps 
   }
 });
 
+test('a bench noisier than its model: with supported users at 3 × the model\'s noise, the local gate mostly says it cannot judge, and rarely fails an unchanged release', async () => {
+  const { config, model } = await profile('local-synapse');
+  const rows = simulate(config, model, { trials: 1000, seed: 1, noiseScale: 3, noiseScaleMetric: 'unbounded.supportedUsers' });
+  // Seed 1 at the shipped model: no change 37.9 % pass, 7.6 % fail, 54.5 % inconclusive;
+  // a 10 % loss 11.0 % pass, 28.2 % fail, 60.8 % inconclusive. At the afternoon model
+  // (2.97 %), the rule until 2026-11-25 (no check of the runs' spread, a decision from the
+  // first pair) failed 18.3 % of unchanged releases and passed 28.1 % of 10 % losses on
+  // such a bench; this rule 7.1 % and 9.5 % (README, "When the bench is noisier than its model").
+  const none = rows.find((r) => r.kind === 'none')!;
+  assert.ok(none.fail <= 10 && none.inconclusive > 40, JSON.stringify(none));
+  const users = rows.find((r) => r.kind === 'material' && r.metric === 'unbounded.supportedUsers')!;
+  assert.ok(users.pass <= 15 && users.inconclusive > 40, JSON.stringify(users));
+  // The model right (scale 1) gives back the calibrated rates: the check costs little.
+  const calm = simulate(config, model, { trials: 1000, seed: 1, noiseScale: 1, noiseScaleMetric: 'unbounded.supportedUsers' }).find((r) => r.kind === 'none')!;
+  assert.deepEqual(calm, simulate(config, model, { trials: 1000, seed: 1 }).find((r) => r.kind === 'none'));
+});
+
 test('loadgate simulate prints the table and the goals; --json gives the same rows', async () => {
   const { main } = await import('../../src/cli/main.ts');
   const lines: string[] = [];
@@ -69,4 +90,13 @@ test('loadgate simulate prints the table and the goals; --json gives the same ro
   assert.equal(json.kind, 'assumed');
   assert.equal(json.rows.length, 1 + 3 * 7 + 1);
   assert.equal(await main(['simulate', '--config', 'examples/aws-mattermost.yml', '--trials', 'many'], io), 3);
+  lines.length = 0;
+  assert.equal(await main(['simulate', '--config', 'examples/aws-mattermost.yml', '--trials', '100', '--noise-scale', 'unbounded.supportedUsers=2.5'], io), 0);
+  assert.match(lines[0]!, /the bench's true noise 2\.5 × the model's on unbounded\.supportedUsers/);
+  lines.length = 0;
+  assert.equal(await main(['simulate', '--config', 'examples/aws-mattermost.yml', '--noise-scale', 'bounded.latency=3'], io), 3);
+  assert.match(lines.join('\n'), /--noise-scale: bounded\.latency is not a gating relative metric of examples\/aws-mattermost\.yml; use one of .*unbounded\.supportedUsers/);
+  lines.length = 0;
+  assert.equal(await main(['simulate', '--config', 'examples/aws-mattermost.yml', '--noise-scale', '3x'], io), 3);
+  assert.match(lines.join('\n'), /--noise-scale: expected a multiple such as 3/);
 });

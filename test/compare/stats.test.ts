@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { logRatioTInterval, normalQuantile, poissonRateRatioInterval, slope, studentTCdf, studentTQuantile } from '../../src/compare/stats.ts';
+import { chiSquareSf, logRatioTInterval, normalQuantile, poissonRateRatioInterval, slope, studentTCdf, studentTQuantile } from '../../src/compare/stats.ts';
 
 const close = (actual: number, expected: number, tol: number) =>
   assert.ok(Math.abs(actual - expected) <= tol, `expected ${expected} ± ${tol}, got ${actual}`);
@@ -17,6 +17,22 @@ test('Student t quantiles match published tables', () => {
   close(studentTQuantile(0.975, 5), 2.5706, 1e-3);
   close(studentTQuantile(0.95, 10), 1.8125, 1e-3);
   close(studentTQuantile(0.025, 4), -2.7764, 1e-3);
+});
+
+// NIST/SEMATECH e-Handbook of Statistical Methods, §1.3.6.7.4 "Critical Values of the
+// Chi-Square Distribution" (upper-tail 0.01 and lower-tail 0.05 points); df 2 also
+// exactly: P(X ≥ x) = exp(−x/2).
+test('chi-square upper tail matches the published critical values', () => {
+  close(chiSquareSf(6.635, 1), 0.01, 2e-5);
+  close(chiSquareSf(9.21, 2), 0.01, 2e-5);
+  close(chiSquareSf(13.277, 4), 0.01, 2e-5);
+  close(chiSquareSf(23.209, 10), 0.01, 2e-5);
+  close(chiSquareSf(50.892, 30), 0.01, 2e-5);
+  close(chiSquareSf(1.145, 5), 0.95, 2e-4);
+  close(chiSquareSf(0.352, 3), 0.95, 2e-4);
+  close(chiSquareSf(3, 2), Math.exp(-1.5), 1e-12);
+  close(chiSquareSf(0, 3), 1, 0);
+  assert.throws(() => chiSquareSf(1, 0), /df must be > 0/);
 });
 
 test('paired t-interval on the log ratio brackets a steady 10% loss tightly', () => {

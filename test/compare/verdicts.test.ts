@@ -6,6 +6,8 @@ import { InputError } from '../../src/util/errors.ts';
 import { renderMarkdown } from '../../src/report/markdown.ts';
 import type { RunResult } from '../../src/results/schema.ts';
 import { bounded, unbounded } from '../support/runs.ts';
+import { loadGateConfig } from '../../src/config/load.ts';
+import { loadNoiseModel } from '../../src/noise/model.ts';
 
 const tol = tolerancesSchema.parse({});
 
@@ -125,6 +127,45 @@ test('repeats: the same pairs with room for more are "next: repeat", and the run
   assert.equal(verdict.next, 'repeat');
   assert.equal(verdict.decision.noiseModel.kind, 'assumed');
   assert.equal(verdict.decision.suggestedMorePairs, undefined);
+});
+
+test('runs noisier than the noise model stop the gate as inconclusive, naming both figures: the 2026-11-24 loss gate', async () => {
+  const config = await loadGateConfig('examples/local-synapse.yml');
+  const model = await loadNoiseModel('noise/local-synapse.json', config);
+  const setup = { model, modelPath: '../noise/local-synapse.json', minPairs: 2, maxPairs: 6 };
+  // Supported users of --candidate-cpu-quota 0.88 against 1.162.0, pairs in run order
+  // (/work/bench/out/loss-088): −12.4 % after 3 pairs, but 8.5 % per run within each side
+  // where the model says 3.6 %. Under the old rule this failed; at this noise it cannot be judged.
+  const b = [48.69, 55.31, 51.63];
+  const c = [48.64, 46.48, 41.37];
+  const comparison = compareRuns(
+    b.map((u, i) => unbounded('1.162.0', u, i)),
+    c.map((u, i) => unbounded('1.162.0-quota', u, i)),
+    config.tolerances,
+    setup,
+  );
+  const { verdict } = comparison;
+  assert.equal(verdict.verdict, 'inconclusive');
+  assert.equal(verdict.next, 'stop');
+  assert.equal(verdict.decision.pairs, 3);
+  const [noisy] = verdict.decision.noisy!;
+  assert.deepEqual({ metric: noisy!.metric, test: noisy!.test, df: noisy!.df, modelSdPct: noisy!.modelSdPct }, { metric: 'Supported users', test: 'unbounded', df: 3, modelSdPct: 3.6 });
+  assert.ok(noisy!.sdPct > 8 && noisy!.sdPct < 9 && noisy!.p < noisy!.level, JSON.stringify(noisy));
+  assert.match(verdict.summary, /^Cannot judge: the runs are noisier than the noise model \(Supported users \(unbounded\) 8\.\d+% per run against 3\.6%\)$/);
+  assert.match(verdict.decision.stopReason, /the runs vary more than the noise model allows after 3 pairs: Supported users \(unbounded\) 8\.\d+% per run against 3\.6%/);
+  const users = verdict.checks.find((x) => x.id === 'unbounded.supportedUsers')!;
+  assert.equal(users.verdict, 'inconclusive');
+  assert.match(users.reason, /undecidable at this noise/);
+  assert.match(renderMarkdown(comparison, [], config.tolerances.listing), /\*\*Noisier than the model\*\*: Supported users \(unbounded\) varied 8\.\d+% per run/);
+  // The same loss with the runs as quiet as the model fails.
+  const quiet = compareRuns(
+    [50, 50.6, 49.8].map((u, i) => unbounded('1.162.0', u, i)),
+    [44, 44.5, 43.6].map((u, i) => unbounded('1.162.0-quota', u, i)),
+    config.tolerances,
+    setup,
+  );
+  assert.equal(quiet.verdict.verdict, 'fail');
+  assert.equal(quiet.verdict.decision.noisy, undefined);
 });
 
 test('an error rate going from zero to above the healthy level fails and reads "new (+∞)", never +0.00%', () => {

@@ -14,18 +14,20 @@ test('the shipped noise models are what the script derives from the recorded run
   }
 });
 
-test('the local model is measured (supported users: loadgate calibrate, 6 A/A runs, 2026-11-24) and the AWS one assumed at ~1.76 % per run', async () => {
+test('the local model is measured (supported users: two loadgate calibrations of 6 A/A runs, pooled) and the AWS one assumed at ~1.76 % per run', async () => {
   const local = await loadNoiseModel('noise/local-synapse.json', await loadGateConfig('examples/local-synapse.yml'));
   assert.equal(local.kind, 'measured');
-  assert.equal(local.measuredAt, '2026-11-24');
+  assert.equal(local.measuredAt, '2026-11-25');
   const users = local.file!.entries.find((e) => e.metric === 'supportedUsers')!;
-  assert.equal(users.runs, 6);
-  assert.equal(users.df, 5);
-  assert.match(users.source, /^reports\/calibration\/local-synapse-1\.162\.0-unbounded: loadgate calibrate/);
+  assert.equal(users.runs, 12);
+  assert.equal(users.df, 10);
+  assert.match(users.source, /^pooled by degrees of freedom: reports\/calibration\/local-synapse-1\.162\.0-unbounded: loadgate calibrate.*; reports\/calibration\/local-synapse-1\.162\.0-unbounded-night: loadgate calibrate/);
   // The committed runs give the committed figure. An A/A calibration's six runs are one
-  // group (its sides are one version): sd of ln(users) around their mean, 5 df.
-  // Python: statistics.stdev(map(math.log, [52.56, 51.97, 52.93, 49.13, 49.99, 50.64])) = 0.029698
-  assert.ok(Math.abs(users.sdLog - 0.0297) < 0.00001, String(users.sdLog));
+  // group (its sides are one version): sd of ln(users) around their mean, 5 df each; the
+  // two calibrations pool by df. Python: statistics.stdev(map(math.log, …)) of
+  // [52.56, 51.97, 52.93, 49.13, 49.99, 50.64] = 0.029698 and of
+  // [53.33, 50.51, 47.52, 48.96, 49.38, 51.74] = 0.041270; sqrt((5·a² + 5·b²)/10) = 0.035953
+  assert.ok(Math.abs(users.sdLog - 0.03595) < 0.00001, String(users.sdLog));
   const aws = await loadNoiseModel('noise/aws-mattermost.json', await loadGateConfig('examples/aws-mattermost.yml'));
   assert.equal(aws.kind, 'assumed');
   assert.ok(Math.abs(aws.file!.entries.find((e) => e.metric === 'supportedUsers')!.sdLog - 0.0176) < 0.0001);

@@ -29,12 +29,12 @@ test('a gate with repeats refines a measured model: df-weighted with what it hel
   const users = (m: typeof shipped) => m.entries.find((e) => e.metric === 'supportedUsers')!;
   const before = users(shipped);
   const after = users(poolRuns(shipped, config, { baseline, candidate })!);
-  // Python: sqrt((5 · 0.0297² + 4 · 0.0793105²) / 9), the shipped entry being 0.0297 with 5 df
-  close(before.sdLog, 0.0297, 1e-5);
-  close(after.sdLog, Math.sqrt((5 * before.sdLog ** 2 + 4 * 0.07931045406965312 ** 2) / 9), 1e-5);
-  close(after.sdLog, 0.05732, 2e-5);
-  assert.equal(after.df, 9);
-  assert.equal(after.runs, 12);
+  // Python: sqrt((10 · 0.03595² + 4 · 0.0793105²) / 14), the shipped entry being 0.03595 with 10 df
+  close(before.sdLog, 0.03595, 1e-5);
+  close(after.sdLog, Math.sqrt((10 * before.sdLog ** 2 + 4 * 0.07931045406965312 ** 2) / 14), 1e-5);
+  close(after.sdLog, 0.052157, 2e-5);
+  assert.equal(after.df, 14);
+  assert.equal(after.runs, 18);
 });
 
 test('one run per side measures no spread: nothing is pooled', async () => {

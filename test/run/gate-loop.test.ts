@@ -167,14 +167,14 @@ test('the loop adds pairs in ABBA order only while undecided: an unchanged relea
   }
 });
 
-test('a clear loss fails after the first pair: no further pair is run', async () => {
+test('a clear loss fails at the first look (pair 2: the local profile takes repeats 2): no further pair is run', async () => {
   const out = await mkdtemp(join(tmpdir(), 'lg-gate-'));
   try {
     const bench = new FakeBench((role) => (role === 'candidate' ? 160 : 200));
     const { code, verdict } = await gate(bench, [], out);
     assert.equal(code, 1);
-    assert.equal(bench.order.length, 2);
-    assert.match(verdict.decision.stopReason, /Supported users \(unbounded\) crossed the fail bound after 1 pair/);
+    assert.equal(bench.order.length, 4);
+    assert.match(verdict.decision.stopReason, /Supported users \(unbounded\) crossed the fail bound after 2 pairs/);
   } finally {
     await rm(out, { recursive: true, force: true });
   }

@@ -62,8 +62,9 @@ test('runs are interleaved baseline, candidate per test and repeat', async () =>
     '0:bounded:baseline', '0:bounded:candidate', '0:unbounded:baseline', '0:unbounded:candidate',
     '1:bounded:candidate', '1:bounded:baseline', '1:unbounded:candidate', '1:unbounded:baseline',
   ]);
+  // The local profile's repeats (2) when --repeats is not given.
   const only = await parseRunOptions([...base, '--tests', 'unbounded']);
-  assert.deepEqual(schedule(only).map((r) => r.test.name), ['unbounded', 'unbounded']);
+  assert.deepEqual(schedule(only).map((r) => `${r.repeat}:${r.side.role}`), ['0:baseline', '0:candidate', '1:candidate', '1:baseline']);
 });
 
 test('the settle period covers the longest health window plus a scrape', async () => {

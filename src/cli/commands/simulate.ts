@@ -2,10 +2,12 @@ import { z } from 'zod';
 import { goalShortfalls, simulate, type SimulationRow } from '../../compare/simulate.ts';
 import { loadGateConfig } from '../../config/load.ts';
 import { assumedModel, loadNoiseModel, noiseModelPath } from '../../noise/model.ts';
+import { gatingMetrics } from '../../noise/profile.ts';
+import { InputError } from '../../util/errors.ts';
 import { parseFlags } from '../args.ts';
 import type { CliIO } from '../io.ts';
 
-export const usage = `Usage: loadgate simulate --config <gate.yml> [--noise <model.json>] [--trials N] [--seed S] [--json]
+export const usage = `Usage: loadgate simulate --config <gate.yml> [--noise <model.json>] [--trials N] [--seed S] [--noise-scale X] [--json]
 
 Monte Carlo of the gate's own decision (the code compare and run use) at the noise
 model's per-run spread: for no change, a change at the tolerance, at the material
@@ -15,6 +17,10 @@ Seeded: the same inputs print the same table.
   --noise <file>   Noise model (default: the config's noiseModel, else assumed from the tolerances)
   --trials <n>     Simulated gates per row (default 1000)
   --seed <n>       PRNG seed (default 1)
+  --noise-scale <x | test.metric=x>
+                   The bench's true noise as x times the model's (default 1: the model is
+                   right), on every gating metric or on one: what the gate does on a day
+                   the bench is noisier than it was calibrated
   --json           Print the rows and the goals as JSON
 Exit codes: 0 printed (goals met or not: see the output), 3 bad input.`;
 
@@ -30,6 +36,15 @@ const flagsSchema = z.strictObject({
   noise: z.string().min(1).optional(),
   trials: count('trials', 100000).default(1000),
   seed: count('seed', 2 ** 31).default(1),
+  'noise-scale': z
+    .string()
+    .regex(/^(?:([a-z][A-Za-z0-9_-]*\.[A-Za-z]+)=)?([0-9]+(?:\.[0-9]+)?)$/, 'expected a multiple such as 3, or test.metric=3 (for example unbounded.supportedUsers=3)')
+    .transform((v) => {
+      const at = v.lastIndexOf('=');
+      return at < 0 ? { scale: Number(v) } : { metric: v.slice(0, at), scale: Number(v.slice(at + 1)) };
+    })
+    .refine((v) => v.scale >= 0.1 && v.scale <= 10, 'expected a multiple from 0.1 to 10')
+    .optional(),
   json: z.boolean().default(false),
   positionals: z.array(z.string()).max(0, 'unexpected argument; every option needs its --name'),
 });
@@ -37,20 +52,28 @@ const flagsSchema = z.strictObject({
 export async function run(argv: string[], io: CliIO): Promise<number> {
   const flags = parseFlags(
     argv,
-    { config: { type: 'string' }, noise: { type: 'string' }, trials: { type: 'string' }, seed: { type: 'string' }, json: { type: 'boolean' } },
+    { config: { type: 'string' }, noise: { type: 'string' }, trials: { type: 'string' }, seed: { type: 'string' }, 'noise-scale': { type: 'string' }, json: { type: 'boolean' } },
     flagsSchema,
     usage,
   );
   const config = await loadGateConfig(flags.config);
   const path = flags.noise ?? noiseModelPath(config, flags.config);
   const model = path ? await loadNoiseModel(path, config) : assumedModel();
-  const rows = simulate(config, model, { trials: flags.trials, seed: flags.seed });
+  const scale = flags['noise-scale'];
+  if (scale?.metric) {
+    const known = gatingMetrics(config)
+      .filter((g) => !g.rate)
+      .map((g) => `${g.test}.${g.key}`);
+    if (!known.includes(scale.metric)) throw new InputError(`--noise-scale: ${scale.metric} is not a gating relative metric of ${flags.config}; use one of ${known.join(', ')}`);
+  }
+  const rows = simulate(config, model, { trials: flags.trials, seed: flags.seed, noiseScale: scale?.scale ?? 1, ...(scale?.metric ? { noiseScaleMetric: scale.metric } : {}) });
   const shortfalls = goalShortfalls(rows);
   if (flags.json) {
-    io.out(JSON.stringify({ config: flags.config, noiseModel: path, kind: model.kind, trials: flags.trials, seed: flags.seed, repeats: config.repeats, maxRepeats: config.maxRepeats, rows, shortfalls }, null, 2));
+    io.out(JSON.stringify({ config: flags.config, noiseModel: path, kind: model.kind, trials: flags.trials, seed: flags.seed, noiseScale: scale ?? { scale: 1 }, repeats: config.repeats, maxRepeats: config.maxRepeats, rows, shortfalls }, null, 2));
     return 0;
   }
-  io.out(`${flags.config}: noise model ${path ?? 'assumed from the tolerances'} (${model.kind}), ${config.repeats}..${config.maxRepeats} pairs, ${flags.trials} trials per row, seed ${flags.seed}`);
+  const noisier = scale && scale.scale !== 1 ? `; the bench's true noise ${scale.scale} × the model's on ${scale.metric ?? 'every gating metric'}` : '';
+  io.out(`${flags.config}: noise model ${path ?? 'assumed from the tolerances'} (${model.kind}), ${config.repeats}..${config.maxRepeats} pairs, ${flags.trials} trials per row, seed ${flags.seed}${noisier}`);
   io.out(table(rows));
   if (!shortfalls.length) io.out('Goals met: no change fails ≤ 1 % and passes ≥ 95 %; a material regression on any one gating metric fails ≥ 95 % and passes ≤ 1 %; inconclusive ≤ 5 %; ≤ 2 runs per side on average.');
   else {
