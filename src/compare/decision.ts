@@ -156,19 +156,8 @@ function checkReason(j: JudgedCheck, at: CheckPath, step: number, rule: SprtRule
   return `${delta} after ${plural(step, 'pair')}: undecided between no change and the ${mat} (${rule.lower.toFixed(2)} < ${lr} < ${rule.upper.toFixed(2)})`;
 }
 
-/** A check whose runs rejected the noise model, with the figures that show it. */
-export interface NoisyCheck {
-  metric: string;
-  test: string;
-  /** The runs' own per-run spread within each side, %, and its degrees of freedom. */
-  sdPct: number;
-  df: number;
-  /** The σ the check was tested against (the model's, or a tenth of the material regression), %. */
-  modelSdPct: number;
-  /** P(a spread this large | the model): below the test's level. */
-  p: number;
-  level: number;
-}
+/** A check whose runs rejected the noise model, with the figures that show it (verdict.json's `decision.noisy`). */
+export type NoisyCheck = NonNullable<Decision['noisy']>[number];
 
 function noisyCheck(j: JudgedCheck, step: number): NoisyCheck | null {
   const e = j.evidence[step - 1];

@@ -4,7 +4,7 @@ import { gatingMetrics, type GatingMetric } from '../noise/profile.ts';
 import { decideGate, materialPctOf, type CheckInput, type DecisionSetup } from './decision.ts';
 import { RELATIVE_METRICS } from './metrics.ts';
 import { seededRandom } from '../util/random.ts';
-import { candidateFirst, gaussian } from './sequential.ts';
+import { gaussian, runSlot } from './sequential.ts';
 
 /**
  * `loadgate simulate`: synthetic run pairs with lognormal per-run noise at the noise
@@ -92,9 +92,8 @@ function syntheticInputs(metrics: readonly GatingMetric[], c: SimulationCase, se
     const b: number[] = [];
     const k: number[] = [];
     for (let p = 0; p < pairs; p++) {
-      const candFirst = noise.order === 'abba' && candidateFirst(p);
-      const slotB = 2 * p + (candFirst ? 1 : 0);
-      const slotC = 2 * p + (candFirst ? 0 : 1);
+      const slotB = noise.order === 'abba' ? runSlot(p, 'baseline') : 2 * p;
+      const slotC = noise.order === 'abba' ? runSlot(p, 'candidate') : 2 * p + 1;
       b.push(Math.exp(drift * slotB + sd * gaussian(random)));
       k.push(Math.exp(effect + drift * slotC + sd * gaussian(random)));
     }
