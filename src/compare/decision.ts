@@ -179,7 +179,7 @@ const round2 = (x: number) => Math.round(x * 100) / 100;
 function noiseFigures(j: JudgedCheck, step: number): string {
   const n = noisyCheck(j, step);
   if (!n) return 'its runs vary more than the noise model allows';
-  return `its runs vary ${n.sdPct}% per run within each side (${n.df} df), the model ${n.modelSdPct}%: χ² p = ${n.p} < ${n.level}`;
+  return `its pair differences vary ${n.sdPct}% per run (${n.df} df), the model ${n.modelSdPct}%: χ² p = ${n.p} < ${n.level}`;
 }
 
 export interface Judgement {

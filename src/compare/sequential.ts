@@ -61,7 +61,7 @@ export interface Evidence {
   llr?: number;
   /** σ of ln(value) per run this step was judged at (relative checks with a prior). */
   sdLog?: number;
-  /** The gate's own within-side spread up to this step. */
+  /** The gate's own spread of the pair differences up to this step (runSpread). */
   spread?: Spread;
 }
 
@@ -109,7 +109,7 @@ export interface NoiseCheck {
 }
 
 /**
- * True when the gate's own within-side spread rejects the model: under the model,
+ * True when the gate's own spread (runSpread) rejects the model: under the model,
  * ss/σ² is chi-square with the spread's df, so a value in its upper `alpha` tail says the
  * bench is noisier today than it was calibrated, and the SPRT's error rates (worked out at
  * the model's σ) do not hold.
@@ -189,33 +189,24 @@ export interface Spread {
 }
 
 /**
- * The spread of the runs so far around each side's mean and one straight line in run
- * order (an analysis of covariance with run slot as the covariate): a real change between
- * the sides does not count, and neither does a steady drift of the bench, which the ABBA
- * order already cancels in the verdict. Run slots follow the gate's order (`candidateFirst`).
- * Costs 3 degrees of freedom (two means and the slope), so it starts at 4 runs.
+ * The spread of the runs so far, from the pair differences d = ln(candidate) − ln(baseline)
+ * of the complete pairs: ss = Σ(d − d̄)² / 2 with one degree of freedom per pair after the
+ * first. Under the model each d has variance 2σ², so ss/σ² is chi-square on k − 1 df.
+ * A real change between the sides moves every d alike and does not count; neither does
+ * anything that moves both runs of a pair alike, such as the machine running faster in
+ * one pair than the next. That is also all the verdict sees: it is built from the same
+ * differences, so this measures exactly the noise the SPRT's error rates rest on. (A fit
+ * of each side's mean and one line in run order, used before, counted a step in the
+ * machine's speed between pairs as noise and stopped A/A gates as noisy.) A steady drift
+ * adds ±(drift per run) to alternate pairs' d under ABBA; it is counted, as it should
+ * be: the verdict cancels it only over whole ABBA blocks.
  */
 export function runSpread(lb: readonly number[], lc: readonly number[]): Spread {
-  if (lb.length + lc.length < 4 || lb.length < 1 || lc.length < 1) return { ss: 0, df: 0 };
-  let stt = 0;
-  let sty = 0;
-  let syy = 0;
-  for (const [logs, side] of [
-    [lb, 'baseline'],
-    [lc, 'candidate'],
-  ] as const) {
-    const slots = logs.map((_, pair) => runSlot(pair, side));
-    const tMean = slots.reduce((a, t) => a + t, 0) / slots.length;
-    const yMean = logs.reduce((a, y) => a + y, 0) / logs.length;
-    for (const [i, y] of logs.entries()) {
-      const dt = (slots[i] as number) - tMean;
-      stt += dt * dt;
-      sty += dt * (y - yMean);
-      syy += (y - yMean) ** 2;
-    }
-  }
-  const ss = stt > 0 ? syy - (sty * sty) / stt : syy;
-  return { ss: Math.max(0, ss), df: lb.length + lc.length - 3 };
+  const k = Math.min(lb.length, lc.length);
+  if (k < 2) return { ss: 0, df: 0 };
+  const d = Array.from({ length: k }, (_, i) => (lc[i] as number) - (lb[i] as number));
+  const mean = d.reduce((a, x) => a + x, 0) / k;
+  return { ss: d.reduce((a, x) => a + (x - mean) ** 2, 0) / 2, df: k - 1 };
 }
 
 /** Position of a side's run of pair `pair` (0-based) in the gate's run order. */

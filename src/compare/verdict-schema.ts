@@ -69,7 +69,7 @@ export const decisionSchema = z.strictObject({
       z.strictObject({
         metric: z.string(),
         test: z.string(),
-        /** The runs' per-run spread within each side, %, with its degrees of freedom. */
+        /** The runs' per-run spread from the pair differences (sd of the differences / √2), %, with its degrees of freedom. */
         sdPct: z.number().nonnegative(),
         df: z.number().int().positive(),
         /** The per-run σ the runs were tested against, %. */

@@ -24,7 +24,7 @@ export function decisionSection(v: VerdictFile): string {
   lines.push(`- **Runs**: ${d.pairs} pair${d.pairs === 1 ? '' : 's'} per test (minimum ${d.minRepeats}, at most ${d.maxRepeats}); ${d.stopReason}.`);
   for (const n of d.noisy ?? []) {
     lines.push(
-      `- **Noisier than the model**: ${n.metric} (${n.test}) varied ${n.sdPct}% per run within each side (${n.df} degrees of freedom), where the model allows ${n.modelSdPct}% (χ² p = ${n.p}, below ${n.level}). ` +
+      `- **Noisier than the model**: ${n.metric} (${n.test}) varied ${n.sdPct}% per run in its pair differences (${n.df} degrees of freedom), where the model allows ${n.modelSdPct}% (χ² p = ${n.p}, below ${n.level}). ` +
         'At this noise neither a pass nor a fail can be trusted: find what disturbed the bench (other load on the host, a noisy neighbour), or recalibrate with `loadgate calibrate` if this is its usual noise.',
     );
   }

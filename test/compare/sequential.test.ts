@@ -163,26 +163,37 @@ test('run slots follow the gate\'s ABBA order', () => {
   ]);
 });
 
-test('the runs\' spread ignores the change between the sides and a steady drift, and counts the rest', () => {
-  const drift = 0.03;
-  const at = (pair: number, side: 'baseline' | 'candidate', offset: number) => offset + drift * runSlot(pair, side);
-  // A 10 % loss and a 3 %-per-run drift, nothing else: no spread left, 3 pairs → 6 − 3 df.
-  const b = [0, 1, 2].map((p) => at(p, 'baseline', 4));
-  const c = [0, 1, 2].map((p) => at(p, 'candidate', 4 + Math.log(0.9)));
+test('the runs\' spread comes from the pair differences: a change between the sides and a step in speed between pairs do not count', () => {
+  // A 10 % loss, and the machine 20 % faster in the second pair and 7 % slower in the third,
+  // for both sides alike: every pair difference is ln 0.9, so no spread; 3 pairs → 2 df.
+  const speed = [0, Math.log(1.2), Math.log(0.93)];
+  const b = speed.map((s) => 4 + s);
+  const c = speed.map((s) => 4 + s + Math.log(0.9));
   const clean = runSpread(b, c);
   close(clean.ss, 0, 1e-12);
-  assert.equal(clean.df, 3);
-  // Noise on top: the residual sum of squares of the two-means-one-slope fit
-  // (numpy.linalg.lstsq on the same design and values: 0.001025).
-  const noise = [0.02, -0.01, -0.01, 0.03, -0.02, -0.01];
+  assert.equal(clean.df, 2);
+  // Noise on top: d = (0.03 − 0.01, −0.02 − 0.01, −0.01 − 0.02) + ln 0.9 = (0.02, −0.03, −0.03) + ln 0.9,
+  // mean −0.01333 + ln 0.9; Σ(d − d̄)² = 0.0016667, halved (each d holds two runs' noise): 0.00083333.
   const noisy = runSpread(
-    b.map((y, i) => y + noise[i]!),
-    c.map((y, i) => y + noise[3 + i]!),
+    b.map((y, i) => y + [0.01, 0.01, 0.02][i]!),
+    c.map((y, i) => y + [0.03, -0.02, -0.01][i]!),
   );
-  close(noisy.ss, 0.001025, 1e-12);
-  assert.ok(noisy.ss > 0 && noisy.ss < noise.reduce((a, x) => a + x * x, 0));
-  // Fewer than 4 runs leave no degree of freedom once two means and a slope are fitted.
+  close(noisy.ss, 0.00166666666667 / 2, 1e-12);
+  assert.equal(noisy.df, 2);
+  // Only complete pairs count: a side's extra run (its partner lost) adds nothing.
+  assert.deepEqual(runSpread([1, 2, 3], [1, 2]), runSpread([1, 2], [1, 2]));
+  // One pair has no spread to measure.
   assert.deepEqual(runSpread([1, 2], [1]), { ss: 0, df: 0 });
+});
+
+test('a steady drift shows in the pair differences as ±(drift per run), alternating with the ABBA order', () => {
+  const drift = 0.03;
+  const at = (pair: number, side: 'baseline' | 'candidate') => 4 + drift * runSlot(pair, side);
+  // AB BA BA AB: d = +δ, −δ, −δ, +δ around a mean of 0 → Σd² / 2 = 4δ²/2.
+  const b = [0, 1, 2, 3].map((p) => at(p, 'baseline'));
+  const c = [0, 1, 2, 3].map((p) => at(p, 'candidate'));
+  close(runSpread(b, c).ss, 2 * drift * drift, 1e-12);
+  assert.equal(runSpread(b, c).df, 3);
 });
 
 test('the judged noise: never below the model, pooled with a measured one by degrees of freedom, the model alone without a prior', () => {

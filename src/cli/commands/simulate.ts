@@ -11,8 +11,8 @@ export const usage = `Usage: loadgate simulate --config <gate.yml> [--noise <mod
 
 Monte Carlo of the gate's own decision (the code compare and run use) at the noise
 model's per-run spread: for no change, a change at the tolerance, at the material
-regression and at 1.5 × it on each gating metric, and a drifting bench, the share of
-pass / fail / inconclusive verdicts and the runs per side it took (mean and max).
+regression and at 1.5 × it on each gating metric, a drifting bench and a bench whose
+speed steps from one pair to the next, the share of pass / fail / inconclusive verdicts and the runs per side it took (mean and max).
 Seeded: the same inputs print the same table.
   --noise <file>   Noise model (default: the config's noiseModel, else assumed from the tolerances)
   --trials <n>     Simulated gates per row (default 1000)
@@ -89,7 +89,7 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
 function table(rows: readonly SimulationRow[]): string {
   const header = ['true change', 'metric', 'pass %', 'fail %', 'inconclusive %', 'runs/side mean', 'max'];
   const lines = rows.map((r) => [
-    r.kind === 'none' || r.kind === 'drift' ? r.label : `${r.label} (${r.changePct}%)`,
+    r.kind === 'none' || r.kind === 'drift' || r.kind === 'step' ? r.label : `${r.label} (${r.changePct}%)`,
     r.metric ?? 'all',
     r.pass.toFixed(1),
     r.fail.toFixed(1),
