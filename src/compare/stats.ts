@@ -15,6 +15,14 @@ export function mean(values: readonly number[]): number {
   return values.length ? sum / values.length : Number.NaN;
 }
 
+/** The middle value (the mean of the two middle ones for an even count); NaN when empty. */
+export function median(values: readonly number[]): number {
+  if (!values.length) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+}
+
 export function sampleVariance(values: readonly number[]): number {
   if (values.length < 2) return Number.NaN;
   const m = mean(values);

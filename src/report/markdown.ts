@@ -7,6 +7,7 @@ import { capacitySection } from './capacity-curve.ts';
 import { decisionSection } from './decision-section.ts';
 import { findings } from './findings.ts';
 import type { RenderedGraph } from './graphs.ts';
+import { machineSpeedRow } from './machine-speed.ts';
 
 /** The report, in the shape of the seed comparison reports (title, comments, setup, results, graphs). */
 
@@ -74,6 +75,11 @@ function setupSection(c: Comparison): string {
     const quota = runs[0]?.target.cpuQuota;
     if (quota !== undefined) rows.push([`CPU quota (${role})`, `${quota} of the target cores (cgroup CPU quota): a deliberately slowed target`]);
   }
+  const speed = machineSpeedRow(
+    c.tests.flatMap((t) => t.baseline),
+    c.tests.flatMap((t) => t.candidate),
+  );
+  if (speed) rows.push(speed);
   if (bench.host) {
     rows.push(['Host', `${bench.host.cpuModel}, ${bench.host.cores} cores, ${(bench.host.memoryBytes / 2 ** 30).toFixed(0)} GiB, kernel ${bench.host.kernel}`]);
   }

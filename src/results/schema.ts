@@ -161,6 +161,22 @@ export const runResultSchema = z.strictObject({
   api: z.array(timingSchema),
   store: z.array(timingSchema),
   series: z.partialRecord(z.enum(SERIES_KEYS), seriesSchema),
+  /**
+   * Local bench: a fixed CPU workload timed on the target's cores every 15 s during the run
+   * (src/bench/local/speed-probe.ts), in CPU ms: how fast the machine itself ran, which the
+   * run's own metrics cannot tell from a costlier release. Optional: AWS runs and results
+   * written before it have none.
+   */
+  speedProbe: z
+    .strictObject({
+      /** Probe times of different workloads do not compare. */
+      workload: z.string().min(1),
+      samples: z.number().int().positive(),
+      cpuMsMedian: z.number().positive(),
+      cpuMsMin: z.number().positive(),
+      cpuMsMax: z.number().positive(),
+    })
+    .optional(),
   /** The load generator's own health: a saturated generator makes the run invalid. */
   generator: z
     .strictObject({

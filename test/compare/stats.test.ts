@@ -1,9 +1,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chiSquareSf, logRatioTInterval, normalQuantile, poissonRateRatioInterval, slope, studentTCdf, studentTQuantile } from '../../src/compare/stats.ts';
+import { chiSquareSf, logRatioTInterval, median, normalQuantile, poissonRateRatioInterval, slope, studentTCdf, studentTQuantile } from '../../src/compare/stats.ts';
 
 const close = (actual: number, expected: number, tol: number) =>
   assert.ok(Math.abs(actual - expected) <= tol, `expected ${expected} ± ${tol}, got ${actual}`);
+
+test('median: the middle value, or the mean of the two middle ones; NaN when empty', () => {
+  assert.equal(median([3, 1, 2]), 2);
+  assert.equal(median([4, 1, 3, 2]), 2.5);
+  assert.ok(Number.isNaN(median([])));
+});
 
 test('normal quantiles match published tables', () => {
   close(normalQuantile(0.975), 1.959964, 1e-6);

@@ -80,6 +80,8 @@ test('bounded A/A on the real bench: both runs complete with every measurement, 
       assert.match(r.bench.versions.database ?? '', /^PostgreSQL \d+/);
       assert.match(r.bench.versions.engine ?? '', /^k6 v\d/);
       assert.ok(r.bench.host && r.bench.host.cores >= 1);
+      // The speed probe ran on the target's core during the run (every 15 s over a 30 s run).
+      assert.ok(r.speedProbe && r.speedProbe.samples >= 2 && r.speedProbe.cpuMsMin <= r.speedProbe.cpuMsMedian && r.speedProbe.cpuMsMedian <= r.speedProbe.cpuMsMax, `${name}: ${JSON.stringify(r.speedProbe)}`);
     }
     const verdict = verdictFileSchema.parse(JSON.parse(await readFile(join(out, 'verdict.json'), 'utf8')));
     assert.notEqual(verdict.verdict, 'fail');

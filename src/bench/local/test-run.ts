@@ -22,6 +22,7 @@ import { driveTest, type CoordinatorOutcome } from '../../run/drive-test.ts';
 import { testParams } from '../../results/test-params.ts';
 import { limitCpu } from './cpu-quota.ts';
 import type { QuotaGroup } from './cpu-quota.ts';
+import { startSpeedProbe, type SpeedProbeSummary } from './speed-probe.ts';
 
 /**
  * One test run: restore the dataset, start this side's Synapse, start k6 and its
@@ -101,6 +102,8 @@ export async function executeRun(ctx: RunContext, run: ScheduledRun): Promise<Ru
   const controller = new AbortController();
   let stopWatching = () => {};
   let quota: QuotaGroup | undefined;
+  let probe: ReturnType<typeof startSpeedProbe> | undefined;
+  let speed: SpeedProbeSummary | undefined;
 
   try {
     progress.info(`restoring the dataset into a fresh "${DATABASE_NAME}" database`);
@@ -161,6 +164,7 @@ export async function executeRun(ctx: RunContext, run: ScheduledRun): Promise<Ru
     if (controller.signal.aborted) throw new Error(`stopped before the test began: ${String(controller.signal.reason?.message ?? controller.signal.reason)}`);
 
     runStart = Date.now() / 1000;
+    probe = startSpeedProbe({ python: install.python, cpus: bench.targetCpus });
     const driven = await driveTest({
       test,
       users: k6,
@@ -193,6 +197,11 @@ export async function executeRun(ctx: RunContext, run: ScheduledRun): Promise<Ru
     problems.push((error as Error).message);
     progress.problem(`${id}: ${(error as Error).message}`);
   } finally {
+    if (probe) {
+      const probed = await probe.stop();
+      speed = probed.summary;
+      for (const failure of probed.failures) progress.info(`speed probe: ${failure}`);
+    }
     stopWatching();
     await exporter?.close().catch(() => {});
     await k6?.stop().catch(() => {});
@@ -268,6 +277,7 @@ export async function executeRun(ctx: RunContext, run: ScheduledRun): Promise<Ru
     api: collected?.api ?? [],
     store: collected?.store ?? [],
     series: collected?.series ?? {},
+    ...(speed ? { speedProbe: speed } : {}),
     generator: { ...(cpuMax > 0 ? { cpuPercentMax: Math.round(cpuMax * 10) / 10 } : {}), ...(stats ? { droppedIterations: dropped } : {}), saturated },
     bench: { ...ctx.fingerprint, versions: { ...ctx.fingerprint.versions, target: `Synapse ${install.version}` } },
     links: [],

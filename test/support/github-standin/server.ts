@@ -156,8 +156,8 @@ export class GitHubStandin {
     this.tokens = options.tokens ?? { 'test-token-0123456789': WRITE_ALL };
     this.allowActionsToCreatePullRequests = options.allowActionsToCreatePullRequests ?? true;
     this.completedCheckRunsMutable = options.completedCheckRunsMutable ?? true;
+    // The window starts at the first request (see handle), so a test's set-up time cannot use it up.
     this.rateLimit = { ...(options.rateLimit ?? { limit: 5000, remaining: 5000, resetInSec: 3600 }) };
-    this.rateLimit.resetAt = Math.floor(Date.now() / 1000) + this.rateLimit.resetInSec;
     const tree = this.git.createTree(undefined, [{ path: 'README.md', mode: '100644', type: 'blob', content: '# chat-server\n' }]);
     const first = this.git.writeCommit({ tree, parents: [], message: 'initial commit', date: '2024-01-01T00:00:00Z' });
     this.refs.set(`refs/heads/${this.defaultBranch}`, first);
@@ -256,8 +256,16 @@ export class GitHubStandin {
     return Buffer.concat(chunks);
   }
 
+  /**
+   * x-ratelimit-reset is whole epoch seconds; rounding up keeps the window at least
+   * resetInSec long (rounding down made a 1 s window last anywhere from 0 to 1 s).
+   */
+  private windowEnd(): number {
+    return Math.ceil(Date.now() / 1000 + this.rateLimit.resetInSec);
+  }
+
   private rateHeaders(): Record<string, string> {
-    const resetAt = (this.rateLimit.resetAt ??= Math.floor(Date.now() / 1000) + this.rateLimit.resetInSec);
+    const resetAt = (this.rateLimit.resetAt ??= this.windowEnd());
     return {
       'x-ratelimit-limit': String(this.rateLimit.limit),
       'x-ratelimit-remaining': String(Math.max(0, this.rateLimit.remaining)),
@@ -285,10 +293,10 @@ export class GitHubStandin {
       const spec = token ? this.tokens[token] : undefined;
       if (!spec) return error(401, 'Bad credentials');
 
-      const resetAt = this.rateLimit.resetAt;
-      if (resetAt !== undefined && Date.now() / 1000 >= resetAt) {
+      const resetAt = (this.rateLimit.resetAt ??= this.windowEnd());
+      if (Date.now() / 1000 >= resetAt) {
         this.rateLimit.remaining = this.rateLimit.limit;
-        this.rateLimit.resetAt = Math.floor(Date.now() / 1000) + this.rateLimit.resetInSec;
+        this.rateLimit.resetAt = this.windowEnd();
       }
       if (this.rateLimit.remaining <= 0) {
         return { ...error(403, 'API rate limit exceeded for installation ID 1.'), headers: this.rateHeaders() };
