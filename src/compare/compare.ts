@@ -160,7 +160,8 @@ function checkInputs(t: TestComparison, tolerances: Tolerances): CheckInput[] {
         if (atCap(run)) input.blockers.push(`${runLabel(run)} reached maxUsers (${(run.test as { maxUsers: number }).maxUsers}), so its ceiling is unknown; raise maxUsers`);
       }
     }
-    inputs.push({ ...input, relative: { baseline: bOk, candidate: cOk } });
+    // Every judged run has a value here (checked above), so repeats line up with the values.
+    inputs.push({ ...input, relative: { baseline: bOk, candidate: cOk, pairs: { baseline: bJudged.map((r) => r.repeat), candidate: cJudged.map((r) => r.repeat) } } });
   }
 
   for (const metric of RATE_METRICS) {

@@ -20,6 +20,7 @@ import {
   type NoiseCheck,
   type NoisePrior,
   type RateCount,
+  type RunPairs,
   type SprtRule,
 } from './sequential.ts';
 import { chiSquareSf, normalQuantile } from './stats.ts';
@@ -38,7 +39,7 @@ export interface CheckInput {
   key: string;
   materialPct: number;
   /** Values per run, in pair order; or counts for a rate; or why it cannot be judged. */
-  relative?: { baseline: number[]; candidate: number[] };
+  relative?: { baseline: number[]; candidate: number[]; pairs?: RunPairs };
   rate?: { baseline: RateCount[]; candidate: RateCount[]; ignoreBelowPct: number };
   blocked?: { reason: string; baseline: number | null; candidate: number | null };
   /** Why a pass of this check cannot be trusted (non-converged runs, a baseline at its cap, bad runs). */
@@ -94,7 +95,7 @@ export function decideGate(inputs: readonly CheckInput[], setup: DecisionSetup):
     // with, and 1-2 df of runs alone would swing the bounds from gate to gate.
     const df = dfFor(setup.model, input.base.test, input.key);
     const prior = df > 0 ? { df } : undefined;
-    if (input.relative) evidence = relativeEvidence(input.relative.baseline, input.relative.candidate, input.base.worse, sdLog, prior);
+    if (input.relative) evidence = relativeEvidence(input.relative.baseline, input.relative.candidate, input.base.worse, sdLog, prior, input.relative.pairs);
     else if (input.rate) evidence = rateEvidence(input.rate.baseline, input.rate.candidate, input.rate.ignoreBelowPct, sdLog, m);
     const noiseCheck = input.relative ? { sigmaLog: Math.max(sdLog, Math.abs(m) / NOISE_THAT_MATTERS), alpha: noiseAlpha } : undefined;
     return { input, sdLog, m, evidence, ...(prior ? { prior } : {}), ...(noiseCheck ? { noiseCheck } : {}), path: sprtPath(evidence, m, rule, setup.minPairs, noiseCheck) };

@@ -182,7 +182,7 @@ export interface NoisePrior {
   df: number;
 }
 
-/** The runs' own spread of ln(value): residual sum of squares and its degrees of freedom. */
+/** The runs' own spread of ln(value): half the sum of squares of the pair differences around their mean, and its degrees of freedom. */
 export interface Spread {
   ss: number;
   df: number;
@@ -194,17 +194,29 @@ export interface Spread {
  * first. Under the model each d has variance 2σ², so ss/σ² is chi-square on k − 1 df.
  * A real change between the sides moves every d alike and does not count; neither does
  * anything that moves both runs of a pair alike, such as the machine running faster in
- * one pair than the next. That is also all the verdict sees: it is built from the same
- * differences, so this measures exactly the noise the SPRT's error rates rest on. (A fit
- * of each side's mean and one line in run order, used before, counted a step in the
- * machine's speed between pairs as noise and stopped A/A gates as noisy.) A steady drift
- * adds ±(drift per run) to alternate pairs' d under ABBA; it is counted, as it should
- * be: the verdict cancels it only over whole ABBA blocks.
+ * one pair than the next. That is also all the verdict sees (with equal counts): it is built
+ * from the same differences, so this measures the noise the SPRT's error rates rest on.
+ * (A fit of each side's mean and one line in run order, used before, counted a step in
+ * the machine's speed between pairs as noise and stopped A/A gates as noisy.) A steady
+ * drift adds +δ to the d of pairs run baseline first and −δ to those run candidate first
+ * (ABBA); it is counted, because the verdict cancels it only after an even number of pairs.
+ * Runs are paired by their pair index (`pairs`, a run result's `repeat`) when given, so a
+ * run lost in the middle does not pair the next pair's run with this one's; by position
+ * otherwise.
  */
-export function runSpread(lb: readonly number[], lc: readonly number[]): Spread {
-  const k = Math.min(lb.length, lc.length);
+export function runSpread(lb: readonly number[], lc: readonly number[], pairs?: RunPairs): Spread {
+  const d: number[] = [];
+  if (pairs) {
+    const cAt = new Map(pairs.candidate.slice(0, lc.length).map((p, i) => [p, lc[i] as number]));
+    pairs.baseline.slice(0, lb.length).forEach((p, i) => {
+      const c = cAt.get(p);
+      if (c !== undefined) d.push(c - (lb[i] as number));
+    });
+  } else {
+    for (let i = 0; i < Math.min(lb.length, lc.length); i++) d.push((lc[i] as number) - (lb[i] as number));
+  }
+  const k = d.length;
   if (k < 2) return { ss: 0, df: 0 };
-  const d = Array.from({ length: k }, (_, i) => (lc[i] as number) - (lb[i] as number));
   const mean = d.reduce((a, x) => a + x, 0) / k;
   return { ss: d.reduce((a, x) => a + (x - mean) ** 2, 0) / 2, df: k - 1 };
 }
@@ -215,8 +227,14 @@ export function runSlot(pair: number, side: 'baseline' | 'candidate'): number {
   return 2 * pair + (side === first ? 0 : 1);
 }
 
+/** The pair index of each side's values (a run result's `repeat`), in the values' order. */
+export interface RunPairs {
+  baseline: readonly number[];
+  candidate: readonly number[];
+}
+
 /** Evidence after each pair for a relative metric (values in pair order, one per run). */
-export function relativeEvidence(baseline: readonly number[], candidate: readonly number[], worse: 'lower' | 'higher', sigmaLog: number, prior?: NoisePrior): Evidence[] {
+export function relativeEvidence(baseline: readonly number[], candidate: readonly number[], worse: 'lower' | 'higher', sigmaLog: number, prior?: NoisePrior, pairs?: RunPairs): Evidence[] {
   const sign = worse === 'higher' ? 1 : -1;
   const lb = baseline.map(Math.log);
   const lc = candidate.map(Math.log);
@@ -229,7 +247,7 @@ export function relativeEvidence(baseline: readonly number[], candidate: readonl
     const nc = Math.min(k, lc.length);
     if (k <= lb.length) sb += lb[k - 1] as number;
     if (k <= lc.length) sc += lc[k - 1] as number;
-    const spread = runSpread(lb.slice(0, nb), lc.slice(0, nc));
+    const spread = runSpread(lb.slice(0, nb), lc.slice(0, nc), pairs);
     let sd = sigmaLog;
     if (prior && spread.df > 0) {
       const pooled = (prior.df * sigmaLog * sigmaLog + spread.ss) / (prior.df + spread.df);

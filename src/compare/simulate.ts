@@ -56,6 +56,8 @@ export interface SimulationOptions {
  * The default speed step between pairs, sd in %. Measured on the local bench: a CPU
  * probe timed beside ten unbounded runs explained supported users' spread from 8.2 % down
  * to 4.7 % per run, so the machine's own speed moved them by about √(8.2² − 4.7²) ≈ 6.7 %.
+ * That speed also moves within pairs; putting all of it between pairs is the case the
+ * pair differences cancel completely, so this row shows the best case, not the typical one.
  */
 export const DEFAULT_STEP_PCT = 6.7;
 

@@ -182,11 +182,38 @@ test('the runs\' spread comes from the pair differences: a change between the si
   assert.equal(noisy.df, 2);
   // Only complete pairs count: a side's extra run (its partner lost) adds nothing.
   assert.deepEqual(runSpread([1, 2, 3], [1, 2]), runSpread([1, 2], [1, 2]));
+  // A run lost in the middle: with the pair indices, pair 2's runs are still paired with
+  // each other (spread 0 here), not the candidate's pair 2 with the baseline's pair 3.
+  // (By position, pair 1's candidate run at 5 would be set against pair 2's baseline.)
+  const lost = runSpread([4, 4.2, 4.1], [3.9, 5, 4.1], { baseline: [0, 2, 3], candidate: [0, 1, 2] });
+  assert.equal(lost.df, 1);
+  close(lost.ss, 0, 1e-12);
+  assert.ok(runSpread([4, 4.2, 4.1], [3.9, 5, 4.1]).ss > 0.1);
+  assert.deepEqual(runSpread([4, 4.2], [3.9, 4.1], { baseline: [0, 2], candidate: [0, 1] }), { ss: 0, df: 0 });
   // One pair has no spread to measure.
   assert.deepEqual(runSpread([1, 2], [1]), { ss: 0, df: 0 });
 });
 
-test('a steady drift shows in the pair differences as ±(drift per run), alternating with the ABBA order', () => {
+test('the same speed offset on both runs of each pair changes no step of the evidence', () => {
+  const b = [50, 52, 49, 51];
+  const c = [48, 50.5, 47, 49.9];
+  const speed = [1, 1.2, 0.93, 1.1];
+  const shifted = relativeEvidence(
+    b.map((x, i) => x * speed[i]!),
+    c.map((x, i) => x * speed[i]!),
+    'lower',
+    0.036,
+    { df: 10 },
+  );
+  const plain = relativeEvidence(b, c, 'lower', 0.036, { df: 10 });
+  for (const [i, e] of shifted.entries()) {
+    close(e.bad, plain[i]!.bad, 1e-12);
+    close(e.spread!.ss, plain[i]!.spread!.ss, 1e-12);
+    close(e.sdLog!, plain[i]!.sdLog!, 1e-12);
+  }
+});
+
+test('a steady drift shows in the pair differences: +δ in pairs run baseline first, −δ in pairs run candidate first', () => {
   const drift = 0.03;
   const at = (pair: number, side: 'baseline' | 'candidate') => 4 + drift * runSlot(pair, side);
   // AB BA BA AB: d = +δ, −δ, −δ, +δ around a mean of 0 → Σd² / 2 = 4δ²/2.

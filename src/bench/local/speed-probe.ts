@@ -17,11 +17,16 @@ import { runTool } from './exec.ts';
  * 60 ms of CPU, 0.4 % of one core at the default interval.
  */
 
-/** Bumped when the workload changes: probe times of different workloads do not compare. */
+/**
+ * Bumped when the workload changes: probe times of different workloads do not compare.
+ * The summary's `workload` adds the interpreter that ran it ("python-json-v1 CPython
+ * 3.11.2"), so two sides whose venvs were built on different Pythons are not compared
+ * as two machine speeds.
+ */
 export const SPEED_PROBE_WORKLOAD = 'python-json-v1';
 
 const WORKLOAD = `
-import json, time
+import json, platform, time
 doc = {"events": [{"type": "m.room.message", "sender": "@u%d:localhost" % i, "content": {"body": "hello " * 8, "msgtype": "m.text"}, "origin_server_ts": i} for i in range(200)]}
 t0 = time.process_time()
 s = 0
@@ -29,7 +34,7 @@ for _ in range(110):
     d = json.loads(json.dumps(doc))
     s += sum(len(e["sender"]) for e in d["events"])
     s += len({e["sender"]: e for e in d["events"]})
-print("%.3f" % ((time.process_time() - t0) * 1000))
+print("%.3f %s %s" % ((time.process_time() - t0) * 1000, platform.python_implementation(), platform.python_version()))
 `;
 
 export interface SpeedProbeSummary {
@@ -48,22 +53,31 @@ export interface SpeedProbeOptions {
   intervalSec?: number;
 }
 
-/** One probe: the workload's CPU time in ms. */
-export async function probeOnce(options: SpeedProbeOptions): Promise<number> {
+export interface ProbeSample {
+  cpuMs: number;
+  /** "CPython 3.11.2" */
+  interpreter: string;
+}
+
+/** One probe: the workload's CPU time in ms and the interpreter that ran it. */
+export async function probeOnce(options: SpeedProbeOptions): Promise<ProbeSample> {
   const { stdout } = await runTool('taskset', ['-c', options.cpus, options.python, '-c', WORKLOAD], { timeoutMs: 10_000 });
   return parseProbeOutput(stdout);
 }
 
-export function parseProbeOutput(stdout: string): number {
-  const ms = Number(stdout.trim());
-  if (!Number.isFinite(ms) || ms <= 0) throw new Error(`the speed probe printed ${JSON.stringify(stdout.trim().slice(0, 80))}, not a CPU time in ms`);
-  return ms;
+export function parseProbeOutput(stdout: string): ProbeSample {
+  const [ms, ...interpreter] = stdout.trim().split(/\s+/);
+  const cpuMs = Number(ms);
+  if (!Number.isFinite(cpuMs) || cpuMs <= 0 || !interpreter.length) throw new Error(`the speed probe printed ${JSON.stringify(stdout.trim().slice(0, 80))}, not a CPU time in ms and the interpreter`);
+  return { cpuMs, interpreter: interpreter.join(' ') };
 }
 
-export function summarizeProbes(samples: readonly number[]): SpeedProbeSummary | undefined {
+export function summarizeProbes(samples: readonly ProbeSample[]): SpeedProbeSummary | undefined {
   if (!samples.length) return undefined;
+  const ms = samples.map((s) => s.cpuMs);
+  const interpreters = [...new Set(samples.map((s) => s.interpreter))].sort().join(', ');
   const round = (x: number) => Math.round(x * 100) / 100;
-  return { workload: SPEED_PROBE_WORKLOAD, samples: samples.length, cpuMsMedian: round(median(samples)), cpuMsMin: round(Math.min(...samples)), cpuMsMax: round(Math.max(...samples)) };
+  return { workload: `${SPEED_PROBE_WORKLOAD} ${interpreters}`, samples: ms.length, cpuMsMedian: round(median(ms)), cpuMsMin: round(Math.min(...ms)), cpuMsMax: round(Math.max(...ms)) };
 }
 
 /**
@@ -72,7 +86,7 @@ export function summarizeProbes(samples: readonly number[]): SpeedProbeSummary |
  * probe describes the bench, it does not judge the release.
  */
 export function startSpeedProbe(options: SpeedProbeOptions): { stop: () => Promise<{ summary: SpeedProbeSummary | undefined; failures: string[] }> } {
-  const samples: number[] = [];
+  const samples: ProbeSample[] = [];
   const failures: string[] = [];
   let stopped = false;
   let wake: (() => void) | undefined;

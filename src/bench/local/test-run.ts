@@ -197,11 +197,8 @@ export async function executeRun(ctx: RunContext, run: ScheduledRun): Promise<Ru
     problems.push((error as Error).message);
     progress.problem(`${id}: ${(error as Error).message}`);
   } finally {
-    if (probe) {
-      const probed = await probe.stop();
-      speed = probed.summary;
-      for (const failure of probed.failures) progress.info(`speed probe: ${failure}`);
-    }
+    // Stop probing now, but wait for a probe in flight only after the load is down.
+    const probeStopped = probe?.stop();
     stopWatching();
     await exporter?.close().catch(() => {});
     await k6?.stop().catch(() => {});
@@ -214,6 +211,11 @@ export async function executeRun(ctx: RunContext, run: ScheduledRun): Promise<Ru
       await synapse.stop().catch(() => {});
     }
     await quota?.release();
+    if (probeStopped) {
+      const probed = await probeStopped;
+      speed = probed.summary;
+      for (const failure of probed.failures) progress.info(`speed probe: ${failure}`);
+    }
     bench.processExporter.setPid(undefined);
     // The load ends when k6 and its exporter are gone: their last samples are older than this.
     ctx.state.lastLoadEndMs = Date.now();
