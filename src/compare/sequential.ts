@@ -205,16 +205,13 @@ export interface Spread {
  * otherwise.
  */
 export function runSpread(lb: readonly number[], lc: readonly number[], pairs?: RunPairs): Spread {
+  const pairOf = (side: 'baseline' | 'candidate', i: number) => pairs?.[side][i] ?? i;
+  const cAt = new Map(lc.map((c, i) => [pairOf('candidate', i), c]));
   const d: number[] = [];
-  if (pairs) {
-    const cAt = new Map(pairs.candidate.slice(0, lc.length).map((p, i) => [p, lc[i] as number]));
-    pairs.baseline.slice(0, lb.length).forEach((p, i) => {
-      const c = cAt.get(p);
-      if (c !== undefined) d.push(c - (lb[i] as number));
-    });
-  } else {
-    for (let i = 0; i < Math.min(lb.length, lc.length); i++) d.push((lc[i] as number) - (lb[i] as number));
-  }
+  lb.forEach((b, i) => {
+    const c = cAt.get(pairOf('baseline', i));
+    if (c !== undefined) d.push(c - b);
+  });
   const k = d.length;
   if (k < 2) return { ss: 0, df: 0 };
   const mean = d.reduce((a, x) => a + x, 0) / k;
