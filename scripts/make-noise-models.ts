@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { loadGateConfig } from '../src/config/load.ts';
 import type { GateConfig } from '../src/config/schema.ts';
 import { assumedSdLog, gatingMetrics, noiseProfile } from '../src/noise/profile.ts';
-import { NOISE_MODEL_SCHEMA_VERSION, noiseModelFileSchema, type NoiseEntry, type NoiseModelFile } from '../src/noise/schema.ts';
+import { NOISE_MODEL_SCHEMA_VERSION, noiseModelFileSchema, type NoiseEntry, type NoiseModelFile, type SpeedFit } from '../src/noise/schema.ts';
+import { addSums, fitOfSums, sumsOfFit } from '../src/noise/speed.ts';
 
 interface Measured {
   sdLog: number;
@@ -18,6 +19,8 @@ interface Measured {
   versions: string[];
   measuredAt: string;
   source: string;
+  /** The fit against the speed probe, from the calibrations whose runs carried one. */
+  speed?: SpeedFit;
 }
 
 /**
@@ -37,6 +40,8 @@ export const LOCAL_CALIBRATIONS = [
   'reports/calibration/local-synapse-1.162.0-unbounded',
   // 2026-11-25 02:51-03:30
   'reports/calibration/local-synapse-1.162.0-unbounded-night',
+  // 2026-11-25 09:42-10:39, another VM of the same kind, 4 pairs, with the speed probe
+  'reports/calibration/local-synapse-1.162.0-unbounded-probe',
   'reports/calibration/local-synapse-1.162.0-bounded',
 ] as const;
 
@@ -47,7 +52,15 @@ async function calibrated(dir: string): Promise<Record<string, Measured>> {
       .filter((e) => e.kind === 'measured')
       .map((e) => [
         `${e.test}.${e.metric}`,
-        { sdLog: e.sdLog, runs: e.runs, df: e.df, versions: e.versions, measuredAt: e.measuredAt ?? file.updatedAt ?? '', source: `${dir}: loadgate calibrate, ${e.source}` },
+        {
+          sdLog: e.sdLog,
+          runs: e.runs,
+          df: e.df,
+          versions: e.versions,
+          measuredAt: e.measuredAt ?? file.updatedAt ?? '',
+          source: `${dir}: loadgate calibrate, ${e.source}`,
+          ...(e.speed ? { speed: { ...e.speed, source: `${dir}: ${e.speed.source}` } } : {}),
+        },
       ]),
   );
 }
@@ -69,7 +82,9 @@ function pooled(calibrations: readonly Record<string, Measured>[]): Record<strin
         df,
         versions: [...new Set([...prior.versions, ...m.versions])].sort(),
         measuredAt: [prior.measuredAt, m.measuredAt].sort()[1] as string,
-        source: `pooled by degrees of freedom: ${prior.source} (sd ${pct(prior.sdLog)}, ${prior.df} df); ${m.source} (sd ${pct(m.sdLog)}, ${m.df} df)`,
+        // One flat list of the calibrations pooled, each with its own figure.
+        source: `pooled by degrees of freedom: ${prior.source.startsWith(POOLED) ? prior.source.slice(POOLED.length) : `${prior.source} (sd ${pct(prior.sdLog)}, ${prior.df} df)`}; ${m.source} (sd ${pct(m.sdLog)}, ${m.df} df)`,
+        ...pooledSpeed(prior.speed, m.speed),
       };
     }
   }
@@ -77,11 +92,24 @@ function pooled(calibrations: readonly Record<string, Measured>[]): Record<strin
 }
 
 const pct = (sdLog: number) => `${(sdLog * 100).toFixed(2)} %`;
+const POOLED = 'pooled by degrees of freedom: ';
+
+/** Speed fits of one workload pooled exactly by their sums; a calibration without one adds nothing. */
+function pooledSpeed(a: SpeedFit | undefined, b: SpeedFit | undefined): { speed?: SpeedFit } {
+  if (!a || !b) return a ? { speed: a } : b ? { speed: b } : {};
+  if (a.workload !== b.workload) throw new Error(`speed fits of two workloads (${a.workload}, ${b.workload}) cannot be pooled; recalibrate`);
+  const fit = fitOfSums(addSums(sumsOfFit(a), sumsOfFit(b)));
+  if (!fit) throw new Error(`the speed fits of ${a.source} and ${b.source} pooled carry no fit`);
+  const r = (x: number) => Number(x.toPrecision(6));
+  return { speed: { workload: a.workload, slope: r(fit.slope), sxx: r(fit.sxx), sdLog: r(fit.sdLog), runs: fit.runs, df: fit.df, source: `pooled by their sums: ${a.source}; ${b.source}` } };
+}
 
 function model(config: GateConfig, measured: Record<string, Measured>, comment: string, assumedSource: (key: string) => string): NoiseModelFile {
   const entries: NoiseEntry[] = gatingMetrics(config).map((g) => {
     const m = measured[`${g.test}.${g.key}`];
-    if (m) return { test: g.test, metric: g.key, sdLog: round(m.sdLog), runs: m.runs, df: m.df, kind: 'measured', versions: m.versions, measuredAt: m.measuredAt, source: m.source };
+    if (m) {
+      return { test: g.test, metric: g.key, sdLog: round(m.sdLog), runs: m.runs, df: m.df, kind: 'measured', versions: m.versions, measuredAt: m.measuredAt, source: m.source, ...(m.speed ? { speed: m.speed } : {}) };
+    }
     return { test: g.test, metric: g.key, sdLog: round(assumedSdLog(config.tolerances, g.key)), runs: 0, df: 0, kind: 'assumed', versions: [], source: assumedSource(g.key) };
   });
   return { $comment: comment, schemaVersion: NOISE_MODEL_SCHEMA_VERSION, profile: noiseProfile(config), entries };
@@ -98,7 +126,7 @@ export async function noiseModels(): Promise<Record<string, NoiseModelFile>> {
     'noise/local-synapse.json': model(
       local,
       pooled(await Promise.all(LOCAL_CALIBRATIONS.map(calibrated))),
-      `Local bench (examples/local-synapse.yml). Measured by loadgate calibrate, 6 A/A runs per calibration, two of the unbounded test at different hours pooled (${LOCAL_CALIBRATIONS.join(', ')}); error and timeout rates (counting noise, computed per run) assumed from the tolerances.`,
+      `Local bench (examples/local-synapse.yml). Measured by loadgate calibrate, 6 or 8 A/A runs per calibration, three of the unbounded test at different hours (and on two VMs) pooled (${LOCAL_CALIBRATIONS.join(', ')}); error and timeout rates (counting noise, computed per run) assumed from the tolerances.`,
       fromTolerance,
     ),
     'noise/aws-mattermost.json': model(

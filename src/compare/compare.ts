@@ -6,6 +6,7 @@ import { fmtDelta } from './decide.ts';
 import { judge, materialPctOf, type CheckBase, type CheckInput } from './decision.ts';
 import { atCap, groupByTest, runLabel, singleCpuQuota, singleVersion, testProblems, timingDeltas, type TimingDelta } from './group.ts';
 import { RATE_METRICS, RELATIVE_METRICS } from './metrics.ts';
+import type { RunProbes } from './speed-adjust.ts';
 import { mean } from './stats.ts';
 import { VERDICT_SCHEMA_VERSION, type Check, type Decision, type Verdict, type VerdictFile } from './verdict-schema.ts';
 
@@ -160,8 +161,9 @@ function checkInputs(t: TestComparison, tolerances: Tolerances): CheckInput[] {
         if (atCap(run)) input.blockers.push(`${runLabel(run)} reached maxUsers (${(run.test as { maxUsers: number }).maxUsers}), so its ceiling is unknown; raise maxUsers`);
       }
     }
-    // Every judged run has a value here (checked above), so repeats line up with the values.
-    inputs.push({ ...input, relative: { baseline: bOk, candidate: cOk, pairs: { baseline: bJudged.map((r) => r.repeat), candidate: cJudged.map((r) => r.repeat) } } });
+    // Every judged run has a value here (checked above), so repeats and probes line up with the values.
+    const probes = runProbes(bJudged, cJudged);
+    inputs.push({ ...input, relative: { baseline: bOk, candidate: cOk, pairs: { baseline: bJudged.map((r) => r.repeat), candidate: cJudged.map((r) => r.repeat) }, ...probes } });
   }
 
   for (const metric of RATE_METRICS) {
@@ -186,6 +188,21 @@ function checkInputs(t: TestComparison, tolerances: Tolerances): CheckInput[] {
     inputs.push({ ...input, rate: { baseline: counts(bJudged), candidate: counts(cJudged), ignoreBelowPct: tol.ignoreBelowPct } });
   }
   return inputs;
+}
+
+/**
+ * The speed probe's CPU ms per run, when every run of both sides carries one of the same
+ * workload and interpreter (the local bench records it; others do not).
+ */
+function runProbes(baseline: readonly RunResult[], candidate: readonly RunResult[]): { probes: RunProbes } | { noProbes: string } {
+  const all = [...baseline, ...candidate];
+  const without = all.filter((r) => !r.speedProbe);
+  if (without.length === all.length) return { noProbes: 'no run carries a speed probe' };
+  if (without.length) return { noProbes: `${without.map(runLabel).join(', ')} ${without.length === 1 ? 'carries' : 'carry'} no speed probe` };
+  const workloads = [...new Set(all.map((r) => r.speedProbe!.workload))].sort();
+  if (workloads.length > 1) return { noProbes: `the runs' speed probes ran different workloads or interpreters (${workloads.join('; ')})` };
+  const ms = (runs: readonly RunResult[]) => runs.map((r) => r.speedProbe!.cpuMsMedian);
+  return { probes: { baseline: ms(baseline), candidate: ms(candidate), workload: workloads[0] as string } };
 }
 
 function summarize(verdict: Verdict, checks: readonly Check[], problems: readonly string[], next: 'stop' | 'repeat', decision: Decision): string {

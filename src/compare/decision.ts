@@ -1,5 +1,6 @@
 import type { Tolerances } from '../config/schema.ts';
-import { dfFor, sdLogFor, type NoiseModel } from '../noise/model.ts';
+import { dfFor, sdLogFor, speedFitFor, type NoiseModel } from '../noise/model.ts';
+import { speedFitUnclear } from '../noise/speed.ts';
 import { fmtPct } from './decide.ts';
 import { mean } from './stats.ts';
 import {
@@ -23,6 +24,7 @@ import {
   type RunPairs,
   type SprtRule,
 } from './sequential.ts';
+import { adjustedValuesAt, probeMsAt, speedAdjust, type RunProbes, type SpeedAdjusted } from './speed-adjust.ts';
 import { chiSquareSf, normalQuantile } from './stats.ts';
 import type { Check, Decision, Verdict } from './verdict-schema.ts';
 
@@ -39,7 +41,7 @@ export interface CheckInput {
   key: string;
   materialPct: number;
   /** Values per run, in pair order; or counts for a rate; or why it cannot be judged. */
-  relative?: { baseline: number[]; candidate: number[]; pairs?: RunPairs };
+  relative?: { baseline: number[]; candidate: number[]; pairs?: RunPairs; probes?: RunProbes; noProbes?: string };
   rate?: { baseline: RateCount[]; candidate: RateCount[]; ignoreBelowPct: number };
   blocked?: { reason: string; baseline: number | null; candidate: number | null };
   /** Why a pass of this check cannot be trusted (non-converged runs, a baseline at its cap, bad runs). */
@@ -68,6 +70,10 @@ export interface JudgedCheck {
   noiseCheck?: NoiseCheck;
   /** The full walk over every recorded pair. */
   path: CheckPath;
+  /** The values as judged: taken to one machine speed when the model has a fit and the runs probes. */
+  speed?: SpeedAdjusted;
+  /** Why a model's speed fit was not applied to this check's runs. */
+  speedSkipped?: string;
 }
 
 export interface GateDecision {
@@ -88,17 +94,43 @@ export function decideGate(inputs: readonly CheckInput[], setup: DecisionSetup):
   const rule = sprtRule(inputs.filter((i) => i.base.gating).length);
   const noiseAlpha = GATE_FALSE_NOISY / Math.max(1, inputs.filter((i) => i.base.gating && i.relative).length);
   const judged: JudgedCheck[] = inputs.map((input) => {
-    const sdLog = sdLogFor(setup.model, setup.tolerances, input.base.test, input.key);
+    let sdLog = sdLogFor(setup.model, setup.tolerances, input.base.test, input.key);
     const m = materialLog(input.materialPct, input.rate ? 'higher' : input.base.worse);
     let evidence: Evidence[] = [];
     // Pool the runs' spread only with a measured σ: an assumption has no weight to pool
     // with, and 1-2 df of runs alone would swing the bounds from gate to gate.
-    const df = dfFor(setup.model, input.base.test, input.key);
+    let df = dfFor(setup.model, input.base.test, input.key);
+    // With a speed fit in the model and a probe in every run, the check judges the values
+    // taken to one machine speed, at the noise left around the fit (src/noise/speed.ts).
+    const fit = input.relative ? speedFitFor(setup.model, input.base.test, input.key) : undefined;
+    const unclear = fit ? speedFitUnclear(fit) : null;
+    const adjusted = fit && !unclear && input.relative?.probes ? speedAdjust(input.relative, input.relative.probes, fit) : undefined;
+    const speed = adjusted && !('skipped' in adjusted) ? adjusted : undefined;
+    let speedSkipped: string | undefined;
+    if (fit && unclear) speedSkipped = unclear;
+    else if (fit && !input.relative?.probes) speedSkipped = input.relative?.noProbes ?? 'the runs carry no speed probe';
+    else if (adjusted && 'skipped' in adjusted) speedSkipped = adjusted.skipped;
+    if (speed) {
+      sdLog = speed.fit.sdLog;
+      df = speed.fit.df;
+    }
     const prior = df > 0 ? { df } : undefined;
-    if (input.relative) evidence = relativeEvidence(input.relative.baseline, input.relative.candidate, input.base.worse, sdLog, prior, input.relative.pairs);
-    else if (input.rate) evidence = rateEvidence(input.rate.baseline, input.rate.candidate, input.rate.ignoreBelowPct, sdLog, m);
+    if (input.relative) {
+      const values = speed ?? input.relative;
+      evidence = relativeEvidence(values.baseline, values.candidate, input.base.worse, sdLog, prior, input.relative.pairs, speed?.extraVariance);
+    } else if (input.rate) evidence = rateEvidence(input.rate.baseline, input.rate.candidate, input.rate.ignoreBelowPct, sdLog, m);
     const noiseCheck = input.relative ? { sigmaLog: Math.max(sdLog, Math.abs(m) / NOISE_THAT_MATTERS), alpha: noiseAlpha } : undefined;
-    return { input, sdLog, m, evidence, ...(prior ? { prior } : {}), ...(noiseCheck ? { noiseCheck } : {}), path: sprtPath(evidence, m, rule, setup.minPairs, noiseCheck) };
+    return {
+      input,
+      sdLog,
+      m,
+      evidence,
+      ...(prior ? { prior } : {}),
+      ...(noiseCheck ? { noiseCheck } : {}),
+      path: sprtPath(evidence, m, rule, setup.minPairs, noiseCheck),
+      ...(speed ? { speed } : {}),
+      ...(speedSkipped ? { speedSkipped } : {}),
+    };
   });
   const pairs = Math.max(0, ...judged.map((j) => j.evidence.length));
   const gating = judged.filter((j) => j.input.base.gating);
@@ -217,7 +249,7 @@ export function judge(inputs: readonly CheckInput[], setup: DecisionSetup, probl
       reason = `${reason}, but it cannot pass: ${j.input.blockers.join('; ')}`;
     }
     const values = valuesAt(j, step);
-    return { ...base, ...values, deltaPct, interval: e ? intervalOf(j, e, confidence) : null, method: 'sprt', verdict, reason };
+    return { ...base, ...values, deltaPct, interval: e ? intervalOf(j, e, confidence) : null, method: 'sprt', verdict, reason, ...speedRecord(j, step) };
   });
 
   const gating = checks.filter((c) => c.gating);
@@ -288,9 +320,34 @@ export function judge(inputs: readonly CheckInput[], setup: DecisionSetup, probl
   return { checks, verdict, next, decision };
 }
 
+/** How the machine's speed entered a check (verdict.json's `speed`), at the pair the gate stopped. */
+function speedRecord(j: JudgedCheck, step: number): Pick<Check, 'speed'> {
+  if (j.speed) {
+    const { fit, probes } = j.speed;
+    const raw = { baseline: mean(j.input.relative!.baseline.slice(0, step)), candidate: mean(j.input.relative!.candidate.slice(0, step)) };
+    // The noise the evidence was judged at: the fit's, or more where the runs' own spread pooled above it.
+    const judgedAt = j.evidence[Math.min(step, j.evidence.length) - 1]?.sdLog ?? fit.sdLog;
+    const geo = (xs: readonly number[]) => Math.exp(mean(xs.slice(0, step).map(Math.log)));
+    const rawDeltaPct = (geo(j.input.relative!.candidate) / geo(j.input.relative!.baseline) - 1) * 100;
+    return {
+      speed: {
+        adjusted: true,
+        slope: fit.slope,
+        sdPct: round2(judgedAt * 100),
+        baselineProbeMs: round2(probeMsAt(probes.baseline, step)),
+        candidateProbeMs: round2(probeMsAt(probes.candidate, step)),
+        rawBaseline: raw.baseline,
+        rawCandidate: raw.candidate,
+        rawDeltaPct: round2(rawDeltaPct),
+      },
+    };
+  }
+  return j.speedSkipped ? { speed: { adjusted: false, why: j.speedSkipped } } : {};
+}
+
 function valuesAt(j: JudgedCheck, step: number): { baseline: number | null; candidate: number | null } {
   if (j.input.relative) {
-    const { baseline, candidate } = j.input.relative;
+    const { baseline, candidate } = j.speed ? adjustedValuesAt(j.input.relative, j.speed, step) : j.input.relative;
     return { baseline: baseline.length ? mean(baseline.slice(0, step)) : null, candidate: candidate.length ? mean(candidate.slice(0, step)) : null };
   }
   const r = pooledRates(j, step);

@@ -230,8 +230,20 @@ export interface RunPairs {
   candidate: readonly number[];
 }
 
-/** Evidence after each pair for a relative metric (values in pair order, one per run). */
-export function relativeEvidence(baseline: readonly number[], candidate: readonly number[], worse: 'lower' | 'higher', sigmaLog: number, prior?: NoisePrior, pairs?: RunPairs): Evidence[] {
+/**
+ * Evidence after each pair for a relative metric (values in pair order, one per run).
+ * `extraVariance[k − 1]`, when given, is added to the variance after k pairs: the part of
+ * the error common to all pairs, such as a speed adjustment's uncertain slope.
+ */
+export function relativeEvidence(
+  baseline: readonly number[],
+  candidate: readonly number[],
+  worse: 'lower' | 'higher',
+  sigmaLog: number,
+  prior?: NoisePrior,
+  pairs?: RunPairs,
+  extraVariance?: readonly number[],
+): Evidence[] {
   const sign = worse === 'higher' ? 1 : -1;
   const lb = baseline.map(Math.log);
   const lc = candidate.map(Math.log);
@@ -251,7 +263,7 @@ export function relativeEvidence(baseline: readonly number[], candidate: readonl
       sd = Math.sqrt(Math.max(sigmaLog * sigmaLog, pooled));
     }
     // Unequal counts (a side lost a run): the difference of the means, σ²(1/n_b + 1/n_c).
-    out.push({ bad: sign * (sc / nc - sb / nb), variance: sd * sd * (1 / nb + 1 / nc), sdLog: sd, spread });
+    out.push({ bad: sign * (sc / nc - sb / nb), variance: sd * sd * (1 / nb + 1 / nc) + (extraVariance?.[k - 1] ?? 0), sdLog: sd, spread });
   }
   return out;
 }

@@ -5,6 +5,7 @@ import { decideGate, materialPctOf, type CheckInput, type DecisionSetup } from '
 import { RELATIVE_METRICS } from './metrics.ts';
 import { seededRandom } from '../util/random.ts';
 import { gaussian, runSlot } from './sequential.ts';
+import { probeSdLog, speedFitUnclear } from '../noise/speed.ts';
 
 /**
  * `loadgate simulate`: synthetic run pairs with lognormal per-run noise at the noise
@@ -50,6 +51,12 @@ export interface SimulationOptions {
   noiseScale?: number;
   /** Apply noiseScale to this gating metric only ("test.metric"); all when absent. */
   noiseScaleMetric?: string;
+  /**
+   * For checks whose model has a speed fit: the true slope as a multiple of the fitted one
+   * (1: the fit is right; 0: the probe says nothing about the metric; 2: the metric follows
+   * the machine's speed twice as steeply as fitted). See syntheticInputs.
+   */
+  slopeScale?: number;
 }
 
 /**
@@ -60,6 +67,9 @@ export interface SimulationOptions {
  * pair differences cancel completely, so this row shows the best case, not the typical one.
  */
 export const DEFAULT_STEP_PCT = 6.7;
+
+/** A probe time on the local bench's scale; only its log differences matter. */
+const SIMULATED_PROBE_MS = 60;
 
 export function simulationCases(config: GateConfig, driftPct: number, stepPct = DEFAULT_STEP_PCT): SimulationCase[] {
   const relative = gatingMetrics(config).filter((g) => !g.rate);
@@ -85,6 +95,7 @@ interface SyntheticNoise {
   order: 'abba' | 'ab';
   noiseScale: number;
   noiseScaleMetric?: string;
+  slopeScale?: number;
 }
 
 /** One gate's checks with synthetic values for `pairs` pairs. */
@@ -103,9 +114,19 @@ function syntheticInputs(metrics: readonly GatingMetric[], c: SimulationCase, se
       return { ...input, rate: { baseline: none, candidate: none, ignoreBelowPct: 0.025 } };
     }
     const entry = setup.model.file?.entries.find((e) => e.test === g.test && e.metric === g.key);
+    // With a speed fit, each run's machine speed is drawn at the probe's spread behind the
+    // fit and moves the value along the true slope, with the fit's residual noise on top;
+    // the decision sees the probe and adjusts by the fitted slope, as on the bench. Without
+    // one, the model's σ is all noise.
+    // (A fit whose slope is unclear is not used by the decision, so its runs are drawn as measured.)
+    const fit = entry?.kind === 'measured' && entry.speed && !speedFitUnclear(entry.speed) ? entry.speed : undefined;
     // The bench's true noise: the model's, or a multiple of it (a bench noisier than calibrated).
     const scaled = !noise.noiseScaleMetric || noise.noiseScaleMetric === base.id;
-    const sd = (entry?.sdLog ?? 0.02) * (scaled ? noise.noiseScale : 1);
+    const sd = (fit?.sdLog ?? entry?.sdLog ?? 0.02) * (scaled ? noise.noiseScale : 1);
+    const probes = fit ? { baseline: [] as number[], candidate: [] as number[], workload: fit.workload } : undefined;
+    // Drawn per check (not shared by a test's checks): only a mis-fitted slope leaves any of
+    // it in the judged values, and then each check carries its own share.
+    const runSpeed = (): number => (fit ? probeSdLog(fit) * gaussian(random) : 0);
     // Log changes in the bad direction: up for latencies, down for supported users.
     const bad = (pct: number) => (g.worse === 'higher' ? Math.log1p(pct / 100) : Math.log1p(-pct / 100));
     const effect = c.metric === base.id ? bad(c.changePct) : 0;
@@ -117,10 +138,15 @@ function syntheticInputs(metrics: readonly GatingMetric[], c: SimulationCase, se
       const slotC = noise.order === 'abba' ? runSlot(p, 'candidate') : 2 * p + 1;
       // A slower pair (speed < 0) is worse on every metric: fewer users, longer times.
       const slow = g.worse === 'higher' ? -(speed[p] as number) : (speed[p] as number);
-      b.push(Math.exp(drift * slotB + slow + sd * gaussian(random)));
-      k.push(Math.exp(effect + drift * slotC + slow + sd * gaussian(random)));
+      const xb = runSpeed();
+      const xc = runSpeed();
+      const slope = (fit?.slope ?? 0) * (noise.slopeScale ?? 1);
+      b.push(Math.exp(drift * slotB + slow + slope * xb + sd * gaussian(random)));
+      k.push(Math.exp(effect + drift * slotC + slow + slope * xc + sd * gaussian(random)));
+      probes?.baseline.push(SIMULATED_PROBE_MS * Math.exp(xb));
+      probes?.candidate.push(SIMULATED_PROBE_MS * Math.exp(xc));
     }
-    return { ...input, relative: { baseline: b, candidate: k } };
+    return { ...input, relative: { baseline: b, candidate: k, ...(probes ? { probes } : {}) } };
   });
 }
 
@@ -128,7 +154,12 @@ export function simulate(config: GateConfig, model: NoiseModel, options: Simulat
   const setup: DecisionSetup = { model, tolerances: config.tolerances, minPairs: config.repeats, maxPairs: config.maxRepeats };
   const metrics = gatingMetrics(config);
   const random = seededRandom(options.seed);
-  const noise: SyntheticNoise = { order: options.order ?? 'abba', noiseScale: options.noiseScale ?? 1, ...(options.noiseScaleMetric ? { noiseScaleMetric: options.noiseScaleMetric } : {}) };
+  const noise: SyntheticNoise = {
+    order: options.order ?? 'abba',
+    noiseScale: options.noiseScale ?? 1,
+    ...(options.noiseScaleMetric ? { noiseScaleMetric: options.noiseScaleMetric } : {}),
+    ...(options.slopeScale !== undefined ? { slopeScale: options.slopeScale } : {}),
+  };
   return simulationCases(config, options.driftPct ?? 3, options.stepPct ?? DEFAULT_STEP_PCT).map((c) => {
     const counts = { pass: 0, fail: 0, inconclusive: 0 };
     let pairsSum = 0;

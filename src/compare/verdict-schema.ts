@@ -29,6 +29,29 @@ export const checkSchema = z.strictObject({
   gating: z.boolean(),
   verdict: z.enum(CHECK_OUTCOMES),
   reason: z.string(),
+  /**
+   * When the noise model has a speed fit for this check (src/noise/speed.ts): either the
+   * values were taken to one machine speed (baseline, candidate and deltaPct are then the
+   * adjusted figures, the raw ones are here), or why they were not.
+   */
+  speed: z
+    .discriminatedUnion('adjusted', [
+      z.strictObject({
+        adjusted: z.literal(true),
+        /** d ln(value) / d ln(probe CPU ms), from the model. */
+        slope: z.number(),
+        /** The per-run noise the check was judged at, %: the fit's, or more where the runs' own spread pooled above it. */
+        sdPct: z.number().positive(),
+        /** Each side's probe CPU time (geometric mean over its runs), ms. */
+        baselineProbeMs: z.number().positive(),
+        candidateProbeMs: z.number().positive(),
+        rawBaseline: z.number(),
+        rawCandidate: z.number(),
+        rawDeltaPct: z.number(),
+      }),
+      z.strictObject({ adjusted: z.literal(false), why: z.string() }),
+    ])
+    .optional(),
 });
 export type Check = z.output<typeof checkSchema>;
 

@@ -63,7 +63,9 @@ export function verdictTable(verdict: VerdictFile): string {
   const rows = sortChecks(verdict.checks).map((c) => {
     const interval = c.interval ? `[${formatPct(c.interval[0])}, ${formatPct(c.interval[1])}]` : '—';
     const tolerance = `${c.worse === 'higher' ? '+' : '−'}${c.tolerancePct}%${c.gating ? '' : ' (non-gating)'}`;
-    return `| ${escapeCell(c.test)} | ${escapeCell(c.metric)} | ${escapeCell(formatValue(c.baseline, c.unit))} | ${escapeCell(formatValue(c.candidate, c.unit))} | ${formatPct(c.deltaPct)} | ${interval} | ${tolerance} | ${OUTCOME_LABEL[c.verdict]} |`;
+    // Values taken to one machine speed are not the measured ones: say so where they are shown.
+    const metric = c.speed?.adjusted ? `${c.metric} (at one machine speed; measured ${formatValue(c.speed.rawBaseline, c.unit)} → ${formatValue(c.speed.rawCandidate, c.unit)})` : c.metric;
+    return `| ${escapeCell(c.test)} | ${escapeCell(metric)} | ${escapeCell(formatValue(c.baseline, c.unit))} | ${escapeCell(formatValue(c.candidate, c.unit))} | ${formatPct(c.deltaPct)} | ${interval} | ${tolerance} | ${OUTCOME_LABEL[c.verdict]} |`;
   });
   return rows.length ? [...header, ...rows].join('\n') : '_No checks were evaluated._';
 }

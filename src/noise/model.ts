@@ -4,7 +4,7 @@ import type { GateConfig, Tolerances } from '../config/schema.ts';
 import { describeIssues } from '../config/load.ts';
 import { InputError } from '../util/errors.ts';
 import { assumedSdLog, noiseProfile } from './profile.ts';
-import { NOISE_MODEL_SCHEMA_VERSION, noiseModelFileSchema, type NoiseEntry, type NoiseModelFile } from './schema.ts';
+import { NOISE_MODEL_SCHEMA_VERSION, noiseModelFileSchema, type NoiseEntry, type NoiseModelFile, type SpeedFit } from './schema.ts';
 
 /** The noise model a decision uses: a loaded file, or the assumption from the tolerances. */
 export interface NoiseModel {
@@ -29,6 +29,12 @@ function entryOf(model: NoiseModel, test: string, metric: string): NoiseEntry | 
 /** σ of ln(value) per run for one check: the model's entry, else the tolerances' assumption. */
 export function sdLogFor(model: NoiseModel, tolerances: Tolerances, test: string, metric: string): number {
   return entryOf(model, test, metric)?.sdLog ?? assumedSdLog(tolerances, metric);
+}
+
+/** The check's fit against the machine's speed, when the model has one. */
+export function speedFitFor(model: NoiseModel, test: string, metric: string): SpeedFit | undefined {
+  const entry = entryOf(model, test, metric);
+  return entry?.kind === 'measured' ? entry.speed : undefined;
 }
 
 /** Degrees of freedom behind a check's σ: the model entry's, 0 for an assumption. */

@@ -2,7 +2,8 @@ import { RELATIVE_METRICS } from '../compare/metrics.ts';
 import type { GateConfig } from '../config/schema.ts';
 import type { RunResult } from '../results/schema.ts';
 import { assumedSdLog, gatingMetrics, noiseProfile } from './profile.ts';
-import { NOISE_MODEL_SCHEMA_VERSION, type NoiseEntry, type NoiseModelFile } from './schema.ts';
+import { NOISE_MODEL_SCHEMA_VERSION, type NoiseEntry, type NoiseModelFile, type SpeedFit } from './schema.ts';
+import { addSums, fitOfSums, speedSums, sumsOfFit, type SpeedGroup } from './speed.ts';
 
 /**
  * Pools the within-version spread of a gate's runs into a noise model, so the model
@@ -57,12 +58,84 @@ function spreadOf(sides: readonly (readonly RunResult[])[], test: string, key: s
   return out;
 }
 
+/** The probe workload's name without its interpreter ("python-json-v1 CPython 3.11.2" → "python-json-v1"). */
+export function workloadName(workload: string): string {
+  return workload.split(' ')[0] as string;
+}
+
+/**
+ * Each side's (ln probe ms, ln value) for the speed fit. A side counts only when every
+ * judged run carries a probe of one workload and interpreter (probe times of different
+ * interpreters differ by a constant the side's own mean would absorb, but not within a side).
+ */
+function speedGroupsOf(sides: readonly (readonly RunResult[])[], test: string, key: string): { workload: string; groups: SpeedGroup[] } | null {
+  const metric = RELATIVE_METRICS.find((m) => m.key === key);
+  if (!metric) return null;
+  const groups: SpeedGroup[] = [];
+  const workloads = new Set<string>();
+  for (const runs of sides) {
+    const judged = runs.filter((r) => r.test.name === test && r.status === 'completed' && !r.problems.length);
+    const values = judged.map(metric.extract);
+    const probes = judged.map((r) => r.speedProbe);
+    if (judged.length < 2 || values.some((v) => v === undefined || !(v > 0)) || probes.some((p) => !p)) continue;
+    const sideWorkloads = new Set(probes.map((p) => p!.workload));
+    if (sideWorkloads.size !== 1) continue;
+    workloads.add(workloadName([...sideWorkloads][0] as string));
+    groups.push({ x: probes.map((p) => Math.log(p!.cpuMsMedian)), y: values.map((v) => Math.log(v as number)) });
+  }
+  if (!groups.length || workloads.size !== 1) return null;
+  return { workload: [...workloads][0] as string, groups };
+}
+
+/**
+ * The metrics that may carry a speed fit. Supported users only: the coordinator drives both
+ * sides to the same health thresholds (the target's CPU among them), so the probe, which
+ * shares the target's core, meets the same contention on both sides and reads the machine.
+ * At a fixed load (the bounded test's latencies) a costlier release would load the core
+ * more, slow the probe beside it, and have part of its own regression fitted away.
+ */
+export const SPEED_FIT_METRICS: readonly string[] = ['supportedUsers'];
+
+/**
+ * The entry's speed fit with these runs pooled in (exactly: least squares needs only the
+ * sums), or what it held when the runs carry no usable probes. Only a calibration starts a
+ * fit (two degrees of freedom at least after the slope); a gate's runs, a stopped
+ * sequential sample, only refine one, as they do the entry's σ.
+ */
+function pooledSpeed(e: NoiseEntry, sides: readonly (readonly RunResult[])[], mayStart: boolean): SpeedFit | undefined {
+  const held = e.kind === 'measured' ? e.speed : undefined;
+  if (!SPEED_FIT_METRICS.includes(e.metric) || (!held && !mayStart)) return held;
+  const found = speedGroupsOf(sides, e.test, e.metric);
+  if (!found) return held;
+  if (held && held.workload !== found.workload) return held;
+  const fresh = speedSums(found.groups);
+  if (!fresh.dfWithin) return held;
+  const fit = fitOfSums(held ? addSums(sumsOfFit(held), fresh) : fresh);
+  if (!fit || fit.sdLog === 0) return held;
+  const what = `${fresh.runs} runs with the speed probe (${found.groups.length} ${found.groups.length === 1 ? 'group' : 'groups'})`;
+  const round = (x: number) => Number(x.toPrecision(6));
+  return {
+    workload: found.workload,
+    slope: round(fit.slope),
+    sxx: round(fit.sxx),
+    sdLog: round(fit.sdLog),
+    runs: fit.runs,
+    df: fit.df,
+    source: held ? `${held.source}; pooled with ${what}` : `least squares over ${what}, one intercept per group`,
+  };
+}
+
 /**
  * The model with the runs' spread pooled in. `sides` are the baseline and candidate
  * runs (kept apart: each side's spread is around its own mean). Returns null when no
  * metric had two runs on a side.
  */
-export function poolRuns(model: NoiseModelFile, config: GateConfig, sides: { baseline: readonly RunResult[]; candidate: readonly RunResult[] }): NoiseModelFile | null {
+export function poolRuns(
+  model: NoiseModelFile,
+  config: GateConfig,
+  sides: { baseline: readonly RunResult[]; candidate: readonly RunResult[] },
+  options: { startSpeedFit?: boolean } = {},
+): NoiseModelFile | null {
   const runs = [...sides.baseline, ...sides.candidate];
   const dates = runs.map((r) => r.finishedAt.slice(0, 10)).sort();
   const measuredAt = dates[dates.length - 1];
@@ -70,6 +143,7 @@ export function poolRuns(model: NoiseModelFile, config: GateConfig, sides: { bas
   const entries: NoiseEntry[] = model.entries.map((e) => {
     const s = spreadOf([sides.baseline, sides.candidate], e.test, e.metric);
     if (!s.df) return e;
+    const speed = pooledSpeed(e, [sides.baseline, sides.candidate], options.startSpeedFit === true);
     const df = e.df + s.df;
     // An assumption counts for nothing once two degrees of freedom are measured.
     if (e.kind === 'assumed' && s.df < 2) return e;
@@ -90,6 +164,7 @@ export function poolRuns(model: NoiseModelFile, config: GateConfig, sides: { bas
       versions,
       ...(measuredAt ? { measuredAt } : {}),
       source: e.kind === 'measured' ? `${e.source}; pooled with ${s.runs} runs (${s.df} df) of ${versions.join(', ')}` : `within-version spread of ${s.runs} runs (${s.df} df) of ${versions.join(', ')}`,
+      ...(speed ? { speed } : {}),
     };
   });
   if (!changed) return null;

@@ -9,6 +9,25 @@ export const NOISE_MODEL_SCHEMA_VERSION = 1;
 
 export const NOISE_KINDS = ['measured', 'assumed'] as const;
 
+/**
+ * The metric's noise once adjusted for the machine's speed (src/noise/speed.ts): ln(value)
+ * moves by `slope` per unit of ln(probe CPU ms), and `sdLog` is the spread left around
+ * that line. Fitted by least squares with one intercept per side and one shared slope.
+ * `sxx` (the probe's sum of squares behind the slope) is kept so that later runs pool
+ * exactly: the slope's variance is sdLog²/sxx.
+ */
+export const speedFitSchema = z.strictObject({
+  /** The probe workload's name without the interpreter (SPEED_PROBE_WORKLOAD). */
+  workload: z.string().min(1),
+  slope: z.number().min(-5).max(5),
+  sxx: z.number().positive(),
+  sdLog: z.number().positive().max(2),
+  runs: z.number().int().positive(),
+  df: z.number().int().positive(),
+  source: z.string().min(1),
+});
+export type SpeedFit = z.output<typeof speedFitSchema>;
+
 export const noiseEntrySchema = z.strictObject({
   test: z.string().min(1),
   /** A metric key of the tolerances (supportedUsers, apiAvg, errorRate…). */
@@ -23,7 +42,9 @@ export const noiseEntrySchema = z.strictObject({
   measuredAt: z.string().optional(),
   /** Where the figure came from, in words. */
   source: z.string().min(1),
-});
+  /** Present when runs with the local bench's speed probe measured how the metric follows the machine's speed. */
+  speed: speedFitSchema.optional(),
+}).refine((e) => !e.speed || e.kind === 'measured', { message: 'speed: only a measured entry can hold a speed fit (its noise around the fit is a measurement too)', path: ['speed'] });
 export type NoiseEntry = z.output<typeof noiseEntrySchema>;
 
 export const noiseProfileSchema = z.strictObject({

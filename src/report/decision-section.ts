@@ -28,6 +28,18 @@ export function decisionSection(v: VerdictFile): string {
         'At this noise neither a pass nor a fail can be trusted: find what disturbed the bench (other load on the host, a noisy neighbour), or recalibrate with `loadgate calibrate` if this is its usual noise.',
     );
   }
+  for (const c of v.checks) {
+    if (c.speed?.adjusted) {
+      const s = c.speed;
+      const probe = (s.candidateProbeMs / s.baselineProbeMs - 1) * 100;
+      lines.push(
+        `- **Machine speed**: ${c.metric} (${c.test}) is judged at one machine speed. The CPU probe took ${s.baselineProbeMs} ms in the baseline's runs and ${s.candidateProbeMs} ms in the candidate's (geometric means, ${fmtSigned(probe, 1)}); ` +
+          `the noise model has ${c.metric.toLowerCase()} moving ${fmtSigned(s.slope)} per 1% of probe time, so the measured ${fmtSigned(s.rawDeltaPct)} is ${c.deltaPct === null ? 'not computable' : fmtSigned(c.deltaPct)} at equal speed, judged at ${s.sdPct}% per run (the noise model's around its fit, pooled with these runs' own spread). The Checks table shows it at one speed too.`,
+      );
+    } else if (c.speed && c.gating) {
+      lines.push(`- **Machine speed**: ${c.metric} (${c.test}) is judged as measured, at the model's unadjusted noise: ${c.speed.why}.`);
+    }
+  }
   if (v.next === 'repeat') lines.push('- **Next**: undecided so far; another pair is needed (a resumed run adds it).');
   if (d.suggestedMorePairs !== undefined) {
     lines.push(`- **Inconclusive**: the runs could not tell the candidate from the baseline. About ${d.suggestedMorePairs} more pair${d.suggestedMorePairs === 1 ? '' : 's'} would likely decide it: raise maxRepeats and resume, or lower the bench's noise.`);
@@ -42,6 +54,11 @@ export function decisionSection(v: VerdictFile): string {
 /** Simulated with 1000 trials: 100 % would claim more than the simulation shows. */
 function probability(p: number): string {
   return p >= 0.995 ? '> 99%' : `${Math.round(p * 100)}%`;
+}
+
+function fmtSigned(p: number, digits = 2): string {
+  const shown = Math.abs(p).toFixed(digits);
+  return `${Number(shown) === 0 ? '' : p > 0 ? '+' : '−'}${shown}%`;
 }
 
 function pct(x: number): string {

@@ -3,9 +3,11 @@ import type { RunResult } from '../results/schema.ts';
 
 /**
  * The Setup row that says how fast the machine ran for each side (the local bench's CPU
- * speed probe, src/bench/local/speed-probe.ts). The gate does not correct for it yet; the
- * row lets a reader see when one side's runs met a slower machine, which the pair order
- * cancels on average but not in any one gate.
+ * speed probe, src/bench/local/speed-probe.ts): whether one side's runs met a slower
+ * machine. Checks with a speed fit in the noise model are judged at one speed (the
+ * Decision section's "Machine speed" line, with each side's geometric mean over its
+ * runs); the others only have the pair order, which cancels it on average but not in any
+ * one gate.
  */
 export function machineSpeedRow(baseline: readonly RunResult[], candidate: readonly RunResult[]): string[] | undefined {
   const probes = (runs: readonly RunResult[]) => runs.flatMap((r) => (r.speedProbe ? [r.speedProbe] : []));

@@ -161,7 +161,7 @@ async function writeNoiseModel(o: RunOptions, setup: CompareSetup, judged: reado
   // A side under a CPU quota is another bench (CFS throttling adds its own latency): its
   // spread says nothing of the shipped profile's noise.
   const side = (role: string) => judged.filter((r) => r.run.side.role === role && r.run.side.cpuQuota === undefined).map((r) => r.result);
-  const pooled = poolRuns(base, o.config, spreadSides({ baseline: side('baseline'), candidate: side('candidate') }, o.calibrate === true));
+  const pooled = poolRuns(base, o.config, spreadSides({ baseline: side('baseline'), candidate: side('candidate') }, o.calibrate === true), { startSpeedFit: o.calibrate === true });
   if (!pooled) return undefined;
   const text = `${JSON.stringify(pooled, null, 2)}\n`;
   const out = join(o.outDir, 'noise-model.json');

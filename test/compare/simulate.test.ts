@@ -24,15 +24,15 @@ test('AWS profile (assumed 1.8 % noise): every goal of the issue met, one pair u
   assert.ok(users.fail >= 95 && users.meanPairs < 1.5, JSON.stringify(users));
 });
 
-test('local profile (supported users 3.60 % per run, two calibrations pooled; repeats 2): both error bounds hold; undecided gates and the pairs a decision takes fall short, as stated', async () => {
+test('local profile (supported users 3.64 % per run, three calibrations pooled; repeats 2): both error bounds hold; undecided gates and the pairs a decision takes fall short, as stated', async () => {
   const { config, model } = await profile('local-synapse');
   const rows = simulate(config, model, { trials: 1000, seed: 1 });
-  // Seed 1: no change 93.0 % pass, 0.1 % fail, 6.9 % inconclusive, 3.31 pairs.
+  // Seed 1: no change 93.0 % pass, 0.1 % fail, 6.9 % inconclusive, 3.33 pairs.
   const none = rows.find((r) => r.kind === 'none')!;
   assert.ok(none.fail <= 1 && none.pass >= 90, JSON.stringify(none));
   // A material regression on any one metric rarely passes (Wald's bound).
   for (const r of rows.filter((x) => x.kind === 'material')) assert.ok(r.pass <= 1, JSON.stringify(r));
-  // A 10 % loss of supported users (seed 1: 0.2 % pass, 87.0 % fail, 12.8 % inconclusive, 3.96 pairs).
+  // A 10 % loss of supported users (seed 1: 0.3 % pass, 87.2 % fail, 12.5 % inconclusive, 3.97 pairs).
   const users = rows.find((r) => r.kind === 'material' && r.metric === 'unbounded.supportedUsers')!;
   assert.ok(users.fail >= 80 && users.meanPairs > 3 && users.meanPairs < 5, `a 10 % loss at the calibrated noise: ${JSON.stringify(users)}`);
   // The shortfalls the README states, and no others: undecided gates (no change, the 10 %
@@ -71,7 +71,7 @@ test('a machine whose speed steps between pairs (6.7 % sd, both sides alike): th
     const rows = simulate(config, model, { trials: 1000, seed: 1 });
     const none = rows.find((r) => r.kind === 'none')!;
     const step = rows.find((r) => r.kind === 'step')!;
-    // Seed 1, local: 95.1 % pass against 93.0 % without steps; the spread around each side's
+    // Seed 1, local: 95.0 % pass against 93.0 % without steps; the spread around each side's
     // mean and a line in run order (the rule until 2026-11-25) passed 62.0 %, 38.0 % "noisy".
     assert.ok(step.fail <= 1 && Math.abs(step.pass - none.pass) <= 3 && Math.abs(step.meanPairs - none.meanPairs) < 0.1, `${name}: ${JSON.stringify(step)} vs ${JSON.stringify(none)}`);
   }
@@ -80,15 +80,16 @@ test('a machine whose speed steps between pairs (6.7 % sd, both sides alike): th
 test('a bench noisier than its model: with supported users at 3 × the model\'s noise, the local gate mostly says it cannot judge, and rarely fails an unchanged release', async () => {
   const { config, model } = await profile('local-synapse');
   const rows = simulate(config, model, { trials: 1000, seed: 1, noiseScale: 3, noiseScaleMetric: 'unbounded.supportedUsers' });
-  // Seed 1 at the shipped model: no change 43.6 % pass, 9.8 % fail, 46.6 % inconclusive;
-  // a 10 % loss 13.1 % pass, 34.3 % fail, 52.6 % inconclusive (37.9 / 7.6 / 54.5 and
+  // Seed 1 at the shipped model (3.64 %): no change 43.8 % pass, 10.2 % fail, 46.0 % inconclusive;
+  // a 10 % loss 13.6 % pass, 35.5 % fail, 50.9 % inconclusive (at the 3.60 % model of 27c98c6:
+  // 43.6 / 9.8 / 46.6 and 13.1 / 34.3 / 52.6; 37.9 / 7.6 / 54.5 and
   // 11.0 / 28.2 / 60.8 with the spread around each side's mean and a line, before 27c98c6:
   // the pair differences have one degree of freedom fewer from the third pair on). At the afternoon model
   // (2.97 %), the rule until 2026-11-25 (no check of the runs' spread, a decision from the
   // first pair) failed 18.3 % of unchanged releases and passed 28.1 % of 10 % losses on
   // such a bench; this rule 7.1 % and 9.5 % (README, "When the bench is noisier than its model").
   const none = rows.find((r) => r.kind === 'none')!;
-  assert.ok(none.fail <= 10 && none.inconclusive > 40, JSON.stringify(none));
+  assert.ok(none.fail <= 11 && none.inconclusive > 40, JSON.stringify(none));
   const users = rows.find((r) => r.kind === 'material' && r.metric === 'unbounded.supportedUsers')!;
   assert.ok(users.pass <= 15 && users.inconclusive > 40, JSON.stringify(users));
   // The model right (scale 1) gives back the calibrated rates: the check costs little.
@@ -119,4 +120,27 @@ test('loadgate simulate prints the table and the goals; --json gives the same ro
   lines.length = 0;
   assert.equal(await main(['simulate', '--config', 'examples/aws-mattermost.yml', '--noise-scale', '3x'], io), 3);
   assert.match(lines.join('\n'), /--noise-scale: expected a multiple such as 3/);
+});
+
+test('a speed fit in the model: the simulated runs carry probes and the decision takes the speed out; a wrong slope costs, and says so', async () => {
+  const { config, model } = await profile('local-synapse');
+  // A fit as a calibration with the probe would write it: slope −0.8, 2 % left around it,
+  // the probe moving 6 % per run (sxx = 7 · 0.06²) over 8 runs.
+  const fit = { workload: 'python-json-v1', slope: -0.8, sxx: 7 * 0.06 ** 2, sdLog: 0.02, runs: 8, df: 6, source: 'test' };
+  const file = { ...model.file!, entries: model.file!.entries.map((e) => (e.metric === 'supportedUsers' ? { ...e, speed: fit } : e)) };
+  const withFit = { ...model, file };
+  const rate = (slopeScale: number, kind: 'none' | 'material') => {
+    const rows = simulate(config, withFit, { trials: 400, seed: 3, slopeScale });
+    return rows.find((r) => r.kind === kind && (kind === 'none' || r.metric === 'unbounded.supportedUsers'))!;
+  };
+  // At the fitted slope, supported users are judged at 2 %: the 10 % loss fails in about 2 pairs.
+  const loss = rate(1, 'material');
+  assert.ok(loss.fail >= 95 && loss.pass <= 1 && loss.meanPairs < 2.6, JSON.stringify(loss));
+  const none = rate(1, 'none');
+  assert.ok(none.fail <= 1, JSON.stringify(none));
+  // If the probe said nothing about users (true slope 0), adjusting by −0.8 adds 0.8 × 6 % of
+  // noise the model does not hold: the gate's own noise check stops more gates as undecidable.
+  const blind = rate(0, 'none');
+  assert.ok(blind.inconclusive > none.inconclusive + 5, `${JSON.stringify(blind)} against ${JSON.stringify(none)}`);
+  assert.ok(blind.fail <= 2, JSON.stringify(blind));
 });

@@ -14,20 +14,26 @@ test('the shipped noise models are what the script derives from the recorded run
   }
 });
 
-test('the local model is measured (supported users: two loadgate calibrations of 6 A/A runs, pooled) and the AWS one assumed at ~1.76 % per run', async () => {
+test('the local model is measured (supported users: three loadgate calibrations of 6, 6 and 8 A/A runs, pooled) and the AWS one assumed at ~1.76 % per run', async () => {
   const local = await loadNoiseModel('noise/local-synapse.json', await loadGateConfig('examples/local-synapse.yml'));
   assert.equal(local.kind, 'measured');
   assert.equal(local.measuredAt, '2026-11-25');
   const users = local.file!.entries.find((e) => e.metric === 'supportedUsers')!;
-  assert.equal(users.runs, 12);
-  assert.equal(users.df, 10);
-  assert.match(users.source, /^pooled by degrees of freedom: reports\/calibration\/local-synapse-1\.162\.0-unbounded: loadgate calibrate.*; reports\/calibration\/local-synapse-1\.162\.0-unbounded-night: loadgate calibrate/);
+  assert.equal(users.runs, 20);
+  assert.equal(users.df, 17);
+  assert.match(users.source, /^pooled by degrees of freedom: reports\/calibration\/local-synapse-1\.162\.0-unbounded: loadgate calibrate.*; reports\/calibration\/local-synapse-1\.162\.0-unbounded-night: loadgate calibrate.*; reports\/calibration\/local-synapse-1\.162\.0-unbounded-probe: loadgate calibrate/);
+  assert.doesNotMatch(users.source, /pooled by degrees of freedom: pooled/);
   // The committed runs give the committed figure. An A/A calibration's six runs are one
   // group (its sides are one version): sd of ln(users) around their mean, 5 df each; the
   // two calibrations pool by df. Python: statistics.stdev(map(math.log, …)) of
   // [52.56, 51.97, 52.93, 49.13, 49.99, 50.64] = 0.029698 and of
-  // [53.33, 50.51, 47.52, 48.96, 49.38, 51.74] = 0.041270; sqrt((5·a² + 5·b²)/10) = 0.035953
-  assert.ok(Math.abs(users.sdLog - 0.03595) < 0.00001, String(users.sdLog));
+  // [53.33, 50.51, 47.52, 48.96, 49.38, 51.74] = 0.041270 and of the eight runs with the
+  // speed probe [75.45, 72.13, 74.11, 68.97, 69.67, 67.81, 72.87, 72.44] = 0.036902;
+  // sqrt((5·a² + 5·b² + 7·c²)/17) = 0.036347
+  assert.ok(Math.abs(users.sdLog - 0.03635) < 0.00001, String(users.sdLog));
+  // That calibration's speed fit: the probe hardly moved (sd 0.8 %), so its slope is far from
+  // clear of zero and the decision does not use it (test/compare/speed-adjust.test.ts).
+  assert.deepEqual([users.speed?.runs, users.speed?.df, users.speed?.workload], [8, 6, 'python-json-v1']);
   const aws = await loadNoiseModel('noise/aws-mattermost.json', await loadGateConfig('examples/aws-mattermost.yml'));
   assert.equal(aws.kind, 'assumed');
   assert.ok(Math.abs(aws.file!.entries.find((e) => e.metric === 'supportedUsers')!.sdLog - 0.0176) < 0.0001);

@@ -29,12 +29,14 @@ test('a gate with repeats refines a measured model: df-weighted with what it hel
   const users = (m: typeof shipped) => m.entries.find((e) => e.metric === 'supportedUsers')!;
   const before = users(shipped);
   const after = users(poolRuns(shipped, config, { baseline, candidate })!);
-  // Python: sqrt((10 · 0.03595² + 4 · 0.0793105²) / 14), the shipped entry being 0.03595 with 10 df
-  close(before.sdLog, 0.03595, 1e-5);
-  close(after.sdLog, Math.sqrt((10 * before.sdLog ** 2 + 4 * 0.07931045406965312 ** 2) / 14), 1e-5);
-  close(after.sdLog, 0.052157, 2e-5);
-  assert.equal(after.df, 14);
-  assert.equal(after.runs, 18);
+  // Python: sqrt((17 · 0.03635² + 4 · 0.0793105²) / 21), the shipped entry being 0.03635 with 17 df
+  close(before.sdLog, 0.03635, 1e-5);
+  close(after.sdLog, Math.sqrt((17 * before.sdLog ** 2 + 4 * 0.07931045406965312 ** 2) / 21), 1e-5);
+  close(after.sdLog, 0.047621, 2e-5);
+  assert.equal(after.df, 21);
+  assert.equal(after.runs, 26);
+  // These runs carry no probe: the entry's speed fit is kept as it was.
+  assert.deepEqual(after.speed, before.speed);
 });
 
 test('one run per side measures no spread: nothing is pooled', async () => {
@@ -74,4 +76,56 @@ test('an A/A calibration is one group: the offset between its sides counts as no
   // Two versions: their offset is the change under test, never noise, even when calibrating.
   const other = [100, 105, 95].map((u, i) => unbounded('1.163.2', u, i));
   assert.deepEqual(spreadSides({ baseline, candidate: other }, true), { baseline, candidate: other });
+});
+
+/** Six A/A runs of 1.162.0 whose users move against the speed probe (ms), for the speed-fit tests. */
+const PROBES = [60, 66, 57, 63, 70, 59];
+const probedRuns = () =>
+  [52, 49, 54.5, 50, 46, 53].map((u, i) => ({
+    ...unbounded('1.162.0', u, i),
+    speedProbe: { workload: 'python-json-v1 CPython 3.11.2', samples: 40, cpuMsMedian: PROBES[i]!, cpuMsMin: PROBES[i]!, cpuMsMax: PROBES[i]! },
+  }));
+const usersEntry = (m: ReturnType<typeof poolRuns>) => m!.entries.find((e) => e.metric === 'supportedUsers')!;
+
+test('runs with the speed probe add a speed fit: one shared slope, matching a dummy-variable least-squares solve', async () => {
+  const config = await loadGateConfig('examples/local-synapse.yml');
+  const runs = probedRuns();
+  const entry = usersEntry;
+  // Reference: Python, exact fractions, OLS of ln(users) on ln(probe ms) with one dummy per
+  // group (the solve in test/noise/speed.test.ts). An A/A calibration is one group.
+  const calibration = entry(poolRuns(emptyModel(config), config, spreadSides({ baseline: runs.slice(0, 3), candidate: runs.slice(3) }, true), { startSpeedFit: true }));
+  close(calibration.speed!.slope, -0.7931980251849082, 1e-5);
+  close(calibration.speed!.sdLog, 0.007240981901220898, 1e-7);
+  assert.deepEqual([calibration.speed!.workload, calibration.speed!.df, calibration.speed!.runs], ['python-json-v1', 4, 6]);
+  // A gate of two versions keeps its sides as two groups.
+  const gate = entry(poolRuns(emptyModel(config), config, { baseline: runs.slice(0, 3), candidate: runs.slice(3).map((r) => ({ ...r, target: { ...r.target, version: '1.163.2' } })) }, { startSpeedFit: true }));
+  close(gate.speed!.slope, -0.777147756816663, 1e-5);
+  close(gate.speed!.sdLog, 0.007106909432295336, 1e-7);
+  assert.equal(gate.speed!.df, 3);
+  noiseModelFileSchema.parse(poolRuns(emptyModel(config), config, spreadSides({ baseline: runs.slice(0, 3), candidate: runs.slice(3) }, true), { startSpeedFit: true }));
+  // Runs without the probe leave no fit.
+  assert.equal(entry(poolRuns(emptyModel(config), config, { baseline, candidate }, { startSpeedFit: true })).speed, undefined);
+});
+
+test('only a calibration starts a speed fit; a gate refines one exactly; only supported users get one; an assumed entry cannot hold one', async () => {
+  const config = await loadGateConfig('examples/local-synapse.yml');
+  const runs = probedRuns();
+  const entry = usersEntry;
+  // A gate (not a calibration): its σ is pooled, no fit is started.
+  const gate = poolRuns(emptyModel(config), config, { baseline: runs.slice(0, 3), candidate: runs.slice(3) });
+  assert.equal(entry(gate).speed, undefined);
+  // A calibration of the first three runs starts one (2 df); a gate of the other three, as one
+  // group, refines it to the fit of all six (the one-group reference of the test above).
+  const first = poolRuns(emptyModel(config), config, spreadSides({ baseline: runs.slice(0, 2), candidate: runs.slice(2, 4) }, true), { startSpeedFit: true })!;
+  assert.equal(entry(first).speed!.df, 2);
+  const refined = poolRuns(first, config, { baseline: runs.slice(4), candidate: [] })!;
+  // Two groups now (the calibration's four runs, the gate's two): Python, exact fractions,
+  // dummy-variable OLS over groups [runs 1-4], [runs 5-6].
+  close(entry(refined).speed!.slope, -0.7868317234784827, 1e-5);
+  close(entry(refined).speed!.sdLog, 0.008129841992370166, 1e-7);
+  assert.equal(entry(refined).speed!.df, 3);
+  assert.match(entry(refined).speed!.source, /pooled with 2 runs with the speed probe/);
+  const schema = noiseModelFileSchema.safeParse({ ...first, entries: first.entries.map((e) => (e.kind === 'assumed' ? { ...e, speed: entry(first).speed } : e)) });
+  assert.equal(schema.success, false);
+  assert.match(JSON.stringify(schema.error?.issues), /only a measured entry can hold a speed fit/);
 });

@@ -16,6 +16,9 @@ version, so they are one group: an offset between the two sides counts as noise.
 config's noiseModel is neither used nor checked (it is stale after a profile change).
   --write                  Also write it over the config's noiseModel file
   --tests <a,b>            Only these tests
+  --resume                 Reuse the completed runs already in <out>/results: a stopped
+                           calibration goes on; a finished one runs nothing and writes its
+                           noise model again from the same runs, by this loadgate's rules
   --bench-file, --users-file, --cache-dir, --keep   As for loadgate run
 Use at least 3 pairs: with n pairs each metric gets 2n − 1 degrees of freedom.
 Exit codes: 0 model written, 2 too few completed runs to measure, 3 bad input.`;
@@ -35,6 +38,7 @@ const flagsSchema = z.strictObject({
   'users-file': z.string().min(1).optional(),
   'cache-dir': z.string().min(1).optional(),
   keep: z.boolean().default(false),
+  resume: z.boolean().default(false),
   positionals: z.array(z.string()).max(0, 'unexpected argument; every option needs its --name'),
 });
 
@@ -52,6 +56,7 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
       'users-file': { type: 'string' },
       'cache-dir': { type: 'string' },
       keep: { type: 'boolean' },
+      resume: { type: 'boolean' },
     },
     flagsSchema,
     usage,
@@ -65,6 +70,7 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
     ...pass('users-file', flags['users-file']),
     ...pass('cache-dir', flags['cache-dir']),
     ...(flags.keep ? ['--keep'] : []),
+    ...(flags.resume ? ['--resume'] : []),
     ...(flags.write ? ['--update-noise-model'] : []),
   ];
   const options = { ...(await parseRunOptions(runArgs)), calibrate: true };
@@ -79,6 +85,9 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
   io.out(`noise model: ${file}${flags.write ? ` (also written over the config's noiseModel)` : ''}`);
   for (const e of model.entries) {
     io.out(`  ${`${e.test}.${e.metric}`.padEnd(28)} ${e.kind === 'measured' ? `${(e.sdLog * 100).toFixed(2)}% per run (${e.runs} runs, ${e.df} df)` : `assumed ${(e.sdLog * 100).toFixed(2)}%`}`);
+    if (e.speed) {
+      io.out(`  ${''.padEnd(28)} at one machine speed: ${(e.speed.sdLog * 100).toFixed(2)}% per run (${e.speed.df} df), moving ${e.speed.slope.toFixed(2)}% per 1% of the speed probe's time`);
+    }
   }
   return 0;
 }

@@ -7,7 +7,7 @@ import { InputError } from '../../util/errors.ts';
 import { parseFlags } from '../args.ts';
 import type { CliIO } from '../io.ts';
 
-export const usage = `Usage: loadgate simulate --config <gate.yml> [--noise <model.json>] [--trials N] [--seed S] [--noise-scale X] [--json]
+export const usage = `Usage: loadgate simulate --config <gate.yml> [--noise <model.json>] [--trials N] [--seed S] [--noise-scale X] [--slope-scale X] [--json]
 
 Monte Carlo of the gate's own decision (the code compare and run use) at the noise
 model's per-run spread: for no change, a change at the tolerance, at the material
@@ -21,6 +21,10 @@ Seeded: the same inputs print the same table.
                    The bench's true noise as x times the model's (default 1: the model is
                    right), on every gating metric or on one: what the gate does on a day
                    the bench is noisier than it was calibrated
+  --slope-scale <x>
+                   For checks whose noise model has a speed fit (the local bench's CPU
+                   probe): the metric's true slope against the machine's speed as x times the
+                   fitted one (default 1; 0: the probe says nothing; 2: twice as steep)
   --json           Print the rows and the goals as JSON
 Exit codes: 0 printed (goals met or not: see the output), 3 bad input.`;
 
@@ -45,6 +49,12 @@ const flagsSchema = z.strictObject({
     })
     .refine((v) => v.scale >= 0.1 && v.scale <= 10, 'expected a multiple from 0.1 to 10')
     .optional(),
+  'slope-scale': z
+    .string()
+    .regex(/^[0-9]+(?:\.[0-9]+)?$/, 'expected a multiple such as 0.5 or 2')
+    .transform(Number)
+    .refine((x) => x <= 10, 'expected a multiple from 0 to 10')
+    .optional(),
   json: z.boolean().default(false),
   positionals: z.array(z.string()).max(0, 'unexpected argument; every option needs its --name'),
 });
@@ -52,7 +62,7 @@ const flagsSchema = z.strictObject({
 export async function run(argv: string[], io: CliIO): Promise<number> {
   const flags = parseFlags(
     argv,
-    { config: { type: 'string' }, noise: { type: 'string' }, trials: { type: 'string' }, seed: { type: 'string' }, 'noise-scale': { type: 'string' }, json: { type: 'boolean' } },
+    { config: { type: 'string' }, noise: { type: 'string' }, trials: { type: 'string' }, seed: { type: 'string' }, 'noise-scale': { type: 'string' }, 'slope-scale': { type: 'string' }, json: { type: 'boolean' } },
     flagsSchema,
     usage,
   );
@@ -66,13 +76,22 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
       .map((g) => `${g.test}.${g.key}`);
     if (!known.includes(scale.metric)) throw new InputError(`--noise-scale: ${scale.metric} is not a gating relative metric of ${flags.config}; use one of ${known.join(', ')}`);
   }
-  const rows = simulate(config, model, { trials: flags.trials, seed: flags.seed, noiseScale: scale?.scale ?? 1, ...(scale?.metric ? { noiseScaleMetric: scale.metric } : {}) });
+  const slopeScale = flags['slope-scale'];
+  const rows = simulate(config, model, {
+    trials: flags.trials,
+    seed: flags.seed,
+    noiseScale: scale?.scale ?? 1,
+    ...(scale?.metric ? { noiseScaleMetric: scale.metric } : {}),
+    ...(slopeScale !== undefined ? { slopeScale } : {}),
+  });
   const shortfalls = goalShortfalls(rows);
   if (flags.json) {
-    io.out(JSON.stringify({ config: flags.config, noiseModel: path, kind: model.kind, trials: flags.trials, seed: flags.seed, noiseScale: scale ?? { scale: 1 }, repeats: config.repeats, maxRepeats: config.maxRepeats, rows, shortfalls }, null, 2));
+    io.out(JSON.stringify({ config: flags.config, noiseModel: path, kind: model.kind, trials: flags.trials, seed: flags.seed, noiseScale: scale ?? { scale: 1 }, slopeScale: slopeScale ?? 1, repeats: config.repeats, maxRepeats: config.maxRepeats, rows, shortfalls }, null, 2));
     return 0;
   }
-  const noisier = scale && scale.scale !== 1 ? `; the bench's true noise ${scale.scale} × the model's on ${scale.metric ?? 'every gating metric'}` : '';
+  const noisier =
+    (scale && scale.scale !== 1 ? `; the bench's true noise ${scale.scale} × the model's on ${scale.metric ?? 'every gating metric'}` : '') +
+    (slopeScale !== undefined && slopeScale !== 1 ? `; the true speed slope ${slopeScale} × the fitted one` : '');
   io.out(`${flags.config}: noise model ${path ?? 'assumed from the tolerances'} (${model.kind}), ${config.repeats}..${config.maxRepeats} pairs, ${flags.trials} trials per row, seed ${flags.seed}${noisier}`);
   io.out(table(rows));
   if (!shortfalls.length) io.out('Goals met: no change fails ≤ 1 % and passes ≥ 95 %; a material regression on any one gating metric fails ≥ 95 % and passes ≤ 1 %; inconclusive ≤ 5 %; ≤ 2 runs per side on average.');
