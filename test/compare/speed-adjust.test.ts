@@ -113,7 +113,7 @@ test('a loss the probe cannot explain is not fitted away: the candidate ran on a
   assert.equal(comparison.verdict.verdict, 'fail');
 });
 
-test('a candidate under a CPU quota: its probe, outside the quota, meets a less loaded core and reads faster, so the loss at one speed is larger, never hidden', async () => {
+test('a candidate under a CPU quota whose probe reads faster is credited the other way: its loss at one speed is larger than measured', async () => {
   const { config, setup } = await setupWith(FIT);
   const quota = (run: RunResult): RunResult => ({ ...run, target: { ...run.target, cpuQuota: 0.88 } });
   const comparison = compareRuns(
