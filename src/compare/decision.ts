@@ -24,7 +24,7 @@ import {
   type RunPairs,
   type SprtRule,
 } from './sequential.ts';
-import { adjustedValuesAt, probeMsAt, speedAdjust, type RunProbes, type SpeedAdjusted } from './speed-adjust.ts';
+import { adjustedValuesAt, geometricMeanAt, speedAdjust, type RunProbes, type SpeedAdjusted } from './speed-adjust.ts';
 import { chiSquareSf, normalQuantile } from './stats.ts';
 import type { Check, Decision, Verdict } from './verdict-schema.ts';
 
@@ -327,15 +327,14 @@ function speedRecord(j: JudgedCheck, step: number): Pick<Check, 'speed'> {
     const raw = { baseline: mean(j.input.relative!.baseline.slice(0, step)), candidate: mean(j.input.relative!.candidate.slice(0, step)) };
     // The noise the evidence was judged at: the fit's, or more where the runs' own spread pooled above it.
     const judgedAt = j.evidence[Math.min(step, j.evidence.length) - 1]?.sdLog ?? fit.sdLog;
-    const geo = (xs: readonly number[]) => Math.exp(mean(xs.slice(0, step).map(Math.log)));
-    const rawDeltaPct = (geo(j.input.relative!.candidate) / geo(j.input.relative!.baseline) - 1) * 100;
+    const rawDeltaPct = (geometricMeanAt(j.input.relative!.candidate, step) / geometricMeanAt(j.input.relative!.baseline, step) - 1) * 100;
     return {
       speed: {
         adjusted: true,
         slope: fit.slope,
         sdPct: round2(judgedAt * 100),
-        baselineProbeMs: round2(probeMsAt(probes.baseline, step)),
-        candidateProbeMs: round2(probeMsAt(probes.candidate, step)),
+        baselineProbeMs: round2(geometricMeanAt(probes.baseline, step)),
+        candidateProbeMs: round2(geometricMeanAt(probes.candidate, step)),
         rawBaseline: raw.baseline,
         rawCandidate: raw.candidate,
         rawDeltaPct: round2(rawDeltaPct),

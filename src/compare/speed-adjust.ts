@@ -1,6 +1,7 @@
 import { workloadName } from '../noise/pool.ts';
 import type { SpeedFit } from '../noise/schema.ts';
 import { slopeVariance } from '../noise/speed.ts';
+import { mean } from './stats.ts';
 
 /**
  * A relative check's values taken to one machine speed (src/noise/speed.ts): each run's
@@ -37,28 +38,27 @@ export function speedAdjust(values: { baseline: readonly number[]; candidate: re
   }
   const lb = probes.baseline.map(Math.log);
   const lc = probes.candidate.map(Math.log);
-  const all = [...lb, ...lc];
-  const ref = all.reduce((a, x) => a + x, 0) / all.length;
-  const adjust = (v: number, lp: number) => v * Math.exp(-fit.slope * (lp - ref));
+  const ref = mean([...lb, ...lc]);
   const slopeVar = slopeVariance(fit);
   const steps = Math.max(lb.length, lc.length);
   const extraVariance: number[] = [];
   for (let k = 1; k <= steps; k++) {
-    const mb = meanOf(lb.slice(0, Math.min(k, lb.length)));
-    const mc = meanOf(lc.slice(0, Math.min(k, lc.length)));
+    const mb = mean(lb.slice(0, Math.min(k, lb.length)));
+    const mc = mean(lc.slice(0, Math.min(k, lc.length)));
     extraVariance.push(slopeVar * (mc - mb) ** 2);
   }
   return {
-    baseline: values.baseline.map((v, i) => adjust(v, lb[i] as number)),
-    candidate: values.candidate.map((v, i) => adjust(v, lc[i] as number)),
+    baseline: toOneSpeed(values.baseline, lb, fit.slope, ref),
+    candidate: toOneSpeed(values.candidate, lc, fit.slope, ref),
     extraVariance,
     fit,
     probes,
   };
 }
 
-function meanOf(xs: readonly number[]): number {
-  return xs.length ? xs.reduce((a, x) => a + x, 0) / xs.length : 0;
+/** Each value times exp(−slope · (its ln probe − ref)): the one adjustment, for the evidence and for display. */
+function toOneSpeed(values: readonly number[], lnProbes: readonly number[], slope: number, ref: number): number[] {
+  return values.map((v, i) => v * Math.exp(-slope * ((lnProbes[i] as number) - ref)));
 }
 
 /**
@@ -68,13 +68,11 @@ function meanOf(xs: readonly number[]): number {
 export function adjustedValuesAt(raw: { baseline: readonly number[]; candidate: readonly number[] }, s: SpeedAdjusted, step: number): { baseline: number[]; candidate: number[] } {
   const lb = s.probes.baseline.slice(0, step).map(Math.log);
   const lc = s.probes.candidate.slice(0, step).map(Math.log);
-  const ref = meanOf([...lb, ...lc]);
-  const at = (values: readonly number[], lp: readonly number[]) => values.slice(0, step).map((v, i) => v * Math.exp(-s.fit.slope * ((lp[i] as number) - ref)));
-  return { baseline: at(raw.baseline, lb), candidate: at(raw.candidate, lc) };
+  const ref = mean([...lb, ...lc]);
+  return { baseline: toOneSpeed(raw.baseline.slice(0, step), lb, s.fit.slope, ref), candidate: toOneSpeed(raw.candidate.slice(0, step), lc, s.fit.slope, ref) };
 }
 
-/** Geometric mean of the first `step` probes: the side's typical probe time up to that pair. */
-export function probeMsAt(ms: readonly number[], step: number): number {
-  const xs = ms.slice(0, step).map(Math.log);
-  return Math.exp(meanOf(xs));
+/** Geometric mean of the first `step` values (a side's probe times, or its raw values, up to that pair). */
+export function geometricMeanAt(values: readonly number[], step: number): number {
+  return Math.exp(mean(values.slice(0, step).map(Math.log)));
 }
