@@ -289,6 +289,8 @@ export function judge(inputs: readonly CheckInput[], setup: DecisionSetup, probl
         .filter((j) => j.input.base.gating && j.path.outcome === 'undecided' && j.evidence.length)
         .map((j) => {
           const last = j.evidence[j.evidence.length - 1] as Evidence;
+          // last.variance · k is the per-pair variance; with a speed fit it also scales up the
+          // slope's share, which does not shrink with pairs: an estimate on the long side.
           return morePairs(last, j.path.llr[j.path.llr.length - 1] ?? 0, last.variance * j.evidence.length, j.m, rule);
         }),
       1,
@@ -359,12 +361,19 @@ function valuesAt(j: JudgedCheck, step: number): { baseline: number | null; cand
  * (a seeded simulation through the same SPRT walk).
  */
 function detectable(g: GateDecision, setup: DecisionSetup): Decision['detectable'] {
+  // At one machine speed the slope's uncertainty (the gate's last extra variance) stays
+  // in every simulated gate as well: it does not shrink with pairs.
+  const judgedAs = (j: JudgedCheck) => ({
+    ...(j.prior ? { prior: j.prior } : {}),
+    ...(j.noiseCheck ? { noiseCheck: j.noiseCheck } : {}),
+    ...(j.speed?.extraVariance.length ? { extraVariance: j.speed.extraVariance[j.speed.extraVariance.length - 1] } : {}),
+  });
   return g.judged
     .filter((j) => j.input.base.gating && j.input.relative)
     .map((j) => ({
       metric: j.input.base.metric,
       test: j.input.base.test,
       materialPct: j.input.materialPct,
-      probabilityFail: Math.round(probabilityFail(j.sdLog, j.m, j.m, g.rule, setup.minPairs, setup.maxPairs, 1000, 9, { ...(j.prior ? { prior: j.prior } : {}), ...(j.noiseCheck ? { noiseCheck: j.noiseCheck } : {}) }) * 1000) / 1000,
+      probabilityFail: Math.round(probabilityFail(j.sdLog, j.m, j.m, g.rule, setup.minPairs, setup.maxPairs, 1000, 9, judgedAs(j)) * 1000) / 1000,
     }));
 }

@@ -349,18 +349,22 @@ export function probabilityFail(
   maxPairs: number,
   trials = 2000,
   seed = 9,
-  judged: { prior?: NoisePrior; noiseCheck?: NoiseCheck } = {},
+  judged: { prior?: NoisePrior; noiseCheck?: NoiseCheck; extraVariance?: number } = {},
 ): number {
   const random = seededRandom(seed);
+  const extra = judged.extraVariance ?? 0;
+  const extraVariance = extra > 0 ? Array.from({ length: maxPairs }, () => extra) : undefined;
   let fails = 0;
   for (let t = 0; t < trials; t++) {
     const b: number[] = [];
     const c: number[] = [];
+    // A speed fit's slope error moves every pair of a gate alike: one draw per trial.
+    const shared = extraVariance ? Math.sqrt(extra) * gaussian(random) : 0;
     for (let k = 0; k < maxPairs; k++) {
       b.push(Math.exp(sigmaLog * gaussian(random)));
-      c.push(Math.exp(trueBad + sigmaLog * gaussian(random)));
+      c.push(Math.exp(trueBad + shared + sigmaLog * gaussian(random)));
     }
-    const path = sprtPath(relativeEvidence(b, c, 'higher', sigmaLog, judged.prior), m, rule, minPairs, judged.noiseCheck);
+    const path = sprtPath(relativeEvidence(b, c, 'higher', sigmaLog, judged.prior, undefined, extraVariance), m, rule, minPairs, judged.noiseCheck);
     if (path.outcome === 'fail' && gateWalk([path], maxPairs, minPairs).outcome === 'fail') fails++;
   }
   return fails / trials;

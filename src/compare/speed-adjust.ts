@@ -1,4 +1,4 @@
-import { workloadName } from '../noise/pool.ts';
+import { workloadName } from '../noise/speed.ts';
 import type { SpeedFit } from '../noise/schema.ts';
 import { slopeVariance } from '../noise/speed.ts';
 import { mean } from './stats.ts';

@@ -3,7 +3,7 @@ import type { GateConfig } from '../config/schema.ts';
 import type { RunResult } from '../results/schema.ts';
 import { assumedSdLog, gatingMetrics, noiseProfile } from './profile.ts';
 import { NOISE_MODEL_SCHEMA_VERSION, type NoiseEntry, type NoiseModelFile, type SpeedFit } from './schema.ts';
-import { addSums, fitOfSums, speedSums, sumsOfFit, type SpeedGroup } from './speed.ts';
+import { addSums, fitOfSums, speedSums, sumsOfFit, workloadName, type SpeedGroup } from './speed.ts';
 
 /**
  * Pools the within-version spread of a gate's runs into a noise model, so the model
@@ -56,11 +56,6 @@ function spreadOf(sides: readonly (readonly RunResult[])[], test: string, key: s
     for (const r of judged) out.versions.add(r.target.version);
   }
   return out;
-}
-
-/** The probe workload's name without its interpreter ("python-json-v1 CPython 3.11.2" → "python-json-v1"). */
-export function workloadName(workload: string): string {
-  return workload.split(' ')[0] as string;
 }
 
 /**
@@ -143,7 +138,6 @@ export function poolRuns(
   const entries: NoiseEntry[] = model.entries.map((e) => {
     const s = spreadOf([sides.baseline, sides.candidate], e.test, e.metric);
     if (!s.df) return e;
-    const speed = pooledSpeed(e, [sides.baseline, sides.candidate], options.startSpeedFit === true);
     const df = e.df + s.df;
     // An assumption counts for nothing once two degrees of freedom are measured.
     if (e.kind === 'assumed' && s.df < 2) return e;
@@ -155,6 +149,7 @@ export function poolRuns(
     if (sdLog === 0) return e;
     changed = true;
     const versions = [...new Set([...(e.kind === 'measured' ? e.versions : []), ...s.versions])].sort();
+    const speed = pooledSpeed(e, [sides.baseline, sides.candidate], options.startSpeedFit === true);
     return {
       ...e,
       sdLog,

@@ -1,6 +1,11 @@
 import { studentTQuantile } from '../compare/stats.ts';
 import type { SpeedFit } from './schema.ts';
 
+/** The probe workload's name without its interpreter ("python-json-v1 CPython 3.11.2" → "python-json-v1"). */
+export function workloadName(workload: string): string {
+  return workload.split(' ')[0] as string;
+}
+
 /**
  * Taking the machine's speed out of a metric. The local bench is a shared VM whose speed
  * moves by up to a fifth between runs minutes apart, within a pair as well as between

@@ -31,6 +31,9 @@ export interface GateBench {
   tearDown(): Promise<string[]>;
   /** One line for the log once torn down. */
   tornDownMessage(): string;
-  /** Report notes: layout, dataset, per-side overrides, caveats, and `fatal` reasons. */
-  notes(fatal: readonly string[]): string[];
+  /**
+   * Report notes: layout, dataset, per-side overrides, caveats, and `fatal` reasons.
+   * `ranOn` is the fingerprint of reused runs (--resume) when this invocation set nothing up.
+   */
+  notes(fatal: readonly string[], ranOn?: BenchFingerprint): string[];
 }

@@ -130,7 +130,10 @@ export async function runGateOn(bench: GateBench, o: RunOptions, io: CliIO, prog
   }
 
   progress.begin('compare and report');
-  const notes = setUp ? bench.notes(fatal) : fatal.map((f) => `The gate stopped: ${f}`);
+  // A resume that reused every run set nothing up: its notes describe the bench the reused runs ran on.
+  const reusedRuns = results.filter((r) => reusable.get(runId(r.run)) === r.result);
+  const notes = setUp ? bench.notes(fatal) : reusedRuns.length ? bench.notes(fatal, reusedRuns[0]?.result.bench) : fatal.map((f) => `The gate stopped: ${f}`);
+  if (reusedRuns.length) notes.push(`${reusedRuns.length} of the ${results.length} runs were reused from an earlier invocation (--resume); their results are unchanged in results/.`);
   if (budgetStop) notes.push(`Stopped by the job budget: ${budgetStop}; run again with --resume to continue.`);
   const verdict: VerdictFile = await compareAndReport({
     baseline: judged.filter((r) => r.run.side.role === 'baseline').map((r) => r.result),
@@ -145,7 +148,8 @@ export async function runGateOn(bench: GateBench, o: RunOptions, io: CliIO, prog
   for (const r of results) if (!judged.includes(r)) await writeResult(resultsDir, r.run, r.result);
   progress.end();
   const minutes = ((now() - started) / 60_000).toFixed(1);
-  io.out(`verdict: ${verdict.verdict.toUpperCase()}: ${verdict.summary} (${minutes} min; ${verdict.decision.pairs} pair(s); report ${join(o.outDir, 'README.md')})`);
+  const reusedNote = reusedRuns.length ? `, ${reusedRuns.length} run(s) reused` : '';
+  io.out(`verdict: ${verdict.verdict.toUpperCase()}: ${verdict.summary} (${minutes} min${reusedNote}; ${verdict.decision.pairs} pair(s); report ${join(o.outDir, 'README.md')})`);
   if (budgetStop) io.out(`  job budget reached: ${budgetStop}. A resume (--resume, same --out) will continue.`);
   for (const p of verdict.problems) io.out(`  - ${p}`);
   return EXIT_CODES[verdict.verdict];

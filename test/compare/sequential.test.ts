@@ -7,6 +7,7 @@ import {
   materialLog,
   morePairs,
   noisierThanModel,
+  probabilityFail,
   rateEvidence,
   relativeEvidence,
   runSlot,
@@ -135,6 +136,17 @@ test('more pairs: at the midpoint Wald\'s (A−Λ)(Λ−B)/s², and fewer when t
   assert.equal(mid, Math.ceil((rule.upper * -rule.lower) / ((m * m) / perPair)));
   const drifting = morePairs({ bad: m, variance: perPair }, 0, perPair, m, rule);
   assert.ok(drifting < mid, `${drifting} < ${mid}`);
+});
+
+test('what a gate could detect keeps a speed fit\'s slope uncertainty: it does not shrink with pairs, so a material loss fails less often', () => {
+  const rule = sprtRule(3);
+  const m = Math.log(1 / 0.9);
+  const plain = probabilityFail(0.0364, m, m, rule, 2, 6, 1000, 9);
+  assert.equal(probabilityFail(0.0364, m, m, rule, 2, 6, 1000, 9, { extraVariance: 0 }), plain, 'no extra variance is the plain walk');
+  // A slope error worth a quarter of the material regression on the sides' mean probe difference.
+  const withSlope = probabilityFail(0.0364, m, m, rule, 2, 6, 1000, 9, { extraVariance: (m / 4) ** 2 });
+  assert.ok(plain >= 0.8, `the plain walk detects the loss (${plain})`);
+  assert.ok(withSlope < plain - 0.05, `${withSlope} < ${plain} − 0.05`);
 });
 
 test('no check decides before the minimum pairs: a first pair beyond the fail bound waits for the second', () => {

@@ -12,7 +12,7 @@
  * repository. Real Synapse, PostgreSQL, nginx, Prometheus, node_exporter and k6 on
  * 127.0.0.1 (the tiny profile of test/e2e/tiny-synapse.yml).
  */
-import { test, type TestContext } from 'node:test';
+import { describe, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
@@ -75,6 +75,10 @@ async function adopt(t: TestContext, name: string): Promise<void> {
       'workflow_dispatch',
       '-W', `.github/workflows/${name}`,
       '-P', 'ubuntu-latest=-self-hosted',
+      // act keeps its host jobs' directories and one shared tool_cache under this path
+      // (nektos/act pkg/runner/run_context.go): each adoption takes its own, so the two
+      // acts that run side by side share no files.
+      '--action-cache-path', join(work, 'act-cache'),
       '--local-repository', `${pin.repository}@${pin.ref}=${release}`,
       ...replacedActions([caller, join(release, '.github', 'workflows', 'loadgate.yml')]),
       '--input', `candidate=${CANDIDATE}`,
@@ -113,6 +117,11 @@ async function adopt(t: TestContext, name: string): Promise<void> {
   }
 }
 
-test('a consumer repository adopts the reusable workflow with the shipped caller: check run on the candidate commit and report PR, no npm ci', { skip, timeout: TIMEOUT_MS + 60_000 }, (t) => adopt(t, 'loadgate.yml'));
+// The two adoptions run side by side: each gate is a few users on a tiny dataset, so
+// together they fit two cores, and this halves the longest wait in `npm test`. Each act
+// has its own GitHub stand-in, work directory, action cache and bench ports.
+describe('a consumer repository adopts loadgate', { concurrency: 2 }, () => {
+  test('a consumer repository adopts the reusable workflow with the shipped caller: check run on the candidate commit and report PR, no npm ci', { skip, timeout: TIMEOUT_MS + 60_000 }, (t) => adopt(t, 'loadgate.yml'));
 
-test('a consumer repository runs the root action from its release: check run and report PR, no npm ci', { skip, timeout: TIMEOUT_MS + 60_000 }, (t) => adopt(t, 'loadgate-action.yml'));
+  test('a consumer repository runs the root action from its release: check run and report PR, no npm ci', { skip, timeout: TIMEOUT_MS + 60_000 }, (t) => adopt(t, 'loadgate-action.yml'));
+});

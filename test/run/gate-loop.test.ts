@@ -112,8 +112,8 @@ class FakeBench implements GateBench {
   tornDownMessage(): string {
     return 'torn down';
   }
-  notes(): string[] {
-    return [];
+  notes(_fatal: readonly string[], ranOn?: BenchFingerprint): string[] {
+    return [ranOn ? `bench notes from the reused runs' ${ranOn.kind} bench` : 'bench notes from the bench set up here'];
   }
 }
 
@@ -200,6 +200,19 @@ test('--job-budget stops before a run that would overrun it (next: repeat, exit 
     assert.equal(resumed.code, 0, resumed.lines.join('\n'));
     assert.deepEqual(second.order, ['1:baseline'], 'only the missing run is executed');
     assert.equal(resumed.verdict.decision.pairs, 2);
+    const readme = await readFile(join(out, 'README.md'), 'utf8');
+    assert.match(readme, /bench notes from the bench set up here/);
+    assert.match(readme, /3 of the 4 runs were reused from an earlier invocation \(--resume\)/);
+
+    // A finished gate resumed again runs nothing: the report still describes the bench, from the reused runs.
+    const third = new FakeBench(() => 200);
+    const again = await gate(third, ['--resume', '--max-repeats', '6'], out);
+    assert.deepEqual(third.order, []);
+    assert.equal(again.verdict.verdict, resumed.verdict.verdict);
+    const readme3 = await readFile(join(out, 'README.md'), 'utf8');
+    assert.match(readme3, /bench notes from the reused runs' local bench/);
+    assert.match(readme3, /4 of the 4 runs were reused/);
+    assert.ok(again.lines.some((l) => /^verdict: PASS: .*\(0\.0 min, 4 run\(s\) reused; 2 pair\(s\)/.test(l)), again.lines.join('\n'));
   } finally {
     await rm(out, { recursive: true, force: true });
   }

@@ -141,9 +141,9 @@ export class LocalGateBench implements GateBench {
     return `every bench process stopped${this.o.keep ? '' : ', data dirs removed'}; logs in ${this.logDir}`;
   }
 
-  notes(fatal: readonly string[]): string[] {
+  notes(fatal: readonly string[], ranOn?: BenchFingerprint): string[] {
     const { o } = this;
-    const fp = this.current;
+    const fp = ranOn ?? this.current;
     const notes = [
       `Local bench: Synapse behind nginx, PostgreSQL, Prometheus, node_exporter and k6 on 127.0.0.1; target (Synapse, PostgreSQL, nginx) on CPU ${o.config.bench.local.targetCpus}, load engine and monitoring on CPU ${o.config.bench.local.engineCpus}.`,
     ];
