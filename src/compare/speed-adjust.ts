@@ -1,6 +1,5 @@
-import { workloadName } from '../noise/speed.ts';
 import type { SpeedFit } from '../noise/schema.ts';
-import { slopeVariance } from '../noise/speed.ts';
+import { slopeVariance, workloadName } from '../noise/speed.ts';
 import { mean } from './stats.ts';
 
 /**

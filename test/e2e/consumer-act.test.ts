@@ -118,7 +118,7 @@ async function adopt(t: TestContext, name: string): Promise<void> {
 }
 
 // The two adoptions run side by side: each gate is a few users on a tiny dataset, so
-// together they fit two cores, and this halves the longest wait in `npm test`. Each act
+// together they fit two cores, and this cuts about 5 minutes from `npm test`. Each act
 // has its own GitHub stand-in, work directory, action cache and bench ports.
 describe('a consumer repository adopts loadgate', { concurrency: 2 }, () => {
   test('a consumer repository adopts the reusable workflow with the shipped caller: check run on the candidate commit and report PR, no npm ci', { skip, timeout: TIMEOUT_MS + 60_000 }, (t) => adopt(t, 'loadgate.yml'));
