@@ -22,7 +22,7 @@ import { driveTest, type CoordinatorOutcome } from '../../run/drive-test.ts';
 import { testParams } from '../../results/test-params.ts';
 import { limitCpu } from './cpu-quota.ts';
 import type { QuotaGroup } from './cpu-quota.ts';
-import { startSpeedProbe, type SpeedProbeSummary } from './speed-probe.ts';
+import { startSpeedProbe, summarizeProbes, type ProbeSample } from './speed-probe.ts';
 
 /**
  * One test run: restore the dataset, start this side's Synapse, start k6 and its
@@ -103,7 +103,7 @@ export async function executeRun(ctx: RunContext, run: ScheduledRun): Promise<Ru
   let stopWatching = () => {};
   let quota: QuotaGroup | undefined;
   let probe: ReturnType<typeof startSpeedProbe> | undefined;
-  let speed: SpeedProbeSummary | undefined;
+  let probeSamples: ProbeSample[] = [];
 
   try {
     progress.info(`restoring the dataset into a fresh "${DATABASE_NAME}" database`);
@@ -213,7 +213,7 @@ export async function executeRun(ctx: RunContext, run: ScheduledRun): Promise<Ru
     await quota?.release();
     if (probeStopped) {
       const probed = await probeStopped;
-      speed = probed.summary;
+      probeSamples = probed.samples;
       for (const failure of probed.failures) progress.info(`speed probe: ${failure}`);
     }
     bench.processExporter.setPid(undefined);
@@ -232,6 +232,8 @@ export async function executeRun(ctx: RunContext, run: ScheduledRun): Promise<Ru
     converged = coordinator.result.converged;
   }
   stable = { startSec: Math.min(stable.startSec, runEnd - runStart), endSec: Math.min(stable.endSec, runEnd - runStart) };
+  // The machine's speed while the measured window ran (the probe started with the run).
+  const speed = summarizeProbes(probeSamples, stable.endSec > stable.startSec ? stable : undefined);
 
   let collected: Collected | undefined;
   if (coordinator && stable.endSec > stable.startSec) {
