@@ -95,18 +95,21 @@ export const SPEED_FIT_METRICS: readonly string[] = ['supportedUsers'];
  * The entry's speed fit with these runs pooled in (exactly: least squares needs only the
  * sums), or what it held when the runs carry no usable probes. Only a calibration starts a
  * fit (two degrees of freedom at least after the slope); a gate's runs, a stopped
- * sequential sample, only refine one, as they do the entry's σ.
+ * sequential sample, only refine one, as they do the entry's σ. A calibration whose runs
+ * probe another workload (the bench's probe changed) starts a new fit in place of the held
+ * one, whose probe times no new run can match; a gate's runs leave it as it was.
  */
 function pooledSpeed(e: NoiseEntry, sides: readonly (readonly RunResult[])[], mayStart: boolean): SpeedFit | undefined {
-  const held = e.kind === 'measured' ? e.speed : undefined;
-  if (!SPEED_FIT_METRICS.includes(e.metric) || (!held && !mayStart)) return held;
+  const stored = e.kind === 'measured' ? e.speed : undefined;
+  if (!SPEED_FIT_METRICS.includes(e.metric) || (!stored && !mayStart)) return stored;
   const found = speedGroupsOf(sides, e.test, e.metric);
-  if (!found) return held;
-  if (held && held.workload !== found.workload) return held;
+  if (!found) return stored;
+  if (stored && stored.workload !== found.workload && !mayStart) return stored;
+  const held = stored?.workload === found.workload ? stored : undefined;
   const fresh = speedSums(found.groups);
-  if (!fresh.dfWithin) return held;
+  if (!fresh.dfWithin) return stored;
   const fit = fitOfSums(held ? addSums(sumsOfFit(held), fresh) : fresh);
-  if (!fit || fit.sdLog === 0) return held;
+  if (!fit || fit.sdLog === 0) return stored;
   const what = `${fresh.runs} runs with the speed probe (${found.groups.length} ${found.groups.length === 1 ? 'group' : 'groups'})`;
   const round = (x: number) => Number(x.toPrecision(6));
   return {
@@ -116,7 +119,9 @@ function pooledSpeed(e: NoiseEntry, sides: readonly (readonly RunResult[])[], ma
     sdLog: round(fit.sdLog),
     runs: fit.runs,
     df: fit.df,
-    source: held ? `${held.source}; pooled with ${what}` : `least squares over ${what}, one intercept per group`,
+    source: held
+      ? `${held.source}; pooled with ${what}`
+      : `least squares over ${what}, one intercept per group${stored ? ` (in place of the fit of ${stored.workload}, a probe these runs no longer take)` : ''}`,
   };
 }
 

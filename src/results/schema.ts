@@ -162,8 +162,9 @@ export const runResultSchema = z.strictObject({
   store: z.array(timingSchema),
   series: z.partialRecord(z.enum(SERIES_KEYS), seriesSchema),
   /**
-   * Local bench: a fixed CPU workload timed on the target's cores every 15 s during the run
-   * (src/bench/local/speed-probe.ts), in CPU ms: how fast the machine itself ran, which the
+   * Local bench: a fixed CPU workload timed on the target's cores every 5 s during the run
+   * (src/bench/local/speed-probe.ts), in CPU ms, summarised over the measured window when it
+   * holds enough samples (workload `…@window`): how fast the machine itself ran, which the
    * run's own metrics cannot tell from a costlier release. Optional: AWS runs and results
    * written before it have none.
    */

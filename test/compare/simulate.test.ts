@@ -24,15 +24,17 @@ test('AWS profile (assumed 1.8 % noise): every goal of the issue met, one pair u
   assert.ok(users.fail >= 95 && users.meanPairs < 1.5, JSON.stringify(users));
 });
 
-test('local profile (supported users 3.64 % per run, three calibrations pooled; repeats 2): both error bounds hold; undecided gates and the pairs a decision takes fall short, as stated', async () => {
+test('local profile (supported users 4.25 % per run, four calibrations pooled; 3.05 % at one machine speed; repeats 2): both error bounds hold; undecided gates and the pairs a decision takes fall short, as stated', async () => {
   const { config, model } = await profile('local-synapse');
   const rows = simulate(config, model, { trials: 1000, seed: 1 });
-  // Seed 1: no change 93.0 % pass, 0.1 % fail, 6.9 % inconclusive, 3.33 pairs.
+  // Seed 1: no change 96.3 % pass, 0.2 % fail, 3.5 % inconclusive, 3.10 pairs (93.0 / 0.1 / 6.9,
+  // 3.33 pairs, at the 3.64 % model before the window probe's fit).
   const none = rows.find((r) => r.kind === 'none')!;
   assert.ok(none.fail <= 1 && none.pass >= 90, JSON.stringify(none));
   // A material regression on any one metric rarely passes (Wald's bound).
   for (const r of rows.filter((x) => x.kind === 'material')) assert.ok(r.pass <= 1, JSON.stringify(r));
-  // A 10 % loss of supported users (seed 1: 0.3 % pass, 87.2 % fail, 12.5 % inconclusive, 3.97 pairs).
+  // A 10 % loss of supported users (seed 1: 0.0 % pass, 94.6 % fail, 5.4 % inconclusive, 3.49 pairs;
+  // 0.3 / 87.2 / 12.5, 3.97 pairs, before).
   const users = rows.find((r) => r.kind === 'material' && r.metric === 'unbounded.supportedUsers')!;
   assert.ok(users.fail >= 80 && users.meanPairs > 3 && users.meanPairs < 5, `a 10 % loss at the calibrated noise: ${JSON.stringify(users)}`);
   // The shortfalls the README states, and no others: undecided gates (no change, the 10 %
@@ -57,7 +59,9 @@ test('a drifting bench (3 % per run in the bad direction): the ABBA order keeps 
     // (3 % per run is 1.7 × the model's noise) the pair differences alternate by ±3 % and the
     // lost passes become "cannot judge" (noisier than the model), never fails.
     assert.ok(abba.fail <= 1, `${name} ABBA: ${JSON.stringify(abba)} vs no drift ${JSON.stringify(none)}`);
-    if (name === 'local-synapse') assert.ok(Math.abs(abba.pass - none.pass) <= 2, `${name} ABBA: ${JSON.stringify(abba)} vs no drift ${JSON.stringify(none)}`);
+    // Local, seed 1: 93.0 % pass against 96.3 % without drift (3 % per run is as large as the
+    // 3.05 % the speed fit leaves), the rest inconclusive.
+    if (name === 'local-synapse') assert.ok(Math.abs(abba.pass - none.pass) <= 4, `${name} ABBA: ${JSON.stringify(abba)} vs no drift ${JSON.stringify(none)}`);
     else assert.ok(abba.pass >= 80, `${name} ABBA: ${JSON.stringify(abba)}`);
     // At the local bench's noise the drift shows as passes lost to inconclusive, at the AWS
     // profile's as false fails: either way candidate-second is biased and ABBA is not.
@@ -71,7 +75,8 @@ test('a machine whose speed steps between pairs (6.7 % sd, both sides alike): th
     const rows = simulate(config, model, { trials: 1000, seed: 1 });
     const none = rows.find((r) => r.kind === 'none')!;
     const step = rows.find((r) => r.kind === 'step')!;
-    // Seed 1, local: 95.0 % pass against 93.0 % without steps; the spread around each side's
+    // Seed 1, local: 97.6 % pass against 96.3 % without steps (95.0 and 93.0 at the 3.64 %
+    // model); the spread around each side's
     // mean and a line in run order (the rule until 2026-11-25) passed 62.0 %, 38.0 % "noisy".
     assert.ok(step.fail <= 1 && Math.abs(step.pass - none.pass) <= 3 && Math.abs(step.meanPairs - none.meanPairs) < 0.1, `${name}: ${JSON.stringify(step)} vs ${JSON.stringify(none)}`);
   }
@@ -80,8 +85,10 @@ test('a machine whose speed steps between pairs (6.7 % sd, both sides alike): th
 test('a bench noisier than its model: with supported users at 3 × the model\'s noise, the local gate mostly says it cannot judge, and rarely fails an unchanged release', async () => {
   const { config, model } = await profile('local-synapse');
   const rows = simulate(config, model, { trials: 1000, seed: 1, noiseScale: 3, noiseScaleMetric: 'unbounded.supportedUsers' });
-  // Seed 1 at the shipped model (3.64 %): no change 43.8 % pass, 10.2 % fail, 46.0 % inconclusive;
-  // a 10 % loss 13.6 % pass, 35.5 % fail, 50.9 % inconclusive (at the 3.60 % model of 27c98c6:
+  // Seed 1 at the shipped model (3.05 % at one machine speed, 3 × is 9.2 %): no change 43.3 %
+  // pass, 7.8 % fail, 48.9 % inconclusive; a 10 % loss 10.4 % pass, 37.8 % fail, 51.8 %
+  // inconclusive (at the 3.64 % model without a fit: 43.8 / 10.2 / 46.0 and 13.6 / 35.5 / 50.9;
+  // at the 3.60 % model of 27c98c6:
   // 43.6 / 9.8 / 46.6 and 13.1 / 34.3 / 52.6; 37.9 / 7.6 / 54.5 and
   // 11.0 / 28.2 / 60.8 with the spread around each side's mean and a line, before 27c98c6:
   // the pair differences have one degree of freedom fewer from the third pair on). At the afternoon model

@@ -16,7 +16,7 @@ const FIT: SpeedFit = { workload: 'python-json-v1', slope: -0.8, sxx: 0.05, sdLo
 async function setupWith(fit: SpeedFit | undefined) {
   const config = await loadGateConfig('examples/local-synapse.yml');
   const file = noiseModelFileSchema.parse(JSON.parse(await readFile('noise/local-synapse.json', 'utf8')));
-  // The shipped entry's own fit (unclear, so unused) is replaced, or removed for "no fit".
+  // The shipped entry's own fit (the window probe's) is replaced, or removed for "no fit".
   const entries = file.entries.map((e) => {
     if (e.metric !== 'supportedUsers') return e;
     const { speed: _shipped, ...rest } = e;

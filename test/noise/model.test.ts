@@ -14,26 +14,29 @@ test('the shipped noise models are what the script derives from the recorded run
   }
 });
 
-test('the local model is measured (supported users: three loadgate calibrations of 6, 6 and 8 A/A runs, pooled) and the AWS one assumed at ~1.76 % per run', async () => {
+test('the local model is measured (supported users: four loadgate calibrations of 6, 6, 8 and 8 A/A runs, pooled) and the AWS one assumed at ~1.76 % per run', async () => {
   const local = await loadNoiseModel('noise/local-synapse.json', await loadGateConfig('examples/local-synapse.yml'));
   assert.equal(local.kind, 'measured');
   assert.equal(local.measuredAt, '2026-11-25');
   const users = local.file!.entries.find((e) => e.metric === 'supportedUsers')!;
-  assert.equal(users.runs, 20);
-  assert.equal(users.df, 17);
-  assert.match(users.source, /^pooled by degrees of freedom: reports\/calibration\/local-synapse-1\.162\.0-unbounded: loadgate calibrate.*; reports\/calibration\/local-synapse-1\.162\.0-unbounded-night: loadgate calibrate.*; reports\/calibration\/local-synapse-1\.162\.0-unbounded-probe: loadgate calibrate/);
+  assert.equal(users.runs, 28);
+  assert.equal(users.df, 24);
+  assert.match(users.source, /^pooled by degrees of freedom: reports\/calibration\/local-synapse-1\.162\.0-unbounded: loadgate calibrate.*; reports\/calibration\/local-synapse-1\.162\.0-unbounded-night: loadgate calibrate.*; reports\/calibration\/local-synapse-1\.162\.0-unbounded-probe: loadgate calibrate.*; reports\/calibration\/local-synapse-1\.162\.0-unbounded-window-probe: loadgate calibrate/);
   assert.doesNotMatch(users.source, /pooled by degrees of freedom: pooled/);
   // The committed runs give the committed figure. An A/A calibration's six runs are one
   // group (its sides are one version): sd of ln(users) around their mean, 5 df each; the
   // two calibrations pool by df. Python: statistics.stdev(map(math.log, …)) of
   // [52.56, 51.97, 52.93, 49.13, 49.99, 50.64] = 0.029698 and of
   // [53.33, 50.51, 47.52, 48.96, 49.38, 51.74] = 0.041270 and of the eight runs with the
-  // speed probe [75.45, 72.13, 74.11, 68.97, 69.67, 67.81, 72.87, 72.44] = 0.036902;
-  // sqrt((5·a² + 5·b² + 7·c²)/17) = 0.036347
-  assert.ok(Math.abs(users.sdLog - 0.03635) < 0.00001, String(users.sdLog));
-  // That calibration's speed fit: the probe hardly moved (sd 0.8 %), so its slope is far from
-  // clear of zero and the decision does not use it (test/compare/speed-adjust.test.ts).
-  assert.deepEqual([users.speed?.runs, users.speed?.df, users.speed?.workload], [8, 6, 'python-json-v1']);
+  // speed probe [75.45, 72.13, 74.11, 68.97, 69.67, 67.81, 72.87, 72.44] = 0.036902 and of the
+  // eight with the window probe [62.23, 64.43, 62.38, 62.63, 69, 60.98, 64.77, 71.27] = 0.054660;
+  // sqrt((5·a² + 5·b² + 7·c² + 7·d²)/24) = 0.042511
+  assert.ok(Math.abs(users.sdLog - 0.04251) < 0.00001, String(users.sdLog));
+  // The speed fit is the window probe's (the last calibration), in place of the whole-run
+  // probe's, which the bench no longer takes: slope −2.04, t = −4.06 on 6 df, so the decision
+  // uses it (test/compare/speed-adjust.test.ts).
+  assert.deepEqual([users.speed?.runs, users.speed?.df, users.speed?.workload], [8, 6, 'python-json-v1@window']);
+  assert.match(users.speed!.source, /in place of the fit of python-json-v1, a probe the bench no longer takes/);
   const aws = await loadNoiseModel('noise/aws-mattermost.json', await loadGateConfig('examples/aws-mattermost.yml'));
   assert.equal(aws.kind, 'assumed');
   assert.ok(Math.abs(aws.file!.entries.find((e) => e.metric === 'supportedUsers')!.sdLog - 0.0176) < 0.0001);

@@ -29,12 +29,12 @@ test('a gate with repeats refines a measured model: df-weighted with what it hel
   const users = (m: typeof shipped) => m.entries.find((e) => e.metric === 'supportedUsers')!;
   const before = users(shipped);
   const after = users(poolRuns(shipped, config, { baseline, candidate })!);
-  // Python: sqrt((17 · 0.03635² + 4 · 0.0793105²) / 21), the shipped entry being 0.03635 with 17 df
-  close(before.sdLog, 0.03635, 1e-5);
-  close(after.sdLog, Math.sqrt((17 * before.sdLog ** 2 + 4 * 0.07931045406965312 ** 2) / 21), 1e-5);
-  close(after.sdLog, 0.047621, 2e-5);
-  assert.equal(after.df, 21);
-  assert.equal(after.runs, 26);
+  // Python: sqrt((24 · 0.04251² + 4 · 0.0793105²) / 28), the shipped entry being 0.04251 with 24 df
+  close(before.sdLog, 0.04251, 1e-5);
+  close(after.sdLog, Math.sqrt((24 * before.sdLog ** 2 + 4 * 0.07931045406965312 ** 2) / 28), 1e-5);
+  close(after.sdLog, 0.049473, 2e-5);
+  assert.equal(after.df, 28);
+  assert.equal(after.runs, 34);
   // These runs carry no probe: the entry's speed fit is kept as it was.
   assert.deepEqual(after.speed, before.speed);
 });
@@ -125,6 +125,14 @@ test('only a calibration starts a speed fit; a gate refines one exactly; only su
   close(entry(refined).speed!.sdLog, 0.008129841992370166, 1e-7);
   assert.equal(entry(refined).speed!.df, 3);
   assert.match(entry(refined).speed!.source, /pooled with 2 runs with the speed probe/);
+  // Runs that probe another workload (the bench's probe changed): a gate leaves the fit as it
+  // was; a calibration starts a new one from its own runs only, in place of the old.
+  const windowed = runs.map((r) => ({ ...r, speedProbe: { ...r.speedProbe, workload: 'python-json-v1@window CPython 3.11.2' } }));
+  assert.deepEqual(entry(poolRuns(refined, config, { baseline: windowed.slice(0, 3), candidate: [] })!).speed, entry(refined).speed);
+  const replaced = entry(poolRuns(refined, config, spreadSides({ baseline: windowed.slice(0, 3), candidate: windowed.slice(3) }, true), { startSpeedFit: true })!).speed!;
+  close(replaced.slope, -0.7931980251849082, 1e-5);
+  assert.deepEqual([replaced.workload, replaced.df, replaced.runs], ['python-json-v1@window', 4, 6]);
+  assert.match(replaced.source, /^least squares over 6 runs .*in place of the fit of python-json-v1, a probe these runs no longer take/);
   const schema = noiseModelFileSchema.safeParse({ ...first, entries: first.entries.map((e) => (e.kind === 'assumed' ? { ...e, speed: entry(first).speed } : e)) });
   assert.equal(schema.success, false);
   assert.match(JSON.stringify(schema.error?.issues), /only a measured entry can hold a speed fit/);
