@@ -4,23 +4,24 @@ import { runTool } from './exec.ts';
 /**
  * A CPU speed probe on the target's cores: a fixed Python workload (JSON and dicts, the
  * kind of work Synapse does), timed in CPU milliseconds every `intervalSec` while a run
- * goes, each time in a fresh process. The local bench is a shared VM whose speed moves by up to a fifth between runs
- * minutes apart; the run's own metrics cannot show it, because a slower machine and a
- * costlier release look the same from inside. The probe's cost does not depend on the
- * release, so it can. On this bench, beside ten unbounded runs, the median probe time
- * during a run explained supported users with r = −0.84 (log-log; 8.2 % per run, 4.7 %
- * once regressed on the probe; README, "What the pair differences changed").
+ * goes, each time in a fresh process. The local bench is a shared VM whose speed moves by
+ * up to a fifth between runs minutes apart; the run's own metrics cannot show it, because
+ * a slower machine and a costlier release look the same from inside. The probe's cost does
+ * not depend on the release, so it can.
  *
  * CPU time, not wall time: the probe shares the cores with the loaded target, and CPU
  * time measures how fast the core runs (frequency, cache and memory contention, steal)
  * rather than how long the scheduler kept the probe waiting. Each probe costs about
  * 60 ms of CPU with the interpreter's start, 1.2 % of one core at the default interval.
  *
- * The speed moves within a run too: over 14 runs, Synapse's CPU per request moved 5–10 %
- * from one minute to the next, about as much as from run to run (2026-11-25). So the
- * summary is taken over the run's measured window (the unbounded test's settled hold, the
- * bounded test's stable window) whenever that window holds enough samples: a median over
- * the whole run also reads the climb, minutes before the users the estimate averages.
+ * The speed moves within a run too: over 14 runs, Synapse's CPU per request moved 8 % from
+ * one minute to the next, with no memory between minutes (2026-11-25). So the summary is
+ * taken over the run's measured window (the unbounded test's settled hold, the bounded
+ * test's stable window) whenever that window holds enough samples: a whole-run median also
+ * reads the climb, minutes before the users the estimate averages. Over 8 A/A runs the
+ * window median explained supported users with r = −0.86 (slope −2.04 in logs), the
+ * whole-run median over ten others with a slope of −4.3, half the amplitude (README, "The
+ * machine's own speed").
  */
 
 /**
