@@ -8,6 +8,7 @@
  * probe workload). Also printed: the hold mean's own standard error (from its batch-means
  * interval) and the spread of the runs' workload mix. Reads only committed files.
  */
+import { mean } from '../src/compare/stats.ts';
 import { LOCAL_CALIBRATIONS } from './make-noise-models.ts';
 import {
   ESTIMATOR_DESCRIPTIONS,
@@ -39,8 +40,10 @@ for (const name of ESTIMATORS) console.log(`  ${name.padEnd(15)} ${ESTIMATOR_DES
 
 const raw: Record<EstimatorName, Array<{ sdPct: number; df: number } | undefined>> = Object.fromEntries(ESTIMATORS.map((e) => [e, []])) as never;
 const atSpeed: typeof raw = Object.fromEntries(ESTIMATORS.map((e) => [e, []])) as never;
+const allSe: number[] = [];
 for (const c of calibrations) {
   const se = c.runs.flatMap((r) => (r.holdSePct !== undefined ? [r.holdSePct] : []));
+  allSe.push(...se);
   const mix = spreadPct(c.mix);
   console.log(`\n${c.dir}: ${c.runs.length} runs`);
   console.log(
@@ -55,8 +58,7 @@ for (const c of calibrations) {
     const speed = spreadAtOneSpeedPct(c.runs, name);
     raw[name].push(s);
     atSpeed[name].push(speed);
-    const mean = values.length ? values.reduce((a, v) => a + v, 0) / values.length : Number.NaN;
-    console.log(`  ${name.padEnd(15)} ${mean.toFixed(2).padStart(10)}  ${fmt(s)}  ${fmt(speed)}  ${speed ? speed.slope.toFixed(2) : ''}`);
+    console.log(`  ${name.padEnd(15)} ${mean(values).toFixed(2).padStart(10)}  ${fmt(s)}  ${fmt(speed)}  ${speed ? speed.slope.toFixed(2) : ''}`);
   }
   const holdAtSpeed = atSpeed['hold-mean'].at(-1);
   if (holdAtSpeed && se.length) {
@@ -70,7 +72,6 @@ console.log(`  ${'estimator'.padEnd(15)} ${'spread'.padStart(13)}  ${'at one spe
 for (const name of ESTIMATORS) console.log(`  ${name.padEnd(15)} ${fmt(pooledPct(raw[name]))}  ${fmt(pooledPct(atSpeed[name]))}`);
 
 // What a longer hold could remove: the hold mean's own error. The rest is each run's level.
-const allSe = calibrations.flatMap((c) => c.runs.flatMap((r) => (r.holdSePct !== undefined ? [r.holdSePct] : [])));
 const holdSpread = pooledPct(raw['hold-mean']);
 if (allSe.length && holdSpread) {
   const se = rms(allSe);

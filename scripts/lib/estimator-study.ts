@@ -10,7 +10,8 @@
  */
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { studentTQuantile } from '../../src/compare/stats.ts';
+import { mean, sampleVariance, studentTQuantile } from '../../src/compare/stats.ts';
+import { leastSquaresSlope } from '../../src/coordinator/equilibrium.ts';
 import { fitOfSums, speedSums, type SpeedGroup } from '../../src/noise/speed.ts';
 import { RATE_WINDOW } from '../../src/metrics/synapse-queries.ts';
 import { loadRunResult } from '../../src/results/load.ts';
@@ -95,17 +96,11 @@ export function ratioCrossing(pairs: ReadonlyArray<{ users: number; cpu: number 
 /** Users where the least-squares line CPU = a + b·users crosses the threshold; undefined for a flat or falling line. */
 export function lineCrossing(pairs: ReadonlyArray<{ users: number; cpu: number }>, threshold: number): number | undefined {
   if (pairs.length < 3) return undefined;
-  const mx = pairs.reduce((a, p) => a + p.users, 0) / pairs.length;
-  const my = pairs.reduce((a, p) => a + p.cpu, 0) / pairs.length;
-  let sxy = 0;
-  let sxx = 0;
-  for (const p of pairs) {
-    sxy += (p.users - mx) * (p.cpu - my);
-    sxx += (p.users - mx) ** 2;
-  }
-  if (!(sxx > 0) || !(sxy > 0)) return undefined;
-  const slope = sxy / sxx;
-  const crossing = mx + (threshold - my) / slope;
+  const users = pairs.map((p) => p.users);
+  const cpu = pairs.map((p) => p.cpu);
+  const slope = leastSquaresSlope(users, cpu);
+  if (!(slope > 0)) return undefined;
+  const crossing = mean(users) + (threshold - mean(cpu)) / slope;
   return crossing > 0 ? crossing : undefined;
 }
 
@@ -169,10 +164,7 @@ export function mixIndexMs(results: readonly RunResult[]): number[] {
 /** Spread of a set of positive values: sample sd of their logs, as %, with n − 1 df. */
 export function spreadPct(values: readonly number[]): { sdPct: number; df: number } | undefined {
   if (values.length < 2 || values.some((v) => !(v > 0))) return undefined;
-  const logs = values.map(Math.log);
-  const m = logs.reduce((a, v) => a + v, 0) / logs.length;
-  const ss = logs.reduce((a, v) => a + (v - m) ** 2, 0);
-  return { sdPct: 100 * Math.sqrt(ss / (logs.length - 1)), df: logs.length - 1 };
+  return { sdPct: 100 * Math.sqrt(sampleVariance(values.map(Math.log))), df: values.length - 1 };
 }
 
 /**
