@@ -111,12 +111,21 @@ function pooledSpeed(a: SpeedFit | undefined, b: SpeedFit | undefined): { speed?
   return { speed: { workload: a.workload, slope: r(fit.slope), sxx: r(fit.sxx), sdLog: r(fit.sdLog), runs: fit.runs, df: fit.df, source: `pooled by their sums: ${a.source}; ${b.source}` } };
 }
 
-function model(config: GateConfig, measured: Record<string, Measured>, comment: string, assumedSource: (key: string) => string): NoiseModelFile {
+/** An assumption read from published figures rather than the tolerances: σ, its degrees of freedom, and how it was derived. */
+interface Published {
+  sdLog: number;
+  df: number;
+  source: string;
+}
+
+function model(config: GateConfig, measured: Record<string, Measured>, comment: string, assumedSource: (key: string) => string, published: Record<string, Published> = {}): NoiseModelFile {
   const entries: NoiseEntry[] = gatingMetrics(config).map((g) => {
     const m = measured[`${g.test}.${g.key}`];
     if (m) {
       return { test: g.test, metric: g.key, sdLog: round(m.sdLog), runs: m.runs, df: m.df, kind: 'measured', versions: m.versions, measuredAt: m.measuredAt, source: m.source, ...(m.speed ? { speed: m.speed } : {}) };
     }
+    const p = published[`${g.test}.${g.key}`];
+    if (p) return { test: g.test, metric: g.key, sdLog: round(p.sdLog), runs: 0, df: p.df, kind: 'assumed', versions: [], source: p.source };
     return { test: g.test, metric: g.key, sdLog: round(assumedSdLog(config.tolerances, g.key)), runs: 0, df: 0, kind: 'assumed', versions: [], source: assumedSource(g.key) };
   });
   return { $comment: comment, schemaVersion: NOISE_MODEL_SCHEMA_VERSION, profile: noiseProfile(config), entries };
@@ -139,8 +148,17 @@ export async function noiseModels(): Promise<Record<string, NoiseModelFile>> {
     'noise/aws-mattermost.json': model(
       aws,
       {},
-      'AWS bench (examples/aws-mattermost.yml). Assumed, not measured: the seed reports call ±5 % the "usual variance" of supported users (perf-comparison-v10.12.0-vs-v11.0.1-rc2.md), read as the ±95 % band of the difference of two runs: σ = ln(1.05) / (1.96·√2) ≈ 1.76 % per run. Run `loadgate calibrate` on the bench to replace it.',
-      (key) => (key === 'supportedUsers' ? 'assumed: the seed reports\' "±5 % usual variance" of supported users as the ±95 % band of a two-run difference' : fromTolerance(key)),
+      "AWS bench (examples/aws-mattermost.yml). Assumed, not measured: supported users from the spread of Mattermost's published comparisons (see its entry), the other metrics from the tolerances' noise floors read as the ±95 % band of the difference of two runs; an assumption that states no degrees of freedom weighs as four (ASSUMED_PRIOR_DF, src/noise/model.ts). Run `loadgate calibrate` on the bench to replace it.",
+      fromTolerance,
+      {
+        // Each published comparison is one pair difference, so its sd is √2 σ; real changes between releases are in it too, so σ is an upper bound.
+        'unbounded.supportedUsers': {
+          sdLog: Math.log1p(0.032) / Math.SQRT2,
+          df: 7,
+          source:
+            "assumed from Mattermost's published comparisons (mattermost/performance-reports): the supported-users changes of the 8 PostgreSQL comparisons from v11.0 on have an sd of 3.20 %; read as all noise, σ = ln(1.032)/√2 ≈ 2.23 % per run on 7 degrees of freedom (an upper bound: real changes between releases are in it too). It replaces the seed reports' ±5 % \"usual variance\" read as a 95 % band (1.76 %), which those comparisons contradict: over all 58 engine rows the sd is 4.79 %, and the same build (v11.7.1) measured 7.7 % apart in two runs ten days apart",
+        },
+      },
     ),
   };
 }

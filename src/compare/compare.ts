@@ -124,6 +124,7 @@ function checkInputs(t: TestComparison, tolerances: Tolerances): CheckInput[] {
       base,
       key: metric.key,
       materialPct: materialPctOf(tolerances, metric.key),
+      ...(tol.weight !== undefined ? { weight: tol.weight } : {}),
       blockers: [...t.problems],
       ...(tol.gating && !gating ? { contextOnly: `not gating in ${t.type} tests, where the load differs by design` } : {}),
     };
@@ -169,7 +170,7 @@ function checkInputs(t: TestComparison, tolerances: Tolerances): CheckInput[] {
   for (const metric of RATE_METRICS) {
     const tol = tolerances[metric.key];
     const base: CheckBase = { id: `${t.name}.${metric.key}`, metric: metric.label, test: t.name, unit: '% of requests', tolerancePct: tol.tolerancePct, worse: 'higher', gating: tol.gating };
-    const input: CheckInput = { base, key: metric.key, materialPct: materialPctOf(tolerances, metric.key), blockers: [...t.problems] };
+    const input: CheckInput = { base, key: metric.key, materialPct: materialPctOf(tolerances, metric.key), ...(tol.weight !== undefined ? { weight: tol.weight } : {}), blockers: [...t.problems] };
     const rate = (runs: RunResult[]) => {
       const req = runs.reduce((s, r) => s + r.totals.requests, 0);
       return req ? (100 * runs.reduce((s, r) => s + metric.events(r), 0)) / req : null;
@@ -214,9 +215,6 @@ function summarize(verdict: Verdict, checks: readonly Check[], problems: readonl
   if (verdict === 'inconclusive') {
     if (problems.length) return `Cannot judge: ${problems[0]}${problems.length > 1 ? ` (and ${problems.length - 1} more)` : ''}`;
     if (next === 'repeat') return `Undecided so far: ${stopReason}`;
-    if (decision.noisy?.length) {
-      return `Cannot judge: the runs are noisier than the noise model (${decision.noisy.map((n) => `${n.metric} (${n.test}) ${n.sdPct}% per run against ${n.modelSdPct}%`).join('; ')})`;
-    }
     return `Cannot judge: ${unsure.map(describe).join(', ')}; ${stopReason}`;
   }
   const users = checks.filter((c) => c.id.endsWith('.supportedUsers') && c.deltaPct !== null);

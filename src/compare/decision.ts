@@ -2,10 +2,12 @@ import type { Tolerances } from '../config/schema.ts';
 import { dfFor, sdLogFor, speedFitFor, type NoiseModel } from '../noise/model.ts';
 import { speedFitUnclear } from '../noise/speed.ts';
 import { fmtPct } from './decide.ts';
+import { RELATIVE_METRICS } from './metrics.ts';
 import { mean } from './stats.ts';
 import {
-  GATE_FALSE_NOISY,
-  NOISE_THAT_MATTERS,
+  GATE_FALSE_FAIL,
+  CHECK_FALSE_PASS,
+  defaultWeights,
   gateWalk,
   materialLog,
   morePairs,
@@ -18,14 +20,13 @@ import {
   type CheckPath,
   type Evidence,
   type GateStep,
-  type NoiseCheck,
   type NoisePrior,
   type RateCount,
   type RunPairs,
   type SprtRule,
 } from './sequential.ts';
 import { adjustedValuesAt, geometricMeanAt, speedAdjust, type RunProbes, type SpeedAdjusted } from './speed-adjust.ts';
-import { chiSquareSf, normalQuantile } from './stats.ts';
+import { normalQuantile } from './stats.ts';
 import type { Check, Decision, Verdict } from './verdict-schema.ts';
 
 /**
@@ -40,6 +41,8 @@ export interface CheckInput {
   /** The tolerances key (supportedUsers, errorRate…). */
   key: string;
   materialPct: number;
+  /** The config's share of the false-fail budget for this check; absent: defaultWeights. */
+  weight?: number;
   /** Values per run, in pair order; or counts for a rate; or why it cannot be judged. */
   relative?: { baseline: number[]; candidate: number[]; pairs?: RunPairs; probes?: RunProbes; noProbes?: string };
   rate?: { baseline: RateCount[]; candidate: RateCount[]; ignoreBelowPct: number };
@@ -61,13 +64,15 @@ export interface DecisionSetup {
 
 export interface JudgedCheck {
   input: CheckInput;
+  /** The model's per-run σ (or its speed fit's): the prior's scale. */
   sdLog: number;
   m: number;
-  evidence: Evidence[];
-  /** The measured model's weight when pooling the runs' spread. */
+  /** The noise prior of a relative check. */
   prior?: NoisePrior;
-  /** The test that the runs fit the model (relative checks). */
-  noiseCheck?: NoiseCheck;
+  /** This check's share of the budget and its bounds. */
+  weight: number;
+  rule: SprtRule;
+  evidence: Evidence[];
   /** The full walk over every recorded pair. */
   path: CheckPath;
   /** The values as judged: taken to one machine speed when the model has a fit and the runs probes. */
@@ -77,69 +82,100 @@ export interface JudgedCheck {
 }
 
 export interface GateDecision {
-  rule: SprtRule;
   judged: JudgedCheck[];
   gate: GateStep;
   pairs: number;
 }
 
-/** The material regression, % in the bad direction: the config's, else twice the tolerance. */
+/**
+ * The material regression, % in the bad direction: the config's, else the change twice the
+ * tolerance in log terms, so that the tolerance is the test's indifference point (the
+ * midpoint of no change and the material regression on the log scale, where a check is as
+ * likely to fail as to pass): +30 % → +69 %, −5 % → −9.75 %.
+ */
 export function materialPctOf(tolerances: Tolerances, key: string): number {
+  const worse = RELATIVE_METRICS.find((r) => r.key === key)?.worse ?? 'higher';
   const tol = tolerances[key as keyof Tolerances] as { tolerancePct: number; materialPct?: number };
-  return tol.materialPct ?? 2 * tol.tolerancePct;
+  if (tol.materialPct !== undefined) return tol.materialPct;
+  const t = tol.tolerancePct / 100;
+  return 100 * (worse === 'higher' ? (1 + t) ** 2 - 1 : 1 - (1 - t) ** 2);
 }
 
-/** The core: one SPRT walk per check, then the gate's walk over the pairs. */
+/** A check before its evidence: its noise, its material change, its prior. */
+interface CheckNoise {
+  input: CheckInput;
+  sdLog: number;
+  m: number;
+  prior?: NoisePrior;
+  speed?: SpeedAdjusted;
+  speedSkipped?: string;
+}
+
+function noiseOf(input: CheckInput, setup: DecisionSetup): CheckNoise {
+  let sdLog = sdLogFor(setup.model, setup.tolerances, input.base.test, input.key);
+  let df = dfFor(setup.model, input.base.test, input.key);
+  const m = materialLog(input.materialPct, input.rate ? 'higher' : input.base.worse);
+  // With a speed fit in the model and a probe in every run, the check judges the values
+  // taken to one machine speed, at the noise left around the fit (src/noise/speed.ts).
+  const fit = input.relative ? speedFitFor(setup.model, input.base.test, input.key) : undefined;
+  const unclear = fit ? speedFitUnclear(fit) : null;
+  const adjusted = fit && !unclear && input.relative?.probes ? speedAdjust(input.relative, input.relative.probes, fit) : undefined;
+  const speed = adjusted && !('skipped' in adjusted) ? adjusted : undefined;
+  let speedSkipped: string | undefined;
+  if (fit && unclear) speedSkipped = unclear;
+  else if (fit && !input.relative?.probes) speedSkipped = input.relative?.noProbes ?? 'the runs carry no speed probe';
+  else if (adjusted && 'skipped' in adjusted) speedSkipped = adjusted.skipped;
+  if (speed) {
+    sdLog = speed.fit.sdLog;
+    df = speed.fit.df;
+  }
+  return {
+    input,
+    sdLog,
+    m,
+    ...(input.relative ? { prior: { sigmaLog: sdLog, df } } : {}),
+    ...(speed ? { speed } : {}),
+    ...(speedSkipped ? { speedSkipped } : {}),
+  };
+}
+
+/**
+ * Each check's share of the false-fail budget: the config's weight, else defaultWeights.
+ * Only gating checks share the budget; a context-only check is judged at the share it
+ * would have if it were one more.
+ */
+function rulesOf(checks: readonly CheckNoise[]): { weight: number; rule: SprtRule }[] {
+  const defaults = defaultWeights(checks.map((c) => ({ sdLog: c.sdLog, m: c.m, rate: !!c.input.rate, gating: c.input.base.gating })));
+  const weights = checks.map((c, i) => c.input.weight ?? (defaults[i] as number));
+  const gatingTotal = checks.reduce((a, c, i) => a + (c.input.base.gating ? (weights[i] as number) : 0), 0);
+  return checks.map((c, i) => {
+    const w = weights[i] as number;
+    const total = c.input.base.gating ? gatingTotal : gatingTotal + w;
+    return { weight: w, rule: sprtRule((GATE_FALSE_FAIL * w) / Math.max(total, w), CHECK_FALSE_PASS) };
+  });
+}
+
+/** The core: one sequential walk per check, then the gate's walk over the pairs. */
 export function decideGate(inputs: readonly CheckInput[], setup: DecisionSetup): GateDecision {
-  const rule = sprtRule(inputs.filter((i) => i.base.gating).length);
-  const noiseAlpha = GATE_FALSE_NOISY / Math.max(1, inputs.filter((i) => i.base.gating && i.relative).length);
-  const judged: JudgedCheck[] = inputs.map((input) => {
-    let sdLog = sdLogFor(setup.model, setup.tolerances, input.base.test, input.key);
-    const m = materialLog(input.materialPct, input.rate ? 'higher' : input.base.worse);
+  const noise = inputs.map((input) => noiseOf(input, setup));
+  const rules = rulesOf(noise);
+  const judged: JudgedCheck[] = noise.map((c, i) => {
+    const { input, m, prior, speed } = c;
+    const { weight, rule } = rules[i] as { weight: number; rule: SprtRule };
     let evidence: Evidence[] = [];
-    // Pool the runs' spread only with a measured σ: an assumption has no weight to pool
-    // with, and 1-2 df of runs alone would swing the bounds from gate to gate.
-    let df = dfFor(setup.model, input.base.test, input.key);
-    // With a speed fit in the model and a probe in every run, the check judges the values
-    // taken to one machine speed, at the noise left around the fit (src/noise/speed.ts).
-    const fit = input.relative ? speedFitFor(setup.model, input.base.test, input.key) : undefined;
-    const unclear = fit ? speedFitUnclear(fit) : null;
-    const adjusted = fit && !unclear && input.relative?.probes ? speedAdjust(input.relative, input.relative.probes, fit) : undefined;
-    const speed = adjusted && !('skipped' in adjusted) ? adjusted : undefined;
-    let speedSkipped: string | undefined;
-    if (fit && unclear) speedSkipped = unclear;
-    else if (fit && !input.relative?.probes) speedSkipped = input.relative?.noProbes ?? 'the runs carry no speed probe';
-    else if (adjusted && 'skipped' in adjusted) speedSkipped = adjusted.skipped;
-    if (speed) {
-      sdLog = speed.fit.sdLog;
-      df = speed.fit.df;
-    }
-    const prior = df > 0 ? { df } : undefined;
-    if (input.relative) {
+    if (input.relative && prior) {
       const values = speed ?? input.relative;
-      evidence = relativeEvidence(values.baseline, values.candidate, input.base.worse, sdLog, prior, input.relative.pairs, speed?.extraVariance);
-    } else if (input.rate) evidence = rateEvidence(input.rate.baseline, input.rate.candidate, input.rate.ignoreBelowPct, sdLog, m);
-    const noiseCheck = input.relative ? { sigmaLog: Math.max(sdLog, Math.abs(m) / NOISE_THAT_MATTERS), alpha: noiseAlpha } : undefined;
-    return {
-      input,
-      sdLog,
-      m,
-      evidence,
-      ...(prior ? { prior } : {}),
-      ...(noiseCheck ? { noiseCheck } : {}),
-      path: sprtPath(evidence, m, rule, setup.minPairs, noiseCheck),
-      ...(speed ? { speed } : {}),
-      ...(speedSkipped ? { speedSkipped } : {}),
-    };
+      evidence = relativeEvidence(values.baseline, values.candidate, input.base.worse, m, prior, input.relative.pairs, speed?.extraVariance);
+    } else if (input.rate) evidence = rateEvidence(input.rate.baseline, input.rate.candidate, input.rate.ignoreBelowPct, c.sdLog, m);
+    return { ...c, weight, rule, evidence, path: sprtPath(evidence, rule, setup.minPairs) };
   });
   const pairs = Math.max(0, ...judged.map((j) => j.evidence.length));
-  const gating = judged.filter((j) => j.input.base.gating);
   const gate = gateWalk(
-    gating.map((j) => j.path),
+    judged.filter((j) => j.input.base.gating).map((j) => j.path),
     pairs,
     setup.minPairs,
   );
-  return { rule, judged, gate, pairs };
+  return { judged, gate, pairs };
 }
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
@@ -175,44 +211,29 @@ function intervalOf(j: JudgedCheck, e: Evidence, confidence: number): [number, n
   return [Math.expm1(center - half) * 100, Math.expm1(center + half) * 100];
 }
 
-function checkReason(j: JudgedCheck, at: CheckPath, step: number, rule: SprtRule, delta: string, minPairs: number): string {
+function checkReason(j: JudgedCheck, at: CheckPath, step: number, delta: string, minPairs: number): string {
+  const { rule } = j;
   const tol = `${j.input.base.tolerancePct}% tolerance`;
-  const mat = `${j.input.materialPct}% material regression`;
+  const mat = `${round2(j.input.materialPct)}% material regression`;
   const e = j.evidence[step - 1];
   if (e?.healthy) return `${delta}; both sides at or below the healthy level, so it passes whatever the change`;
   const l = at.llr[at.llr.length - 1] ?? 0;
   const lr = `Λ ${l.toFixed(2)}`;
-  if (at.outcome === 'noisy') return `${delta} after ${plural(at.decidedAt!, 'pair')}: undecidable at this noise (${noiseFigures(j, at.decidedAt!)})`;
   if (at.outcome === 'fail') return `${delta} after ${plural(at.decidedAt!, 'pair')}: evidence for the ${mat} (${lr} ≥ ${rule.upper.toFixed(2)}), beyond the ${tol}`;
-  if (at.outcome === 'pass') return `${delta} after ${plural(at.decidedAt!, 'pair')}: evidence of no change beyond the ${tol} (${lr} ≤ ${rule.lower.toFixed(2)})`;
+  if (at.outcome === 'pass') return `${delta} after ${plural(step, 'pair')}: evidence of no change beyond the ${tol} (${lr} ≤ ${rule.lower.toFixed(2)})`;
   if (step < minPairs) return `${delta} after ${plural(step, 'pair')}: not judged before the minimum of ${plural(minPairs, 'pair')} (${lr})`;
   return `${delta} after ${plural(step, 'pair')}: undecided between no change and the ${mat} (${rule.lower.toFixed(2)} < ${lr} < ${rule.upper.toFixed(2)})`;
 }
 
-/** A check whose runs rejected the noise model, with the figures that show it (verdict.json's `decision.noisy`). */
-export type NoisyCheck = NonNullable<Decision['noisy']>[number];
-
-function noisyCheck(j: JudgedCheck, step: number): NoisyCheck | null {
-  const e = j.evidence[step - 1];
-  if (!e?.spread || !j.noiseCheck || e.spread.df < 1) return null;
-  const ratio = e.spread.ss / j.noiseCheck.sigmaLog ** 2;
-  return {
-    metric: j.input.base.metric,
-    test: j.input.base.test,
-    sdPct: round2(Math.sqrt(e.spread.ss / e.spread.df) * 100),
-    df: e.spread.df,
-    modelSdPct: round2(j.noiseCheck.sigmaLog * 100),
-    p: Number(chiSquareSf(ratio, e.spread.df).toPrecision(2)),
-    level: Number(j.noiseCheck.alpha.toPrecision(2)),
-  };
-}
-
 const round2 = (x: number) => Math.round(x * 100) / 100;
 
-function noiseFigures(j: JudgedCheck, step: number): string {
-  const n = noisyCheck(j, step);
-  if (!n) return 'its runs vary more than the noise model allows';
-  return `its pair differences vary ${n.sdPct}% per run (${n.df} df), the model ${n.modelSdPct}%: χ² p = ${n.p} < ${n.level}`;
+/** The pair differences' own spread per run against the model's σ, when the runs are clearly noisier (the likely cause of an undecided check). */
+function noisierNote(j: JudgedCheck, step: number): string | null {
+  const e = j.evidence[Math.min(step, j.evidence.length) - 1];
+  if (!e?.spread || e.spread.df < 1 || !j.prior) return null;
+  const own = Math.sqrt(e.spread.ss / e.spread.df);
+  if (own < 1.5 * j.prior.sigmaLog) return null;
+  return `${j.input.base.metric} (${j.input.base.test}) varied ${round2(own * 100)}% per run in its pair differences (${e.spread.df} df) against the model's ${round2(j.prior.sigmaLog * 100)}%`;
 }
 
 export interface Judgement {
@@ -228,7 +249,7 @@ export interface Judgement {
  */
 export function judge(inputs: readonly CheckInput[], setup: DecisionSetup, problems: readonly string[], modelPath: string | null): Judgement {
   const g = decideGate(inputs, setup);
-  const { rule, gate } = g;
+  const { gate } = g;
   const step = Math.max(1, gate.stopAt);
   const confidence = setup.tolerances.confidence;
   const checks: Check[] = g.judged.map((j) => {
@@ -238,8 +259,8 @@ export function judge(inputs: readonly CheckInput[], setup: DecisionSetup, probl
     const e = j.evidence[Math.min(step, j.evidence.length) - 1];
     const deltaPct = deltaOf(j, e);
     const shown = deltaPct === null ? NEW_RATE : fmtPct(deltaPct);
-    let verdict: Check['verdict'] = at.outcome === 'undecided' || at.outcome === 'noisy' ? 'inconclusive' : at.outcome;
-    let reason = checkReason(j, at, Math.min(step, j.evidence.length), rule, shown, setup.minPairs);
+    let verdict: Check['verdict'] = at.outcome === 'undecided' ? 'inconclusive' : at.outcome;
+    let reason = checkReason(j, at, Math.min(step, j.evidence.length), shown, setup.minPairs);
     if (!base.gating && verdict !== 'pass') {
       verdict = 'warn';
       reason = `${reason} (context only: ${j.input.contextOnly ?? 'configured as non-gating'})`;
@@ -257,7 +278,6 @@ export function judge(inputs: readonly CheckInput[], setup: DecisionSetup, probl
   let next: 'stop' | 'repeat' = 'stop';
   let stopReason: string;
   let suggestedMorePairs: number | undefined;
-  const noisy = gate.outcome === 'noisy' ? g.judged.filter((j) => j.input.base.gating && pathAt(j.path, gate.stopAt).outcome === 'noisy').map((j) => noisyCheck(j, gate.stopAt)).filter((n): n is NoisyCheck => n !== null) : [];
   if (gate.outcome === 'fail') {
     verdict = 'fail';
     const failed = gating.filter((c) => c.verdict === 'fail').map((c) => `${c.metric} (${c.test})`);
@@ -268,13 +288,6 @@ export function judge(inputs: readonly CheckInput[], setup: DecisionSetup, probl
   } else if (problems.length || gating.some((c) => c.method === 'none') || (gate.outcome === 'pass' && gating.some((c) => c.verdict !== 'pass'))) {
     verdict = 'inconclusive';
     stopReason = 'some runs cannot be judged, so the gate cannot pass (see the problems)';
-  } else if (gate.outcome === 'noisy') {
-    // The SPRT's error rates were worked out at the model's noise; runs that reject the
-    // model void them, and at several times that noise more pairs would not decide within
-    // maxRepeats. Stop, and say what to fix.
-    verdict = 'inconclusive';
-    const which = noisy.map((n) => `${n.metric} (${n.test}) ${n.sdPct}% per run against ${n.modelSdPct}% (χ² p = ${n.p})`).join('; ');
-    stopReason = `the runs vary more than the noise model allows after ${plural(gate.stopAt, 'pair')}: ${which}; the stated error rates do not hold at this noise, so the gate cannot judge. Find what disturbed the bench, or recalibrate (loadgate calibrate) if this is its usual noise`;
   } else if (gate.outcome === 'pass') {
     verdict = 'pass';
     stopReason = `every gating check crossed the pass bound by pair ${gate.stopAt}`;
@@ -291,19 +304,20 @@ export function judge(inputs: readonly CheckInput[], setup: DecisionSetup, probl
           const last = j.evidence[j.evidence.length - 1] as Evidence;
           // last.variance · k is the per-pair variance; with a speed fit it also scales up the
           // slope's share, which does not shrink with pairs: an estimate on the long side.
-          return morePairs(last, j.path.llr[j.path.llr.length - 1] ?? 0, last.variance * j.evidence.length, j.m, rule);
+          return morePairs(last, j.path.llr[j.path.llr.length - 1] ?? 0, last.variance * j.evidence.length, j.m, j.rule);
         }),
       1,
     );
-    stopReason = `undecided at maxRepeats (${plural(g.pairs, 'pair')}); about ${plural(suggestedMorePairs, 'more pair')} would likely decide it`;
+    const noisier = g.judged.filter((j) => j.input.base.gating && j.path.outcome === 'undecided').map((j) => noisierNote(j, g.pairs)).filter((n): n is string => n !== null);
+    const why = noisier.length ? `; the runs were noisier than the noise model (${noisier.join('; ')}): find what disturbed the bench, or recalibrate (loadgate calibrate) if this is its usual noise` : '';
+    stopReason = `undecided at maxRepeats (${plural(g.pairs, 'pair')}); about ${plural(suggestedMorePairs, 'more pair')} would likely decide it${why}`;
   }
 
   const decision: Decision = {
     rule: 'sprt',
-    alpha: rule.alpha * rule.gatingChecks,
-    alphaPerCheck: rule.alpha,
-    beta: rule.beta,
-    gatingChecks: rule.gatingChecks,
+    alpha: GATE_FALSE_FAIL,
+    beta: CHECK_FALSE_PASS,
+    gatingChecks: g.judged.filter((j) => j.input.base.gating).length,
     noiseModel: {
       path: modelPath,
       kind: setup.model.kind,
@@ -316,7 +330,6 @@ export function judge(inputs: readonly CheckInput[], setup: DecisionSetup, probl
     maxRepeats: setup.maxPairs,
     stopReason,
     ...(suggestedMorePairs !== undefined ? { suggestedMorePairs } : {}),
-    ...(noisy.length ? { noisy } : {}),
     detectable: detectable(g, setup),
   };
   return { checks, verdict, next, decision };
@@ -327,7 +340,7 @@ function speedRecord(j: JudgedCheck, step: number): Pick<Check, 'speed'> {
   if (j.speed) {
     const { fit, probes } = j.speed;
     const raw = { baseline: mean(j.input.relative!.baseline.slice(0, step)), candidate: mean(j.input.relative!.candidate.slice(0, step)) };
-    // The noise the evidence was judged at: the fit's, or more where the runs' own spread pooled above it.
+    // The noise the evidence implies: the fit's, updated by the runs' own pair differences.
     const judgedAt = j.evidence[Math.min(step, j.evidence.length) - 1]?.sdLog ?? fit.sdLog;
     const rawDeltaPct = (geometricMeanAt(j.input.relative!.candidate, step) / geometricMeanAt(j.input.relative!.baseline, step) - 1) * 100;
     return {
@@ -356,24 +369,35 @@ function valuesAt(j: JudgedCheck, step: number): { baseline: number | null; cand
 }
 
 /**
- * What the gate could detect: for each gating relative check, the probability that its
- * material regression fails within maxRepeats pairs, at the noise it was judged with
- * (a seeded simulation through the same SPRT walk).
+ * Each gating check's share of the budget and its operating characteristic: the
+ * probability that it fails within maxRepeats pairs at a true change of its tolerance and
+ * of its material regression, at the model's noise (sequential.ts probabilityFail, the same
+ * Λ and look rule; as if it were the only gating check). A relative check's figures; a
+ * rate's error budget and bounds only.
  */
 function detectable(g: GateDecision, setup: DecisionSetup): Decision['detectable'] {
-  // At one machine speed the slope's uncertainty (the gate's last extra variance) stays
-  // in every simulated gate as well: it does not shrink with pairs.
-  const judgedAs = (j: JudgedCheck) => ({
-    ...(j.prior ? { prior: j.prior } : {}),
-    ...(j.noiseCheck ? { noiseCheck: j.noiseCheck } : {}),
-    ...(j.speed?.extraVariance.length ? { extraVariance: j.speed.extraVariance[j.speed.extraVariance.length - 1] } : {}),
-  });
   return g.judged
-    .filter((j) => j.input.base.gating && j.input.relative)
-    .map((j) => ({
-      metric: j.input.base.metric,
-      test: j.input.base.test,
-      materialPct: j.input.materialPct,
-      probabilityFail: Math.round(probabilityFail(j.sdLog, j.m, j.m, g.rule, setup.minPairs, setup.maxPairs, 1000, 9, judgedAs(j)) * 1000) / 1000,
-    }));
+    .filter((j) => j.input.base.gating)
+    .map((j) => {
+      const base = {
+        metric: j.input.base.metric,
+        test: j.input.base.test,
+        tolerancePct: j.input.base.tolerancePct,
+        materialPct: round2(j.input.materialPct),
+        weight: Number(j.weight.toPrecision(3)),
+        alpha: Number(j.rule.alpha.toPrecision(3)),
+      };
+      if (!j.prior) return base;
+      // At one machine speed the slope's uncertainty stays in every simulated gate: it does not shrink with pairs.
+      const common = j.speed?.extraVariance[j.speed.extraVariance.length - 1] ?? 0;
+      const judging = { m: j.m, prior: j.prior, rule: j.rule, minPairs: setup.minPairs, maxPairs: setup.maxPairs, common };
+      const tolBad = materialLog(j.input.base.tolerancePct, j.input.base.worse);
+      return {
+        ...base,
+        sdPct: round2(j.prior.sigmaLog * 100),
+        priorDf: j.prior.df,
+        failAtTolerance: Math.round(probabilityFail(tolBad, judging) * 1000) / 1000,
+        probabilityFail: Math.round(probabilityFail(j.m, judging) * 1000) / 1000,
+      };
+    });
 }

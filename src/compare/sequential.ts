@@ -1,150 +1,167 @@
 /**
- * The sequential decision: Wald's sequential probability ratio test (SPRT) on the log
- * ratio candidate/baseline, one per check, evaluated after every baseline/candidate pair.
+ * The sequential decision: a sequential probability ratio test (Wald) on the log ratio
+ * candidate/baseline, one per check, looked at after every baseline/candidate pair.
  *
  * Everything is in "badness" (log units, positive = worse). H0: no change (δ = 0) against
- * H1: the material regression (δ = m). With the mean badness x̄ after k steps and its
- * variance V (from the noise model), the log likelihood ratio of the two normal models is
- *   Λ = (m / V) · (x̄ − m/2)
- * (for equal pairs this is (m/σ_d²)·Σ(b_i − m/2)). Λ ≥ log((1−β)/α) fails the check,
- * Λ ≤ log(β/(1−α)) passes it. Under H0, exp(Λ) is a nonnegative martingale with mean 1,
- * so by Ville's inequality P(it ever reaches (1−β)/α) ≤ α/(1−β): the false-fail bound
- * holds whenever the gate stops, which is what lets it add pairs only while undecided.
- * Reference: A. Wald, "Sequential Tests of Statistical Hypotheses", Ann. Math. Statist.
- * 16(2), 1945, §3 (bounds A, B and the ASN approximation used in `morePairs`).
+ * H1: the material regression (δ = m). A relative check's evidence is its pair differences
+ * d_i = ln(candidate_i) − ln(baseline_i), each N(δ, 2σ²) with the per-run noise σ unknown.
+ * σ² gets the noise model as a scaled-inverse-χ² prior (ν₀ = the model's degrees of freedom,
+ * scale s₀² = its σ²), and Λ is the log ratio of the two prior-predictive (Student-t)
+ * likelihoods of the differences:
+ *   Λ = (ν₀ + k)/2 · ln[(2ν₀s₀² + Σ(d_i − 0)²) / (2ν₀s₀² + Σ(d_i − m)²)]
+ * (with a small mixture of larger regressions on the fail side: see MIXTURE).
+ * A bench noisier than its model widens the differences' spread, which flattens Λ, so a
+ * noisy gate stays undecided instead of deciding at the wrong noise. Under H0's
+ * prior-predictive law exp(Λ) is a nonnegative martingale with mean 1 (the ratio of two
+ * joint densities of the sequence), so by Ville's inequality P(it ever reaches (1−β)/α) ≤ α:
+ * the false-fail bound holds at whatever pair the gate stops, and the false-pass bound the
+ * same way under H1. A check is judged afresh at every look: a pass is where its evidence
+ * is now, never a state an early pair locks in.
+ * References: A. Wald, "Sequential Tests of Statistical Hypotheses", Ann. Math. Statist.
+ * 16(2), 1945 (bounds and the ASN approximation used in `morePairs`); A. Gelman et al.,
+ * "Bayesian Data Analysis", 3rd ed., 2013, §3.2–3.3 (the normal model with a conjugate
+ * scaled-inverse-χ² prior on σ² and its Student-t predictive); F. D. Schönbrodt et al.,
+ * "Sequential hypothesis testing with Bayes factors", Psychological Methods 22(2), 2017,
+ * and J. Ville, "Étude critique de la notion de collectif", 1939 (why a likelihood ratio
+ * may be looked at after every pair).
  */
 
 import { seededRandom } from '../util/random.ts';
-import { chiSquareSf } from './stats.ts';
 
 /** The gate's false-fail budget at no change, over all gating checks together. */
 export const GATE_FALSE_FAIL = 0.01;
 /** Each check's false-pass probability at its material regression. */
 export const CHECK_FALSE_PASS = 0.01;
-/**
- * The chance, over all gating relative checks, that a gate at its model's noise is
- * stopped as noisier than the model at a look (split over the checks like alpha).
- */
-export const GATE_FALSE_NOISY = 0.01;
-/**
- * Per-run noise below a tenth of the material regression cannot matter: a pair's
- * difference would have to be 3.5 of its standard deviations off to reach even half of
- * it. So the noise check tests against at least m/10 (heap's 0.1 % model noise tripled
- * is still nothing next to its 20 % material regression).
- */
-export const NOISE_THAT_MATTERS = 10;
 
+/** One check's bounds: its share of the gate's false-fail budget and its false-pass rate. */
 export interface SprtRule {
-  /** False-fail probability per check: the gate budget split over the gating checks (Bonferroni). */
+  /** False-fail probability of this check at no change. */
   alpha: number;
   beta: number;
   /** log((1−β)/α): Λ at or above it fails. */
   upper: number;
   /** log(β/(1−α)): Λ at or below it passes. */
   lower: number;
-  gatingChecks: number;
 }
 
-export function sprtRule(gatingChecks: number, gateFalseFail = GATE_FALSE_FAIL, falsePass = CHECK_FALSE_PASS): SprtRule {
-  const k = Math.max(1, gatingChecks);
-  const alpha = gateFalseFail / k;
-  return { alpha, beta: falsePass, upper: Math.log((1 - falsePass) / alpha), lower: Math.log(falsePass / (1 - alpha)), gatingChecks: k };
+export function sprtRule(alpha: number, falsePass = CHECK_FALSE_PASS): SprtRule {
+  return { alpha, beta: falsePass, upper: Math.log((1 - falsePass) / alpha), lower: Math.log(falsePass / (1 - alpha)) };
 }
 
-/** The evidence after one more pair: mean badness (log units) and its variance. */
+/**
+ * The gate's false-fail budget split over its gating checks in proportion to their weights
+ * (a weighted Bonferroni split: the checks' false-fail rates add up to at most the budget).
+ */
+export function splitBudget(weights: readonly number[], gateFalseFail = GATE_FALSE_FAIL): SprtRule[] {
+  const total = weights.reduce((a, w) => a + w, 0);
+  return weights.map((w) => sprtRule((gateFalseFail * w) / total));
+}
+
+/** The weight a check gets when the config gives none (see defaultWeight). */
+export const MIN_WEIGHT = 0.01;
+
+/**
+ * A check's default share of the false-fail budget: its per-pair variance over its material
+ * regression squared, relative to the other checks'. The number of pairs a check needs
+ * grows with 2σ²/m² times log(1/α), so the budget buys pairs only where evidence comes
+ * slowly; a check whose material change is many noise widths away (heap, a healthy rate)
+ * decides in one pair at any α and keeps only MIN_WEIGHT of the largest share.
+ */
+export function defaultWeights(checks: readonly { sdLog: number; m: number; rate: boolean; gating?: boolean }[]): number[] {
+  const raw = checks.map((c) => (c.rate ? 0 : (c.sdLog / c.m) ** 2));
+  // Relative to the largest gating share: a context-only check does not scale the others.
+  const top = Math.max(...raw.filter((_, i) => checks[i]?.gating !== false), 0);
+  return raw.map((r) => (top > 0 ? Math.min(1, Math.max(MIN_WEIGHT, r / top)) : 1));
+}
+
+/** The noise a relative check is judged at: the model's per-run σ and its weight. */
+export interface NoisePrior {
+  sigmaLog: number;
+  /** The prior's degrees of freedom: the calibration's, or the assumption's stated weight. */
+  df: number;
+}
+
+/** The evidence after one more pair. */
 export interface Evidence {
+  /** Mean badness over the judged pairs (log units): shown as the change. */
   bad: number;
+  /** Its variance at the noise the evidence now implies (shown as the interval). */
   variance: number;
-  /** Healthy rates pass at once, whatever their change. */
+  /** The log likelihood ratio of a regression (δ = m or more) against no change: the fail side. */
+  llr: number;
+  /** The pass side's ratio (δ = m against no change or better), when it differs from `llr`. */
+  passLlr?: number;
+  /** Healthy rates pass, whatever their change. */
   healthy?: boolean;
-  /** Λ when the normal approximation does not hold (rates: see rateEvidence). */
-  llr?: number;
-  /** σ of ln(value) per run this step was judged at (relative checks with a prior). */
+  /** Per-run σ of ln(value) the evidence implies now (the prior updated by the pair differences). */
   sdLog?: number;
   /** The gate's own spread of the pair differences up to this step (runSpread). */
   spread?: Spread;
 }
 
+export type CheckState = 'pass' | 'fail' | 'undecided';
+
 export interface CheckPath {
-  /** `noisy`: the runs vary more than the noise model allows, so neither bound can be trusted. */
-  outcome: 'pass' | 'fail' | 'undecided' | 'noisy';
-  /** 1-based step at which a bound was crossed; null while undecided. */
+  /** The state after the last step. */
+  outcome: CheckState;
+  /** 1-based step from which the outcome has held (a fail: the step it failed); null while undecided. */
   decidedAt: number | null;
-  /** Λ after each step, up to and including the deciding one. */
+  /** Λ (the fail side) after each step. */
   llr: number[];
-}
-
-/** The log likelihood ratio of H1 (δ = m) against H0 (δ = 0). */
-export function logLikelihoodRatio(e: Evidence, m: number): number {
-  return e.llr ?? (m / e.variance) * (e.bad - m / 2);
+  /** The state after each step. */
+  states: CheckState[];
 }
 
 /**
- * Walks the steps in pair order; the first bound crossed decides, and stays decided.
- * Steps before `firstLook` (the gate's `repeats`) are not looked at: a check cannot
- * decide before the gate may stop. Skipping looks keeps Ville's bound (it holds at any
- * stopping time).
+ * A check's state after each step. Steps before `firstLook` (the gate's `repeats`) are not
+ * looked at. From there each step is judged on all the evidence so far: a fail holds (the
+ * gate stops at it), a pass lasts only while the evidence stays at or below the pass bound,
+ * so a later pair that shows a regression is never ignored.
  */
-export function sprtPath(steps: readonly Evidence[], m: number, rule: SprtRule, firstLook = 1, noiseCheck?: NoiseCheck): CheckPath {
+export function sprtPath(steps: readonly Evidence[], rule: SprtRule, firstLook = 1): CheckPath {
   const llr: number[] = [];
+  const states: CheckState[] = [];
   for (const [i, e] of steps.entries()) {
-    if (e.healthy) {
-      llr.push(Number.NEGATIVE_INFINITY);
-      return { outcome: 'pass', decidedAt: i + 1, llr };
-    }
-    const l = logLikelihoodRatio(e, m);
+    const l = e.healthy ? Number.NEGATIVE_INFINITY : e.llr;
+    const toPass = e.healthy ? Number.NEGATIVE_INFINITY : (e.passLlr ?? e.llr);
     llr.push(l);
-    if (i + 1 < firstLook) continue;
-    if (noiseCheck && noisierThanModel(e, noiseCheck)) return { outcome: 'noisy', decidedAt: i + 1, llr };
-    if (l >= rule.upper) return { outcome: 'fail', decidedAt: i + 1, llr };
-    if (l <= rule.lower) return { outcome: 'pass', decidedAt: i + 1, llr };
+    let state: CheckState = 'undecided';
+    if (states[i - 1] === 'fail') state = 'fail';
+    else if (i + 1 >= firstLook) state = l >= rule.upper ? 'fail' : toPass <= rule.lower ? 'pass' : 'undecided';
+    states.push(state);
   }
-  return { outcome: 'undecided', decidedAt: null, llr };
+  return pathOf(llr, states);
 }
 
-/** The model's σ and the per-check level of the test that the runs fit it. */
-export interface NoiseCheck {
-  sigmaLog: number;
-  alpha: number;
-}
-
-/**
- * True when the gate's own spread (runSpread) rejects the model: under the model,
- * ss/σ² is chi-square with the spread's df, so a value in its upper `alpha` tail says the
- * bench is noisier today than it was calibrated, and the SPRT's error rates (worked out at
- * the model's σ) do not hold.
- */
-export function noisierThanModel(e: Evidence, check: NoiseCheck): boolean {
-  if (!e.spread || e.spread.df < 1) return false;
-  return chiSquareSf(e.spread.ss / (check.sigmaLog * check.sigmaLog), e.spread.df) < check.alpha;
+function pathOf(llr: number[], states: CheckState[]): CheckPath {
+  const outcome = states[states.length - 1] ?? 'undecided';
+  if (outcome === 'undecided') return { outcome, decidedAt: null, llr, states };
+  let from = states.length;
+  while (from > 1 && states[from - 2] === outcome) from--;
+  return { outcome, decidedAt: from, llr, states };
 }
 
 /** The check's state as the gate saw it after `step` pairs. */
 export function pathAt(path: CheckPath, step: number): CheckPath {
-  if (path.decidedAt !== null && path.decidedAt <= step) return path;
-  return { outcome: 'undecided', decidedAt: null, llr: path.llr.slice(0, step) };
+  return pathOf(path.llr.slice(0, step), path.states.slice(0, step));
 }
 
 export interface GateStep {
-  /** `noisy`: some gating check's runs rejected the noise model before the gate could decide. */
-  outcome: 'pass' | 'fail' | 'undecided' | 'noisy';
+  outcome: 'pass' | 'fail' | 'undecided';
   /** The pair count at which the gate stopped (or the last one seen). */
   stopAt: number;
 }
 
 /**
- * The gate after each pair: fail as soon as any gating check fails, pass once every
- * gating check has passed, never before `minPairs`. `run` stops there; `compare` replays
- * the same walk over the recorded pairs, so both reach the same verdict.
+ * The gate after each pair: fail as soon as any gating check fails, pass once every gating
+ * check is at its pass bound at the same pair, never before `minPairs`. `run` stops there;
+ * `compare` replays the same walk over the recorded pairs, so both reach the same verdict.
  */
 export function gateWalk(paths: readonly CheckPath[], pairs: number, minPairs: number): GateStep {
   for (let k = Math.max(1, minPairs); k <= pairs; k++) {
-    const at = paths.map((p) => pathAt(p, k));
-    if (at.some((p) => p.outcome === 'fail')) return { outcome: 'fail', stopAt: k };
-    // A noisy check can never pass, and more pairs at several times the modelled noise
-    // would take far beyond maxRepeats: stop and say so.
-    if (at.some((p) => p.outcome === 'noisy')) return { outcome: 'noisy', stopAt: k };
-    if (at.length && at.every((p) => p.outcome === 'pass')) return { outcome: 'pass', stopAt: k };
+    const at = paths.map((p) => p.states[Math.min(k, p.states.length) - 1] ?? 'undecided');
+    if (at.includes('fail')) return { outcome: 'fail', stopAt: k };
+    if (at.length && at.every((s) => s === 'pass')) return { outcome: 'pass', stopAt: k };
   }
   return { outcome: 'undecided', stopAt: pairs };
 }
@@ -170,52 +187,106 @@ export function morePairs(last: Evidence, llr: number, perPairVariance: number, 
   return Math.max(1, Math.ceil(expected));
 }
 
-/**
- * The noise a check is judged at. From the second pair on, the gate's own runs estimate
- * the per-run spread too. The estimate pools the model's df·σ² with the runs' sum of
- * squares, as a conjugate prior would, so a model measured on many runs moves little. It
- * never goes below the model: a quiet gate keeps the calibrated error rates, a noisy one
- * is judged at the noise it shows.
- */
-export interface NoisePrior {
-  /** The model's degrees of freedom behind σ (> 0: only a measured σ has a weight). */
-  df: number;
-}
-
 /** The runs' own spread of ln(value): half the sum of squares of the pair differences around their mean, and its degrees of freedom. */
 export interface Spread {
   ss: number;
   df: number;
 }
 
+/** Running sums of the pair differences (badness units) behind a relative check's evidence. */
+export interface DifferenceSums {
+  n: number;
+  sum: number;
+  sumSq: number;
+}
+
+/**
+ * ln of the prior-predictive (Student-t) likelihood of the differences at a true change δ,
+ * up to a constant that is the same for every δ (see the module's doc). `common` is a share
+ * of the error that every pair has alike (a speed fit's slope error), as a fraction of one
+ * difference's prior variance 2s₀²: the differences are then correlated, and only their
+ * mean carries it.
+ */
+export function studentLogLikelihood(s: DifferenceSums, delta: number, prior: NoisePrior, common = 0): number {
+  const mean = s.sum / s.n;
+  const within = Math.max(0, s.sumSq - s.n * mean * mean);
+  const weight = s.n / (1 + s.n * common);
+  return (-(prior.df + s.n) / 2) * Math.log(2 * prior.df * prior.sigmaLog * prior.sigmaLog + within + weight * (mean - delta) ** 2);
+}
+
+/**
+ * The alternatives the fail side mixes, as multiples of m, with their weights: mostly the
+ * material regression itself, and some weight on far larger ones. A point alternative
+ * alone is not enough under an uncertain σ: a change far beyond m fits δ = m as badly as
+ * δ = 0, so its Student-t ratio falls back towards 1 and a collapse would never fail. The
+ * pass side mixes no change with improvements the same way. A fixed mixture of likelihood
+ * ratios is still a martingale, so Ville's bounds hold; it costs ln(1/0.8) ≈ 0.22 of Λ at
+ * δ = m or 0.
+ */
+const MIXTURE: readonly (readonly [number, number])[] = [
+  [1, 0.8],
+  [2, 0.05],
+  [4, 0.05],
+  [8, 0.05],
+  [16, 0.05],
+];
+
+function logSumExp(xs: readonly number[]): number {
+  const top = Math.max(...xs);
+  return top + Math.log(xs.reduce((a, x) => a + Math.exp(x - top), 0));
+}
+
+/** Λ for failing (the regressions against no change) and for passing (the material regression against no change or better), from these sums. */
+export function studentLlr(s: DifferenceSums, m: number, prior: NoisePrior, common = 0): { fail: number; pass: number } {
+  if (s.n === 0) return { fail: 0, pass: 0 };
+  const at = (delta: number) => studentLogLikelihood(s, delta, prior, common);
+  const none = at(0);
+  const material = at(m);
+  return {
+    fail: logSumExp(MIXTURE.map(([k, w]) => Math.log(w) + at(k * m))) - none,
+    pass: material - logSumExp(MIXTURE.map(([k, w]) => Math.log(w) + at(-(k - 1) * m))),
+  };
+}
+
+/** The per-run σ the prior and the differences imply together (the posterior's scale). */
+function posteriorSdLog(s: DifferenceSums, prior: NoisePrior): number {
+  const within = s.n ? Math.max(0, s.sumSq - (s.sum * s.sum) / s.n) : 0;
+  const df = prior.df + Math.max(0, s.n - 1);
+  return df > 0 ? Math.sqrt((prior.df * prior.sigmaLog * prior.sigmaLog + within / 2) / df) : prior.sigmaLog;
+}
+
 /**
  * The spread of the runs so far, from the pair differences d = ln(candidate) − ln(baseline)
  * of the complete pairs: ss = Σ(d − d̄)² / 2 with one degree of freedom per pair after the
- * first. Under the model each d has variance 2σ², so ss/σ² is chi-square on k − 1 df.
- * A real change between the sides moves every d alike and does not count; neither does
- * anything that moves both runs of a pair alike, such as the machine running faster in
- * one pair than the next. That is also all the verdict sees (with equal counts): it is built
- * from the same differences, so this measures the noise the SPRT's error rates rest on.
- * (A fit of each side's mean and one line in run order, used before, counted a step in
- * the machine's speed between pairs as noise and stopped A/A gates as noisy.) A steady
- * drift adds +δ to the d of pairs run baseline first and −δ to those run candidate first
- * (ABBA); it is counted, because the verdict cancels it only after an even number of pairs.
- * Runs are paired by their pair index (`pairs`, a run result's `repeat`) when given, so a
- * run lost in the middle does not pair the next pair's run with this one's; by position
- * otherwise.
+ * first. A real change between the sides moves every d alike and does not count; neither
+ * does anything that moves both runs of a pair alike, such as the machine running faster
+ * in one pair than the next. A steady drift adds +δ to the d of pairs run baseline first
+ * and −δ to those run candidate first (ABBA); it is counted, because the verdict cancels it
+ * only after an even number of pairs.
  */
 export function runSpread(lb: readonly number[], lc: readonly number[], pairs?: RunPairs): Spread {
-  const pairOf = (side: 'baseline' | 'candidate', i: number) => pairs?.[side][i] ?? i;
-  const cAt = new Map(lc.map((c, i) => [pairOf('candidate', i), c]));
-  const d: number[] = [];
-  lb.forEach((b, i) => {
-    const c = cAt.get(pairOf('baseline', i));
-    if (c !== undefined) d.push(c - b);
-  });
+  const d = pairDifferences(lb, lc, pairs).map((x) => x.d);
   const k = d.length;
   if (k < 2) return { ss: 0, df: 0 };
   const mean = d.reduce((a, x) => a + x, 0) / k;
   return { ss: d.reduce((a, x) => a + (x - mean) ** 2, 0) / 2, df: k - 1 };
+}
+
+/**
+ * The complete pairs' differences lc − lb, each with the step (1-based: the larger of its
+ * two runs' positions) from which both of its runs exist. Runs are paired by their pair
+ * index (`pairs`, a run result's `repeat`) when given, so a run lost in the middle does not
+ * pair one pair's run with the next's; by position otherwise.
+ */
+function pairDifferences(lb: readonly number[], lc: readonly number[], pairs?: RunPairs): { d: number; step: number }[] {
+  if (!pairs) return lb.slice(0, lc.length).map((b, i) => ({ d: (lc[i] as number) - b, step: i + 1 }));
+  const cAt = new Map(lc.map((c, i) => [pairs.candidate[i] ?? i, { c, i }]));
+  const out: { d: number; step: number }[] = [];
+  lb.forEach((b, i) => {
+    const c = cAt.get(pairs.baseline[i] ?? i);
+    if (c) out.push({ d: c.c - b, step: Math.max(i, c.i) + 1 });
+  });
+  return out;
 }
 
 /** Position of a side's run of pair `pair` (0-based) in the gate's run order. */
@@ -231,39 +302,46 @@ export interface RunPairs {
 }
 
 /**
- * Evidence after each pair for a relative metric (values in pair order, one per run).
- * `extraVariance[k − 1]`, when given, is added to the variance after k pairs: the part of
- * the error common to all pairs, such as a speed adjustment's uncertain slope.
+ * Evidence after each step for a relative metric (values in pair order, one per run), from
+ * the complete pairs' differences. `extraVariance[k − 1]`, when given, is the variance after
+ * k pairs that every pair shares, such as a speed adjustment's uncertain slope.
  */
 export function relativeEvidence(
   baseline: readonly number[],
   candidate: readonly number[],
   worse: 'lower' | 'higher',
-  sigmaLog: number,
-  prior?: NoisePrior,
+  m: number,
+  prior: NoisePrior,
   pairs?: RunPairs,
   extraVariance?: readonly number[],
 ): Evidence[] {
   const sign = worse === 'higher' ? 1 : -1;
   const lb = baseline.map(Math.log);
   const lc = candidate.map(Math.log);
+  const diffs = pairDifferences(lb, lc, pairs);
   const steps = Math.max(lb.length, lc.length);
   const out: Evidence[] = [];
-  let sb = 0;
-  let sc = 0;
+  const s: DifferenceSums = { n: 0, sum: 0, sumSq: 0 };
+  const priorVar = 2 * prior.sigmaLog * prior.sigmaLog;
+  let next = 0;
   for (let k = 1; k <= steps; k++) {
-    const nb = Math.min(k, lb.length);
-    const nc = Math.min(k, lc.length);
-    if (k <= lb.length) sb += lb[k - 1] as number;
-    if (k <= lc.length) sc += lc[k - 1] as number;
-    const spread = runSpread(lb.slice(0, nb), lc.slice(0, nc), pairs);
-    let sd = sigmaLog;
-    if (prior && spread.df > 0) {
-      const pooled = (prior.df * sigmaLog * sigmaLog + spread.ss) / (prior.df + spread.df);
-      sd = Math.sqrt(Math.max(sigmaLog * sigmaLog, pooled));
+    for (; next < diffs.length && (diffs[next] as { step: number }).step <= k; next++) {
+      const d = sign * (diffs[next] as { d: number }).d;
+      s.n++;
+      s.sum += d;
+      s.sumSq += d * d;
     }
-    // Unequal counts (a side lost a run): the difference of the means, σ²(1/n_b + 1/n_c).
-    out.push({ bad: sign * (sc / nc - sb / nb), variance: sd * sd * (1 / nb + 1 / nc) + (extraVariance?.[k - 1] ?? 0), sdLog: sd, spread });
+    const extra = extraVariance?.[k - 1] ?? 0;
+    const sd = posteriorSdLog(s, prior);
+    const l = studentLlr(s, m, prior, extra / priorVar);
+    out.push({
+      bad: s.n ? s.sum / s.n : 0,
+      variance: s.n ? (2 * sd * sd) / s.n + extra : priorVar + extra,
+      llr: l.fail,
+      passLlr: l.pass,
+      sdLog: sd,
+      spread: s.n >= 2 ? { ss: Math.max(0, s.sumSq - (s.sum * s.sum) / s.n) / 2, df: s.n - 1 } : { ss: 0, df: 0 },
+    });
   }
   return out;
 }
@@ -274,15 +352,15 @@ export interface RateCount {
 }
 
 /**
- * Evidence after each pair for a rate per request (errors, timeouts). Rates at or below
- * `ignoreBelowPct` on both sides are healthy and pass at once. Otherwise Λ is the exact
- * Poisson likelihood ratio of "rate ratio 1+material" against "ratio 1", conditioned on
- * the total count (the candidate's share of events is binomial), divided by the
- * overdispersion φ = max(1, model variance / Poisson variance) as in a quasi-Poisson fit,
- * so runs that vary more than counting noise weigh less. A normal approximation with
- * the 0.5 continuity correction cannot do this: 0 errors before and 1000 after has a log
- * ratio variance of 2 and would never fail. `bad`/`variance` (with the 0.5 correction)
- * remain for the displayed interval and the more-pairs estimate.
+ * Evidence after each pair for a rate per request (errors, timeouts), on the counts so far.
+ * Rates at or below `ignoreBelowPct` on both sides are healthy and pass while they stay so.
+ * Otherwise Λ is the exact Poisson likelihood ratio of "rate ratio 1+material" against
+ * "ratio 1", conditioned on the total count (the candidate's share of events is binomial),
+ * divided by the overdispersion φ = max(1, model variance / Poisson variance) as in a
+ * quasi-Poisson fit, so runs that vary more than counting noise weigh less. A normal
+ * approximation with the 0.5 continuity correction cannot do this: 0 errors before and 1000
+ * after has a log ratio variance of 2 and would never fail. `bad`/`variance` (with the 0.5
+ * correction) remain for the displayed interval and the more-pairs estimate.
  */
 export function rateEvidence(baseline: readonly RateCount[], candidate: readonly RateCount[], ignoreBelowPct: number, sigmaLog: number, m: number): Evidence[] {
   const steps = Math.max(baseline.length, candidate.length);
@@ -335,37 +413,43 @@ export function gaussian(random: () => number): number {
   return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * v);
 }
 
+/** How one relative check is judged, for its operating characteristic. */
+export interface CheckJudging {
+  m: number;
+  prior: NoisePrior;
+  rule: SprtRule;
+  minPairs: number;
+  maxPairs: number;
+  /** Per-pair variance every pair shares (a speed fit's slope error): one draw per gate. */
+  common?: number;
+}
+
 /**
- * Probability that one check fails at a true change of `materialPct` within `maxPairs`
- * pairs (at least `minPairs`), by a seeded simulation through `sprtPath`, judged as the
- * gate judges it (the prior and the noise check, when given).
+ * Probability that one check, as the only gating check, fails within maxPairs pairs (it
+ * stops at its first bound) when the true change is
+ * `trueBad` (log, in the bad direction) and the per-run noise is the prior's σ: a seeded
+ * simulation through the same Λ and the same look rule as the gate, on running sums so that
+ * thousands of gates cost milliseconds.
  */
-export function probabilityFail(
-  sigmaLog: number,
-  m: number,
-  trueBad: number,
-  rule: SprtRule,
-  minPairs: number,
-  maxPairs: number,
-  trials = 2000,
-  seed = 9,
-  judged: { prior?: NoisePrior; noiseCheck?: NoiseCheck; extraVariance?: number } = {},
-): number {
+export function probabilityFail(trueBad: number, judging: CheckJudging, trials = 4000, seed = 9): number {
   const random = seededRandom(seed);
-  const extra = judged.extraVariance ?? 0;
-  const extraVariance = extra > 0 ? Array.from({ length: maxPairs }, () => extra) : undefined;
+  const sdPair = Math.SQRT2 * judging.prior.sigmaLog;
+  const common = judging.common ?? 0;
+  const share = common / (2 * judging.prior.sigmaLog ** 2);
   let fails = 0;
   for (let t = 0; t < trials; t++) {
-    const b: number[] = [];
-    const c: number[] = [];
-    // A speed fit's slope error moves every pair of a gate alike: one draw per trial.
-    const shared = extraVariance ? Math.sqrt(extra) * gaussian(random) : 0;
-    for (let k = 0; k < maxPairs; k++) {
-      b.push(Math.exp(sigmaLog * gaussian(random)));
-      c.push(Math.exp(trueBad + shared + sigmaLog * gaussian(random)));
+    const shared = common > 0 ? Math.sqrt(common) * gaussian(random) : 0;
+    const s: DifferenceSums = { n: 0, sum: 0, sumSq: 0 };
+    for (let k = 1; k <= judging.maxPairs; k++) {
+      const d = trueBad + shared + sdPair * gaussian(random);
+      s.n++;
+      s.sum += d;
+      s.sumSq += d * d;
+      if (k < judging.minPairs) continue;
+      const l = studentLlr(s, judging.m, judging.prior, share);
+      if (l.fail >= judging.rule.upper) fails++;
+      if (l.fail >= judging.rule.upper || l.pass <= judging.rule.lower) break;
     }
-    const path = sprtPath(relativeEvidence(b, c, 'higher', sigmaLog, judged.prior, undefined, extraVariance), m, rule, minPairs, judged.noiseCheck);
-    if (path.outcome === 'fail' && gateWalk([path], maxPairs, minPairs).outcome === 'fail') fails++;
   }
   return fails / trials;
 }

@@ -27,7 +27,16 @@ export interface SimulationCase {
    * fewer users, slower). 0 for every case but `step`.
    */
   stepPct?: number;
+  /** The bench's true noise as a multiple of the model's, in this case alone (a bench noisier than calibrated). */
+  noiseScale?: number;
+  /**
+   * The sd (%) of a per-run factor shared by every metric of one run and by neither its
+   * partner nor its speed probe: a machine-speed change within a pair that nothing models.
+   */
+  sharedPct?: number;
   kind: 'none' | 'tolerance' | 'material' | 'beyond' | 'drift' | 'step';
+  /** Which bench the case assumes: the model's, or a noisier one the model does not know. */
+  bench: 'model' | 'noisier' | 'shared';
 }
 
 export interface SimulationRow extends SimulationCase {
@@ -68,25 +77,38 @@ export interface SimulationOptions {
  */
 export const DEFAULT_STEP_PCT = 6.7;
 
+/** The robustness rows: every residual this many times the model's, and an unmodelled per-run factor of this sd (%). */
+export const NOISIER_SCALE = 1.5;
+export const DEFAULT_SHARED_PCT = 6;
+
 /** A probe time on the local bench's scale; only its log differences matter. */
 const SIMULATED_PROBE_MS = 60;
 
-export function simulationCases(config: GateConfig, driftPct: number, stepPct = DEFAULT_STEP_PCT): SimulationCase[] {
+export function simulationCases(config: GateConfig, driftPct: number, stepPct = DEFAULT_STEP_PCT, sharedPct = DEFAULT_SHARED_PCT): SimulationCase[] {
   const relative = gatingMetrics(config).filter((g) => !g.rate);
-  const cases: SimulationCase[] = [{ label: 'no change', metric: null, changePct: 0, driftPct: 0, kind: 'none' }];
+  const none: SimulationCase = { label: 'no change', metric: null, changePct: 0, driftPct: 0, kind: 'none', bench: 'model' };
+  const cases: SimulationCase[] = [none];
+  const material = (g: GatingMetric) => materialPctOf(config.tolerances, g.key);
   for (const [kind, factor] of [
     ['tolerance', 0],
     ['material', 1],
     ['beyond', 1.5],
   ] as const) {
     for (const g of relative) {
-      const material = materialPctOf(config.tolerances, g.key);
-      const changePct = kind === 'tolerance' ? config.tolerances[g.key as 'apiAvg'].tolerancePct : material * factor;
-      cases.push({ label: `${kind === 'beyond' ? '1.5 × material' : kind}`, metric: `${g.test}.${g.key}`, changePct, driftPct: 0, kind });
+      const changePct = kind === 'tolerance' ? config.tolerances[g.key as 'apiAvg'].tolerancePct : material(g) * factor;
+      cases.push({ label: `${kind === 'beyond' ? '1.5 × material' : kind}`, metric: `${g.test}.${g.key}`, changePct, driftPct: 0, kind, bench: 'model' });
     }
   }
-  cases.push({ label: `no change, drift ${driftPct}%/run`, metric: null, changePct: 0, driftPct, kind: 'drift' });
-  cases.push({ label: `no change, speed steps ${stepPct}% between pairs`, metric: null, changePct: 0, driftPct: 0, stepPct, kind: 'step' });
+  cases.push({ label: `no change, drift ${driftPct}%/run`, metric: null, changePct: 0, driftPct, kind: 'drift', bench: 'model' });
+  cases.push({ label: `no change, speed steps ${stepPct}% between pairs`, metric: null, changePct: 0, driftPct: 0, stepPct, kind: 'step', bench: 'model' });
+  // Benches the model does not describe: the stated error rates must still hold.
+  for (const [bench, label, extra] of [
+    ['noisier', `noise ${NOISIER_SCALE}× the model`, { noiseScale: NOISIER_SCALE }],
+    ['shared', `a shared per-run factor of ${sharedPct}%`, { sharedPct }],
+  ] as const) {
+    cases.push({ ...none, label: `no change, ${label}`, bench, ...extra });
+    for (const g of relative) cases.push({ label: `material, ${label}`, metric: `${g.test}.${g.key}`, changePct: material(g), driftPct: 0, kind: 'material', bench, ...extra });
+  }
   return cases;
 }
 
@@ -100,14 +122,17 @@ interface SyntheticNoise {
 
 /** One gate's checks with synthetic values for `pairs` pairs. */
 function syntheticInputs(metrics: readonly GatingMetric[], c: SimulationCase, setup: DecisionSetup, config: GateConfig, pairs: number, noise: SyntheticNoise, random: () => number): CheckInput[] {
-  // One speed per pair for the whole gate; drawn only for the step case, so that every other
-  // case sees the same random stream as before the step case existed.
+  // One speed per pair for the whole gate (the step case), and one factor per run shared by
+  // all its metrics (the shared case); drawn only where used.
   const speed = Array.from({ length: pairs }, () => (c.stepPct ? Math.log1p(c.stepPct / 100) * gaussian(random) : 0));
+  const perRun = (): number[] => Array.from({ length: pairs }, () => (c.sharedPct ? Math.log1p(c.sharedPct / 100) * gaussian(random) : 0));
+  const sharedB = perRun();
+  const sharedC = perRun();
   return metrics.map((g) => {
     const label = RELATIVE_METRICS.find((m) => m.key === g.key)?.label ?? g.key;
     const tol = config.tolerances[g.key as 'apiAvg'];
     const base = { id: `${g.test}.${g.key}`, metric: label, test: g.test, unit: '', tolerancePct: tol.tolerancePct, worse: g.worse, gating: true };
-    const input: CheckInput = { base, key: g.key, materialPct: materialPctOf(config.tolerances, g.key), blockers: [] };
+    const input: CheckInput = { base, key: g.key, materialPct: materialPctOf(config.tolerances, g.key), ...(tol.weight !== undefined ? { weight: tol.weight } : {}), blockers: [] };
     if (g.rate) {
       // Healthy error and timeout rates: they pass at once, but count in the error budget.
       const none = Array.from({ length: pairs }, () => ({ events: 0, requests: 10000 }));
@@ -122,7 +147,7 @@ function syntheticInputs(metrics: readonly GatingMetric[], c: SimulationCase, se
     const fit = entry?.kind === 'measured' && entry.speed && !speedFitUnclear(entry.speed) ? entry.speed : undefined;
     // The bench's true noise: the model's, or a multiple of it (a bench noisier than calibrated).
     const scaled = !noise.noiseScaleMetric || noise.noiseScaleMetric === base.id;
-    const sd = (fit?.sdLog ?? entry?.sdLog ?? 0.02) * (scaled ? noise.noiseScale : 1);
+    const sd = (fit?.sdLog ?? entry?.sdLog ?? 0.02) * (scaled ? noise.noiseScale : 1) * (c.noiseScale ?? 1);
     const probes = fit ? { baseline: [] as number[], candidate: [] as number[], workload: fit.workload } : undefined;
     // Drawn per check (not shared by a test's checks): only a mis-fitted slope leaves any of
     // it in the judged values, and then each check carries its own share.
@@ -137,12 +162,13 @@ function syntheticInputs(metrics: readonly GatingMetric[], c: SimulationCase, se
       const slotB = noise.order === 'abba' ? runSlot(p, 'baseline') : 2 * p;
       const slotC = noise.order === 'abba' ? runSlot(p, 'candidate') : 2 * p + 1;
       // A slower pair (speed < 0) is worse on every metric: fewer users, longer times.
-      const slow = g.worse === 'higher' ? -(speed[p] as number) : (speed[p] as number);
+      const dir = g.worse === 'higher' ? -1 : 1;
+      const slow = dir * (speed[p] as number);
       const xb = runSpeed();
       const xc = runSpeed();
       const slope = (fit?.slope ?? 0) * (noise.slopeScale ?? 1);
-      b.push(Math.exp(drift * slotB + slow + slope * xb + sd * gaussian(random)));
-      k.push(Math.exp(effect + drift * slotC + slow + slope * xc + sd * gaussian(random)));
+      b.push(Math.exp(drift * slotB + slow + dir * (sharedB[p] as number) + slope * xb + sd * gaussian(random)));
+      k.push(Math.exp(effect + drift * slotC + slow + dir * (sharedC[p] as number) + slope * xc + sd * gaussian(random)));
       probes?.baseline.push(SIMULATED_PROBE_MS * Math.exp(xb));
       probes?.candidate.push(SIMULATED_PROBE_MS * Math.exp(xc));
     }
@@ -166,7 +192,7 @@ export function simulate(config: GateConfig, model: NoiseModel, options: Simulat
     let pairsMax = 0;
     for (let t = 0; t < options.trials; t++) {
       const g = decideGate(syntheticInputs(metrics, c, setup, config, setup.maxPairs, noise, random), setup);
-      counts[g.gate.outcome === 'undecided' || g.gate.outcome === 'noisy' ? 'inconclusive' : g.gate.outcome]++;
+      counts[g.gate.outcome === 'undecided' ? 'inconclusive' : g.gate.outcome]++;
       pairsSum += g.gate.stopAt;
       pairsMax = Math.max(pairsMax, g.gate.stopAt);
     }
@@ -175,22 +201,24 @@ export function simulate(config: GateConfig, model: NoiseModel, options: Simulat
   });
 }
 
-/** The issue's goals, per row: which are met, and a line for each that is not. */
+/**
+ * The decision's goals, per row: at the model's noise, no change passes ≥ 96 % and fails
+ * ≤ 1 %, a material regression fails ≥ 95 % and passes ≤ 1 %; on a bench the model does not
+ * describe (noisier, an unmodelled shared factor, a drift or a step), no change fails ≤ 1 %
+ * and a material regression passes ≤ 1 %, while inconclusive may rise. A line per miss.
+ */
 export function goalShortfalls(rows: readonly SimulationRow[]): string[] {
   const out: string[] = [];
   for (const r of rows) {
     const name = `${r.label}${r.metric ? ` on ${r.metric}` : ''}`;
+    const atModel = r.bench === 'model' && (r.kind === 'none' || r.kind === 'material');
     if (r.kind === 'none' || r.kind === 'drift' || r.kind === 'step') {
       if (r.fail > 1) out.push(`${name}: fail ${r.fail.toFixed(1)}% > 1%`);
-      if (r.pass < 95) out.push(`${name}: pass ${r.pass.toFixed(1)}% < 95%`);
+      if (atModel && r.pass < 96) out.push(`${name}: pass ${r.pass.toFixed(1)}% < 96%`);
     }
     if (r.kind === 'material') {
-      if (r.fail < 95) out.push(`${name}: fail ${r.fail.toFixed(1)}% < 95%`);
       if (r.pass > 1) out.push(`${name}: pass ${r.pass.toFixed(1)}% > 1%`);
-    }
-    if (r.kind === 'none' || r.kind === 'material') {
-      if (r.inconclusive > 5) out.push(`${name}: inconclusive ${r.inconclusive.toFixed(1)}% > 5%`);
-      if (r.meanPairs > 2) out.push(`${name}: ${r.meanPairs.toFixed(2)} runs per side on average > 2`);
+      if (atModel && r.fail < 95) out.push(`${name}: fail ${r.fail.toFixed(1)}% < 95%`);
     }
   }
   return out;

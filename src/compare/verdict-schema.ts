@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /** `verdict.json`: the gate's decision and every check behind it. Read by the GitHub side. */
-export const VERDICT_SCHEMA_VERSION = 2;
+export const VERDICT_SCHEMA_VERSION = 3;
 
 export const VERDICTS = ['pass', 'fail', 'inconclusive'] as const;
 export type Verdict = (typeof VERDICTS)[number];
@@ -40,7 +40,7 @@ export const checkSchema = z.strictObject({
         adjusted: z.literal(true),
         /** d ln(value) / d ln(probe CPU ms), from the model. */
         slope: z.number(),
-        /** The per-run noise the check was judged at, %: the fit's, or more where the runs' own spread pooled above it. */
+        /** The per-run noise the evidence implies, %: the fit's, updated by the runs' own pair differences. */
         sdPct: z.number().positive(),
         /** Each side's probe CPU time (geometric mean over its runs), ms. */
         baselineProbeMs: z.number().positive(),
@@ -63,10 +63,8 @@ export const sideSchema = z.strictObject({
 /** How the verdict was reached (src/compare/sequential.ts): the rule, the noise model, why it stopped. */
 export const decisionSchema = z.strictObject({
   rule: z.literal('sprt'),
-  /** The gate's false-fail budget at no change, over all gating checks. */
+  /** The gate's false-fail budget at no change, over all gating checks (split by weight: see `detectable`). */
   alpha: z.number(),
-  /** alpha split over the gating checks (Bonferroni). */
-  alphaPerCheck: z.number(),
   /** Each check's false-pass probability at its material regression. */
   beta: z.number(),
   gatingChecks: z.number().int().nonnegative(),
@@ -86,25 +84,26 @@ export const decisionSchema = z.strictObject({
   stopReason: z.string(),
   /** Inconclusive at maxRepeats: about how many more pairs would likely decide it. */
   suggestedMorePairs: z.number().int().positive().optional(),
-  /** Gating checks whose runs varied more than the noise model allows (the gate stopped, inconclusive). */
-  noisy: z
-    .array(
-      z.strictObject({
-        metric: z.string(),
-        test: z.string(),
-        /** The runs' per-run spread from the pair differences (sd of the differences / √2), %, with its degrees of freedom. */
-        sdPct: z.number().nonnegative(),
-        df: z.number().int().positive(),
-        /** The per-run σ the runs were tested against, %. */
-        modelSdPct: z.number().positive(),
-        /** Chi-square p-value of the spread under the model, and the test's level. */
-        p: z.number().min(0).max(1),
-        level: z.number().min(0).max(1),
-      }),
-    )
-    .optional(),
+  /**
+   * Per gating check: its share of the false-fail budget, and (relative checks) the chance
+   * it fails within maxRepeats pairs at a true change of its tolerance and of its material
+   * regression, at the noise model's σ.
+   */
   detectable: z.array(
-    z.strictObject({ metric: z.string(), test: z.string(), materialPct: z.number(), probabilityFail: z.number().min(0).max(1) }),
+    z.strictObject({
+      metric: z.string(),
+      test: z.string(),
+      tolerancePct: z.number(),
+      materialPct: z.number(),
+      /** The check's weight and the false-fail probability it gets from the gate's budget. */
+      weight: z.number().positive(),
+      alpha: z.number().positive(),
+      /** The noise model's per-run σ (%) and degrees of freedom the check was judged with. */
+      sdPct: z.number().positive().optional(),
+      priorDf: z.number().nonnegative().optional(),
+      failAtTolerance: z.number().min(0).max(1).optional(),
+      probabilityFail: z.number().min(0).max(1).optional(),
+    }),
   ),
 });
 export type Decision = z.output<typeof decisionSchema>;

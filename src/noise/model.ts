@@ -37,10 +37,19 @@ export function speedFitFor(model: NoiseModel, test: string, metric: string): Sp
   return entry?.kind === 'measured' ? entry.speed : undefined;
 }
 
-/** Degrees of freedom behind a check's σ: the model entry's, 0 for an assumption. */
+/**
+ * What an assumed σ weighs as a prior when the entry states no degrees of freedom: as
+ * much as five runs. The prior's 90 % range for the true σ is then about 0.65–2.4 times
+ * the assumed one (√(4/χ²₄) at 0.95 and 0.05), wide enough that the gate's own pairs
+ * soon outweigh a wrong assumption.
+ */
+export const ASSUMED_PRIOR_DF = 4;
+
+/** Degrees of freedom behind a check's σ: the entry's (an assumption may state its own), else ASSUMED_PRIOR_DF. */
 export function dfFor(model: NoiseModel, test: string, metric: string): number {
   const entry = entryOf(model, test, metric);
-  return entry?.kind === 'measured' ? entry.df : 0;
+  if (entry?.kind === 'measured') return entry.df;
+  return entry && entry.df > 0 ? entry.df : ASSUMED_PRIOR_DF;
 }
 
 /** Describes a parsed file for the report and verdict.json. */

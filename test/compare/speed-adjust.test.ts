@@ -40,21 +40,20 @@ test('an A/A gate whose users follow the probe exactly: noisy as measured, uncha
   const runs = (side: 'baseline' | 'candidate') => PROBES[side].map((ms, i) => probed(unbounded('1.162.0', atSpeed(50, ms), i), ms));
   const raw = await setupWith(undefined);
   const before = compareRuns(runs('baseline'), runs('candidate'), raw.config.tolerances, raw.setup);
-  // Pair differences of +16.9 % and −6.2 %: the model's 3.6 % cannot hold them.
+  // Pair differences of +16.9 % and −6.2 %: far wider than the model's noise, so no decision.
   assert.equal(before.verdict.verdict, 'inconclusive');
-  assert.ok(before.verdict.decision.noisy?.length, JSON.stringify(before.verdict.decision));
   assert.equal(before.verdict.checks.find((c) => c.id === 'unbounded.supportedUsers')!.speed, undefined);
 
   const adjusted = await setupWith(FIT);
   const after = compareRuns(runs('baseline'), runs('candidate'), adjusted.config.tolerances, adjusted.setup);
   const users = after.verdict.checks.find((c) => c.id === 'unbounded.supportedUsers')!;
-  assert.equal(after.verdict.decision.noisy, undefined);
   assert.ok(Math.abs(users.deltaPct!) < 1e-9, String(users.deltaPct));
   assert.equal(users.verdict, 'pass');
   assert.ok(users.speed?.adjusted);
   if (users.speed?.adjusted) {
     assert.equal(users.speed.slope, -0.8);
-    assert.equal(users.speed.sdPct, 2);
+    // The fit's 2 % updated by these runs' own pair differences, which sit exactly on the fit.
+    assert.ok(users.speed.sdPct > 1.5 && users.speed.sdPct <= 2, String(users.speed.sdPct));
     // Geometric means of each side's probes.
     assert.equal(users.speed.baselineProbeMs, Number(Math.sqrt(70.4 * 63.0).toFixed(2)));
     assert.equal(users.speed.candidateProbeMs, Number(Math.sqrt(57.7 * 68.3).toFixed(2)));
@@ -63,7 +62,7 @@ test('an A/A gate whose users follow the probe exactly: noisy as measured, uncha
   }
   const md = renderMarkdown(after, [], adjusted.config.tolerances.listing);
   assert.match(md, /\*\*Machine speed\*\*: Supported users \(unbounded\) is judged at one machine speed\. The CPU probe took 66\.6 ms in the baseline's runs and 62\.78 ms in the candidate's \(geometric means, −5\.7%\)/);
-  assert.match(md, /moving −0\.80% per 1% of probe time, so the measured \+4\.84% is 0\.00% at equal speed, judged at 2% per run \(the noise model's around its fit, pooled with these runs' own spread\)\. The Checks table shows it at one speed too/);
+  assert.match(md, /moving −0\.80% per 1% of probe time, so the measured \+4\.84% is 0\.00% at equal speed, judged at \d\.\d+% per run \(the noise model's around its fit, updated by these runs' own pair differences\)\. The Checks table shows it at one speed too/);
   assert.match(md, /\| Supported users \(at one machine speed\) \| unbounded \|/);
   assert.match(md, /\| Test \| 1\.162\.0 \| 1\.162\.0 \| Delta \| Delta at one machine speed \|/);
   assert.match(md, /\| unbounded \| 46\.0 \| 48\.3 \| \+4\.84% \| [+−]?0\.00% \|/);

@@ -46,7 +46,7 @@ export function check(overrides: Partial<Check> = {}): Check {
 
 export function verdictFile(verdict: Verdict, checks: Check[] = [check()], versions = { baseline: BASELINE, candidate: CANDIDATE }): VerdictFile {
   return {
-    schemaVersion: 2,
+    schemaVersion: 3,
     verdict,
     summary: verdict === 'pass' ? 'No regression beyond tolerance' : verdict === 'fail' ? 'API p99 regressed by 35%' : 'The candidate run crashed',
     baseline: { version: versions.baseline, runs: 1 },
@@ -54,7 +54,7 @@ export function verdictFile(verdict: Verdict, checks: Check[] = [check()], versi
     problems: verdict === 'inconclusive' ? ['candidate run 0 crashed'] : [],
     checks,
     next: 'stop',
-    decision: { rule: 'sprt', alpha: 0.01, alphaPerCheck: 0.01, beta: 0.01, gatingChecks: 1, noiseModel: { path: null, kind: 'assumed', assumed: [] }, pairs: 1, minRepeats: 1, maxRepeats: 3, stopReason: 'decided', detectable: [] },
+    decision: { rule: 'sprt', alpha: 0.01, beta: 0.01, gatingChecks: 1, noiseModel: { path: null, kind: 'assumed', assumed: [] }, pairs: 1, minRepeats: 1, maxRepeats: 3, stopReason: 'decided', detectable: [] },
   };
 }
 

@@ -148,9 +148,9 @@ test('the loop adds pairs in ABBA order only while undecided: an unchanged relea
     const { code, verdict, lines } = await gate(bench, ['--max-repeats', '6'], out);
     assert.equal(code, 0, lines.join('\n'));
     assert.equal(verdict.next, 'stop');
-    // Pair 1 alone cannot pass at the local noise; pair 2 runs the candidate first.
-    assert.deepEqual(bench.order, ['0:baseline', '0:candidate', '1:candidate', '1:baseline']);
-    assert.equal(verdict.decision.pairs, 2);
+    // Two pairs cannot pass at the local noise with its uncertainty; pairs 2 and 3 run the candidate first.
+    assert.deepEqual(bench.order, ['0:baseline', '0:candidate', '1:candidate', '1:baseline', '2:candidate', '2:baseline']);
+    assert.equal(verdict.decision.pairs, 3);
     const files = (await readdir(join(out, 'results'))).filter((f) => f.endsWith('.json')).sort();
     const runs = await Promise.all(files.map(async (f) => runResultSchema.parse(JSON.parse(await readFile(join(out, 'results', f), 'utf8')))));
     const configFile = await LOOP_CONFIG;
@@ -198,11 +198,11 @@ test('--job-budget stops before a run that would overrun it (next: repeat, exit 
     const second = new FakeBench(() => 200);
     const resumed = await gate(second, ['--resume', '--max-repeats', '6'], out);
     assert.equal(resumed.code, 0, resumed.lines.join('\n'));
-    assert.deepEqual(second.order, ['1:baseline'], 'only the missing run is executed');
-    assert.equal(resumed.verdict.decision.pairs, 2);
+    assert.deepEqual(second.order, ['1:baseline', '2:candidate', '2:baseline'], 'the missing run, then the pair still needed');
+    assert.equal(resumed.verdict.decision.pairs, 3);
     const readme = await readFile(join(out, 'README.md'), 'utf8');
     assert.match(readme, /bench notes from the bench set up here/);
-    assert.match(readme, /3 of the 4 runs were reused from an earlier invocation \(--resume\)/);
+    assert.match(readme, /3 of the 6 runs were reused from an earlier invocation \(--resume\)/);
 
     // A finished gate resumed again runs nothing: the report still describes the bench, from the reused runs.
     const third = new FakeBench(() => 200);
@@ -211,8 +211,8 @@ test('--job-budget stops before a run that would overrun it (next: repeat, exit 
     assert.equal(again.verdict.verdict, resumed.verdict.verdict);
     const readme3 = await readFile(join(out, 'README.md'), 'utf8');
     assert.match(readme3, /bench notes from the reused runs' local bench/);
-    assert.match(readme3, /4 of the 4 runs were reused/);
-    assert.ok(again.lines.some((l) => /^verdict: PASS: .*\(0\.0 min, 4 run\(s\) reused; 2 pair\(s\)/.test(l)), again.lines.join('\n'));
+    assert.match(readme3, /6 of the 6 runs were reused/);
+    assert.ok(again.lines.some((l) => /^verdict: PASS: .*\(0\.0 min, 6 run\(s\) reused; 3 pair\(s\)/.test(l)), again.lines.join('\n'));
   } finally {
     await rm(out, { recursive: true, force: true });
   }
