@@ -106,3 +106,30 @@ export function speedFitUnclear(fit: SpeedFit): string | null {
   if (t >= needed) return null;
   return `the noise model's speed fit does not show that the probe explains it (slope ${fit.slope.toFixed(2)} ± ${se.toFixed(2)}, t = ${t.toFixed(2)} < ${needed.toFixed(2)} on ${fit.df} df; ${fit.runs} runs)`;
 }
+
+/** A host as the runs' bench fingerprint and a speed fit name it. */
+export type SpeedMachine = NonNullable<SpeedFit['machine']>;
+
+export function machineName(m: SpeedMachine): string {
+  return `${m.cpuModel} (${m.cores} ${m.cores === 1 ? 'core' : 'cores'})`;
+}
+
+export function sameMachine(a: SpeedMachine, b: SpeedMachine): boolean {
+  return a.cpuModel === b.cpuModel && a.cores === b.cores;
+}
+
+/** The lowest and highest of some probe times (ms). */
+export function probeRange(ms: readonly number[]): { min: number; max: number } {
+  return { min: Math.min(...ms), max: Math.max(...ms) };
+}
+
+/**
+ * Where two fits pooled into one were measured: the probe range spanning both, and the
+ * machine when both name the same one. Either left unknown stays unknown, so the pooled
+ * fit never claims a range or a machine that part of its runs may not share.
+ */
+export function pooledScope(a: Pick<SpeedFit, 'probeMs' | 'machine'>, b: Pick<SpeedFit, 'probeMs' | 'machine'>): Pick<SpeedFit, 'probeMs' | 'machine'> {
+  const probeMs = a.probeMs && b.probeMs ? { min: Math.min(a.probeMs.min, b.probeMs.min), max: Math.max(a.probeMs.max, b.probeMs.max) } : undefined;
+  const machine = a.machine && b.machine && sameMachine(a.machine, b.machine) ? a.machine : undefined;
+  return { ...(probeMs ? { probeMs } : {}), ...(machine ? { machine } : {}) };
+}

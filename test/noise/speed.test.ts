@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { addSums, fitOfSums, probeSdLog, slopeVariance, speedSums, sumsOfFit } from '../../src/noise/speed.ts';
+import { addSums, fitOfSums, pooledScope, probeSdLog, slopeVariance, speedSums, sumsOfFit } from '../../src/noise/speed.ts';
 import type { SpeedFit } from '../../src/noise/schema.ts';
 
 const close = (actual: number, expected: number, tol = 1e-12) => assert.ok(Math.abs(actual - expected) <= tol, `expected ${expected} ± ${tol}, got ${actual}`);
@@ -47,4 +47,14 @@ test('the slope\'s variance and the probe\'s spread come from the stored sums', 
   close(slopeVariance(fit), 0.7637626158259734 ** 2 / 4);
   // sxx 4 over 3 within-group df.
   close(probeSdLog(fit), Math.sqrt(4 / 3));
+});
+
+const SCOPED: SpeedFit = { workload: 'w', slope: -2, sxx: 0.004, sdLog: 0.03, runs: 8, df: 6, source: 's', probeMs: { min: 45.37, max: 48.51 }, machine: { cpuModel: 'AMD EPYC', cores: 2 } };
+const EPYC = { cpuModel: 'AMD EPYC', cores: 2 };
+
+test('two fits pooled span both probe ranges, and name a machine only when both name the same one', () => {
+  const other = { probeMs: { min: 44, max: 47 }, machine: EPYC };
+  assert.deepEqual(pooledScope(SCOPED, other), { probeMs: { min: 44, max: 48.51 }, machine: EPYC });
+  assert.deepEqual(pooledScope(SCOPED, { ...other, machine: { cpuModel: 'AMD EPYC', cores: 4 } }), { probeMs: { min: 44, max: 48.51 } });
+  assert.deepEqual(pooledScope(SCOPED, {}), {});
 });
