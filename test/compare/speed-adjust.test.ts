@@ -209,3 +209,17 @@ test('a fit applied within the speeds it was measured at, or a little beyond, st
   const anonymous = (runs: RunResult[]) => runs.map((r) => ({ ...r, bench: { kind: r.bench.kind, versions: r.bench.versions } }));
   assert.deepEqual(compareRuns(anonymous(baseline), anonymous(candidate), config.tolerances, setup).verdict.checks, scoped.verdict.checks);
 });
+
+test('a fit measured on another machine is skipped, even at speeds within its range', async () => {
+  const { config, setup } = await shippedSetup();
+  const baseline = sideRuns('1.162.0', [62, 64.5, 61], [46, 48.5, 47], 'Intel(R) Xeon(R) Processor');
+  const candidate = sideRuns('1.162.0', [63, 60.5, 62], [45.5, 47, 48], 'Intel(R) Xeon(R) Processor');
+  assert.deepEqual(usersCheck(compareRuns(baseline, candidate, config.tolerances, setup)).speed, {
+    adjusted: false,
+    why: "the runs ran on Intel(R) Xeon(R) Processor (2 cores), not the machine the noise model's speed fit was measured on (probe 45.5–48.5 ms against the fit's 45.4–48.5 ms on AMD EPYC (2 cores)): a fit is not carried to another machine; a calibration on this one (loadgate calibrate) gives it a fit of its own",
+  });
+  // Same model name, other core count: another machine too.
+  const fourCores = (runs: RunResult[]) => runs.map((r) => onHost(r, 'AMD EPYC', 4));
+  const wider = usersCheck(compareRuns(fourCores(baseline), fourCores(candidate), config.tolerances, setup));
+  assert.match(wider.speed?.adjusted === false ? wider.speed.why : '', /^the runs ran on AMD EPYC \(4 cores\), not the machine/);
+});
