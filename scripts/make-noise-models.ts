@@ -4,13 +4,16 @@
  * after changing a test in an example config, `npm run noise-models` re-derives them
  * (and the models should then be re-measured with `loadgate calibrate`).
  */
-import { readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { loadGateConfig } from '../src/config/load.ts';
 import type { GateConfig } from '../src/config/schema.ts';
+import { speedScopeOf } from '../src/noise/pool.ts';
 import { assumedSdLog, gatingMetrics, noiseProfile } from '../src/noise/profile.ts';
 import { NOISE_MODEL_SCHEMA_VERSION, noiseModelFileSchema, type NoiseEntry, type NoiseModelFile, type SpeedFit } from '../src/noise/schema.ts';
-import { addSums, fitOfSums, sumsOfFit } from '../src/noise/speed.ts';
+import { addSums, fitOfSums, machineName, pooledScope, sameMachine, sumsOfFit } from '../src/noise/speed.ts';
+import { loadRunResult } from '../src/results/load.ts';
+import type { RunResult } from '../src/results/schema.ts';
 
 interface Measured {
   sdLog: number;
@@ -49,6 +52,8 @@ export const LOCAL_CALIBRATIONS = [
 
 async function calibrated(dir: string): Promise<Record<string, Measured>> {
   const file = noiseModelFileSchema.parse(JSON.parse(await readFile(join(dir, 'noise-model.json'), 'utf8')));
+  const results = join(dir, 'results');
+  const runs = await Promise.all((await readdir(results)).filter((f) => f.endsWith('.json')).sort().map((f) => loadRunResult(join(results, f))));
   return Object.fromEntries(
     file.entries
       .filter((e) => e.kind === 'measured')
@@ -61,10 +66,24 @@ async function calibrated(dir: string): Promise<Record<string, Measured>> {
           versions: e.versions,
           measuredAt: e.measuredAt ?? file.updatedAt ?? '',
           source: `${dir}: loadgate calibrate, ${e.source}`,
-          ...(e.speed ? { speed: { ...e.speed, source: `${dir}: ${e.speed.source}` } } : {}),
+          ...(e.speed ? { speed: { ...e.speed, source: `${dir}: ${e.speed.source}`, ...scopeOf(e.speed, runs, dir, e.test, e.metric) } } : {}),
         },
       ]),
   );
+}
+
+/**
+ * Where a stored calibration's fit was measured, from its committed runs (one group, as an
+ * A/A calibration pools them): fits written before the fit kept its probe range and
+ * machine get them here. The runs must be the fit's own, or the script stops.
+ */
+function scopeOf(fit: SpeedFit, runs: readonly RunResult[], dir: string, test: string, metric: string): Pick<SpeedFit, 'probeMs' | 'machine'> {
+  if (fit.probeMs) return { probeMs: fit.probeMs, ...(fit.machine ? { machine: fit.machine } : {}) };
+  const scope = speedScopeOf([runs], test, metric);
+  if (!scope || scope.workload !== fit.workload || scope.runs !== fit.runs) {
+    throw new Error(`${dir}: the results of ${test}.${metric} are not the ${fit.runs} runs of ${fit.workload} its speed fit rests on (${scope ? `${scope.runs} runs of ${scope.workload}` : 'no usable probes'})`);
+  }
+  return { ...(scope.probeMs ? { probeMs: scope.probeMs } : {}), ...(scope.machine ? { machine: scope.machine } : {}) };
 }
 
 /** Several calibrations of one metric as one estimate: sums of squares and df add up. */
@@ -100,15 +119,19 @@ const POOLED = 'pooled by degrees of freedom: ';
  * Speed fits of one workload pooled exactly by their sums; a calibration without one adds
  * nothing. A later calibration (`b`: LOCAL_CALIBRATIONS is in time order) whose probe is
  * another workload replaces the fit: the bench no longer takes the earlier probe, so no run
- * could be judged against it.
+ * could be judged against it. So does one on another machine, as `loadgate calibrate` does
+ * (src/noise/pool.ts): a fit is not carried from one machine to another.
  */
 function pooledSpeed(a: SpeedFit | undefined, b: SpeedFit | undefined): { speed?: SpeedFit } {
   if (!a || !b) return a ? { speed: a } : b ? { speed: b } : {};
   if (a.workload !== b.workload) return { speed: { ...b, source: `${b.source} (in place of the fit of ${a.workload}, a probe the bench no longer takes)` } };
+  if (a.machine && b.machine && !sameMachine(a.machine, b.machine)) return { speed: { ...b, source: `${b.source} (in place of the fit measured on ${machineName(a.machine)}, another machine)` } };
   const fit = fitOfSums(addSums(sumsOfFit(a), sumsOfFit(b)));
   if (!fit) throw new Error(`the speed fits of ${a.source} and ${b.source} pooled carry no fit`);
   const r = (x: number) => Number(x.toPrecision(6));
-  return { speed: { workload: a.workload, slope: r(fit.slope), sxx: r(fit.sxx), sdLog: r(fit.sdLog), runs: fit.runs, df: fit.df, source: `pooled by their sums: ${a.source}; ${b.source}` } };
+  return {
+    speed: { workload: a.workload, slope: r(fit.slope), sxx: r(fit.sxx), sdLog: r(fit.sdLog), runs: fit.runs, df: fit.df, source: `pooled by their sums: ${a.source}; ${b.source}`, ...pooledScope(a, b) },
+  };
 }
 
 /** An assumption read from published figures rather than the tolerances: σ, its degrees of freedom, and how it was derived. */

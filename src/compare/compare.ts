@@ -193,7 +193,8 @@ function checkInputs(t: TestComparison, tolerances: Tolerances): CheckInput[] {
 
 /**
  * The speed probe's CPU ms per run, when every run of both sides carries one of the same
- * workload and interpreter (the local bench records it; others do not).
+ * workload and interpreter (the local bench records it; others do not), with the hosts the
+ * runs ran on.
  */
 function runProbes(baseline: readonly RunResult[], candidate: readonly RunResult[]): { probes: RunProbes } | { noProbes: string } {
   const all = [...baseline, ...candidate];
@@ -203,7 +204,9 @@ function runProbes(baseline: readonly RunResult[], candidate: readonly RunResult
   const workloads = [...new Set(all.map((r) => r.speedProbe!.workload))].sort();
   if (workloads.length > 1) return { noProbes: `the runs' speed probes ran different workloads or interpreters (${workloads.join('; ')})` };
   const ms = (runs: readonly RunResult[]) => runs.map((r) => r.speedProbe!.cpuMsMedian);
-  return { probes: { baseline: ms(baseline), candidate: ms(candidate), workload: workloads[0] as string } };
+  // The hosts the runs name, so a speed fit measured on another machine is not applied to them.
+  const hosts = new Map(all.flatMap((r) => (r.bench.host ? [[`${r.bench.host.cpuModel}\n${r.bench.host.cores}`, { cpuModel: r.bench.host.cpuModel, cores: r.bench.host.cores }] as const] : [])));
+  return { probes: { baseline: ms(baseline), candidate: ms(candidate), workload: workloads[0] as string, ...(hosts.size ? { machines: [...hosts.values()] } : {}) } };
 }
 
 function summarize(verdict: Verdict, checks: readonly Check[], problems: readonly string[], next: 'stop' | 'repeat', decision: Decision): string {

@@ -1,5 +1,5 @@
 import type { SpeedFit } from '../noise/schema.ts';
-import { slopeVariance, workloadName } from '../noise/speed.ts';
+import { slopeVariance, speedFitOutOfScope, workloadName, type SpeedMachine } from '../noise/speed.ts';
 import { mean } from './stats.ts';
 
 /**
@@ -16,6 +16,8 @@ export interface RunProbes {
   candidate: number[];
   /** The probes' workload with its interpreter (both sides ran the same). */
   workload: string;
+  /** The hosts the runs named (their bench fingerprint); none: the fit's range is checked alone. */
+  machines?: readonly SpeedMachine[];
 }
 
 export interface SpeedAdjusted {
@@ -27,7 +29,10 @@ export interface SpeedAdjusted {
   probes: RunProbes;
 }
 
-/** Adjusted values, or why the model's fit does not apply to these runs. */
+/**
+ * Adjusted values, or why the model's fit does not apply to these runs: another probe, a
+ * run without one, or runs beyond the speeds or off the machine the fit was measured on.
+ */
 export function speedAdjust(values: { baseline: readonly number[]; candidate: readonly number[] }, probes: RunProbes, fit: SpeedFit): SpeedAdjusted | { skipped: string } {
   if (workloadName(probes.workload) !== fit.workload) {
     return { skipped: `the runs' speed probe ran ${workloadName(probes.workload)}, the noise model's fit ${fit.workload}` };
@@ -35,6 +40,8 @@ export function speedAdjust(values: { baseline: readonly number[]; candidate: re
   if (probes.baseline.length !== values.baseline.length || probes.candidate.length !== values.candidate.length) {
     return { skipped: 'not every run carries a speed probe' };
   }
+  const outside = speedFitOutOfScope(fit, [...probes.baseline, ...probes.candidate], probes.machines);
+  if (outside) return { skipped: outside };
   const lb = probes.baseline.map(Math.log);
   const lc = probes.candidate.map(Math.log);
   const ref = mean([...lb, ...lc]);

@@ -3,7 +3,7 @@ import type { GateConfig } from '../config/schema.ts';
 import type { RunResult } from '../results/schema.ts';
 import { assumedSdLog, gatingMetrics, noiseProfile } from './profile.ts';
 import { NOISE_MODEL_SCHEMA_VERSION, type NoiseEntry, type NoiseModelFile, type SpeedFit } from './schema.ts';
-import { addSums, fitOfSums, speedSums, sumsOfFit, workloadName, type SpeedGroup } from './speed.ts';
+import { addSums, fitOfSums, machineName, pooledScope, probeRange, sameMachine, speedSums, sumsOfFit, workloadName, type SpeedGroup, type SpeedMachine } from './speed.ts';
 
 /**
  * Pools the within-version spread of a gate's runs into a noise model, so the model
@@ -58,15 +58,26 @@ function spreadOf(sides: readonly (readonly RunResult[])[], test: string, key: s
   return out;
 }
 
+/** The runs a speed fit rests on: their groups, and each run's probe time and host. */
+interface SpeedRuns {
+  workload: string;
+  groups: SpeedGroup[];
+  probeMs: number[];
+  /** Per run: the host its bench fingerprint names, if any. */
+  hosts: (SpeedMachine | undefined)[];
+}
+
 /**
  * Each side's (ln probe ms, ln value) for the speed fit. A side counts only when every
  * judged run carries a probe of one workload and interpreter (probe times of different
  * interpreters differ by a constant the side's own mean would absorb, but not within a side).
  */
-function speedGroupsOf(sides: readonly (readonly RunResult[])[], test: string, key: string): { workload: string; groups: SpeedGroup[] } | null {
+function speedGroupsOf(sides: readonly (readonly RunResult[])[], test: string, key: string): SpeedRuns | null {
   const metric = RELATIVE_METRICS.find((m) => m.key === key);
   if (!metric) return null;
   const groups: SpeedGroup[] = [];
+  const probeMs: number[] = [];
+  const hosts: (SpeedMachine | undefined)[] = [];
   const workloads = new Set<string>();
   for (const runs of sides) {
     const judged = runs.filter((r) => r.test.name === test && r.status === 'completed' && !r.problems.length);
@@ -77,9 +88,28 @@ function speedGroupsOf(sides: readonly (readonly RunResult[])[], test: string, k
     if (sideWorkloads.size !== 1) continue;
     workloads.add(workloadName([...sideWorkloads][0] as string));
     groups.push({ x: probes.map((p) => Math.log(p!.cpuMsMedian)), y: values.map((v) => Math.log(v as number)) });
+    probeMs.push(...probes.map((p) => p!.cpuMsMedian));
+    hosts.push(...judged.map((r) => (r.bench.host ? { cpuModel: r.bench.host.cpuModel, cores: r.bench.host.cores } : undefined)));
   }
   if (!groups.length || workloads.size !== 1) return null;
-  return { workload: [...workloads][0] as string, groups };
+  return { workload: [...workloads][0] as string, groups, probeMs, hosts };
+}
+
+/** Where these runs were measured: their probe range, and their host when every run names the same one. */
+function scopeOf(found: SpeedRuns): Pick<SpeedFit, 'probeMs' | 'machine'> {
+  const [first] = found.hosts;
+  const machine = first && found.hosts.every((h) => h && sameMachine(h, first)) ? first : undefined;
+  return { probeMs: probeRange(found.probeMs), ...(machine ? { machine } : {}) };
+}
+
+/**
+ * The probe range and machine of the runs a fit of `test.key` would rest on, or null when
+ * they carry no usable probes: for a fit pooled from stored calibrations
+ * (scripts/make-noise-models.ts) that predates these fields.
+ */
+export function speedScopeOf(sides: readonly (readonly RunResult[])[], test: string, key: string): (Pick<SpeedFit, 'probeMs' | 'machine'> & { workload: string; runs: number }) | null {
+  const found = speedGroupsOf(sides, test, key);
+  return found ? { workload: found.workload, runs: found.probeMs.length, ...scopeOf(found) } : null;
 }
 
 /**
@@ -97,7 +127,9 @@ export const SPEED_FIT_METRICS: readonly string[] = ['supportedUsers'];
  * fit (two degrees of freedom at least after the slope); a gate's runs, a stopped
  * sequential sample, only refine one, as they do the entry's σ. A calibration whose runs
  * probe another workload (the bench's probe changed) starts a new fit in place of the held
- * one, whose probe times no new run can match; a gate's runs leave it as it was.
+ * one, whose probe times no new run can match; a gate's runs leave it as it was. Runs on
+ * another machine than the held fit's are treated alike: the decision does not apply the
+ * fit to them, so they do not refine it, and a calibration there starts that machine's own.
  */
 function pooledSpeed(e: NoiseEntry, sides: readonly (readonly RunResult[])[], mayStart: boolean): SpeedFit | undefined {
   const stored = e.kind === 'measured' ? e.speed : undefined;
@@ -105,13 +137,17 @@ function pooledSpeed(e: NoiseEntry, sides: readonly (readonly RunResult[])[], ma
   const found = speedGroupsOf(sides, e.test, e.metric);
   if (!found) return stored;
   if (stored && stored.workload !== found.workload && !mayStart) return stored;
-  const held = stored?.workload === found.workload ? stored : undefined;
+  const elsewhere = stored?.machine ? found.hosts.some((h) => h && !sameMachine(h, stored.machine!)) : false;
+  if (elsewhere && !mayStart) return stored;
+  const held = stored?.workload === found.workload && !elsewhere ? stored : undefined;
   const fresh = speedSums(found.groups);
   if (!fresh.dfWithin) return stored;
   const fit = fitOfSums(held ? addSums(sumsOfFit(held), fresh) : fresh);
   if (!fit || fit.sdLog === 0) return stored;
   const what = `${fresh.runs} runs with the speed probe (${found.groups.length} ${found.groups.length === 1 ? 'group' : 'groups'})`;
   const round = (x: number) => Number(x.toPrecision(6));
+  const replaced = held || !stored ? '' : stored.workload !== found.workload ? ` (in place of the fit of ${stored.workload}, a probe these runs no longer take)` : ` (in place of the fit measured on ${machineName(stored.machine!)}, another machine)`;
+  const scope = scopeOf(found);
   return {
     workload: found.workload,
     slope: round(fit.slope),
@@ -119,9 +155,8 @@ function pooledSpeed(e: NoiseEntry, sides: readonly (readonly RunResult[])[], ma
     sdLog: round(fit.sdLog),
     runs: fit.runs,
     df: fit.df,
-    source: held
-      ? `${held.source}; pooled with ${what}`
-      : `least squares over ${what}, one intercept per group${stored ? ` (in place of the fit of ${stored.workload}, a probe these runs no longer take)` : ''}`,
+    source: held ? `${held.source}; pooled with ${what}` : `least squares over ${what}, one intercept per group${replaced}`,
+    ...(held ? pooledScope(held, scope) : scope),
   };
 }
 

@@ -25,6 +25,20 @@ export const speedFitSchema = z.strictObject({
   runs: z.number().int().positive(),
   df: z.number().int().positive(),
   source: z.string().min(1),
+  /**
+   * Lowest and highest probe time (a run's median CPU ms) among the runs behind the fit:
+   * the line is only known between them. Optional, so fits written before it still read;
+   * without it the decision cannot check the runs' speeds against the fit's.
+   */
+  probeMs: z
+    .strictObject({ min: z.number().positive(), max: z.number().positive() })
+    .refine((r) => r.min <= r.max, { message: 'min must not exceed max' })
+    .optional(),
+  /**
+   * The host every run behind the fit ran on (the runs' bench fingerprint): how the metric
+   * follows the probe depends on the machine. Absent when the runs named none, or several.
+   */
+  machine: z.strictObject({ cpuModel: z.string().min(1), cores: z.number().int().positive() }).optional(),
 });
 export type SpeedFit = z.output<typeof speedFitSchema>;
 

@@ -106,3 +106,65 @@ export function speedFitUnclear(fit: SpeedFit): string | null {
   if (t >= needed) return null;
   return `the noise model's speed fit does not show that the probe explains it (slope ${fit.slope.toFixed(2)} ± ${se.toFixed(2)}, t = ${t.toFixed(2)} < ${needed.toFixed(2)} on ${fit.df} df; ${fit.runs} runs)`;
 }
+
+/** A host as the runs' bench fingerprint and a speed fit name it. */
+export type SpeedMachine = NonNullable<SpeedFit['machine']>;
+
+export function machineName(m: SpeedMachine): string {
+  return `${m.cpuModel} (${m.cores} ${m.cores === 1 ? 'core' : 'cores'})`;
+}
+
+export function sameMachine(a: SpeedMachine, b: SpeedMachine): boolean {
+  return a.cpuModel === b.cpuModel && a.cores === b.cores;
+}
+
+/** The lowest and highest of some probe times (ms). */
+export function probeRange(ms: readonly number[]): { min: number; max: number } {
+  return { min: Math.min(...ms), max: Math.max(...ms) };
+}
+
+/**
+ * Where two fits pooled into one were measured: the probe range spanning both, and the
+ * machine when both name the same one. Either left unknown stays unknown, so the pooled
+ * fit never claims a range or a machine that part of its runs may not share.
+ */
+export function pooledScope(a: Pick<SpeedFit, 'probeMs' | 'machine'>, b: Pick<SpeedFit, 'probeMs' | 'machine'>): Pick<SpeedFit, 'probeMs' | 'machine'> {
+  const probeMs = a.probeMs && b.probeMs ? { min: Math.min(a.probeMs.min, b.probeMs.min), max: Math.max(a.probeMs.max, b.probeMs.max) } : undefined;
+  const machine = a.machine && b.machine && sameMachine(a.machine, b.machine) ? a.machine : undefined;
+  return { ...(probeMs ? { probeMs } : {}), ...(machine ? { machine } : {}) };
+}
+
+/**
+ * How far beyond the probe range it was measured over a fit is still applied: 10 % at
+ * either end (ln 1.1 in log terms). The line is only known where its runs were, but the
+ * shipped fit spans just 45.4-48.5 ms while a later calibration on the same kind of VM read
+ * 45.1-49.6 ms (the 9-minute hold): without a margin the fit would be refused to the very
+ * machine it describes. 10 % is about four times the probe's own run-to-run spread behind
+ * that fit (2.3 %), and far short of a machine twice as slow.
+ */
+export const SPEED_RANGE_MARGIN = 0.1;
+
+const ms = (x: number) => x.toFixed(1);
+
+/**
+ * Why a fit must not be applied to runs with these probe times (a run's median CPU ms, as
+ * the fit's own runs recorded them), or null. A slope measured on one machine over a few
+ * percent of speed says nothing of another machine, nor of a speed twice as slow: applied
+ * there it would turn the machine's own speed into a change of the release. `machines` are
+ * the hosts the runs named; a fit or runs that name none are checked by the range alone,
+ * and a fit without a recorded range by the machine alone.
+ */
+export function speedFitOutOfScope(fit: SpeedFit, probeMs: readonly number[], machines: readonly SpeedMachine[] = []): string | null {
+  if (!probeMs.length) return null;
+  const runs = probeRange(probeMs);
+  const where = `${fit.probeMs ? `the fit's ${ms(fit.probeMs.min)}–${ms(fit.probeMs.max)} ms` : 'the fit (its probe range not recorded)'} on ${fit.machine ? machineName(fit.machine) : 'a machine it does not name'}`;
+  const read = `probe ${ms(runs.min)}–${ms(runs.max)} ms against ${where}`;
+  const others = fit.machine ? machines.filter((m) => !sameMachine(m, fit.machine!)) : [];
+  if (others.length) {
+    return `the runs ran on ${others.map(machineName).join(', ')}, not the machine the noise model's speed fit was measured on (${read}): a fit is not carried to another machine; a calibration on this one (loadgate calibrate) gives it a fit of its own`;
+  }
+  if (fit.probeMs && (runs.min < fit.probeMs.min / (1 + SPEED_RANGE_MARGIN) || runs.max > fit.probeMs.max * (1 + SPEED_RANGE_MARGIN))) {
+    return `the runs' speed probe lies outside the noise model's speed fit (${read}, more than ${SPEED_RANGE_MARGIN * 100} % beyond either end): the fit is not applied to speeds it was not measured at; a calibration at these speeds (loadgate calibrate) gives a fit that covers them`;
+  }
+  return null;
+}

@@ -75,10 +75,7 @@ function setupSection(c: Comparison): string {
     const quota = runs[0]?.target.cpuQuota;
     if (quota !== undefined) rows.push([`CPU quota (${role})`, `${quota} of the target cores (cgroup CPU quota): a deliberately slowed target`]);
   }
-  const speed = machineSpeedRow(
-    c.tests.flatMap((t) => t.baseline),
-    c.tests.flatMap((t) => t.candidate),
-  );
+  const speed = machineSpeedRow(c.tests, c.verdict.checks);
   if (speed) rows.push(speed);
   if (bench.host) {
     rows.push(['Host', `${bench.host.cpuModel}, ${bench.host.cores} cores, ${(bench.host.memoryBytes / 2 ** 30).toFixed(0)} GiB, kernel ${bench.host.kernel}`]);

@@ -148,3 +148,77 @@ test('a fit whose slope is not clear of zero is not used: the check is judged as
   assert.deepEqual(users.speed, { adjusted: false, why: "the noise model's speed fit does not show that the probe explains it (slope -0.80 ± 1.00, t = 0.80 < 2.45 on 6 df; 8 runs)" });
   assert.ok(users.deltaPct! > 4, 'judged as measured');
 });
+
+/** The shipped model as it is, with its own fit (the window probe's: slope −2.04, measured at 45.4–48.5 ms on AMD EPYC, 2 cores). */
+async function shippedSetup() {
+  const config = await loadGateConfig('examples/local-synapse.yml');
+  const file = noiseModelFileSchema.parse(JSON.parse(await readFile('noise/local-synapse.json', 'utf8')));
+  return { config, file, setup: { model: modelOf(file, 'noise/local-synapse.json'), minPairs: 3, maxPairs: 6 } };
+}
+
+/** The shipped model with its fit stripped of where it was measured, as a model file written before it was recorded. */
+function unscoped(file: Awaited<ReturnType<typeof shippedSetup>>['file']) {
+  const entries = file.entries.map((e) => {
+    if (!e.speed) return e;
+    const { probeMs: _range, machine: _machine, ...fit } = e.speed;
+    return { ...e, speed: fit };
+  });
+  return { model: modelOf({ ...file, entries }, 'noise/local-synapse.json'), minPairs: 3, maxPairs: 6 };
+}
+
+const usersCheck = (comparison: ReturnType<typeof compareRuns>) => comparison.verdict.checks.find((c) => c.id === 'unbounded.supportedUsers')!;
+const onHost = (run: RunResult, cpuModel: string, cores = 2): RunResult => ({ ...run, bench: { ...run.bench, host: { cpuModel, cores, kernel: 'Linux 6.1.0', memoryBytes: 8 * 2 ** 30 } } });
+const window = 'python-json-v1@window CPython 3.11.7';
+const sideRuns = (version: string, users: readonly number[], probes: readonly number[], host?: string) =>
+  users.map((u, i) => {
+    const run = probed(unbounded(version, u, i), probes[i]!, window);
+    return host ? onHost(run, host) : run;
+  });
+
+test('a fit applied to runs whose probes are 2.5 times slower than the speeds it was measured at is skipped, and the check says so with the figures', async () => {
+  const { config, file, setup } = await shippedSetup();
+  // A slower 2-core VM: the probe at 114-126 ms, the shipped fit's runs at 45.4-48.5 ms. The
+  // candidate served 5.6 % fewer users, and its runs met a 7.2 % slower probe.
+  const baseline = sideRuns('1.162.0', [60, 61, 59.5], [114, 116, 118], 'AMD EPYC');
+  const candidate = sideRuns('1.163.0', [56.6, 57.5, 56.2], [122, 124, 126], 'AMD EPYC');
+  const comparison = compareRuns(baseline, candidate, config.tolerances, setup);
+  const users = usersCheck(comparison);
+  assert.deepEqual(users.speed, {
+    adjusted: false,
+    why: "the runs' speed probe lies outside the noise model's speed fit (probe 114.0–126.0 ms against the fit's 45.4–48.5 ms on AMD EPYC (2 cores), more than 10 % beyond either end): the fit is not applied to speeds it was not measured at; a calibration at these speeds (loadgate calibrate) gives a fit that covers them",
+  });
+  // Judged as measured: the loss stands.
+  assert.ok(users.deltaPct! < -5 && users.deltaPct! > -6.5, String(users.deltaPct));
+  const md = renderMarkdown(comparison, [], config.tolerances.listing);
+  assert.match(md, /\*\*Machine speed\*\*: Supported users \(unbounded\) is judged as measured, at the model's unadjusted noise: the runs' speed probe lies outside the noise model's speed fit \(probe 114\.0–126\.0 ms against the fit's 45\.4–48\.5 ms on AMD EPYC \(2 cores\)/);
+  // What the fit did to these runs when nothing checked where it was measured: a gain.
+  const before = usersCheck(compareRuns(baseline, candidate, config.tolerances, unscoped(file)));
+  assert.ok(before.speed?.adjusted && before.deltaPct! > 5, JSON.stringify(before));
+});
+
+test('a fit applied within the speeds it was measured at, or a little beyond, still adjusts, with the same numbers as a fit that records no range', async () => {
+  const { config, file, setup } = await shippedSetup();
+  // 44-52 ms: the last is 7 % above the fit's highest run, within the 10 % margin.
+  const baseline = sideRuns('1.162.0', [62, 64.5, 61], [46, 48.5, 44], 'AMD EPYC');
+  const candidate = sideRuns('1.162.0', [63, 60.5, 58], [45.5, 47, 52], 'AMD EPYC');
+  const scoped = compareRuns(baseline, candidate, config.tolerances, setup);
+  assert.ok(usersCheck(scoped).speed?.adjusted, JSON.stringify(usersCheck(scoped).speed));
+  assert.deepEqual(scoped.verdict, compareRuns(baseline, candidate, config.tolerances, unscoped(file)).verdict);
+  // Runs that name no machine are checked by the range alone.
+  const anonymous = (runs: RunResult[]) => runs.map((r) => ({ ...r, bench: { kind: r.bench.kind, versions: r.bench.versions } }));
+  assert.deepEqual(compareRuns(anonymous(baseline), anonymous(candidate), config.tolerances, setup).verdict.checks, scoped.verdict.checks);
+});
+
+test('a fit measured on another machine is skipped, even at speeds within its range', async () => {
+  const { config, setup } = await shippedSetup();
+  const baseline = sideRuns('1.162.0', [62, 64.5, 61], [46, 48.5, 47], 'Intel(R) Xeon(R) Processor');
+  const candidate = sideRuns('1.162.0', [63, 60.5, 62], [45.5, 47, 48], 'Intel(R) Xeon(R) Processor');
+  assert.deepEqual(usersCheck(compareRuns(baseline, candidate, config.tolerances, setup)).speed, {
+    adjusted: false,
+    why: "the runs ran on Intel(R) Xeon(R) Processor (2 cores), not the machine the noise model's speed fit was measured on (probe 45.5–48.5 ms against the fit's 45.4–48.5 ms on AMD EPYC (2 cores)): a fit is not carried to another machine; a calibration on this one (loadgate calibrate) gives it a fit of its own",
+  });
+  // Same model name, other core count: another machine too.
+  const fourCores = (runs: RunResult[]) => runs.map((r) => onHost(r, 'AMD EPYC', 4));
+  const wider = usersCheck(compareRuns(fourCores(baseline), fourCores(candidate), config.tolerances, setup));
+  assert.match(wider.speed?.adjusted === false ? wider.speed.why : '', /^the runs ran on AMD EPYC \(4 cores\), not the machine/);
+});

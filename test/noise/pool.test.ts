@@ -137,3 +137,27 @@ test('only a calibration starts a speed fit; a gate refines one exactly; only su
   assert.equal(schema.success, false);
   assert.match(JSON.stringify(schema.error?.issues), /only a measured entry can hold a speed fit/);
 });
+
+test('a speed fit records where it was measured: its runs\' probe range and machine; a gate on that machine widens it, one on another leaves the fit alone, a calibration there starts its own', async () => {
+  const config = await loadGateConfig('examples/local-synapse.yml');
+  const on = (cpuModel: string, cores = 2) => (r: ReturnType<typeof probedRuns>[number]) => ({ ...r, bench: { ...r.bench, host: { cpuModel, cores, kernel: 'Linux 6.1.0', memoryBytes: 2 ** 33 } } });
+  const epyc = probedRuns().map(on('AMD EPYC'));
+  const first = poolRuns(emptyModel(config), config, spreadSides({ baseline: epyc.slice(0, 2), candidate: epyc.slice(2, 4) }, true), { startSpeedFit: true })!;
+  const fit = usersEntry(first).speed!;
+  assert.deepEqual([fit.probeMs, fit.machine], [{ min: 57, max: 66 }, { cpuModel: 'AMD EPYC', cores: 2 }]);
+  noiseModelFileSchema.parse(first);
+  // A gate on the same machine refines the fit, and its probes (59-70 ms) widen the range.
+  const refined = usersEntry(poolRuns(first, config, { baseline: epyc.slice(4), candidate: [] })).speed!;
+  assert.equal(refined.df, 3);
+  assert.deepEqual([refined.probeMs, refined.machine], [{ min: 57, max: 70 }, { cpuModel: 'AMD EPYC', cores: 2 }]);
+  // A gate on another machine: the decision does not apply the fit there, so its runs do not refine it.
+  const xeon = probedRuns().map(on('Intel(R) Xeon(R) Processor', 4));
+  assert.deepEqual(usersEntry(poolRuns(first, config, { baseline: xeon.slice(4), candidate: [] })).speed, fit);
+  // A calibration there starts that machine's own fit, in place of the held one.
+  const replaced = usersEntry(poolRuns(first, config, spreadSides({ baseline: xeon.slice(0, 3), candidate: xeon.slice(3) }, true), { startSpeedFit: true })).speed!;
+  assert.deepEqual([replaced.runs, replaced.probeMs, replaced.machine], [6, { min: 57, max: 70 }, { cpuModel: 'Intel(R) Xeon(R) Processor', cores: 4 }]);
+  assert.match(replaced.source, /^least squares over 6 runs .*\(in place of the fit measured on AMD EPYC \(2 cores\), another machine\)$/);
+  // Runs that name no machine: the range is kept, the fit names no machine.
+  const anonymous = usersEntry(poolRuns(emptyModel(config), config, spreadSides({ baseline: probedRuns().slice(0, 3), candidate: probedRuns().slice(3) }, true), { startSpeedFit: true })).speed!;
+  assert.deepEqual([anonymous.probeMs, anonymous.machine], [{ min: 57, max: 70 }, undefined]);
+});
