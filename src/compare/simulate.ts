@@ -149,6 +149,8 @@ function syntheticInputs(metrics: readonly GatingMetric[], c: SimulationCase, se
     const scaled = !noise.noiseScaleMetric || noise.noiseScaleMetric === base.id;
     const sd = (fit?.sdLog ?? entry?.sdLog ?? 0.02) * (scaled ? noise.noiseScale : 1) * (c.noiseScale ?? 1);
     const probes = fit ? { baseline: [] as number[], candidate: [] as number[], workload: fit.workload } : undefined;
+    // Probes at the speeds the fit was measured at: outside them the decision would not apply it.
+    const probeMs = fit?.probeMs ? Math.sqrt(fit.probeMs.min * fit.probeMs.max) : SIMULATED_PROBE_MS;
     // Drawn per check (not shared by a test's checks): only a mis-fitted slope leaves any of
     // it in the judged values, and then each check carries its own share.
     const runSpeed = (): number => (fit ? probeSdLog(fit) * gaussian(random) : 0);
@@ -169,8 +171,8 @@ function syntheticInputs(metrics: readonly GatingMetric[], c: SimulationCase, se
       const slope = (fit?.slope ?? 0) * (noise.slopeScale ?? 1);
       b.push(Math.exp(drift * slotB + slow + dir * (sharedB[p] as number) + slope * xb + sd * gaussian(random)));
       k.push(Math.exp(effect + drift * slotC + slow + dir * (sharedC[p] as number) + slope * xc + sd * gaussian(random)));
-      probes?.baseline.push(SIMULATED_PROBE_MS * Math.exp(xb));
-      probes?.candidate.push(SIMULATED_PROBE_MS * Math.exp(xc));
+      probes?.baseline.push(probeMs * Math.exp(xb));
+      probes?.candidate.push(probeMs * Math.exp(xc));
     }
     return { ...input, relative: { baseline: b, candidate: k, ...(probes ? { probes } : {}) } };
   });
