@@ -3,8 +3,7 @@ import { join } from 'node:path';
 import type { GateConfig, Tolerances } from '../config/schema.ts';
 import { tolerancesSchema } from '../config/schema.ts';
 import type { RunResult } from '../results/schema.ts';
-import { renderTestGraphs, type RenderedGraph } from '../report/graphs.ts';
-import { renderMarkdown } from '../report/markdown.ts';
+import type { RenderedGraph } from '../report/graphs.ts';
 import { assumedModel, loadNoiseModel, noiseModelPath } from '../noise/model.ts';
 import { InputError } from '../util/errors.ts';
 import { compareRuns, type Comparison, type CompareSetup } from './compare.ts';
@@ -42,6 +41,8 @@ export async function compareSetup(options: Pick<CompareOptions, 'config' | 'con
 
 const safeName = (s: string) => s.replace(/[^A-Za-z0-9._-]/g, '_');
 
+const verdictText = (verdict: VerdictFile) => `${JSON.stringify(verdict, null, 2)}\n`;
+
 /**
  * Compares, then writes `<outDir>/verdict.json`, `<outDir>/README.md`, `<outDir>/graphs/*.png`
  * and copies of the inputs under `<outDir>/results/`. Same inputs, byte-identical outputs:
@@ -50,6 +51,9 @@ const safeName = (s: string) => s.replace(/[^A-Za-z0-9._-]/g, '_');
 export async function compareAndReport(options: CompareOptions): Promise<VerdictFile> {
   const tolerances = tolerancesOf(options.config);
   const comparison: Comparison = compareRuns(options.baseline, options.candidate, tolerances, await compareSetup(options));
+  // The renderer (vega, vega-lite, resvg's WebAssembly) is most of a compare's start-up:
+  // loaded here, a verdict alone (compareVerdict, the gate loop) never pays for it.
+  const [{ renderTestGraphs }, { renderMarkdown }] = await Promise.all([import('../report/graphs.ts'), import('../report/markdown.ts')]);
   const graphs: RenderedGraph[] = [];
   for (const test of comparison.tests) graphs.push(...(await renderTestGraphs(test.name, test.baseline, test.candidate)));
 
@@ -70,7 +74,23 @@ export async function compareAndReport(options: CompareOptions): Promise<Verdict
       await writeFile(join(out, 'results', name), `${JSON.stringify(run, null, 2)}\n`);
     }
   }
-  await writeFile(join(out, 'verdict.json'), `${JSON.stringify(comparison.verdict, null, 2)}\n`);
+  await writeFile(join(out, 'verdict.json'), verdictText(comparison.verdict));
   await writeFile(join(out, 'README.md'), renderMarkdown(comparison, graphs, tolerances.listing, options.notes));
   return comparison.verdict;
+}
+
+/**
+ * Compares and writes `<outDir>/verdict.json` only: the same file compareAndReport writes,
+ * for a caller that needs the decision (and `next`) between pairs and renders once at the
+ * end. A report and graphs left from an earlier call would disagree with this verdict, so
+ * they are removed; `results/` is left alone, since the inputs may live there.
+ */
+export async function compareVerdict(options: Omit<CompareOptions, 'notes'>): Promise<VerdictFile> {
+  const { verdict } = compareRuns(options.baseline, options.candidate, tolerancesOf(options.config), await compareSetup(options));
+  const out = options.outDir;
+  await mkdir(out, { recursive: true });
+  await rm(join(out, 'README.md'), { force: true });
+  await rm(join(out, 'graphs'), { recursive: true, force: true });
+  await writeFile(join(out, 'verdict.json'), verdictText(verdict));
+  return verdict;
 }

@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { main } from '../../src/cli/main.ts';
@@ -90,6 +91,43 @@ test('the same inputs give byte-identical outputs', async () => {
     await main(['compare', '--baseline', b, '--candidate', c, '--out', join(dir, 'one')], captureIO());
     await main(['compare', '--baseline', b, '--candidate', c, '--out', join(dir, 'two')], captureIO());
     assert.deepEqual(await read(join(dir, 'one')), await read(join(dir, 'two')));
+  });
+});
+
+test('--verdict-only writes the verdict.json of the full compare, with its exit code, and no report', async () => {
+  await withTempDir(async (dir) => {
+    const b = await writeRun(dir, 'b.json', asInput(unbounded('1.0.0', 200)));
+    const c = await writeRun(dir, 'c.json', asInput(unbounded('1.1.0', 170)));
+    const out = join(dir, 'out');
+    assert.equal(await main(['compare', '--baseline', b, '--candidate', c, '--out', out], captureIO()), 1);
+    const fullVerdict = await readFile(join(out, 'verdict.json'), 'utf8');
+    const fresh = join(dir, 'fresh');
+    const io = captureIO();
+    assert.equal(await main(['compare', '--baseline', b, '--candidate', c, '--out', fresh, '--verdict-only'], io), 1);
+    assert.deepEqual(await readdir(fresh), ['verdict.json']);
+    assert.equal(await readFile(join(fresh, 'verdict.json'), 'utf8'), fullVerdict);
+    assert.match(io.stdout[0] ?? '', /^FAIL: /);
+    assert.match(io.stdout.at(-1) ?? '', /verdict\.json \(no report: --verdict-only\)$/);
+    // Over a full report: the report and graphs would disagree with a new verdict, so they go; results/ stays.
+    assert.equal(await main(['compare', '--baseline', b, '--candidate', c, '--out', out, '--verdict-only'], captureIO()), 1);
+    assert.deepEqual((await readdir(out)).sort(), ['results', 'verdict.json']);
+    assert.equal(await readFile(join(out, 'verdict.json'), 'utf8'), fullVerdict);
+  });
+});
+
+test('--verdict-only never loads the chart renderer', async () => {
+  await withTempDir(async (dir) => {
+    const b = await writeRun(dir, 'b.json', asInput(bounded('1.0.0')));
+    const c = await writeRun(dir, 'c.json', asInput(bounded('1.1.0')));
+    // A resolve hook that refuses vega, vega-lite and resvg: the process fails if they load.
+    const refuse = `export async function resolve(s, c, next) { if (/^(vega|@resvg)/.test(s)) throw new Error('renderer loaded: ' + s); return next(s, c); }`;
+    const hook = `import { register } from 'node:module'; register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(refuse)}`)});`;
+    const args = ['--import', `data:text/javascript,${encodeURIComponent(hook)}`, 'bin/loadgate.js', 'compare', '--baseline', b, '--candidate', c, '--out', join(dir, 'out')];
+    const verdictOnly = spawnSync(process.execPath, [...args, '--verdict-only'], { encoding: 'utf8' });
+    assert.equal(verdictOnly.status, 0, verdictOnly.stderr);
+    // The hook works: the full compare needs the renderer and fails under it.
+    const full = spawnSync(process.execPath, args, { encoding: 'utf8' });
+    assert.match(full.stderr, /renderer loaded: vega/);
   });
 });
 

@@ -1,15 +1,18 @@
 import { z } from 'zod';
-import { compareAndReport } from '../../compare/index.ts';
+import { compareAndReport, compareVerdict } from '../../compare/index.ts';
 import { EXIT_CODES } from '../../compare/verdict-schema.ts';
 import { loadGateConfig } from '../../config/load.ts';
 import { loadRunResult } from '../../results/load.ts';
 import { parseFlags } from '../args.ts';
 import type { CliIO } from '../io.ts';
 
-export const usage = `Usage: loadgate compare --baseline <run.json>... --candidate <run.json>... --out <dir> [--config gate.yml] [--note TEXT]...
+export const usage = `Usage: loadgate compare --baseline <run.json>... --candidate <run.json>... --out <dir> [--config gate.yml] [--note TEXT]... [--verdict-only]
 
 Compares run results of a baseline and a candidate version and writes <dir>/verdict.json,
 <dir>/README.md (the report), <dir>/graphs/*.png and copies of the inputs in <dir>/results/.
+--verdict-only writes <dir>/verdict.json alone (the same file, with the decision and next),
+in a fraction of the time, and removes a README.md and graphs/ left there by an earlier
+compare; the exit code is the same. For a caller that decides between pairs and renders once.
 Tolerances, the noise model, repeats and maxRepeats come from --config (default: the seed
 reports' tolerances with noise assumed from them). The pairs are replayed in repeat order
 through the same sequential decision \`loadgate run\` uses, so the verdict is the one the run
@@ -22,6 +25,7 @@ const flagsSchema = z.strictObject({
   out: z.string().min(1, 'name the output directory'),
   config: z.string().optional(),
   note: z.array(z.string()).default([]),
+  'verdict-only': z.boolean().default(false),
   positionals: z.array(z.string()).max(0, 'files belong after --baseline or --candidate (--baseline a.json b.json), and every other flag takes one value'),
 });
 
@@ -55,6 +59,7 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
       out: { type: 'string' },
       config: { type: 'string' },
       note: { type: 'string', multiple: true },
+      'verdict-only': { type: 'boolean' },
     },
     flagsSchema,
     usage,
@@ -62,12 +67,14 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
   const config = flags.config ? await loadGateConfig(flags.config) : undefined;
   const baseline = await Promise.all(flags.baseline.map(loadRunResult));
   const candidate = await Promise.all(flags.candidate.map(loadRunResult));
-  const verdict = await compareAndReport({ baseline, candidate, config, configFile: flags.config, outDir: flags.out, notes: flags.note });
+  const verdict = flags['verdict-only']
+    ? await compareVerdict({ baseline, candidate, config, configFile: flags.config, outDir: flags.out })
+    : await compareAndReport({ baseline, candidate, config, configFile: flags.config, outDir: flags.out, notes: flags.note });
   io.out(`${verdict.verdict.toUpperCase()}: ${verdict.summary}`);
   for (const check of verdict.checks.filter((c) => c.verdict !== 'pass')) {
     io.out(`  ${check.verdict.padEnd(12)} ${check.test}: ${check.metric}: ${check.reason}`);
   }
   io.out(`decision: ${verdict.decision.pairs} pair(s); ${verdict.decision.stopReason}${verdict.next === 'repeat' ? ' (next: repeat)' : ''}`);
-  io.out(`report: ${flags.out}/README.md`);
+  io.out(flags['verdict-only'] ? `verdict: ${flags.out}/verdict.json (no report: --verdict-only)` : `report: ${flags.out}/README.md`);
   return EXIT_CODES[verdict.verdict];
 }
