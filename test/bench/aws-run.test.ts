@@ -149,6 +149,11 @@ test('loadgate run drives an AWS bench: versions switched, load split over agent
     assert.ok(series && !more.length, `${SERVER_5XX} has a value during the candidate's unbounded run`);
     assert.ok(series.v.includes(0) && series.v.every((v) => v === 0 || Number.isNaN(v)), JSON.stringify(series.v));
 
+    // The licence was asked on app0 through the shell; the bench's private entry point,
+    // refused from the controller as a VPC address is from a GitHub runner, was never needed.
+    await assert.rejects(fetch(`${bench.privateUrl}/api/v4/system/ping`), /fetch failed/);
+    assert.ok(bench.mattermost.received.some((r) => r.path === '/api/v4/license/client' && r.query.includes('format')), 'the licence was asked');
+
     // What the gate did on the nodes, through the shell: per run, stop → restore → install
     // (once per version switch) → configure (the candidate with its override) → start.
     const app = bench.calls.filter((c) => c.node === 'app0' && c.cmd !== 'cloud-init');

@@ -98,6 +98,15 @@ export function versionScript(): string {
   return `${HEADER}loadgate-mattermost version\n`;
 }
 
+/**
+ * An app node: the licence as its own Mattermost reports it (Client4.getClientLicenseOld's
+ * route), asked on the node because the controller cannot reach the bench's private
+ * addresses. LOADGATE_MATTERMOST_URL relocates the server for tests.
+ */
+export function clientLicenceScript(): string {
+  return `${HEADER}curl -fsS --max-time 30 "\${LOADGATE_MATTERMOST_URL:-http://127.0.0.1:8065}/api/v4/license/client?format=old"\n`;
+}
+
 /** App node 0: recreate the database from its pristine copy (all app nodes stopped). */
 export function restoreDatasetScript(): string {
   return `${HEADER}loadgate-dataset restore\n`;

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import { ProcessSupervisor, type ManagedProcess } from '../../../src/bench/process.ts';
-import { allocatePorts } from '../../../src/bench/local/ports.ts';
+import { allocatePort, allocatePorts } from '../../../src/bench/local/ports.ts';
 import { httpOk, waitUntilReady } from '../../../src/bench/local/readiness.ts';
 import type { CommandResult, CommandRunner } from '../../../src/util/command-runner.ts';
 import type { RemoteResult, RemoteShell } from '../../../src/bench/aws/remote-shell.ts';
@@ -54,6 +54,8 @@ export interface HelperCall {
 
 export interface LoopbackBench {
   dir: string;
+  /** The bench's private entry point (proxy_url): refused from the controller. */
+  privateUrl: string;
   benchFile: string;
   usersFile: string;
   prometheusUrl: string;
@@ -114,6 +116,11 @@ export async function startLoopbackBench(k6Path: string, users = 40, options: Lo
   const mattermostPort = Number(new URL(mattermost.baseUrl).port);
   const metricsPort = await mattermost.startMetrics();
 
+  // The bench's entry point (the proxy, or the single app node) has a private VPC address,
+  // which a GitHub runner cannot reach: here a port nothing listens on, so the controller's
+  // every attempt is refused. Inside the "VPC" (the agents' k6, scripts on app nodes) it
+  // routes to the stand-in.
+  const privateUrl = `http://127.0.0.1:${await allocatePort()}`;
   const [prometheusPort, nodePort, api0, api1, exp0, exp1] = (await allocatePorts(6)) as [number, number, number, number, number, number];
   const apiPorts = [api0, api1];
   const exporterPorts = [exp0, exp1];
@@ -219,7 +226,7 @@ export async function startLoopbackBench(k6Path: string, users = 40, options: Lo
         for (const line of call.stdin.split('\n').filter(Boolean)) {
           const m = /^((?:LOADGATE|K6)_[A-Z0-9_]+)='([^']*)'$/.exec(line);
           if (!m) return fail(`bad environment line: ${line}`);
-          env[m[1] as string] = m[2];
+          env[m[1] as string] = m[1] === 'LOADGATE_BASE_URL' && m[2] === privateUrl ? mattermost.baseUrl : m[2];
         }
         const k6 = await supervisor.spawn({
           name: `k6 ${call.node}`,
@@ -277,7 +284,10 @@ exit "$(jq -r .code <<< "$answer")"
             results.set(id, { instanceId: id, status: 'Undeliverable', exitCode: null, stdout: '', stderr: 'no such instance' });
             return;
           }
-          const outcome = await bash(script, { PATH: `${shims}:/usr/local/bin:/usr/bin:/bin`, LOADGATE_HOME: homes[id] as string, LOADGATE_NODE: name, LOADGATE_STANDIN: controlUrl });
+          const env: NodeJS.ProcessEnv = { PATH: `${shims}:/usr/local/bin:/usr/bin:/bin`, LOADGATE_HOME: homes[id] as string, LOADGATE_NODE: name, LOADGATE_STANDIN: controlUrl };
+          // An app node reaches its own Mattermost on localhost (:8065 on EC2).
+          if (name.startsWith('app')) env.LOADGATE_MATTERMOST_URL = mattermost.baseUrl;
+          const outcome = await bash(script, env);
           results.set(id, { instanceId: id, status: outcome.code === 0 ? 'Success' : 'Failed', exitCode: outcome.code, stdout: outcome.stdout, stderr: outcome.stderr });
         }),
       );
@@ -304,7 +314,7 @@ exit "$(jq -r .code <<< "$answer")"
       bench_name: out('lg-loop-1'),
       region: out('us-east-1'),
       vpc_id: out('vpc-0a18f1a4cdf62d256'),
-      proxy_url: out(mattermost.baseUrl),
+      proxy_url: out(privateUrl),
       proxy_instance_id: out(null),
       app_private_ips: out(['10.42.100.11']),
       app_instance_ids: out([APP_ID]),
@@ -334,6 +344,7 @@ exit "$(jq -r .code <<< "$answer")"
 
   return {
     dir,
+    privateUrl,
     benchFile,
     usersFile,
     prometheusUrl,
