@@ -158,6 +158,9 @@ test('loadgate run drives an AWS bench: versions switched, load split over agent
     // (once per version switch) → configure (the candidate with its override) → start.
     const app = bench.calls.filter((c) => c.node === 'app0' && c.cmd !== 'cloud-init');
     assert.equal(app.filter((c) => c.cmd === 'loadgate-dataset').length, 4, 'the dataset is restored before every run');
+    // Each restore is followed by the dump's licences being cleared.
+    assert.deepEqual(app.filter((c) => c.cmd === 'loadgate-dataset' || c.cmd === 'psql').map((c) => c.cmd), ['loadgate-dataset', 'psql', 'loadgate-dataset', 'psql', 'loadgate-dataset', 'psql', 'loadgate-dataset', 'psql']);
+    assert.ok(app.filter((c) => c.cmd === 'psql').every((c) => c.stdin.includes("DELETE FROM Systems WHERE Name = 'ActiveLicenseId'")));
     const installs = app.filter((c) => c.args[0] === 'install').map((c) => c.args[1]);
     assert.deepEqual(installs, [
       'https://releases.mattermost.com/10.12.0/mattermost-10.12.0-linux-amd64.tar.gz',

@@ -27,7 +27,7 @@ import { GrafanaStandIn } from '../../grafana/stand-in.ts';
  *   Manager answer for the Grafana token.
  * - The RemoteShell stand-in runs every script the gate sends with bash, as SSM would,
  *   each node with its own LOADGATE_HOME; the on-instance helpers (loadgate-mattermost,
- *   loadgate-dataset, loadgate-agent, cloud-init) are shims that post their arguments and
+ *   loadgate-dataset, loadgate-agent, cloud-init, psql) are shims that post their arguments and
  *   stdin to this process, which acts on the local processes. So quoting, uploads and
  *   payload encoding are exercised for real; only what the helpers do inside an EC2
  *   instance (systemctl, downloads, psql) is stood in for.
@@ -185,6 +185,9 @@ export async function startLoopbackBench(k6Path: string, users = 40, options: Lo
       return ok('status: done\n');
     }
     if (call.cmd === 'loadgate-dataset') return call.args[0] === 'restore' ? (mattermost.resetData(), ok('restored\n')) : fail('usage');
+    // The SQL the gate runs on the restored database; its effect is tested against a real
+    // PostgreSQL (aws-dataset.test.ts).
+    if (call.cmd === 'psql') return call.args[0] === 'postgres://loopback/mattermost' && call.args.includes('ON_ERROR_STOP=1') ? ok() : fail(`psql ${call.args.join(' ')}: not the helpers' connection`);
     if (call.cmd === 'loadgate-mattermost') {
       const [sub, arg] = call.args;
       if (sub === 'install') {
@@ -269,7 +272,10 @@ printf '%s' "$(jq -r .stdout <<< "$answer")"
 printf '%s' "$(jq -r .stderr <<< "$answer")" >&2
 exit "$(jq -r .code <<< "$answer")"
 `;
-  for (const name of ['cloud-init', 'loadgate-mattermost', 'loadgate-dataset', 'loadgate-agent']) {
+  // The helpers' connection (/etc/loadgate/db.env on an app node).
+  const dbEnv = join(dir, 'db.env');
+  await writeFile(dbEnv, "PSQL_URL='postgres://loopback/mattermost'\n");
+  for (const name of ['cloud-init', 'loadgate-mattermost', 'loadgate-dataset', 'loadgate-agent', 'psql']) {
     await writeFile(join(shims, name), shim);
     await chmod(join(shims, name), 0o755);
   }
@@ -286,7 +292,7 @@ exit "$(jq -r .code <<< "$answer")"
           }
           const env: NodeJS.ProcessEnv = { PATH: `${shims}:/usr/local/bin:/usr/bin:/bin`, LOADGATE_HOME: homes[id] as string, LOADGATE_NODE: name, LOADGATE_STANDIN: controlUrl };
           // An app node reaches its own Mattermost on localhost (:8065 on EC2).
-          if (name.startsWith('app')) env.LOADGATE_MATTERMOST_URL = mattermost.baseUrl;
+          if (name.startsWith('app')) Object.assign(env, { LOADGATE_MATTERMOST_URL: mattermost.baseUrl, LOADGATE_DB_ENV: dbEnv });
           const outcome = await bash(script, env);
           results.set(id, { instanceId: id, status: outcome.code === 0 ? 'Success' : 'Failed', exitCode: outcome.code, stdout: outcome.stdout, stderr: outcome.stderr });
         }),
