@@ -223,3 +223,15 @@ function safeJson(text: string): unknown {
     return undefined;
   }
 }
+
+/**
+ * The account a load-test-ng agent logs its user number `id` in as, given the lines of
+ * its users file: loadtest/loadtest.go addUser numbers new users activeUsers + 1, and
+ * api/agent.go NewControllerWrapper's factory takes creds[id] only while id < len(creds),
+ * else a generated <agent id>-<id>@example.com (signed up anew); getUserCredentials reads a
+ * line as "email password" split on one space.
+ */
+export function loadTestNgAccount(lines: readonly string[], id: number, agentId: string): string {
+  const creds = lines.filter((l) => l !== '').map((l) => l.split(' ')[0] as string);
+  return id < creds.length ? (creds[id] as string) : `${agentId}-${id}@example.com`;
+}
