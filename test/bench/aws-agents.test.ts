@@ -4,11 +4,12 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { K6Api, type FetchLike } from '../../src/engine/k6/api.ts';
-import { K6AgentUsers, MultiAgentUsers, partitionUsers, perAgentMax, splitUsers, type AgentUsers } from '../../src/bench/aws/agent-users.ts';
+import { K6AgentUsers, loadTestNgUserProblems, loadTestNgUsersFile, MultiAgentUsers, partitionUsers, perAgentMax, splitUsers, type AgentUsers } from '../../src/bench/aws/agent-users.ts';
 import { createLoadAgents } from '../../src/bench/aws/load-agents.ts';
 import type { RemoteResult, RemoteShell } from '../../src/bench/aws/remote-shell.ts';
 import { awsBenchDescriptionSchema } from '../../src/aws/terraform-outputs.ts';
-import { LoadTestNgStandIn } from '../engine/loadtest-ng/stand-in.ts';
+import { loadTestNgAccount, LoadTestNgStandIn } from '../engine/loadtest-ng/stand-in.ts';
+import { InputError } from '../../src/util/errors.ts';
 import { awsGate } from '../aws/fixtures.ts';
 
 test('users are split evenly over the agents, the first ones taking the remainder', () => {
@@ -80,7 +81,7 @@ test('load-test-ng agents: the users file is uploaded, each agent created with i
   const dir = mkdtempSync(join(tmpdir(), 'loadgate-ltng-'));
   try {
     const usersFile = join(dir, 'users.txt');
-    writeFileSync(usersFile, Array.from({ length: 30 }, (_, i) => `user${i + 1} pass-${i + 1}`).join('\n'));
+    writeFileSync(usersFile, Array.from({ length: 30 }, (_, i) => `user${i + 1}@example.com pass-${i + 1}`).join('\n'));
     const bench = awsBenchDescriptionSchema.parse({
       kind: 'aws', benchName: 'lg-1-1', region: 'us-east-1', vpcId: 'vpc-0a18f1a4cdf62d256',
       proxy: { url: 'http://10.42.100.10', instanceId: 'i-0123456789abcdef0' },
@@ -155,7 +156,7 @@ function benchWithAgents(n: number, engine: 'k6' | 'load-test-ng') {
   });
 }
 
-test('finding 3: the users file is partitioned, no account on two agents, for 1, 2 and 11 agents and both engines', async () => {
+test('the users file is partitioned, no account on two agents, every account used, for 1, 2 and 11 agents and both engines', async () => {
   const lines = Array.from({ length: 100 }, (_, i) => `user${i + 1}@example.com pass-${i + 1}`);
   const dir = mkdtempSync(join(tmpdir(), 'loadgate-users-'));
   try {
@@ -182,8 +183,11 @@ test('finding 3: the users file is partitioned, no account on two agents, for 1,
         assert.equal(files.size, agentCount, `${engine}, ${agentCount} agents: one users file per agent`);
         const seen = new Set<string>();
         for (const [i, id] of bench.agents.instanceIds.entries()) {
-          const got = (files.get(id) ?? '').split('\n').filter(Boolean);
-          assert.deepEqual(got, slices[i], `${engine}: agent${i} gets slice ${i}`);
+          const file = (files.get(id) ?? '').split('\n').filter(Boolean);
+          // The accounts the engine logs its users 1..n in as: k6's VU k takes line k-1;
+          // load-test-ng's user k takes line k (loadTestNgAccount).
+          const got = engine === 'k6' ? file : slices[i]!.map((_, k) => loadTestNgAccount(file, k + 1, `lgagent${i}`));
+          assert.deepEqual(got.map((l) => l.split(' ')[0]), slices[i]!.map((l) => l.split(' ')[0]), `${engine}: agent${i}'s users are slice ${i}, one account each`);
           for (const user of got) {
             assert.ok(!seen.has(user), `${user} on two agents`);
             seen.add(user);
@@ -195,6 +199,39 @@ test('finding 3: the users file is partitioned, no account on two agents, for 1,
         await assert.rejects(agents.start({ ...bounded, users: lines.length + agentCount }), /--users-file: 100 users split over .* each simulated user needs its own account/);
       }
     }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a load-test-ng users file is "email password" split on one space; other lines are refused before any upload, by line', async () => {
+  assert.deepEqual(loadTestNgUserProblems('a@example.com pw\n\nopenid:b@example.com pw\nsaml:c@example.com pw\n'), []);
+  assert.deepEqual(loadTestNgUserProblems('user1 pw\nnospace\nd@example.com pass word\nldap:e@example.com pw\nf@g@example.com pw\n'), [
+    'line 1: "user1" is not an email address; load-test-ng logs users in by email',
+    'line 2: no space between the email and the password',
+    'line 3: more than one space; load-test-ng reads "email password" split on single spaces and would drop the rest',
+    'line 4: "ldap:" is not a login type load-test-ng knows (openid, saml, mattermost)',
+    'line 5: "f@g@example.com" is not an email address; load-test-ng logs users in by email',
+  ]);
+  // Line 0 is never a user: the file repeats the first account there.
+  assert.equal(loadTestNgUsersFile(['a@x.io 1', 'b@x.io 2']), 'a@x.io 1\na@x.io 1\nb@x.io 2\n');
+  assert.equal(loadTestNgUsersFile([]), '');
+
+  const dir = mkdtempSync(join(tmpdir(), 'loadgate-ltng-users-'));
+  try {
+    const usersFile = join(dir, 'users.txt');
+    writeFileSync(usersFile, 'user1 pass-1\nuser2 pass-2\n');
+    const calls: string[] = [];
+    const shell: RemoteShell = {
+      async run(ids, script) {
+        calls.push(script);
+        return new Map(ids.map((id): [string, RemoteResult] => [id, { instanceId: id, status: 'Success', exitCode: 0, stdout: '', stderr: '' }]));
+      },
+    };
+    const config = awsGate({ agentCount: 1 }, { engine: { kind: 'load-test-ng' } });
+    const agents = createLoadAgents({ config, configDir: dir, bench: benchWithAgents(1, 'load-test-ng'), shell, readyTimeoutSec: 1, endpoint: () => 'http://127.0.0.1:9', admin: { email: 'a@example.com', password: 'x' } });
+    await assert.rejects(agents.prepare(usersFile), (e: unknown) => e instanceof InputError && /--users-file: users\.txt is not a load-test-ng users file \("email password" per line[^]*line 1: "user1" is not an email address[^]*line 2: "user2"/.test(e.message));
+    assert.deepEqual(calls, [], 'nothing uploaded');
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -9,6 +9,8 @@ import { runGateOn } from '../../src/run/gate.ts';
 import { parseRunOptions } from '../../src/run/options.ts';
 import { runResultSchema, type RunResult } from '../../src/results/schema.ts';
 import { verdictFileSchema } from '../../src/compare/verdict-schema.ts';
+import { MATTERMOST_HEALTH_QUERIES } from '../../src/config/defaults/mattermost.ts';
+import { PrometheusClient } from '../../src/metrics/prometheus.ts';
 import { findK6, NO_K6 } from '../engine/k6/k6-binary.ts';
 import { APP_ID, GRAFANA_TOKEN, MACHINERY_TOLERANCES, readJson, startLoopbackBench } from './aws/loopback-bench.ts';
 
@@ -22,6 +24,9 @@ import { APP_ID, GRAFANA_TOKEN, MACHINERY_TOLERANCES, readJson, startLoopbackBen
 
 const k6 = findK6();
 const prometheus = existsSync('/usr/bin/prometheus') && existsSync('/usr/bin/prometheus-node-exporter');
+
+/** The shipped 5xx health query, over the loopback bench's 5 s rate window. */
+const SERVER_5XX = MATTERMOST_HEALTH_QUERIES.find((q) => q.name === 'HTTP 5xx server errors (%)')!.query.replaceAll('[1m]', '[5s]');
 
 const CONFIG = `version: 1
 name: aws-loopback
@@ -59,7 +64,7 @@ tests:
         query: sum(rate(loadtest_http_request_time_sum[5s]))/sum(rate(loadtest_http_request_time_count[5s]))
         threshold: 0.02
       - name: HTTP 5xx server errors (%)
-        query: (sum(rate(mattermost_api_time_count{status_code=~"5.."}[5s]))/sum(rate(mattermost_api_time_count[5s])))*100
+        query: ${SERVER_5XX}
         threshold: 0.025
       - name: TCP retransmissions in the proxy node (%)
         query: (avg(rate(node_netstat_Tcp_RetransSegs{instance=~"proxy:9100"}[5s])) / avg(rate(node_netstat_Tcp_OutSegs{instance=~"proxy:9100"}[5s]))) * 100
@@ -133,10 +138,29 @@ test('loadgate run drives an AWS bench: versions switched, load split over agent
     assert.deepEqual(unbounded.test.type === 'unbounded' && unbounded.test.health.map((h) => h.name), ['Average client request duration (s)', 'HTTP 5xx server errors (%)']);
     assert.ok(verdict.checks.some((c) => c.metric === 'supportedUsers' || /supported/i.test(c.metric)), JSON.stringify(verdict.checks.map((c) => c.metric)));
 
+    // A healthy run: the stand-in answered no 5xx, so Prometheus has no 5xx series at all
+    // (a labelled counter appears with its first increment), and the shipped query still
+    // reads 0 %, not "no data" (which the coordinator would count towards a crashed run).
+    assert.deepEqual(bench.mattermost.received.filter((r) => (r.status ?? 0) >= 500).map((r) => `${r.method} ${r.path} ${r.status}`), []);
+    const prometheus = new PrometheusClient(bench.prometheusUrl);
+    assert.deepEqual(await prometheus.query('mattermost_api_time_count{status_code=~"5.."}'), []);
+    const run = of('candidate', 'unbounded');
+    const [series, ...more] = await prometheus.queryRange(SERVER_5XX, Date.parse(run.startedAt) / 1000, Date.parse(run.finishedAt) / 1000, 1);
+    assert.ok(series && !more.length, `${SERVER_5XX} has a value during the candidate's unbounded run`);
+    assert.ok(series.v.includes(0) && series.v.every((v) => v === 0 || Number.isNaN(v)), JSON.stringify(series.v));
+
+    // The licence was asked on app0 through the shell; the bench's private entry point,
+    // refused from the controller as a VPC address is from a GitHub runner, was never needed.
+    await assert.rejects(fetch(`${bench.privateUrl}/api/v4/system/ping`), /fetch failed/);
+    assert.ok(bench.mattermost.received.some((r) => r.path === '/api/v4/license/client' && r.query.includes('format')), 'the licence was asked');
+
     // What the gate did on the nodes, through the shell: per run, stop → restore → install
     // (once per version switch) → configure (the candidate with its override) → start.
     const app = bench.calls.filter((c) => c.node === 'app0' && c.cmd !== 'cloud-init');
     assert.equal(app.filter((c) => c.cmd === 'loadgate-dataset').length, 4, 'the dataset is restored before every run');
+    // Each restore is followed by the dump's licences being cleared.
+    assert.deepEqual(app.filter((c) => c.cmd === 'loadgate-dataset' || c.cmd === 'psql').map((c) => c.cmd), ['loadgate-dataset', 'psql', 'loadgate-dataset', 'psql', 'loadgate-dataset', 'psql', 'loadgate-dataset', 'psql']);
+    assert.ok(app.filter((c) => c.cmd === 'psql').every((c) => c.stdin.includes("DELETE FROM Systems WHERE Name = 'ActiveLicenseId'")));
     const installs = app.filter((c) => c.args[0] === 'install').map((c) => c.args[1]);
     assert.deepEqual(installs, [
       'https://releases.mattermost.com/10.12.0/mattermost-10.12.0-linux-amd64.tar.gz',

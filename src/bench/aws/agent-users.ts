@@ -31,8 +31,8 @@ export function splitUsers(total: number, agents: number): number[] {
  * The users file split over the agents, one slice each, so no two agents log in the same
  * account: line i goes to agent i mod n, as load-test-ng's own deployer splits UsersFilePath
  * (deployment/terraform/agent.go, v1.29.0-v1.33.0-rc2, "so that the logged in users don't
- * clash"). Both engines then take user k of an agent from line k of its slice. Blank lines
- * are not users.
+ * clash"). The k6 scenario takes its k-th user from line k of the slice; load-test-ng
+ * numbers users differently (loadTestNgUsersFile). Blank lines are not users.
  */
 export function partitionUsers(text: string, agents: number): string[][] {
   if (!Number.isInteger(agents) || agents < 1) throw new RangeError(`agents must be a whole number >= 1, got ${agents}`);
@@ -40,6 +40,46 @@ export function partitionUsers(text: string, agents: number): string[][] {
   const slices: string[][] = Array.from({ length: agents }, () => []);
   lines.forEach((line, i) => slices[i % agents]!.push(line));
   return slices;
+}
+
+/**
+ * Why load-test-ng would refuse or mis-read each line of a users file, by line number.
+ * api/agent.go getUserCredentials splits a line on single spaces and takes the first two
+ * fields, email and password (a line without a space fails the agent's creation; anything
+ * after a second space is dropped, so a password holding a space would never log in); an
+ * optional `openid:`, `saml:` or `mattermost:` prefix names the login type; the email must
+ * hold exactly one `@`. Mattermost then logs in with that email (userentity).
+ */
+export function loadTestNgUserProblems(text: string): string[] {
+  const problems: string[] = [];
+  text.split(/\r?\n/).forEach((line, i) => {
+    if (line.trim() === '') return;
+    const where = `line ${i + 1}`;
+    const fields = line.split(' ');
+    if (fields.length < 2) return void problems.push(`${where}: no space between the email and the password`);
+    if (fields.length > 2) return void problems.push(`${where}: more than one space; load-test-ng reads "email password" split on single spaces and would drop the rest`);
+    let email = fields[0] as string;
+    if (email.includes(':')) {
+      const parts = email.split(':');
+      if (parts.length !== 2 || !['openid', 'saml', 'mattermost'].includes(parts[0] as string)) return void problems.push(`${where}: "${parts[0]}:" is not a login type load-test-ng knows (openid, saml, mattermost)`);
+      email = parts[1] as string;
+    }
+    if (email.split('@').length !== 2) problems.push(`${where}: "${email}" is not an email address; load-test-ng logs users in by email`);
+  });
+  return problems;
+}
+
+/**
+ * One agent's users file as load-test-ng reads it. loadtest/loadtest.go addUser numbers a
+ * new user `activeUsers + 1` (1, 2, ...), and api/agent.go NewControllerWrapper's factory
+ * uses creds[id] only while id < len(creds): line 0 is never a new user, and the user
+ * numbered len(creds) falls back to a generated account (<agent id>-<n>@example.com, signed
+ * up anew). So line 0 repeats the slice's first account (read only for an extra session of
+ * an existing user, AvgSessionsPerUser > 1) and user k is the slice's k-th line: a slice
+ * of n accounts runs n users, each on its own account.
+ */
+export function loadTestNgUsersFile(slice: readonly string[]): string {
+  return slice.length ? `${[slice[0], ...slice].join('\n')}\n` : '';
 }
 
 /** Each agent's maximum when the whole test needs `maxUsers`: the split's largest share. */

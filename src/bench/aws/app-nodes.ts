@@ -1,6 +1,7 @@
 import { stripLeadingV } from '../../target/mattermost/version.ts';
 import { runOnNodes, type BenchNode, type RemoteShell } from './remote-shell.ts';
-import { configureScript, installScript, restoreDatasetScript, startScript, stopScript, versionScript } from './scripts.ts';
+import { checkClientLicence } from '../../target/mattermost/licence.ts';
+import { clientLicenceScript, configureScript, installScript, restoreDatasetScript, startScript, stopScript, versionScript } from './scripts.ts';
 
 /**
  * Puts the app nodes in the state a run starts from, as the seed benches do between
@@ -68,6 +69,23 @@ export class AppNodes {
     }
     if (wrong.length) throw new Error(`after installing ${side.label}, ${wrong.join(', ')} (expected ${expected}.*)`);
     return running;
+  }
+
+  /**
+   * Refuses an unlicensed server (licence.ts), asking node 0 over the remote shell: the
+   * proxy and app addresses are private to the VPC, which a GitHub runner is not in.
+   */
+  async requireLicence(): Promise<void> {
+    const first = this.o.nodes[0] as BenchNode;
+    const where = `${first.name} (${first.id})`;
+    const result = (await runOnNodes(this.o.shell, [first], clientLicenceScript(), 'ask Mattermost for its licence', { timeoutSec: 60 })).get(first.name);
+    let answer: unknown;
+    try {
+      answer = JSON.parse(result?.stdout ?? '');
+    } catch {
+      throw new Error(`Mattermost on ${where} answered /api/v4/license/client with something other than JSON: ${(result?.stdout ?? '').slice(0, 200)}`);
+    }
+    checkClientLicence(answer, where);
   }
 
   /** Stops Mattermost everywhere (clean-up); problems are returned, not thrown. */

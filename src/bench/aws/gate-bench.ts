@@ -22,14 +22,16 @@ import { runOnNodes, type BenchNode, type RemoteShell } from './remote-shell.ts'
 import { readinessScript } from './scripts.ts';
 import { RunSnapshots } from './snapshots.ts';
 import { SsmShell } from './ssm-shell.ts';
-import { MATTERMOST_SERIES_QUERY, MattermostSeriesWatch, requireLicensedServer } from '../../target/mattermost/licence.ts';
+import { MATTERMOST_SERIES_QUERY, MattermostSeriesWatch } from '../../target/mattermost/licence.ts';
 
 /**
  * `loadgate run` on a provisioned AWS bench (bench.json from `loadgate tf-outputs`): the
  * same gate loop, coordinator, run-result format and comparison as the local bench. The
  * controller (the GitHub runner) reaches the nodes three ways: SSM Run Command for the
  * app nodes and agents (RemoteShell), the agents' engine APIs, and the metrics node's
- * Prometheus and Grafana; the bench's security groups admit it on those ports only.
+ * Prometheus and Grafana; the bench's security groups admit it on those ports only. The
+ * proxy and app addresses are private to the VPC: only the agents load them, and anything
+ * the controller asks Mattermost goes through SSM on an app node.
  */
 
 /** Times the bench works to; the loopback test shortens them. */
@@ -208,7 +210,7 @@ export class AwsGateBench implements GateBench {
     ]);
     await this.waitForPrometheus();
     // Before any test: an unlicensed Mattermost has no metrics to judge (licence.ts).
-    await requireLicensedServer(this.bench.proxy.url);
+    await this.appNodes.requireLicence();
     this.progress.begin('AWS bench: uploading the users file and the scenario to the agents');
     await this.agents.prepare(aws.usersFile);
     this.progress.info(`${nodes.apps.length} app node(s), ${nodes.agents.length} ${this.bench.agents.engine} agent(s), ${this.bench.proxy.instanceId ? 'an nginx proxy' : 'no proxy (one app node)'}; Prometheus ${this.bench.metrics.prometheusUrl}`);

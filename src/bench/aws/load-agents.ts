@@ -8,7 +8,7 @@ import { AgentClient } from '../../engine/loadtest-ng/agent-client.ts';
 import { buildLoadTestNgConfigs } from '../../engine/loadtest-ng/config.ts';
 import type { AwsBenchDescription } from '../../aws/terraform-outputs.ts';
 import { InputError } from '../../util/errors.ts';
-import { K6AgentUsers, LoadTestNgAgentUsers, MultiAgentUsers, partitionUsers, perAgentMax, type AgentUsers } from './agent-users.ts';
+import { K6AgentUsers, LoadTestNgAgentUsers, loadTestNgUserProblems, loadTestNgUsersFile, MultiAgentUsers, partitionUsers, perAgentMax, type AgentUsers } from './agent-users.ts';
 import { runOnNodes, type BenchNode, type RemoteShell } from './remote-shell.ts';
 import { startK6Script, stopK6Script, uploadScripts } from './scripts.ts';
 
@@ -73,12 +73,16 @@ async function upload(shell: RemoteShell, nodes: BenchNode[], path: string, cont
   for (const script of uploadScripts(path, content)) await runOnNodes(shell, nodes, script, `upload ${what}`, { timeoutSec: 120 });
 }
 
-/** Gives every agent its own slice of the users file (partitionUsers); returns the slice sizes. */
-async function uploadUserSlices(shell: RemoteShell, nodes: BenchNode[], usersFile: string): Promise<number[]> {
-  const slices = partitionUsers(await readFile(usersFile, 'utf8'), nodes.length);
+const plainUsersFile = (slice: readonly string[]): string => (slice.length ? `${slice.join('\n')}\n` : '');
+
+/**
+ * Gives every agent its own slice of the users file (partitionUsers), written as the
+ * engine reads it; returns the slice sizes.
+ */
+async function uploadUserSlices(shell: RemoteShell, nodes: BenchNode[], text: string, usersFile: string, fileOf: (slice: readonly string[]) => string = plainUsersFile): Promise<number[]> {
+  const slices = partitionUsers(text, nodes.length);
   for (const [i, node] of nodes.entries()) {
-    const slice = slices[i] as string[];
-    await upload(shell, [node], USERS_FILE, Buffer.from(slice.length ? `${slice.join('\n')}\n` : ''), `${node.name}'s slice of the users file ${basename(usersFile)}`);
+    await upload(shell, [node], USERS_FILE, Buffer.from(fileOf(slices[i] as string[])), `${node.name}'s slice of the users file ${basename(usersFile)}`);
   }
   return slices.map((s) => s.length);
 }
@@ -109,7 +113,7 @@ class K6Agents implements LoadAgents {
   }
 
   async prepare(usersFile: string): Promise<void> {
-    this.sliceSizes = await uploadUserSlices(this.o.shell, this.nodes, usersFile);
+    this.sliceSizes = await uploadUserSlices(this.o.shell, this.nodes, await readFile(usersFile, 'utf8'), usersFile);
     // The Mattermost scenario and the metrics library it imports; a custom scenario
     // (engine.scenario) goes beside them, so its `./lib/metrics.js` import resolves too.
     for (const file of MATTERMOST_SCENARIO_FILES) {
@@ -213,7 +217,13 @@ class LoadTestNgAgents implements LoadAgents {
   }
 
   async prepare(usersFile: string): Promise<void> {
-    this.sliceSizes = await uploadUserSlices(this.o.shell, this.nodes, usersFile);
+    const text = await readFile(usersFile, 'utf8');
+    const problems = loadTestNgUserProblems(text);
+    if (problems.length) {
+      const shown = problems.slice(0, 5).concat(problems.length > 5 ? [`... and ${problems.length - 5} more`] : []);
+      throw new InputError(`--users-file: ${basename(usersFile)} is not a load-test-ng users file ("email password" per line, split on one space; api/agent.go getUserCredentials):\n${shown.join('\n')}`, problems);
+    }
+    this.sliceSizes = await uploadUserSlices(this.o.shell, this.nodes, text, usersFile, loadTestNgUsersFile);
   }
 
   async start(test: TestSpec): Promise<RunningLoad> {

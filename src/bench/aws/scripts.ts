@@ -98,9 +98,47 @@ export function versionScript(): string {
   return `${HEADER}loadgate-mattermost version\n`;
 }
 
-/** App node 0: recreate the database from its pristine copy (all app nodes stopped). */
+/**
+ * An app node: the licence as its own Mattermost reports it (Client4.getClientLicenseOld's
+ * route), asked on the node because the controller cannot reach the bench's private
+ * addresses. LOADGATE_MATTERMOST_URL relocates the server for tests.
+ */
+export function clientLicenceScript(): string {
+  return `${HEADER}curl -fsS --max-time 30 "\${LOADGATE_MATTERMOST_URL:-http://127.0.0.1:8065}/api/v4/license/client?format=old"\n`;
+}
+
+/**
+ * After a restore, what load-test-ng's deployer does to a loaded dump
+ * (deployment/terraform/create.go PostProcessDatabase): ClearLicensesData's query
+ * (deployment/utils.go ClearLicensesCmd), so a licence stored in the dump cannot win over
+ * the bench's licence file, and updatePostgresSettings' default_text_search_config. That
+ * setting belongs to the database, and CREATE DATABASE ... TEMPLATE does not copy it, so it
+ * is set after every restore. A database Mattermost never ran on has neither table.
+ */
+export const POST_RESTORE_SQL = `DO $$
+BEGIN
+  IF to_regclass('systems') IS NOT NULL THEN
+    DELETE FROM Systems WHERE Name = 'ActiveLicenseId';
+  END IF;
+  IF to_regclass('licenses') IS NOT NULL THEN
+    DELETE FROM Licenses;
+  END IF;
+  EXECUTE format('ALTER DATABASE %I SET default_text_search_config TO %L', current_database(), 'pg_catalog.english');
+END
+$$;
+`;
+
+/**
+ * App node 0: recreate the database from its pristine copy (all app nodes stopped), then
+ * POST_RESTORE_SQL through the helpers' connection (db.env; LOADGATE_DB_ENV relocates it for tests).
+ */
 export function restoreDatasetScript(): string {
-  return `${HEADER}loadgate-dataset restore\n`;
+  return (
+    `${HEADER}loadgate-dataset restore\n` +
+    'source "${LOADGATE_DB_ENV:-/etc/loadgate/db.env}"\n' +
+    `printf '%s' ${shq(b64(POST_RESTORE_SQL))} | base64 -d | psql "$PSQL_URL" -v ON_ERROR_STOP=1 -q\n` +
+    'echo "licences of the restored dump cleared; default_text_search_config is pg_catalog.english"\n'
+  );
 }
 
 /** Agents: start k6 with the uploaded scenario and this run's environment (KEY='value' lines on stdin). */

@@ -2,13 +2,23 @@ import type { HealthQuery } from '../schema.ts';
 
 /**
  * The nine coordinator health queries and thresholds of the ceiling-test report
- * (shared/seeds/ceiling-tests-v2-report.md, "Coordinator metrics"), verbatim.
- * App nodes are scraped as `app*`, the proxy's node_exporter as `proxy:9100`.
+ * (shared/seeds/ceiling-tests-v2-report.md, "Coordinator metrics"). App nodes are scraped
+ * as `app*`, the proxy's node_exporter as `proxy:9100`.
+ *
+ * Three numerators count failures, and a labelled Prometheus counter has no series until
+ * its first increment (mattermost_api_time{status_code}; load-test-ng's
+ * loadtest_http_errors_total{status_code} and loadtest_http_timeouts_total{path,method} are
+ * CounterVecs, performance/metrics.go). On a healthy server they stay absent, `sum(...)`
+ * is an empty vector and the seed's query has no value at all (load-test-ng's monitor
+ * logs that and skips the query, coordinator/performance/monitor.go runQueries). So those
+ * numerators read absent as zero (`or vector(0)`), while the denominators, the request
+ * counters that exist as soon as the target serves anything, stay bare: a dead target
+ * still gives no data, never a healthy 0 %.
  */
 export const MATTERMOST_HEALTH_QUERIES: readonly HealthQuery[] = [
   {
     name: 'HTTP 5xx server errors (%)',
-    query: '(sum(rate(mattermost_api_time_count{status_code=~"5.."}[1m]))/sum(rate(mattermost_api_time_count[1m])))*100',
+    query: '((sum(rate(mattermost_api_time_count{status_code=~"5.."}[1m])) or vector(0))/sum(rate(mattermost_api_time_count[1m])))*100',
     threshold: 0.025,
   },
   {
@@ -23,12 +33,12 @@ export const MATTERMOST_HEALTH_QUERIES: readonly HealthQuery[] = [
   },
   {
     name: 'HTTP 5xx client errors (%)',
-    query: '(sum(rate(loadtest_http_errors_total{status_code=~"5.."}[1m]))/sum(rate(loadtest_http_request_time_count[1m])))*100',
+    query: '((sum(rate(loadtest_http_errors_total{status_code=~"5.."}[1m])) or vector(0))/sum(rate(loadtest_http_request_time_count[1m])))*100',
     threshold: 0.025,
   },
   {
     name: 'Client timeouts (%)',
-    query: '(sum(rate(loadtest_http_timeouts_total[1m]))/sum(rate(loadtest_http_request_time_count[1m]))) * 100',
+    query: '((sum(rate(loadtest_http_timeouts_total[1m])) or vector(0))/sum(rate(loadtest_http_request_time_count[1m]))) * 100',
     threshold: 0.025,
   },
   {

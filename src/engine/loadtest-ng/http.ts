@@ -63,17 +63,15 @@ export async function callApi<S extends z.ZodType>(
     throw new LoadTestNgError(`load-test-ng ${route} at ${options.baseUrl} failed: ${reason}`, route);
   }
   const text = await response.text();
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
+  const json = firstJsonValue(text);
+  if (json === undefined) {
     throw new LoadTestNgError(
       `load-test-ng ${route} answered HTTP ${response.status} with a body that is not JSON: ${text.slice(0, 200)}`,
       route,
       response.status,
     );
   }
-  const parsed = schema.safeParse(json);
+  const parsed = schema.safeParse(json.value);
   if (!parsed.success) {
     const issues = parsed.error.issues.map((i) => `${formatIssuePath(i.path)}: ${i.message}`).join('; ');
     throw new LoadTestNgError(
@@ -83,6 +81,44 @@ export async function callApi<S extends z.ZodType>(
     );
   }
   return { httpStatus: response.status, body: parsed.data };
+}
+
+/**
+ * The first JSON value of a body. load-test-ng's handlers write each answer with a
+ * json.Encoder (one value and a newline), and some write twice: api/agent.go
+ * createLoadAgentHandler answers 400 when NewControllerWrapper fails but does not return,
+ * so a second answer follows. The first one carries the real error. Undefined when the
+ * body does not start with a JSON value.
+ */
+export function firstJsonValue(text: string): { value: unknown } | undefined {
+  try {
+    return { value: JSON.parse(text) as unknown };
+  } catch {
+    // Not one value: perhaps several.
+  }
+  const start = text.search(/\S/);
+  if (start < 0 || (text[start] !== '{' && text[start] !== '[')) return undefined;
+  let depth = 0;
+  let inString = false;
+  for (let i = start; i < text.length; i++) {
+    const c = text[i];
+    if (inString) {
+      if (c === '\\') i++;
+      else if (c === '"') inString = false;
+    } else if (c === '"') inString = true;
+    else if (c === '{' || c === '[') depth++;
+    else if (c === '}' || c === ']') {
+      depth--;
+      if (depth === 0) {
+        try {
+          return { value: JSON.parse(text.slice(start, i + 1)) as unknown };
+        } catch {
+          return undefined;
+        }
+      }
+    }
+  }
+  return undefined;
 }
 
 function ensureTrailingSlash(url: string): string {

@@ -23,9 +23,18 @@ export function requireLicenceSecret(system: string, licenseSecretArn: string | 
 // api4/license.go getClientLicense, format=old: a flat map of strings; IsLicensed "true"/"false".
 const clientLicenseSchema = z.object({ IsLicensed: z.enum(['true', 'false']) });
 
+/** Checks an answer of GET /api/v4/license/client?format=old; `where` names the server in messages. */
+export function checkClientLicence(answer: unknown, where: string): void {
+  const parsed = clientLicenseSchema.safeParse(answer);
+  if (!parsed.success) throw new Error(`Mattermost at ${where} answered /api/v4/license/client with an unexpected body: no IsLicensed "true" or "false"`);
+  if (parsed.data.IsLicensed !== 'true') {
+    throw new InputError(`Mattermost at ${where} has no licence installed: ${LICENCE_REASON}. Provision the bench with license-secret-arn`);
+  }
+}
+
 /**
- * `loadgate run` on the AWS bench: asks the running server (Client4.getClientLicenseOld,
- * unauthenticated) whether a licence is installed, before any test.
+ * Asks a server the caller can reach (Client4.getClientLicenseOld, unauthenticated)
+ * whether a licence is installed.
  */
 export async function requireLicensedServer(serverUrl: string): Promise<void> {
   const client = new mattermostClient.Client4();
@@ -36,11 +45,7 @@ export async function requireLicensedServer(serverUrl: string): Promise<void> {
   } catch (error) {
     throw new Error(`cannot ask Mattermost at ${serverUrl} for its licence: ${(error as Error).message}`);
   }
-  const parsed = clientLicenseSchema.safeParse(answer);
-  if (!parsed.success) throw new Error(`Mattermost at ${serverUrl} answered /api/v4/license/client with an unexpected body: no IsLicensed "true" or "false"`);
-  if (parsed.data.IsLicensed !== 'true') {
-    throw new InputError(`Mattermost at ${serverUrl} has no licence installed: ${LICENCE_REASON}. Provision the bench with license-secret-arn`);
-  }
+  checkClientLicence(answer, serverUrl);
 }
 
 /** Any Mattermost series at all, as Prometheus on the metrics node sees them. */

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import { ProcessSupervisor, type ManagedProcess } from '../../../src/bench/process.ts';
-import { allocatePorts } from '../../../src/bench/local/ports.ts';
+import { allocatePort, allocatePorts } from '../../../src/bench/local/ports.ts';
 import { httpOk, waitUntilReady } from '../../../src/bench/local/readiness.ts';
 import type { CommandResult, CommandRunner } from '../../../src/util/command-runner.ts';
 import type { RemoteResult, RemoteShell } from '../../../src/bench/aws/remote-shell.ts';
@@ -27,7 +27,7 @@ import { GrafanaStandIn } from '../../grafana/stand-in.ts';
  *   Manager answer for the Grafana token.
  * - The RemoteShell stand-in runs every script the gate sends with bash, as SSM would,
  *   each node with its own LOADGATE_HOME; the on-instance helpers (loadgate-mattermost,
- *   loadgate-dataset, loadgate-agent, cloud-init) are shims that post their arguments and
+ *   loadgate-dataset, loadgate-agent, cloud-init, psql) are shims that post their arguments and
  *   stdin to this process, which acts on the local processes. So quoting, uploads and
  *   payload encoding are exercised for real; only what the helpers do inside an EC2
  *   instance (systemctl, downloads, psql) is stood in for.
@@ -54,6 +54,8 @@ export interface HelperCall {
 
 export interface LoopbackBench {
   dir: string;
+  /** The bench's private entry point (proxy_url): refused from the controller. */
+  privateUrl: string;
   benchFile: string;
   usersFile: string;
   prometheusUrl: string;
@@ -114,6 +116,11 @@ export async function startLoopbackBench(k6Path: string, users = 40, options: Lo
   const mattermostPort = Number(new URL(mattermost.baseUrl).port);
   const metricsPort = await mattermost.startMetrics();
 
+  // The bench's entry point (the proxy, or the single app node) has a private VPC address,
+  // which a GitHub runner cannot reach: here a port nothing listens on, so the controller's
+  // every attempt is refused. Inside the "VPC" (the agents' k6, scripts on app nodes) it
+  // routes to the stand-in.
+  const privateUrl = `http://127.0.0.1:${await allocatePort()}`;
   const [prometheusPort, nodePort, api0, api1, exp0, exp1] = (await allocatePorts(6)) as [number, number, number, number, number, number];
   const apiPorts = [api0, api1];
   const exporterPorts = [exp0, exp1];
@@ -178,6 +185,9 @@ export async function startLoopbackBench(k6Path: string, users = 40, options: Lo
       return ok('status: done\n');
     }
     if (call.cmd === 'loadgate-dataset') return call.args[0] === 'restore' ? (mattermost.resetData(), ok('restored\n')) : fail('usage');
+    // The SQL the gate runs on the restored database; its effect is tested against a real
+    // PostgreSQL (aws-dataset.test.ts).
+    if (call.cmd === 'psql') return call.args[0] === 'postgres://loopback/mattermost' && call.args.includes('ON_ERROR_STOP=1') ? ok() : fail(`psql ${call.args.join(' ')}: not the helpers' connection`);
     if (call.cmd === 'loadgate-mattermost') {
       const [sub, arg] = call.args;
       if (sub === 'install') {
@@ -219,7 +229,7 @@ export async function startLoopbackBench(k6Path: string, users = 40, options: Lo
         for (const line of call.stdin.split('\n').filter(Boolean)) {
           const m = /^((?:LOADGATE|K6)_[A-Z0-9_]+)='([^']*)'$/.exec(line);
           if (!m) return fail(`bad environment line: ${line}`);
-          env[m[1] as string] = m[2];
+          env[m[1] as string] = m[1] === 'LOADGATE_BASE_URL' && m[2] === privateUrl ? mattermost.baseUrl : m[2];
         }
         const k6 = await supervisor.spawn({
           name: `k6 ${call.node}`,
@@ -262,7 +272,10 @@ printf '%s' "$(jq -r .stdout <<< "$answer")"
 printf '%s' "$(jq -r .stderr <<< "$answer")" >&2
 exit "$(jq -r .code <<< "$answer")"
 `;
-  for (const name of ['cloud-init', 'loadgate-mattermost', 'loadgate-dataset', 'loadgate-agent']) {
+  // The helpers' connection (/etc/loadgate/db.env on an app node).
+  const dbEnv = join(dir, 'db.env');
+  await writeFile(dbEnv, "PSQL_URL='postgres://loopback/mattermost'\n");
+  for (const name of ['cloud-init', 'loadgate-mattermost', 'loadgate-dataset', 'loadgate-agent', 'psql']) {
     await writeFile(join(shims, name), shim);
     await chmod(join(shims, name), 0o755);
   }
@@ -277,7 +290,10 @@ exit "$(jq -r .code <<< "$answer")"
             results.set(id, { instanceId: id, status: 'Undeliverable', exitCode: null, stdout: '', stderr: 'no such instance' });
             return;
           }
-          const outcome = await bash(script, { PATH: `${shims}:/usr/local/bin:/usr/bin:/bin`, LOADGATE_HOME: homes[id] as string, LOADGATE_NODE: name, LOADGATE_STANDIN: controlUrl });
+          const env: NodeJS.ProcessEnv = { PATH: `${shims}:/usr/local/bin:/usr/bin:/bin`, LOADGATE_HOME: homes[id] as string, LOADGATE_NODE: name, LOADGATE_STANDIN: controlUrl };
+          // An app node reaches its own Mattermost on localhost (:8065 on EC2).
+          if (name.startsWith('app')) Object.assign(env, { LOADGATE_MATTERMOST_URL: mattermost.baseUrl, LOADGATE_DB_ENV: dbEnv });
+          const outcome = await bash(script, env);
           results.set(id, { instanceId: id, status: outcome.code === 0 ? 'Success' : 'Failed', exitCode: outcome.code, stdout: outcome.stdout, stderr: outcome.stderr });
         }),
       );
@@ -304,7 +320,7 @@ exit "$(jq -r .code <<< "$answer")"
       bench_name: out('lg-loop-1'),
       region: out('us-east-1'),
       vpc_id: out('vpc-0a18f1a4cdf62d256'),
-      proxy_url: out(mattermost.baseUrl),
+      proxy_url: out(privateUrl),
       proxy_instance_id: out(null),
       app_private_ips: out(['10.42.100.11']),
       app_instance_ids: out([APP_ID]),
@@ -334,6 +350,7 @@ exit "$(jq -r .code <<< "$answer")"
 
   return {
     dir,
+    privateUrl,
     benchFile,
     usersFile,
     prometheusUrl,

@@ -2,7 +2,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { AgentClient } from '../../../src/engine/loadtest-ng/agent-client.ts';
 import { CoordinatorClient } from '../../../src/engine/loadtest-ng/coordinator-client.ts';
-import { LoadTestNgError } from '../../../src/engine/loadtest-ng/http.ts';
+import { firstJsonValue, LoadTestNgError } from '../../../src/engine/loadtest-ng/http.ts';
 import { agentResponseSchema, coordinatorResponseSchema } from '../../../src/engine/loadtest-ng/schema.ts';
 import { waitForCoordinator } from '../../../src/engine/loadtest-ng/wait.ts';
 import type { LoadTestConfig, SimulControllerConfig, CoordinatorConfig } from '../../../src/engine/loadtest-ng/config.ts';
@@ -113,6 +113,25 @@ test('agent errors carry the HTTP status and the API message', async () => {
   await assert.rejects(agent.removeUsers(40000), /amount must be an integer/);
   assert.equal(standIn.requests.length, before);
   await agent.destroy();
+});
+
+test('a create that fails in NewControllerWrapper answers twice in one body; the first answer\'s error is the one reported', async () => {
+  standIn.controllerError = 'error creating custom emoji from config: error login as sysadmin: invalid credentials';
+  try {
+    await assert.rejects(new AgentClient('lt6', { baseUrl }).create(loadTestConfig(10), simul), (e: unknown) => {
+      assert.ok(e instanceof LoadTestNgError);
+      assert.equal(e.httpStatus, 400);
+      assert.equal(e.apiError, 'could not create agent: error creating custom emoji from config: error login as sysadmin: invalid credentials');
+      assert.doesNotMatch(e.message, /not JSON/);
+      return true;
+    });
+  } finally {
+    standIn.controllerError = undefined;
+    standIn.agents.delete('lt6');
+  }
+  assert.deepEqual(firstJsonValue('{"a":"}{\\"x"}\n{"b":2}\n'), { value: { a: '}{"x' } });
+  assert.equal(firstJsonValue('<html>'), undefined);
+  assert.equal(firstJsonValue('{"a":1'), undefined);
 });
 
 test('bad ids, non-JSON bodies, unexpected shapes and dead servers give clear errors', async () => {

@@ -48,6 +48,14 @@ export class LoadTestNgStandIn {
   readonly requests: RecordedRequest[] = [];
   readonly agents = new Map<string, AgentState>();
   readonly coordinators = new Map<string, CoordinatorState>();
+  /**
+   * Set: NewControllerWrapper fails with this error (e.g. the sysadmin login of
+   * createCustomEmoji on a database without that admin). api/agent.go
+   * createLoadAgentHandler then writes its 400 answer but does not return: loadtest.New
+   * still runs and a second answer ("load-test agent created") follows in the same body,
+   * under the status already sent. The agent is stored all the same.
+   */
+  controllerError: string | undefined;
   /** Raw body overrides for the next request to a path, to exercise broken answers. */
   readonly rawOverride = new Map<string, { status: number; body: string }>();
   private server: Server | undefined;
@@ -93,12 +101,13 @@ export class LoadTestNgStandIn {
     const send = (status: number, body: unknown) => res.writeHead(status, { 'Content-Type': 'application/json' }).end(`${JSON.stringify(body)}\n`);
     const parts = url.pathname.split('/').filter(Boolean);
     const [kind, id, action] = parts;
-    if (kind === 'loadagent') return this.agentRoute(req.method ?? '', id, action, url, text, send);
+    const sendRaw = (status: number, body: string) => res.writeHead(status, { 'Content-Type': 'application/json' }).end(body);
+    if (kind === 'loadagent') return this.agentRoute(req.method ?? '', id, action, url, text, send, sendRaw);
     if (kind === 'coordinator') return this.coordinatorRoute(req.method ?? '', id, action, url, text, send);
     res.writeHead(404, { 'Content-Type': 'text/plain' }).end('404 page not found\n');
   }
 
-  private agentRoute(method: string, id: string | undefined, action: string | undefined, url: URL, text: string, send: (s: number, b: unknown) => void): void {
+  private agentRoute(method: string, id: string | undefined, action: string | undefined, url: URL, text: string, send: (s: number, b: unknown) => void, sendRaw: (s: number, body: string) => void): void {
     if (method === 'POST' && id === 'create') {
       const newId = url.searchParams.get('id') ?? '';
       // gorilla/mux: the route only matches ids of the pattern, others fall through to 404/405.
@@ -114,6 +123,12 @@ export class LoadTestNgStandIn {
       if (this.coordinators.has(newId)) return send(409, { error: `resource with id ${newId} already exists` });
       const agent: AgentState = { State: 'stopped', NumUsers: 0, NumUsersAdded: 0, NumUsersRemoved: 0, NumErrors: 0, StartTime: ZERO, maxUsers: max };
       this.agents.set(newId, agent);
+      if (this.controllerError) {
+        // Two json.Encoder answers, one WriteHeader that counts (net/http ignores the second).
+        const first = { id: newId, message: 'load-test agent creation failed', error: `could not create agent: ${this.controllerError}` };
+        const second = { ...fixture('agent-create-201.json'), id: newId, status: agentStatus(agent) };
+        return void sendRaw(400, `${JSON.stringify(first)}\n${JSON.stringify(second)}\n`);
+      }
       return send(201, { ...fixture('agent-create-201.json'), id: newId, status: agentStatus(agent) });
     }
     const agent = id ? this.agents.get(id) : undefined;
@@ -207,4 +222,16 @@ function safeJson(text: string): unknown {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The account a load-test-ng agent logs its user number `id` in as, given the lines of
+ * its users file: loadtest/loadtest.go addUser numbers new users activeUsers + 1, and
+ * api/agent.go NewControllerWrapper's factory takes creds[id] only while id < len(creds),
+ * else a generated <agent id>-<id>@example.com (signed up anew); getUserCredentials reads a
+ * line as "email password" split on one space.
+ */
+export function loadTestNgAccount(lines: readonly string[], id: number, agentId: string): string {
+  const creds = lines.filter((l) => l !== '').map((l) => l.split(' ')[0] as string);
+  return id < creds.length ? (creds[id] as string) : `${agentId}-${id}@example.com`;
 }

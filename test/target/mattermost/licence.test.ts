@@ -4,6 +4,9 @@ import { main } from '../../../src/cli/main.ts';
 import { captureIO } from '../../../src/cli/io.ts';
 import { MattermostSeriesWatch, requireLicenceSecret, requireLicensedServer } from '../../../src/target/mattermost/licence.ts';
 import { InputError } from '../../../src/util/errors.ts';
+import { spawn } from 'node:child_process';
+import { AppNodes } from '../../../src/bench/aws/app-nodes.ts';
+import type { RemoteShell } from '../../../src/bench/aws/remote-shell.ts';
 import { MattermostStandIn } from './mattermost-stand-in.ts';
 
 /** Finding 8: no licence, no metrics; a Mattermost gate on AWS refuses to start without one. */
@@ -34,6 +37,39 @@ test('run asks the server through Client4 whether it is licensed, and refuses an
     await server.stop();
   }
   await assert.rejects(requireLicensedServer('http://127.0.0.1:9'), /cannot ask Mattermost at http:\/\/127\.0\.0\.1:9 for its licence/);
+});
+
+/** SSM on an app node, on loopback: the script runs with bash, its Mattermost at `localUrl`. */
+function nodeShell(localUrl: string): RemoteShell {
+  return {
+    async run(ids, script) {
+      const outcome = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+        const child = spawn('bash', ['-c', script], { env: { PATH: process.env.PATH, LOADGATE_MATTERMOST_URL: localUrl } });
+        let stdout = '';
+        let stderr = '';
+        child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+        child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+        child.on('close', (code) => resolve({ code: code ?? 1, stdout, stderr }));
+      });
+      return new Map(ids.map((id) => [id, { instanceId: id, status: outcome.code === 0 ? 'Success' : 'Failed', exitCode: outcome.code, ...outcome }]));
+    },
+  };
+}
+
+test('the AWS bench asks app node 0 for the licence over the remote shell, never a private address from the runner', async () => {
+  const server = new MattermostStandIn();
+  const url = await server.start();
+  const nodes = (shell: RemoteShell) => new AppNodes({ shell, nodes: [{ id: 'i-0aaaaaaaaaaaaaaa1', name: 'app0' }], firstStartTimeoutSec: 60, startTimeoutSec: 60 });
+  try {
+    await nodes(nodeShell(url)).requireLicence();
+    assert.ok(server.received.some((r) => r.path === '/api/v4/license/client' && r.query.includes('format')));
+    server.licensed = false;
+    await assert.rejects(nodes(nodeShell(url)).requireLicence(), (e: unknown) => e instanceof InputError && /Mattermost at app0 \(i-0aaaaaaaaaaaaaaa1\) has no licence installed/.test(e.message));
+  } finally {
+    await server.stop();
+  }
+  // Mattermost down on the node: the failure names the node and curl's reason.
+  await assert.rejects(nodes(nodeShell('http://127.0.0.1:9')).requireLicence(), /ask Mattermost for its licence failed on 1 of 1 node\(s\):\n  app0 \(i-0aaaaaaaaaaaaaaa1\): Failed, exit code 7\n[^]*curl: \(7\)/);
 });
 
 test('a run whose first minute shows no mattermost_* series is stopped with the reason, once', async () => {

@@ -1,0 +1,69 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { restoreDatasetScript } from '../../src/bench/aws/scripts.ts';
+import { PG_BIN, startLocalPostgres } from './aws/local-postgres.ts';
+
+/**
+ * The dataset restore the gate runs on app node 0 before every run, against a real
+ * PostgreSQL: the on-instance helper as user data installs it (app.sh.tftpl), then the
+ * gate's clean-up of the restored dump.
+ */
+
+const APP_TEMPLATE = new URL('../../infra/aws/modules/bench/templates/app.sh.tftpl', import.meta.url);
+
+/** loadgate-dataset as app.sh.tftpl writes it, Terraform's `$$` escapes undone, reading `dbEnv`. */
+function datasetHelper(dbEnv: string): string {
+  const template = readFileSync(APP_TEMPLATE, 'utf8');
+  const body = /cat > \/usr\/local\/bin\/loadgate-dataset <<'DATASET'\n([^]*?)\nDATASET\n/.exec(template)?.[1];
+  assert.ok(body, 'the loadgate-dataset helper in app.sh.tftpl');
+  return `${body.replaceAll('$$', '$').replace('/etc/loadgate/db.env', dbEnv)}\n`;
+}
+
+// Mattermost's tables, as its Postgres migrations create them (unquoted, so lower case).
+const MATTERMOST_TABLES = `
+create table systems (name varchar(64) primary key, value varchar(1024));
+create table licenses (id varchar(26) primary key, createat bigint, bytes varchar(10000));
+insert into systems values ('ActiveLicenseId', 'expiredlicence000000000000'), ('Version', '6.1.0');
+insert into licenses values ('expiredlicence000000000000', 1600000000000, 'expired licence bytes');
+`;
+
+test('a restore leaves no licence of the dump and sets default_text_search_config, as load-test-ng\'s deployer does', { skip: !PG_BIN && 'PostgreSQL server binaries are not installed', timeout: 120_000 }, async () => {
+  const pg = await startLocalPostgres();
+  const dir = mkdtempSync(join(tmpdir(), 'loadgate-restore-'));
+  try {
+    const bin = join(dir, 'bin');
+    mkdirSync(bin);
+    const dbEnv = join(dir, 'db.env');
+    const restore = (): string =>
+      execFileSync('bash', ['-c', restoreDatasetScript()], { env: { PATH: `${bin}:${process.env.PATH}`, LOADGATE_HOME: dir, LOADGATE_DB_ENV: dbEnv }, encoding: 'utf8' });
+
+    for (const [name, tables] of [['mattermost', MATTERMOST_TABLES], ['emptydb', '']] as const) {
+      writeFileSync(dbEnv, `PSQL_URL='${pg.url(name)}'\nPSQL_ADMIN_URL='${pg.url('postgres')}'\nDB_NAME='${name}'\n`);
+      writeFileSync(join(bin, 'loadgate-dataset'), datasetHelper(dbEnv));
+      chmodSync(join(bin, 'loadgate-dataset'), 0o755);
+      // What user data leaves: the loaded dump and its pristine copy.
+      pg.psql('postgres', `create database ${name}_pristine`);
+      if (tables) pg.psql(`${name}_pristine`, tables);
+
+      for (let run = 0; run < 2; run++) {
+        const said = restore();
+        assert.equal(pg.psql(name, 'show default_text_search_config').trim(), 'pg_catalog.english', `${name}, restore ${run + 1}`);
+        if (!tables) continue;
+        assert.equal(pg.psql(name, 'select name from systems order by name').trim(), 'Version', 'only the active licence id is removed');
+        assert.equal(pg.psql(name, 'select count(*) from licenses').trim(), '0');
+        // Mattermost writes its own licence row on start; the next restore starts over.
+        assert.match(said, /licences of the restored dump cleared/);
+        pg.psql(name, "insert into systems values ('ActiveLicenseId', 'benchlicence00000000000000')");
+      }
+      // The pristine copy is the dump as loaded.
+      if (tables) assert.equal(pg.psql(`${name}_pristine`, 'select count(*) from licenses').trim(), '1');
+    }
+  } finally {
+    pg.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
