@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -43,8 +43,10 @@ test('the bundle draws the report graphs without node_modules (the PNG renderer 
     writeFileSync(join(scratch, 'loadgate.js'), readFileSync(BUNDLE));
     const runs = resolve('reports/examples/v10.12.0-vs-v11.0.1-rc2/runs');
     const args = ['loadgate.js', 'compare', '--baseline', join(runs, 'baseline-postgresql-bounded.json'), '--candidate', join(runs, 'candidate-postgresql-bounded.json'), '--out', 'out'];
-    const out = execFileSync(process.execPath, args, { cwd: scratch, stdio: ['ignore', 'pipe', 'pipe'] }).toString();
-    assert.match(out, /^PASS: /);
+    // One seed pair under the assumed noise is undecided (exit 2, another pair needed); the report is drawn all the same.
+    const run = spawnSync(process.execPath, args, { cwd: scratch, encoding: 'utf8' });
+    assert.equal(run.status, 2, run.stderr);
+    assert.match(run.stdout, /^INCONCLUSIVE: /);
     const png = readFileSync(join(scratch, 'out', 'graphs', 'postgresql-bounded_avg-api-times.png'));
     assert.deepEqual([...png.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
     assert.ok(png.length > 1000, 'a whole image, not an empty one');
