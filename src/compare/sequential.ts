@@ -104,7 +104,7 @@ export type CheckState = 'pass' | 'fail' | 'undecided';
 export interface CheckPath {
   /** The state after the last step. */
   outcome: CheckState;
-  /** 1-based step from which the outcome has held (a fail: the step it failed); null while undecided. */
+  /** 1-based step at which the outcome was reached; null while undecided. */
   decidedAt: number | null;
   /** Λ (the fail side) after each step. */
   llr: number[];
@@ -114,9 +114,12 @@ export interface CheckPath {
 
 /**
  * A check's state after each step. Steps before `firstLook` (the gate's `repeats`) are not
- * looked at. From there each step is judged on all the evidence so far: a fail holds (the
- * gate stops at it), a pass lasts only while the evidence stays at or below the pass bound,
- * so a later pair that shows a regression is never ignored.
+ * looked at. From there every step is judged on all the evidence so far, whatever the check
+ * showed before: a pass holds while the gate waits for other checks, but a later pair whose
+ * evidence crosses the fail bound turns it into a fail, so no early pass can hide a
+ * regression that shows later. Both bounds stay valid: Ville's inequality bounds the chance
+ * that Λ ever crosses the fail bound under no change, and ever crosses the pass bound under
+ * the material regression, whenever the gate stops.
  */
 export function sprtPath(steps: readonly Evidence[], rule: SprtRule, firstLook = 1): CheckPath {
   const llr: number[] = [];
@@ -125,9 +128,12 @@ export function sprtPath(steps: readonly Evidence[], rule: SprtRule, firstLook =
     const l = e.healthy ? Number.NEGATIVE_INFINITY : e.llr;
     const toPass = e.healthy ? Number.NEGATIVE_INFINITY : (e.passLlr ?? e.llr);
     llr.push(l);
-    let state: CheckState = 'undecided';
-    if (states[i - 1] === 'fail') state = 'fail';
-    else if (i + 1 >= firstLook) state = l >= rule.upper ? 'fail' : toPass <= rule.lower ? 'pass' : 'undecided';
+    const before = states[i - 1] ?? 'undecided';
+    let state: CheckState = before;
+    if (i + 1 >= firstLook && before !== 'fail') {
+      if (l >= rule.upper) state = 'fail';
+      else if (toPass <= rule.lower) state = 'pass';
+    }
     states.push(state);
   }
   return pathOf(llr, states);
@@ -136,9 +142,7 @@ export function sprtPath(steps: readonly Evidence[], rule: SprtRule, firstLook =
 function pathOf(llr: number[], states: CheckState[]): CheckPath {
   const outcome = states[states.length - 1] ?? 'undecided';
   if (outcome === 'undecided') return { outcome, decidedAt: null, llr, states };
-  let from = states.length;
-  while (from > 1 && states[from - 2] === outcome) from--;
-  return { outcome, decidedAt: from, llr, states };
+  return { outcome, decidedAt: states.indexOf(outcome) + 1, llr, states };
 }
 
 /** The check's state as the gate saw it after `step` pairs. */
@@ -154,7 +158,7 @@ export interface GateStep {
 
 /**
  * The gate after each pair: fail as soon as any gating check fails, pass once every gating
- * check is at its pass bound at the same pair, never before `minPairs`. `run` stops there;
+ * check has passed, never before `minPairs`. `run` stops there;
  * `compare` replays the same walk over the recorded pairs, so both reach the same verdict.
  */
 export function gateWalk(paths: readonly CheckPath[], pairs: number, minPairs: number): GateStep {

@@ -145,7 +145,7 @@ test('a rate healthy in one pair and new errors in another fails, whichever pair
   assert.deepEqual(healthy.states, ['undecided', 'pass']);
 });
 
-test('a pass lasts only while the evidence stays at the pass bound: a relative check that passed at pair 2 fails at pair 3 on a regression', () => {
+test('a pass never hides a later regression: a relative check that passed at pair 2 fails once the later pairs cross the fail bound', () => {
   const m = materialLog(10, 'lower');
   const rule = sprtRule(0.01);
   const prior = { sigmaLog: 0.03, df: 24 };
@@ -209,17 +209,21 @@ const states = (s: CheckState[]): CheckPath => sprtPath(
   sprtRule(0.01),
 );
 
-test('the gate fails at the first failing check, passes only when all pass at the same pair, and never stops before the minimum pairs', () => {
+test('the gate fails at the first failing check, passes only when all have passed, and never stops before the minimum pairs', () => {
   const pass = states(['pass', 'pass', 'pass']);
   const failAt2 = states(['undecided', 'fail', 'fail']);
   const open = states(['undecided', 'undecided', 'undecided']);
-  const passThenNot = states(['pass', 'undecided', 'pass']);
+  const passThenUnsure = states(['pass', 'undecided', 'undecided']);
+  const passThenFail = states(['pass', 'undecided', 'fail']);
   assert.deepEqual(gateWalk([pass, failAt2], 3, 1), { outcome: 'fail', stopAt: 2 });
   assert.deepEqual(gateWalk([pass, open], 3, 1), { outcome: 'undecided', stopAt: 3 });
   assert.deepEqual(gateWalk([pass], 3, 1), { outcome: 'pass', stopAt: 1 });
   assert.deepEqual(gateWalk([pass], 3, 2), { outcome: 'pass', stopAt: 2 });
   assert.deepEqual(gateWalk([pass], 1, 2), { outcome: 'undecided', stopAt: 1 });
-  assert.deepEqual(gateWalk([pass, passThenNot], 3, 2), { outcome: 'pass', stopAt: 3 });
+  // A pass holds while the evidence stays short of the fail bound; a later fail overrides it.
+  assert.deepEqual(passThenUnsure.states, ['pass', 'pass', 'pass']);
+  assert.deepEqual(passThenFail.states, ['pass', 'pass', 'fail']);
+  assert.deepEqual(gateWalk([passThenFail, open], 3, 1), { outcome: 'fail', stopAt: 3 });
 });
 
 test('a side\'s run without a partner adds no evidence: only complete pairs are differences', () => {
