@@ -198,7 +198,7 @@ export const toleranceSchema = z.strictObject({
   tolerancePct: z.number().nonnegative().describe('The change in the bad direction at which a check is as likely to fail as to pass (the test\'s indifference point); smaller changes pass, larger ones fail, more surely the farther they are'),
   noiseFloorPct: z.number().nonnegative().describe('Without a measured noise model: the ±95 % band of the difference of two runs, from which the per-run noise is assumed'),
   materialPct: z.number().positive().optional().describe('A change this large in the bad direction must fail (default: twice the tolerance on the log scale, so the tolerance is where a check is as likely to fail as to pass: 30 → 69, 5 for supported users → 9.75)'),
-  weight: z.number().positive().optional().describe("This check's share of the gate's false-fail budget, relative to the other gating checks' (default: its per-pair noise over its material change squared, relative to the noisiest check's, at least 0.01)"),
+  weight: z.number().positive().optional().describe("This check's share of the gate's false-fail budget, relative to the other gating checks' (default: (σ/material change)⁴ from the noise model, relative to the largest among the gating checks, at least 0.01: the budget goes to the checks that need the most pairs)"),
   gating: z.boolean().default(true).describe('false: reported as a warning, never fails the gate'),
 });
 export type Tolerance = z.output<typeof toleranceSchema>;
@@ -207,7 +207,7 @@ export const rateToleranceSchema = z.strictObject({
   tolerancePct: z.number().nonnegative().describe('Largest relative increase of the rate per request the gate accepts'),
   ignoreBelowPct: z.number().nonnegative().describe('Rates (as % of requests) at or below this on both sides are healthy whatever the change'),
   materialPct: z.number().positive().optional().describe('An increase this large must fail (default: twice the tolerance on the log scale)'),
-  weight: z.number().positive().optional().describe("This check's share of the gate's false-fail budget, relative to the other gating checks' (default: its per-pair noise over its material change squared, relative to the noisiest check's, at least 0.01)"),
+  weight: z.number().positive().optional().describe("This check's share of the gate's false-fail budget, relative to the other gating checks' (default: (σ/material change)⁴ from the noise model, relative to the largest among the gating checks, at least 0.01: the budget goes to the checks that need the most pairs)"),
   gating: z.boolean().default(true),
 });
 export type RateTolerance = z.output<typeof rateToleranceSchema>;

@@ -37,7 +37,7 @@ test('the budget is split by weight and adds up to the gate\'s 1 %', () => {
   const rules = splitBudget([1, 0.5, 0.01, 0.01]);
   close(rules.reduce((a, r) => a + r.alpha, 0), 0.01, 1e-15);
   close(rules[0]!.alpha / rules[1]!.alpha, 2, 1e-12);
-  // Default weights: per-pair noise over the material change squared, relative to the largest; rates and far-off checks keep the floor.
+  // Default weights: (σ/m)⁴ relative to the largest; rates and far-off checks keep the floor.
   const w = defaultWeights([
     { sdLog: 0.03, m: 0.1, rate: false },
     { sdLog: 0.1, m: 0.5, rate: false },
@@ -45,7 +45,7 @@ test('the budget is split by weight and adds up to the gate\'s 1 %', () => {
     { sdLog: 0.08, m: 0.4, rate: true },
   ]);
   close(w[0]!, 1, 1e-15);
-  close(w[1]!, 0.04 / 0.09, 1e-12);
+  close(w[1]!, (0.04 / 0.09) ** 2, 1e-12);
   assert.deepEqual(w.slice(2), [0.01, 0.01]);
 });
 

@@ -68,7 +68,7 @@ test('a machine whose speed steps between pairs (6.7 % sd, both sides alike): th
     const rows = simulate(config, model, { trials: 1000, seed: 1 });
     const none = rows.find((r) => r.kind === 'none')!;
     const step = rows.find((r) => r.kind === 'step')!;
-    assert.ok(step.fail <= 1 && Math.abs(step.pass - none.pass) <= 3 && Math.abs(step.meanPairs - none.meanPairs) < 0.1, `${name}: ${JSON.stringify(step)} vs ${JSON.stringify(none)}`);
+    assert.ok(step.fail <= 1 && Math.abs(step.pass - none.pass) <= 3 && Math.abs(step.meanPairs - none.meanPairs) < 0.2, `${name}: ${JSON.stringify(step)} vs ${JSON.stringify(none)}`);
   }
 });
 
