@@ -438,7 +438,20 @@ export interface CheckJudging {
  * simulation through the same Λ and the same look rule as the gate, on running sums so that
  * thousands of gates cost milliseconds.
  */
-export function probabilityFail(trueBad: number, judging: CheckJudging, trials = 4000, seed = 9): number {
+export function probabilityFail(trueBad: number, judging: CheckJudging, trials = 1000, seed = 9): number {
+  const key = JSON.stringify([trueBad, judging, trials, seed]);
+  const known = operating.get(key);
+  if (known !== undefined) return known;
+  const p = simulatedFails(trueBad, judging, trials, seed);
+  // The gate asks the same question after every pair, and simulate for every gate.
+  if (operating.size > 10000) operating.clear();
+  operating.set(key, p);
+  return p;
+}
+
+const operating = new Map<string, number>();
+
+function simulatedFails(trueBad: number, judging: CheckJudging, trials: number, seed: number): number {
   const random = seededRandom(seed);
   const sdPair = Math.SQRT2 * judging.prior.sigmaLog;
   const common = judging.common ?? 0;
