@@ -1,4 +1,5 @@
 import type { GateConfig } from '../config/schema.ts';
+import { InputError } from '../util/errors.ts';
 import { describeDuration, formatDuration } from '../util/duration.ts';
 import { estimateCost, estimateDuration, type CostEstimate, type DbSource, type DurationEstimate } from './cost.ts';
 import { resolveBench, type ResolvedBench } from './presets.ts';
@@ -55,6 +56,25 @@ export function buildPlan(config: GateConfig, options: { dbSource: DbSource; max
     maxCostSource: flagLimit !== undefined ? 'flag' : configLimit !== undefined ? 'config' : null,
     withinBudget: maxCostUsd === null || cost.totalUsd <= maxCostUsd,
   };
+}
+
+/**
+ * A Mattermost gate on an empty database: loadgate creates no accounts on the AWS bench,
+ * so the users the agents log in (the users file) would not exist, nor the system admin a
+ * load-test-ng agent logs in when it is created (api/agent.go NewControllerWrapper →
+ * createCustomEmoji: "error login as sysadmin"), which fails every run. A load-test-ng
+ * gate is refused (InputError); for k6 the warning is returned.
+ */
+export function requireDataset(config: GateConfig, dbSource: DbSource): string | undefined {
+  if (config.target.system !== 'mattermost' || dbSource !== 'empty') return undefined;
+  const fix = 'Name the dataset that holds them: bench.aws.database.dumpUrl (with .name) or .snapshotIdentifier, or --db-dump-url / --db-snapshot';
+  if (config.engine.kind === 'load-test-ng') {
+    throw new InputError(
+      'bench.aws.database: the gate would run on an empty database, where neither the system admin load-test-ng\'s agents log in when they are created ' +
+        `(LOADGATE_ADMIN_EMAIL / LOADGATE_ADMIN_PASSWORD) nor the users file's accounts exist. ${fix}`,
+    );
+  }
+  return `warning: bench.aws.database: no dataset, so the bench starts with an empty database, where the users file's accounts do not exist and every login would fail. ${fix}`;
 }
 
 /** The resources infra/aws creates for this bench, by role. */

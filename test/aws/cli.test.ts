@@ -28,14 +28,34 @@ test('loadgate plan prints the plan of the example gate', async () => {
   const text = io.stdout.join('\n');
   assert.match(text, /preset perfcomp in us-east-1/);
   assert.match(text, /agent +11 x c7i\.xlarge/);
-  assert.match(text, /total +\$106\.75/);
+  assert.match(text, /total +\$110\.83/);
+  assert.match(text, /provisioning +1h10m \(database: dump\)/, 'the example names its dataset');
+});
+
+test('loadgate plan refuses a load-test-ng gate on an empty database (its admin and users would not exist) and warns a k6 one', async () => {
+  const bare = join(work, 'no-dataset.yml');
+  const yaml = withNoiseModel(readFileSync(EXAMPLE, 'utf8')).replace(/\n    database:\n      dumpUrl: \S+\n      name: ltdb\n/, '\n');
+  assert.ok(!yaml.includes('dumpUrl'));
+  writeFileSync(bare, yaml);
+  const io = captureIO();
+  assert.equal(await main(['plan', '--config', bare], io), 3);
+  assert.match(io.stderr.join('\n'), /bench\.aws\.database: the gate would run on an empty database, where neither the system admin load-test-ng's agents log in when they are created \(LOADGATE_ADMIN_EMAIL \/ LOADGATE_ADMIN_PASSWORD\) nor the users file's accounts exist\. Name the dataset that holds them: bench\.aws\.database\.dumpUrl \(with \.name\) or \.snapshotIdentifier, or --db-dump-url \/ --db-snapshot/);
+  // k6 logs in only the users file's accounts: warned, not refused.
+  const k6 = join(work, 'no-dataset-k6.yml');
+  writeFileSync(k6, yaml.replace('  kind: load-test-ng\n  version: v1.32.0\n', '  kind: k6\n'));
+  const k6io = captureIO();
+  assert.equal(await main(['plan', '--config', k6], k6io), 0);
+  assert.match(k6io.stderr.join('\n'), /^warning: bench\.aws\.database: no dataset, so the bench starts with an empty database, where the users file's accounts do not exist/);
+  // A dataset from the flags, or a teardown (which needs none), passes.
+  assert.equal(await main(['plan', '--config', bare, '--db-snapshot', 'lt-12m-610'], captureIO()), 0);
+  assert.equal(await main(['plan', '--config', bare, '--format', 'tfvars', '--destroy-only', '--version', 'v10.12.0', ...runFlags], captureIO()), 0);
 });
 
 test('loadgate plan --max-cost refuses a gate over budget with exit 1', async () => {
   const io = captureIO();
   assert.equal(await main(['plan', '--config', EXAMPLE, '--max-cost', '40'], io), 1);
   assert.equal(io.stdout.length, 0, 'nothing on stdout: no tfvars, no plan to act on');
-  assert.match(io.stderr.join('\n'), /REFUSED: the estimate \$106\.75 exceeds the max-cost of \$40\.00 \(--max-cost\)/);
+  assert.match(io.stderr.join('\n'), /REFUSED: the estimate \$110\.83 exceeds the max-cost of \$40\.00 \(--max-cost\)/);
 });
 
 test('loadgate plan --format json carries the numbers for the check run', async () => {
