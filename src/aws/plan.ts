@@ -1,7 +1,7 @@
 import type { GateConfig } from '../config/schema.ts';
 import { InputError } from '../util/errors.ts';
 import { describeDuration, formatDuration } from '../util/duration.ts';
-import { estimateCost, estimateDuration, type CostEstimate, type DbSource, type DurationEstimate } from './cost.ts';
+import { estimateCost, estimateDuration, TIMING_SEC, type CostEstimate, type DbSource, type DurationEstimate } from './cost.ts';
 import { resolveBench, type ResolvedBench } from './presets.ts';
 import type { ExpectedDuration } from './expected.ts';
 
@@ -127,7 +127,7 @@ export function renderPlanText(plan: Plan): string {
     perTest.set(run.test, entry);
   }
   for (const [test, entry] of perTest) {
-    lines.push(`  ${test.padEnd(14)} ${formatDuration(entry.seconds)} (${entry.count} runs: baseline and candidate x ${entry.count / 2} repeat(s), with build switch)`);
+    lines.push(`  ${test.padEnd(14)} ${formatDuration(entry.seconds)} (${entry.count} runs: baseline and candidate x ${entry.count / 2} repeat(s), each with ${formatDuration(TIMING_SEC.runOverhead)} of set-up)`);
   }
   lines.push(`  teardown       ${formatDuration(duration.teardownSec)}`);
   lines.push(`  total          ${formatDuration(duration.totalSec)} (${describeDuration(Math.ceil(duration.totalSec / 60) * 60)})`);

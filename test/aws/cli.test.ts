@@ -28,7 +28,7 @@ test('loadgate plan prints the plan of the example gate', async () => {
   const text = io.stdout.join('\n');
   assert.match(text, /preset perfcomp in us-east-1/);
   assert.match(text, /agent +11 x c7i\.xlarge/);
-  assert.match(text, /total +\$110\.83/);
+  assert.match(text, /total +\$128\.74/);
   assert.match(text, /provisioning +1h10m \(database: dump\)/, 'the example names its dataset');
 });
 
@@ -55,7 +55,7 @@ test('loadgate plan --max-cost refuses a gate over budget with exit 1', async ()
   const io = captureIO();
   assert.equal(await main(['plan', '--config', EXAMPLE, '--max-cost', '40'], io), 1);
   assert.equal(io.stdout.length, 0, 'nothing on stdout: no tfvars, no plan to act on');
-  assert.match(io.stderr.join('\n'), /REFUSED: the estimate \$110\.83 exceeds the max-cost of \$40\.00 \(--max-cost\)/);
+  assert.match(io.stderr.join('\n'), /REFUSED: the estimate \$128\.74 exceeds the max-cost of \$40\.00 \(--max-cost\)/);
 });
 
 test('loadgate plan --format json carries the numbers for the check run', async () => {
@@ -63,7 +63,8 @@ test('loadgate plan --format json carries the numbers for the check run', async 
   assert.equal(await main(['plan', '--config', EXAMPLE, '--format', 'json', '--db-dump-url', 'https://lt-public-data.s3.amazonaws.com/12M_610_fixed_psql.sql.gz'], io), 0);
   const json = JSON.parse(io.stdout.join('\n')) as { dbSource: string; cost: { totalUsd: number; pricesAsOf: string }; durationSec: { total: number }; withinBudget: boolean };
   assert.equal(json.dbSource, 'dump');
-  assert.equal(json.durationSec.total, 20 * 3600 + 25 * 60);
+  // Provisioning with the dump load, 12 runs of 90 minutes each with its 21.5-minute set-up, teardown.
+  assert.equal(json.durationSec.total, 70 * 60 + 12 * (90 * 60 + 1290) + 15 * 60);
   assert.equal(json.withinBudget, true);
   assert.match(json.cost.pricesAsOf, /^\d{4}-\d{2}-\d{2}$/);
 });
@@ -85,7 +86,7 @@ test('loadgate plan --format tfvars writes variables infra/aws declares and vali
   assert.equal(tfvars.bench_name, 'lg-123456789-2');
   assert.equal(tfvars.state_key, 'loadgate/acme/chat/123456789/2/terraform.tfstate');
   assert.equal(tfvars.mattermost_download_url, 'https://releases.mattermost.com/10.12.0/mattermost-10.12.0-linux-amd64.tar.gz');
-  assert.equal(tfvars.expires_at, '2026-11-22T07:25:00Z', '10:00 + 20h25m worst case (maxRepeats pairs) + 1h margin');
+  assert.equal(tfvars.expires_at, '2026-11-22T10:43:00Z', '10:00 + 23h43m worst case (maxRepeats pairs, set-up included) + 1h margin');
   assert.deepEqual(tfvars.controller_cidr_blocks, ['203.0.113.7/32']);
   assert.equal(tfvars.mattermost_config_patch, '{}');
   // The example runs load-test-ng, pinned to a real release (its download must exist).

@@ -13,10 +13,11 @@ test('duration: provisioning, both sides of every test and repeat with the build
   assert.equal(estimate.provisionSec, TIMING_SEC.networkAndNodes + TIMING_SEC.auroraCreate);
   assert.deepEqual(
     estimate.runs.map((r) => `${r.test}/${r.side}/${r.repeat}/${r.seconds}`),
-    ['bounded/baseline/0/5700', 'bounded/candidate/0/5700', 'unbounded/baseline/0/14700', 'unbounded/candidate/0/14700'],
+    ['bounded/baseline/0/6690', 'bounded/candidate/0/6690', 'unbounded/baseline/0/15690', 'unbounded/candidate/0/15690'],
   );
-  assert.equal(estimate.totalSec, 1500 + 2 * 5700 + 2 * 14700 + 900);
-  assert.equal(estimate.totalSec, 12 * 3600);
+  // Each run: its test (90 min bounded, 4 h unbounded) and its set-up (21.5 min, RUN_SETUP_SEC).
+  assert.equal(TIMING_SEC.runOverhead, 1290);
+  assert.equal(estimate.totalSec, 1500 + 2 * (5400 + 1290) + 2 * (14400 + 1290) + 900);
 
   // The worst case covers every pair the sequential decision may add (maxRepeats, default 3).
   assert.equal(estimateDuration(awsGate(), bench, 'empty').runs.length, 12);
@@ -94,7 +95,7 @@ test('a plan over budget is refused; the flag wins over the config', () => {
   const refused = buildPlan(gate, { dbSource: 'empty' });
   assert.equal(refused.withinBudget, false);
   assert.equal(refused.maxCostSource, 'config');
-  assert.match(renderPlanText(refused), /REFUSED: the estimate \$65\.14 exceeds the max-cost of \$50\.00 \(bench\.aws\.maxCostUsd\)/);
+  assert.match(renderPlanText(refused), /REFUSED: the estimate \$71\.11 exceeds the max-cost of \$50\.00 \(bench\.aws\.maxCostUsd\)/);
   const allowed = buildPlan(gate, { dbSource: 'empty', maxCostUsd: 100 });
   assert.equal(allowed.withinBudget, true);
   assert.equal(allowed.maxCostSource, 'flag');
