@@ -25,6 +25,28 @@ export type DbSource = 'empty' | 'snapshot' | 'dump';
  * restore 20-30, an OpenSearch domain in a VPC 15-30 (in parallel with Aurora);
  * loading the 12M-post dump of the seed comparisons takes about 45 minutes.
  */
+/**
+ * What one test run on the AWS bench spends besides the test itself, step by step, as
+ * src/bench/aws (app-nodes.ts prepare, gate-bench.ts execute) does it. The dataset is
+ * restored from its pristine copy before every run, and that copy is the dump as loaded,
+ * so every run's first start migrates the schema from the dump's version again. Estimates
+ * until a real bench measures them; the gate also budgets the longest set-up it has seen.
+ */
+export const RUN_SETUP_SEC = {
+  /** systemctl stop on every app node: systemd's default stop timeout (the unit sets none). */
+  stop: 90,
+  /** CREATE DATABASE ... TEMPLATE of the pristine copy (a file copy, far quicker than the 45-minute dump load) and the licence clean-up. */
+  restore: 5 * 60,
+  /** A version switch: extract the cached release (downloaded once per URL), configure. */
+  install: 90,
+  /** app0's start with the migrations from the dump's schema, then the other app nodes. */
+  start: 10 * 60,
+  /** k6 initialising its VUs, or load-test-ng agents created and run (agentReadyTimeoutSec allows 5 minutes). */
+  agents: 2 * 60,
+  /** After the test: one more scrape, the engine's statistics, the collection queries, the Grafana snapshot. */
+  windDown: 90,
+} as const;
+
 export const TIMING_SEC = {
   /** VPC, NAT gateway, instances booting and installing their software. */
   networkAndNodes: 10 * 60,
@@ -32,8 +54,8 @@ export const TIMING_SEC = {
   auroraRestore: 30 * 60,
   openSearchCreate: 30 * 60,
   dumpLoad: 45 * 60,
-  /** Per test run: switching the Mattermost build on the app nodes and letting it settle. */
-  runOverhead: 5 * 60,
+  /** Per test run: the set-up and wind-down around the test (RUN_SETUP_SEC). */
+  runOverhead: Object.values(RUN_SETUP_SEC).reduce((a, b) => a + b, 0),
   teardown: 15 * 60,
   teardownOpenSearch: 25 * 60,
 } as const;

@@ -1,6 +1,7 @@
 import type { GateConfig } from '../config/schema.ts';
+import { InputError } from '../util/errors.ts';
 import { describeDuration, formatDuration } from '../util/duration.ts';
-import { estimateCost, estimateDuration, type CostEstimate, type DbSource, type DurationEstimate } from './cost.ts';
+import { estimateCost, estimateDuration, TIMING_SEC, type CostEstimate, type DbSource, type DurationEstimate } from './cost.ts';
 import { resolveBench, type ResolvedBench } from './presets.ts';
 import type { ExpectedDuration } from './expected.ts';
 
@@ -25,6 +26,7 @@ export interface Plan {
   bench: ResolvedBench;
   dbSource: DbSource;
   resources: PlannedResource[];
+  accountNeeds: AccountNeed[];
   duration: DurationEstimate;
   cost: CostEstimate;
   maxCostUsd: number | null;
@@ -49,12 +51,32 @@ export function buildPlan(config: GateConfig, options: { dbSource: DbSource; max
     bench,
     dbSource: options.dbSource,
     resources: plannedResources(bench),
+    accountNeeds: accountNeeds(bench),
     duration,
     cost,
     maxCostUsd,
     maxCostSource: flagLimit !== undefined ? 'flag' : configLimit !== undefined ? 'config' : null,
     withinBudget: maxCostUsd === null || cost.totalUsd <= maxCostUsd,
   };
+}
+
+/**
+ * A Mattermost gate on an empty database: loadgate creates no accounts on the AWS bench,
+ * so the users the agents log in (the users file) would not exist, nor the system admin a
+ * load-test-ng agent logs in when it is created (api/agent.go NewControllerWrapper →
+ * createCustomEmoji: "error login as sysadmin"), which fails every run. A load-test-ng
+ * gate is refused (InputError); for k6 the warning is returned.
+ */
+export function requireDataset(config: GateConfig, dbSource: DbSource): string | undefined {
+  if (config.target.system !== 'mattermost' || dbSource !== 'empty') return undefined;
+  const fix = 'Name the dataset that holds them: bench.aws.database.dumpUrl (with .name) or .snapshotIdentifier, or --db-dump-url / --db-snapshot';
+  if (config.engine.kind === 'load-test-ng') {
+    throw new InputError(
+      'bench.aws.database: the gate would run on an empty database, where neither the system admin load-test-ng\'s agents log in when they are created ' +
+        `(LOADGATE_ADMIN_EMAIL / LOADGATE_ADMIN_PASSWORD) nor the users file's accounts exist. ${fix}`,
+    );
+  }
+  return `warning: bench.aws.database: no dataset, so the bench starts with an empty database, where the users file's accounts do not exist and every login would fail. ${fix}`;
 }
 
 /** The resources infra/aws creates for this bench, by role. */
@@ -80,6 +102,62 @@ export function plannedResources(bench: ResolvedBench): PlannedResource[] {
   return resources;
 }
 
+/**
+ * vCPUs of an EC2 instance type of the families the presets use (c, m and r, fifth
+ * generation on, Intel, AMD or Graviton): large 2, xlarge 4, Nxlarge 4N. Undefined for
+ * other sizes and families, whose vCPUs the plan does not guess.
+ */
+export function instanceVcpus(type: string): number | undefined {
+  const m = /^[cmr][5-8][a-z]*\.(large|(\d*)xlarge)$/.exec(type);
+  if (!m) return undefined;
+  if (m[1] === 'large') return 2;
+  return 4 * (m[2] ? Number(m[2]) : 1);
+}
+
+/** One account limit (Service Quotas, per region) the bench needs, beyond what the account already uses. */
+export interface AccountNeed {
+  /** The quota as Service Quotas names it, with its service and code. */
+  quota: string;
+  service: 'ec2' | 'rds';
+  code: string;
+  needed: number;
+  detail: string;
+}
+
+/**
+ * What one bench takes of the account's quotas: on-demand vCPUs of the Standard families
+ * (a new account's quota is often far below the perfcomp preset's), Aurora instances and
+ * clusters, Elastic IPs (the NAT gateway's; agents and the metrics node get auto-assigned
+ * public addresses, which are not Elastic IPs).
+ */
+export function accountNeeds(bench: ResolvedBench): AccountNeed[] {
+  const ec2 = plannedResources(bench).filter((r) => r.resource === 'aws_instance');
+  const parts = ec2.map((r) => ({ r, vcpus: instanceVcpus(r.type) }));
+  const unknown = parts.filter((p) => p.vcpus === undefined).map((p) => p.r.type);
+  const vcpus = parts.reduce((sum, p) => sum + (p.vcpus ?? 0) * p.r.count, 0);
+  return [
+    {
+      quota: 'Running On-Demand Standard (A, C, D, H, I, M, R, T, Z) instances (vCPUs)',
+      service: 'ec2',
+      code: 'L-1216C47A',
+      needed: vcpus,
+      detail:
+        parts.map((p) => `${p.r.role} ${p.r.count} x ${p.r.type}${p.vcpus !== undefined ? ` = ${p.vcpus * p.r.count}` : ''}`).join(', ') +
+        (unknown.length ? `; vCPUs of ${[...new Set(unknown)].join(', ')} not counted (check their family's quota)` : ''),
+    },
+    { quota: 'DB instances', service: 'rds', code: 'L-7B6409FD', needed: bench.dbCount, detail: `Aurora PostgreSQL ${bench.dbCount} x ${bench.dbInstanceType}` },
+    { quota: 'DB clusters', service: 'rds', code: 'L-952B80B8', needed: 1, detail: 'one Aurora cluster' },
+    { quota: 'EC2-VPC Elastic IPs', service: 'ec2', code: 'L-0263D0A3', needed: 1, detail: `the NAT gateway's (the ${bench.agentCount} agents and the metrics node get auto-assigned public addresses, not Elastic IPs)` },
+  ];
+}
+
+function renderAccountNeeds(needs: readonly AccountNeed[]): string[] {
+  const lines = ['Account quotas this bench takes (Service Quotas, this region; on top of what the account already runs):'];
+  for (const n of needs) lines.push(`  ${String(n.needed).padStart(3)}  ${n.quota} [${n.service} ${n.code}]: ${n.detail}`);
+  lines.push('  Check: aws service-quotas get-service-quota --service-code ec2 --quota-code L-1216C47A; raise with request-service-quota-increase.');
+  return lines;
+}
+
 const usd = (value: number): string => `$${value.toFixed(2)}`;
 /** Unit prices keep their precision (c7i.xlarge is $0.1785/h): 2 to 5 decimals. */
 const unitUsd = (value: number): string => `$${value.toFixed(5).replace(/0{1,3}$/, '')}`;
@@ -97,6 +175,7 @@ export function renderPlanText(plan: Plan): string {
   lines.push(
     `  agents drive up to ${bench.agentCount * bench.usersPerAgent} users (${bench.usersPerAgent} each); the largest test needs ${bench.usersNeeded}`,
   );
+  lines.push('', ...renderAccountNeeds(plan.accountNeeds));
   lines.push('', 'Duration (upper bound: unbounded tests at their maxDuration):');
   lines.push(`  provisioning   ${formatDuration(duration.provisionSec)} (database: ${plan.dbSource})`);
   const perTest = new Map<string, { count: number; seconds: number }>();
@@ -107,7 +186,7 @@ export function renderPlanText(plan: Plan): string {
     perTest.set(run.test, entry);
   }
   for (const [test, entry] of perTest) {
-    lines.push(`  ${test.padEnd(14)} ${formatDuration(entry.seconds)} (${entry.count} runs: baseline and candidate x ${entry.count / 2} repeat(s), with build switch)`);
+    lines.push(`  ${test.padEnd(14)} ${formatDuration(entry.seconds)} (${entry.count} runs: baseline and candidate x ${entry.count / 2} repeat(s), each with ${formatDuration(TIMING_SEC.runOverhead)} of set-up)`);
   }
   lines.push(`  teardown       ${formatDuration(duration.teardownSec)}`);
   lines.push(`  total          ${formatDuration(duration.totalSec)} (${describeDuration(Math.ceil(duration.totalSec / 60) * 60)})`);
@@ -158,6 +237,7 @@ export function planJson(plan: Plan): Record<string, unknown> {
     dbSource: plan.dbSource,
     bench: plan.bench,
     resources: plan.resources,
+    accountNeeds: plan.accountNeeds,
     durationSec: { provision: plan.duration.provisionSec, tests: plan.duration.testsSec, teardown: plan.duration.teardownSec, total: plan.duration.totalSec },
     runs: plan.duration.runs,
     cost: plan.cost,

@@ -28,14 +28,34 @@ test('loadgate plan prints the plan of the example gate', async () => {
   const text = io.stdout.join('\n');
   assert.match(text, /preset perfcomp in us-east-1/);
   assert.match(text, /agent +11 x c7i\.xlarge/);
-  assert.match(text, /total +\$106\.75/);
+  assert.match(text, /total +\$128\.74/);
+  assert.match(text, /provisioning +1h10m \(database: dump\)/, 'the example names its dataset');
+});
+
+test('loadgate plan refuses a load-test-ng gate on an empty database (its admin and users would not exist) and warns a k6 one', async () => {
+  const bare = join(work, 'no-dataset.yml');
+  const yaml = withNoiseModel(readFileSync(EXAMPLE, 'utf8')).replace(/\n    database:\n      dumpUrl: \S+\n      name: ltdb\n/, '\n');
+  assert.ok(!yaml.includes('dumpUrl'));
+  writeFileSync(bare, yaml);
+  const io = captureIO();
+  assert.equal(await main(['plan', '--config', bare], io), 3);
+  assert.match(io.stderr.join('\n'), /bench\.aws\.database: the gate would run on an empty database, where neither the system admin load-test-ng's agents log in when they are created \(LOADGATE_ADMIN_EMAIL \/ LOADGATE_ADMIN_PASSWORD\) nor the users file's accounts exist\. Name the dataset that holds them: bench\.aws\.database\.dumpUrl \(with \.name\) or \.snapshotIdentifier, or --db-dump-url \/ --db-snapshot/);
+  // k6 logs in only the users file's accounts: warned, not refused.
+  const k6 = join(work, 'no-dataset-k6.yml');
+  writeFileSync(k6, yaml.replace('  kind: load-test-ng\n  version: v1.32.0\n', '  kind: k6\n'));
+  const k6io = captureIO();
+  assert.equal(await main(['plan', '--config', k6], k6io), 0);
+  assert.match(k6io.stderr.join('\n'), /^warning: bench\.aws\.database: no dataset, so the bench starts with an empty database, where the users file's accounts do not exist/);
+  // A dataset from the flags, or a teardown (which needs none), passes.
+  assert.equal(await main(['plan', '--config', bare, '--db-snapshot', 'lt-12m-610'], captureIO()), 0);
+  assert.equal(await main(['plan', '--config', bare, '--format', 'tfvars', '--destroy-only', '--version', 'v10.12.0', ...runFlags], captureIO()), 0);
 });
 
 test('loadgate plan --max-cost refuses a gate over budget with exit 1', async () => {
   const io = captureIO();
   assert.equal(await main(['plan', '--config', EXAMPLE, '--max-cost', '40'], io), 1);
   assert.equal(io.stdout.length, 0, 'nothing on stdout: no tfvars, no plan to act on');
-  assert.match(io.stderr.join('\n'), /REFUSED: the estimate \$106\.75 exceeds the max-cost of \$40\.00 \(--max-cost\)/);
+  assert.match(io.stderr.join('\n'), /REFUSED: the estimate \$128\.74 exceeds the max-cost of \$40\.00 \(--max-cost\)/);
 });
 
 test('loadgate plan --format json carries the numbers for the check run', async () => {
@@ -43,7 +63,8 @@ test('loadgate plan --format json carries the numbers for the check run', async 
   assert.equal(await main(['plan', '--config', EXAMPLE, '--format', 'json', '--db-dump-url', 'https://lt-public-data.s3.amazonaws.com/12M_610_fixed_psql.sql.gz'], io), 0);
   const json = JSON.parse(io.stdout.join('\n')) as { dbSource: string; cost: { totalUsd: number; pricesAsOf: string }; durationSec: { total: number }; withinBudget: boolean };
   assert.equal(json.dbSource, 'dump');
-  assert.equal(json.durationSec.total, 20 * 3600 + 25 * 60);
+  // Provisioning with the dump load, 12 runs of 90 minutes each with its 21.5-minute set-up, teardown.
+  assert.equal(json.durationSec.total, 70 * 60 + 12 * (90 * 60 + 1290) + 15 * 60);
   assert.equal(json.withinBudget, true);
   assert.match(json.cost.pricesAsOf, /^\d{4}-\d{2}-\d{2}$/);
 });
@@ -65,7 +86,7 @@ test('loadgate plan --format tfvars writes variables infra/aws declares and vali
   assert.equal(tfvars.bench_name, 'lg-123456789-2');
   assert.equal(tfvars.state_key, 'loadgate/acme/chat/123456789/2/terraform.tfstate');
   assert.equal(tfvars.mattermost_download_url, 'https://releases.mattermost.com/10.12.0/mattermost-10.12.0-linux-amd64.tar.gz');
-  assert.equal(tfvars.expires_at, '2026-11-22T07:25:00Z', '10:00 + 20h25m worst case (maxRepeats pairs) + 1h margin');
+  assert.equal(tfvars.expires_at, '2026-11-22T10:43:00Z', '10:00 + 23h43m worst case (maxRepeats pairs, set-up included) + 1h margin');
   assert.deepEqual(tfvars.controller_cidr_blocks, ['203.0.113.7/32']);
   assert.equal(tfvars.mattermost_config_patch, '{}');
   // The example runs load-test-ng, pinned to a real release (its download must exist).

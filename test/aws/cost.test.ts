@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { TIMING_SEC, estimateCost, estimateDuration } from '../../src/aws/cost.ts';
-import { buildPlan, renderPlanText } from '../../src/aws/plan.ts';
+import { accountNeeds, buildPlan, instanceVcpus, planJson, renderPlanText } from '../../src/aws/plan.ts';
 import { SEED_CEILING_PRESETS, resolveBench } from '../../src/aws/presets.ts';
 import { AURORA_HOURLY_USD, EC2_HOURLY_USD, OPENSEARCH_HOURLY_USD, PRICES_AS_OF } from '../../src/aws/prices.ts';
 import { awsGate } from './fixtures.ts';
@@ -13,10 +13,11 @@ test('duration: provisioning, both sides of every test and repeat with the build
   assert.equal(estimate.provisionSec, TIMING_SEC.networkAndNodes + TIMING_SEC.auroraCreate);
   assert.deepEqual(
     estimate.runs.map((r) => `${r.test}/${r.side}/${r.repeat}/${r.seconds}`),
-    ['bounded/baseline/0/5700', 'bounded/candidate/0/5700', 'unbounded/baseline/0/14700', 'unbounded/candidate/0/14700'],
+    ['bounded/baseline/0/6690', 'bounded/candidate/0/6690', 'unbounded/baseline/0/15690', 'unbounded/candidate/0/15690'],
   );
-  assert.equal(estimate.totalSec, 1500 + 2 * 5700 + 2 * 14700 + 900);
-  assert.equal(estimate.totalSec, 12 * 3600);
+  // Each run: its test (90 min bounded, 4 h unbounded) and its set-up (21.5 min, RUN_SETUP_SEC).
+  assert.equal(TIMING_SEC.runOverhead, 1290);
+  assert.equal(estimate.totalSec, 1500 + 2 * (5400 + 1290) + 2 * (14400 + 1290) + 900);
 
   // The worst case covers every pair the sequential decision may add (maxRepeats, default 3).
   assert.equal(estimateDuration(awsGate(), bench, 'empty').runs.length, 12);
@@ -94,10 +95,28 @@ test('a plan over budget is refused; the flag wins over the config', () => {
   const refused = buildPlan(gate, { dbSource: 'empty' });
   assert.equal(refused.withinBudget, false);
   assert.equal(refused.maxCostSource, 'config');
-  assert.match(renderPlanText(refused), /REFUSED: the estimate \$65\.14 exceeds the max-cost of \$50\.00 \(bench\.aws\.maxCostUsd\)/);
+  assert.match(renderPlanText(refused), /REFUSED: the estimate \$71\.11 exceeds the max-cost of \$50\.00 \(bench\.aws\.maxCostUsd\)/);
   const allowed = buildPlan(gate, { dbSource: 'empty', maxCostUsd: 100 });
   assert.equal(allowed.withinBudget, true);
   assert.equal(allowed.maxCostSource, 'flag');
   assert.match(renderPlanText(allowed), /within the max-cost of \$100\.00 \(--max-cost\)/);
   assert.equal(buildPlan(awsGate(), { dbSource: 'empty' }).withinBudget, true, 'no limit, no refusal');
+});
+
+test('the plan says what the account must allow: Standard on-demand vCPUs, Aurora instances and clusters, Elastic IPs', () => {
+  assert.deepEqual(['c7i.large', 'c7i.xlarge', 'c7i.2xlarge', 'm7i.8xlarge', 'm6in.8xlarge', 'c5.4xlarge', 'r6g.xlarge', 't3.medium', 'g5.xlarge'].map(instanceVcpus), [2, 4, 8, 32, 32, 16, 4, undefined, undefined]);
+  const plan = buildPlan(awsGate(), { dbSource: 'snapshot' });
+  const needs = Object.fromEntries(plan.accountNeeds.map((n) => [n.code, n.needed]));
+  // perfcomp: 2 x c7i.2xlarge app, 11 x c7i.xlarge agents, a c7i.xlarge proxy, an m7i.xlarge metrics node.
+  assert.deepEqual(needs, { 'L-1216C47A': 2 * 8 + 11 * 4 + 4 + 4, 'L-7B6409FD': 2, 'L-952B80B8': 1, 'L-0263D0A3': 1 });
+  const text = renderPlanText(plan);
+  assert.match(text, /^ {3}68 {2}Running On-Demand Standard \(A, C, D, H, I, M, R, T, Z\) instances \(vCPUs\) \[ec2 L-1216C47A\]: app 2 x c7i\.2xlarge = 16, agent 11 x c7i\.xlarge = 44, proxy 1 x c7i\.xlarge = 4, metrics 1 x m7i\.xlarge = 4$/m);
+  assert.match(text, /^ {4}2 {2}DB instances \[rds L-7B6409FD\]: Aurora PostgreSQL 2 x db\.r7g\.2xlarge$/m);
+  assert.match(text, /^ {4}1 {2}EC2-VPC Elastic IPs \[ec2 L-0263D0A3\]/m);
+  assert.deepEqual(planJson(plan).accountNeeds, plan.accountNeeds);
+  // Every priced type is sized; a type the plan cannot size is named, not counted as 0 silently.
+  assert.deepEqual(Object.keys(EC2_HOURLY_USD).filter((t) => instanceVcpus(t) === undefined), []);
+  const odd = accountNeeds({ ...plan.bench, agentInstanceType: 't3.medium' })[0]!;
+  assert.equal(odd.needed, 16 + 4 + 4);
+  assert.match(odd.detail, /vCPUs of t3\.medium not counted \(check their family's quota\)/);
 });

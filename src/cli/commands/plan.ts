@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { loadGateConfig } from '../../config/load.ts';
 import { InputError } from '../../util/errors.ts';
-import { buildPlan, planJson, renderPlanText } from '../../aws/plan.ts';
+import { buildPlan, planJson, renderPlanText, requireDataset } from '../../aws/plan.ts';
 import { estimateCost } from '../../aws/cost.ts';
 import { expectedDuration } from '../../aws/expected.ts';
 import { expectedPairsNoChange } from '../../compare/simulate.ts';
@@ -114,6 +114,9 @@ export async function run(argv: string[], io: CliIO, readContext: () => Promise<
   }
   if (inputs.data.dbSnapshot && inputs.data.dbDumpUrl) throw new InputError('give at most one of --db-snapshot and --db-dump-url');
   const dbSource = inputs.data.dbSnapshot ? 'snapshot' : inputs.data.dbDumpUrl ? 'dump' : 'empty';
+  // Teardown only needs the bench's identity, not a dataset.
+  const noDataset = flags['destroy-only'] ? undefined : requireDataset(config, dbSource);
+  if (noDataset) io.err(noDataset);
   const plan = buildPlan(config, { dbSource, ...(flags['max-cost'] !== undefined ? { maxCostUsd: flags['max-cost'] } : {}) });
   // Runs per side an unchanged release is expected to need under the sequential rule.
   const modelPath = noiseModelPath(config, flags.config);
