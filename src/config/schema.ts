@@ -76,7 +76,7 @@ export const unboundedTestSchema = z.strictObject({
       rampUp: durationSchema.default(60).describe('Time over which the users ramp up to the start point (no login storm)'),
     })
     .optional()
-    .describe('Start near a known capacity (--expect-users, an earlier run of this gate, the last report of that version)'),
+    .describe('Start near a known capacity (an earlier run of this gate, --expect-users, or a --history run of that version)'),
   estimator: z
     .enum(['window-mean', 'hold-mean'])
     .default('window-mean')

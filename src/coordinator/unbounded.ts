@@ -88,8 +88,8 @@ export interface RunUnboundedOptions {
    */
   settleSec?: number;
   /**
-   * Capacity known before the run (--expect-users, an earlier run of this gate, the last
-   * report of that version). Used only with `warmStart`: the run ramps to marginPct below it.
+   * Capacity known before the run (an earlier run of this gate, --expect-users, or a
+   * --history run of that version). Used only with `warmStart`: the run ramps to marginPct below it.
    */
   startHint?: { users: number; source: string };
 }

@@ -4,14 +4,16 @@ import { parseRunResult } from '../results/load.ts';
 import type { RunResult } from '../results/schema.ts';
 
 /**
- * Where an unbounded test's warm start gets its hint (issue 13), best first:
+ * Where an unbounded test's warm start gets its hint, best first:
  *   1. an earlier converged run of the same test and side in this gate (this bench,
  *      today), else of the other side: the two sides may differ in more than the
  *      version (a CPU quota on one side, a known loss), and a side's own last answer
  *      is the closer start;
  *   2. `--expect-users`;
  *   3. the newest converged run of that version and test on the same bench kind in the
- *      run results committed under `reports/`.
+ *      `--history` folder.
+ * Nothing else: results lying under the working directory may come from another machine
+ * or profile, and a hint far above the ceiling costs minutes of overload.
  * Hints only choose where the search starts: it starts below them and climbs, and a
  * hint that is too high is caught by the first alert while ramping, so a wrong hint
  * costs time, not accuracy (test/coordinator/simulation.test.ts).
@@ -24,8 +26,8 @@ export interface CapacityHint {
 
 export interface HintSettings {
   expectUsers?: number;
-  /** Directory searched for run results (`reports/`); none: no report hints. */
-  reportsDir?: string;
+  /** `--history`: a folder of earlier run results to scan; none: no hints from outside this gate. */
+  historyDir?: string;
   benchKind?: 'local' | 'aws';
 }
 
@@ -34,13 +36,10 @@ export class CapacityHints {
   private readonly runs = new Map<string, Map<string, CapacityHint>>();
   /** The newest converged run of each test, whichever side ran it. */
   private readonly latest = new Map<string, CapacityHint>();
-  private settings: HintSettings = {};
-  private reports: Promise<Map<string, CapacityHint>> | undefined;
+  private history: Promise<Map<string, CapacityHint>> | undefined;
 
-  configure(settings: HintSettings): void {
-    this.settings = settings;
-    this.reports = undefined;
-  }
+  /** One per gate: its runs share what they learn, and nothing outlives it. */
+  constructor(private readonly settings: HintSettings = {}) {}
 
   /** Remembers a converged run's supported users for the later runs of this test. */
   record(testName: string, users: number, source: string, side = ''): void {
@@ -55,9 +54,9 @@ export class CapacityHints {
     const run = this.runs.get(testName)?.get(side) ?? this.latest.get(testName);
     if (run) return run;
     if (this.settings.expectUsers !== undefined) return { users: this.settings.expectUsers, source: '--expect-users' };
-    if (!this.settings.reportsDir) return undefined;
-    this.reports ??= scanReports(this.settings.reportsDir, this.settings.benchKind);
-    return (await this.reports).get(`${version}\u0000${testName}`);
+    if (!this.settings.historyDir) return undefined;
+    this.history ??= scanHistory(this.settings.historyDir, this.settings.benchKind);
+    return (await this.history).get(`${version}\u0000${testName}`);
   }
 }
 
@@ -76,15 +75,12 @@ export function recordHint(hints: CapacityHints, result: RunResult, side: string
   hints.record(result.test.name, result.supportedUsers, hintSource(result.target.version, result.repeat, side), side);
 }
 
-/** The hints of this process: the runs of one gate share them. */
-export const gateHints = new CapacityHints();
-
 /**
  * Every `results/*.json` under `dir` (any depth): the newest converged unbounded run per
  * version and test. Unreadable or invalid files are skipped: a hint is an optimisation,
- * and a committed report of an older format must not stop a gate.
+ * and a report of an older format must not stop a gate.
  */
-async function scanReports(dir: string, benchKind: HintSettings['benchKind']): Promise<Map<string, CapacityHint>> {
+async function scanHistory(dir: string, benchKind: HintSettings['benchKind']): Promise<Map<string, CapacityHint>> {
   const newest = new Map<string, CapacityHint & { finishedAt: number }>();
   let entries: string[];
   try {
@@ -105,7 +101,7 @@ async function scanReports(dir: string, benchKind: HintSettings['benchKind']): P
     const key = `${result.target.version}\u0000${result.test.name}`;
     const finishedAt = Date.parse(result.finishedAt);
     if ((newest.get(key)?.finishedAt ?? -Infinity) < finishedAt) {
-      newest.set(key, { users: result.supportedUsers, source: `reports/${path}`, finishedAt });
+      newest.set(key, { users: result.supportedUsers, source: join(dir, path), finishedAt });
     }
   }
   return new Map([...newest].map(([k, v]) => [k, { users: v.users, source: v.source }]));

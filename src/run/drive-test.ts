@@ -1,6 +1,6 @@
 import type { TestSpec } from '../config/schema.ts';
 import type { Progress } from '../bench/progress.ts';
-import { gateHints, hintSource, type CapacityHints } from './capacity-hints.ts';
+import { hintSource, type CapacityHints } from './capacity-hints.ts';
 import { runBounded, runUnbounded, type BoundedResult, type Clock, type HealthSource, type UnboundedResult, type UserControl } from '../coordinator/index.ts';
 
 /**
@@ -23,8 +23,8 @@ export interface DriveTestOptions {
   label: { version: string; repeat: number };
   /** Which side of the gate runs (baseline, candidate): warm-start hints prefer the side's own runs. */
   side?: string;
-  /** Warm-start hints (default: this process's, shared by the runs of one gate). */
-  hints?: CapacityHints;
+  /** The gate's warm-start hints (RunOptions.hints): asked before an unbounded run, told its answer after. */
+  hints: CapacityHints;
 }
 
 export interface DrivenTest {
@@ -50,7 +50,7 @@ export async function driveTest(o: DriveTestOptions): Promise<DrivenTest> {
     return { coordinator: { kind: 'bounded', result }, noData: false, problems: result.completed ? [] : [`the bounded test ${result.reason}`] };
   }
   const thresholds = new Map(test.health.map((h) => [h.name, h.threshold]));
-  const hints = o.hints ?? gateHints;
+  const { hints } = o;
   const hint = test.warmStart ? await hints.get(test.name, label.version, o.side) : undefined;
   if (hint) progress.info(`unbounded: warm start from ${Math.round(hint.users)} users (${hint.source}), ${test.warmStart?.marginPct}% below it`);
   const result = await runUnbounded({

@@ -14,7 +14,7 @@ import { EXIT_CODES, type VerdictFile } from '../compare/verdict-schema.ts';
 import { runResultSchema, RUN_RESULT_SCHEMA_VERSION, type BenchFingerprint, type RunResult } from '../results/schema.ts';
 import { expandQuery } from '../metrics/synapse-queries.ts';
 import type { GateBench } from './gate-bench.ts';
-import { gateHints, recordHint } from './capacity-hints.ts';
+import { recordHint } from './capacity-hints.ts';
 import type { GateConfig } from '../config/schema.ts';
 import { LocalGateBench } from '../bench/local/gate-bench.ts';
 import { testParams } from '../results/test-params.ts';
@@ -70,7 +70,7 @@ export async function runGateOn(bench: GateBench, o: RunOptions, io: CliIO, prog
           progress.info(`${label}: reusing the completed result in ${resultsDir}`);
           results.push({ run, result: prior });
           // As if it had just run: the side's next unbounded run warm-starts from it.
-          recordHint(gateHints, prior, run.side.role);
+          recordHint(o.hints, prior, run.side.role);
           continue;
         }
         const elapsed = (now() - started) / 1000;

@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -7,6 +8,7 @@ import { loadGateConfig } from '../config/load.ts';
 import type { GateConfig, TestSpec } from '../config/schema.ts';
 import type { RunResult } from '../results/schema.ts';
 import { InputError } from '../util/errors.ts';
+import { CapacityHints } from './capacity-hints.ts';
 import { durationSchema } from '../util/duration.ts';
 import { jobBudgetSec, runnerLimitSchema } from '../aws/job-limits.ts';
 import { candidateFirst } from '../compare/sequential.ts';
@@ -54,6 +56,11 @@ Options:
                            is refused)
   --expect-users <n>       Warm-start hint for unbounded tests with warmStart: the
                            capacity expected for the baseline (starts below it, climbs)
+  --history <dir>          Warm-start hints from the earlier run results in this folder
+                           (any depth, e.g. an earlier gate's --out): the newest converged
+                           run of the same version and test on this bench kind, never one
+                           under a CPU quota. Without it, hints come only from this gate's
+                           own runs (a resumed one's too) and --expect-users
   --tests <a,b>            Only these tests (by name)
   --baseline-set <k=v>     Patch the target config for the baseline only (repeatable),
   --candidate-set <k=v>    or the candidate only: dotted key, YAML scalar value,
@@ -88,6 +95,7 @@ const FLAG_OPTIONS = {
   'job-budget': { type: 'string' },
   'runner-limit': { type: 'string' },
   'expect-users': { type: 'string' },
+  history: { type: 'string' },
   tests: { type: 'string' },
   'baseline-set': { type: 'string', multiple: true },
   'candidate-set': { type: 'string', multiple: true },
@@ -133,6 +141,7 @@ const flagsSchema = z.strictObject({
     .transform(Number)
     .refine((n) => n >= 1, 'expected at least 1 user')
     .optional(),
+  history: z.string().min(1).optional(),
   tests: z.string().optional(),
   'baseline-set': z.array(z.string()).default([]),
   'candidate-set': z.array(z.string()).default([]),
@@ -145,6 +154,24 @@ const flagsSchema = z.strictObject({
   snapshots: z.enum(['local', 'external', 'off']).default('local'),
   positionals: z.array(z.string()).max(0, 'unexpected argument; every option needs its --name'),
 });
+
+/** The flags, with --history resolved against `cwd` and checked: a mistyped folder must not silently mean "no hints". */
+function flagsSchemaIn(cwd: string) {
+  const history = z
+    .string()
+    .min(1)
+    .transform((dir) => resolve(cwd, dir))
+    .refine(isDirectory, { error: (issue) => `no folder ${String(issue.input)}: name a folder of earlier run results, e.g. an earlier gate's --out` });
+  return flagsSchema.extend({ history: history.optional() });
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
 
 export interface Side {
   role: 'baseline' | 'candidate';
@@ -204,12 +231,12 @@ export interface RunOptions {
   datasetVersion: string;
   /** Set when bench.kind is aws. */
   aws?: AwsRunInputs;
-  /** --expect-users: a warm-start hint for unbounded tests with warmStart (issue 13). */
-  expectUsers?: number;
+  /** Warm-start hints of this gate: its own runs, --expect-users, --history. */
+  hints: CapacityHints;
 }
 
 export async function parseRunOptions(argv: string[], cwd = process.cwd()): Promise<RunOptions> {
-  const flags = parseFlags(argv, FLAG_OPTIONS, flagsSchema, usage);
+  const flags = parseFlags(argv, FLAG_OPTIONS, flagsSchemaIn(cwd), usage);
   const config = await loadGateConfig(flags.config);
   if (config.bench.kind === 'aws') return parseAwsRunOptions(flags, config, cwd);
   if (config.target.system !== 'synapse') {
@@ -300,12 +327,22 @@ function sharedOptions(flags: Flags, config: GateConfig, cwd: string, baseline: 
     resume: flags.resume,
     updateNoiseModel: flags['update-noise-model'],
     ...jobBudgetOption(flags),
-    ...(flags['expect-users'] !== undefined ? { expectUsers: flags['expect-users'] } : {}),
+    hints: gateHints(flags, config),
     tests: selectTests(config, flags.tests, flags.config),
     baseline,
     candidate,
     keep: flags.keep,
   };
+}
+
+/** A fresh set per gate, so no gate starts from another's runs. */
+function gateHints(flags: Flags, config: GateConfig): CapacityHints {
+  const expectUsers = flags['expect-users'];
+  return new CapacityHints({
+    ...(expectUsers !== undefined ? { expectUsers } : {}),
+    ...(flags.history !== undefined ? { historyDir: flags.history } : {}),
+    benchKind: config.bench.kind,
+  });
 }
 
 /** --job-budget alone, or with --runner-limit the limit less the set-up margin (a lower --job-budget wins). */

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { CapacityHints } from '../../src/run/capacity-hints.ts';
 import { asInput, unbounded } from '../support/runs.ts';
 
-test('hints: an earlier run of this gate, then --expect-users, then the newest measured report of that version', async () => {
+test('hints: an earlier run of this gate, then --expect-users, then the newest measured --history run of that version', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'loadgate-hints-'));
   try {
     const measured = (users: number, finishedAt: string, kind: 'local' | 'aws' = 'local') => ({
@@ -28,12 +28,12 @@ test('hints: an earlier run of this gate, then --expect-users, then the newest m
     const slowed = measured(60, '2026-11-05T00:00:00.000Z');
     await writeFile(join(dir, 'local/b/results/quota.json'), JSON.stringify({ ...slowed, target: { ...slowed.target, cpuQuota: 0.88 } }));
 
-    const hints = new CapacityHints();
-    hints.configure({ reportsDir: dir, benchKind: 'local' });
-    assert.deepEqual(await hints.get('unbounded', '1.162.0'), { users: 90, source: 'reports/local/b/results/new.json' });
-    assert.equal(await hints.get('unbounded', '9.9.9'), undefined, 'no report of that version');
+    const history = new CapacityHints({ historyDir: dir, benchKind: 'local' });
+    assert.deepEqual(await history.get('unbounded', '1.162.0'), { users: 90, source: join(dir, 'local/b/results/new.json') });
+    assert.equal(await history.get('unbounded', '9.9.9'), undefined, 'no run of that version');
+    assert.equal(await new CapacityHints({ benchKind: 'local' }).get('unbounded', '1.162.0'), undefined, 'no --history: no hint from outside the gate');
 
-    hints.configure({ reportsDir: dir, benchKind: 'local', expectUsers: 120 });
+    const hints = new CapacityHints({ historyDir: dir, benchKind: 'local', expectUsers: 120 });
     assert.deepEqual(await hints.get('unbounded', '1.162.0'), { users: 120, source: '--expect-users' });
 
     hints.record('unbounded', 101.5, '1.162.0 run 0');
@@ -44,8 +44,7 @@ test('hints: an earlier run of this gate, then --expect-users, then the newest m
 });
 
 test("hints in a gate: a side's own last run first, the other side's while it has none", async () => {
-  const hints = new CapacityHints();
-  hints.configure({ expectUsers: 120 });
+  const hints = new CapacityHints({ expectUsers: 120 });
   // A/A with a CPU quota on the candidate: same version, different capacity.
   hints.record('unbounded', 55, 'baseline 1.162.0 run 0', 'baseline');
   assert.deepEqual(await hints.get('unbounded', '1.162.0', 'candidate'), { users: 55, source: 'baseline 1.162.0 run 0' }, 'the other side before --expect-users');

@@ -39,8 +39,7 @@ test("a gate's later runs start warm from its first converged run; the first sta
 });
 
 test('--expect-users is the hint when the gate has no run yet', async () => {
-  const hints = new CapacityHints();
-  hints.configure({ expectUsers: 120 });
+  const hints = new CapacityHints({ expectUsers: 120 });
   const run = await drive(hints, '1.162.0', 0, 3);
   assert.equal(run.result.capacity.startSource, '--expect-users');
   assert.equal(run.result.capacity.startUsers, 102);

@@ -1,18 +1,22 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { GateBench } from '../../src/run/gate-bench.ts';
-import { gateHints } from '../../src/run/capacity-hints.ts';
 import { runGateOn } from '../../src/run/gate.ts';
-import { parseRunOptions, plannedSeconds, type ScheduledRun } from '../../src/run/options.ts';
+import { parseRunOptions, plannedSeconds, type RunOptions, type ScheduledRun } from '../../src/run/options.ts';
 import { compareRuns } from '../../src/compare/compare.ts';
 import { compareSetup } from '../../src/compare/index.ts';
 import { verdictFileSchema, type VerdictFile } from '../../src/compare/verdict-schema.ts';
 import { loadGateConfig } from '../../src/config/load.ts';
-import { unbounded } from '../support/runs.ts';
+import { asInput, unbounded } from '../support/runs.ts';
+import { LOCAL } from '../../src/coordinator/simulation/profiles.ts';
+import { SimClock, SimSystem } from '../../src/coordinator/simulation/model.ts';
+import { driveTest } from '../../src/run/drive-test.ts';
+import { run as calibrate } from '../../src/cli/commands/calibrate.ts';
+import { InputError } from '../../src/util/errors.ts';
 import { noiseModelFileSchema } from '../../src/noise/schema.ts';
 import { runResultSchema, type BenchFingerprint, type RunResult } from '../../src/results/schema.ts';
 
@@ -133,12 +137,12 @@ const LOOP_CONFIG = (async () => {
   return join(dir, 'gate.yml');
 })();
 
-async function gate(bench: FakeBench, extra: string[], out: string): Promise<{ code: number; lines: string[]; verdict: VerdictFile }> {
+async function gate(bench: FakeBench, extra: string[], out: string): Promise<{ code: number; lines: string[]; verdict: VerdictFile; o: RunOptions }> {
   const o = await parseRunOptions(['--config', await LOOP_CONFIG, '--baseline', '1.162.0', '--candidate', '1.163.2', '--out', out, '--tests', 'unbounded', ...extra]);
   const lines: string[] = [];
   const code = await runGateOn(bench, o, { out: (l) => lines.push(l), err: (l) => lines.push(l) }, undefined, () => bench.clock);
   const verdict = verdictFileSchema.parse(JSON.parse(await readFile(join(out, 'verdict.json'), 'utf8')));
-  return { code, lines, verdict };
+  return { code, lines, verdict, o };
 }
 
 test('the loop adds pairs in ABBA order only while undecided: an unchanged release passes once the evidence is in, and compare replays the same verdict', async () => {
@@ -308,7 +312,7 @@ test('--resume reuses only results of the same CPU quota: runs measured under --
     assert.ok(!plain.order.includes('0:baseline'));
     assert.equal(resumed.code, 0, resumed.lines.join('\n'));
     // The reused baseline run is the baseline's warm-start hint, as if it had just run.
-    assert.deepEqual(await gateHints.get('unbounded', '1.162.0', 'baseline'), { users: 200, source: 'baseline 1.162.0 run 0' });
+    assert.deepEqual(await resumed.o.hints.get('unbounded', '1.162.0', 'baseline'), { users: 200, source: 'baseline 1.162.0 run 0' });
   } finally {
     await rm(out, { recursive: true, force: true });
   }
@@ -326,4 +330,105 @@ test("a gate's noise model pools no side measured under a CPU quota", async () =
   } finally {
     await rm(out, { recursive: true, force: true });
   }
+});
+
+const LOCAL_CONFIG = resolve('examples/local-synapse.yml');
+/** The machine of these tests: lower than the run found under reports/, as on a new user's laptop. */
+const CEILING = 60;
+
+/** FakeBench whose runs drive the capacity model through drive-test with the gate's hints, as both benches do. */
+class ModelBench extends FakeBench {
+  /** Where each run started: `<side> <startSource> <startUsers>`. */
+  readonly starts: string[] = [];
+  private seed = 1;
+  constructor(private readonly o: RunOptions) {
+    super(() => 0);
+  }
+  override async execute(run: ScheduledRun): Promise<RunResult> {
+    const clock = new SimClock();
+    const system = new SimSystem(clock, { ...LOCAL.model, noiseSd: 0.1, ceiling: CEILING }, this.seed++);
+    const driven = await driveTest({
+      test: { ...LOCAL.after, name: run.test.name },
+      users: system,
+      health: system,
+      clock,
+      signal: new AbortController().signal,
+      progress: { status: () => {}, info: () => {} },
+      label: { version: run.side.label, repeat: run.repeat },
+      side: run.side.role,
+      hints: this.o.hints,
+    });
+    if (driven.coordinator.kind !== 'unbounded') throw new Error('expected an unbounded test');
+    const { capacity, supportedUsers } = driven.coordinator.result;
+    this.starts.push(`${run.side.role} ${capacity.startSource} ${capacity.startUsers}`);
+    return unbounded(run.side.label, supportedUsers, run.repeat);
+  }
+}
+
+/** A checkout whose reports/ holds a converged, measured run of the baseline version at 74 users, from another machine. */
+async function checkoutWithReports(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'lg-hints-cwd-'));
+  const results = join(dir, 'reports/calibration/local-synapse-1.162.0-unbounded/results');
+  await mkdir(results, { recursive: true });
+  const run = {
+    ...asInput(unbounded('1.162.0', 74)),
+    provenance: { kind: 'measured' as const },
+    converged: true,
+    status: 'completed' as const,
+    bench: { kind: 'local' as const, versions: {} },
+  };
+  await writeFile(join(results, 'baseline-1.162.0-unbounded-0.json'), JSON.stringify(run));
+  return dir;
+}
+
+/** One pair of the unbounded test, run from `cwd` as the working directory. */
+async function gateFrom(cwd: string, extra: string[] = []): Promise<string[]> {
+  const home = process.cwd();
+  process.chdir(cwd);
+  try {
+    const o = await parseRunOptions(['--config', LOCAL_CONFIG, '--baseline', '1.162.0', '--candidate', '1.163.2', '--out', 'out', '--tests', 'unbounded', '--repeats', '1', '--max-repeats', '1', ...extra], cwd);
+    const bench = new ModelBench(o);
+    await runGateOn(bench, o, { out: () => {}, err: () => {} });
+    return bench.starts;
+  } finally {
+    process.chdir(home);
+  }
+}
+
+test('a gate does not warm-start from the run results under its working directory; its own first run hints the next', async () => {
+  const cwd = await checkoutWithReports();
+  try {
+    const [baseline, candidate] = await gateFrom(cwd);
+    assert.equal(baseline, `baseline initialUsers ${LOCAL.after.initialUsers}`);
+    assert.match(candidate ?? '', /^candidate baseline 1\.162\.0 run 0 \d+$/);
+  } finally {
+    await rm(cwd, { recursive: true, force: true });
+  }
+});
+
+test('--history <dir>: the gate warm-starts from the newest compatible run in that folder', async () => {
+  const cwd = await checkoutWithReports();
+  try {
+    const [baseline, candidate] = await gateFrom(cwd, ['--history', 'reports']);
+    const file = join(cwd, 'reports/calibration/local-synapse-1.162.0-unbounded/results/baseline-1.162.0-unbounded-0.json');
+    assert.equal(baseline, `baseline ${file} ${Math.floor(74 * 0.85)}`);
+    assert.match(candidate ?? '', /^candidate baseline 1\.162\.0 run 0 \d+$/, "the gate's own run before --history");
+  } finally {
+    await rm(cwd, { recursive: true, force: true });
+  }
+});
+
+test('a --history folder that does not exist is bad input naming the flag, for run and calibrate', async () => {
+  const argv = ['--config', LOCAL_CONFIG, '--baseline', '1.162.0', '--candidate', '1.163.2', '--out', 'out', '--history', 'no/such/folder'];
+  await assert.rejects(parseRunOptions(argv, '/tmp'), (e: Error) => e instanceof InputError && /^--history: no folder \/tmp\/no\/such\/folder: /.test(e.message));
+  const file = join(tmpdir(), `lg-hints-file-${process.pid}`);
+  await writeFile(file, '');
+  try {
+    await assert.rejects(parseRunOptions([...argv.slice(0, -1), file]), (e: Error) => e instanceof InputError && e.message.startsWith(`--history: no folder ${file}`), 'a file is no folder');
+  } finally {
+    await rm(file, { force: true });
+  }
+  const io = { out: () => {}, err: () => {} };
+  const calibration = ['--config', LOCAL_CONFIG, '--version', '1.162.0', '--runs', '2', '--out', join(tmpdir(), 'lg-never-written'), '--history', '/no/such/folder'];
+  await assert.rejects(calibrate(calibration, io), (e: Error) => e instanceof InputError && e.message.startsWith('--history: no folder /no/such/folder'));
 });

@@ -1,5 +1,5 @@
 import { mkdir, readFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import type { Progress } from '../progress.ts';
 import { processRunner, type CommandRunner } from '../../util/command-runner.ts';
 import { readSecretString } from '../../aws/secrets.ts';
@@ -11,7 +11,6 @@ import { PrometheusClient } from '../../metrics/prometheus.ts';
 import { longestRangeSec } from '../../metrics/synapse-queries.ts';
 import { runResultSchema, RUN_RESULT_SCHEMA_VERSION, type BenchFingerprint, type RunResult } from '../../results/schema.ts';
 import { driveTest, type CoordinatorOutcome } from '../../run/drive-test.ts';
-import { gateHints } from '../../run/capacity-hints.ts';
 import type { GateBench } from '../../run/gate-bench.ts';
 import { testParams } from '../../results/test-params.ts';
 import { runId, runTarget, type RunOptions, type ScheduledRun } from '../../run/options.ts';
@@ -135,7 +134,6 @@ export class AwsGateBench implements GateBench {
     private readonly deps: AwsBenchDeps,
   ) {
     if (!o.aws) throw new Error('not an AWS run');
-    gateHints.configure({ ...(o.expectUsers !== undefined ? { expectUsers: o.expectUsers } : {}), reportsDir: join(process.cwd(), 'reports'), benchKind: 'aws' });
     this.timing = { ...AWS_TIMING, ...deps.timing };
     this.clock = deps.clock ?? realClock;
     const endpoint = deps.endpoint ?? ((host: string, port: number) => `http://${host}:${port}`);
@@ -340,6 +338,7 @@ export class AwsGateBench implements GateBench {
         progress,
         label,
         side: side.role,
+        hints: this.o.hints,
       });
       coordinator = driven.coordinator;
       problems.push(...driven.problems);

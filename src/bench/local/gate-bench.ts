@@ -13,7 +13,6 @@ import { buildDataset, datasetKey, describeDataset, findDataset, type DatasetArt
 import { ensureSynapse, type SynapseInstall } from '../../target/synapse/install.ts';
 import type { GateBench } from '../../run/gate-bench.ts';
 import type { RunOptions, ScheduledRun } from '../../run/options.ts';
-import { gateHints } from '../../run/capacity-hints.ts';
 import { executeRun, type RunContext } from './test-run.ts';
 
 /**
@@ -36,9 +35,7 @@ export class LocalGateBench implements GateBench {
     private readonly o: RunOptions,
     private readonly progress: Progress,
     private readonly logDir: string,
-  ) {
-    gateHints.configure({ ...(o.expectUsers !== undefined ? { expectUsers: o.expectUsers } : {}), reportsDir: join(process.cwd(), 'reports'), benchKind: 'local' });
-  }
+  ) {}
 
   expandHealthQuery(query: string): string {
     return expandQuery(query, this.o.config.bench.local.targetCpus);
@@ -117,6 +114,7 @@ export class LocalGateBench implements GateBench {
       registrationSharedSecret: randomBytes(24).toString('hex'),
       signal,
       state,
+      hints: o.hints,
     };
   }
 

@@ -19,6 +19,7 @@ import type { SynapseInstall } from '../../target/synapse/install.ts';
 import { startSynapse, type RunningSynapse } from '../../target/synapse/server.ts';
 import { runId, runTarget, type ScheduledRun } from '../../run/options.ts';
 import { driveTest, type CoordinatorOutcome } from '../../run/drive-test.ts';
+import type { CapacityHints } from '../../run/capacity-hints.ts';
 import { testParams } from '../../results/test-params.ts';
 import { limitCpu } from './cpu-quota.ts';
 import type { QuotaGroup } from './cpu-quota.ts';
@@ -49,6 +50,8 @@ export interface RunContext {
   signal: AbortSignal;
   /** When the previous load on the bench ended (ms since epoch), for the settle period. */
   state: { lastLoadEndMs: number };
+  /** The gate's warm-start hints. */
+  hints: CapacityHints;
 }
 
 /**
@@ -174,6 +177,7 @@ export async function executeRun(ctx: RunContext, run: ScheduledRun): Promise<Ru
       progress,
       label: { version: run.side.label, repeat: run.repeat },
       side: run.side.role,
+      hints: ctx.hints,
     });
     coordinator = driven.coordinator;
     problems.push(...driven.problems);

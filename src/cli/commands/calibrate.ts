@@ -19,6 +19,8 @@ config's noiseModel is neither used nor checked (it is stale after a profile cha
   --resume                 Reuse the completed runs already in <out>/results: a stopped
                            calibration goes on; a finished one runs nothing and writes its
                            noise model again from the same runs, by this loadgate's rules
+  --history <dir>          Warm-start hints from the earlier run results in this folder,
+                           as for loadgate run; without it, only from this calibration's runs
   --bench-file, --users-file, --cache-dir, --keep   As for loadgate run
 Use at least 3 pairs: with n pairs each metric gets 2n − 1 degrees of freedom.
 Exit codes: 0 model written, 2 too few completed runs to measure, 3 bad input.`;
@@ -37,6 +39,7 @@ const flagsSchema = z.strictObject({
   'bench-file': z.string().min(1).optional(),
   'users-file': z.string().min(1).optional(),
   'cache-dir': z.string().min(1).optional(),
+  history: z.string().min(1).optional(),
   keep: z.boolean().default(false),
   resume: z.boolean().default(false),
   positionals: z.array(z.string()).max(0, 'unexpected argument; every option needs its --name'),
@@ -55,6 +58,7 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
       'bench-file': { type: 'string' },
       'users-file': { type: 'string' },
       'cache-dir': { type: 'string' },
+      history: { type: 'string' },
       keep: { type: 'boolean' },
       resume: { type: 'boolean' },
     },
@@ -69,6 +73,7 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
     ...pass('bench-file', flags['bench-file']),
     ...pass('users-file', flags['users-file']),
     ...pass('cache-dir', flags['cache-dir']),
+    ...pass('history', flags.history),
     ...(flags.keep ? ['--keep'] : []),
     ...(flags.resume ? ['--resume'] : []),
     ...(flags.write ? ['--update-noise-model'] : []),
