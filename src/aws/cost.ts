@@ -159,8 +159,3 @@ export function estimateCost(bench: ResolvedBench, durationSec: number): CostEst
   if (bench.region !== PRICES_REGION) notes.push(`Prices are ${PRICES_REGION}'s; ${bench.region} may differ.`);
   return { lines: lines.map((l) => ({ ...l, costUsd: round2(l.costUsd) })), totalUsd, pricesAsOf: PRICES_AS_OF, pricesRegion: PRICES_REGION, notes };
 }
-
-/** Hourly burn rate of the bench while it exists, for the plan's summary. */
-export function hourlyRateUsd(bench: ResolvedBench): number {
-  return round2(estimateCost({ ...bench }, 3600 * 10).totalUsd / 10);
-}

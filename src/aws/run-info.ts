@@ -43,11 +43,6 @@ export function stateKey(run: RunInfo): string {
   return `loadgate/${run.repository}/${run.runId}/${run.runAttempt}/terraform.tfstate`;
 }
 
-/** Where the run's tfvars are kept beside its state, so the janitor can destroy it later. */
-export function tfvarsKey(run: RunInfo): string {
-  return stateKey(run).replace(/terraform\.tfstate$/, 'terraform.tfvars.json');
-}
-
 /**
  * The bench name every resource starts with: lg-<run id>-<attempt>, lower case,
  * at most 25 characters (OpenSearch domain names allow 28, IAM role names get a

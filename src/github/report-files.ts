@@ -1,7 +1,6 @@
 import { lstat, readdir, readFile } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { InputError } from '../util/errors.ts';
-import { secretsFromEnv } from './secret-scan.ts';
 
 export interface ReportFile {
   /** Path inside the report directory, with "/" separators. */
@@ -53,12 +52,4 @@ export async function readReportDir(dir: string): Promise<ReportFile[]> {
   };
   await visit(dir);
   return files;
-}
-
-// The secret scan lives in secret-scan.ts; these names stay for existing callers.
-export { assertNoSecrets, secretsFromEnv } from './secret-scan.ts';
-
-/** Values of environment variables whose names say they are secrets. */
-export function secretValuesFromEnv(env: NodeJS.ProcessEnv = process.env): string[] {
-  return secretsFromEnv(env).map((s) => s.value);
 }

@@ -19,7 +19,6 @@ const goTime = z.string().refine((s) => !Number.isNaN(Date.parse(s)), 'expected 
 const count = z.number().int().nonnegative();
 
 export const agentStateSchema = z.enum(['stopped', 'starting', 'running', 'stopping']);
-export type AgentState = z.output<typeof agentStateSchema>;
 
 /** `loadtest.Status`. */
 export const agentStatusSchema = z.object({
@@ -33,7 +32,6 @@ export const agentStatusSchema = z.object({
 export type AgentStatus = z.output<typeof agentStatusSchema>;
 
 export const coordinatorStateSchema = z.enum(['stopped', 'running', 'done']);
-export type CoordinatorState = z.output<typeof coordinatorStateSchema>;
 
 /** `coordinator.Status`. `done` means the feedback loop found its equilibrium. */
 export const coordinatorStatusSchema = z.object({
@@ -59,7 +57,6 @@ export const agentResponseSchema = responseSchema(agentStatusSchema);
 export type AgentResponse = z.output<typeof agentResponseSchema>;
 
 export const coordinatorResponseSchema = responseSchema(coordinatorStatusSchema);
-export type CoordinatorResponse = z.output<typeof coordinatorResponseSchema>;
 
 /**
  * Agent and coordinator ids: the create routes only match `^[a-z]+[0-9]*$`
