@@ -39,7 +39,7 @@ export const SERIES_KEYS = [
   'connectedUsers',
   'rps',
   'stackInUseBytes',
-  // The capacity curve's per-level columns (issue 13): API median and p95, client error %.
+  // The capacity curve's per-level columns: API median and p95, client error %.
   'apiP50Ms',
   'apiP95Ms',
   'errorPercent',
@@ -131,7 +131,7 @@ export const runResultSchema = z.strictObject({
   supportedUsers: nonNegative.optional(),
   converged: z.boolean().optional(),
   /**
-   * Unbounded: how supportedUsers was estimated and how sure it is (issue 13). Optional, so
+   * Unbounded: how supportedUsers was estimated and how sure it is. Optional, so
    * results written before it still read. The decision rule's noise model may use
    * halfWidthPct / sdPct as the run's own uncertainty.
    */

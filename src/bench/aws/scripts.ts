@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 
 /**
  * The scripts the gate sends to the bench's nodes. Each calls an on-instance helper that
- * user data installed (infra/aws/modules/bench/templates; listed in README.md)
+ * user data installed (infra/aws/modules/bench/templates; listed in docs/aws.md)
  * with arguments that were validated before (release URLs from release.ts, patches from
  * config-patch.ts, environment names /^(LOADGATE|K6)_/) and are still single-quoted here.
  * Payloads (JSON, files) travel base64-encoded, an alphabet that needs no quoting.
