@@ -114,8 +114,8 @@ export interface CostEstimate {
 }
 
 /** Root volume sizes of modules/bench/variables.tf, for the EBS line. */
-export const ROOT_VOLUME_GB = { app: 20, agent: 20, proxy: 20, metrics: 200 } as const;
-export const OPENSEARCH_VOLUME_GB = 200;
+const ROOT_VOLUME_GB = { app: 20, agent: 20, proxy: 20, metrics: 200 } as const;
+const OPENSEARCH_VOLUME_GB = 200;
 
 function price(table: Readonly<Record<string, number>>, type: string): number {
   const value = table[type];

@@ -48,7 +48,7 @@ function valueAt(series: Series, t: number): number | undefined {
 }
 
 /** (users, metric values) at every connected-users point, from `fromSec` on. */
-export function usersAndMetrics(run: RunResult, fromSec = 0): Array<{ users: number; values: Partial<Record<SeriesKey, number>> }> {
+function usersAndMetrics(run: RunResult, fromSec = 0): Array<{ users: number; values: Partial<Record<SeriesKey, number>> }> {
   const users = run.series.connectedUsers;
   if (!users) return [];
   const out: Array<{ users: number; values: Partial<Record<SeriesKey, number>> }> = [];

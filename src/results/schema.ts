@@ -28,7 +28,7 @@ export type Series = z.output<typeof seriesSchema>;
  * The graph grid of the seed reports, one series each. `threads` is goroutines for
  * Go targets (Mattermost) and OS threads for others (Synapse).
  */
-export const SERIES_KEYS = [
+const SERIES_KEYS = [
   'apiAvgMs',
   'apiP99Ms',
   'storeAvgMs',
@@ -46,7 +46,7 @@ export const SERIES_KEYS = [
 ] as const;
 export type SeriesKey = (typeof SERIES_KEYS)[number];
 
-export const timingSchema = z.strictObject({
+const timingSchema = z.strictObject({
   name: z.string().min(1),
   count: nonNegative,
   avgMs: nonNegative,
@@ -82,7 +82,7 @@ const unboundedParams = z.strictObject({
   health: z.array(z.strictObject({ name: z.string(), query: z.string(), threshold: finite })),
 });
 
-export const benchFingerprintSchema = z.strictObject({
+const benchFingerprintSchema = z.strictObject({
   kind: z.enum(['local', 'aws']),
   /** Local bench: the host; AWS bench: absent. */
   host: z

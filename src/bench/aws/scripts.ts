@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
  */
 
 /** Where helpers keep the gate's files on a node; relocatable so tests can run the scripts. */
-export const HOME = '"${LOADGATE_HOME:-/var/lib/loadgate}"';
+const HOME = '"${LOADGATE_HOME:-/var/lib/loadgate}"';
 
 const HEADER = 'set -euo pipefail\nhome=' + HOME + '\n';
 
@@ -115,7 +115,7 @@ export function clientLicenceScript(): string {
  * setting belongs to the database, and CREATE DATABASE ... TEMPLATE does not copy it, so it
  * is set after every restore. A database Mattermost never ran on has neither table.
  */
-export const POST_RESTORE_SQL = `DO $$
+const POST_RESTORE_SQL = `DO $$
 BEGIN
   IF to_regclass('systems') IS NOT NULL THEN
     DELETE FROM Systems WHERE Name = 'ActiveLicenseId';

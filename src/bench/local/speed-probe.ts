@@ -41,7 +41,7 @@ export const WINDOW_SPAN_SUFFIX = '@window';
 export const MIN_WINDOW_SAMPLES = 6;
 
 /** Seconds between probes: 36 samples over the local profile's 3-minute hold. */
-export const DEFAULT_PROBE_INTERVAL_SEC = 5;
+const DEFAULT_PROBE_INTERVAL_SEC = 5;
 
 const WORKLOAD = `
 import json, platform, time

@@ -37,7 +37,7 @@ export interface Profile {
 const healthFor = (rateWindowSec: number) => [{ name: 'Average client request duration (s)', query: queryFor(rateWindowSec), threshold: THRESHOLD }];
 
 /** The local bench's fitted per-evaluation noise (sd of the log of a 15 s-window value). */
-export const LOCAL_NOISE_SD = 0.3;
+const LOCAL_NOISE_SD = 0.3;
 
 export const LOCAL: Profile = {
   name: 'local',
