@@ -28,7 +28,7 @@ interface Measured {
 
 /**
  * The local model is `loadgate calibrate`'s own output, committed with the runs behind it
- * (README, verdict, results), so every figure can be traced to its runs. One calibration
+ * (its README.md, verdict.json and results/), so every figure can be traced to its runs. One calibration
  * per test, as each takes its own bench time:
  *   loadgate calibrate --config examples/local-synapse.yml --version 1.162.0 --runs 3 --tests <test> --out <dir>
  * The folder is named in each source. Calibrations of one metric taken at different
