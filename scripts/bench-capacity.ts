@@ -1,5 +1,5 @@
 /**
- * Before/after figures of the capacity search (issue 13), from the coordinator simulation
+ * The scale-free capacity search against load-test-ng's constant-step one, from the coordinator simulation
  * (src/coordinator/simulation): the real coordinator against capacity models fitted to the
  * local bench and to the ceiling-test seed, on a virtual clock with seeded noise. Every
  * figure is simulated; the bench figures come from scripts/bench-local.sh.
@@ -29,39 +29,39 @@ function fmtSec(sec: number): string {
 
 async function profile(p: Profile, n: number): Promise<void> {
   console.log(`\n${p.name}: ceiling ${p.ceiling} users, ${p.model.rateWindowSec} s rate windows, noise sd ${p.model.noiseSd} per ${p.model.scrapeSec} s scrape (${n} seeded runs each)`);
-  const before = await simulateMany({ model: p.model, ceiling: p.ceiling, test: p.before }, n);
-  const cold = await simulateMany({ model: p.model, ceiling: p.ceiling, test: p.after }, n);
-  const warm = await simulateMany({ model: p.model, ceiling: p.ceiling, test: p.after, hint: p.ceiling }, n);
-  console.log(row('before (shipped until issue 13)', before));
-  console.log(row('after, cold start', cold));
-  console.log(row('after, warm start (right hint)', warm));
-  for (const [label, hint] of [['after, hint 2x too high', 2 * p.ceiling], ['after, hint 3x too low', p.ceiling / 3]] as const) {
-    console.log(row(label, await simulateMany({ model: p.model, ceiling: p.ceiling, test: p.after, hint }, n)));
+  const constant = await simulateMany({ model: p.model, ceiling: p.ceiling, test: p.constantStep }, n);
+  const cold = await simulateMany({ model: p.model, ceiling: p.ceiling, test: p.scaleFree }, n);
+  const warm = await simulateMany({ model: p.model, ceiling: p.ceiling, test: p.scaleFree, hint: p.ceiling }, n);
+  console.log(row('constant step', constant));
+  console.log(row('scale-free, cold start', cold));
+  console.log(row('scale-free, warm start (right hint)', warm));
+  for (const [label, hint] of [['scale-free, hint 2x too high', 2 * p.ceiling], ['scale-free, hint 3x too low', p.ceiling / 3]] as const) {
+    console.log(row(label, await simulateMany({ model: p.model, ceiling: p.ceiling, test: p.scaleFree, hint }, n)));
   }
-  const gate = (cold.meanDurationSec + warm.meanDurationSec) / (2 * before.meanDurationSec);
-  console.log(`  a gate's two unbounded runs (cold + warm) take ${(100 * gate).toFixed(0)} % of the time before`);
+  const gate = (cold.meanDurationSec + warm.meanDurationSec) / (2 * constant.meanDurationSec);
+  console.log(`  a gate's two unbounded runs (cold + warm) take ${(100 * gate).toFixed(0)} % of the constant-step time`);
 }
 
 async function machines(n: number): Promise<void> {
   console.log(`\nlocal profile on machines 0.3x-3x of the fitted one (${n} runs each):`);
   for (const factor of [0.3, 0.5, 1, 2, 3]) {
     const ceiling = Math.round(LOCAL.ceiling * factor);
-    console.log(row(`${factor}x before (${ceiling} users)`, await simulateMany({ model: LOCAL.model, ceiling, test: forCeiling(LOCAL.before, ceiling) }, n)));
-    console.log(row(`${factor}x after, cold`, await simulateMany({ model: LOCAL.model, ceiling, test: forCeiling(LOCAL.after, ceiling) }, n)));
+    console.log(row(`${factor}x constant step (${ceiling} users)`, await simulateMany({ model: LOCAL.model, ceiling, test: forCeiling(LOCAL.constantStep, ceiling) }, n)));
+    console.log(row(`${factor}x scale-free, cold`, await simulateMany({ model: LOCAL.model, ceiling, test: forCeiling(LOCAL.scaleFree, ceiling) }, n)));
   }
 }
 
 async function ceilings(n: number): Promise<void> {
   console.log(`\ncold vs warm from 50 to 100,000 users (local search shape, 1 h budget, ${n} runs each):`);
   for (const ceiling of [50, 1000, 20_000, 100_000]) {
-    const spec = { ...forCeiling(LOCAL.after, ceiling), maxDuration: 3600 };
+    const spec = { ...forCeiling(LOCAL.scaleFree, ceiling), maxDuration: 3600 };
     console.log(row(`${ceiling} cold`, await simulateMany({ model: LOCAL.model, ceiling, test: spec }, n)));
     console.log(row(`${ceiling} warm`, await simulateMany({ model: LOCAL.model, ceiling, test: spec, hint: ceiling }, n)));
   }
 }
 
-/** examples/aws-mattermost.yml as it was before issue 13: no early stop, the seeds' search. */
-function beforeIssue13(config: GateConfig): GateConfig {
+/** examples/aws-mattermost.yml with load-test-ng's search: no early stop, constant steps, the window mean. */
+function constantStepConfig(config: GateConfig): GateConfig {
   return {
     ...config,
     tests: config.tests.map((t) => {
@@ -79,7 +79,7 @@ async function plan(): Promise<void> {
   const config = await loadGateConfig('examples/aws-mattermost.yml');
   const bench = resolveBench(config.bench.aws, config.tests);
   console.log('\nexamples/aws-mattermost.yml, expected gate (1 run per side, empty database):');
-  for (const [label, c] of [['before issue 13', beforeIssue13(config)], ['after', config]] as const) {
+  for (const [label, c] of [['constant step', constantStepConfig(config)], ['scale-free', config]] as const) {
     const upper = estimateDuration(c, bench, 'empty');
     const e = await expectedDuration(c, upper);
     console.log(`  ${label.padEnd(16)} expected ${fmtSec(e.totalSec)} (${(e.totalSec / 3600).toFixed(2)} bench-hours), longest run ${fmtSec(e.longestRunSec)}; upper bound ${fmtSec(upper.totalSec)}`);

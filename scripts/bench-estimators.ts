@@ -1,6 +1,6 @@
 /**
- * `npm run bench:estimators [-- <calibration dir>...]`: issue 13's "steadier estimator",
- * measured on runs already taken. Every unbounded run of the given calibrations (default:
+ * `npm run bench:estimators [-- <calibration dir>...]`: candidate estimators of supported
+ * users, compared on runs already taken. Every unbounded run of the given calibrations (default:
  * the local ones the shipped noise model pools, scripts/make-noise-models.ts) is
  * re-estimated from its stored series by the estimators in scripts/lib/estimator-study.ts,
  * and the run-to-run spread of each is printed beside the shipped hold mean's: as

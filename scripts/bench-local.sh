@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# Figures for the local bench (issue 3), printed as a summary at the end:
+# Figures for the local bench, printed as a summary at the end:
 #   cold      the quick profile end to end with empty caches (pip, k6 build, dataset)
 #   warm      the same again, caches warm: goal < 15 minutes
 #   aa        A/A: the same version on both sides, 3 gates (unbounded test, 6 runs); must
 #             not fail; per-run supported users, estimate half-width and wall time, then
-#             mean, sd (issue 13 goal: <= 2 %) and spread. With CONFIG_BEFORE set (e.g. the
-#             profile before issue 13: git show e0d9e7c:examples/local-synapse.yml > /tmp/before.yml)
-#             the same A/A runs with it too, and the means and wall times are compared
-#             (goals: after <= 60 % of before's unbounded wall time, means within 3 %)
+#             mean, sd (goal: <= 2 %) and spread. With CONFIG_BEFORE set to a reference
+#             profile (e.g. an older examples/local-synapse.yml, from git show), the same
+#             A/A runs with it too, and the means and wall times are compared (goals: at
+#             most 60 % of the reference's unbounded wall time, means within 3 %)
 #   slowdown  a candidate with an injected regression (caches shrunk) must be reported
 #             worse on the metrics it affects (bounded test)
 # Usage: bash scripts/bench-local.sh [cold,warm,aa,slowdown]   (default: all four)
@@ -102,10 +102,10 @@ if has aa; then
   read -r mean sd spread secs n < <(GATE_CONFIG="$CONFIG" aa_runs "" | tail -n 1)
   say "A/A ($CONFIG): $n runs, mean $mean supported users, per-run sd $sd % (goal <= 2 %), max-min $spread % of the mean, unbounded run $secs s on average"
   if [ -n "$CONFIG_BEFORE" ]; then
-    say "== A/A with the profile before issue 13: $CONFIG_BEFORE"
+    say "== A/A with the reference profile: $CONFIG_BEFORE"
     read -r bmean bsd bspread bsecs bn < <(GATE_CONFIG="$CONFIG_BEFORE" aa_runs "-before" | tail -n 1)
     say "A/A ($CONFIG_BEFORE): $bn runs, mean $bmean, per-run sd $bsd %, max-min $bspread %, unbounded run $bsecs s on average"
-    say "after vs before: mean $(node -e 'console.log((100 * (process.argv[1] / process.argv[2] - 1)).toFixed(2))' "$mean" "$bmean") % (goal within ±3 %), unbounded wall time $(node -e 'console.log((100 * process.argv[1] / process.argv[2]).toFixed(0))' "$secs" "$bsecs") % of before (goal <= 60 %)"
+    say "this profile vs the reference: mean $(node -e 'console.log((100 * (process.argv[1] / process.argv[2] - 1)).toFixed(2))' "$mean" "$bmean") % (goal within ±3 %), unbounded wall time $(node -e 'console.log((100 * process.argv[1] / process.argv[2]).toFixed(0))' "$secs" "$bsecs") % of the reference's (goal <= 60 %)"
   fi
 fi
 

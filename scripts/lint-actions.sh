@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # actionlint on every workflow, then every action.yml against the action metadata schema
-# (src/github/action-metadata.ts, written from GitHub's documented metadata syntax).
+# (test/support/action-metadata.ts, written from GitHub's documented metadata syntax).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

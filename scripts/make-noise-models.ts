@@ -28,24 +28,24 @@ interface Measured {
 
 /**
  * The local model is `loadgate calibrate`'s own output, committed with the runs behind it
- * (README, verdict, results), so every figure can be traced to its runs. One calibration
+ * (its README.md, verdict.json and results/), so every figure can be traced to its runs. One calibration
  * per test, as each takes its own bench time:
  *   loadgate calibrate --config examples/local-synapse.yml --version 1.162.0 --runs 3 --tests <test> --out <dir>
  * The folder is named in each source. Calibrations of one metric taken at different
  * times are pooled by degrees of freedom (each around its own mean: Σ df·sd² / Σ df), so
  * the model holds the bench's noise over the hours it was measured at, not one quiet
- * hour's (README, "When the bench is noisier than its model"). (The bounded figures used
- * to come from three gates of 1.162.0 against 1.163.2, which mixed the versions' real
- * differences into the noise; README, "The local bench".)
+ * hour's (docs/research/2026-11-25-noise-check-and-pair-differences.md). Only A/A
+ * calibrations count: a gate of two versions would mix their real differences into the
+ * noise (docs/research/2026-11-25-local-noise-model.md).
  */
 export const LOCAL_CALIBRATIONS = [
-  // 2026-11-24 16:15-16:53
+  // An afternoon hour.
   'reports/calibration/local-synapse-1.162.0-unbounded',
-  // 2026-11-25 02:51-03:30
+  // A night hour: a different load on the shared host.
   'reports/calibration/local-synapse-1.162.0-unbounded-night',
-  // 2026-11-25 09:42-10:39, another VM of the same kind, 4 pairs, with the speed probe
+  // Another VM of the same kind, 4 pairs, with the speed probe.
   'reports/calibration/local-synapse-1.162.0-unbounded-probe',
-  // 2026-11-25 16:20-17:18, the probe every 5 s and its median over the settled hold
+  // The probe every 5 s and its median over the settled hold (the shipped speed fit).
   'reports/calibration/local-synapse-1.162.0-unbounded-window-probe',
   'reports/calibration/local-synapse-1.162.0-bounded',
 ] as const;

@@ -1,11 +1,11 @@
 /**
- * Issue 13, item 3 ("a steadier estimator: keep whatever measurably lowers the spread"):
+ * A search for a steadier estimator (keep whatever measurably lowers the spread):
  * supported users re-estimated from a finished unbounded run's stored series by estimators
  * the coordinator does not use, so that their run-to-run spread can be set beside the
  * shipped hold mean's on the same runs. Used by scripts/bench-estimators.ts.
  *
  * The alternatives read the binding health query (the target's CPU, at its threshold)
- * against the active users, as the issue suggests: CPU ∝ users through the origin over the
+ * against the active users: CPU ∝ users through the origin over the
  * settled hold or over the whole run, and a straight line over the whole run.
  */
 import { readdir } from 'node:fs/promises';

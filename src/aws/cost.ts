@@ -114,8 +114,8 @@ export interface CostEstimate {
 }
 
 /** Root volume sizes of modules/bench/variables.tf, for the EBS line. */
-export const ROOT_VOLUME_GB = { app: 20, agent: 20, proxy: 20, metrics: 200 } as const;
-export const OPENSEARCH_VOLUME_GB = 200;
+const ROOT_VOLUME_GB = { app: 20, agent: 20, proxy: 20, metrics: 200 } as const;
+const OPENSEARCH_VOLUME_GB = 200;
 
 function price(table: Readonly<Record<string, number>>, type: string): number {
   const value = table[type];
@@ -158,9 +158,4 @@ export function estimateCost(bench: ResolvedBench, durationSec: number): CostEst
   ];
   if (bench.region !== PRICES_REGION) notes.push(`Prices are ${PRICES_REGION}'s; ${bench.region} may differ.`);
   return { lines: lines.map((l) => ({ ...l, costUsd: round2(l.costUsd) })), totalUsd, pricesAsOf: PRICES_AS_OF, pricesRegion: PRICES_REGION, notes };
-}
-
-/** Hourly burn rate of the bench while it exists, for the plan's summary. */
-export function hourlyRateUsd(bench: ResolvedBench): number {
-  return round2(estimateCost({ ...bench }, 3600 * 10).totalUsd / 10);
 }

@@ -5,13 +5,13 @@ import { simulateMany } from '../coordinator/simulation/simulate.ts';
 import { TIMING_SEC, type DurationEstimate, type RunSlot } from './cost.ts';
 
 /**
- * The expected duration of a gate, beside the plan's upper bound (issue 13): each
+ * The expected duration of a gate, beside the plan's upper bound: each
  * unbounded run is simulated (the real coordinator against the capacity model fitted to
  * the ceiling-test seed, src/coordinator/simulation) with its own rate windows, at a
  * ceiling of `ceilingFraction` x maxUsers; the first run climbs cold, later runs start
  * warm from it. A bounded run with earlyStop is expected to stop after its minimum hold.
- * `runsPerSide` is the decision rule's expected number of runs per side (issue 9 supplies
- * it; 1 is the seed reports' single run).
+ * `runsPerSide` is the decision rule's expected number of runs per side (1 is the
+ * ceiling-test reports' single run).
  */
 
 export interface ExpectedOptions {

@@ -93,7 +93,7 @@ interface Sweep {
 const realSleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** terraform destroy with the bench's own state and tfvars; false when that is not possible. */
-export async function destroyWithTerraform(runner: CommandRunner, bench: TaggedBench, options: JanitorOptions): Promise<boolean> {
+async function destroyWithTerraform(runner: CommandRunner, bench: TaggedBench, options: JanitorOptions): Promise<boolean> {
   // The state bucket has one region; the bench's own region is in its tfvars.
   if (!bench.stateKey) {
     options.log(`${bench.bench}: no StateKey tag, falling back to deleting tagged resources`);
@@ -152,7 +152,7 @@ export function parseArn(arn: string): { service: string; type: string; id: stri
  * while AWS still reports a dependency. Best effort: each failure is recorded
  * and the rest still runs.
  */
-export async function deleteTaggedResources(runner: CommandRunner, bench: TaggedBench, options: JanitorOptions, region = options.regions[0] ?? 'us-east-1'): Promise<string[]> {
+async function deleteTaggedResources(runner: CommandRunner, bench: TaggedBench, options: JanitorOptions, region = options.regions[0] ?? 'us-east-1'): Promise<string[]> {
   const failures: string[] = [];
   const sleep = options.sleep ?? realSleep;
   const regionArgs = ['--region', region];

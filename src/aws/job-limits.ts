@@ -39,7 +39,7 @@ export interface JobBudgetNames {
   budget: string;
 }
 
-export const JOB_BUDGET_FLAGS: JobBudgetNames = { limit: '--runner-limit', budget: '--job-budget' };
+const JOB_BUDGET_FLAGS: JobBudgetNames = { limit: '--runner-limit', budget: '--job-budget' };
 
 /** How to fix a refused job budget: the range it must be in, and that leaving it out gives the most. */
 export function jobBudgetFix(limitMinutes: number, names: JobBudgetNames = JOB_BUDGET_FLAGS): string {

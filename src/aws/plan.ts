@@ -80,7 +80,7 @@ export function requireDataset(config: GateConfig, dbSource: DbSource): string |
 }
 
 /** The resources infra/aws creates for this bench, by role. */
-export function plannedResources(bench: ResolvedBench): PlannedResource[] {
+function plannedResources(bench: ResolvedBench): PlannedResource[] {
   const resources: PlannedResource[] = [
     { role: 'app', resource: 'aws_instance', type: bench.appInstanceType, count: bench.appCount },
     { role: 'agent', resource: 'aws_instance', type: bench.agentInstanceType, count: bench.agentCount },

@@ -56,7 +56,7 @@ export const PERFCOMP: Readonly<BenchSize> = {
   openSearchInstanceType: 'r6g.xlarge.search',
 };
 
-export const CEILING_FAMILIES = { L: 'large', XL: 'xlarge', '2XL': '2xlarge', '4XL': '4xlarge' } as const;
+const CEILING_FAMILIES = { L: 'large', XL: 'xlarge', '2XL': '2xlarge', '4XL': '4xlarge' } as const;
 export type CeilingFamily = keyof typeof CEILING_FAMILIES;
 
 /** The sixteen benches the seed ceiling-test report ran, in its order. */
@@ -69,7 +69,7 @@ export const SEED_CEILING_PRESETS = [
 
 const CEILING_PATTERN = /^(L|XL|2XL|4XL)\.([1-9])([1-9])([02])$/;
 
-export const VALID_PRESETS_HELP =
+const VALID_PRESETS_HELP =
   'valid presets are "perfcomp" and ceiling-test names FAMILY.ABC: FAMILY is L, XL, 2XL or 4XL, ' +
   'A app nodes (1-9), B database nodes (1-9), C OpenSearch nodes (0 or 2), e.g. 2XL.220; ' +
   `the seed report's benches are ${SEED_CEILING_PRESETS.join(', ')}`;

@@ -62,12 +62,3 @@ export const OTHER_PRICES_USD = {
 } as const;
 
 export const HOURS_PER_MONTH = 730;
-
-/** Every priced type, for messages that list the choices. */
-export function pricedTypes(): { ec2: string[]; aurora: string[]; openSearch: string[] } {
-  return {
-    ec2: Object.keys(EC2_HOURLY_USD),
-    aurora: Object.keys(AURORA_HOURLY_USD),
-    openSearch: Object.keys(OPENSEARCH_HOURLY_USD),
-  };
-}

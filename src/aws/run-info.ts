@@ -6,7 +6,7 @@ import type { ActionsContext } from '../github/actions-context.ts';
  * The gate run a bench belongs to: it names the bench, its state key and its
  * tags. From CLI flags, falling back to the GitHub Actions run context.
  */
-export const runInfoSchema = z.strictObject({
+const runInfoSchema = z.strictObject({
   repository: z.string().regex(/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/, 'expected owner/name'),
   runId: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'expected a run ID of letters, digits, dots, dashes or underscores'),
   runAttempt: z.coerce.number().int().min(1),
@@ -41,11 +41,6 @@ export function readRunInfo(flags: { repository?: string; runId?: string; runAtt
 /** One Terraform state per run attempt, so concurrent gates never share a lock or a bench. */
 export function stateKey(run: RunInfo): string {
   return `loadgate/${run.repository}/${run.runId}/${run.runAttempt}/terraform.tfstate`;
-}
-
-/** Where the run's tfvars are kept beside its state, so the janitor can destroy it later. */
-export function tfvarsKey(run: RunInfo): string {
-  return stateKey(run).replace(/terraform\.tfstate$/, 'terraform.tfvars.json');
 }
 
 /**

@@ -55,9 +55,9 @@ export type Tfvars = z.output<typeof tfvarsSchema>;
  * variables: a /16 is as wide as one organisation's egress plausibly gets; wider
  * would open the agents' unauthenticated k6 API and Prometheus to much of the internet.
  */
-export const WIDEST_CONTROLLER_PREFIX = 16;
+const WIDEST_CONTROLLER_PREFIX = 16;
 
-export const controllerCidr = z
+const controllerCidr = z
   .string()
   .regex(/^(\d{1,3}\.){3}\d{1,3}\/(\d|[12]\d|3[0-2])$/, 'expected an IPv4 CIDR such as 203.0.113.7/32')
   .refine((c) => c.split('.').slice(0, 3).concat(c.split('.')[3]!.split('/')[0]!).every((octet) => Number(octet) <= 255), 'expected IPv4 octets of 0-255')
@@ -78,13 +78,13 @@ export const benchInputsSchema = z.strictObject({
 export type BenchInputs = z.output<typeof benchInputsSchema>;
 
 /** k6's REST API port; load-test-ng's ltapi listens on 4000. */
-export const AGENT_API_PORTS = { k6: 6565, 'load-test-ng': 4000 } as const;
+const AGENT_API_PORTS = { k6: 6565, 'load-test-ng': 4000 } as const;
 
 /** Margin past the estimated end before the janitor may destroy the bench. */
-export const EXPIRY_MARGIN_SEC = 3600;
+const EXPIRY_MARGIN_SEC = 3600;
 
 /** The release tarball of a version: target.downloadUrl (or Mattermost's default) with {version} filled in. */
-export function mattermostDownloadUrl(config: GateConfig, version: string): string {
+function mattermostDownloadUrl(config: GateConfig, version: string): string {
   let pattern: RegExp;
   try {
     pattern = new RegExp(config.target.versionPattern);

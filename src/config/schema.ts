@@ -56,7 +56,7 @@ export const unboundedTestSchema = z.strictObject({
     .describe('Equilibrium when |slope of active users| over the window is below this many users per minute, as a % of the mean'),
   maxDuration: durationSchema.describe('Hard stop; a run that reaches it has not converged'),
   health: z.array(healthQuerySchema).min(1, 'an unbounded test needs at least one health query'),
-  // The scale-free search (issue 13). Every key is optional: without them the coordinator
+  // The scale-free search. Every key is optional: without them the coordinator
   // is load-test-ng's, with constant steps and the window mean.
   climbPct: z
     .number()

@@ -3,15 +3,13 @@ import type { UnboundedTest } from '../config/schema.ts';
 /**
  * The unbounded test's step policy: how many users to add or remove at each step.
  *
- * - ramp: a warm start ramps linearly to its start point over `warmStart.rampUp`
- *   (starting many users at once is a login storm: 110 users at once on the local bench
- *   gave a 2.4 s average request time in the first seconds). Starting users costs more
+ * - ramp: a warm start ramps linearly to its start point over `warmStart.rampUp`,
+ *   because starting many users at once is a login storm. Starting users costs more
  *   than running them (login, initial sync), so a ramp can look unhealthy below the
  *   ceiling: an alert during the ramp pauses it, and only one that lasts a whole lag of
  *   the health queries (the start-up cost has left their windows) is the first alert.
- *   On the local bench every one of 8 calibration runs took its first alert during its
- *   ramp (at 38 to 54 users, e.g. 54 on the way to 62, with the ceiling near 65-70) and
- *   then searched in small steps from there (2026-11-24);
+ *   Otherwise a ramp's alert would end the climb well below the ceiling and leave the
+ *   search to crawl up in small steps (docs/research/2026-11-24-capacity-search.md);
  * - climb: until the first alert, +usersIncrement per step, or with `climbPct` that % of
  *   the current users (at least usersIncrement): the time to the ceiling then grows with
  *   log(capacity), not with capacity, and the overshoot is the same fraction everywhere;

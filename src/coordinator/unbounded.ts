@@ -284,11 +284,9 @@ export async function runUnbounded(options: RunUnboundedOptions): Promise<Unboun
         return finish('equilibrium', `unhealthy even without users for ${test.stabilityWindow} s: supported users 0`, window);
       }
       // hold-mean: the stability window is the settled hold (the step at its floor), so the
-      // estimate gets a whole window of it. Starting it at the first alert, as load-test-ng
-      // does, left the bisection's transient in it: on the local bench the step reached its
-      // floor ~150 s after the alert, so a 3-minute window held ~30 s of settled users, and
-      // the mean of users 90-250 s after the alert moved 2.0 % between runs where that of
-      // the first 180 s moved 3.9 % (6 A/A runs, 2026-11-24).
+      // estimate gets a whole window of it. A window that starts at the first alert, as
+      // load-test-ng's does, holds the bisection's transient, and its mean varies about
+      // twice as much between runs (docs/research/2026-11-24-capacity-search.md).
       if (test.estimator === 'hold-mean' && estimate !== undefined && window.startSec >= (samples[0] as Sample).tSec && isEquilibrium(window, test.equilibriumSlope)) {
         return finish(
           'equilibrium',

@@ -45,7 +45,6 @@ const refListSchema = z.array(refSchema);
 export type Repository = z.output<typeof repoSchema>;
 export type GitRef = z.output<typeof refSchema>;
 export type GitCommit = z.output<typeof commitSchema>;
-export type GitTreeEntry = z.output<typeof treeEntrySchema>;
 export type CheckRun = z.output<typeof checkRunSchema>;
 export type PullRequest = z.output<typeof pullSchema>;
 

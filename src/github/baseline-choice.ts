@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { InputError, formatIssuePath } from '../util/errors.ts';
 
 /** `pick-baseline --write-choice` output, read back by `publish` for the report and check run. */
-export const baselineChoiceSchema = z.strictObject({
+const baselineChoiceSchema = z.strictObject({
   candidate: z.string(),
   baseline: z.string(),
   reason: z.string().max(1000),

@@ -10,16 +10,16 @@ import { planMarkdown, type GatePlan } from './plan.ts';
  * neutral, skipped and cancelled are never used because required checks treat them as
  * passing.
  */
-export const CONCLUSION_FOR: Record<Verdict, CheckConclusion> = {
+const CONCLUSION_FOR: Record<Verdict, CheckConclusion> = {
   pass: 'success',
   fail: 'failure',
   inconclusive: 'action_required',
 };
 
 /** GitHub takes at most 50 annotations per request; more are sent in further updates. */
-export const ANNOTATIONS_PER_REQUEST = 50;
+const ANNOTATIONS_PER_REQUEST = 50;
 /** Bounds the update loop; beyond this the summary and report carry the rest. */
-export const MAX_ANNOTATIONS = 500;
+const MAX_ANNOTATIONS = 500;
 
 const TITLE_LIMIT = 250;
 
@@ -34,9 +34,9 @@ export interface StartOptions {
 }
 
 /** external_id of every check run loadgate creates: how it recognises its own. */
-export const EXTERNAL_ID_PREFIX = 'loadgate';
+const EXTERNAL_ID_PREFIX = 'loadgate';
 
-export function externalIdFor(runId: string | undefined): string {
+function externalIdFor(runId: string | undefined): string {
   return runId ? `${EXTERNAL_ID_PREFIX}:${runId}` : EXTERNAL_ID_PREFIX;
 }
 
@@ -45,7 +45,7 @@ export function externalIdFor(runId: string | undefined): string {
  * name happens to be the check name also makes a check run; it has no loadgate
  * external_id and is left alone.
  */
-export async function ownCheckRuns(api: GitHubRepoApi, sha: string, name: string): Promise<CheckRun[]> {
+async function ownCheckRuns(api: GitHubRepoApi, sha: string, name: string): Promise<CheckRun[]> {
   const runs = await api.listCheckRuns(sha, name);
   return runs
     .filter((r) => r.name === name && r.head_sha === sha && (r.external_id === EXTERNAL_ID_PREFIX || (r.external_id ?? '').startsWith(`${EXTERNAL_ID_PREFIX}:`)))
@@ -114,7 +114,7 @@ export interface FinishedCheck {
 }
 
 /** The markdown for a gate that produced no verdict. */
-export function noVerdictMarkdown(problem: string, runUrl: string | undefined): string {
+function noVerdictMarkdown(problem: string, runUrl: string | undefined): string {
   return [
     `## loadgate: ${VERDICT_LABEL.inconclusive}`,
     '',
@@ -126,7 +126,7 @@ export function noVerdictMarkdown(problem: string, runUrl: string | undefined): 
 }
 
 /** Said first in the check run when the verdict is known but the report PR failed. */
-export function reportProblemMarkdown(problem: string, runUrl: string | undefined): string {
+function reportProblemMarkdown(problem: string, runUrl: string | undefined): string {
   return [
     '> [!WARNING]',
     '> **The report pull request was not published.** The verdict below stands; the full report is in the',

@@ -4,7 +4,7 @@ import { InputError } from '../util/errors.ts';
  * What each GitHub call needs, so a refusal can say which permission or setting is
  * missing instead of echoing "Resource not accessible by integration".
  */
-export const OPERATIONS = {
+const OPERATIONS = {
   'repos.get': { permission: 'metadata: read', doing: 'reading the repository' },
   'repos.listTags': { permission: 'contents: read', doing: 'listing tags' },
   'git.listMatchingRefs': { permission: 'contents: read', doing: 'listing tag refs' },

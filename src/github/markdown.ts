@@ -54,11 +54,11 @@ function formatPct(value: number | null): string {
   return `${value > 0 ? '+' : ''}${value.toFixed(1)}%`;
 }
 
-export function sortChecks(checks: readonly Check[]): Check[] {
+function sortChecks(checks: readonly Check[]): Check[] {
   return [...checks].sort((a, b) => OUTCOME_ORDER[a.verdict] - OUTCOME_ORDER[b.verdict] || Number(b.gating) - Number(a.gating));
 }
 
-export function verdictTable(verdict: VerdictFile): string {
+function verdictTable(verdict: VerdictFile): string {
   const header = ['| Test | Metric | Baseline | Candidate | Change | Interval | Tolerance | Result |', '|---|---|---:|---:|---:|---|---:|---|'];
   const rows = sortChecks(verdict.checks).map((c) => {
     const interval = c.interval ? `[${formatPct(c.interval[0])}, ${formatPct(c.interval[1])}]` : '—';

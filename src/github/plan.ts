@@ -63,7 +63,7 @@ function dbSourceOf(config: GateConfig): DbSource {
  * (an unpriced instance type, say) is reported in the check run rather than stopping it:
  * provisioning refuses such a bench with the same message.
  */
-export function awsPlanFor(config: GateConfig, tests: readonly TestSpec[], repeats: number, maxCost: number | null): AwsPlanSummary {
+function awsPlanFor(config: GateConfig, tests: readonly TestSpec[], repeats: number, maxCost: number | null): AwsPlanSummary {
   try {
     const plan = buildPlan({ ...config, tests: [...tests], repeats }, { dbSource: dbSourceOf(config), ...(maxCost !== null ? { maxCostUsd: maxCost } : {}) });
     return {

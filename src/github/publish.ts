@@ -39,7 +39,7 @@ function secretValues(ctx: PublishContext): string[] {
   return ctx.secrets.map((s) => (typeof s === 'string' ? s : s.value));
 }
 
-export async function resolveSha(api: GitHubRepoApi, candidate: string, sha: string | undefined): Promise<string> {
+async function resolveSha(api: GitHubRepoApi, candidate: string, sha: string | undefined): Promise<string> {
   return sha ?? api.resolveTagCommit(candidate);
 }
 
@@ -83,7 +83,7 @@ export interface FinishResult {
 }
 
 /** One annotation per gating check that did not pass, on the gate config. */
-export function annotationsFor(verdict: VerdictFile, configPath: string | undefined): CheckAnnotation[] {
+function annotationsFor(verdict: VerdictFile, configPath: string | undefined): CheckAnnotation[] {
   if (!configPath) return [];
   return verdict.checks
     .filter((c) => c.verdict === 'fail' || c.verdict === 'inconclusive')
@@ -97,7 +97,7 @@ export function annotationsFor(verdict: VerdictFile, configPath: string | undefi
     }));
 }
 
-export function pullBody(verdict: VerdictFile, ctx: PublishContext, baselineReason: string | undefined, directory: string): string {
+function pullBody(verdict: VerdictFile, ctx: PublishContext, baselineReason: string | undefined, directory: string): string {
   const run = runUrl(ctx.env);
   const body = [
     verdictMarkdown({ verdict, runUrl: run, baselineReason, nextSteps: nextStepsContext(ctx.env) }),

@@ -1,7 +1,6 @@
 import { lstat, readdir, readFile } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { InputError } from '../util/errors.ts';
-import { secretsFromEnv } from './secret-scan.ts';
 
 export interface ReportFile {
   /** Path inside the report directory, with "/" separators. */
@@ -10,13 +9,13 @@ export interface ReportFile {
 }
 
 /** GitHub's blob API takes up to 100 MB; a report is far smaller, so stay well below. */
-export const MAX_FILE_BYTES = 50 * 1024 * 1024;
+const MAX_FILE_BYTES = 50 * 1024 * 1024;
 /**
  * A guard against pointing --report at the wrong directory, not a commit budget: 20 tests
  * x 20 repeats x 2 sides is 800 run results, plus graphs and logs. What is committed is
  * bounded separately (report-pack.ts).
  */
-export const MAX_FILES = 5000;
+const MAX_FILES = 5000;
 const SAFE_NAME = /^[A-Za-z0-9._-][A-Za-z0-9._ -]{0,120}$/;
 
 /**
@@ -53,12 +52,4 @@ export async function readReportDir(dir: string): Promise<ReportFile[]> {
   };
   await visit(dir);
   return files;
-}
-
-// The secret scan lives in secret-scan.ts; these names stay for existing callers.
-export { assertNoSecrets, secretsFromEnv } from './secret-scan.ts';
-
-/** Values of environment variables whose names say they are secrets. */
-export function secretValuesFromEnv(env: NodeJS.ProcessEnv = process.env): string[] {
-  return secretsFromEnv(env).map((s) => s.value);
 }

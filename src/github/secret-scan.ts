@@ -25,7 +25,7 @@ const MIN_SECRET_LENGTH = 8;
 const SECRET_NAME = /(TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|PRIVATE_KEY|SECRET_ACCESS_KEY|ACCESS_KEY(_ID)?|API_KEY)$/i;
 
 /** Credential shapes worth refusing even when no variable holds them (a token echoed by a tool). */
-export const CREDENTIAL_PATTERNS: readonly { what: string; pattern: RegExp }[] = [
+const CREDENTIAL_PATTERNS: readonly { what: string; pattern: RegExp }[] = [
   { what: 'an AWS access key ID', pattern: /\b(?:AKIA|ASIA)[A-Z0-9]{16}\b/ },
   { what: 'an AWS secret access key assignment', pattern: /aws_secret_access_key["']?\s*[=:]\s*["']?[A-Za-z0-9/+=]{40}/i },
   { what: 'a GitHub token', pattern: /\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})\b/ },
@@ -65,7 +65,7 @@ export function findSecrets(
   return findings;
 }
 
-export function describeFindings(findings: readonly SecretFinding[], max = 10): string {
+function describeFindings(findings: readonly SecretFinding[], max = 10): string {
   const lines = findings.slice(0, max).map((f) => `${f.item} contains ${f.what}`);
   if (findings.length > max) lines.push(`… and ${findings.length - max} more`);
   return lines.join('; ');

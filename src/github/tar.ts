@@ -52,7 +52,7 @@ function header(entry: TarEntry): Buffer {
   return block;
 }
 
-export function tar(entries: readonly TarEntry[]): Buffer {
+function tar(entries: readonly TarEntry[]): Buffer {
   const parts: Buffer[] = [];
   for (const entry of entries) {
     parts.push(header(entry), entry.content);

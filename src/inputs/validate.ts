@@ -65,7 +65,7 @@ export interface GateInputs {
 
 export const DEFAULT_CONFIG_PATH = '.github/loadgate.yml';
 export const DEFAULT_CHECK_NAME = 'loadgate';
-export const DEFAULT_RC_PATTERN = 'v*-rc*';
+const DEFAULT_RC_PATTERN = 'v*-rc*';
 
 /** A version label: the strict base pattern first, then the gate's own `target.versionPattern`. */
 export function validateVersionLabel(value: string, field: string, versionPattern?: string): string {

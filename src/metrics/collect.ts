@@ -9,7 +9,7 @@ import { STORE_INTERVAL_SEC, cpuCount, seriesQueries, storeIntervalMeans, window
  * timings and the client totals. Missing data is reported per component, never papered
  * over with zeros.
  */
-export const STEP_SEC = 5;
+const STEP_SEC = 5;
 
 export interface CollectWindow {
   /** Unix seconds. */

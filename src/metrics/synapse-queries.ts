@@ -32,7 +32,7 @@ export function cpuCount(cpus: string): number {
  * (--candidate-cpu-quota; 1 without one). CPU utilisation is measured against this, as
  * container monitoring reports a limited container's CPU against its limit: a target given
  * 0.88 of its core is a machine with 0.88 of the CPU, and at a CPU-bound ceiling it
- * supports 12 % fewer users (README, "The local bench").
+ * supports 12 % fewer users (docs/local.md, "Overrides and known losses").
  */
 export function availableCpus(targetCpus: string, share = 1): number {
   if (!(share > 0 && share <= 1)) throw new Error(`CPU share must be in (0, 1], got ${share}`);

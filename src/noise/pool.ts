@@ -209,9 +209,9 @@ export function poolRuns(
 /**
  * The sides whose spread a gate pools. An A/A calibration (one version on both sides) is
  * one population: the offset between its sides is noise the decision sees (a shared host
- * that slows for a few runs), which a spread around each side's own mean would miss. On
- * the local bench (2026-11-24, 6 runs) the per-side spread of supported users was 1.26 %
- * while the candidate side ran 4.9 % below the baseline; over all six it was 2.97 %.
+ * that slows for a few runs), which a spread around each side's own mean would miss; on
+ * the local bench it is more than twice the per-side spread
+ * (docs/research/2026-11-24-capacity-search.md).
  * A gate of two versions keeps its sides apart: their offset is the change under test.
  */
 export function spreadSides(

@@ -9,7 +9,7 @@ export function workloadName(workload: string): string {
 /**
  * Taking the machine's speed out of a metric. The local bench is a shared VM whose speed
  * moves by up to a fifth between runs minutes apart, within a pair as well as between
- * pairs; supported users follow it (README, "The machine's speed"). The CPU probe
+ * pairs; supported users follow it (docs/local.md, "The machine's own speed"). The CPU probe
  * (src/bench/local/speed-probe.ts) times a fixed workload on the target's core during
  * every run, and its cost does not depend on the release under test. So
  *
@@ -136,11 +136,11 @@ export function pooledScope(a: Pick<SpeedFit, 'probeMs' | 'machine'>, b: Pick<Sp
 
 /**
  * How far beyond the probe range it was measured over a fit is still applied: 10 % at
- * either end (ln 1.1 in log terms). The line is only known where its runs were, but the
- * shipped fit spans just 45.4-48.5 ms while a later calibration on the same kind of VM read
- * 45.1-49.6 ms (the 9-minute hold): without a margin the fit would be refused to the very
- * machine it describes. 10 % is about four times the probe's own run-to-run spread behind
- * that fit (2.3 %), and far short of a machine twice as slow.
+ * either end (ln 1.1 in log terms). The line is only known where its runs were, but a fit
+ * spans only the few % the probe moved during its calibration, and another calibration on
+ * the same kind of VM reads a little beyond it: without a margin the fit would be refused
+ * to the very machine it describes. 10 % is about four times the probe's own run-to-run
+ * spread (docs/research/2026-11-25-speed-probe.md), and far short of a machine twice as slow.
  */
 export const SPEED_RANGE_MARGIN = 0.1;
 

@@ -3,7 +3,7 @@ import type { TestComparison } from '../compare/compare.ts';
 import type { RunResult, Series, SeriesKey } from '../results/schema.ts';
 
 /**
- * The capacity curve (issue 13): how throughput, latencies and errors grow with the active
+ * The capacity curve: how throughput, latencies and errors grow with the active
  * users, read from the run's series (connected users, requests/s, API avg/p50/p95/p99,
  * client error %, store avg/p99). Results recorded before the p50/p95/error series existed
  * show n/a in those columns.
@@ -48,7 +48,7 @@ function valueAt(series: Series, t: number): number | undefined {
 }
 
 /** (users, metric values) at every connected-users point, from `fromSec` on. */
-export function usersAndMetrics(run: RunResult, fromSec = 0): Array<{ users: number; values: Partial<Record<SeriesKey, number>> }> {
+function usersAndMetrics(run: RunResult, fromSec = 0): Array<{ users: number; values: Partial<Record<SeriesKey, number>> }> {
   const users = run.series.connectedUsers;
   if (!users) return [];
   const out: Array<{ users: number; values: Partial<Record<SeriesKey, number>> }> = [];

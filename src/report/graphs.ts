@@ -21,7 +21,7 @@ export interface GraphDef {
   scale?: number;
 }
 
-export const GRAPHS: readonly GraphDef[] = [
+const GRAPHS: readonly GraphDef[] = [
   { key: 'apiAvgMs', slug: 'avg-api-times', title: 'Avg API times', axis: 'ms' },
   { key: 'apiP99Ms', slug: 'p99-api-times', title: 'P99 API times', axis: 'ms' },
   { key: 'storeAvgMs', slug: 'avg-store-times', title: 'Avg store times', axis: 'ms' },
@@ -40,7 +40,7 @@ const MAX_POINTS_PER_LINE = 300;
 const COLORS = { baseline: '#1f77b4', candidate: '#e4572e' } as const;
 
 /** Averages consecutive points into at most `max` buckets; charts gain nothing past that. */
-export function downsample(series: Series, max: number): { t: number[]; v: number[] } {
+function downsample(series: Series, max: number): { t: number[]; v: number[] } {
   const n = series.t.length;
   if (n <= max) return { t: series.t, v: series.v };
   const t: number[] = [];
@@ -82,7 +82,7 @@ function rows(def: GraphDef, runs: readonly RunResult[], side: 'baseline' | 'can
   return out;
 }
 
-export function chartSpec(def: GraphDef, testName: string, baseline: readonly RunResult[], candidate: readonly RunResult[]): TopLevelSpec | undefined {
+function chartSpec(def: GraphDef, testName: string, baseline: readonly RunResult[], candidate: readonly RunResult[]): TopLevelSpec | undefined {
   const data = [...rows(def, baseline, 'baseline'), ...rows(def, candidate, 'candidate')];
   if (!data.length) return undefined;
   const bLabel = baseline[0] ? `${baseline[0].target.version} (baseline)` : 'baseline';
@@ -112,7 +112,7 @@ export function chartSpec(def: GraphDef, testName: string, baseline: readonly Ru
   };
 }
 
-export async function renderPng(spec: TopLevelSpec): Promise<Buffer> {
+async function renderPng(spec: TopLevelSpec): Promise<Buffer> {
   if (!existsSync(FONT_FILE)) {
     throw new Error(`graph font ${FONT_FILE} is missing: install it with "apt-get install fonts-dejavu-core"`);
   }

@@ -20,7 +20,7 @@ const VERDICT_LINE: Record<Verdict, string> = {
 const OUTCOME: Record<Check['verdict'], string> = { pass: '✅ pass', fail: '❌ fail', inconclusive: '⚠️ inconclusive', warn: '👀 warn' };
 
 /** Escapes text for a table cell (pipes and newlines would break the table). */
-export function cell(text: string): string {
+function cell(text: string): string {
   return text.replace(/\\/g, '\\\\').replace(/\|/g, '\\|').replace(/\r?\n/g, ' ');
 }
 

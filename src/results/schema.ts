@@ -28,7 +28,7 @@ export type Series = z.output<typeof seriesSchema>;
  * The graph grid of the seed reports, one series each. `threads` is goroutines for
  * Go targets (Mattermost) and OS threads for others (Synapse).
  */
-export const SERIES_KEYS = [
+const SERIES_KEYS = [
   'apiAvgMs',
   'apiP99Ms',
   'storeAvgMs',
@@ -39,14 +39,14 @@ export const SERIES_KEYS = [
   'connectedUsers',
   'rps',
   'stackInUseBytes',
-  // The capacity curve's per-level columns (issue 13): API median and p95, client error %.
+  // The capacity curve's per-level columns: API median and p95, client error %.
   'apiP50Ms',
   'apiP95Ms',
   'errorPercent',
 ] as const;
 export type SeriesKey = (typeof SERIES_KEYS)[number];
 
-export const timingSchema = z.strictObject({
+const timingSchema = z.strictObject({
   name: z.string().min(1),
   count: nonNegative,
   avgMs: nonNegative,
@@ -82,7 +82,7 @@ const unboundedParams = z.strictObject({
   health: z.array(z.strictObject({ name: z.string(), query: z.string(), threshold: finite })),
 });
 
-export const benchFingerprintSchema = z.strictObject({
+const benchFingerprintSchema = z.strictObject({
   kind: z.enum(['local', 'aws']),
   /** Local bench: the host; AWS bench: absent. */
   host: z
@@ -131,7 +131,7 @@ export const runResultSchema = z.strictObject({
   supportedUsers: nonNegative.optional(),
   converged: z.boolean().optional(),
   /**
-   * Unbounded: how supportedUsers was estimated and how sure it is (issue 13). Optional, so
+   * Unbounded: how supportedUsers was estimated and how sure it is. Optional, so
    * results written before it still read. The decision rule's noise model may use
    * halfWidthPct / sdPct as the run's own uncertainty.
    */

@@ -18,7 +18,7 @@ export const durationSchema = z
   .transform((value) => (typeof value === 'number' ? value : parseDuration(value)));
 
 /** Seconds in a duration string durationSchema accepts; plain digits are seconds. */
-export function parseDuration(text: string): number {
+function parseDuration(text: string): number {
   if (/^\d+$/.test(text)) return Number(text);
   let total = 0;
   for (const match of text.matchAll(/(\d+)([hms])/g)) {

@@ -14,7 +14,7 @@ import {
   renderUserData,
   templateVariables,
   type NodeRole,
-} from '../../src/aws/userdata.ts';
+} from '../support/userdata.ts';
 import { InputError } from '../../src/util/errors.ts';
 import { loadModule, only } from './hcl.ts';
 import { readFileSync } from 'node:fs';

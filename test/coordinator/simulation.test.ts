@@ -16,7 +16,7 @@ for (const ceiling of [50, 1000, 20_000, 100_000]) {
   test(`warm start and adaptive hold find the cold climb's ceiling at ${ceiling} users`, async () => {
     // The climb takes log(ceiling) steps: a 100,000-user cold climb needs more than the
     // local profile's 12 minutes, so the budget is an hour here; the answer is what is compared.
-    const spec = { ...forCeiling(LOCAL.after, ceiling), maxDuration: 3600 };
+    const spec = { ...forCeiling(LOCAL.scaleFree, ceiling), maxDuration: 3600 };
     const cold = await simulateMany({ model: QUIET, ceiling, test: spec }, RUNS);
     const warm = await simulateMany({ model: QUIET, ceiling, test: spec, hint: ceiling }, RUNS);
     assert.equal(cold.converged, RUNS, 'every cold run converged');
@@ -30,7 +30,7 @@ for (const ceiling of [50, 1000, 20_000, 100_000]) {
 
 test('a wrong hint (2x too high or 3x too low) gives the same answer; too low is slower', async () => {
   const ceiling = 90;
-  const spec = LOCAL.after;
+  const spec = LOCAL.scaleFree;
   const right = await simulateMany({ model: QUIET, ceiling, test: spec, hint: ceiling }, RUNS);
   for (const hint of [2 * ceiling, ceiling / 3]) {
     const wrong = await simulateMany({ model: QUIET, ceiling, test: spec, hint }, RUNS);
@@ -45,7 +45,7 @@ test('a wrong hint (2x too high or 3x too low) gives the same answer; too low is
 });
 
 test('a warm start ramps to its start point instead of starting every user at once', async () => {
-  const run = await simulateRun({ model: QUIET, ceiling: 90, test: LOCAL.after, seed: 1, hint: 90 });
+  const run = await simulateRun({ model: QUIET, ceiling: 90, test: LOCAL.scaleFree, seed: 1, hint: 90 });
   const start = run.result.capacity.startUsers;
   assert.equal(start, Math.floor(90 * 0.85), 'starts 15 % below the hint');
   assert.equal(run.result.capacity.startSource, 'simulated hint');
@@ -53,31 +53,31 @@ test('a warm start ramps to its start point instead of starting every user at on
   assert.ok(run.peakStartsPerSec <= Math.ceil(start / 15) + 1, `${run.peakStartsPerSec} users started within one second`);
 });
 
-test('machines from 0.3x to 3x of the local bench reach equilibrium within the local time budget; the old profile does not at 3x', async () => {
+test('machines from 0.3x to 3x of the local bench reach equilibrium within the local time budget; the constant-step search does not at 3x', async () => {
   for (const factor of [0.3, 1, 3]) {
     const ceiling = Math.round(LOCAL.ceiling * factor);
-    const after = await simulateMany({ model: LOCAL.model, ceiling, test: forCeiling(LOCAL.after, ceiling) }, RUNS);
+    const after = await simulateMany({ model: LOCAL.model, ceiling, test: forCeiling(LOCAL.scaleFree, ceiling) }, RUNS);
     assert.equal(after.converged, RUNS, `${factor}x: every cold run converged`);
-    assert.ok(after.maxDurationSec <= LOCAL.after.maxDuration, `${factor}x: longest run ${after.maxDurationSec} s`);
+    assert.ok(after.maxDurationSec <= LOCAL.scaleFree.maxDuration, `${factor}x: longest run ${after.maxDurationSec} s`);
     assert.ok(Math.abs(after.meanRatio - 1) <= 0.08, `${factor}x: mean ${after.meanRatio.toFixed(3)} of the ceiling`);
   }
-  const old = await simulateMany({ model: LOCAL.model, ceiling: LOCAL.ceiling * 3, test: forCeiling(LOCAL.before, LOCAL.ceiling * 3) }, 2);
-  assert.equal(old.converged, 0, 'the old fixed +1 user per 2 s climb runs out of maxDuration at 3x (the issue\'s INCONCLUSIVE gate)');
+  const old = await simulateMany({ model: LOCAL.model, ceiling: LOCAL.ceiling * 3, test: forCeiling(LOCAL.constantStep, LOCAL.ceiling * 3) }, 2);
+  assert.equal(old.converged, 0, 'a fixed +1 user per 2 s climb runs out of maxDuration at 3x, so the gate would be inconclusive');
 });
 
 test('the AWS unbounded run (ceiling-test model) takes at most half the bench time, at the same or lower spread', async () => {
-  const before = await simulateMany({ model: AWS.model, ceiling: AWS.ceiling, test: AWS.before }, 3);
-  const cold = await simulateMany({ model: AWS.model, ceiling: AWS.ceiling, test: AWS.after }, 3);
-  const warm = await simulateMany({ model: AWS.model, ceiling: AWS.ceiling, test: AWS.after, hint: AWS.ceiling }, 3);
-  assert.equal(before.converged + cold.converged + warm.converged, 9);
-  assert.ok(cold.meanDurationSec <= before.meanDurationSec / 2, `cold ${cold.meanDurationSec} s vs before ${before.meanDurationSec} s`);
-  assert.ok(warm.meanDurationSec <= before.meanDurationSec / 2, `warm ${warm.meanDurationSec} s vs before ${before.meanDurationSec} s`);
-  assert.ok(Math.abs(cold.meanRatio - before.meanRatio) <= 0.03, `means ${cold.meanRatio.toFixed(3)} vs ${before.meanRatio.toFixed(3)}`);
+  const constant = await simulateMany({ model: AWS.model, ceiling: AWS.ceiling, test: AWS.constantStep }, 3);
+  const cold = await simulateMany({ model: AWS.model, ceiling: AWS.ceiling, test: AWS.scaleFree }, 3);
+  const warm = await simulateMany({ model: AWS.model, ceiling: AWS.ceiling, test: AWS.scaleFree, hint: AWS.ceiling }, 3);
+  assert.equal(constant.converged + cold.converged + warm.converged, 9);
+  assert.ok(cold.meanDurationSec <= constant.meanDurationSec / 2, `cold ${cold.meanDurationSec} s vs constant step ${constant.meanDurationSec} s`);
+  assert.ok(warm.meanDurationSec <= constant.meanDurationSec / 2, `warm ${warm.meanDurationSec} s vs constant step ${constant.meanDurationSec} s`);
+  assert.ok(Math.abs(cold.meanRatio - constant.meanRatio) <= 0.03, `means ${cold.meanRatio.toFixed(3)} vs ${constant.meanRatio.toFixed(3)}`);
   assert.ok(warm.maxDurationSec <= 6 * 3600 - 3600, 'one unbounded run leaves room in a 6 h job');
 });
 
 test('the adaptive hold stops on its own half-width, and that half-width covers the spread between runs', async () => {
-  const spec = AWS.after;
+  const spec = AWS.scaleFree;
   const runs = [];
   for (let seed = 1; seed <= 6; seed++) runs.push((await simulateRun({ model: AWS.model, ceiling: AWS.ceiling, test: spec, seed, hint: AWS.ceiling })).result);
   const stoppedOnWidth = runs.filter((r) => /within the ±1% asked/.test(r.reason));
@@ -93,9 +93,9 @@ test('a ramp that looks unhealthy only while users start (login, initial sync) p
   // crosses the threshold near 53 users, as the local bench's ramps did (54).
   const model = { ...QUIET, startCost: { users: 2, seconds: 6 } };
   const ceiling = 65;
-  const cold = await simulateMany({ model, ceiling, test: LOCAL.after }, RUNS);
-  const warm = await simulateMany({ model, ceiling, test: LOCAL.after, hint: ceiling }, RUNS);
-  const first = await simulateRun({ model, ceiling, test: LOCAL.after, seed: 1, hint: ceiling });
+  const cold = await simulateMany({ model, ceiling, test: LOCAL.scaleFree }, RUNS);
+  const warm = await simulateMany({ model, ceiling, test: LOCAL.scaleFree, hint: ceiling }, RUNS);
+  const first = await simulateRun({ model, ceiling, test: LOCAL.scaleFree, seed: 1, hint: ceiling });
   const ramp = first.result.timeline.filter((p) => p.tSec <= 30);
   assert.ok(ramp.some((p) => !p.healthy), 'the ramp does look unhealthy on the way up');
   assert.ok((first.result.capacity.firstAlertUsers ?? 0) > 0.9 * ceiling, `first alert at ${first.result.capacity.firstAlertUsers} users, not during the ramp`);
@@ -105,10 +105,10 @@ test('a ramp that looks unhealthy only while users start (login, initial sync) p
 });
 
 test('hold-mean averages a whole stabilityWindow of settled hold, not the bisection after the first alert', async () => {
-  // The local bench (2026-11-24): the step reached its floor ~150 s after the first alert, so
-  // a window starting at the alert held one 50 s batch in 5 of 6 runs. Two lags of 15 s
+  // On the local bench the step reaches its floor ~150 s after the first alert, so
+  // a window starting at the alert would hold one 50 s batch. Two lags of 15 s
   // windows plus scrapes: batches of 50 s, so a 180 s hold holds three whole ones.
-  const spec = LOCAL.after;
+  const spec = LOCAL.scaleFree;
   const batchSec = 50;
   for (let seed = 1; seed <= RUNS; seed++) {
     const { result } = await simulateRun({ model: LOCAL.model, ceiling: LOCAL.ceiling, test: spec, seed, hint: LOCAL.ceiling });

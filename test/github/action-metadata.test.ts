@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { actionMetadataSchema, expressionsInRunScripts } from '../../src/github/action-metadata.ts';
+import { actionMetadataSchema, expressionsInRunScripts } from '../support/action-metadata.ts';
 
 const ACTION_FILES = [
   'action.yml',

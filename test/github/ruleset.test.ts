@@ -2,7 +2,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createGitHubClient, type GitHubClient } from '../../src/github/client.ts';
-import { tagRulesetRequest } from '../../src/github/ruleset.ts';
+import { tagRulesetRequest } from '../support/tag-ruleset.ts';
 import { GitHubStandin } from '../support/github-standin/server.ts';
 
 /**

@@ -11,7 +11,7 @@ async function drive(hints: CapacityHints, version: string, repeat: number, seed
   const system = new SimSystem(clock, { ...LOCAL.model, noiseSd: 0.1, ceiling }, seed);
   const info: string[] = [];
   const driven = await driveTest({
-    test: LOCAL.after,
+    test: LOCAL.scaleFree,
     users: system,
     health: system,
     clock,

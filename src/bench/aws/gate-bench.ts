@@ -50,7 +50,7 @@ export interface AwsTiming {
   watchIntervalSec: number;
 }
 
-export const AWS_TIMING: AwsTiming = {
+const AWS_TIMING: AwsTiming = {
   scrapeIntervalSec: 5,
   rateWindowSec: 60,
   firstStartTimeoutSec: 3600,

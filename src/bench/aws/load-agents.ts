@@ -21,8 +21,8 @@ import { startK6Script, stopK6Script, uploadScripts } from './scripts.ts';
  */
 
 /** On agents, relative to the helpers' home (/var/lib/loadgate). */
-export const USERS_FILE = 'users.txt';
-export const SCENARIO_DIR = 'scenarios';
+const USERS_FILE = 'users.txt';
+const SCENARIO_DIR = 'scenarios';
 
 export interface EngineStats {
   scriptErrors: number;

@@ -2,14 +2,14 @@ import { createHash } from 'node:crypto';
 
 /**
  * The scripts the gate sends to the bench's nodes. Each calls an on-instance helper that
- * user data installed (infra/aws/modules/bench/templates; listed in README.md)
+ * user data installed (infra/aws/modules/bench/templates; listed in docs/aws.md)
  * with arguments that were validated before (release URLs from release.ts, patches from
  * config-patch.ts, environment names /^(LOADGATE|K6)_/) and are still single-quoted here.
  * Payloads (JSON, files) travel base64-encoded, an alphabet that needs no quoting.
  */
 
 /** Where helpers keep the gate's files on a node; relocatable so tests can run the scripts. */
-export const HOME = '"${LOADGATE_HOME:-/var/lib/loadgate}"';
+const HOME = '"${LOADGATE_HOME:-/var/lib/loadgate}"';
 
 const HEADER = 'set -euo pipefail\nhome=' + HOME + '\n';
 
@@ -115,7 +115,7 @@ export function clientLicenceScript(): string {
  * setting belongs to the database, and CREATE DATABASE ... TEMPLATE does not copy it, so it
  * is set after every restore. A database Mattermost never ran on has neither table.
  */
-export const POST_RESTORE_SQL = `DO $$
+const POST_RESTORE_SQL = `DO $$
 BEGIN
   IF to_regclass('systems') IS NOT NULL THEN
     DELETE FROM Systems WHERE Name = 'ActiveLicenseId';

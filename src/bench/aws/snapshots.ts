@@ -8,7 +8,7 @@ import type { Dashboard } from '../../grafana/schema.ts';
  * the comparison dashboard, so the run result links to its graphs. Best effort: a
  * failure is a warning for the report, never a crashed run.
  */
-export const COMPARISON_DASHBOARD = fileURLToPath(new URL('../../../grafana/dashboards/loadgate-comparison.json', import.meta.url));
+const COMPARISON_DASHBOARD = fileURLToPath(new URL('../../../grafana/dashboards/loadgate-comparison.json', import.meta.url));
 
 export interface RunSnapshotsOptions {
   grafanaUrl: string;

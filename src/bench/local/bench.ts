@@ -66,7 +66,7 @@ export interface LocalBenchOptions {
  * enter. Every folder above it must let others through (o+x), which a private TMPDIR
  * does not: that is reported up front instead of as an initdb permission error.
  */
-export async function createDataRoot(unprivileged: boolean): Promise<string> {
+async function createDataRoot(unprivileged: boolean): Promise<string> {
   if (unprivileged) {
     for (let dir = tmpdir(); ; dir = dirname(dir)) {
       const mode = (await stat(dir)).mode;

@@ -18,7 +18,7 @@ import { cpuCount } from '../../metrics/synapse-queries.ts';
  * machine with that much CPU, and the quota stops it using more.
  */
 
-export const CFS_PERIOD_US = 100_000;
+const CFS_PERIOD_US = 100_000;
 
 export interface CgroupLayout {
   version: 1 | 2;

@@ -8,8 +8,8 @@ import { httpOk, waitUntilReady } from './readiness.ts';
  * cpu (per-core busy time for the target cores), meminfo, netstat (TCP retransmissions)
  * and loadavg. Fewer collectors keep its own CPU use off the measurement.
  */
-export const NODE_EXPORTER_BINARIES = ['prometheus-node-exporter', 'node_exporter'];
-export const NODE_EXPORTER_COLLECTORS = ['cpu', 'meminfo', 'netstat', 'loadavg'];
+const NODE_EXPORTER_BINARIES = ['prometheus-node-exporter', 'node_exporter'];
+const NODE_EXPORTER_COLLECTORS = ['cpu', 'meminfo', 'netstat', 'loadavg'];
 
 export interface NodeExporter {
   readonly port: number;

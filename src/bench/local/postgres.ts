@@ -13,7 +13,7 @@ import { asUser, giveTo, resolveRunAs } from './unprivileged.ts';
  * unprivileged user. Clients (psql, pg_dump, pg_restore, Synapse) connect over TCP with
  * a random password, so no other local account can use it.
  */
-export const PG_SUPERUSER = 'loadgate';
+const PG_SUPERUSER = 'loadgate';
 
 /** Bench settings. fsync is off: the cluster is disposable and disk-flush latency on a
  * shared VM is the noisiest thing on the machine; the seeds' two DB parameters are kept. */
@@ -58,7 +58,7 @@ export interface PostgresServer {
 }
 
 /** Finds the newest /usr/lib/postgresql/<ver>/bin with initdb, or LOADGATE_PG_BINDIR. */
-export async function findPostgresBinDir(): Promise<string> {
+async function findPostgresBinDir(): Promise<string> {
   const override = process.env.LOADGATE_PG_BINDIR;
   if (override) return override;
   const base = '/usr/lib/postgresql';

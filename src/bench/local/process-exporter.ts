@@ -32,7 +32,7 @@ export function parseProc(statText: string, statusText: string, clockTicks: numb
 }
 
 /** Process group id and CPU seconds from /proc/<pid>/stat text. */
-export function parseStatGroupCpu(statText: string, clockTicks: number): { pgid: number; cpuSeconds: number } | undefined {
+function parseStatGroupCpu(statText: string, clockTicks: number): { pgid: number; cpuSeconds: number } | undefined {
   const f = statText.slice(statText.lastIndexOf(')') + 2).split(' ');
   const pgid = Number(f[2]);
   const cpu = (Number(f[11]) + Number(f[12])) / clockTicks;
@@ -43,7 +43,7 @@ export function parseStatGroupCpu(statText: string, clockTicks: number): { pgid:
  * CPU seconds of all live processes in `groups`. Exited processes drop out of the sum, so
  * the exported counter is kept monotonic by the caller (see startProcessExporter).
  */
-export async function groupCpuSeconds(groups: ReadonlySet<number>, clockTicks: number): Promise<Map<number, number>> {
+async function groupCpuSeconds(groups: ReadonlySet<number>, clockTicks: number): Promise<Map<number, number>> {
   const perPid = new Map<number, number>();
   if (!groups.size) return perPid;
   const entries = await readdir('/proc').catch(() => [] as string[]);

@@ -14,14 +14,12 @@ import { runTool } from './exec.ts';
  * rather than how long the scheduler kept the probe waiting. Each probe costs about
  * 60 ms of CPU with the interpreter's start, 1.2 % of one core at the default interval.
  *
- * The speed moves within a run too: over 14 runs, Synapse's CPU per request moved 8 % from
- * one minute to the next, with no memory between minutes (2026-11-25). So the summary is
- * taken over the run's measured window (the unbounded test's settled hold, the bounded
- * test's stable window) whenever that window holds enough samples: a whole-run median also
- * reads the climb, minutes before the users the estimate averages. Over 8 A/A runs the
- * window median explained supported users with r = −0.86 (slope −2.04 in logs), the
- * whole-run median over ten others with a slope of −4.3, half the amplitude (README, "The
- * machine's own speed").
+ * The speed moves within a run too, from one minute to the next. So the summary is taken
+ * over the run's measured window (the unbounded test's settled hold, the bounded test's
+ * stable window) whenever that window holds enough samples: a whole-run median also reads
+ * the climb, minutes before the users the estimate averages, and follows supported users
+ * less closely (docs/local.md, "The machine's own speed";
+ * docs/research/2026-11-25-speed-probe.md).
  */
 
 /**
@@ -43,7 +41,7 @@ export const WINDOW_SPAN_SUFFIX = '@window';
 export const MIN_WINDOW_SAMPLES = 6;
 
 /** Seconds between probes: 36 samples over the local profile's 3-minute hold. */
-export const DEFAULT_PROBE_INTERVAL_SEC = 5;
+const DEFAULT_PROBE_INTERVAL_SEC = 5;
 
 const WORKLOAD = `
 import json, platform, time

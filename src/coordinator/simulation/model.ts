@@ -31,8 +31,8 @@ export interface ModelParams {
   /**
    * The cost of starting a user (login, initial sync): each user started in the last
    * `seconds` loads the system like `users` more running users. A ramp then looks
-   * unhealthy below the ceiling, as the local bench's ramps did (first alerts at 54 users
-   * on the way to 62, with a ceiling near 65; 2026-11-24). Unset: starting is free.
+   * unhealthy below the ceiling, as the local bench's ramps do
+   * (docs/research/2026-11-24-capacity-search.md). Unset: starting is free.
    */
   startCost?: { users: number; seconds: number };
 }

@@ -2,18 +2,20 @@ import { unboundedTestSchema, type UnboundedTest } from '../../config/schema.ts'
 import type { ModelParams } from './model.ts';
 
 /**
- * Two fitted capacity models and the searches they are run with, "before" (the shipped
- * profiles until issue 13) and "after" (the scale-free search).
+ * Two fitted capacity models and two searches each: `constantStep` (load-test-ng's
+ * constant +/- step, kept as the yardstick the scale-free search is measured against)
+ * and `scaleFree` (the search the examples ship: a climb in % steps, a halving ceiling
+ * step, a warm start and the hold-mean estimator).
  *
- * local: the 2-core Synapse bench. Ceiling ~90 users (6 A/A runs 2026-11-23: 82.4-90.0,
- * mean 86.4; the issue's faster machine: ~150), 15 s rate windows, 5 s scrapes
- * (examples/local-synapse.yml). The noise is fitted so that the "before" search gives the
- * measured per-run sd of supported users (3.9 %, README, 6 A/A runs).
+ * local: the 2-core Synapse bench. Ceiling ~90 users, 15 s rate windows, 5 s scrapes
+ * (examples/local-synapse.yml). The noise is fitted so that the constant-step search
+ * gives the per-run sd of supported users measured on that bench
+ * (docs/research/2026-11-23-local-bench-first-figures.md).
  *
- * aws: the ceiling-test seed (/work/shared/seeds/ceiling-tests-v2-report.md): ceilings
+ * aws: the ceiling-test reports (/work/shared/seeds/ceiling-tests-v2-report.md): ceilings
  * 17,000-30,000 users, +8/-8 per 2 s, 1-minute rate windows, a 30-minute window; 5 s
- * scrapes (src/bench/aws/gate-bench.ts timing). Its noise is the local fit: the seed gives
- * no per-evaluation figure, and its reports call ±5 % between runs "the usual variance".
+ * scrapes (src/bench/aws/gate-bench.ts timing). Its noise is the local fit scaled to the
+ * longer windows: those reports give no per-evaluation figure.
  */
 
 export const THRESHOLD = 0.1;
@@ -26,21 +28,23 @@ export interface Profile {
   model: Omit<ModelParams, 'ceiling'>;
   /** The ceiling the model is fitted to. */
   ceiling: number;
-  before: UnboundedTest;
-  after: UnboundedTest;
+  /** load-test-ng's constant-step search, the yardstick. */
+  constantStep: UnboundedTest;
+  /** The scale-free search with a warm start and the hold-mean estimator. */
+  scaleFree: UnboundedTest;
 }
 
 const healthFor = (rateWindowSec: number) => [{ name: 'Average client request duration (s)', query: queryFor(rateWindowSec), threshold: THRESHOLD }];
 
 /** The local bench's fitted per-evaluation noise (sd of the log of a 15 s-window value). */
-export const LOCAL_NOISE_SD = 0.3;
+const LOCAL_NOISE_SD = 0.3;
 
 export const LOCAL: Profile = {
   name: 'local',
   model: { threshold: THRESHOLD, rateWindowSec: 15, scrapeSec: 5, noiseSd: LOCAL_NOISE_SD },
   ceiling: 90,
-  // examples/local-synapse.yml before issue 13.
-  before: unboundedTestSchema.parse({
+  // Fixed +1/-1 user per 2 s from 40 users, a 2-minute window.
+  constantStep: unboundedTestSchema.parse({
     type: 'unbounded',
     maxUsers: 300,
     initialUsers: 40,
@@ -52,7 +56,7 @@ export const LOCAL: Profile = {
     maxDuration: 360,
     health: healthFor(15),
   }),
-  after: unboundedTestSchema.parse({
+  scaleFree: unboundedTestSchema.parse({
     type: 'unbounded',
     maxUsers: 1000,
     initialUsers: 30,
@@ -76,8 +80,8 @@ export const AWS: Profile = {
   // 1-minute windows average 4x more requests than 15 s ones: half the noise.
   model: { threshold: THRESHOLD, rateWindowSec: 60, scrapeSec: 5, noiseSd: LOCAL_NOISE_SD / 2 },
   ceiling: 17000,
-  // examples/aws-mattermost.yml before issue 13.
-  before: unboundedTestSchema.parse({
+  // The ceiling tests' search: fixed +8/-8 users per 2 s, a 30-minute window.
+  constantStep: unboundedTestSchema.parse({
     type: 'unbounded',
     maxUsers: 20000,
     usersIncrement: 8,
@@ -87,7 +91,7 @@ export const AWS: Profile = {
     maxDuration: 14400,
     health: healthFor(60),
   }),
-  after: unboundedTestSchema.parse({
+  scaleFree: unboundedTestSchema.parse({
     type: 'unbounded',
     maxUsers: 40000,
     usersIncrement: 8,

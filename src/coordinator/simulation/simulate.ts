@@ -57,7 +57,7 @@ export async function simulateMany(o: Omit<SimOptions, 'seed'>, runs: number, fi
   return summarise(results, o.ceiling);
 }
 
-export function summarise(results: readonly SimRun[], ceiling: number): SimSummary {
+function summarise(results: readonly SimRun[], ceiling: number): SimSummary {
   const users = results.map((r) => r.result.supportedUsers);
   const mean = users.reduce((a, b) => a + b, 0) / users.length;
   const sd = Math.sqrt(users.reduce((a, u) => a + (u - mean) ** 2, 0) / Math.max(1, users.length - 1));

@@ -8,7 +8,7 @@ import { z } from 'zod';
  */
 
 /** k6 lib.ExecutionStatus, in order (lib/execution.go). */
-export const K6_EXECUTION_STATUS = [
+const K6_EXECUTION_STATUS = [
   'created',
   'init-vus',
   'init-executors',

@@ -3,7 +3,7 @@ import { counterTotal, type K6Metrics } from './api.ts';
 /**
  * Reads loadgate's client-side counters out of a k6 metrics snapshot. The naming scheme
  * is written by the scenarios' shared library (scenarios/lib/metrics.js, documented
- * there and in README.md); this is its only reader.
+ * there and in src/engine/k6/README.md, "Metric scheme"); this is its only reader.
  */
 export interface ClientMetrics {
   /** Histogram buckets, NOT cumulative, ascending by upper bound; the last is +Inf when seen. */

@@ -13,7 +13,7 @@ const execFileAsync = promisify(execFile);
  */
 
 /** Release tags only: "v1.4.2", "v1.0.0-rc1". Refuses anything that could be a path or flag. */
-export const K6_VERSION_PATTERN = /^v\d{1,3}\.\d{1,3}\.\d{1,3}(-[0-9A-Za-z]+(\.[0-9A-Za-z]+)*)?$/;
+const K6_VERSION_PATTERN = /^v\d{1,3}\.\d{1,3}\.\d{1,3}(-[0-9A-Za-z]+(\.[0-9A-Za-z]+)*)?$/;
 
 export interface EnsureK6Options {
   /** Go toolchain to run; default "go" from PATH. */

@@ -214,7 +214,7 @@ export interface ScenarioSettings {
 }
 
 /**
- * The environment a loadgate scenario reads (README.md, "Scenario environment"),
+ * The environment a loadgate scenario reads (src/engine/k6/README.md, "Scenario environment"),
  * plus the settings that keep k6 from calling out. Shared by the local runner and the
  * AWS agents, which receive it as an environment file.
  */

@@ -86,7 +86,7 @@ interface LogSettings {
 }
 
 /** Where things are on the bench: from Terraform outputs, so parsed here. */
-export const loadTestNgEndpointsSchema = z.strictObject({
+const loadTestNgEndpointsSchema = z.strictObject({
   /** The URL agents load (the proxy when there is one), e.g. http://10.0.1.10. */
   serverUrl: z.url({ protocol: /^https?$/ }),
   /** Defaults to serverUrl with ws:// or wss://. */
@@ -103,7 +103,7 @@ export const loadTestNgEndpointsSchema = z.strictObject({
  * coordinator/performance/config.go: UpdateIntervalMs is deprecated, ignored and always
  * 1000 ms; any other value only logs a warning. Sent as 1000 so the config says what runs.
  */
-export const UPDATE_INTERVAL_MS = 1000;
+const UPDATE_INTERVAL_MS = 1000;
 export type LoadTestNgEndpoints = z.input<typeof loadTestNgEndpointsSchema>;
 
 export interface LoadTestNgConfigs {

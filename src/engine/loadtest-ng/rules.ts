@@ -81,7 +81,7 @@ const ratesDistribution: StructDef = {
   ],
 };
 
-export const loadTestConfigDef: StructDef = {
+const loadTestConfigDef: StructDef = {
   name: 'loadtest.Config',
   // (c *Config) IsValid: pointer receiver, so only loadtest.New (which passes &config) runs it.
   isValid: {
@@ -185,7 +185,7 @@ export const loadTestConfigDef: StructDef = {
 };
 
 // loadtest/control/simulcontroller/config.go (EnabledPlugins from v1.32.0, no tag).
-export const simulControllerConfigDef: StructDef = {
+const simulControllerConfigDef: StructDef = {
   name: 'simulcontroller.Config',
   fields: [
     { name: 'MinIdleTimeMs', type: 'int', validate: 'range:[0,]' },
@@ -216,7 +216,7 @@ const prometheusQuery: StructDef = {
   ],
 };
 
-export const coordinatorConfigDef: StructDef = {
+const coordinatorConfigDef: StructDef = {
   name: 'coordinator.Config',
   // func (c Config) IsValid: a value receiver, found through the pointer coordinator.New passes.
   isValid: {
@@ -263,7 +263,7 @@ export const coordinatorConfigDef: StructDef = {
 };
 
 /** A JSON body as Go's json.Decoder would fill the struct: type mismatches are decode errors. */
-export function decodeError(value: unknown, def: StructDef, version: LoadTestNgVersion, path = `${def.name.split('.')[1]}.`): string | undefined {
+function decodeError(value: unknown, def: StructDef, version: LoadTestNgVersion, path = `${def.name.split('.')[1]}.`): string | undefined {
   if (value === undefined || value === null) return undefined;
   if (typeof value !== 'object' || Array.isArray(value)) return `json: cannot unmarshal ${jsonKind(value)} into Go value of type ${def.name}`;
   for (const field of fieldsOf(def, version)) {
@@ -294,7 +294,7 @@ export function decodeError(value: unknown, def: StructDef, version: LoadTestNgV
  * defaults.Validate(value) for one release. `asPointer`: the caller passed a pointer
  * (`&cfg`), so a pointer-receiver IsValid of the top-level struct runs too.
  */
-export function goValidate(value: unknown, def: StructDef, version: LoadTestNgVersion, asPointer: boolean): string | undefined {
+function goValidate(value: unknown, def: StructDef, version: LoadTestNgVersion, asPointer: boolean): string | undefined {
   const v = obj(value);
   if (def.isValid && (def.isValid.receiver === 'value' || asPointer)) {
     const e = def.isValid.check(v);

@@ -18,11 +18,10 @@ export const GO_ZERO_TIME = '0001-01-01T00:00:00Z';
 const goTime = z.string().refine((s) => !Number.isNaN(Date.parse(s)), 'expected an RFC 3339 time');
 const count = z.number().int().nonnegative();
 
-export const agentStateSchema = z.enum(['stopped', 'starting', 'running', 'stopping']);
-export type AgentState = z.output<typeof agentStateSchema>;
+const agentStateSchema = z.enum(['stopped', 'starting', 'running', 'stopping']);
 
 /** `loadtest.Status`. */
-export const agentStatusSchema = z.object({
+const agentStatusSchema = z.object({
   State: agentStateSchema,
   NumUsers: count,
   NumUsersAdded: count,
@@ -32,11 +31,10 @@ export const agentStatusSchema = z.object({
 });
 export type AgentStatus = z.output<typeof agentStatusSchema>;
 
-export const coordinatorStateSchema = z.enum(['stopped', 'running', 'done']);
-export type CoordinatorState = z.output<typeof coordinatorStateSchema>;
+const coordinatorStateSchema = z.enum(['stopped', 'running', 'done']);
 
 /** `coordinator.Status`. `done` means the feedback loop found its equilibrium. */
-export const coordinatorStatusSchema = z.object({
+const coordinatorStatusSchema = z.object({
   State: coordinatorStateSchema,
   StartTime: goTime,
   StopTime: goTime,
@@ -59,7 +57,6 @@ export const agentResponseSchema = responseSchema(agentStatusSchema);
 export type AgentResponse = z.output<typeof agentResponseSchema>;
 
 export const coordinatorResponseSchema = responseSchema(coordinatorStatusSchema);
-export type CoordinatorResponse = z.output<typeof coordinatorResponseSchema>;
 
 /**
  * Agent and coordinator ids: the create routes only match `^[a-z]+[0-9]*$`

@@ -15,7 +15,7 @@ import { InputError, formatIssuePath } from '../../util/errors.ts';
  * cluster identity): a typo there would point a node at the wrong database.
  */
 
-export const benchTopologySchema = z.strictObject({
+const benchTopologySchema = z.strictObject({
   /** URL users reach (the proxy when there is one). */
   siteUrl: z.url({ protocol: /^https?$/ }),
   database: z.strictObject({

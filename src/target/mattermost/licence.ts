@@ -11,7 +11,7 @@ import { InputError } from '../../util/errors.ts';
  * form a high-availability cluster (ClusterSettings is licensed too). Refused before any
  * money is spent, and watched for during a run.
  */
-export const LICENCE_REASON =
+const LICENCE_REASON =
   'without a licence Mattermost serves no /metrics (every mattermost_* series the gate compares would be missing) and cannot run its app nodes as a cluster';
 
 /** `loadgate plan` (the provisioning path): the licence secret must be given. */

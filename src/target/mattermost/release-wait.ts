@@ -24,8 +24,6 @@ export interface ReleaseWaitOptions {
   requestTimeoutMs?: number;
 }
 
-export const DEFAULT_RELEASE_WAIT_SEC = 30 * 60;
-
 export async function waitForReleases(o: ReleaseWaitOptions): Promise<void> {
   const doFetch = o.fetch ?? ((url, init) => fetch(url, init));
   const sleep = o.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));

@@ -64,12 +64,12 @@ function sample(rand: () => number, n: number, k: number): number[] {
   return pool.slice(0, Math.min(k, n));
 }
 
-export function localpartFor(i: number): string {
+function localpartFor(i: number): string {
   return `user${String(i + 1).padStart(5, '0')}`;
 }
 
 /** Bench-only passwords, derived from the localpart so the users file can be rebuilt. */
-export function passwordFor(localpart: string): string {
+function passwordFor(localpart: string): string {
   return `lg-${localpart}-pw`;
 }
 

@@ -19,7 +19,7 @@ import { generateSigningKey, startSynapse } from './server.ts';
  * data. It is built with the OLDER of the two versions: Synapse migrates a schema
  * forward on start, never backward.
  */
-export const DATASET_FORMAT = 1;
+const DATASET_FORMAT = 1;
 
 export interface DatasetArtifacts {
   dir: string;
@@ -61,7 +61,7 @@ export function datasetKey(size: DatasetSize, builtWith: string, overrides: read
   return `u${size.users}-r${size.rooms}x${size.membersPerRoom}-d${size.directRooms}-m${size.messagesPerRoom}-synapse${builtWith}-${hash}`;
 }
 
-export function datasetDir(cacheDir: string, key: string): string {
+function datasetDir(cacheDir: string, key: string): string {
   return join(cacheDir, 'datasets', key);
 }
 

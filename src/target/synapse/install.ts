@@ -32,7 +32,7 @@ export interface InstallOptions {
   logFile?: string;
 }
 
-export function venvDirFor(cacheDir: string, version: string): string {
+function venvDirFor(cacheDir: string, version: string): string {
   return join(cacheDir, 'synapse', version);
 }
 

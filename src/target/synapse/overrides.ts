@@ -19,7 +19,7 @@ export interface Override {
 const KEY = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)*$/;
 
 /** Top-level keys loadgate generates and a user may not change, with the reason. */
-export const RESERVED_KEYS: Readonly<Record<string, string>> = {
+const RESERVED_KEYS: Readonly<Record<string, string>> = {
   server_name: 'the dataset is built for a fixed server name',
   public_baseurl: 'set by the bench (nginx URL)',
   listeners: 'the bench binds the listeners to loopback ports it allocates',

@@ -1,10 +1,10 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { AgentClient } from '../../../src/engine/loadtest-ng/agent-client.ts';
-import { CoordinatorClient } from '../../../src/engine/loadtest-ng/coordinator-client.ts';
+import { CoordinatorClient } from '../../support/loadtest-ng/coordinator-client.ts';
 import { firstJsonValue, LoadTestNgError } from '../../../src/engine/loadtest-ng/http.ts';
 import { agentResponseSchema, coordinatorResponseSchema } from '../../../src/engine/loadtest-ng/schema.ts';
-import { waitForCoordinator } from '../../../src/engine/loadtest-ng/wait.ts';
+import { waitForCoordinator } from '../../support/loadtest-ng/wait.ts';
 import type { LoadTestConfig, SimulControllerConfig, CoordinatorConfig } from '../../../src/engine/loadtest-ng/config.ts';
 import { LoadTestNgStandIn, fixture } from './stand-in.ts';
 import { readdirSync } from 'node:fs';

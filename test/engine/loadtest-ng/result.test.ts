@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { loadTestNgRunResult, RunMappingError, type LoadTestNgRunParts, type MeasuredRun } from '../../../src/engine/loadtest-ng/result.ts';
+import { loadTestNgRunResult, RunMappingError, type LoadTestNgRunParts, type MeasuredRun } from '../../support/loadtest-ng/result.ts';
 import { coordinatorResponseSchema } from '../../../src/engine/loadtest-ng/schema.ts';
 import { runResultSchema } from '../../../src/results/schema.ts';
 import { testSchema } from '../../../src/config/schema.ts';

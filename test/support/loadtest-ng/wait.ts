@@ -1,5 +1,5 @@
 import type { CoordinatorClient } from './coordinator-client.ts';
-import type { CoordinatorStatus } from './schema.ts';
+import type { CoordinatorStatus } from '../../../src/engine/loadtest-ng/schema.ts';
 
 export interface WaitOptions {
   /** Hard stop: the gate's maxDuration (unbounded) or duration (bounded), in seconds. */

@@ -1,6 +1,6 @@
-import { callApi, LoadTestNgError, type HttpOptions } from './http.ts';
-import { coordinatorResponseSchema, resourceIdSchema, type CoordinatorStatus } from './schema.ts';
-import type { CoordinatorConfig, LoadTestConfig } from './config.ts';
+import { callApi, LoadTestNgError, type HttpOptions } from '../../../src/engine/loadtest-ng/http.ts';
+import { coordinatorResponseSchema, resourceIdSchema, type CoordinatorStatus } from '../../../src/engine/loadtest-ng/schema.ts';
+import type { CoordinatorConfig, LoadTestConfig } from '../../../src/engine/loadtest-ng/config.ts';
 
 /**
  * Client for a load-test coordinator (`/coordinator/{id}/...` on the API server that

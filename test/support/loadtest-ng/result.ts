@@ -1,8 +1,8 @@
-import { RUN_RESULT_SCHEMA_VERSION, runResultSchema, type BenchFingerprint, type RunResult } from '../../results/schema.ts';
-import type { TestSpec } from '../../config/schema.ts';
-import { testParams } from '../../results/test-params.ts';
-import { formatIssuePath } from '../../util/errors.ts';
-import { GO_ZERO_TIME, type CoordinatorStatus } from './schema.ts';
+import { RUN_RESULT_SCHEMA_VERSION, runResultSchema, type BenchFingerprint, type RunResult } from '../../../src/results/schema.ts';
+import type { TestSpec } from '../../../src/config/schema.ts';
+import { testParams } from '../../../src/results/test-params.ts';
+import { formatIssuePath } from '../../../src/util/errors.ts';
+import { GO_ZERO_TIME, type CoordinatorStatus } from '../../../src/engine/loadtest-ng/schema.ts';
 
 /**
  * Maps a finished load-test-ng coordinator run plus the numbers read from Prometheus over

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { z } from 'zod';
-import { InputError, formatIssuePath } from '../util/errors.ts';
+import { InputError, formatIssuePath } from '../../src/util/errors.ts';
 
 /**
  * The bench's user data, rendered the way Terraform's templatefile() renders
