@@ -348,7 +348,7 @@ class ModelBench extends FakeBench {
     const clock = new SimClock();
     const system = new SimSystem(clock, { ...LOCAL.model, noiseSd: 0.1, ceiling: CEILING }, this.seed++);
     const driven = await driveTest({
-      test: { ...LOCAL.after, name: run.test.name },
+      test: { ...LOCAL.scaleFree, name: run.test.name },
       users: system,
       health: system,
       clock,
@@ -399,7 +399,7 @@ test('a gate does not warm-start from the run results under its working director
   const cwd = await checkoutWithReports();
   try {
     const [baseline, candidate] = await gateFrom(cwd);
-    assert.equal(baseline, `baseline initialUsers ${LOCAL.after.initialUsers}`);
+    assert.equal(baseline, `baseline initialUsers ${LOCAL.scaleFree.initialUsers}`);
     assert.match(candidate ?? '', /^candidate baseline 1\.162\.0 run 0 \d+$/);
   } finally {
     await rm(cwd, { recursive: true, force: true });
