@@ -9,7 +9,11 @@
  *   configure-aws-credentials by its act stand-in (no OIDC or STS offline);
  * - the bench itself the loopback AWS bench (test/bench/aws/loopback-bench.ts): the
  *   Mattermost stand-in, a real k6 agent, Prometheus and node_exporter on 127.0.0.1, its
- *   nodes reached through the stood-in SSM.
+ *   nodes reached through the stood-in SSM;
+ * - each job on its own runner with its own public address, and the controller's ports
+ *   (Prometheus, Grafana, the agent's API) behind the bench's security groups
+ *   (test/support/bench-firewall.ts): a connection from a runner whose address no rule
+ *   admits is refused, as EC2 would drop it.
  * The caller runs on runners with a 45-minute job limit (runner-limit-minutes: 45, the
  * least `loadgate plan` accepts: provisioning is estimated at 25 minutes) and gives its run
  * jobs a budget of JOB_BUDGET_SEC (run-job-budget), so that run-aws-1 finishes the first
@@ -22,7 +26,8 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startAwsCliStandin } from '../support/aws-cli-standin.ts';
+import { startAwsCliStandin, type AwsCliStandin } from '../support/aws-cli-standin.ts';
+import { startFirewall } from '../support/bench-firewall.ts';
 import { verdictFileSchema } from '../../src/compare/verdict-schema.ts';
 import { runResultSchema } from '../../src/results/schema.ts';
 import { runLogged } from '../support/logged-process.ts';
@@ -101,7 +106,35 @@ function callerWithRunnerLimit(): string {
 async function gate(t: TestContext): Promise<void> {
   const bench = await startLoopbackBench(k6 as string, 40, { reachableAgent: true, bootSeconds: BOOT_SECONDS });
   t.after(() => bench.close());
-  const tools = await startAwsCliStandin({ shell: bench.shell, secrets: bench.aws, terraformOutputs: bench.terraformOutputs });
+  // The controller's ports, each behind its security group: Prometheus and Grafana on the
+  // metrics node's group, the agent's API on the agents' (infra/aws/modules/bench).
+  const late: { tools?: AwsCliStandin } = {};
+  const guard = (target: string) =>
+    startFirewall({
+      target: { host: '127.0.0.1', port: Number(new URL(target).port) },
+      addressOf: (runner) => (late.tools as AwsCliStandin).addressOf(runner),
+      admits: (address, port) => (late.tools as AwsCliStandin).admits(address, port),
+    });
+  const outputs = bench.terraformOutputs;
+  const agentPort = outputs.agent_api_port?.value as number;
+  const [prometheus, grafana, agentApi] = await Promise.all([guard(bench.prometheusUrl), guard(bench.grafana.baseUrl), guard(`http://127.0.0.1:${agentPort}`)]);
+  t.after(() => Promise.all([prometheus.close(), grafana.close(), agentApi.close()]));
+  const out = (value: unknown) => ({ sensitive: false, type: 'string', value });
+  const METRICS_SG = 'sg-0a1b2c3d4e5f60718';
+  const AGENT_SG = 'sg-0f1e2d3c4b5a69788';
+  const terraformOutputs = {
+    ...outputs,
+    prometheus_url: out(prometheus.url),
+    grafana_url: out(grafana.url),
+    agent_api_port: out(agentApi.port),
+    controller_ingress: out([
+      { security_group_id: METRICS_SG, ip_protocol: 'tcp', from_port: prometheus.port, to_port: prometheus.port, description: 'Prometheus API for the controller' },
+      { security_group_id: METRICS_SG, ip_protocol: 'tcp', from_port: grafana.port, to_port: grafana.port, description: 'Grafana API for the controller' },
+      { security_group_id: AGENT_SG, ip_protocol: 'tcp', from_port: agentApi.port, to_port: agentApi.port, description: 'Agent control API for the controller' },
+    ]),
+  };
+  const tools = await startAwsCliStandin({ shell: bench.shell, secrets: bench.aws, terraformOutputs });
+  late.tools = tools;
   t.after(() => tools.close());
   const { standin, candidateSha } = await startConsumerRepository(TOKEN, { baseline: BASELINE, candidate: CANDIDATE });
   t.after(() => standin.close());
@@ -162,7 +195,21 @@ async function gate(t: TestContext): Promise<void> {
   assert.match(applies[0]?.key ?? '', /^loadgate\/mattermost-like\/chat-server\/[0-9]+\/1\/terraform\.tfstate$/);
   assert.deepEqual(destroys[0]?.vars, applies[0]?.vars, 'teardown destroyed with the variables provision stored beside the state');
   assert.deepEqual(tools.terraform.filter((r) => r.command === 'init').map((r) => r.job), ['provision-aws', 'teardown'], 'no run job re-initialised or re-provisioned');
-  assert.equal(tools.calls.filter((c) => c.tool === 'curl').length, 1, 'the controller address was looked up once, by provision');
+
+  // Every job on its own runner: the bench admitted no one at apply; each run job admitted
+  // its own address (and only it) at its start and withdrew it at its end; nothing was refused.
+  assert.deepEqual(applies[0]?.vars?.controller_cidr_blocks, [], 'provision admits no runner at apply: it never talks to the bench');
+  const lookups = tools.calls.filter((c) => c.tool === 'curl');
+  assert.deepEqual(lookups.map((c) => c.job), ['run-aws-1', 'run-aws-2'], 'each run job looked up its own address');
+  const addresses = lookups.map((c) => tools.addressOf(c.runner));
+  assert.equal(new Set(addresses).size, 2, `two runners, two addresses: ${addresses.join(', ')}`);
+  for (const [i, job] of ['run-aws-1', 'run-aws-2'].entries()) {
+    const own = tools.authorized.filter((r) => r.by === job);
+    assert.deepEqual(own.map((r) => r.cidr), [0, 1, 2].map(() => `${addresses[i]}/32`), `${job} admitted its own runner to the three controller ports`);
+    assert.ok(own.every((r) => r.revokedBy === job), `${job} withdrew every rule it added`);
+  }
+  const refused = [prometheus, grafana, agentApi].flatMap((f) => f.refused);
+  assert.deepEqual(refused, [], `no connection to the bench was refused by its security groups (${where})`);
 
   // Which job drove the bench: the SSM commands each run job sent.
   const ssmJobs = [...new Set(tools.calls.filter((c) => c.tool === 'aws' && c.args[0] === 'ssm').map((c) => c.job))];
