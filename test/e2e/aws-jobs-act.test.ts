@@ -56,6 +56,9 @@ const BOOT_SECONDS = 10;
 const DURATION_SEC = 30;
 const JOB_BUDGET_SEC = 140;
 const TIMEOUT_MS = 20 * 60_000;
+const ADMIN_EMAIL = 'sysadmin@chat-server.example';
+const ADMIN_PASSWORD = 'act-admin-password-0123456789';
+const GRAFANA_SECRET = 'glsa_actGrafanaToken0123456789abcdef_01234567';
 
 const skip =
   process.env.LOADGATE_SKIP_INTEGRATION === '1'
@@ -114,6 +117,7 @@ async function gate(t: TestContext): Promise<void> {
       target: { host: '127.0.0.1', port: Number(new URL(target).port) },
       addressOf: (runner) => (late.tools as AwsCliStandin).addressOf(runner),
       admits: (address, port) => (late.tools as AwsCliStandin).admits(address, port),
+      keep: ['LOADGATE_ADMIN_EMAIL', 'LOADGATE_ADMIN_PASSWORD', 'GRAFANA_TOKEN'],
     });
   const outputs = bench.terraformOutputs;
   const agentPort = outputs.agent_api_port?.value as number;
@@ -165,9 +169,13 @@ async function gate(t: TestContext): Promise<void> {
     '--input', `candidate=${CANDIDATE}`,
     '--input', `baseline=${BASELINE}`,
     ...gateEnvArgs({ standin, loadgate: { repository: 'loadgate/loadgate', source: release }, share, token: TOKEN, artifacts }),
-    // The caller's secrets and the bench environment's variables (docs/github.md).
+    // The repository's secrets, which only the shipped caller reads and passes on, and the
+    // bench environment's variables, under the names docs/github.md gives them.
     '-s', 'LOADGATE_AWS_ROLE_ARN=arn:aws:iam::123456789012:role/loadgate-bench',
     '-s', 'LOADGATE_LICENSE_SECRET_ARN=arn:aws:secretsmanager:us-east-1:123456789012:secret:mattermost-licence-AbCdEf',
+    '-s', `LOADGATE_ADMIN_EMAIL=${ADMIN_EMAIL}`,
+    '-s', `LOADGATE_ADMIN_PASSWORD=${ADMIN_PASSWORD}`,
+    '-s', `LOADGATE_GRAFANA_TOKEN=${GRAFANA_SECRET}`,
     '--var', 'LOADGATE_TF_STATE_BUCKET=loadgate-act-state',
     '--var', 'LOADGATE_USERS_FILE=.github/loadgate-users.txt',
     // The release tarballs are on releases.mattermost.com: nothing may leave the machine.
@@ -208,6 +216,14 @@ async function gate(t: TestContext): Promise<void> {
     assert.deepEqual(own.map((r) => r.cidr), [0, 1, 2].map(() => `${addresses[i]}/32`), `${job} admitted its own runner to the three controller ports`);
     assert.ok(own.every((r) => r.revokedBy === job), `${job} withdrew every rule it added`);
   }
+  // The documented secrets reached the process that ran the gate, in every run job.
+  const seen = [prometheus, grafana, agentApi].flatMap((f) => f.seen);
+  assert.deepEqual(
+    [...new Set(seen.map((c) => JSON.stringify(c.env)))],
+    [JSON.stringify({ LOADGATE_ADMIN_EMAIL: ADMIN_EMAIL, LOADGATE_ADMIN_PASSWORD: ADMIN_PASSWORD, GRAFANA_TOKEN: GRAFANA_SECRET })],
+    'the admin login and the Grafana token, set as the repository secrets docs/github.md names, reached the run through the shipped caller',
+  );
+  assert.equal(new Set(seen.map((c) => c.runner)).size, 2, 'from both run jobs');
   const refused = [prometheus, grafana, agentApi].flatMap((f) => f.refused);
   assert.deepEqual(refused, [], `no connection to the bench was refused by its security groups (${where})`);
 
