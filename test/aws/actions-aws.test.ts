@@ -5,6 +5,7 @@ import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { parse } from 'yaml';
 import { terraformOutputs } from './fixtures.ts';
 
 /**
@@ -37,7 +38,15 @@ function sandbox(): Sandbox {
   mkdirSync(join(root, 'loadgate', 'dist'));
   mkdirSync(join(root, 'loadgate', 'infra', 'aws'), { recursive: true });
   // The bundle is rebuilt elsewhere; the sources' CLI stands in for it.
-  writeFileSync(join(root, 'loadgate', 'dist', 'loadgate.js'), `await import(${JSON.stringify(CLI)});\n`);
+  // wait-release would ask releases.mattermost.com: with FAKE_WAIT_RELEASE it is only logged.
+  writeFileSync(
+    join(root, 'loadgate', 'dist', 'loadgate.js'),
+    `if (process.argv[2] === 'wait-release' && process.env.FAKE_WAIT_RELEASE) {
+  (await import('node:fs')).appendFileSync(process.env.FAKE_LOG, 'loadgate ' + process.argv.slice(2).join(' ') + '\\n');
+} else {
+  await import(${JSON.stringify(CLI)});
+}\n`,
+  );
   const s3 = join(root, 's3');
   const bin = join(root, 'bin');
   mkdirSync(s3);
@@ -266,4 +275,25 @@ test('admit.sh adds this runner to each controller port, tagged, and withdraws e
   } finally {
     box.close();
   }
+});
+
+test('provision waits for the candidate tarball as well as the baseline, and the workflow passes the candidate', { timeout: 120_000 }, () => {
+  const box = sandbox();
+  try {
+    const provision = box.run('provision', { ...provisionEnv, LG_RELEASE_WAIT: 'on', FAKE_WAIT_RELEASE: '1', LG_CANDIDATE: 'v10.13.0-rc1' });
+    assert.equal(provision.code, 0, provision.stderr);
+    const waits = box.calls().filter((c) => c.startsWith('loadgate wait-release'));
+    assert.deepEqual(waits, ['loadgate wait-release --config examples/aws-mattermost.yml --version v10.12.0 --version v10.13.0-rc1']);
+    assert.ok(box.calls().indexOf(waits[0] as string) < box.calls().findIndex((c) => c.startsWith('terraform')), 'before anything is provisioned');
+  } finally {
+    box.close();
+  }
+  // The composite action maps its candidate input to LG_CANDIDATE, and the workflow's provision job passes it.
+  const action = parse(readFileSync(join(REPO, 'action', 'provision', 'action.yml'), 'utf8')) as { inputs: Record<string, unknown>; runs: { steps: Array<{ env: Record<string, string> }> } };
+  assert.ok('candidate' in action.inputs, 'action/provision has a candidate input');
+  assert.equal(action.runs.steps[0]?.env.LG_CANDIDATE, '${{ inputs.candidate }}');
+  const workflow = parse(readFileSync(join(REPO, '.github', 'workflows', 'loadgate.yml'), 'utf8')) as { jobs: Record<string, { steps: Array<{ uses?: string; with?: Record<string, unknown> }> }> };
+  const step = workflow.jobs['provision-aws']?.steps.find((st) => st.uses === './.loadgate/action/provision');
+  assert.equal(step?.with?.candidate, '${{ needs.prepare.outputs.candidate }}');
+  assert.equal(step?.with?.version, '${{ needs.prepare.outputs.baseline }}');
 });
