@@ -269,8 +269,8 @@ async function gate(t: TestContext): Promise<void> {
 
   // Every AWS job assumed the role through the credentials stand-in; nothing is left running.
   // act masks the role ARN (a secret) as ***; the stand-in refuses an empty or malformed one.
-  const sessions = [...log.matchAll(/\| credentials stand-in: assumed \*\*\* as (loadgate-[a-z0-9]+)-[0-9]+ in us-east-1/g)].map((m) => m[1]);
-  assert.deepEqual(sessions, ['loadgate-provision', 'loadgate-run1', 'loadgate-run2', 'loadgate-teardown'], 'provision, two run jobs and teardown, in order');
+  const sessions = [...log.matchAll(/\| credentials stand-in: assumed \*\*\* as (loadgate-[a-z0-9-]+?)-[0-9]+ in us-east-1/g)].map((m) => m[1]);
+  assert.deepEqual(sessions, ['loadgate-provision', 'loadgate-run-aws-1', 'loadgate-run-aws-2', 'loadgate-teardown'], 'provision, two run jobs and teardown, in order');
   assert.equal(bench.runningK6(), 0, 'the load is stopped');
 }
 
