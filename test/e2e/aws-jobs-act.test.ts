@@ -28,6 +28,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startAwsCliStandin, type AwsCliStandin } from '../support/aws-cli-standin.ts';
 import { startFirewall } from '../support/bench-firewall.ts';
+import { GrafanaStandIn } from '../grafana/stand-in.ts';
 import { verdictFileSchema } from '../../src/compare/verdict-schema.ts';
 import { runResultSchema } from '../../src/results/schema.ts';
 import { runLogged } from '../support/logged-process.ts';
@@ -117,7 +118,7 @@ async function gate(t: TestContext): Promise<void> {
       target: { host: '127.0.0.1', port: Number(new URL(target).port) },
       addressOf: (runner) => (late.tools as AwsCliStandin).addressOf(runner),
       admits: (address, port) => (late.tools as AwsCliStandin).admits(address, port),
-      keep: ['LOADGATE_ADMIN_EMAIL', 'LOADGATE_ADMIN_PASSWORD', 'GRAFANA_TOKEN'],
+      keep: ['LOADGATE_ADMIN_EMAIL', 'LOADGATE_ADMIN_PASSWORD', 'LOADGATE_GRAFANA_TOKEN', 'LOADGATE_SNAPSHOT_GRAFANA'],
     });
   const outputs = bench.terraformOutputs;
   const agentPort = outputs.agent_api_port?.value as number;
@@ -137,6 +138,10 @@ async function gate(t: TestContext): Promise<void> {
       { security_group_id: AGENT_SG, ip_protocol: 'tcp', from_port: agentApi.port, to_port: agentApi.port, description: 'Agent control API for the controller' },
     ]),
   };
+  // The user's own Grafana, which keeps the snapshots (served under its own root_url).
+  const userGrafana = new GrafanaStandIn({ editor: GRAFANA_SECRET }, 'https://grafana.chat-server.example/');
+  await userGrafana.start();
+  t.after(() => userGrafana.stop());
   const tools = await startAwsCliStandin({ shell: bench.shell, secrets: bench.aws, terraformOutputs });
   late.tools = tools;
   t.after(() => tools.close());
@@ -178,6 +183,7 @@ async function gate(t: TestContext): Promise<void> {
     '-s', `LOADGATE_GRAFANA_TOKEN=${GRAFANA_SECRET}`,
     '--var', 'LOADGATE_TF_STATE_BUCKET=loadgate-act-state',
     '--var', 'LOADGATE_USERS_FILE=.github/loadgate-users.txt',
+    '--var', `LOADGATE_GRAFANA_URL=${userGrafana.baseUrl}`,
     // The release tarballs are on releases.mattermost.com: nothing may leave the machine.
     '--env', 'LG_RELEASE_WAIT=off',
   ];
@@ -220,7 +226,7 @@ async function gate(t: TestContext): Promise<void> {
   const seen = [prometheus, grafana, agentApi].flatMap((f) => f.seen);
   assert.deepEqual(
     [...new Set(seen.map((c) => JSON.stringify(c.env)))],
-    [JSON.stringify({ LOADGATE_ADMIN_EMAIL: ADMIN_EMAIL, LOADGATE_ADMIN_PASSWORD: ADMIN_PASSWORD, GRAFANA_TOKEN: GRAFANA_SECRET })],
+    [JSON.stringify({ LOADGATE_ADMIN_EMAIL: ADMIN_EMAIL, LOADGATE_ADMIN_PASSWORD: ADMIN_PASSWORD, LOADGATE_GRAFANA_TOKEN: GRAFANA_SECRET, LOADGATE_SNAPSHOT_GRAFANA: userGrafana.baseUrl })],
     'the admin login and the Grafana token, set as the repository secrets docs/github.md names, reached the run through the shipped caller',
   );
   assert.equal(new Set(seen.map((c) => c.runner)).size, 2, 'from both run jobs');
@@ -253,6 +259,12 @@ async function gate(t: TestContext): Promise<void> {
     const inJob2 = startedMs >= job2Start;
     assert.equal(inJob2, r.repeat === 1, `${r.target.version} repeat ${r.repeat} ran in run-aws-${inJob2 ? 2 : 1}`);
   }
+  // Each run's snapshot is kept on the user's Grafana and linked there, never on the bench's.
+  const links = results.flatMap((r) => r.links.map((l) => l.url));
+  assert.equal(links.length, 4, `one snapshot link per run: ${results.flatMap((r) => r.problems).join('; ')}`);
+  for (const url of links) assert.ok(url.startsWith(`${userGrafana.baseUrl}/dashboard/snapshot/`), `${url} is on the user's Grafana`);
+  assert.equal(userGrafana.snapshots.size, 4);
+  assert.equal(bench.grafana.snapshots.size, 0, "no snapshot on the bench's Grafana, which teardown destroys");
   const reused = log.match(/reusing the completed result/g) ?? [];
   assert.equal(reused.length, 2, 'run-aws-2 reused the two runs of run-aws-1 and redid none');
 

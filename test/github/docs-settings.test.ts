@@ -23,8 +23,8 @@ const WORKFLOWS = [
   ...readdirSync(join(ROOT, 'examples', 'workflows')).map((f) => `examples/workflows/${f}`),
 ].filter((f) => f.endsWith('.yml'));
 const DOCS = ['docs/aws.md', 'docs/github.md'];
-/** Names of this project's own tooling that the docs mention: environment variables of the act and infra tests, never secrets or variables. */
-const TOOLING_ENV = ['LOADGATE_ACT_ARTIFACTS', 'LOADGATE_ACT_SHARE', 'LOADGATE_INFRA_CALL_LOG'];
+/** Environment variables the docs mention (of the act and infra tests, and the one the workflow sets for the run step), never secrets or variables. */
+const TOOLING_ENV = ['LOADGATE_ACT_ARTIFACTS', 'LOADGATE_ACT_SHARE', 'LOADGATE_INFRA_CALL_LOG', 'LOADGATE_SNAPSHOT_GRAFANA'];
 
 type Kind = 'secret' | 'variable';
 type Job = { environment?: string | { name: string }; uses?: string; secrets?: Record<string, string> | 'inherit' };
