@@ -22,6 +22,20 @@ set_output_json() {
   printf '%s=%s\n' "$name" "$(cat "$LOADGATE_WORK/$name.oneline")" >> "${GITHUB_OUTPUT:-/dev/null}"
 }
 
+# This runner's public IPv4 address: LG_CONTROLLER_IP when given, else asked of
+# checkip.amazonaws.com. Every job runs on its own runner with its own address.
+runner_address() {
+  local ip="${LG_CONTROLLER_IP:-}"
+  if [ -z "$ip" ]; then
+    ip="$(curl -fsS --retry 3 --max-time 10 https://checkip.amazonaws.com | tr -d '[:space:]')"
+  fi
+  if [[ ! "$ip" =~ ^([0-9]{1,3}\.){3}[0-9]{1,3}$ ]]; then
+    echo "::error::controller address: expected an IPv4 address, got '${ip:0:40}' (set controller-ip, or check https://checkip.amazonaws.com)" >&2
+    return 3
+  fi
+  printf '%s\n' "$ip"
+}
+
 set_output() {
   case "$2" in *$'\n'* | *$'\r'*) echo "output $1 would span lines; refusing" >&2; return 1 ;; esac
   printf '%s=%s\n' "$1" "$2" >> "${GITHUB_OUTPUT:-/dev/null}"

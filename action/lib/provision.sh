@@ -5,7 +5,8 @@
 # credentials step), LG_VERSION (the Mattermost version installed first: the baseline),
 # and optionally LG_TF_STATE_REGION (default AWS_REGION), LG_LICENSE_SECRET_ARN,
 # LG_DB_SNAPSHOT, LG_DB_DUMP_URL, LG_DB_NAME, LG_MAX_COST, LG_CONTROLLER_IP (default: this
-# runner's public address from checkip.amazonaws.com), LG_CANDIDATE (its tarball is waited
+# runner's public address from checkip.amazonaws.com), LG_ADMIT_RUNNER=false (admit no
+# controller at apply: the run jobs admit themselves, admit.sh), LG_CANDIDATE (its tarball is waited
 # for too, `loadgate wait-release`), LG_RELEASE_WAIT=off (skips that wait).
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
@@ -28,20 +29,20 @@ case "${LG_BENCH:-}" in
     infra="$LOADGATE_ROOT/infra/aws"
     tfvars="$LOADGATE_WORK/terraform.tfvars.json"
 
-    # The controller (this runner) drives the agents' k6 API and queries Prometheus and
-    # Grafana: the bench admits its address, and only its address (/32).
-    controller_ip="${LG_CONTROLLER_IP:-}"
-    if [ -z "$controller_ip" ]; then
-      controller_ip="$(curl -fsS --retry 3 --max-time 10 https://checkip.amazonaws.com | tr -d '[:space:]')"
-    fi
-    if [[ ! "$controller_ip" =~ ^([0-9]{1,3}\.){3}[0-9]{1,3}$ ]]; then
-      echo "::error::controller address: expected an IPv4 address, got '${controller_ip:0:40}' (set controller-ip, or check https://checkip.amazonaws.com)" >&2
-      exit 3
+    # The controller drives the agents' API and queries Prometheus and Grafana. When it
+    # runs in this job (one job provisions and runs), the bench admits this runner's
+    # address, and only it (/32). With LG_ADMIT_RUNNER=false (the reusable workflow, whose
+    # run jobs are other jobs on other runners) the bench admits no one at apply; each
+    # run job admits itself for its lifetime (admit.sh, output controller-ingress).
+    controller_cidr=()
+    if [ -n "${LG_CONTROLLER_IP:-}" ] || [ "${LG_ADMIT_RUNNER:-true}" != false ]; then
+      controller_ip="$(runner_address)" || exit 3
+      controller_cidr=(--controller-cidr "$controller_ip/32")
     fi
 
     # A release-candidate tag often comes before its tarball: wait (bounded, target.releaseWait) before spending anything.
     if [ "${LG_RELEASE_WAIT:-on}" != off ]; then loadgate wait-release --config "$LG_CONFIG" --version "$LG_VERSION" ${LG_CANDIDATE:+--version "$LG_CANDIDATE"}; fi
-    plan=(plan --config "$LG_CONFIG" --format tfvars --out "$tfvars" --version "$LG_VERSION" --controller-cidr "$controller_ip/32")
+    plan=(plan --config "$LG_CONFIG" --format tfvars --out "$tfvars" --version "$LG_VERSION" "${controller_cidr[@]}")
     if [ -n "${LG_LICENSE_SECRET_ARN:-}" ]; then plan+=(--license-secret-arn "$LG_LICENSE_SECRET_ARN"); fi
     if [ -n "${LG_DB_SNAPSHOT:-}" ]; then plan+=(--db-snapshot "$LG_DB_SNAPSHOT"); fi
     if [ -n "${LG_DB_DUMP_URL:-}" ]; then plan+=(--db-dump-url "$LG_DB_DUMP_URL"); fi
@@ -66,6 +67,13 @@ case "${LG_BENCH:-}" in
     terraform -chdir="$infra" apply -input=false -auto-approve -var-file="$tfvars"
     terraform -chdir="$infra" output -json > "$LOADGATE_WORK/terraform-outputs.json"
     loadgate tf-outputs "$LOADGATE_WORK/terraform-outputs.json" > "$LOADGATE_WORK/bench.json"
+    # The controller's security groups and ports, for jobs that admit their own runner.
+    node -e '
+      const rules = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).controller_ingress?.value;
+      if (!Array.isArray(rules) || !rules.length) { console.error("::error::terraform outputs: controller_ingress is missing (infra/aws from another version?)"); process.exit(3); }
+      process.stdout.write(JSON.stringify(rules));
+    ' "$LOADGATE_WORK/terraform-outputs.json" > "$LOADGATE_WORK/controller-ingress.json"
+    set_output_json controller-ingress "$LOADGATE_WORK/controller-ingress.json"
     ;;
   *)
     echo "::error::bench: expected local or aws" >&2

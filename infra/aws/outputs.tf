@@ -135,3 +135,8 @@ output "instances" {
   description = "Role to \"count x type\", as recorded in run results' bench fingerprint."
   value       = module.bench.instances
 }
+
+output "controller_ingress" {
+  description = "Security groups and TCP ports the controller reaches (read by action/lib/provision.sh for the run jobs, which admit their own runners; not part of the bench description)."
+  value       = module.bench.controller_ingress
+}

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { InputError, formatIssuePath } from '../util/errors.ts';
-import { GrafanaError, type DsQuery, type GrafanaClient } from './client.ts';
+import { GrafanaClient, GrafanaError, type DsQuery, type FetchLike } from './client.ts';
 import { toSnapshotFrames, type SnapshotFrame } from './frames.ts';
 import { dashboardFileSchema, type Dashboard } from './schema.ts';
 import { dashboardVariables, interpolate } from './variables.ts';
@@ -24,6 +24,34 @@ export interface SnapshotOptions {
   maxDataPoints?: number;
   /** Publish on Grafana's external snapshot server instead of the bench's Grafana. */
   external?: boolean;
+  /** Where the snapshot is kept; default `snapshotStoreFromEnv()`. */
+  store?: SnapshotStore;
+}
+
+/**
+ * Where a snapshot is kept. A bench's Grafana is destroyed at teardown, so a link to it
+ * dies with the bench:
+ * - `source`: the Grafana the data comes from keeps it (one that outlives the run);
+ * - `grafana`: another Grafana keeps it, the user's own: the snapshot is created there
+ *   with `POST /api/snapshots` and `external: false`, every panel's data embedded, so it
+ *   needs no data source there (Grafana HTTP API, "Snapshot API");
+ * - `none`: nothing outlives the source, so no snapshot is taken and nothing is linked.
+ */
+export type SnapshotStore = { kind: 'source' } | { kind: 'none' } | { kind: 'grafana'; client: GrafanaClient };
+
+/**
+ * The store the environment names: LOADGATE_SNAPSHOT_GRAFANA is the URL of the Grafana
+ * that keeps the snapshots (its token in LOADGATE_GRAFANA_TOKEN), or `none`; unset keeps
+ * them on the source Grafana. The reusable workflow always sets it for the AWS bench.
+ */
+export function snapshotStoreFromEnv(env: NodeJS.ProcessEnv = process.env, fetch?: FetchLike): SnapshotStore {
+  const target = env.LOADGATE_SNAPSHOT_GRAFANA?.trim();
+  if (target === undefined || target === '') return { kind: 'source' };
+  if (target === 'none') return { kind: 'none' };
+  if (!/^https?:\/\/\S+$/.test(target)) throw new InputError(`LOADGATE_SNAPSHOT_GRAFANA: expected the URL of a Grafana or none, got "${target.slice(0, 80)}"`);
+  const token = env.LOADGATE_GRAFANA_TOKEN ?? '';
+  if (!token) throw new InputError(`LOADGATE_SNAPSHOT_GRAFANA names ${target}, but LOADGATE_GRAFANA_TOKEN (a service-account token with snapshots:create there) is empty`);
+  return { kind: 'grafana', client: new GrafanaClient({ baseUrl: target, token, ...(fetch ? { fetch } : {}) }) };
 }
 
 export interface SnapshotOutcome {
@@ -62,6 +90,12 @@ export async function publishSnapshot(client: GrafanaClient, options: SnapshotOp
   const fromMs = options.from.getTime();
   const toMs = options.to.getTime();
   if (!(toMs > fromMs)) throw new InputError('--to: must be later than --from');
+  const store = options.store ?? snapshotStoreFromEnv();
+  if (store.kind === 'none' && !options.external) {
+    throw new InputError(
+      `no snapshot of ${client.baseUrl}: that Grafana is destroyed with the bench and no Grafana is named to keep the snapshot (set the variable LOADGATE_GRAFANA_URL and the secret LOADGATE_GRAFANA_TOKEN, docs/github.md)`,
+    );
+  }
   const variables = dashboardVariables(options.dashboard, options.datasourceUid, options.variables);
   // Check every query's variables before touching Grafana.
   const plans = options.dashboard.panels.map((panel) => ({
@@ -117,7 +151,9 @@ export async function publishSnapshot(client: GrafanaClient, options: SnapshotOp
     time: { from: options.from.toISOString(), to: options.to.toISOString() },
     snapshot: { timestamp: new Date().toISOString() },
   };
-  const created = await client.createSnapshot({
+  // The external snapshot server is the source Grafana's to reach; otherwise the store keeps it.
+  const keeper = store.kind === 'grafana' && !options.external ? store.client : client;
+  const created = await keeper.createSnapshot({
     dashboard: snapshotDashboard,
     name: options.name,
     ...(options.expiresSec ? { expires: options.expiresSec } : {}),
@@ -125,7 +161,9 @@ export async function publishSnapshot(client: GrafanaClient, options: SnapshotOp
   });
   return {
     title: options.name,
-    url: absolute(client.baseUrl, created.url),
+    // Grafana builds `url` from its root_url, which defaults to http://localhost:3000/; the
+    // address it was reached at is the one a reader can reach too.
+    url: options.external ? absolute(keeper.baseUrl, created.url) : `${keeper.baseUrl}/dashboard/snapshot/${encodeURIComponent(created.key)}`,
     key: created.key,
     dashboardUrl: absolute(client.baseUrl, saved.url),
     warnings,

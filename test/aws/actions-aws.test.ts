@@ -5,6 +5,7 @@ import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { parse } from 'yaml';
 import { terraformOutputs } from './fixtures.ts';
 
 /**
@@ -23,7 +24,7 @@ interface Sandbox {
   s3: string;
   log: string;
   output: string;
-  run(script: 'provision' | 'teardown', env: Record<string, string>): { code: number; stdout: string; stderr: string };
+  run(script: 'provision' | 'teardown' | 'admit', env: Record<string, string>): { code: number; stdout: string; stderr: string };
   calls(): string[];
   outputs(): Record<string, string>;
   close(): void;
@@ -33,11 +34,19 @@ function sandbox(): Sandbox {
   const root = mkdtempSync(join(tmpdir(), 'loadgate-actions-'));
   const lib = join(root, 'loadgate', 'action', 'lib');
   mkdirSync(lib, { recursive: true });
-  for (const file of ['common.sh', 'provision.sh', 'teardown.sh']) copyFileSync(join(REPO, 'action', 'lib', file), join(lib, file));
+  for (const file of ['common.sh', 'provision.sh', 'teardown.sh', 'admit.sh']) copyFileSync(join(REPO, 'action', 'lib', file), join(lib, file));
   mkdirSync(join(root, 'loadgate', 'dist'));
   mkdirSync(join(root, 'loadgate', 'infra', 'aws'), { recursive: true });
   // The bundle is rebuilt elsewhere; the sources' CLI stands in for it.
-  writeFileSync(join(root, 'loadgate', 'dist', 'loadgate.js'), `await import(${JSON.stringify(CLI)});\n`);
+  // wait-release would ask releases.mattermost.com: with FAKE_WAIT_RELEASE it is only logged.
+  writeFileSync(
+    join(root, 'loadgate', 'dist', 'loadgate.js'),
+    `if (process.argv[2] === 'wait-release' && process.env.FAKE_WAIT_RELEASE) {
+  (await import('node:fs')).appendFileSync(process.env.FAKE_LOG, 'loadgate ' + process.argv.slice(2).join(' ') + '\\n');
+} else {
+  await import(${JSON.stringify(CLI)});
+}\n`,
+  );
   const s3 = join(root, 's3');
   const bin = join(root, 'bin');
   mkdirSync(s3);
@@ -52,7 +61,19 @@ function sandbox(): Sandbox {
   fake('curl', 'echo 198.51.100.7');
   fake(
     'aws',
-    `args=("$@"); src=""; dst=""; bucket=""; key=""
+    `if [ "$1" = ec2 ]; then
+  group=""; for ((i = 1; i <= $#; i++)); do [ "\${!i}" = --group-id ] && { j=$((i + 1)); group=\${!j}; }; done
+  case "$2" in
+    authorize-security-group-ingress)
+      if [ "$group" = "\${FAKE_DUPLICATE_GROUP:-}" ]; then echo "An error occurred (InvalidPermission.Duplicate) when calling the AuthorizeSecurityGroupIngress operation: the specified rule already exists" >&2; exit 254; fi
+      n=$(($(cat "$FAKE_ROOT/rules" 2>/dev/null || echo 0) + 1)); echo "$n" > "$FAKE_ROOT/rules"
+      printf '{"Return":true,"SecurityGroupRules":[{"SecurityGroupRuleId":"sgr-%017d","GroupId":"%s"}]}\n' "$n" "$group" ;;
+    revoke-security-group-ingress) echo '{"Return":true}' ;;
+    *) echo "An error occurred (AccessDenied): not faked" >&2; exit 254 ;;
+  esac
+  exit 0
+fi
+args=("$@"); src=""; dst=""; bucket=""; key=""
 for ((i = 0; i < \${#args[@]}; i++)); do
   case "\${args[i]}" in --region) i=$((i + 1)) ;; --bucket) bucket=\${args[i+1]}; i=$((i + 1)) ;; --key) key=\${args[i+1]}; i=$((i + 1)) ;;
     --only-show-errors | s3 | cp | s3api | head-object) ;; *) if [ -z "$src" ]; then src=\${args[i]}; else dst=\${args[i]}; fi ;; esac
@@ -207,4 +228,72 @@ test('teardown with no recorded key and nothing under this attempt destroys noth
   } finally {
     box.close();
   }
+});
+
+test('provision with admit-runner false admits no one at apply and hands the controller ports to the run jobs', { timeout: 120_000 }, () => {
+  const box = sandbox();
+  try {
+    const provision = box.run('provision', { ...provisionEnv, LG_ADMIT_RUNNER: 'false' });
+    assert.equal(provision.code, 0, provision.stderr);
+    assert.deepEqual(JSON.parse(readFileSync(join(box.s3, TFVARS), 'utf8')).controller_cidr_blocks, [], 'no controller range at apply');
+    assert.ok(!box.calls().some((c) => c.startsWith('curl')), 'no address lookup: this job never talks to the bench');
+    assert.deepEqual(JSON.parse(box.outputs()['controller-ingress'] as string), terraformOutputs().controller_ingress?.value);
+  } finally {
+    box.close();
+  }
+});
+
+test('admit.sh adds this runner to each controller port, tagged, and withdraws exactly the rules it added', { timeout: 60_000 }, () => {
+  const box = sandbox();
+  try {
+    const ingress = JSON.stringify(terraformOutputs().controller_ingress?.value);
+    // The agents' group already admits this address (another rule, not this job's): used, never removed.
+    const open = box.run('admit', { LG_ADMIT_MODE: 'open', LG_CONTROLLER_INGRESS: ingress, FAKE_DUPLICATE_GROUP: 'sg-0123456789abcdef2', GITHUB_JOB: 'run-aws-1' });
+    assert.equal(open.code, 0, open.stderr);
+    assert.equal(box.outputs().cidr, '198.51.100.7/32', "this runner's own address");
+    const authorize = box.calls().filter((c) => c.startsWith('aws ec2 authorize-security-group-ingress'));
+    assert.equal(authorize.length, 4, 'one call per controller rule');
+    for (const c of authorize) {
+      assert.match(c, /"CidrIp":"198\.51\.100\.7\/32"/);
+      assert.match(c, /--tag-specifications \[\{"ResourceType":"security-group-rule","Tags":\[\{"Key":"Project","Value":"loadgate"\}/, 'tagged Project=loadgate at creation (the IAM policy allows nothing else)');
+    }
+    assert.match(authorize[0] as string, /--group-id sg-0123456789abcdef1 .*"FromPort":9090,"ToPort":9090/);
+    assert.match(open.stdout, /already admitted to sg-0123456789abcdef2/);
+
+    writeFileSync(box.log, '');
+    const close = box.run('admit', { LG_ADMIT_MODE: 'close' });
+    assert.equal(close.code, 0, close.stderr);
+    const revoked = box.calls().map((c) => c.match(/revoke-security-group-ingress --region us-east-1 --group-id (\S+) --security-group-rule-ids (\S+)/)?.slice(1).join(' '));
+    assert.deepEqual(revoked, [1, 2, 3].map((n) => `sg-0123456789abcdef1 sgr-${String(n).padStart(17, '0')}`), 'the three rules it added, not the one it found');
+    writeFileSync(box.log, '');
+    assert.equal(box.run('admit', { LG_ADMIT_MODE: 'close' }).code, 0);
+    assert.deepEqual(box.calls().filter(Boolean), [], 'closing twice withdraws nothing more');
+
+    const forged = box.run('admit', { LG_ADMIT_MODE: 'open', LG_CONTROLLER_INGRESS: '[{"security_group_id":"sg-1; reboot","from_port":1,"to_port":2}]' });
+    assert.notEqual(forged.code, 0);
+    assert.match(forged.stderr, /not a controller rule/);
+  } finally {
+    box.close();
+  }
+});
+
+test('provision waits for the candidate tarball as well as the baseline, and the workflow passes the candidate', { timeout: 120_000 }, () => {
+  const box = sandbox();
+  try {
+    const provision = box.run('provision', { ...provisionEnv, LG_RELEASE_WAIT: 'on', FAKE_WAIT_RELEASE: '1', LG_CANDIDATE: 'v10.13.0-rc1' });
+    assert.equal(provision.code, 0, provision.stderr);
+    const waits = box.calls().filter((c) => c.startsWith('loadgate wait-release'));
+    assert.deepEqual(waits, ['loadgate wait-release --config examples/aws-mattermost.yml --version v10.12.0 --version v10.13.0-rc1']);
+    assert.ok(box.calls().indexOf(waits[0] as string) < box.calls().findIndex((c) => c.startsWith('terraform')), 'before anything is provisioned');
+  } finally {
+    box.close();
+  }
+  // The composite action maps its candidate input to LG_CANDIDATE, and the workflow's provision job passes it.
+  const action = parse(readFileSync(join(REPO, 'action', 'provision', 'action.yml'), 'utf8')) as { inputs: Record<string, unknown>; runs: { steps: Array<{ env: Record<string, string> }> } };
+  assert.ok('candidate' in action.inputs, 'action/provision has a candidate input');
+  assert.equal(action.runs.steps[0]?.env.LG_CANDIDATE, '${{ inputs.candidate }}');
+  const workflow = parse(readFileSync(join(REPO, '.github', 'workflows', 'loadgate.yml'), 'utf8')) as { jobs: Record<string, { steps: Array<{ uses?: string; with?: Record<string, unknown> }> }> };
+  const step = workflow.jobs['provision-aws']?.steps.find((st) => st.uses === './.loadgate/action/provision');
+  assert.equal(step?.with?.candidate, '${{ needs.prepare.outputs.candidate }}');
+  assert.equal(step?.with?.version, '${{ needs.prepare.outputs.baseline }}');
 });

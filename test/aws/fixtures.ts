@@ -56,6 +56,15 @@ export function terraformOutputs(): Record<string, { sensitive: boolean; type: u
     db_port: out(5432, 'number'),
     db_name: out('ltdb'),
     db_secret_arn: out('arn:aws:secretsmanager:us-east-1:123456789012:secret:rds!cluster-1234-AbCdEf'),
+    controller_ingress: out(
+      [
+        { security_group_id: 'sg-0123456789abcdef1', ip_protocol: 'tcp', from_port: 9090, to_port: 9090, description: 'Prometheus API for the controller' },
+        { security_group_id: 'sg-0123456789abcdef1', ip_protocol: 'tcp', from_port: 3000, to_port: 3000, description: 'Grafana API for the controller' },
+        { security_group_id: 'sg-0123456789abcdef1', ip_protocol: 'tcp', from_port: 4040, to_port: 4040, description: 'Pyroscope API for the controller' },
+        { security_group_id: 'sg-0123456789abcdef2', ip_protocol: 'tcp', from_port: 4000, to_port: 4000, description: 'Agent control API for the controller' },
+      ],
+      ['tuple', [['object', { security_group_id: 'string' }]]],
+    ),
     instances: out(
       { app: '2 x c7i.2xlarge', agent: '2 x c7i.xlarge', proxy: '1 x c7i.xlarge', metrics: '1 x m7i.xlarge', db: '2 x db.r7g.2xlarge' },
       ['object', { app: 'string' }],

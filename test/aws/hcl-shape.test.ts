@@ -226,7 +226,20 @@ test('security groups: each role opens only its own ports, SSH is closed unless 
   // An expression comes back as its HCL text, a literal list as JSON objects.
   const rulesOf = (role: string): ReturnType<typeof ruleObjects> => {
     const rules = only(bench.module[`${role}_sg`], `${role}_sg`).ingress_rules;
-    if (typeof rules === 'string') return ruleObjects(rules);
+    if (typeof rules === 'string') {
+      // The controller's rules: one per local.controller_ports entry of the role and controller range.
+      const ports = (only(bench.locals, 'locals') as { controller_ports: Record<string, Array<Record<string, unknown>>> }).controller_ports[role] ?? [];
+      const controller = rules.includes(`for rule in local.controller_ports.${role} : merge(rule, { cidr_ipv4 = cidr })`)
+        ? ports.map((p) => ({
+            description: String(p.description),
+            protocol: 'tcp',
+            from: String(p.from_port).replace(/^\$\{(.*)\}$/, '$1'),
+            to: String(p.to_port).replace(/^\$\{(.*)\}$/, '$1'),
+            source: 'cidr_ipv4 = cidr',
+          }))
+        : [];
+      return [...controller, ...ruleObjects(rules)];
+    }
     return (rules as Array<Record<string, unknown>>).map((rule) => ({
       description: String(rule.description),
       protocol: String(rule.ip_protocol ?? 'tcp'),
@@ -278,7 +291,10 @@ test('security groups: each role opens only its own ports, SSH is closed unless 
   for (const name of ['controller_cidr_blocks', 'ssh_cidr_blocks']) {
     assert.ok(validations(bench, name).some((v) => v.condition.includes('tonumber(split("/", c)[1]) >= 16')), `${name} refuses ranges wider than /16`);
   }
-  // Controller ranges come only from var.controller_cidr_blocks.
+  // Controller ranges come only from var.controller_cidr_blocks; the ports the run jobs
+  // admit themselves to (output controller_ingress) are the same local.controller_ports.
+  const outputs = await loadModule('modules/bench');
+  assert.match(JSON.stringify(outputs.output.controller_ingress), /local\.controller_ports\[role\]/);
   for (const role of ['agent', 'metrics']) {
     assert.match(String(only(bench.module[`${role}_sg`], role).ingress_rules), /for cidr in var\.controller_cidr_blocks/);
   }

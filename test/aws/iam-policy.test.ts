@@ -45,6 +45,21 @@ test('security-group rules created with the default tags are allowed (ec2:Create
   assert.deepEqual(denied(await decisions([vpc, group, ingress, egress])), []);
 });
 
+test("a run job admits its own runner to the bench's groups and withdraws it (action/lib/admit.sh), and to no other group", async () => {
+  const RULE_TAGS = { Project: 'loadgate', Name: 'loadgate-runner-42-run-aws' };
+  // As the CLI sends admit.sh's calls: one CIDR rule, tagged at creation; the revoke by rule id.
+  const admit = (groupId: string, tags: Record<string, string>) =>
+    call('ec2', 'AuthorizeSecurityGroupIngress', {
+      Action: 'AuthorizeSecurityGroupIngress', GroupId: groupId, 'IpPermissions.1.IpProtocol': 'tcp', 'IpPermissions.1.FromPort': '9090', 'IpPermissions.1.ToPort': '9090',
+      'IpPermissions.1.IpRanges.1.CidrIp': '198.51.100.7/32', 'TagSpecification.1.ResourceType': 'security-group-rule', ...tagParams('TagSpecification.1.Tag', tags),
+    }, tags);
+  const withdraw = (groupId: string) => call('ec2', 'RevokeSecurityGroupIngress', { Action: 'RevokeSecurityGroupIngress', GroupId: groupId, 'SecurityGroupRuleId.1': 'sgr-0123456789abcdef0' });
+  assert.deepEqual(denied(await decisions([vpc, group, admit('sg-0123456789abcdef0', RULE_TAGS), withdraw('sg-0123456789abcdef0')])), []);
+  // Another group of the account, or a rule without the Project tag: refused.
+  assert.equal(denied(await decisions([admit('sg-0fedcba9876543210', RULE_TAGS), withdraw('sg-0fedcba9876543210')])).length, 2);
+  assert.ok(denied(await decisions([vpc, group, admit('sg-0123456789abcdef0', { Name: 'untagged' })])).length > 0);
+});
+
 test('an Aurora cluster created with tags is allowed (rds:AddTagsToResource under aws:RequestTag, RDS service-linked role)', async () => {
   const cluster = call('rds', 'CreateDBCluster', { Action: 'CreateDBCluster', DBClusterIdentifier: 'lg-test-1', ManageMasterUserPassword: 'true' }, BENCH_TAGS);
   const instance = call('rds', 'CreateDBInstance', { Action: 'CreateDBInstance', DBInstanceIdentifier: 'lg-test-1-0' }, BENCH_TAGS);

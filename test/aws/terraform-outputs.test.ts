@@ -1,13 +1,20 @@
 import { test } from 'node:test';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import assert from 'node:assert/strict';
 import { OUTPUT_NAMES, awsBenchDescriptionSchema, parseTerraformOutputs, parseTerraformOutputsText } from '../../src/aws/terraform-outputs.ts';
 import { InputError } from '../../src/util/errors.ts';
 import { terraformOutputs } from './fixtures.ts';
 import { loadModule } from './hcl.ts';
 
-test('the parser reads exactly the outputs infra/aws declares', async () => {
+/** Outputs the workflow reads beside the bench description (action/lib/provision.sh). */
+const WORKFLOW_OUTPUTS = ['controller_ingress'];
+
+test('the parser and the workflow read exactly the outputs infra/aws declares', async () => {
   const root = await loadModule('.');
-  assert.deepEqual([...OUTPUT_NAMES].sort(), Object.keys(root.output).sort());
+  assert.deepEqual([...OUTPUT_NAMES, ...WORKFLOW_OUTPUTS].sort(), Object.keys(root.output).sort());
+  const provision = readFileSync(join(import.meta.dirname, '..', '..', 'action', 'lib', 'provision.sh'), 'utf8');
+  for (const name of WORKFLOW_OUTPUTS) assert.ok(provision.includes(`.${name}?.value`), `provision.sh reads ${name}`);
 });
 
 test('terraform output -json becomes a typed bench description', () => {

@@ -9,7 +9,11 @@
  *   configure-aws-credentials by its act stand-in (no OIDC or STS offline);
  * - the bench itself the loopback AWS bench (test/bench/aws/loopback-bench.ts): the
  *   Mattermost stand-in, a real k6 agent, Prometheus and node_exporter on 127.0.0.1, its
- *   nodes reached through the stood-in SSM.
+ *   nodes reached through the stood-in SSM;
+ * - each job on its own runner with its own public address, and the controller's ports
+ *   (Prometheus, Grafana, the agent's API) behind the bench's security groups
+ *   (test/support/bench-firewall.ts): a connection from a runner whose address no rule
+ *   admits is refused, as EC2 would drop it.
  * The caller runs on runners with a 45-minute job limit (runner-limit-minutes: 45, the
  * least `loadgate plan` accepts: provisioning is estimated at 25 minutes) and gives its run
  * jobs a budget of JOB_BUDGET_SEC (run-job-budget), so that run-aws-1 finishes the first
@@ -22,7 +26,9 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startAwsCliStandin } from '../support/aws-cli-standin.ts';
+import { startAwsCliStandin, type AwsCliStandin } from '../support/aws-cli-standin.ts';
+import { startFirewall } from '../support/bench-firewall.ts';
+import { GrafanaStandIn } from '../grafana/stand-in.ts';
 import { verdictFileSchema } from '../../src/compare/verdict-schema.ts';
 import { runResultSchema } from '../../src/results/schema.ts';
 import { runLogged } from '../support/logged-process.ts';
@@ -51,6 +57,9 @@ const BOOT_SECONDS = 10;
 const DURATION_SEC = 30;
 const JOB_BUDGET_SEC = 140;
 const TIMEOUT_MS = 20 * 60_000;
+const ADMIN_EMAIL = 'sysadmin@chat-server.example';
+const ADMIN_PASSWORD = 'act-admin-password-0123456789';
+const GRAFANA_SECRET = 'glsa_actGrafanaToken0123456789abcdef_01234567';
 
 const skip =
   process.env.LOADGATE_SKIP_INTEGRATION === '1'
@@ -101,7 +110,40 @@ function callerWithRunnerLimit(): string {
 async function gate(t: TestContext): Promise<void> {
   const bench = await startLoopbackBench(k6 as string, 40, { reachableAgent: true, bootSeconds: BOOT_SECONDS });
   t.after(() => bench.close());
-  const tools = await startAwsCliStandin({ shell: bench.shell, secrets: bench.aws, terraformOutputs: bench.terraformOutputs });
+  // The controller's ports, each behind its security group: Prometheus and Grafana on the
+  // metrics node's group, the agent's API on the agents' (infra/aws/modules/bench).
+  const late: { tools?: AwsCliStandin } = {};
+  const guard = (target: string) =>
+    startFirewall({
+      target: { host: '127.0.0.1', port: Number(new URL(target).port) },
+      addressOf: (runner) => (late.tools as AwsCliStandin).addressOf(runner),
+      admits: (address, port) => (late.tools as AwsCliStandin).admits(address, port),
+      keep: ['LOADGATE_ADMIN_EMAIL', 'LOADGATE_ADMIN_PASSWORD', 'LOADGATE_GRAFANA_TOKEN', 'LOADGATE_SNAPSHOT_GRAFANA'],
+    });
+  const outputs = bench.terraformOutputs;
+  const agentPort = outputs.agent_api_port?.value as number;
+  const [prometheus, grafana, agentApi] = await Promise.all([guard(bench.prometheusUrl), guard(bench.grafana.baseUrl), guard(`http://127.0.0.1:${agentPort}`)]);
+  t.after(() => Promise.all([prometheus.close(), grafana.close(), agentApi.close()]));
+  const out = (value: unknown) => ({ sensitive: false, type: 'string', value });
+  const METRICS_SG = 'sg-0a1b2c3d4e5f60718';
+  const AGENT_SG = 'sg-0f1e2d3c4b5a69788';
+  const terraformOutputs = {
+    ...outputs,
+    prometheus_url: out(prometheus.url),
+    grafana_url: out(grafana.url),
+    agent_api_port: out(agentApi.port),
+    controller_ingress: out([
+      { security_group_id: METRICS_SG, ip_protocol: 'tcp', from_port: prometheus.port, to_port: prometheus.port, description: 'Prometheus API for the controller' },
+      { security_group_id: METRICS_SG, ip_protocol: 'tcp', from_port: grafana.port, to_port: grafana.port, description: 'Grafana API for the controller' },
+      { security_group_id: AGENT_SG, ip_protocol: 'tcp', from_port: agentApi.port, to_port: agentApi.port, description: 'Agent control API for the controller' },
+    ]),
+  };
+  // The user's own Grafana, which keeps the snapshots (served under its own root_url).
+  const userGrafana = new GrafanaStandIn({ editor: GRAFANA_SECRET }, 'https://grafana.chat-server.example/');
+  await userGrafana.start();
+  t.after(() => userGrafana.stop());
+  const tools = await startAwsCliStandin({ shell: bench.shell, secrets: bench.aws, terraformOutputs });
+  late.tools = tools;
   t.after(() => tools.close());
   const { standin, candidateSha } = await startConsumerRepository(TOKEN, { baseline: BASELINE, candidate: CANDIDATE });
   t.after(() => standin.close());
@@ -132,11 +174,16 @@ async function gate(t: TestContext): Promise<void> {
     '--input', `candidate=${CANDIDATE}`,
     '--input', `baseline=${BASELINE}`,
     ...gateEnvArgs({ standin, loadgate: { repository: 'loadgate/loadgate', source: release }, share, token: TOKEN, artifacts }),
-    // The caller's secrets and the bench environment's variables (docs/github.md).
+    // The repository's secrets, which only the shipped caller reads and passes on, and the
+    // bench environment's variables, under the names docs/github.md gives them.
     '-s', 'LOADGATE_AWS_ROLE_ARN=arn:aws:iam::123456789012:role/loadgate-bench',
     '-s', 'LOADGATE_LICENSE_SECRET_ARN=arn:aws:secretsmanager:us-east-1:123456789012:secret:mattermost-licence-AbCdEf',
+    '-s', `LOADGATE_ADMIN_EMAIL=${ADMIN_EMAIL}`,
+    '-s', `LOADGATE_ADMIN_PASSWORD=${ADMIN_PASSWORD}`,
+    '-s', `LOADGATE_GRAFANA_TOKEN=${GRAFANA_SECRET}`,
     '--var', 'LOADGATE_TF_STATE_BUCKET=loadgate-act-state',
     '--var', 'LOADGATE_USERS_FILE=.github/loadgate-users.txt',
+    '--var', `LOADGATE_GRAFANA_URL=${userGrafana.baseUrl}`,
     // The release tarballs are on releases.mattermost.com: nothing may leave the machine.
     '--env', 'LG_RELEASE_WAIT=off',
   ];
@@ -162,7 +209,29 @@ async function gate(t: TestContext): Promise<void> {
   assert.match(applies[0]?.key ?? '', /^loadgate\/mattermost-like\/chat-server\/[0-9]+\/1\/terraform\.tfstate$/);
   assert.deepEqual(destroys[0]?.vars, applies[0]?.vars, 'teardown destroyed with the variables provision stored beside the state');
   assert.deepEqual(tools.terraform.filter((r) => r.command === 'init').map((r) => r.job), ['provision-aws', 'teardown'], 'no run job re-initialised or re-provisioned');
-  assert.equal(tools.calls.filter((c) => c.tool === 'curl').length, 1, 'the controller address was looked up once, by provision');
+
+  // Every job on its own runner: the bench admitted no one at apply; each run job admitted
+  // its own address (and only it) at its start and withdrew it at its end; nothing was refused.
+  assert.deepEqual(applies[0]?.vars?.controller_cidr_blocks, [], 'provision admits no runner at apply: it never talks to the bench');
+  const lookups = tools.calls.filter((c) => c.tool === 'curl');
+  assert.deepEqual(lookups.map((c) => c.job), ['run-aws-1', 'run-aws-2'], 'each run job looked up its own address');
+  const addresses = lookups.map((c) => tools.addressOf(c.runner));
+  assert.equal(new Set(addresses).size, 2, `two runners, two addresses: ${addresses.join(', ')}`);
+  for (const [i, job] of ['run-aws-1', 'run-aws-2'].entries()) {
+    const own = tools.authorized.filter((r) => r.by === job);
+    assert.deepEqual(own.map((r) => r.cidr), [0, 1, 2].map(() => `${addresses[i]}/32`), `${job} admitted its own runner to the three controller ports`);
+    assert.ok(own.every((r) => r.revokedBy === job), `${job} withdrew every rule it added`);
+  }
+  // The documented secrets reached the process that ran the gate, in every run job.
+  const seen = [prometheus, grafana, agentApi].flatMap((f) => f.seen);
+  assert.deepEqual(
+    [...new Set(seen.map((c) => JSON.stringify(c.env)))],
+    [JSON.stringify({ LOADGATE_ADMIN_EMAIL: ADMIN_EMAIL, LOADGATE_ADMIN_PASSWORD: ADMIN_PASSWORD, LOADGATE_GRAFANA_TOKEN: GRAFANA_SECRET, LOADGATE_SNAPSHOT_GRAFANA: userGrafana.baseUrl })],
+    'the admin login and the Grafana token, set as the repository secrets docs/github.md names, reached the run through the shipped caller',
+  );
+  assert.equal(new Set(seen.map((c) => c.runner)).size, 2, 'from both run jobs');
+  const refused = [prometheus, grafana, agentApi].flatMap((f) => f.refused);
+  assert.deepEqual(refused, [], `no connection to the bench was refused by its security groups (${where})`);
 
   // Which job drove the bench: the SSM commands each run job sent.
   const ssmJobs = [...new Set(tools.calls.filter((c) => c.tool === 'aws' && c.args[0] === 'ssm').map((c) => c.job))];
@@ -190,6 +259,12 @@ async function gate(t: TestContext): Promise<void> {
     const inJob2 = startedMs >= job2Start;
     assert.equal(inJob2, r.repeat === 1, `${r.target.version} repeat ${r.repeat} ran in run-aws-${inJob2 ? 2 : 1}`);
   }
+  // Each run's snapshot is kept on the user's Grafana and linked there, never on the bench's.
+  const links = results.flatMap((r) => r.links.map((l) => l.url));
+  assert.equal(links.length, 4, `one snapshot link per run: ${results.flatMap((r) => r.problems).join('; ')}`);
+  for (const url of links) assert.ok(url.startsWith(`${userGrafana.baseUrl}/dashboard/snapshot/`), `${url} is on the user's Grafana`);
+  assert.equal(userGrafana.snapshots.size, 4);
+  assert.equal(bench.grafana.snapshots.size, 0, "no snapshot on the bench's Grafana, which teardown destroys");
   const reused = log.match(/reusing the completed result/g) ?? [];
   assert.equal(reused.length, 2, 'run-aws-2 reused the two runs of run-aws-1 and redid none');
 
@@ -206,8 +281,8 @@ async function gate(t: TestContext): Promise<void> {
 
   // Every AWS job assumed the role through the credentials stand-in; nothing is left running.
   // act masks the role ARN (a secret) as ***; the stand-in refuses an empty or malformed one.
-  const sessions = [...log.matchAll(/\| credentials stand-in: assumed \*\*\* as (loadgate-[a-z0-9]+)-[0-9]+ in us-east-1/g)].map((m) => m[1]);
-  assert.deepEqual(sessions, ['loadgate-provision', 'loadgate-run1', 'loadgate-run2', 'loadgate-teardown'], 'provision, two run jobs and teardown, in order');
+  const sessions = [...log.matchAll(/\| credentials stand-in: assumed \*\*\* as (loadgate-[a-z0-9-]+?)-[0-9]+ in us-east-1/g)].map((m) => m[1]);
+  assert.deepEqual(sessions, ['loadgate-provision', 'loadgate-run-aws-1', 'loadgate-run-aws-2', 'loadgate-teardown'], 'provision, two run jobs and teardown, in order');
   assert.equal(bench.runningK6(), 0, 'the load is stopped');
 }
 

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { GrafanaClient, GrafanaError } from '../../src/grafana/client.ts';
-import { loadDashboardFile, publishSnapshot } from '../../src/grafana/snapshot.ts';
+import { loadDashboardFile, publishSnapshot, snapshotStoreFromEnv } from '../../src/grafana/snapshot.ts';
 import { toSnapshotFrames, applyLegend } from '../../src/grafana/frames.ts';
 import { dashboardVariables, interpolate, parseVariableFlags } from '../../src/grafana/variables.ts';
 import { captureIO } from '../../src/cli/io.ts';
@@ -221,4 +221,45 @@ test('finding 9: one failing query in a panel costs its own series only, not the
   assert.ok(frames.length >= 1 && frames.every((f) => f.refId === 'A'), 'the good query\'s series are kept');
   // A 400 without per-query results is still an error.
   await assert.rejects(client.queryDataSource([{ refId: 'A', datasource: { uid: 'prometheus' }, expr: '' } as never], 0, 1000), /HTTP 400: query A: expr is required/);
+});
+
+test("snapshots outlive the bench: kept on the user's Grafana, or not taken at all; never linked to the bench's Grafana", async () => {
+  const dashboard = await loadDashboardFile(DASHBOARD_FILE);
+  const USER_TOKEN = 'glsa_user_grafana_token_0004';
+  // The user's Grafana, with its root_url set as a served Grafana has it.
+  const user = new GrafanaStandIn({ editor: USER_TOKEN }, 'https://grafana.example.com/');
+  const userUrl = await user.start();
+  try {
+    const bench = new GrafanaClient({ baseUrl, token: TOKEN });
+    const window = { from: new Date('2025-09-30T14:05:00Z'), to: new Date('2025-09-30T15:35:00Z') };
+    const before = grafana.snapshots.size;
+
+    const store = snapshotStoreFromEnv({ LOADGATE_SNAPSHOT_GRAFANA: userUrl, LOADGATE_GRAFANA_TOKEN: USER_TOKEN });
+    const kept = await publishSnapshot(bench, { dashboard, name: 'v11.0.1-rc2 bounded', ...window, datasourceUid: 'prometheus', store });
+    assert.equal(grafana.snapshots.size, before, "nothing stored on the bench's Grafana");
+    const [snapshot] = [...user.snapshots.values()];
+    assert.ok(snapshot && !snapshot.external, "stored on the user's Grafana with external=false");
+    const panels = snapshot.dashboard.panels as Array<{ snapshotData: unknown[] }>;
+    assert.ok(panels.every((p) => p.snapshotData.length > 0), "every panel's data embedded: the user's Grafana needs no data source");
+    assert.equal(kept.url, `${userUrl}/dashboard/snapshot/${snapshot.key}`);
+    assert.ok(user.requests.every((r) => r.authorization === `Bearer ${USER_TOKEN}`), "the user's token, only there");
+
+    // No Grafana outlives the bench: refused before anything is uploaded, so nothing is linked.
+    const requests = grafana.requests.length;
+    await assert.rejects(
+      publishSnapshot(bench, { dashboard, name: 'x', ...window, datasourceUid: 'prometheus', store: snapshotStoreFromEnv({ LOADGATE_SNAPSHOT_GRAFANA: 'none' }) }),
+      /destroyed with the bench.*LOADGATE_GRAFANA_URL/,
+    );
+    assert.equal(grafana.requests.length, requests, "the bench's Grafana was not touched");
+
+    // The link is the address Grafana was reached at, not its root_url (http://localhost:3000/ by default).
+    const local = await publishSnapshot(bench, { dashboard, name: 'y', ...window, datasourceUid: 'prometheus', store: { kind: 'source' } });
+    assert.match(local.url, new RegExp(`^${baseUrl}/dashboard/snapshot/[0-9a-f]+$`));
+
+    assert.deepEqual(snapshotStoreFromEnv({}), { kind: 'source' });
+    assert.throws(() => snapshotStoreFromEnv({ LOADGATE_SNAPSHOT_GRAFANA: userUrl }), /LOADGATE_GRAFANA_TOKEN/);
+    assert.throws(() => snapshotStoreFromEnv({ LOADGATE_SNAPSHOT_GRAFANA: 'grafana.example.com' }), /expected the URL of a Grafana or none/);
+  } finally {
+    await user.stop();
+  }
 });

@@ -14,7 +14,10 @@ import type { AddressInfo } from 'node:net';
  * - POST /api/ds/query: 400 on bad bodies, 404 for an unknown data source, else frames with
  *   a deterministic series per query (a `fail_query` expr answers a per-query error);
  * - POST /api/snapshots: 400 without a dashboard or with external=true lacking key/deleteKey,
- *   else 200 { deleteKey, deleteUrl, key, url, id };
+ *   else 200 { deleteKey, deleteUrl, key, url, id }, with `url` and `deleteUrl` built from
+ *   the server's root_url as Grafana does (pkg/api/dashboard_snapshot.go), whose default is
+ *   http://localhost:3000/ (conf/defaults.ini: `root_url = %(protocol)s://%(domain)s:%(http_port)s/`,
+ *   domain localhost, http_port 3000), not from the address the request reached;
  * - GET / DELETE /api/snapshots/:key: 200 or 404.
  */
 
@@ -41,6 +44,8 @@ export class GrafanaStandIn {
 
   constructor(
     private readonly tokens: { editor: string; viewer?: string },
+    /** [server] root_url; Grafana's default unless the node sets GF_SERVER_ROOT_URL. */
+    private readonly rootUrl = 'http://localhost:3000/',
   ) {}
 
   async start(): Promise<string> {
@@ -181,7 +186,8 @@ export class GrafanaStandIn {
       ...(typeof body.expires === 'number' ? { expires: body.expires } : {}),
     };
     this.snapshots.set(key, snapshot);
-    send(200, { deleteKey, deleteUrl: `${this.baseUrl}/api/snapshots-delete/${deleteKey}`, key, url: `${this.baseUrl}/dashboard/snapshot/${key}`, id: snapshot.id });
+    const root = this.rootUrl.replace(/\/?$/, '/');
+    send(200, { deleteKey, deleteUrl: `${root}api/snapshots-delete/${deleteKey}`, key, url: `${root}dashboard/snapshot/${key}`, id: snapshot.id });
   }
 }
 

@@ -23,8 +23,18 @@ import { SSM_STDERR_SEPARATOR } from '../../src/bench/aws/ssm-shell.ts';
  *   operation: Not Found", which action/lib/teardown.sh tells apart from other failures;
  * - `terraform init` (the S3 backend's key), `apply` (writes the state object under that
  *   key, as the S3 backend does), `output -json` (the bench's outputs), `destroy`;
- * - `curl https://checkip.amazonaws.com`: a documentation address (RFC 5737); any other
- *   URL fails, so nothing leaves the machine.
+ * - `aws ec2 authorize-security-group-ingress` / `revoke-security-group-ingress`: the bench's
+ *   security groups. Terraform's apply creates the controller rules (output
+ *   controller_ingress, one per controller_cidr_blocks entry, as infra/aws/modules/bench
+ *   does); authorize adds a rule and answers as EC2 does ({Return, SecurityGroupRules:
+ *   [{SecurityGroupRuleId, ...}]}, AWS SDK AuthorizeSecurityGroupIngressCommandOutput), or
+ *   fails with InvalidPermission.Duplicate for a rule that exists; revoke removes rules by
+ *   id. `admits` answers whether a source address may reach a port, for the bench's
+ *   firewalls (test/support/bench-firewall.ts); destroy removes the groups.
+ * - `curl https://checkip.amazonaws.com`: the public address of the runner that asks, a
+ *   documentation address (RFC 5737) per runner (its RUNNER_TEMP: under act every job has
+ *   its own, as on GitHub every job has its own runner); any other URL fails, so nothing
+ *   leaves the machine.
  */
 
 export interface ToolCall {
@@ -32,7 +42,21 @@ export interface ToolCall {
   args: string[];
   /** GITHUB_JOB of the step that ran it (the called workflow's job id). */
   job: string;
+  /** RUNNER_TEMP of the step that ran it: one per job, i.e. per runner. */
+  runner: string;
   atMs: number;
+}
+
+/** An ingress rule of the bench's security groups. */
+export interface IngressRule {
+  id: string;
+  groupId: string;
+  protocol: string;
+  fromPort: number;
+  toPort: number;
+  cidr: string;
+  /** terraform for the applied rules, else the job that authorized it. */
+  by: string;
 }
 
 export interface TerraformRun {
@@ -51,6 +75,14 @@ export interface AwsCliStandin {
   terraform: TerraformRun[];
   /** s3://bucket/key → bytes */
   objects: Map<string, Buffer>;
+  /** The bench's security-group ingress rules now. */
+  rules: IngressRule[];
+  /** Every rule ever authorized by a workflow job (revoked ones included), with when it was revoked. */
+  authorized: (IngressRule & { revokedBy?: string })[];
+  /** The public address of the runner with this RUNNER_TEMP. */
+  addressOf(runner: string): string;
+  /** Whether a rule admits `address` to TCP `port` of any of the bench's groups. */
+  admits(address: string, port: number): boolean;
   close(): Promise<void>;
 }
 
@@ -59,6 +91,7 @@ const callSchema = z.object({
   args: z.array(z.string()),
   cwd: z.string(),
   job: z.string(),
+  runner: z.string(),
 });
 
 type Answer = { code: number; stdout: string; stderr: string };
@@ -84,7 +117,7 @@ function values(args: readonly string[], name: string): string[] {
 
 const CLIENT = (url: string, tool: string) => `#!/usr/bin/env node
 // ${tool} stand-in (test/support/aws-cli-standin.ts): asks the test process.
-const body = JSON.stringify({ tool: ${JSON.stringify(tool)}, args: process.argv.slice(2), cwd: process.cwd(), job: process.env.GITHUB_JOB || '' });
+const body = JSON.stringify({ tool: ${JSON.stringify(tool)}, args: process.argv.slice(2), cwd: process.cwd(), job: process.env.GITHUB_JOB || '', runner: process.env.RUNNER_TEMP || '' });
 fetch(${JSON.stringify(url)}, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
   .then((r) => r.json())
   .then((a) => { process.stdout.write(a.stdout); process.stderr.write(a.stderr); process.exitCode = a.code; })
@@ -100,11 +133,32 @@ export async function startAwsCliStandin(o: { shell: RemoteShell; secrets: Comma
   // Terraform keeps the backend chosen by init in the working directory (.terraform).
   const backends = new Map<string, { bucket: string; key: string }>();
   let nextCommand = 1;
+  const rules: IngressRule[] = [];
+  const authorized: (IngressRule & { revokedBy?: string })[] = [];
+  let nextRule = 1;
+  const ruleId = () => `sgr-${(nextRule++).toString(16).padStart(17, '0')}`;
+  const runners = new Map<string, string>();
+  const addressOf = (runner: string): string => {
+    if (!runners.has(runner)) runners.set(runner, `203.0.113.${11 + runners.size}`);
+    return runners.get(runner) as string;
+  };
+  const inCidr = (address: string, cidr: string): boolean => {
+    const [base, bits] = cidr.split('/');
+    const n = (a: string) => a.split('.').reduce((acc, part) => acc * 256 + Number(part), 0);
+    const size = 2 ** (32 - Number(bits));
+    return Math.floor(n(address) / size) === Math.floor(n(base as string) / size);
+  };
+  const admits = (address: string, port: number): boolean =>
+    rules.some((r) => r.protocol === 'tcp' && r.fromPort <= port && port <= r.toPort && inCidr(address, r.cidr));
+  const controllerIngress = z
+    .array(z.object({ security_group_id: z.string(), ip_protocol: z.string(), from_port: z.number(), to_port: z.number() }))
+    .parse((o.terraformOutputs as { controller_ingress?: { value?: unknown } }).controller_ingress?.value ?? []);
+  const groups = new Set(controllerIngress.map((r) => r.security_group_id));
 
   const s3Url = (bucket: string, key: string) => `s3://${bucket}/${key}`;
   const notFound = () => fail('An error occurred (404) when calling the HeadObject operation: Not Found', 254);
 
-  async function aws(args: string[], cwd: string): Promise<Answer> {
+  async function aws(args: string[], cwd: string, job: string): Promise<Answer> {
     const [service, operation] = args;
     const path = (p: string) => (isAbsolute(p) ? p : resolve(cwd, p));
     if (service === 's3' && operation === 'cp') {
@@ -159,6 +213,48 @@ export async function startAwsCliStandin(o: { shell: RemoteShell; secrets: Comma
       return ok(JSON.stringify({ CommandInvocations: invocations }));
     }
     if (service === 'ssm' && operation === 'cancel-command') return ok('{}');
+    if (service === 'ec2' && operation === 'authorize-security-group-ingress') {
+      const groupId = option(args, '--group-id') ?? '';
+      if (!groups.has(groupId)) return fail(`An error occurred (InvalidGroup.NotFound) when calling the AuthorizeSecurityGroupIngress operation: The security group '${groupId}' does not exist`, 254);
+      // The role creates only what is tagged Project=loadgate (infra/iam/github-role-policy.json, CreateTagged).
+      const tagged = z
+        .array(z.object({ ResourceType: z.string(), Tags: z.array(z.object({ Key: z.string(), Value: z.string() })) }))
+        .parse(JSON.parse(option(args, '--tag-specifications') ?? '[]'))
+        .some((t) => t.ResourceType === 'security-group-rule' && t.Tags.some((tag) => tag.Key === 'Project' && tag.Value === 'loadgate'));
+      if (!tagged) return fail('An error occurred (UnauthorizedOperation) when calling the AuthorizeSecurityGroupIngress operation: You are not authorized to perform this operation (the rule carries no Project=loadgate tag)', 254);
+      const permissions = z
+        .array(z.object({ IpProtocol: z.string(), FromPort: z.number(), ToPort: z.number(), IpRanges: z.array(z.object({ CidrIp: z.string(), Description: z.string().optional() })) }))
+        .parse(JSON.parse(option(args, '--ip-permissions') ?? '[]'));
+      const added: IngressRule[] = [];
+      for (const p of permissions) {
+        for (const range of p.IpRanges) {
+          const rule = { id: '', groupId, protocol: p.IpProtocol, fromPort: p.FromPort, toPort: p.ToPort, cidr: range.CidrIp, by: job };
+          if (rules.some((r) => r.groupId === groupId && r.protocol === rule.protocol && r.fromPort === rule.fromPort && r.toPort === rule.toPort && r.cidr === rule.cidr)) {
+            return fail(`An error occurred (InvalidPermission.Duplicate) when calling the AuthorizeSecurityGroupIngress operation: the specified rule "peer: ${rule.cidr}, TCP, from port: ${rule.fromPort}, to port: ${rule.toPort}, ALLOW" already exists`, 254);
+          }
+          added.push({ ...rule, id: ruleId() });
+        }
+      }
+      rules.push(...added);
+      authorized.push(...added.map((r) => ({ ...r })));
+      return ok(JSON.stringify({
+        Return: true,
+        SecurityGroupRules: added.map((r) => ({ SecurityGroupRuleId: r.id, GroupId: r.groupId, GroupOwnerId: '123456789012', IsEgress: false, IpProtocol: r.protocol, FromPort: r.fromPort, ToPort: r.toPort, CidrIpv4: r.cidr })),
+      }));
+    }
+    if (service === 'ec2' && operation === 'revoke-security-group-ingress') {
+      const groupId = option(args, '--group-id') ?? '';
+      const ids = values(args, '--security-group-rule-ids');
+      for (const id of ids) {
+        if (!rules.some((r) => r.id === id && r.groupId === groupId)) return fail(`An error occurred (InvalidSecurityGroupRuleId.NotFound) when calling the RevokeSecurityGroupIngress operation: The security group rule ID '${id}' does not exist`, 254);
+      }
+      for (const id of ids) {
+        rules.splice(rules.findIndex((r) => r.id === id), 1);
+        const record = authorized.find((r) => r.id === id);
+        if (record) record.revokedBy = job;
+      }
+      return ok(JSON.stringify({ Return: true }));
+    }
     if (service === 'secretsmanager') return o.secrets.run('aws', args);
     return fail(`An error occurred (AccessDenied) when calling ${service} ${operation}: not stood in`, 254);
   }
@@ -188,8 +284,18 @@ export async function startAwsCliStandin(o: { shell: RemoteShell; secrets: Comma
       if (!vars) return fail('Error: No value for required variable');
       terraform.push({ command, job, key: backend.key, vars });
       const state = s3Url(backend.bucket, backend.key);
-      if (command === 'apply') objects.set(state, Buffer.from(JSON.stringify({ version: 4, outputs: o.terraformOutputs })));
-      else objects.set(state, Buffer.from(JSON.stringify({ version: 4, outputs: {}, resources: [] })));
+      if (command === 'apply') {
+        objects.set(state, Buffer.from(JSON.stringify({ version: 4, outputs: o.terraformOutputs })));
+        // The controller rules infra/aws/modules/bench creates for each controller_cidr_blocks entry.
+        const cidrs = z.array(z.string()).parse(vars.controller_cidr_blocks ?? []);
+        for (const cidr of cidrs) {
+          for (const r of controllerIngress) rules.push({ id: ruleId(), groupId: r.security_group_id, protocol: r.ip_protocol, fromPort: r.from_port, toPort: r.to_port, cidr, by: 'terraform' });
+        }
+      } else {
+        objects.set(state, Buffer.from(JSON.stringify({ version: 4, outputs: {}, resources: [] })));
+        // Deleting a group deletes its rules, the ones added outside Terraform too.
+        rules.splice(0, rules.length);
+      }
       return ok(`${command === 'apply' ? 'Apply' : 'Destroy'} complete!\n`);
     }
     if (command === 'output' && rest.includes('-json')) {
@@ -205,10 +311,10 @@ export async function startAwsCliStandin(o: { shell: RemoteShell; secrets: Comma
     req.on('end', () => {
       const answer = (async (): Promise<Answer> => {
         const call = callSchema.parse(JSON.parse(Buffer.concat(chunks).toString('utf8')));
-        calls.push({ tool: call.tool, args: call.args, job: call.job, atMs: Date.now() });
-        if (call.tool === 'aws') return aws(call.args, call.cwd);
+        calls.push({ tool: call.tool, args: call.args, job: call.job, runner: call.runner, atMs: Date.now() });
+        if (call.tool === 'aws') return aws(call.args, call.cwd, call.job);
         if (call.tool === 'terraform') return tf(call.args, call.cwd, call.job);
-        return call.args.includes('https://checkip.amazonaws.com') ? ok('203.0.113.7\n') : fail(`curl: (6) Could not resolve host (stand-in: no network): ${call.args.at(-1)}`, 6);
+        return call.args.includes('https://checkip.amazonaws.com') ? ok(`${addressOf(call.runner)}\n`) : fail(`curl: (6) Could not resolve host (stand-in: no network): ${call.args.at(-1)}`, 6);
       })();
       answer
         .catch((error: Error) => fail(`stand-in error: ${error.message}`, 255))
@@ -227,6 +333,10 @@ export async function startAwsCliStandin(o: { shell: RemoteShell; secrets: Comma
     calls,
     terraform,
     objects,
+    rules,
+    authorized,
+    addressOf,
+    admits,
     async close() {
       server.closeAllConnections();
       await new Promise<void>((done) => server.close(() => done()));

@@ -125,6 +125,12 @@ run "perfcomp_plain" {
     condition     = output.metrics_private_ip == "10.42.0.10"
     error_message = "the metrics node sits at .10 of the first public subnet's reserved range, got ${output.metrics_private_ip}"
   }
+  # The ports a run job admits its runner to: Prometheus, Grafana, Pyroscope on the metrics
+  # group, the engine API on the agents' group.
+  assert {
+    condition     = sort([for r in output.controller_ingress : tostring(r.to_port)]) == tolist(["3000", "4040", "6565", "9090"]) && alltrue([for r in output.controller_ingress : r.ip_protocol == "tcp" && r.from_port == r.to_port])
+    error_message = "controller_ingress: ${jsonencode(output.controller_ingress)}"
+  }
   # Finding 3: agent_api_port defaulted to 4000 while the default engine, k6, listens on 6565.
   assert {
     condition     = output.load_engine == "k6" && output.agent_api_port == 6565

@@ -71,6 +71,22 @@ locals {
   # Pyroscope's HTTP port on the metrics node (metrics.sh.tftpl runs it there).
   pyroscope_port = 4040
 
+  # What the controller reaches, per security group: Prometheus (health, results),
+  # Grafana (dashboard, snapshots) and Pyroscope (profiles; pyroscope_url points here)
+  # on the metrics node, and the agents' control API. controller_cidr_blocks get these
+  # rules at apply; a workflow job whose runner is not in them admits its own address to
+  # exactly these ports for its lifetime (output controller_ingress).
+  controller_ports = {
+    metrics = [
+      { description = "Prometheus API for the controller", from_port = 9090, to_port = 9090 },
+      { description = "Grafana API for the controller", from_port = 3000, to_port = 3000 },
+      { description = "Pyroscope API for the controller", from_port = local.pyroscope_port, to_port = local.pyroscope_port },
+    ]
+    agent = [
+      { description = "Agent control API for the controller", from_port = local.agent_api_port, to_port = local.agent_api_port },
+    ]
+  }
+
   # Rules shared by several roles.
   ssh_rules = [
     for cidr in var.ssh_cidr_blocks : { description = "SSH from ${cidr}", from_port = 22, to_port = 22, cidr_ipv4 = cidr }
@@ -187,10 +203,7 @@ module "metrics_sg" {
   ingress_rules = concat(
     flatten([
       for cidr in var.controller_cidr_blocks : [
-        { description = "Prometheus API for the controller", from_port = 9090, to_port = 9090, cidr_ipv4 = cidr },
-        { description = "Grafana API for the controller", from_port = 3000, to_port = 3000, cidr_ipv4 = cidr },
-        # pyroscope_url (an output the gate reads) points here.
-        { description = "Pyroscope API for the controller", from_port = local.pyroscope_port, to_port = local.pyroscope_port, cidr_ipv4 = cidr },
+        for rule in local.controller_ports.metrics : merge(rule, { cidr_ipv4 = cidr })
       ]
     ]),
     local.ssh_rules,
@@ -216,7 +229,7 @@ module "agent_sg" {
   description = "loadgate load agents"
   vpc_id      = module.network.vpc_id
   ingress_rules = concat(
-    [for cidr in var.controller_cidr_blocks : { description = "Agent control API for the controller", from_port = local.agent_api_port, to_port = local.agent_api_port, cidr_ipv4 = cidr }],
+    flatten([for cidr in var.controller_cidr_blocks : [for rule in local.controller_ports.agent : merge(rule, { cidr_ipv4 = cidr })]]),
     [
       { description = "Agent metrics scraped by the metrics node", from_port = local.agent_metrics_port, to_port = local.agent_metrics_port, referenced_security_group_id = module.metrics_sg.id },
       local.node_exporter_rule,

@@ -143,3 +143,12 @@ output "instances" {
     var.opensearch_count > 0 ? { opensearch = "${var.opensearch_count} x ${var.opensearch_instance_type}" } : {},
   )
 }
+
+output "controller_ingress" {
+  description = "The controller's ingress rules without their source: each security group and TCP port range the controller reaches. A workflow job on its own runner adds its address to these, and removes it when it ends."
+  value = flatten([
+    for role, group_id in { metrics = module.metrics_sg.id, agent = module.agent_sg.id } : [
+      for rule in local.controller_ports[role] : { security_group_id = group_id, ip_protocol = "tcp", from_port = rule.from_port, to_port = rule.to_port, description = rule.description }
+    ]
+  ])
+}
