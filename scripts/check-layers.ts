@@ -54,7 +54,6 @@ const WHY_AWS_GITHUB = 'the run label reads the Actions run context, which sits 
 const WHY_IO = 'the CliIO writer interface is declared with the commands';
 const WHY_ARGS = 'run options parse their flags with the CLI\'s parser';
 const WHY_CONFIG_ENGINE = 'the default load-test-ng version is declared with the engine\'s rules';
-const WHY_STATS = 'the maths sits in compare/';
 
 /**
  * Upward imports that exist today, each with the reason it is not fixed yet. Paths are
@@ -94,7 +93,6 @@ export const ALLOWED: readonly AllowedImport[] = [
   { from: 'report/markdown.ts', to: 'compare/compare.ts', why: WHY_REPORT },
   { from: 'report/markdown.ts', to: 'compare/decide.ts', why: WHY_REPORT },
   { from: 'report/markdown.ts', to: 'compare/verdict-schema.ts', why: WHY_REPORT },
-  { from: 'noise/speed.ts', to: 'compare/stats.ts', why: WHY_STATS },
   { from: 'target/synapse/config.ts', to: 'bench/local/ports.ts', why: WHY_TARGET_BENCH },
   { from: 'target/synapse/dataset.ts', to: 'bench/local/bench.ts', why: WHY_TARGET_BENCH },
   { from: 'target/synapse/install.ts', to: 'bench/local/exec.ts', why: WHY_TARGET_BENCH },

@@ -7,7 +7,7 @@ import { judge, materialPctOf, type CheckBase, type CheckInput } from './decisio
 import { atCap, groupByTest, runLabel, singleCpuQuota, singleVersion, testProblems, timingDeltas, type TimingDelta } from './group.ts';
 import { RATE_METRICS, RELATIVE_METRICS } from './metrics.ts';
 import type { RunProbes } from './speed-adjust.ts';
-import { mean } from './stats.ts';
+import { mean } from '../util/stats.ts';
 import { VERDICT_SCHEMA_VERSION, type Check, type Decision, type Verdict, type VerdictFile } from './verdict-schema.ts';
 
 export { timingDeltas, type TimingDelta };

@@ -3,7 +3,7 @@ import { dfFor, sdLogFor, speedFitFor, type NoiseModel } from '../noise/model.ts
 import { speedFitUnclear } from '../noise/speed.ts';
 import { fmtPct } from './decide.ts';
 import { RELATIVE_METRICS } from './metrics.ts';
-import { mean } from './stats.ts';
+import { mean } from '../util/stats.ts';
 import {
   GATE_FALSE_FAIL,
   CHECK_FALSE_PASS,
@@ -26,7 +26,7 @@ import {
   type SprtRule,
 } from './sequential.ts';
 import { adjustedValuesAt, geometricMeanAt, speedAdjust, type RunProbes, type SpeedAdjusted } from './speed-adjust.ts';
-import { normalQuantile } from './stats.ts';
+import { normalQuantile } from '../util/stats.ts';
 import type { Check, Decision, Verdict } from './verdict-schema.ts';
 
 /**

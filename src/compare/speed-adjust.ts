@@ -1,6 +1,6 @@
 import type { SpeedFit } from '../noise/schema.ts';
 import { slopeVariance, speedFitOutOfScope, workloadName, type SpeedMachine } from '../noise/speed.ts';
-import { mean } from './stats.ts';
+import { mean } from '../util/stats.ts';
 
 /**
  * A relative check's values taken to one machine speed (src/noise/speed.ts): each run's

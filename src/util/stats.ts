@@ -1,7 +1,8 @@
 /**
- * The statistics behind the verdict. Everything works on the log of the ratio
- * candidate/baseline, because performance changes are multiplicative (a 5 % loss is the
- * same finding at 200 users and at 20000), and returns intervals as % change.
+ * Plain statistics, shared by the verdict, the user-count search and the speed probe.
+ * The verdict's intervals work on the log of the ratio candidate/baseline, because
+ * performance changes are multiplicative (a 5 % loss is the same finding at 200 users
+ * and at 20000), and are returned as % change.
  */
 
 import gammainc from '@stdlib/math-base-special-gammainc';
