@@ -52,7 +52,6 @@ const WHY_NOISE_METRICS = 'which metrics are relative or rates is defined with t
 const WHY_JSONSCHEMAS = 'the list of published JSON schemas gathers every schema; belongs with the schema command';
 const WHY_AWS_GITHUB = 'the run label reads the Actions run context, which sits with the GitHub publishing code';
 const WHY_IO = 'the CliIO writer interface is declared with the commands';
-const WHY_ARGS = 'run options parse their flags with the CLI\'s parser';
 const WHY_CONFIG_ENGINE = 'the default load-test-ng version is declared with the engine\'s rules';
 
 /**
@@ -61,7 +60,6 @@ const WHY_CONFIG_ENGINE = 'the default load-test-ng version is declared with the
  * is reported so the list cannot rot.
  */
 export const ALLOWED: readonly AllowedImport[] = [
-  { from: 'run/options.ts', to: 'cli/args.ts', why: WHY_ARGS },
   { from: 'aws/run-info.ts', to: 'github/actions-context.ts', why: WHY_AWS_GITHUB },
   { from: 'bench/aws/gate-bench.ts', to: 'run/capacity-hints.ts', why: WHY_BENCH_RUN },
   { from: 'bench/aws/gate-bench.ts', to: 'run/drive-test.ts', why: WHY_BENCH_RUN },

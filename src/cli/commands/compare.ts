@@ -3,7 +3,7 @@ import { compareAndReport, compareVerdict } from '../../compare/index.ts';
 import { EXIT_CODES } from '../../compare/verdict-schema.ts';
 import { loadGateConfig } from '../../config/load.ts';
 import { loadRunResult } from '../../results/load.ts';
-import { parseFlags } from '../args.ts';
+import { parseFlags } from '../../util/flags.ts';
 import type { CliIO } from '../io.ts';
 
 export const usage = `Usage: loadgate compare --baseline <run.json>... --candidate <run.json>... --out <dir> [--config gate.yml] [--note TEXT]... [--verdict-only]

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parseFlags } from '../args.ts';
+import { parseFlags } from '../../util/flags.ts';
 import type { CliIO } from '../io.ts';
 import { InputError } from '../../util/errors.ts';
 import { durationSchema } from '../../util/duration.ts';

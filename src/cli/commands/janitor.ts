@@ -3,7 +3,7 @@ import { runJanitor } from '../../aws/janitor.ts';
 import { processRunner } from '../../util/command-runner.ts';
 import { loadGateConfig } from '../../config/load.ts';
 import { InputError } from '../../util/errors.ts';
-import { parseFlags } from '../args.ts';
+import { parseFlags } from '../../util/flags.ts';
 import type { CliIO } from '../io.ts';
 
 export const usage = `Usage: loadgate janitor --bucket <state bucket> --state-region <region>

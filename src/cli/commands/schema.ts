@@ -2,7 +2,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { JSON_SCHEMAS, jsonSchemaFor } from '../../config/json-schemas.ts';
-import { parseFlags } from '../args.ts';
+import { parseFlags } from '../../util/flags.ts';
 import type { CliIO } from '../io.ts';
 
 export const usage = `Usage: loadgate schema [--write <dir>] [--check <dir>] [name]
