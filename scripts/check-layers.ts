@@ -48,7 +48,6 @@ const WHY_BENCH_RUN = 'each bench runs the gate sequence itself (drive a test, w
 const WHY_TARGET_BENCH = 'the Synapse adapter uses the local bench\'s ports, exec, readiness and dataset cache; goes when Synapse becomes one adapter folder';
 const WHY_PROCESS = 'the process supervisor lives in bench/ but the engines and the Synapse server spawn with it; belongs in util';
 const WHY_REPORT = 'the report reads the comparison\'s types and its formatters; goes when the decision types sit below both';
-const WHY_NOISE_METRICS = 'which metrics are relative or rates is defined with the comparison; belongs with the results schema';
 const WHY_JSONSCHEMAS = 'the list of published JSON schemas gathers every schema; belongs with the schema command';
 const WHY_AWS_GITHUB = 'the run label reads the Actions run context, which sits with the GitHub publishing code';
 const WHY_IO = 'the CliIO writer interface is declared with the commands';
@@ -73,8 +72,6 @@ export const ALLOWED: readonly AllowedImport[] = [
   { from: 'run/gate.ts', to: 'cli/io.ts', why: WHY_IO },
   { from: 'config/json-schemas.ts', to: 'compare/verdict-schema.ts', why: WHY_JSONSCHEMAS },
   { from: 'config/json-schemas.ts', to: 'results/schema.ts', why: WHY_JSONSCHEMAS },
-  { from: 'noise/pool.ts', to: 'compare/metrics.ts', why: WHY_NOISE_METRICS },
-  { from: 'noise/profile.ts', to: 'compare/metrics.ts', why: WHY_NOISE_METRICS },
   { from: 'engine/k6/runner.ts', to: 'bench/process.ts', why: WHY_PROCESS },
   { from: 'target/synapse/dataset.ts', to: 'bench/process.ts', why: WHY_PROCESS },
   { from: 'target/synapse/server.ts', to: 'bench/process.ts', why: WHY_PROCESS },
