@@ -1,4 +1,5 @@
-import { processIO, type CliIO, type CommandModule } from './io.ts';
+import { processIO, type CommandModule } from './io.ts';
+import type { CliIO } from '../util/io.ts';
 import { InputError } from '../util/errors.ts';
 import { EXIT_CODES } from '../compare/verdict-schema.ts';
 import { VERSION } from './version.ts';

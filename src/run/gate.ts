@@ -2,7 +2,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Progress } from '../bench/progress.ts';
 import { AwsGateBench } from '../bench/aws/gate-bench.ts';
-import type { CliIO } from '../cli/io.ts';
+import type { CliIO } from '../util/io.ts';
 import { compareAndReport, compareSetup } from '../compare/index.ts';
 import { compareRuns, type CompareSetup } from '../compare/compare.ts';
 import { parseRunResult } from '../results/load.ts';

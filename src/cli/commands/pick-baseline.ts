@@ -10,7 +10,7 @@ import { pickBaseline } from '../../inputs/pick-baseline.ts';
 import { validateConfigPath } from '../../inputs/validate.ts';
 import { InputError } from '../../util/errors.ts';
 import { parseFlags } from '../../util/flags.ts';
-import type { CliIO } from '../io.ts';
+import type { CliIO } from '../../util/io.ts';
 
 export const usage = `Usage: loadgate pick-baseline --candidate TAG [--tags-file FILE] [options]
 

@@ -12,7 +12,7 @@ import { COMMIT_SHA } from '../../inputs/patterns.ts';
 import { validateCheckName, validateConfigPath, validateGateInputs, validateVersionLabel, DEFAULT_CHECK_NAME } from '../../inputs/validate.ts';
 import { InputError } from '../../util/errors.ts';
 import { parseFlags } from '../../util/flags.ts';
-import type { CliIO } from '../io.ts';
+import type { CliIO } from '../../util/io.ts';
 
 export const usage = `Usage: loadgate publish --mode start|finish --baseline A --candidate B [options]
 

@@ -5,7 +5,7 @@ import { assumedModel, loadNoiseModel, noiseModelPath } from '../../noise/model.
 import { gatingMetrics } from '../../noise/profile.ts';
 import { InputError } from '../../util/errors.ts';
 import { parseFlags } from '../../util/flags.ts';
-import type { CliIO } from '../io.ts';
+import type { CliIO } from '../../util/io.ts';
 
 export const usage = `Usage: loadgate simulate --config <gate.yml> [--noise <model.json>] [--trials N] [--seed S] [--noise-scale X] [--slope-scale X] [--json]
 
