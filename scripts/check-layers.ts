@@ -32,7 +32,8 @@ export const LAYERS: readonly (readonly string[])[] = [
   // Noise models the decision reads; built from results, no knowledge of the decision.
   ['noise'],
   ['report'],
-  // Shared schemas: a run's results, then the gate config and its defaults.
+  // Shared schemas: a run's results and the verdict file, then the gate config and its
+  // defaults.
   ['results'],
   ['config'],
   ['util'],
@@ -67,22 +68,18 @@ export const ALLOWED: readonly AllowedImport[] = [
   { from: 'bench/local/gate-bench.ts', to: 'run/options.ts', why: WHY_BENCH_RUN },
   { from: 'bench/local/test-run.ts', to: 'run/drive-test.ts', why: WHY_BENCH_RUN },
   { from: 'bench/local/test-run.ts', to: 'run/options.ts', why: WHY_BENCH_RUN },
-  { from: 'config/json-schemas.ts', to: 'compare/verdict-schema.ts', why: WHY_JSONSCHEMAS },
+  { from: 'config/json-schemas.ts', to: 'results/verdict-schema.ts', why: WHY_JSONSCHEMAS },
   { from: 'config/json-schemas.ts', to: 'results/schema.ts', why: WHY_JSONSCHEMAS },
   { from: 'engine/k6/runner.ts', to: 'bench/process.ts', why: WHY_PROCESS },
   { from: 'target/synapse/dataset.ts', to: 'bench/process.ts', why: WHY_PROCESS },
   { from: 'target/synapse/server.ts', to: 'bench/process.ts', why: WHY_PROCESS },
   { from: 'report/capacity-curve.ts', to: 'compare/compare.ts', why: WHY_REPORT },
-  { from: 'report/decision-section.ts', to: 'compare/verdict-schema.ts', why: WHY_REPORT },
   { from: 'report/findings.ts', to: 'compare/compare.ts', why: WHY_REPORT },
   { from: 'report/findings.ts', to: 'compare/decide.ts', why: WHY_REPORT },
-  { from: 'report/findings.ts', to: 'compare/verdict-schema.ts', why: WHY_REPORT },
   { from: 'report/machine-speed.ts', to: 'compare/compare.ts', why: WHY_REPORT },
   { from: 'report/machine-speed.ts', to: 'compare/speed-adjust.ts', why: WHY_REPORT },
-  { from: 'report/machine-speed.ts', to: 'compare/verdict-schema.ts', why: WHY_REPORT },
   { from: 'report/markdown.ts', to: 'compare/compare.ts', why: WHY_REPORT },
   { from: 'report/markdown.ts', to: 'compare/decide.ts', why: WHY_REPORT },
-  { from: 'report/markdown.ts', to: 'compare/verdict-schema.ts', why: WHY_REPORT },
   { from: 'target/synapse/config.ts', to: 'bench/local/ports.ts', why: WHY_TARGET_BENCH },
   { from: 'target/synapse/dataset.ts', to: 'bench/local/bench.ts', why: WHY_TARGET_BENCH },
   { from: 'target/synapse/install.ts', to: 'bench/local/exec.ts', why: WHY_TARGET_BENCH },

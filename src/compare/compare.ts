@@ -8,7 +8,7 @@ import { atCap, groupByTest, runLabel, singleCpuQuota, singleVersion, testProble
 import { RATE_METRICS, RELATIVE_METRICS } from '../results/judged-metrics.ts';
 import type { RunProbes } from './speed-adjust.ts';
 import { mean } from '../util/stats.ts';
-import { VERDICT_SCHEMA_VERSION, type Check, type Decision, type Verdict, type VerdictFile } from './verdict-schema.ts';
+import { VERDICT_SCHEMA_VERSION, type Check, type Decision, type Verdict, type VerdictFile } from '../results/verdict-schema.ts';
 
 export { timingDeltas, type TimingDelta };
 

@@ -1,4 +1,4 @@
-import type { Check } from './verdict-schema.ts';
+import type { Check } from '../results/verdict-schema.ts';
 
 /**
  * How changes are written. The decision itself is in sequential.ts (the rule) and

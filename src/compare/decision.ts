@@ -27,7 +27,7 @@ import {
 } from './sequential.ts';
 import { adjustedValuesAt, geometricMeanAt, speedAdjust, type RunProbes, type SpeedAdjusted } from './speed-adjust.ts';
 import { normalQuantile } from '../util/stats.ts';
-import type { Check, Decision, Verdict } from './verdict-schema.ts';
+import type { Check, Decision, Verdict } from '../results/verdict-schema.ts';
 
 /**
  * The decision module `compare`, `run` (through compare) and `simulate` share: checks'

@@ -10,7 +10,7 @@ import { formatDuration } from '../util/duration.ts';
 import { InputError } from '../util/errors.ts';
 import { noiseModelPath } from '../noise/model.ts';
 import { emptyModel, poolRuns, spreadSides } from '../noise/pool.ts';
-import { EXIT_CODES, type VerdictFile } from '../compare/verdict-schema.ts';
+import { EXIT_CODES, type VerdictFile } from '../results/verdict-schema.ts';
 import { runResultSchema, RUN_RESULT_SCHEMA_VERSION, type BenchFingerprint, type RunResult } from '../results/schema.ts';
 import { expandQuery } from '../metrics/synapse-queries.ts';
 import type { GateBench } from './gate-bench.ts';

@@ -10,7 +10,7 @@ import { runGateOn } from '../../src/run/gate.ts';
 import { parseRunOptions, plannedSeconds, type ScheduledRun } from '../../src/run/options.ts';
 import { compareRuns } from '../../src/compare/compare.ts';
 import { compareSetup } from '../../src/compare/index.ts';
-import { verdictFileSchema, type VerdictFile } from '../../src/compare/verdict-schema.ts';
+import { verdictFileSchema, type VerdictFile } from '../../src/results/verdict-schema.ts';
 import { loadGateConfig } from '../../src/config/load.ts';
 import { unbounded } from '../support/runs.ts';
 import { noiseModelFileSchema } from '../../src/noise/schema.ts';

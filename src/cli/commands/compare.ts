@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { compareAndReport, compareVerdict } from '../../compare/index.ts';
-import { EXIT_CODES } from '../../compare/verdict-schema.ts';
+import { EXIT_CODES } from '../../results/verdict-schema.ts';
 import { loadGateConfig } from '../../config/load.ts';
 import { loadRunResult } from '../../results/load.ts';
 import { parseFlags } from '../../util/flags.ts';

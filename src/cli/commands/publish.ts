@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { EXIT_CODES } from '../../compare/verdict-schema.ts';
+import { EXIT_CODES } from '../../results/verdict-schema.ts';
 import { loadGateConfig } from '../../config/load.ts';
 import { readBaselineChoice } from '../../github/baseline-choice.ts';
 import { readActionsContext } from '../../github/actions-context.ts';
