@@ -48,7 +48,7 @@ export interface AllowedImport {
 const WHY_BENCH_RUN = 'each bench runs the gate sequence itself (drive a test, warm-start hints, options); goes when both benches share one run sequence that calls them';
 const WHY_TARGET_BENCH = 'the Synapse adapter uses the local bench\'s ports, exec, readiness and dataset cache; goes when Synapse becomes one adapter folder';
 const WHY_PROCESS = 'the process supervisor lives in bench/ but the engines and the Synapse server spawn with it; belongs in util';
-const WHY_REPORT = 'the report reads the comparison\'s types and its formatters; goes when the decision types sit below both';
+const WHY_REPORT = 'the report reads the comparison\'s types; goes when compare returns a decision type declared below both';
 const WHY_JSONSCHEMAS = 'the list of published JSON schemas gathers every schema; belongs with the schema command';
 const WHY_AWS_GITHUB = 'the run label reads the Actions run context, which sits with the GitHub publishing code';
 
@@ -75,11 +75,9 @@ export const ALLOWED: readonly AllowedImport[] = [
   { from: 'target/synapse/server.ts', to: 'bench/process.ts', why: WHY_PROCESS },
   { from: 'report/capacity-curve.ts', to: 'compare/compare.ts', why: WHY_REPORT },
   { from: 'report/findings.ts', to: 'compare/compare.ts', why: WHY_REPORT },
-  { from: 'report/findings.ts', to: 'compare/decide.ts', why: WHY_REPORT },
   { from: 'report/machine-speed.ts', to: 'compare/compare.ts', why: WHY_REPORT },
   { from: 'report/machine-speed.ts', to: 'compare/speed-adjust.ts', why: WHY_REPORT },
   { from: 'report/markdown.ts', to: 'compare/compare.ts', why: WHY_REPORT },
-  { from: 'report/markdown.ts', to: 'compare/decide.ts', why: WHY_REPORT },
   { from: 'target/synapse/config.ts', to: 'bench/local/ports.ts', why: WHY_TARGET_BENCH },
   { from: 'target/synapse/dataset.ts', to: 'bench/local/bench.ts', why: WHY_TARGET_BENCH },
   { from: 'target/synapse/install.ts', to: 'bench/local/exec.ts', why: WHY_TARGET_BENCH },

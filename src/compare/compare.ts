@@ -2,7 +2,7 @@ import type { Tolerances } from '../config/schema.ts';
 import { assumedModel, type NoiseModel } from '../noise/model.ts';
 import type { RunResult } from '../results/schema.ts';
 import { InputError } from '../util/errors.ts';
-import { fmtDelta } from './decide.ts';
+import { fmtDelta } from '../report/format.ts';
 import { judge, materialPctOf, type CheckBase, type CheckInput } from './decision.ts';
 import { atCap, groupByTest, runLabel, singleCpuQuota, singleVersion, testProblems, timingDeltas, type TimingDelta } from './group.ts';
 import { RATE_METRICS, RELATIVE_METRICS } from '../results/judged-metrics.ts';

@@ -1,7 +1,7 @@
 import type { Tolerances } from '../config/schema.ts';
 import { dfFor, sdLogFor, speedFitFor, type NoiseModel } from '../noise/model.ts';
 import { speedFitUnclear } from '../noise/speed.ts';
-import { fmtPct } from './decide.ts';
+import { fmtPct } from '../report/format.ts';
 import { RELATIVE_METRICS } from '../results/judged-metrics.ts';
 import { mean } from '../util/stats.ts';
 import {

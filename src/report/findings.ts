@@ -1,5 +1,5 @@
 import type { Comparison } from '../compare/compare.ts';
-import { fmtPct } from '../compare/decide.ts';
+import { fmtPct } from './format.ts';
 import type { Check } from '../results/verdict-schema.ts';
 
 /**

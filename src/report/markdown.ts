@@ -1,5 +1,5 @@
 import type { Comparison, TestComparison, TimingDelta } from '../compare/compare.ts';
-import { fmtDelta, fmtPct } from '../compare/decide.ts';
+import { fmtDelta, fmtPct } from './format.ts';
 import type { Check, Verdict } from '../results/verdict-schema.ts';
 import type { RunResult } from '../results/schema.ts';
 import { describeDuration } from '../util/duration.ts';
