@@ -1,7 +1,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { JSON_SCHEMAS, jsonSchemaFor } from '../../config/json-schemas.ts';
+import { JSON_SCHEMAS, jsonSchemaFor } from '../json-schemas.ts';
 import { parseFlags } from '../../util/flags.ts';
 import type { CliIO } from '../../util/io.ts';
 

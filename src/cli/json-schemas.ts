@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { gateConfigSchema } from './schema.ts';
+import { gateConfigSchema } from '../config/schema.ts';
 import { runResultSchema } from '../results/schema.ts';
 import { verdictFileSchema } from '../results/verdict-schema.ts';
 
