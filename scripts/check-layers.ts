@@ -73,7 +73,6 @@ export const ALLOWED: readonly AllowedImport[] = [
   { from: 'report/capacity-curve.ts', to: 'compare/compare.ts', why: WHY_REPORT },
   { from: 'report/findings.ts', to: 'compare/compare.ts', why: WHY_REPORT },
   { from: 'report/machine-speed.ts', to: 'compare/compare.ts', why: WHY_REPORT },
-  { from: 'report/machine-speed.ts', to: 'compare/speed-adjust.ts', why: WHY_REPORT },
   { from: 'report/markdown.ts', to: 'compare/compare.ts', why: WHY_REPORT },
   { from: 'target/synapse/config.ts', to: 'bench/local/ports.ts', why: WHY_TARGET_BENCH },
   { from: 'target/synapse/dataset.ts', to: 'bench/local/bench.ts', why: WHY_TARGET_BENCH },

@@ -3,7 +3,7 @@ import { dfFor, sdLogFor, speedFitFor, type NoiseModel } from '../noise/model.ts
 import { speedFitUnclear } from '../noise/speed.ts';
 import { fmtPct } from '../report/format.ts';
 import { RELATIVE_METRICS } from '../results/judged-metrics.ts';
-import { mean } from '../util/stats.ts';
+import { geometricMeanAt, mean } from '../util/stats.ts';
 import {
   GATE_FALSE_FAIL,
   CHECK_FALSE_PASS,
@@ -25,7 +25,7 @@ import {
   type RunPairs,
   type SprtRule,
 } from './sequential.ts';
-import { adjustedValuesAt, geometricMeanAt, speedAdjust, type RunProbes, type SpeedAdjusted } from './speed-adjust.ts';
+import { adjustedValuesAt, speedAdjust, type RunProbes, type SpeedAdjusted } from './speed-adjust.ts';
 import { normalQuantile } from '../util/stats.ts';
 import type { Check, Decision, Verdict } from '../results/verdict-schema.ts';
 

@@ -77,8 +77,3 @@ export function adjustedValuesAt(raw: { baseline: readonly number[]; candidate: 
   const ref = mean([...lb, ...lc]);
   return { baseline: toOneSpeed(raw.baseline.slice(0, step), lb, s.fit.slope, ref), candidate: toOneSpeed(raw.candidate.slice(0, step), lc, s.fit.slope, ref) };
 }
-
-/** Geometric mean of the first `step` values (a side's probe times, or its raw values, up to that pair). */
-export function geometricMeanAt(values: readonly number[], step: number): number {
-  return Math.exp(mean(values.slice(0, step).map(Math.log)));
-}

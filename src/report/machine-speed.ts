@@ -1,5 +1,5 @@
 import type { TestComparison } from '../compare/compare.ts';
-import { geometricMeanAt } from '../compare/speed-adjust.ts';
+import { geometricMeanAt } from '../util/stats.ts';
 import type { Check } from '../results/verdict-schema.ts';
 import type { RunResult } from '../results/schema.ts';
 

@@ -29,6 +29,11 @@ export function median(values: readonly number[]): number {
   return sorted.length % 2 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }
 
+/** Geometric mean of the first `step` values (a side's probe times, or its raw values, up to that pair). */
+export function geometricMeanAt(values: readonly number[], step: number): number {
+  return Math.exp(mean(values.slice(0, step).map(Math.log)));
+}
+
 export function sampleVariance(values: readonly number[]): number {
   if (values.length < 2) return Number.NaN;
   const m = mean(values);
