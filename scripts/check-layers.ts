@@ -47,7 +47,6 @@ export interface AllowedImport {
 
 const WHY_BENCH_RUN = 'each bench runs the gate sequence itself (drive a test, warm-start hints, options); goes when both benches share one run sequence that calls them';
 const WHY_TARGET_BENCH = 'the Synapse adapter uses the local bench\'s ports, exec, readiness and dataset cache; goes when Synapse becomes one adapter folder';
-const WHY_PROCESS = 'the process supervisor lives in bench/ but the engines and the Synapse server spawn with it; belongs in util';
 const WHY_REPORT = 'the report reads the comparison\'s types; goes when compare returns a decision type declared below both';
 const WHY_AWS_GITHUB = 'the run label reads the Actions run context, which sits with the GitHub publishing code';
 
@@ -67,9 +66,6 @@ export const ALLOWED: readonly AllowedImport[] = [
   { from: 'bench/local/gate-bench.ts', to: 'run/options.ts', why: WHY_BENCH_RUN },
   { from: 'bench/local/test-run.ts', to: 'run/drive-test.ts', why: WHY_BENCH_RUN },
   { from: 'bench/local/test-run.ts', to: 'run/options.ts', why: WHY_BENCH_RUN },
-  { from: 'engine/k6/runner.ts', to: 'bench/process.ts', why: WHY_PROCESS },
-  { from: 'target/synapse/dataset.ts', to: 'bench/process.ts', why: WHY_PROCESS },
-  { from: 'target/synapse/server.ts', to: 'bench/process.ts', why: WHY_PROCESS },
   { from: 'report/capacity-curve.ts', to: 'compare/compare.ts', why: WHY_REPORT },
   { from: 'report/findings.ts', to: 'compare/compare.ts', why: WHY_REPORT },
   { from: 'report/machine-speed.ts', to: 'compare/compare.ts', why: WHY_REPORT },
