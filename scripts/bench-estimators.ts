@@ -8,7 +8,7 @@
  * probe workload). Also printed: the hold mean's own standard error (from its batch-means
  * interval) and the spread of the runs' workload mix. Reads only committed files.
  */
-import { mean } from '../src/compare/stats.ts';
+import { mean } from '../src/util/stats.ts';
 import { LOCAL_CALIBRATIONS } from './make-noise-models.ts';
 import {
   ESTIMATOR_DESCRIPTIONS,

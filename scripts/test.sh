@@ -10,6 +10,8 @@ export LOADGATE_K6_BIN="$LOADGATE_CACHE_DIR/k6/$K6_VERSION/k6"
 echo "== type-check and lint"
 npm run --silent typecheck
 npm run --silent lint
+echo "== layering: no upward imports between src/ folders"
+npm run --silent layers
 echo "== generated files are up to date"
 node bin/loadgate.js schema --check schema
 bash scripts/check-dist.sh

@@ -10,7 +10,7 @@
  */
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { mean, sampleVariance, studentTQuantile } from '../../src/compare/stats.ts';
+import { mean, sampleVariance, studentTQuantile } from '../../src/util/stats.ts';
 import { leastSquaresSlope } from '../../src/coordinator/equilibrium.ts';
 import { fitOfSums, speedSums, type SpeedGroup } from '../../src/noise/speed.ts';
 import { RATE_WINDOW } from '../../src/metrics/synapse-queries.ts';

@@ -3,7 +3,7 @@ import type { GateConfig } from '../config/schema.ts';
 import { MATTERMOST_DOWNLOAD_URL } from '../config/defaults/mattermost.ts';
 import { InputError } from '../util/errors.ts';
 import { checkedOverrides } from '../target/mattermost/config-patch.ts';
-import { isSupportedLoadTestNgVersion, SUPPORTED_LOADTEST_NG_VERSIONS } from '../engine/loadtest-ng/rules.ts';
+import { isSupportedLoadTestNgVersion, SUPPORTED_LOADTEST_NG_VERSIONS } from '../config/engine-versions.ts';
 import type { DurationEstimate } from './cost.ts';
 import type { ResolvedBench } from './presets.ts';
 import { benchName, stateKey, type RunInfo } from './run-info.ts';

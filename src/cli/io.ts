@@ -1,8 +1,4 @@
-/** Where a command writes. Tests pass a capturing implementation. */
-export interface CliIO {
-  out(line: string): void;
-  err(line: string): void;
-}
+import type { CliIO } from '../util/io.ts';
 
 export const processIO: CliIO = {
   out: (line) => process.stdout.write(`${line}\n`),

@@ -1,6 +1,7 @@
-import { processIO, type CliIO, type CommandModule } from './io.ts';
+import { processIO, type CommandModule } from './io.ts';
+import type { CliIO } from '../util/io.ts';
 import { InputError } from '../util/errors.ts';
-import { EXIT_CODES } from '../compare/verdict-schema.ts';
+import { EXIT_CODES } from '../results/verdict-schema.ts';
 import { VERSION } from './version.ts';
 
 /** Commands are loaded lazily so `loadgate validate` does not pay for the chart renderer. */

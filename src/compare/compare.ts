@@ -2,13 +2,13 @@ import type { Tolerances } from '../config/schema.ts';
 import { assumedModel, type NoiseModel } from '../noise/model.ts';
 import type { RunResult } from '../results/schema.ts';
 import { InputError } from '../util/errors.ts';
-import { fmtDelta } from './decide.ts';
+import { fmtDelta } from '../report/format.ts';
 import { judge, materialPctOf, type CheckBase, type CheckInput } from './decision.ts';
 import { atCap, groupByTest, runLabel, singleCpuQuota, singleVersion, testProblems, timingDeltas, type TimingDelta } from './group.ts';
-import { RATE_METRICS, RELATIVE_METRICS } from './metrics.ts';
+import { RATE_METRICS, RELATIVE_METRICS } from '../results/judged-metrics.ts';
 import type { RunProbes } from './speed-adjust.ts';
-import { mean } from './stats.ts';
-import { VERDICT_SCHEMA_VERSION, type Check, type Decision, type Verdict, type VerdictFile } from './verdict-schema.ts';
+import { mean } from '../util/stats.ts';
+import { VERDICT_SCHEMA_VERSION, type Check, type Decision, type Verdict, type VerdictFile } from '../results/verdict-schema.ts';
 
 export { timingDeltas, type TimingDelta };
 

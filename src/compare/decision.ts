@@ -1,9 +1,9 @@
 import type { Tolerances } from '../config/schema.ts';
 import { dfFor, sdLogFor, speedFitFor, type NoiseModel } from '../noise/model.ts';
 import { speedFitUnclear } from '../noise/speed.ts';
-import { fmtPct } from './decide.ts';
-import { RELATIVE_METRICS } from './metrics.ts';
-import { mean } from './stats.ts';
+import { fmtPct } from '../report/format.ts';
+import { RELATIVE_METRICS } from '../results/judged-metrics.ts';
+import { geometricMeanAt, mean } from '../util/stats.ts';
 import {
   GATE_FALSE_FAIL,
   CHECK_FALSE_PASS,
@@ -25,9 +25,9 @@ import {
   type RunPairs,
   type SprtRule,
 } from './sequential.ts';
-import { adjustedValuesAt, geometricMeanAt, speedAdjust, type RunProbes, type SpeedAdjusted } from './speed-adjust.ts';
-import { normalQuantile } from './stats.ts';
-import type { Check, Decision, Verdict } from './verdict-schema.ts';
+import { adjustedValuesAt, speedAdjust, type RunProbes, type SpeedAdjusted } from './speed-adjust.ts';
+import { normalQuantile } from '../util/stats.ts';
+import type { Check, Decision, Verdict } from '../results/verdict-schema.ts';
 
 /**
  * The decision module `compare`, `run` (through compare) and `simulate` share: checks'

@@ -1,7 +1,7 @@
 import type { Tolerances } from '../config/schema.ts';
 import type { RunResult, Timing } from '../results/schema.ts';
 import { InputError } from '../util/errors.ts';
-import { pctChange } from './stats.ts';
+import { pctChange } from '../util/stats.ts';
 
 /**
  * Grouping and shape checks: which runs belong together, and what stops a run from

@@ -7,7 +7,7 @@ import type { RenderedGraph } from '../report/graphs.ts';
 import { assumedModel, loadNoiseModel, noiseModelPath } from '../noise/model.ts';
 import { InputError } from '../util/errors.ts';
 import { compareRuns, type Comparison, type CompareSetup } from './compare.ts';
-import type { VerdictFile } from './verdict-schema.ts';
+import type { VerdictFile } from '../results/verdict-schema.ts';
 
 export interface CompareOptions {
   baseline: readonly RunResult[];

@@ -2,7 +2,7 @@ import type { GateConfig } from '../config/schema.ts';
 import type { NoiseModel } from '../noise/model.ts';
 import { gatingMetrics, type GatingMetric } from '../noise/profile.ts';
 import { decideGate, materialPctOf, type CheckInput, type DecisionSetup } from './decision.ts';
-import { RELATIVE_METRICS } from './metrics.ts';
+import { RELATIVE_METRICS } from '../results/judged-metrics.ts';
 import { seededRandom } from '../util/random.ts';
 import { gaussian, runSlot } from './sequential.ts';
 import { probeSdLog, speedFitUnclear } from '../noise/speed.ts';

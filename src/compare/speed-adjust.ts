@@ -1,6 +1,6 @@
 import type { SpeedFit } from '../noise/schema.ts';
 import { slopeVariance, speedFitOutOfScope, workloadName, type SpeedMachine } from '../noise/speed.ts';
-import { mean } from './stats.ts';
+import { mean } from '../util/stats.ts';
 
 /**
  * A relative check's values taken to one machine speed (src/noise/speed.ts): each run's
@@ -76,9 +76,4 @@ export function adjustedValuesAt(raw: { baseline: readonly number[]; candidate: 
   const lc = s.probes.candidate.slice(0, step).map(Math.log);
   const ref = mean([...lb, ...lc]);
   return { baseline: toOneSpeed(raw.baseline.slice(0, step), lb, s.fit.slope, ref), candidate: toOneSpeed(raw.candidate.slice(0, step), lc, s.fit.slope, ref) };
-}
-
-/** Geometric mean of the first `step` values (a side's probe times, or its raw values, up to that pair). */
-export function geometricMeanAt(values: readonly number[], step: number): number {
-  return Math.exp(mean(values.slice(0, step).map(Math.log)));
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DEFAULT_LOADTEST_NG_VERSION } from '../engine/loadtest-ng/rules.ts';
+import { DEFAULT_LOADTEST_NG_VERSION } from './engine-versions.ts';
 import { durationSchema } from '../util/duration.ts';
 
 /**

@@ -1,4 +1,4 @@
-import { studentTQuantile } from '../compare/stats.ts';
+import { studentTQuantile } from '../util/stats.ts';
 
 /**
  * The hold-mean estimate of supported users: the time-weighted mean of the users from the

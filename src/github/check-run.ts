@@ -1,4 +1,4 @@
-import type { Verdict, VerdictFile } from '../compare/verdict-schema.ts';
+import type { Verdict, VerdictFile } from '../results/verdict-schema.ts';
 import type { CheckAnnotation, CheckConclusion, CheckRun, CheckRunOutput, GitHubRepoApi } from './api.ts';
 import { GITHUB_TEXT_LIMIT, VERDICT_LABEL, truncateForGitHub, verdictMarkdown } from './markdown.ts';
 import type { NextStepsContext } from './next-steps.ts';

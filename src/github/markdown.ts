@@ -1,4 +1,4 @@
-import type { Check, CheckOutcome, Verdict, VerdictFile } from '../compare/verdict-schema.ts';
+import type { Check, CheckOutcome, Verdict, VerdictFile } from '../results/verdict-schema.ts';
 import { nextStepsMarkdown, type NextStepsContext } from './next-steps.ts';
 
 /**

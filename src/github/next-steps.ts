@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { VerdictFile } from '../compare/verdict-schema.ts';
+import type { VerdictFile } from '../results/verdict-schema.ts';
 import { MAX_REPEATS } from '../inputs/patterns.ts';
 
 /**

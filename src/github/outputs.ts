@@ -1,6 +1,6 @@
 import { appendFileSync } from 'node:fs';
 import * as core from '@actions/core';
-import type { CliIO } from '../cli/io.ts';
+import type { CliIO } from '../util/io.ts';
 import { cutToBytes } from './markdown.ts';
 
 export type Outputs = Record<string, string | number | boolean>;

@@ -13,7 +13,7 @@ import { packForCommit } from './report-pack.ts';
 import { publishReportPr, reportNames, type PublishedReport } from './report-pr.ts';
 import { assertNoSecrets, findSecrets, type NamedSecret } from './secret-scan.ts';
 import { readVerdict } from './verdict-file.ts';
-import type { VerdictFile, Verdict } from '../compare/verdict-schema.ts';
+import type { VerdictFile, Verdict } from '../results/verdict-schema.ts';
 import type { Outputs } from './outputs.ts';
 
 export interface PublishContext {

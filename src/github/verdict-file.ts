@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { verdictFileSchema, type VerdictFile } from '../compare/verdict-schema.ts';
+import { verdictFileSchema, type VerdictFile } from '../results/verdict-schema.ts';
 import { formatIssuePath } from '../util/errors.ts';
 
 export type VerdictRead = { verdict: VerdictFile; problem?: undefined } | { verdict: null; problem: string };

@@ -1,4 +1,4 @@
-import { RELATIVE_METRICS } from '../compare/metrics.ts';
+import { RELATIVE_METRICS } from '../results/judged-metrics.ts';
 import type { GateConfig } from '../config/schema.ts';
 import type { RunResult } from '../results/schema.ts';
 import { assumedSdLog, gatingMetrics, noiseProfile } from './profile.ts';

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { RATE_METRICS, RELATIVE_METRICS } from '../compare/metrics.ts';
+import { RATE_METRICS, RELATIVE_METRICS } from '../results/judged-metrics.ts';
 import type { GateConfig, Tolerances } from '../config/schema.ts';
 import type { NoiseProfile } from './schema.ts';
 

@@ -1,4 +1,4 @@
-import { studentTQuantile } from '../compare/stats.ts';
+import { studentTQuantile } from '../util/stats.ts';
 import type { SpeedFit } from './schema.ts';
 
 /** The probe workload's name without its interpreter ("python-json-v1 CPython 3.11.2" → "python-json-v1"). */

@@ -1,4 +1,4 @@
-import type { VerdictFile } from '../compare/verdict-schema.ts';
+import type { VerdictFile } from '../results/verdict-schema.ts';
 
 /**
  * The report's "Decision" section: how much the verdict is worth. The noise model used,

@@ -1,6 +1,6 @@
 import type { Comparison } from '../compare/compare.ts';
-import { fmtPct } from '../compare/decide.ts';
-import type { Check } from '../compare/verdict-schema.ts';
+import { fmtPct } from './format.ts';
+import type { Check } from '../results/verdict-schema.ts';
 
 /**
  * The "Comments" section: generated findings, worst first, in the voice of the seed

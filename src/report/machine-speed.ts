@@ -1,6 +1,6 @@
 import type { TestComparison } from '../compare/compare.ts';
-import { geometricMeanAt } from '../compare/speed-adjust.ts';
-import type { Check } from '../compare/verdict-schema.ts';
+import { geometricMeanAt } from '../util/stats.ts';
+import type { Check } from '../results/verdict-schema.ts';
 import type { RunResult } from '../results/schema.ts';
 
 type Sides = Pick<TestComparison, 'name' | 'baseline' | 'candidate'>;

@@ -1,6 +1,6 @@
 import type { Comparison, TestComparison, TimingDelta } from '../compare/compare.ts';
-import { fmtDelta, fmtPct } from '../compare/decide.ts';
-import type { Check, Verdict } from '../compare/verdict-schema.ts';
+import { fmtDelta, fmtPct } from './format.ts';
+import type { Check, Verdict } from '../results/verdict-schema.ts';
 import type { RunResult } from '../results/schema.ts';
 import { describeDuration } from '../util/duration.ts';
 import { capacitySection } from './capacity-curve.ts';

@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
-import { parseFlags } from '../cli/args.ts';
+import { parseFlags } from '../util/flags.ts';
 import { loadGateConfig } from '../config/load.ts';
 import type { GateConfig, TestSpec } from '../config/schema.ts';
 import type { RunResult } from '../results/schema.ts';

@@ -4,7 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ComponentError, waitUntilReady } from '../../src/bench/local/readiness.ts';
-import { ProcessSupervisor } from '../../src/bench/process.ts';
+import { ProcessSupervisor } from '../../src/util/process.ts';
 
 test('readiness: bounded tries, then an error naming the component, what was expected and its log', async () => {
   let tries = 0;

@@ -5,7 +5,7 @@ import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { main } from '../../src/cli/main.ts';
 import { captureIO } from '../../src/cli/io.ts';
-import { verdictFileSchema } from '../../src/compare/verdict-schema.ts';
+import { verdictFileSchema } from '../../src/results/verdict-schema.ts';
 import { asInput, bounded, unbounded, withTempDir } from '../support/runs.ts';
 
 const EXAMPLE = 'reports/examples/v10.12.0-vs-v11.0.1-rc2/runs';

@@ -19,7 +19,7 @@ import {
   type CheckPath,
   type CheckState,
 } from '../../src/compare/sequential.ts';
-import { normalQuantile } from '../../src/compare/stats.ts';
+import { normalQuantile } from '../../src/util/stats.ts';
 import { assumedSdLog } from '../../src/noise/profile.ts';
 import { tolerancesSchema } from '../../src/config/schema.ts';
 

@@ -6,7 +6,7 @@ import { main } from '../../src/cli/main.ts';
 import { captureIO } from '../../src/cli/io.ts';
 import { loadGateConfig } from '../../src/config/load.ts';
 import { MATTERMOST_HEALTH_QUERIES } from '../../src/config/defaults/mattermost.ts';
-import { jsonSchemaFor } from '../../src/config/json-schemas.ts';
+import { jsonSchemaFor } from '../../src/cli/json-schemas.ts';
 import { withTempDir } from '../support/runs.ts';
 
 test('the shipped examples are valid', async () => {

@@ -29,7 +29,7 @@ import { join } from 'node:path';
 import { startAwsCliStandin, type AwsCliStandin } from '../support/aws-cli-standin.ts';
 import { startFirewall } from '../support/bench-firewall.ts';
 import { GrafanaStandIn } from '../grafana/stand-in.ts';
-import { verdictFileSchema } from '../../src/compare/verdict-schema.ts';
+import { verdictFileSchema } from '../../src/results/verdict-schema.ts';
 import { runResultSchema } from '../../src/results/schema.ts';
 import { runLogged } from '../support/logged-process.ts';
 import { ROOT, gateEnvArgs, replacedActions, startConsumerRepository, writeReleaseTree } from '../support/act.ts';

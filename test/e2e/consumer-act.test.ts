@@ -20,7 +20,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { verdictFileSchema } from '../../src/compare/verdict-schema.ts';
+import { verdictFileSchema } from '../../src/results/verdict-schema.ts';
 import { runLogged } from '../support/logged-process.ts';
 import { ROOT, gateEnvArgs, replacedActions, startConsumerRepository, writeReleaseTree } from '../support/act.ts';
 

@@ -16,7 +16,7 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GitHubStandin } from '../support/github-standin/server.ts';
-import { verdictFileSchema } from '../../src/compare/verdict-schema.ts';
+import { verdictFileSchema } from '../../src/results/verdict-schema.ts';
 import { runCli } from '../support/cli.ts';
 import { runLogged } from '../support/logged-process.ts';
 import { ROOT, gateEnvArgs, replacedActions, withoutQueue } from '../support/act.ts';

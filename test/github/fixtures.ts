@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Resvg } from '@resvg/resvg-wasm';
 import { initResvg } from '../../src/report/resvg.ts';
-import type { Check, Verdict, VerdictFile } from '../../src/compare/verdict-schema.ts';
+import type { Check, Verdict, VerdictFile } from '../../src/results/verdict-schema.ts';
 import type { GitHubEnv } from '../../src/github/env.ts';
 import type { ActionsContextSource } from '../../src/github/actions-context.ts';
 import type { PublishContext } from '../../src/github/publish.ts';

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runResultSchema, type RunResult } from '../../src/results/schema.ts';
-import { verdictFileSchema } from '../../src/compare/verdict-schema.ts';
+import { verdictFileSchema } from '../../src/results/verdict-schema.ts';
 
 /**
  * `loadgate run` end to end on the real local bench: PostgreSQL, Synapse, nginx,

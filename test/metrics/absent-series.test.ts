@@ -10,7 +10,7 @@ import { stringify } from 'yaml';
 import { MATTERMOST_HEALTH_QUERIES } from '../../src/config/defaults/mattermost.ts';
 import { unboundedTestSchema } from '../../src/config/schema.ts';
 import { runUnbounded } from '../../src/coordinator/unbounded.ts';
-import { ProcessSupervisor } from '../../src/bench/process.ts';
+import { ProcessSupervisor } from '../../src/util/process.ts';
 import { allocatePort } from '../../src/bench/local/ports.ts';
 import { httpOk, waitUntilReady } from '../../src/bench/local/readiness.ts';
 import { createHealthSource } from '../../src/metrics/health.ts';

@@ -9,7 +9,7 @@ import { runGateOn } from '../../src/run/gate.ts';
 import { parseRunOptions, plannedSeconds, type RunOptions, type ScheduledRun } from '../../src/run/options.ts';
 import { compareRuns } from '../../src/compare/compare.ts';
 import { compareSetup } from '../../src/compare/index.ts';
-import { verdictFileSchema, type VerdictFile } from '../../src/compare/verdict-schema.ts';
+import { verdictFileSchema, type VerdictFile } from '../../src/results/verdict-schema.ts';
 import { loadGateConfig } from '../../src/config/load.ts';
 import { asInput, unbounded } from '../support/runs.ts';
 import { LOCAL } from '../../src/coordinator/simulation/profiles.ts';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
-import { ProcessSupervisor } from '../process.ts';
+import { ProcessSupervisor } from '../../util/process.ts';
 import type { Progress } from '../progress.ts';
 import { startLocalBench, type LocalBench } from './bench.ts';
 import { hostFingerprint } from './fingerprint.ts';

@@ -1,6 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { ProcessSupervisor, ManagedProcess } from '../process.ts';
+import type { ProcessSupervisor, ManagedProcess } from '../../util/process.ts';
 import { runTool } from './exec.ts';
 import { LOOPBACK, assertPortFree } from './ports.ts';
 import { httpOk, waitUntilReady } from './readiness.ts';

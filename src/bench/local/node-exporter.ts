@@ -1,4 +1,4 @@
-import type { ProcessSupervisor, ManagedProcess } from '../process.ts';
+import type { ProcessSupervisor, ManagedProcess } from '../../util/process.ts';
 import { runTool } from './exec.ts';
 import { LOOPBACK, assertPortFree } from './ports.ts';
 import { httpOk, waitUntilReady } from './readiness.ts';

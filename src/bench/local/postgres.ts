@@ -1,7 +1,7 @@
 import { mkdir, readdir, rm, writeFile, access } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import type { ProcessSupervisor, ManagedProcess } from '../process.ts';
+import type { ProcessSupervisor, ManagedProcess } from '../../util/process.ts';
 import { runTool } from './exec.ts';
 import { LOOPBACK, assertPortFree } from './ports.ts';
 import { ComponentError, waitUntilReady } from './readiness.ts';

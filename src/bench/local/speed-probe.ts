@@ -1,4 +1,4 @@
-import { median } from '../../compare/stats.ts';
+import { median } from '../../util/stats.ts';
 import { runTool } from './exec.ts';
 
 /**

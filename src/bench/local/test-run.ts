@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { GateConfig, TestSpec } from '../../config/schema.ts';
-import type { ManagedProcess, ProcessSupervisor } from '../process.ts';
+import type { ManagedProcess, ProcessSupervisor } from '../../util/process.ts';
 import type { LocalBench } from './bench.ts';
 import type { Progress } from '../progress.ts';
 import { realClock } from '../../coordinator/index.ts';

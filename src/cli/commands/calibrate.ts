@@ -4,8 +4,8 @@ import { z } from 'zod';
 import { noiseModelFileSchema } from '../../noise/schema.ts';
 import { runGate } from '../../run/gate.ts';
 import { parseRunOptions } from '../../run/options.ts';
-import { parseFlags } from '../args.ts';
-import type { CliIO } from '../io.ts';
+import { parseFlags } from '../../util/flags.ts';
+import type { CliIO } from '../../util/io.ts';
 
 export const usage = `Usage: loadgate calibrate --config <gate.yml> --version <v> --runs <n> --out <dir> [--write] [bench options]
 

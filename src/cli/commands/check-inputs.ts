@@ -4,8 +4,8 @@ import { loadGateConfig } from '../../config/load.ts';
 import { readActionsContext } from '../../github/actions-context.ts';
 import { emitOutputs } from '../../github/outputs.ts';
 import { validateConfigPath, validateGateInputs, DEFAULT_CONFIG_PATH, type RawGateInputs } from '../../inputs/validate.ts';
-import { parseFlags } from '../args.ts';
-import type { CliIO } from '../io.ts';
+import { parseFlags } from '../../util/flags.ts';
+import type { CliIO } from '../../util/io.ts';
 
 export const usage = `Usage: loadgate check-inputs [--candidate V] [--baseline V] [--tests LIST] [--repeats N]
                               [--bench local|aws] [--max-cost USD] [--config FILE]

@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { compareAndReport, compareVerdict } from '../../compare/index.ts';
-import { EXIT_CODES } from '../../compare/verdict-schema.ts';
+import { EXIT_CODES } from '../../results/verdict-schema.ts';
 import { loadGateConfig } from '../../config/load.ts';
 import { loadRunResult } from '../../results/load.ts';
-import { parseFlags } from '../args.ts';
-import type { CliIO } from '../io.ts';
+import { parseFlags } from '../../util/flags.ts';
+import type { CliIO } from '../../util/io.ts';
 
 export const usage = `Usage: loadgate compare --baseline <run.json>... --candidate <run.json>... --out <dir> [--config gate.yml] [--note TEXT]... [--verdict-only]
 

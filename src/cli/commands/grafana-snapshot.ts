@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { parseFlags } from '../args.ts';
-import type { CliIO } from '../io.ts';
+import { parseFlags } from '../../util/flags.ts';
+import type { CliIO } from '../../util/io.ts';
 import { InputError } from '../../util/errors.ts';
 import { durationSchema } from '../../util/duration.ts';
 import { GrafanaClient, GrafanaError } from '../../grafana/client.ts';

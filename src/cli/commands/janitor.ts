@@ -3,8 +3,8 @@ import { runJanitor } from '../../aws/janitor.ts';
 import { processRunner } from '../../util/command-runner.ts';
 import { loadGateConfig } from '../../config/load.ts';
 import { InputError } from '../../util/errors.ts';
-import { parseFlags } from '../args.ts';
-import type { CliIO } from '../io.ts';
+import { parseFlags } from '../../util/flags.ts';
+import type { CliIO } from '../../util/io.ts';
 
 export const usage = `Usage: loadgate janitor --bucket <state bucket> --state-region <region>
                        [--region <region>]... [--regions <a,b>] [--config <gate.yml>]...

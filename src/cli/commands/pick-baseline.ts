@@ -9,8 +9,8 @@ import { emitOutputs } from '../../github/outputs.ts';
 import { pickBaseline } from '../../inputs/pick-baseline.ts';
 import { validateConfigPath } from '../../inputs/validate.ts';
 import { InputError } from '../../util/errors.ts';
-import { parseFlags } from '../args.ts';
-import type { CliIO } from '../io.ts';
+import { parseFlags } from '../../util/flags.ts';
+import type { CliIO } from '../../util/io.ts';
 
 export const usage = `Usage: loadgate pick-baseline --candidate TAG [--tags-file FILE] [options]
 

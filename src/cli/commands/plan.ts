@@ -12,8 +12,8 @@ import { readRunInfo, type RunContext } from '../../aws/run-info.ts';
 import { readActionsContext } from '../../github/actions-context.ts';
 import { benchInputsSchema, buildTfvars } from '../../aws/tfvars.ts';
 import { requireLicenceSecret } from '../../target/mattermost/licence.ts';
-import { parseFlags } from '../args.ts';
-import type { CliIO } from '../io.ts';
+import { parseFlags } from '../../util/flags.ts';
+import type { CliIO } from '../../util/io.ts';
 
 export const usage = `Usage: loadgate plan --config gate.yml [--max-cost USD] [--format text|json|tfvars] [options]
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { EXIT_CODES } from '../../compare/verdict-schema.ts';
+import { EXIT_CODES } from '../../results/verdict-schema.ts';
 import { loadGateConfig } from '../../config/load.ts';
 import { readBaselineChoice } from '../../github/baseline-choice.ts';
 import { readActionsContext } from '../../github/actions-context.ts';
@@ -11,8 +11,8 @@ import { secretsFromEnv } from '../../github/secret-scan.ts';
 import { COMMIT_SHA } from '../../inputs/patterns.ts';
 import { validateCheckName, validateConfigPath, validateGateInputs, validateVersionLabel, DEFAULT_CHECK_NAME } from '../../inputs/validate.ts';
 import { InputError } from '../../util/errors.ts';
-import { parseFlags } from '../args.ts';
-import type { CliIO } from '../io.ts';
+import { parseFlags } from '../../util/flags.ts';
+import type { CliIO } from '../../util/io.ts';
 
 export const usage = `Usage: loadgate publish --mode start|finish --baseline A --candidate B [options]
 

@@ -1,4 +1,4 @@
-import type { CliIO } from '../io.ts';
+import type { CliIO } from '../../util/io.ts';
 import { parseRunOptions, usage as runUsage } from '../../run/options.ts';
 import { runGate } from '../../run/gate.ts';
 

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { readReportDir } from '../../github/report-files.ts';
 import { assertNoSecrets, secretsFromEnv } from '../../github/secret-scan.ts';
-import { parseFlags } from '../args.ts';
-import type { CliIO } from '../io.ts';
+import { parseFlags } from '../../util/flags.ts';
+import type { CliIO } from '../../util/io.ts';
 
 export const usage = `Usage: loadgate scan-report --report DIR
 

@@ -1,9 +1,9 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { JSON_SCHEMAS, jsonSchemaFor } from '../../config/json-schemas.ts';
-import { parseFlags } from '../args.ts';
-import type { CliIO } from '../io.ts';
+import { JSON_SCHEMAS, jsonSchemaFor } from '../json-schemas.ts';
+import { parseFlags } from '../../util/flags.ts';
+import type { CliIO } from '../../util/io.ts';
 
 export const usage = `Usage: loadgate schema [--write <dir>] [--check <dir>] [name]
 

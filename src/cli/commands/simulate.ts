@@ -4,8 +4,8 @@ import { loadGateConfig } from '../../config/load.ts';
 import { assumedModel, loadNoiseModel, noiseModelPath } from '../../noise/model.ts';
 import { gatingMetrics } from '../../noise/profile.ts';
 import { InputError } from '../../util/errors.ts';
-import { parseFlags } from '../args.ts';
-import type { CliIO } from '../io.ts';
+import { parseFlags } from '../../util/flags.ts';
+import type { CliIO } from '../../util/io.ts';
 
 export const usage = `Usage: loadgate simulate --config <gate.yml> [--noise <model.json>] [--trials N] [--seed S] [--noise-scale X] [--slope-scale X] [--json]
 

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { InputError } from '../../util/errors.ts';
 import { parseTerraformOutputsText } from '../../aws/terraform-outputs.ts';
-import type { CliIO } from '../io.ts';
+import type { CliIO } from '../../util/io.ts';
 
 export const usage = `Usage: loadgate tf-outputs <file|->
 

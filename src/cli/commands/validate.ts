@@ -1,6 +1,6 @@
 import { loadGateConfig } from '../../config/load.ts';
 import { InputError } from '../../util/errors.ts';
-import type { CliIO } from '../io.ts';
+import type { CliIO } from '../../util/io.ts';
 
 export const usage = `Usage: loadgate validate <gate.yml>...
 

@@ -4,8 +4,8 @@ import { resolveReleaseUrl } from '../../target/mattermost/release.ts';
 import { waitForReleases } from '../../target/mattermost/release-wait.ts';
 import { durationSchema } from '../../util/duration.ts';
 import { InputError } from '../../util/errors.ts';
-import { parseFlags } from '../args.ts';
-import type { CliIO } from '../io.ts';
+import { parseFlags } from '../../util/flags.ts';
+import type { CliIO } from '../../util/io.ts';
 
 export const usage = `Usage: loadgate wait-release --config gate.yml --version V [--version V2] [options]
 

@@ -5,7 +5,7 @@ import { isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { CEILING_ACTION_FREQUENCIES } from '../../config/defaults/mattermost.ts';
-import type { ExitInfo, ManagedProcess, ProcessSupervisor } from '../../bench/process.ts';
+import type { ExitInfo, ManagedProcess, ProcessSupervisor } from '../../util/process.ts';
 import { InputError, formatIssuePath } from '../../util/errors.ts';
 import { K6Api } from './api.ts';
 import { readClientMetrics, totalErrors } from './client-metrics.ts';

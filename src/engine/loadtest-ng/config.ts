@@ -3,7 +3,8 @@ import type { GateConfig, HealthQuery, TestSpec } from '../../config/schema.ts';
 import { CEILING_ACTION_FREQUENCIES, MATTERMOST_HEALTH_QUERIES } from '../../config/defaults/mattermost.ts';
 import { InputError, formatIssuePath } from '../../util/errors.ts';
 import { resourceIdSchema } from './schema.ts';
-import { agentCreateRefusal, coordinatorCreateRefusal, isSupportedLoadTestNgVersion, SUPPORTED_LOADTEST_NG_VERSIONS } from './rules.ts';
+import { agentCreateRefusal, coordinatorCreateRefusal } from './rules.ts';
+import { isSupportedLoadTestNgVersion, SUPPORTED_LOADTEST_NG_VERSIONS } from '../../config/engine-versions.ts';
 
 /**
  * Builds load-test-ng's three config documents from a gate config:

@@ -24,16 +24,7 @@
  * buildLoadTestNgConfigs checks its own output with them before any agent sees it.
  */
 
-/** Release tags this code was checked against, oldest first. */
-export const SUPPORTED_LOADTEST_NG_VERSIONS = ['v1.29.0', 'v1.30.0', 'v1.31.0', 'v1.32.0', 'v1.33.0-rc2'] as const;
-export type LoadTestNgVersion = (typeof SUPPORTED_LOADTEST_NG_VERSIONS)[number];
-
-/** The release loadgate installs by default: the newest non-candidate release of the range. */
-export const DEFAULT_LOADTEST_NG_VERSION: LoadTestNgVersion = 'v1.32.0';
-
-export function isSupportedLoadTestNgVersion(v: string): v is LoadTestNgVersion {
-  return (SUPPORTED_LOADTEST_NG_VERSIONS as readonly string[]).includes(v);
-}
+import { SUPPORTED_LOADTEST_NG_VERSIONS, type LoadTestNgVersion } from '../../config/engine-versions.ts';
 
 type Scalar = 'string' | 'int' | 'float' | 'bool';
 

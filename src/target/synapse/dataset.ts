@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { copyFile, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import type { ProcessSupervisor } from '../../bench/process.ts';
+import type { ProcessSupervisor } from '../../util/process.ts';
 import type { LocalBench } from '../../bench/local/bench.ts';
 import { DATABASE_NAME, SERVER_NAME } from './config.ts';
 import { MatrixClient, runPool } from './client.ts';

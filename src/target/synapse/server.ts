@@ -1,6 +1,6 @@
 import { mkdir, writeFile, access } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { ManagedProcess, ProcessSupervisor } from '../../bench/process.ts';
+import type { ManagedProcess, ProcessSupervisor } from '../../util/process.ts';
 import { runTool } from '../../bench/local/exec.ts';
 import { LOOPBACK, assertPortFree } from '../../bench/local/ports.ts';
 import { httpOk, waitUntilReady } from '../../bench/local/readiness.ts';

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
-import { ProcessSupervisor, type ManagedProcess } from '../../../src/bench/process.ts';
+import { ProcessSupervisor, type ManagedProcess } from '../../../src/util/process.ts';
 import { allocatePort, allocatePorts } from '../../../src/bench/local/ports.ts';
 import { httpOk, waitUntilReady } from '../../../src/bench/local/readiness.ts';
 import type { CommandResult, CommandRunner } from '../../../src/util/command-runner.ts';

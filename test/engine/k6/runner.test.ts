@@ -4,7 +4,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ProcessSupervisor } from '../../../src/bench/process.ts';
+import { ProcessSupervisor } from '../../../src/util/process.ts';
 import { startExporter } from '../../../src/engine/k6/exporter.ts';
 import { startK6, type StartK6Options } from '../../../src/engine/k6/runner.ts';
 import { InputError } from '../../../src/util/errors.ts';

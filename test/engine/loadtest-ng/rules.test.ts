@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { parseGateConfig } from '../../../src/config/load.ts';
 import { MATTERMOST_HEALTH_QUERIES } from '../../../src/config/defaults/mattermost.ts';
 import { buildLoadTestNgConfigs, type LoadTestNgConfigs } from '../../../src/engine/loadtest-ng/config.ts';
-import { goFloat, SUPPORTED_LOADTEST_NG_VERSIONS, type LoadTestNgVersion } from '../../../src/engine/loadtest-ng/rules.ts';
+import { goFloat } from '../../../src/engine/loadtest-ng/rules.ts';
+import { SUPPORTED_LOADTEST_NG_VERSIONS, type LoadTestNgVersion } from '../../../src/config/engine-versions.ts';
 import { InputError } from '../../../src/util/errors.ts';
 import { LoadTestNgStandIn } from './stand-in.ts';
 

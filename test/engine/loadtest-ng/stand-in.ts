@@ -1,7 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { agentCreateRefusal, coordinatorCreateRefusal, DEFAULT_LOADTEST_NG_VERSION, type LoadTestNgVersion } from '../../../src/engine/loadtest-ng/rules.ts';
+import { agentCreateRefusal, coordinatorCreateRefusal } from '../../../src/engine/loadtest-ng/rules.ts';
+import { DEFAULT_LOADTEST_NG_VERSION, type LoadTestNgVersion } from '../../../src/config/engine-versions.ts';
 
 /**
  * A local stand-in for load-test-ng's API server (127.0.0.1, port 0). It keeps agents and

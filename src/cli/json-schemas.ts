@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { gateConfigSchema } from './schema.ts';
+import { gateConfigSchema } from '../config/schema.ts';
 import { runResultSchema } from '../results/schema.ts';
-import { verdictFileSchema } from '../compare/verdict-schema.ts';
+import { verdictFileSchema } from '../results/verdict-schema.ts';
 
 /**
  * JSON Schemas generated from the zod schemas, so editors can complete gate.yml and other

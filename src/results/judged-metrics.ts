@@ -1,4 +1,4 @@
-import type { RunResult, Series, SeriesKey, TestType, Timing } from '../results/schema.ts';
+import type { RunResult, Series, SeriesKey, TestType, Timing } from './schema.ts';
 import type { Tolerances } from '../config/schema.ts';
 
 /**

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chiSquareSf, logRatioTInterval, median, normalQuantile, poissonRateRatioInterval, slope, studentTCdf, studentTQuantile } from '../../src/compare/stats.ts';
+import { chiSquareSf, logRatioTInterval, median, normalQuantile, poissonRateRatioInterval, slope, studentTCdf, studentTQuantile } from '../../src/util/stats.ts';
 
 const close = (actual: number, expected: number, tol: number) =>
   assert.ok(Math.abs(actual - expected) <= tol, `expected ${expected} ± ${tol}, got ${actual}`);

@@ -1,7 +1,8 @@
 /**
- * The statistics behind the verdict. Everything works on the log of the ratio
- * candidate/baseline, because performance changes are multiplicative (a 5 % loss is the
- * same finding at 200 users and at 20000), and returns intervals as % change.
+ * Plain statistics, shared by the verdict, the user-count search and the speed probe.
+ * The verdict's intervals work on the log of the ratio candidate/baseline, because
+ * performance changes are multiplicative (a 5 % loss is the same finding at 200 users
+ * and at 20000), and are returned as % change.
  */
 
 import gammainc from '@stdlib/math-base-special-gammainc';
@@ -26,6 +27,11 @@ export function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length >> 1;
   return sorted.length % 2 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+}
+
+/** Geometric mean of the first `step` values (a side's probe times, or its raw values, up to that pair). */
+export function geometricMeanAt(values: readonly number[], step: number): number {
+  return Math.exp(mean(values.slice(0, step).map(Math.log)));
 }
 
 export function sampleVariance(values: readonly number[]): number {

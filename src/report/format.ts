@@ -1,8 +1,8 @@
-import type { Check } from './verdict-schema.ts';
+import type { Check } from '../results/verdict-schema.ts';
 
 /**
- * How changes are written. The decision itself is in sequential.ts (the rule) and
- * decision.ts (checks and verdict).
+ * How changes are written, in the report and in the checks' own text. The decision
+ * itself is in compare/sequential.ts (the rule) and compare/decision.ts (checks and verdict).
  */
 export const fmtPct = (x: number): string => `${x >= 0 ? '+' : '−'}${Math.abs(x).toFixed(2)}%`;
 

@@ -1,6 +1,6 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { z } from 'zod';
-import { InputError, formatIssuePath } from '../util/errors.ts';
+import { InputError, formatIssuePath } from './errors.ts';
 
 type FlagOptions = NonNullable<ParseArgsConfig['options']>;
 
