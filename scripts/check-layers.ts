@@ -57,11 +57,9 @@ const WHY_AWS_GITHUB = 'the run label reads the Actions run context, which sits 
  */
 export const ALLOWED: readonly AllowedImport[] = [
   { from: 'aws/run-info.ts', to: 'github/actions-context.ts', why: WHY_AWS_GITHUB },
-  { from: 'bench/aws/gate-bench.ts', to: 'run/capacity-hints.ts', why: WHY_BENCH_RUN },
   { from: 'bench/aws/gate-bench.ts', to: 'run/drive-test.ts', why: WHY_BENCH_RUN },
   { from: 'bench/aws/gate-bench.ts', to: 'run/gate-bench.ts', why: WHY_BENCH_RUN },
   { from: 'bench/aws/gate-bench.ts', to: 'run/options.ts', why: WHY_BENCH_RUN },
-  { from: 'bench/local/gate-bench.ts', to: 'run/capacity-hints.ts', why: WHY_BENCH_RUN },
   { from: 'bench/local/gate-bench.ts', to: 'run/gate-bench.ts', why: WHY_BENCH_RUN },
   { from: 'bench/local/gate-bench.ts', to: 'run/options.ts', why: WHY_BENCH_RUN },
   { from: 'bench/local/test-run.ts', to: 'run/drive-test.ts', why: WHY_BENCH_RUN },
