@@ -62,6 +62,7 @@ export const ALLOWED: readonly AllowedImport[] = [
   { from: 'bench/aws/gate-bench.ts', to: 'run/options.ts', why: WHY_BENCH_RUN },
   { from: 'bench/local/gate-bench.ts', to: 'run/gate-bench.ts', why: WHY_BENCH_RUN },
   { from: 'bench/local/gate-bench.ts', to: 'run/options.ts', why: WHY_BENCH_RUN },
+  { from: 'bench/local/test-run.ts', to: 'run/capacity-hints.ts', why: WHY_BENCH_RUN },
   { from: 'bench/local/test-run.ts', to: 'run/drive-test.ts', why: WHY_BENCH_RUN },
   { from: 'bench/local/test-run.ts', to: 'run/options.ts', why: WHY_BENCH_RUN },
   { from: 'report/capacity-curve.ts', to: 'compare/compare.ts', why: WHY_REPORT },
