@@ -220,7 +220,13 @@ function checkReason(j: JudgedCheck, at: CheckPath, step: number, delta: string,
   const l = at.llr[at.llr.length - 1] ?? 0;
   const lr = `Λ ${l.toFixed(2)}`;
   if (at.outcome === 'fail') return `${delta} after ${plural(at.decidedAt!, 'pair')}: evidence for the ${mat} (${lr} ≥ ${rule.upper.toFixed(2)}), beyond the ${tol}`;
-  if (at.outcome === 'pass') return `${delta} after ${plural(step, 'pair')}: evidence of no change beyond the ${tol} (${lr} ≤ ${rule.lower.toFixed(2)})`;
+  if (at.outcome === 'pass') {
+    // The pass side's Λ where it crossed: a later pair short of the fail bound leaves the pass standing.
+    const passed = j.evidence[(at.decidedAt ?? step) - 1];
+    const passLr = `Λ ${(passed?.passLlr ?? passed?.llr ?? l).toFixed(2)}`;
+    const since = at.decidedAt !== null && at.decidedAt < step ? `, passed at pair ${at.decidedAt}` : '';
+    return `${delta} after ${plural(step, 'pair')}: evidence of no change beyond the ${tol} (${passLr} ≤ ${rule.lower.toFixed(2)}${since})`;
+  }
   if (step < minPairs) return `${delta} after ${plural(step, 'pair')}: not judged before the minimum of ${plural(minPairs, 'pair')} (${lr})`;
   return `${delta} after ${plural(step, 'pair')}: undecided between no change and the ${mat} (${rule.lower.toFixed(2)} < ${lr} < ${rule.upper.toFixed(2)})`;
 }
