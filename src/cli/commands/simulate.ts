@@ -12,7 +12,9 @@ export const usage = `Usage: loadgate simulate --config <gate.yml> [--noise <mod
 Monte Carlo of the gate's own decision (the code compare and run use) at the noise
 model's per-run spread: for no change, a change at the tolerance, at the material
 regression and at 1.5 × it on each gating metric, a drifting bench and a bench whose
-speed steps from one pair to the next, the share of pass / fail / inconclusive verdicts and the runs per side it took (mean and max).
+speed steps from one pair to the next, and benches the model does not describe (noise 1.5 ×
+the model's, an unmodelled per-run factor shared by every metric), the share of pass / fail /
+inconclusive verdicts and the runs per side it took (mean and max).
 Seeded: the same inputs print the same table.
   --noise <file>   Noise model (default: the config's noiseModel, else assumed from the tolerances)
   --trials <n>     Simulated gates per row (default 1000)
