@@ -8,6 +8,7 @@ import {
   GATE_FALSE_FAIL,
   CHECK_FALSE_PASS,
   defaultWeights,
+  splitBudget,
   gateWalk,
   materialLog,
   morePairs,
@@ -16,7 +17,6 @@ import {
   rateEvidence,
   relativeEvidence,
   sprtPath,
-  sprtRule,
   type CheckPath,
   type Evidence,
   type GateStep,
@@ -139,20 +139,12 @@ function noiseOf(input: CheckInput, setup: DecisionSetup): CheckNoise {
   };
 }
 
-/**
- * Each check's share of the false-fail budget: the config's weight, else defaultWeights.
- * Only gating checks share the budget; a context-only check is judged at the share it
- * would have if it were one more.
- */
+/** Each check's weight (the config's, else defaultWeights) and its bounds from the gate's budget (splitBudget). */
 function rulesOf(checks: readonly CheckNoise[]): { weight: number; rule: SprtRule }[] {
   const defaults = defaultWeights(checks.map((c) => ({ sdLog: c.sdLog, m: c.m, rate: !!c.input.rate, gating: c.input.base.gating })));
-  const weights = checks.map((c, i) => c.input.weight ?? (defaults[i] as number));
-  const gatingTotal = checks.reduce((a, c, i) => a + (c.input.base.gating ? (weights[i] as number) : 0), 0);
-  return checks.map((c, i) => {
-    const w = weights[i] as number;
-    const total = c.input.base.gating ? gatingTotal : gatingTotal + w;
-    return { weight: w, rule: sprtRule((GATE_FALSE_FAIL * w) / Math.max(total, w), CHECK_FALSE_PASS) };
-  });
+  const weighted = checks.map((c, i) => ({ weight: c.input.weight ?? (defaults[i] as number), gating: c.input.base.gating }));
+  const rules = splitBudget(weighted);
+  return weighted.map((w, i) => ({ weight: w.weight, rule: rules[i] as SprtRule }));
 }
 
 /** The core: one sequential walk per check, then the gate's walk over the pairs. */

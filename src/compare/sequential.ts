@@ -50,11 +50,12 @@ export function sprtRule(alpha: number, falsePass = CHECK_FALSE_PASS): SprtRule 
 
 /**
  * The gate's false-fail budget split over its gating checks in proportion to their weights
- * (a weighted Bonferroni split: the checks' false-fail rates add up to at most the budget).
+ * (a weighted Bonferroni split: the gating checks' false-fail rates add up to at most the
+ * budget). A context-only check is judged at the share it would have as one more.
  */
-export function splitBudget(weights: readonly number[], gateFalseFail = GATE_FALSE_FAIL): SprtRule[] {
-  const total = weights.reduce((a, w) => a + w, 0);
-  return weights.map((w) => sprtRule((gateFalseFail * w) / total));
+export function splitBudget(checks: readonly { weight: number; gating: boolean }[], gateFalseFail = GATE_FALSE_FAIL): SprtRule[] {
+  const total = checks.reduce((a, c) => a + (c.gating ? c.weight : 0), 0);
+  return checks.map((c) => sprtRule((gateFalseFail * c.weight) / Math.max(c.gating ? total : total + c.weight, c.weight)));
 }
 
 /** The weight a check gets when the config gives none (see defaultWeight). */
@@ -215,10 +216,24 @@ export interface DifferenceSums {
  * mean carries it.
  */
 export function studentLogLikelihood(s: DifferenceSums, delta: number, prior: NoisePrior, common = 0): number {
-  const mean = s.sum / s.n;
-  const within = Math.max(0, s.sumSq - s.n * mean * mean);
   const weight = s.n / (1 + s.n * common);
-  return (-(prior.df + s.n) / 2) * Math.log(2 * prior.df * prior.sigmaLog * prior.sigmaLog + within + weight * (mean - delta) ** 2);
+  return (-(prior.df + s.n) / 2) * Math.log(2 * prior.df * prior.sigmaLog * prior.sigmaLog + withinSquares(s) + weight * (s.sum / s.n - delta) ** 2);
+}
+
+/** Σ(d − d̄)² of the differences behind these sums (0 for fewer than two). */
+function withinSquares(s: DifferenceSums): number {
+  return s.n ? Math.max(0, s.sumSq - (s.sum * s.sum) / s.n) : 0;
+}
+
+function addDifference(s: DifferenceSums, d: number): void {
+  s.n++;
+  s.sum += d;
+  s.sumSq += d * d;
+}
+
+/** The runs' own spread behind these sums: half the differences' sum of squares, on n − 1 degrees of freedom. */
+function spreadOf(s: DifferenceSums): Spread {
+  return s.n >= 2 ? { ss: withinSquares(s) / 2, df: s.n - 1 } : { ss: 0, df: 0 };
 }
 
 /**
@@ -246,20 +261,20 @@ function logSumExp(xs: readonly number[]): number {
 /** Λ for failing (the regressions against no change) and for passing (the material regression against no change or better), from these sums. */
 export function studentLlr(s: DifferenceSums, m: number, prior: NoisePrior, common = 0): { fail: number; pass: number } {
   if (s.n === 0) return { fail: 0, pass: 0 };
-  const at = (delta: number) => studentLogLikelihood(s, delta, prior, common);
-  const none = at(0);
-  const material = at(m);
+  const none = studentLogLikelihood(s, 0, prior, common);
+  const material = studentLogLikelihood(s, m, prior, common);
+  // k = 1 is δ = m on the fail side and δ = 0 on the pass side: computed once above.
+  const at = (k: number, delta: number, once: number) => (k === 1 ? once : studentLogLikelihood(s, delta, prior, common));
   return {
-    fail: logSumExp(MIXTURE.map(([k, w]) => Math.log(w) + at(k * m))) - none,
-    pass: material - logSumExp(MIXTURE.map(([k, w]) => Math.log(w) + at(-(k - 1) * m))),
+    fail: logSumExp(MIXTURE.map(([k, w]) => Math.log(w) + at(k, k * m, material))) - none,
+    pass: material - logSumExp(MIXTURE.map(([k, w]) => Math.log(w) + at(k, -(k - 1) * m, none))),
   };
 }
 
 /** The per-run σ the prior and the differences imply together (the posterior's scale). */
 function posteriorSdLog(s: DifferenceSums, prior: NoisePrior): number {
-  const within = s.n ? Math.max(0, s.sumSq - (s.sum * s.sum) / s.n) : 0;
   const df = prior.df + Math.max(0, s.n - 1);
-  return df > 0 ? Math.sqrt((prior.df * prior.sigmaLog * prior.sigmaLog + within / 2) / df) : prior.sigmaLog;
+  return df > 0 ? Math.sqrt((prior.df * prior.sigmaLog * prior.sigmaLog + withinSquares(s) / 2) / df) : prior.sigmaLog;
 }
 
 /**
@@ -272,11 +287,9 @@ function posteriorSdLog(s: DifferenceSums, prior: NoisePrior): number {
  * only after an even number of pairs.
  */
 export function runSpread(lb: readonly number[], lc: readonly number[], pairs?: RunPairs): Spread {
-  const d = pairDifferences(lb, lc, pairs).map((x) => x.d);
-  const k = d.length;
-  if (k < 2) return { ss: 0, df: 0 };
-  const mean = d.reduce((a, x) => a + x, 0) / k;
-  return { ss: d.reduce((a, x) => a + (x - mean) ** 2, 0) / 2, df: k - 1 };
+  const s: DifferenceSums = { n: 0, sum: 0, sumSq: 0 };
+  for (const { d } of pairDifferences(lb, lc, pairs)) addDifference(s, d);
+  return spreadOf(s);
 }
 
 /**
@@ -333,10 +346,7 @@ export function relativeEvidence(
   let next = 0;
   for (let k = 1; k <= steps; k++) {
     for (; next < diffs.length && (diffs[next] as { step: number }).step <= k; next++) {
-      const d = sign * (diffs[next] as { d: number }).d;
-      s.n++;
-      s.sum += d;
-      s.sumSq += d * d;
+      addDifference(s, sign * (diffs[next] as { d: number }).d);
     }
     const extra = extraVariance?.[k - 1] ?? 0;
     const sd = posteriorSdLog(s, prior);
@@ -347,7 +357,7 @@ export function relativeEvidence(
       llr: l.fail,
       passLlr: l.pass,
       sdLog: sd,
-      spread: s.n >= 2 ? { ss: Math.max(0, s.sumSq - (s.sum * s.sum) / s.n) / 2, df: s.n - 1 } : { ss: 0, df: 0 },
+      spread: spreadOf(s),
     });
   }
   return out;
@@ -461,10 +471,7 @@ function simulatedFails(trueBad: number, judging: CheckJudging, trials: number, 
     const shared = common > 0 ? Math.sqrt(common) * gaussian(random) : 0;
     const s: DifferenceSums = { n: 0, sum: 0, sumSq: 0 };
     for (let k = 1; k <= judging.maxPairs; k++) {
-      const d = trueBad + shared + sdPair * gaussian(random);
-      s.n++;
-      s.sum += d;
-      s.sumSq += d * d;
+      addDifference(s, trueBad + shared + sdPair * gaussian(random));
       if (k < judging.minPairs) continue;
       const l = studentLlr(s, judging.m, judging.prior, share);
       if (l.fail >= judging.rule.upper) fails++;

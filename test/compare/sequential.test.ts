@@ -34,9 +34,13 @@ test("Wald's bounds for a check's share of the budget", () => {
 });
 
 test('the budget is split by weight and adds up to the gate\'s 1 %', () => {
-  const rules = splitBudget([1, 0.5, 0.01, 0.01]);
+  const rules = splitBudget([1, 0.5, 0.01, 0.01].map((weight) => ({ weight, gating: true })));
   close(rules.reduce((a, r) => a + r.alpha, 0), 0.01, 1e-15);
   close(rules[0]!.alpha / rules[1]!.alpha, 2, 1e-12);
+  // A context-only check is judged as one more and takes nothing from the gating checks.
+  const withContext = splitBudget([{ weight: 1, gating: true }, { weight: 1, gating: false }]);
+  close(withContext[0]!.alpha, 0.01, 1e-15);
+  close(withContext[1]!.alpha, 0.005, 1e-15);
   // Default weights: (σ/m)⁴ relative to the largest; rates and far-off checks keep the floor.
   const w = defaultWeights([
     { sdLog: 0.03, m: 0.1, rate: false },
