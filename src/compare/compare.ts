@@ -1,6 +1,7 @@
 import type { Tolerances } from '../config/schema.ts';
 import { assumedModel, type NoiseModel } from '../noise/model.ts';
 import type { RunResult } from '../results/schema.ts';
+import { runsMode, unpairedDuets, type RunMode } from './mode.ts';
 import { InputError } from '../util/errors.ts';
 import { fmtDelta } from '../report/format.ts';
 import { judge, materialPctOf, type CheckBase, type CheckInput } from './decision.ts';
@@ -36,6 +37,8 @@ export interface CompareSetup {
   modelPath?: string | null;
   minPairs?: number;
   maxPairs?: number;
+  /** The config's mode; the runs must have run in it. */
+  mode?: RunMode;
 }
 
 /** Grouping and shape checks, then the metrics per check, then the sequential decision. */
@@ -48,7 +51,8 @@ export function compareRuns(baselineRuns: readonly RunResult[], candidateRuns: r
   singleCpuQuota(candidateRuns, 'candidate');
   const b = groupByTest(baselineRuns);
   const c = groupByTest(candidateRuns);
-  const globalProblems: string[] = [];
+  const mode = runsMode(baselineRuns, candidateRuns, setup.mode);
+  const globalProblems: string[] = mode === 'duet' ? unpairedDuets(baselineRuns, candidateRuns) : [];
   const systems = new Set([...baselineRuns, ...candidateRuns].map((r) => r.target.system));
   if (systems.size > 1) globalProblems.push(`the runs are of different target systems (${[...systems].sort().join(', ')})`);
 
@@ -93,6 +97,7 @@ export function compareRuns(baselineRuns: readonly RunResult[], candidateRuns: r
       summary: summarize(j.verdict, j.checks, allProblems, j.next, j.decision),
       baseline: { version: baselineVersion, runs: baselineRuns.length },
       candidate: { version: candidateVersion, runs: candidateRuns.length },
+      mode,
       problems: allProblems,
       checks: j.checks,
       next: j.next,

@@ -36,6 +36,7 @@ export async function compareSetup(options: Pick<CompareOptions, 'config' | 'con
     modelPath: config.noiseModel ?? null,
     minPairs: config.repeats,
     maxPairs: config.maxRepeats,
+    mode: config.mode,
   };
 }
 

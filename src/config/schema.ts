@@ -243,10 +243,17 @@ export const gateConfigSchema = z.strictObject({
   bench: benchSchema,
   engine: engineSchema.prefault({}),
   tests: z.array(testSchema).min(1, 'a gate needs at least one test'),
+  mode: z
+    .enum(['sequential', 'duet'])
+    .default('sequential')
+    .describe('sequential: the baseline and the candidate run one after the other on the whole bench; duet: both at once, each on its own servers sharing the same CPUs, so the machine\'s speed moves both alike and cancels in their ratio (the local bench only). A noise model measured in one mode is refused in the other'),
   repeats: z.number().int().min(1).max(20).default(1).describe('Minimum baseline/candidate pairs per test, in counterbalanced order'),
   maxRepeats: z.number().int().min(1).max(20).default(3).describe('Pairs added while the sequential decision is undecided, at most; undecided then is inconclusive'),
   noiseModel: z.string().min(1).optional().describe('Noise model file (loadgate calibrate), relative to this config; without it the noise is assumed from the tolerances'),
   tolerances: tolerancesSchema.prefault({}),
+}).refine((c) => c.mode !== 'duet' || c.bench.kind === 'local', {
+  message: 'a duet needs two copies of the target on the same CPUs, which only the local bench starts so far; use mode: sequential with bench.kind: aws',
+  path: ['mode'],
 });
 
 export type GateConfig = z.output<typeof gateConfigSchema>;

@@ -26,9 +26,15 @@ function entryOf(model: NoiseModel, test: string, metric: string): NoiseEntry | 
   return model.file?.entries.find((e) => e.test === test && e.metric === metric);
 }
 
-/** σ of ln(value) per run for one check: the model's entry, else the tolerances' assumption. */
+/**
+ * σ of ln(value) per run for one check: the model's entry, else the tolerances' assumption.
+ * A duet model holds the sd of a duet's log ratio, the difference of two sides: per side
+ * that is 1/√2 of it, so a pair's difference has the duet's sd again.
+ */
 export function sdLogFor(model: NoiseModel, tolerances: Tolerances, test: string, metric: string): number {
-  return entryOf(model, test, metric)?.sdLog ?? assumedSdLog(tolerances, metric);
+  const entry = entryOf(model, test, metric);
+  if (!entry) return assumedSdLog(tolerances, metric);
+  return model.file?.mode === 'duet' ? entry.sdLog / Math.SQRT2 : entry.sdLog;
 }
 
 /** The check's fit against the machine's speed, when the model has one. */
@@ -107,6 +113,8 @@ export function checkProfile(file: NoiseModelFile, config: GateConfig, path: str
     const parts = [missing.length ? `not in the model: ${missing.join(', ')}` : '', extra.length ? `not gating in the config: ${extra.join(', ')}` : ''].filter(Boolean);
     throw new InputError(`${path}: noise model's gating metric set differs from the config's (${parts.join('; ')}); ${fix}`);
   }
+  const [gotMode, wantMode] = [file.mode ?? 'sequential', config.mode];
+  if (gotMode !== wantMode) throw new InputError(`${path}: noise model was measured in ${gotMode} mode, the config runs in ${wantMode} (mode: ${wantMode}); the noise of one does not tell the other's: calibrate in ${wantMode} mode (loadgate calibrate) or set mode: ${gotMode}`);
   if (got.hash !== want.hash) throw new InputError(`${path}: noise model was measured with other test shapes (profile hash ${got.hash}, config ${want.hash}); ${fix}`);
   const entryIds = new Set(file.entries.map((e) => `${e.test}.${e.metric}`));
   const noEntry = want.metrics.filter((m) => !entryIds.has(m));

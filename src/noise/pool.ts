@@ -20,6 +20,7 @@ export function emptyModel(config: GateConfig): NoiseModelFile {
   return {
     schemaVersion: NOISE_MODEL_SCHEMA_VERSION,
     profile: noiseProfile(config),
+    ...(config.mode === 'duet' ? { mode: 'duet' as const } : {}),
     entries: gatingMetrics(config).map((g) => ({
       test: g.test,
       metric: g.key,
@@ -55,6 +56,31 @@ function spreadOf(sides: readonly (readonly RunResult[])[], test: string, key: s
     out.runs += logs.length;
     for (const r of judged) out.versions.add(r.target.version);
   }
+  return out;
+}
+
+/**
+ * The spread of the duets' log ratios, ln(candidate / baseline) of the runs that ran together
+ * (same test and repeat), around their mean: one degree of freedom per duet after the first.
+ */
+function duetSpreadOf(baseline: readonly RunResult[], candidate: readonly RunResult[], test: string, key: string): Spread {
+  const metric = RELATIVE_METRICS.find((m) => m.key === key);
+  const out: Spread = { ss: 0, df: 0, runs: 0, versions: new Set() };
+  if (!metric) return out;
+  const judged = (r: RunResult) => r.test.name === test && r.status === 'completed' && !r.problems.length;
+  const ratios: number[] = [];
+  for (const b of baseline.filter(judged)) {
+    const c = candidate.find((r) => judged(r) && r.repeat === b.repeat);
+    const [vb, vc] = [metric.extract(b), c ? metric.extract(c) : undefined];
+    if (!c || !(vb !== undefined && vb > 0) || !(vc !== undefined && vc > 0)) continue;
+    ratios.push(Math.log(vc / vb));
+    out.versions.add(b.target.version).add(c.target.version);
+  }
+  if (ratios.length < 2) return out;
+  const mean = ratios.reduce((x, y) => x + y, 0) / ratios.length;
+  out.ss = ratios.reduce((acc, x) => acc + (x - mean) ** 2, 0);
+  out.df = ratios.length - 1;
+  out.runs = 2 * ratios.length;
   return out;
 }
 
@@ -175,8 +201,9 @@ export function poolRuns(
   const dates = runs.map((r) => r.finishedAt.slice(0, 10)).sort();
   const measuredAt = dates[dates.length - 1];
   let changed = false;
+  const duet = model.mode === 'duet';
   const entries: NoiseEntry[] = model.entries.map((e) => {
-    const s = spreadOf([sides.baseline, sides.candidate], e.test, e.metric);
+    const s = duet ? duetSpreadOf(sides.baseline, sides.candidate, e.test, e.metric) : spreadOf([sides.baseline, sides.candidate], e.test, e.metric);
     if (!s.df) return e;
     const df = e.df + s.df;
     // An assumption counts for nothing once two degrees of freedom are measured.
@@ -189,7 +216,8 @@ export function poolRuns(
     if (sdLog === 0) return e;
     changed = true;
     const versions = [...new Set([...(e.kind === 'measured' ? e.versions : []), ...s.versions])].sort();
-    const speed = pooledSpeed(e, [sides.baseline, sides.candidate], options.startSpeedFit === true);
+    // A duet's ratio has no machine speed left to fit.
+    const speed = duet ? undefined : pooledSpeed(e, [sides.baseline, sides.candidate], options.startSpeedFit === true);
     return {
       ...e,
       sdLog,
@@ -198,7 +226,7 @@ export function poolRuns(
       kind: 'measured',
       versions,
       ...(measuredAt ? { measuredAt } : {}),
-      source: e.kind === 'measured' ? `${e.source}; pooled with ${s.runs} runs (${s.df} df) of ${versions.join(', ')}` : `within-version spread of ${s.runs} runs (${s.df} df) of ${versions.join(', ')}`,
+      source: e.kind === 'measured' ? `${e.source}; pooled with ${s.runs} runs (${s.df} df) of ${versions.join(', ')}` : duet ? `spread of the log ratio of ${s.runs / 2} duets (${s.df} df) of ${versions.join(', ')}` : `within-version spread of ${s.runs} runs (${s.df} df) of ${versions.join(', ')}`,
       ...(speed ? { speed } : {}),
     };
   });

@@ -75,6 +75,12 @@ export const noiseModelFileSchema = z.strictObject({
   $comment: z.string().optional(),
   schemaVersion: z.literal(NOISE_MODEL_SCHEMA_VERSION),
   profile: noiseProfileSchema,
+  /**
+   * How the runs behind it ran (the config's `mode`): absent or sequential, each entry's sdLog
+   * is one run's; duet, it is one duet's log ratio of the two sides. A gate in the other mode
+   * refuses the model.
+   */
+  mode: z.enum(['sequential', 'duet']).optional(),
   updatedAt: z.string().optional(),
   entries: z.array(noiseEntrySchema).min(1),
 });

@@ -118,6 +118,12 @@ export const runResultSchema = z.strictObject({
   }),
   test: z.discriminatedUnion('type', [boundedParams, unboundedParams]),
   repeat: z.number().int().nonnegative(),
+  /**
+   * A duet run (mode: duet): the bench slot it ran in, at the same time as the other side's
+   * run of the same test and repeat in the other slot, and the share of the target CPUs its
+   * CPU utilisation is measured against.
+   */
+  duet: z.strictObject({ slot: z.enum(['a', 'b']), cpuShare: z.number().gt(0).max(1) }).optional(),
   startedAt: z.iso.datetime(),
   finishedAt: z.iso.datetime(),
   /**

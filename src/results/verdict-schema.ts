@@ -115,6 +115,11 @@ export const verdictFileSchema = z.strictObject({
   summary: z.string(),
   baseline: sideSchema,
   candidate: sideSchema,
+  /**
+   * How the runs ran: sequential (one after the other) or duet (each baseline run at the
+   * same time as the candidate run of its test and repeat). Absent in verdicts written before.
+   */
+  mode: z.enum(['sequential', 'duet']).optional(),
   /** Why the gate could not judge (crashed runs, missing data); empty on pass/fail. */
   problems: z.array(z.string()),
   checks: z.array(checkSchema),

@@ -25,6 +25,11 @@ export interface GateBench {
   fingerprint(): BenchFingerprint;
   /** One test run, start to result; a failure becomes a crashed or invalid result, not a throw. */
   execute(run: ScheduledRun): Promise<RunResult>;
+  /**
+   * A duet (mode: duet), on benches that can run one: both runs at once, on their own
+   * servers sharing the same CPUs, the first in slot a. Results in the order given.
+   */
+  executeDuet?(runs: readonly [ScheduledRun, ScheduledRun]): Promise<[RunResult, RunResult]>;
   /** After a run: why the bench cannot go on (a component died), if it cannot. */
   stopReason(): string | undefined;
   /** Stops what the bench started; returns problems, which are warnings. */

@@ -58,25 +58,32 @@ export async function runGateOn(bench: GateBench, o: RunOptions, io: CliIO, prog
   let pairsStarted = 0;
   let setUp = false;
 
+  const duet = o.config.mode === 'duet';
+  if (duet && !bench.executeDuet) throw new InputError(`mode: duet: the ${bench.fingerprint().kind} bench cannot run a duet; set mode: sequential`);
+
   try {
     pairs: for (let pair = 0; pair < o.maxRepeats; pair++) {
       pairsStarted = pair + 1;
-      const runs = pairRuns(o, pair);
-      for (const [i, run] of runs.entries()) {
+      const steps = runSteps(pairRuns(o, pair), duet);
+      for (const [i, step] of steps.entries()) {
         if (gateAbort.signal.aborted) break pairs;
-        const label = `pair ${pair + 1} run ${i + 1}/${runs.length}: ${run.side.role} ${run.side.label}, test "${run.test.name}"`;
-        const prior = reusable.get(runId(run));
-        if (prior) {
-          progress.info(`${label}: reusing the completed result in ${resultsDir}`);
-          results.push({ run, result: prior });
-          // As if it had just run: the side's next unbounded run warm-starts from it.
-          recordHint(o.hints, prior, run.side.role);
+        const what = step.map((run) => `${run.side.role} ${run.side.label}`).join(' with ');
+        const label = `pair ${pair + 1} ${duet ? 'duet' : 'run'} ${i + 1}/${steps.length}: ${what}, test "${step[0].test.name}"`;
+        const priors = step.map((run) => reusable.get(runId(run)));
+        if (priors.every((prior) => prior)) {
+          progress.info(`${label}: reusing the completed result${step.length > 1 ? 's' : ''} in ${resultsDir}`);
+          for (const [j, run] of step.entries()) {
+            const prior = priors[j] as RunResult;
+            results.push({ run, result: prior });
+            // As if it had just run: the side's next unbounded run warm-starts from it.
+            recordHint(o.hints, prior, run.side.role);
+          }
           continue;
         }
         const elapsed = (now() - started) / 1000;
-        const upTo = plannedSeconds(run) + bench.runOverheadSec;
+        const upTo = plannedSeconds(step[0]) + bench.runOverheadSec;
         if (o.jobBudgetSec !== undefined && elapsed + upTo > o.jobBudgetSec) {
-          budgetStop = `the job budget (${formatDuration(o.jobBudgetSec)}) would end during ${runId(run)} (up to ${formatDuration(upTo)}${bench.runOverheadSec ? ', set-up included' : ''}, after ${formatDuration(elapsed)})`;
+          budgetStop = `the job budget (${formatDuration(o.jobBudgetSec)}) would end during ${step.map(runId).join(' and ')} (up to ${formatDuration(upTo)}${bench.runOverheadSec ? ', set-up included' : ''}, after ${formatDuration(elapsed)})`;
           break pairs;
         }
         if (!setUp) {
@@ -84,10 +91,13 @@ export async function runGateOn(bench: GateBench, o: RunOptions, io: CliIO, prog
           await bench.setUp(gateAbort.signal);
         }
         progress.begin(label);
-        const result = await bench.execute(run);
-        await writeResult(resultsDir, run, result);
-        results.push({ run, result });
-        progress.info(summarize(result));
+        const done = step.length === 2 && bench.executeDuet ? await bench.executeDuet([step[0], step[1]]) : [await bench.execute(step[0])];
+        for (const [j, result] of done.entries()) {
+          const run = step[j] as ScheduledRun;
+          await writeResult(resultsDir, run, result);
+          results.push({ run, result });
+          progress.info(`${step.length > 1 ? `${run.side.role}: ` : ''}${summarize(result)}`);
+        }
         const stop = bench.stopReason();
         if (stop) {
           fatal.push(stop);
@@ -156,6 +166,22 @@ export async function runGateOn(bench: GateBench, o: RunOptions, io: CliIO, prog
 }
 
 /**
+ * What runs at once: each run alone in sequential mode; in a duet, the baseline's and the
+ * candidate's run of each test together, in the pair's counterbalanced order, so the side
+ * that would have run first takes slot a and the sides swap slots between repeats.
+ */
+export function runSteps(runs: readonly ScheduledRun[], duet: boolean): Array<[ScheduledRun] | [ScheduledRun, ScheduledRun]> {
+  if (!duet) return runs.map((run) => [run]);
+  const steps: Array<[ScheduledRun, ScheduledRun]> = [];
+  for (const test of [...new Set(runs.map((r) => r.test))]) {
+    const both = runs.filter((r) => r.test === test);
+    if (both.length !== 2) throw new Error(`a duet needs two runs of test "${test.name}", found ${both.length}`);
+    steps.push([both[0] as ScheduledRun, both[1] as ScheduledRun]);
+  }
+  return steps;
+}
+
+/**
  * The noise model pooled with this gate's within-version spread, at <out>/noise-model.json
  * (and over the config's model with --update-noise-model). calibrate starts afresh, and
  * takes an A/A calibration's runs as one group (spreadSides).
@@ -165,7 +191,9 @@ async function writeNoiseModel(o: RunOptions, setup: CompareSetup, judged: reado
   // A side under a CPU quota is another bench (CFS throttling adds its own latency): its
   // spread says nothing of the shipped profile's noise.
   const side = (role: string) => judged.filter((r) => r.run.side.role === role && r.run.side.cpuQuota === undefined).map((r) => r.result);
-  const pooled = poolRuns(base, o.config, spreadSides({ baseline: side('baseline'), candidate: side('candidate') }, o.calibrate === true), { startSpeedFit: o.calibrate === true });
+  // A duet's noise is its ratio, so its sides stay paired even in an A/A calibration.
+  const sides = { baseline: side('baseline'), candidate: side('candidate') };
+  const pooled = poolRuns(base, o.config, o.config.mode === 'duet' ? sides : spreadSides(sides, o.calibrate === true), { startSpeedFit: o.calibrate === true });
   if (!pooled) return undefined;
   const text = `${JSON.stringify(pooled, null, 2)}\n`;
   const out = join(o.outDir, 'noise-model.json');

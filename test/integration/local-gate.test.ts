@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { chmod, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,9 +19,9 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CONFIG = fileURLToPath(new URL('./fixtures/tiny-synapse.yml', import.meta.url));
 const VERSION = process.env.LOADGATE_IT_SYNAPSE_VERSION ?? '1.162.0';
 
-async function runGate(args: string[], tmp: string): Promise<{ code: number | null; out: string }> {
+async function runGate(args: string[], tmp: string, config = CONFIG): Promise<{ code: number | null; out: string }> {
   await chmod(tmp, 0o711); // PostgreSQL runs unprivileged and must reach its data dir under TMPDIR
-  const child = spawn(process.execPath, [join(ROOT, 'bin/loadgate.js'), 'run', '--config', CONFIG, ...args], {
+  const child = spawn(process.execPath, [join(ROOT, 'bin/loadgate.js'), 'run', '--config', config, ...args], {
     cwd: ROOT,
     // The bench's data dirs go under TMPDIR: after the run that folder must hold none.
     env: { ...process.env, TMPDIR: tmp },
@@ -181,6 +181,41 @@ test('a target that does not start, or dies mid-run, makes the verdict inconclus
     assert.equal(verdict.verdict, 'inconclusive');
     assert.ok(verdict.problems.length > 0);
     assert.deepEqual((await readdir(tmp)).filter((f) => f.startsWith('loadgate-bench-')), []);
+    assert.deepEqual(await leftovers(tmp), []);
+  } finally {
+    await rm(tmp, { recursive: true, force: true });
+  }
+});
+
+test('a duet on the real bench: both sides run at once on their own servers, in slots a and b, and the verdict judges their ratio', { skip, timeout: 15 * 60_000 }, async () => {
+  const tmp = await mkdtemp(join(tmpdir(), 'lg-it-'));
+  const out = join(tmp, 'report');
+  try {
+    const duetConfig = join(tmp, 'tiny-duet.yml');
+    await writeFile(duetConfig, (await readFile(CONFIG, 'utf8')).replace(/^name: (.*)$/m, 'name: $1-duet\nmode: duet'));
+    const { code, out: log } = await runGate(['--baseline', VERSION, '--candidate', VERSION, '--out', out], tmp, duetConfig);
+    assert.ok(code === 0 || code === 2, `A/A must not fail (exit ${code}):\n${await verdictDetail(out)}\n${log.slice(-3000)}`);
+    assert.match(log, /pair 1 duet 1\/2: baseline .* with candidate .*, test "bounded"/);
+    const results = await readResults(out);
+    assert.equal(results.size, 4);
+    for (const test of ['bounded', 'unbounded']) {
+      const a = results.get(`baseline-${VERSION}-${test}-0.json`)!;
+      const b = results.get(`candidate-${VERSION}-${test}-0.json`)!;
+      for (const r of [a, b]) {
+        assert.equal(r.status, 'completed', `${test}: ${r.problems.join('; ')}`);
+        assert.equal(r.speedProbe, undefined, 'a duet needs no speed probe');
+        if (r.test.type === 'unbounded') assert.match(r.test.health[1]!.query, /\/ 0\.5$/, 'each side is measured against half the target CPUs');
+      }
+      assert.deepEqual([a.duet, b.duet], [{ slot: 'a', cpuShare: 0.5 }, { slot: 'b', cpuShare: 0.5 }]);
+      // Together: the later side's test ends within a scrape or two of the other's (the end barrier).
+      const gapSec = Math.abs(Date.parse(a.finishedAt) - Date.parse(b.finishedAt)) / 1000;
+      assert.ok(gapSec < 20, `${test}: the sides finished ${gapSec} s apart`);
+    }
+    const verdict = verdictFileSchema.parse(JSON.parse(await readFile(join(out, 'verdict.json'), 'utf8')));
+    assert.equal(verdict.mode, 'duet');
+    assert.match(await readFile(join(out, 'README.md'), 'utf8'), /Duet: each baseline run ran at the same time as the candidate run/);
+    for (const slot of ['slot-a', 'slot-b']) assert.ok((await readdir(join(out, 'logs', slot))).includes('postgres.log'), `${slot} has its own PostgreSQL`);
+    assert.deepEqual((await readdir(tmp)).filter((f) => f.startsWith('loadgate-bench-')), [], 'data dirs removed');
     assert.deepEqual(await leftovers(tmp), []);
   } finally {
     await rm(tmp, { recursive: true, force: true });

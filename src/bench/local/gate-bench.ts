@@ -14,6 +14,14 @@ import { ensureSynapse, type SynapseInstall } from '../../target/synapse/install
 import type { GateBench } from '../../run/gate-bench.ts';
 import type { RunOptions, ScheduledRun } from '../../run/options.ts';
 import { executeRun, type RunContext } from './test-run.ts';
+import { Barrier } from '../../util/barrier.ts';
+
+/**
+ * In a duet each side is measured against half the target cores: both sides together then
+ * keep the same headroom under the CPU health threshold as one side alone does.
+ */
+export const DUET_CPU_SHARE = 0.5;
+const SLOTS = ['a', 'b'] as const;
 
 /**
  * The local bench as the gate loop sees it:
@@ -27,8 +35,9 @@ export class LocalGateBench implements GateBench {
   /** Dataset restore, Synapse start and the settle period between runs: well under a minute here. */
   readonly runOverheadSec = 60;
   private readonly supervisor = new ProcessSupervisor({ watchdog: true });
-  private bench: LocalBench | undefined;
-  private ctx: RunContext | undefined;
+  /** One bench per slot: one in sequential mode, two in a duet. */
+  private benches: LocalBench[] = [];
+  private contexts: RunContext[] = [];
   private current: BenchFingerprint = { kind: 'local', versions: {} };
 
   constructor(
@@ -37,8 +46,12 @@ export class LocalGateBench implements GateBench {
     private readonly logDir: string,
   ) {}
 
+  private get duet(): boolean {
+    return this.o.config.mode === 'duet';
+  }
+
   expandHealthQuery(query: string): string {
-    return expandQuery(query, this.o.config.bench.local.targetCpus);
+    return expandQuery(query, this.o.config.bench.local.targetCpus, this.duet ? DUET_CPU_SHARE : 1);
   }
 
   handleSignals(onSignal: (signal: NodeJS.Signals) => void): void {
@@ -73,24 +86,31 @@ export class LocalGateBench implements GateBench {
     }
     progress.info(`k6 ${k6Path}; Synapse ${[...installs.keys()].join(', ')} in ${o.cacheDir}`);
 
-    progress.begin('bench: PostgreSQL, nginx, Prometheus, node_exporter on 127.0.0.1');
-    const bench: LocalBench = await startLocalBench({
-      supervisor,
-      logDir,
-      targetCpus: o.config.bench.local.targetCpus,
-      engineCpus: o.config.bench.local.engineCpus,
-      keep: o.keep,
-      onStep: (l) => progress.info(`starting ${l}`),
-    });
-    this.bench = bench;
-    if (o.keep) progress.info(`bench data dirs (kept): ${bench.dataRoot}`);
+    // A duet's two slots are two whole benches on the same cores: each side has its own
+    // PostgreSQL, nginx, Prometheus and process exporter, so each side's CPU and series are
+    // its own, and neither side's database shares buffers or locks with the other's.
+    const slots = this.duet ? SLOTS : SLOTS.slice(0, 1);
+    for (const slot of slots) {
+      progress.begin(`bench${this.duet ? ` slot ${slot}` : ''}: PostgreSQL, nginx, Prometheus, node_exporter on 127.0.0.1`);
+      const started = await startLocalBench({
+        supervisor,
+        logDir: this.duet ? join(logDir, `slot-${slot}`) : logDir,
+        targetCpus: o.config.bench.local.targetCpus,
+        engineCpus: o.config.bench.local.engineCpus,
+        keep: o.keep,
+        onStep: (l) => progress.info(`starting ${l}`),
+      });
+      this.benches.push(started);
+      if (o.keep) progress.info(`bench data dirs (kept): ${started.dataRoot}`);
+    }
+    const bench = this.benches[0] as LocalBench;
 
     progress.begin('dataset');
     const size = o.config.bench.local.dataset;
     const dsInstall = installs.get(o.datasetVersion) as SynapseInstall;
     const baseOverrides = o.baseline.overrides.slice(0, o.baseline.overrides.length - o.baseline.sideOverrides.length);
     const key = datasetKey(size, o.datasetVersion, baseOverrides);
-    const state = { lastLoadEndMs: 0 };
+    let lastLoadEndMs = 0;
     let dataset: DatasetArtifacts | undefined = await findDataset(o.cacheDir, key);
     if (dataset) progress.info(`cached dataset ${dataset.dir}`);
     else {
@@ -101,31 +121,40 @@ export class LocalGateBench implements GateBench {
         onProgress: (l) => progress.info(l),
       });
       progress.info(`dataset built in ${dataset.meta.buildSeconds}s: ${dataset.dir}`);
-      state.lastLoadEndMs = Date.now();
+      lastLoadEndMs = Date.now();
     }
     progress.info(describeDataset(dataset.meta));
 
     const [componentVersions, k6Label] = await Promise.all([bench.versions(), k6Version(k6Path).catch(() => o.config.engine.version)]);
     this.current = { kind: 'local', host, versions: { ...componentVersions, engine: `k6 ${k6Label}` }, dataset: describeDataset(dataset.meta) };
 
-    this.ctx = {
-      supervisor, bench, progress, config: o.config, configDir: dirname(o.configFile), k6Path, dataset, installs, fingerprint: this.current, logDir,
-      prometheus: new PrometheusClient(bench.prometheus.url),
+    this.contexts = this.benches.map((slotBench) => ({
+      supervisor, bench: slotBench, progress, config: o.config, configDir: dirname(o.configFile), k6Path, dataset, installs, fingerprint: this.current, logDir,
+      prometheus: new PrometheusClient(slotBench.prometheus.url),
       registrationSharedSecret: randomBytes(24).toString('hex'),
       signal,
-      state,
+      state: { lastLoadEndMs },
       hints: o.hints,
-    };
+    }));
   }
 
   execute(run: ScheduledRun): Promise<RunResult> {
-    if (!this.ctx) throw new Error('the local bench is not set up');
-    return executeRun(this.ctx, run);
+    const ctx = this.contexts[0];
+    if (!ctx) throw new Error('the local bench is not set up');
+    return executeRun(ctx, run);
+  }
+
+  async executeDuet(runs: readonly [ScheduledRun, ScheduledRun]): Promise<[RunResult, RunResult]> {
+    if (this.contexts.length !== 2) throw new Error('the local bench is not set up for duets (mode: duet)');
+    const start = new Barrier(2);
+    const end = new Barrier(2);
+    const [a, b] = await Promise.all(runs.map((run, i) => executeRun(this.contexts[i] as RunContext, run, { slot: SLOTS[i] as 'a' | 'b', cpuShare: DUET_CPU_SHARE, start, end })));
+    return [a as RunResult, b as RunResult];
   }
 
   stopReason(): string | undefined {
     // A bench component (not the target) that died takes the bench with it.
-    const dead = this.bench?.crashed();
+    const dead = this.benches.map((b) => b.crashed()).find((p) => p);
     return dead ? `the bench stopped: ${dead.describeExit()}` : undefined;
   }
 
@@ -145,6 +174,11 @@ export class LocalGateBench implements GateBench {
     const notes = [
       `Local bench: Synapse behind nginx, PostgreSQL, Prometheus, node_exporter and k6 on 127.0.0.1; target (Synapse, PostgreSQL, nginx) on CPU ${o.config.bench.local.targetCpus}, load engine and monitoring on CPU ${o.config.bench.local.engineCpus}.`,
     ];
+    if (this.duet) {
+      notes.push(
+        `Duet: each baseline run ran at the same time as the candidate run of the same test and repeat. Each side had its own Synapse, PostgreSQL, nginx, k6 and Prometheus; the two sides shared CPU ${o.config.bench.local.targetCpus} (target) and CPU ${o.config.bench.local.engineCpus} (load and monitoring), the machine's memory, disk and loopback network, and node_exporter's host metrics. Each side's CPU utilisation is measured against ${DUET_CPU_SHARE * 100} % of the target CPUs, and its supported users are per side, so they do not compare with a sequential run's. The sides swap slots (ports, data directories, which starts first) between repeats in Thue-Morse order.`,
+      );
+    }
     if (fp.dataset) notes.push(`${fp.dataset}; restored into a fresh database before every run.`);
     for (const side of [o.baseline, o.candidate]) {
       if (side.sideOverrides.length) notes.push(`${side.role} ${side.label} ran with config overrides: ${side.sideOverrides.map((x) => `\`${x.text}\``).join(', ')}.`);

@@ -24,6 +24,19 @@ import { testParams } from '../../results/test-params.ts';
 import { limitCpu } from './cpu-quota.ts';
 import type { QuotaGroup } from './cpu-quota.ts';
 import { startSpeedProbe, summarizeProbes, type ProbeSample } from './speed-probe.ts';
+import type { Barrier } from '../../util/barrier.ts';
+
+/**
+ * One side of a duet: the slot it runs in, the share of the target CPUs each side is
+ * measured against (the sides share the same cores), and the two meeting points that keep
+ * both sides' load on together, from the first user to the end of the later side's test.
+ */
+export interface DuetPart {
+  slot: 'a' | 'b';
+  cpuShare: number;
+  start: Barrier;
+  end: Barrier;
+}
 
 /**
  * One test run: restore the dataset, start this side's Synapse, start k6 and its
@@ -81,8 +94,11 @@ function watchForCrashes(ctx: RunContext, procs: () => Array<ManagedProcess | un
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export async function executeRun(ctx: RunContext, run: ScheduledRun): Promise<RunResult> {
+export async function executeRun(ctx: RunContext, run: ScheduledRun, duet?: DuetPart): Promise<RunResult> {
   const { bench, progress, config } = ctx;
+  // A duet side is a machine with its share of the target cores, as a CPU quota is.
+  const share = (duet?.cpuShare ?? 1) * (run.side.cpuQuota ?? 1);
+  const party = duet ? `slot ${duet.slot}` : '';
   const id = runId(run);
   const runLogDir = join(ctx.logDir, id);
   const workDir = join(bench.dataRoot, 'runs', id);
@@ -113,7 +129,7 @@ export async function executeRun(ctx: RunContext, run: ScheduledRun): Promise<Ru
     const signingKey = join(workDir, 'signing.key');
     await restoreDataset(bench, ctx.dataset, signingKey);
 
-    progress.info(`starting synapse ${run.side.version} on cores ${bench.targetCpus}${run.side.sideOverrides.length ? ` with ${run.side.sideOverrides.map((o) => o.text).join(', ')}` : ''}`);
+    progress.info(`${duet ? `slot ${duet.slot}: ` : ''}starting synapse ${run.side.version} on cores ${bench.targetCpus}${run.side.sideOverrides.length ? ` with ${run.side.sideOverrides.map((o) => o.text).join(', ')}` : ''}`);
     synapse = await startSynapse({
       supervisor: ctx.supervisor,
       install,
@@ -133,7 +149,7 @@ export async function executeRun(ctx: RunContext, run: ScheduledRun): Promise<Ru
     bench.processExporter.setPid(synapse.process.pid);
     if (run.side.cpuQuota !== undefined) {
       if (synapse.process.pid === undefined) throw new Error('synapse has no pid, so its CPU quota cannot be set');
-      quota = await limitCpu(synapse.process.pid, run.side.cpuQuota, bench.targetCpus, run.side.role, progress);
+      quota = await limitCpu(synapse.process.pid, share, bench.targetCpus, run.side.role, progress);
     }
     stopWatching = watchForCrashes(ctx, () => [synapse?.process, k6?.process], controller);
 
@@ -165,13 +181,18 @@ export async function executeRun(ctx: RunContext, run: ScheduledRun): Promise<Ru
       await sleep(Math.min(1000, settleUntil - Date.now()));
     }
     if (controller.signal.aborted) throw new Error(`stopped before the test began: ${String(controller.signal.reason?.message ?? controller.signal.reason)}`);
+    if (duet) {
+      progress.status({ version: run.side.label, repeat: run.repeat, detail: `${party}: waiting for the other side` });
+      await duet.start.arrive(party);
+    }
 
     runStart = Date.now() / 1000;
-    probe = startSpeedProbe({ python: install.python, cpus: bench.targetCpus });
+    // A duet needs no probe: the machine's speed moves both sides alike.
+    if (!duet) probe = startSpeedProbe({ python: install.python, cpus: bench.targetCpus });
     const driven = await driveTest({
       test,
       users: k6,
-      health: createHealthSource(ctx.prometheus, bench.targetCpus, run.side.cpuQuota),
+      health: createHealthSource(ctx.prometheus, bench.targetCpus, share),
       clock: realClock,
       signal: controller.signal,
       progress,
@@ -183,6 +204,12 @@ export async function executeRun(ctx: RunContext, run: ScheduledRun): Promise<Ru
     problems.push(...driven.problems);
     if (driven.noData) status = 'crashed';
     runEnd = Date.now() / 1000;
+    if (duet) {
+      // Keep this side's load on until the other side's test ends too: its measured window
+      // must not see a machine this side has left.
+      if (!duet.end.isOpen) progress.info(`${party}: test done, holding the load until the other side's ends`);
+      await duet.end.arrive(party);
+    }
     if (controller.signal.aborted) {
       const reason = controller.signal.reason instanceof Error ? controller.signal.reason.message : String(controller.signal.reason);
       status = ctx.signal.aborted && !ctx.bench.crashed() && synapse.process.running ? 'aborted' : 'crashed';
@@ -203,6 +230,8 @@ export async function executeRun(ctx: RunContext, run: ScheduledRun): Promise<Ru
   } finally {
     // Stop probing now, but wait for a probe in flight only after the load is down.
     const probeStopped = probe?.stop();
+    duet?.start.leave(party);
+    duet?.end.leave(party);
     stopWatching();
     await exporter?.close().catch(() => {});
     await k6?.stop().catch(() => {});
@@ -241,20 +270,22 @@ export async function executeRun(ctx: RunContext, run: ScheduledRun): Promise<Ru
 
   let collected: Collected | undefined;
   if (coordinator && stable.endSec > stable.startSec) {
-    collected = await collectRun(ctx.prometheus, { runStart, runEnd, stableStart: runStart + stable.startSec, stableEnd: runStart + stable.endSec }, bench.targetCpus, bench.engineCpus, run.side.cpuQuota);
+    collected = await collectRun(ctx.prometheus, { runStart, runEnd, stableStart: runStart + stable.startSec, stableEnd: runStart + stable.endSec }, bench.targetCpus, bench.engineCpus, share);
     problems.push(...collected.problems);
     if (collected.missingEssential && status === 'completed') status = 'crashed';
   }
 
-  // The load generator must not be the bottleneck.
+  // The load generator must not be the bottleneck. A duet's two generators share the
+  // engine cores, so each gets its share of the limit.
   const cpuMax = Math.max(stats?.engineCpuPercentMax ?? 0, collected?.engineCpuPercentMax ?? 0);
+  const engineLimit = local.maxEngineCpuPercent * (duet?.cpuShare ?? 1);
   const dropped = stats?.droppedIterations ?? 0;
-  const saturated = cpuMax > local.maxEngineCpuPercent || dropped > 0;
+  const saturated = cpuMax > engineLimit || dropped > 0;
   if (saturated && status === 'completed') {
     status = 'invalid';
     problems.push(
-      cpuMax > local.maxEngineCpuPercent
-        ? `the load generator (k6) used up to ${cpuMax.toFixed(0)}% of its cores (limit bench.local.maxEngineCpuPercent = ${local.maxEngineCpuPercent}%): the bench, not the target, was the bottleneck`
+      cpuMax > engineLimit
+        ? `the load generator (k6) used up to ${cpuMax.toFixed(0)}% of its cores (limit bench.local.maxEngineCpuPercent = ${local.maxEngineCpuPercent}%${duet ? `, of which each side of a duet has ${Math.round(duet.cpuShare * 100)} %` : ''}): the bench, not the target, was the bottleneck`
         : `k6 dropped ${dropped} iterations: the load generator could not keep up`,
     );
   }
@@ -267,11 +298,13 @@ export async function executeRun(ctx: RunContext, run: ScheduledRun): Promise<Ru
     schemaVersion: RUN_RESULT_SCHEMA_VERSION,
     provenance: {
       kind: 'measured',
-      note: `local bench run ${id}${run.side.sideOverrides.length ? `; ${run.side.role} config overrides: ${run.side.sideOverrides.map((o) => o.text).join(', ')}` : ''}`,
+      note: `local bench run ${id}${duet ? ` (duet, slot ${duet.slot})` : ''}${run.side.sideOverrides.length ? `; ${run.side.role} config overrides: ${run.side.sideOverrides.map((o) => o.text).join(', ')}` : ''}`,
     },
     target: runTarget('synapse', run.side),
-    test: testParams(run.test, (q) => expandQuery(q, bench.targetCpus)),
+    // Both sides record the same queries: a CPU quota is a property of the side, not of the test.
+    test: testParams(run.test, (q) => expandQuery(q, bench.targetCpus, duet?.cpuShare ?? 1)),
     repeat: run.repeat,
+    ...(duet ? { duet: { slot: duet.slot, cpuShare: duet.cpuShare } } : {}),
     startedAt: startedAt.toISOString(),
     finishedAt: new Date().toISOString(),
     status,
