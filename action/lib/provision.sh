@@ -40,8 +40,6 @@ case "${LG_BENCH:-}" in
       controller_cidr=(--controller-cidr "$controller_ip/32")
     fi
 
-    # A release-candidate tag often comes before its tarball: wait (bounded, target.releaseWait) before spending anything.
-    if [ "${LG_RELEASE_WAIT:-on}" != off ]; then loadgate wait-release --config "$LG_CONFIG" --version "$LG_VERSION" ${LG_CANDIDATE:+--version "$LG_CANDIDATE"}; fi
     plan=(plan --config "$LG_CONFIG" --format tfvars --out "$tfvars" --version "$LG_VERSION" "${controller_cidr[@]}")
     if [ -n "${LG_LICENSE_SECRET_ARN:-}" ]; then plan+=(--license-secret-arn "$LG_LICENSE_SECRET_ARN"); fi
     if [ -n "${LG_DB_SNAPSHOT:-}" ]; then plan+=(--db-snapshot "$LG_DB_SNAPSHOT"); fi
@@ -51,6 +49,11 @@ case "${LG_BENCH:-}" in
     if [ -n "${LG_RUNNER_LIMIT_MINUTES:-}" ]; then plan+=(--runner-limit "$LG_RUNNER_LIMIT_MINUTES"); fi
     # Prints the plan (resources, duration, cost); exit 1 refuses a gate over max-cost.
     loadgate "${plan[@]}"
+    # Exit 1 refuses a bench whose vCPUs exceed the account's quota in its region: EC2
+    # would refuse the launches half-way through the apply.
+    loadgate check-quota --config "$LG_CONFIG"
+    # A release-candidate tag often comes before its tarball: wait (bounded, target.releaseWait) before spending anything.
+    if [ "${LG_RELEASE_WAIT:-on}" != off ]; then loadgate wait-release --config "$LG_CONFIG" --version "$LG_VERSION" ${LG_CANDIDATE:+--version "$LG_CANDIDATE"}; fi
 
     # The state key comes from the tfvars (src/aws/run-info.ts), and is recorded before
     # anything exists: teardown destroys exactly this bench even if apply fails half-way,

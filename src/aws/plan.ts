@@ -114,6 +114,13 @@ export function instanceVcpus(type: string): number | undefined {
   return 4 * (m[2] ? Number(m[2]) : 1);
 }
 
+/** Service Quotas' quota of on-demand vCPUs for the Standard families, which every bench instance falls under. */
+export const STANDARD_VCPU_QUOTA = {
+  service: 'ec2',
+  code: 'L-1216C47A',
+  name: 'Running On-Demand Standard (A, C, D, H, I, M, R, T, Z) instances',
+} as const;
+
 /** One account limit (Service Quotas, per region) the bench needs, beyond what the account already uses. */
 export interface AccountNeed {
   /** The quota as Service Quotas names it, with its service and code. */
@@ -137,9 +144,9 @@ export function accountNeeds(bench: ResolvedBench): AccountNeed[] {
   const vcpus = parts.reduce((sum, p) => sum + (p.vcpus ?? 0) * p.r.count, 0);
   return [
     {
-      quota: 'Running On-Demand Standard (A, C, D, H, I, M, R, T, Z) instances (vCPUs)',
-      service: 'ec2',
-      code: 'L-1216C47A',
+      quota: `${STANDARD_VCPU_QUOTA.name} (vCPUs)`,
+      service: STANDARD_VCPU_QUOTA.service,
+      code: STANDARD_VCPU_QUOTA.code,
       needed: vcpus,
       detail:
         parts.map((p) => `${p.r.role} ${p.r.count} x ${p.r.type}${p.vcpus !== undefined ? ` = ${p.vcpus * p.r.count}` : ''}`).join(', ') +
@@ -154,7 +161,7 @@ export function accountNeeds(bench: ResolvedBench): AccountNeed[] {
 function renderAccountNeeds(needs: readonly AccountNeed[]): string[] {
   const lines = ['Account quotas this bench takes (Service Quotas, this region; on top of what the account already runs):'];
   for (const n of needs) lines.push(`  ${String(n.needed).padStart(3)}  ${n.quota} [${n.service} ${n.code}]: ${n.detail}`);
-  lines.push('  Check: aws service-quotas get-service-quota --service-code ec2 --quota-code L-1216C47A; raise with request-service-quota-increase.');
+  lines.push(`  provision checks the vCPUs against the quota first (loadgate check-quota); raise it with request-service-quota-increase.`);
   return lines;
 }
 

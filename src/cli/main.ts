@@ -11,6 +11,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandMod
   run: { summary: 'Run the gate on a bench: tests for both versions, then compare', load: () => import('./commands/run.ts') },
   schema: { summary: 'Print or write the JSON Schemas of the config, run results and verdict', load: () => import('./commands/schema.ts') },
   plan: { summary: 'Print the AWS bench plan: resources, estimated cost and duration', load: () => import('./commands/plan.ts') },
+  'check-quota': { summary: "Check the account's EC2 vCPU quota (Service Quotas) covers the AWS bench", load: () => import('./commands/check-quota.ts') },
   'tf-outputs': { summary: 'Read `terraform output -json` into the bench description', load: () => import('./commands/tf-outputs.ts') },
   'pick-baseline': { summary: 'Pick the newest stable tag below the candidate', load: () => import('./commands/pick-baseline.ts') },
   'check-inputs': { summary: 'Validate workflow inputs and print them as outputs', load: () => import('./commands/check-inputs.ts') },

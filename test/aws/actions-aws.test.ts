@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parse } from 'yaml';
 import { terraformOutputs } from './fixtures.ts';
+import type { AwsAccount } from '../support/aws-account-standin.ts';
 
 /**
  * action/lib/provision.sh and teardown.sh on the AWS bench, run for real with fake `aws`,
@@ -18,6 +19,9 @@ import { terraformOutputs } from './fixtures.ts';
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const CLI = pathToFileURL(join(REPO, 'bin', 'loadgate.js')).href;
 const LICENSE = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:loadgate/mattermost-license-AbCdEf';
+const ACCOUNT_CLI = join(REPO, 'test', 'support', 'aws-account-cli.ts');
+/** An account whose on-demand vCPU quota was raised for benches in the bench's region. */
+const RAISED: AwsAccount = { standardVcpus: { default: 32, applied: { 'us-east-1': 256 } } };
 
 interface Sandbox {
   root: string;
@@ -61,7 +65,8 @@ function sandbox(): Sandbox {
   fake('curl', 'echo 198.51.100.7');
   fake(
     'aws',
-    `if [ "$1" = ec2 ]; then
+    `case "$1 $2" in "service-quotas "* | "ec2 describe-instances") exec node --import tsx ${JSON.stringify(ACCOUNT_CLI)} "$@" ;; esac
+if [ "$1" = ec2 ]; then
   group=""; for ((i = 1; i <= $#; i++)); do [ "\${!i}" = --group-id ] && { j=$((i + 1)); group=\${!j}; }; done
   case "$2" in
     authorize-security-group-ingress)
@@ -123,6 +128,7 @@ esac`,
           LG_TF_STATE_BUCKET: 'acme-loadgate-state',
           AWS_REGION: 'us-east-1',
           LG_RELEASE_WAIT: 'off', // wait-release would ask releases.mattermost.com (test/target/mattermost/release-wait.test.ts covers it)
+          FAKE_AWS_ACCOUNT: JSON.stringify(RAISED),
           ...env,
         },
       });
@@ -155,9 +161,10 @@ test('provision records the state key first, stores the tfvars it applies beside
     assert.match(String(stored.mattermost_download_url), /\/10\.12\.0\/mattermost-10\.12\.0-linux-amd64\.tar\.gz$/);
     // Applied with exactly what was stored.
     assert.deepEqual(JSON.parse(readFileSync(join(box.root, 'last.tfvars.json'), 'utf8')), stored);
-    // Upload first, then init, apply and outputs (the fake apply also checks the key was recorded).
+    // The quota first, then upload, init, apply and outputs (the fake apply also checks the key was recorded).
     const steps = box.calls().filter((c) => !c.startsWith('curl')).map((c) => (c.startsWith('aws') ? c.split(' ').slice(0, 3).join(' ') : c.split(' ')[2]));
-    assert.deepEqual(steps, ['aws s3 cp', 'init', 'apply', 'output']);
+    assert.deepEqual(steps, ['aws service-quotas get-service-quota', 'aws ec2 describe-instances', 'aws s3 cp', 'init', 'apply', 'output']);
+    assert.match(provision.stdout, /^Quota: 68 of 256 vCPUs with this bench; 188 to spare\.$/m);
     assert.ok(box.calls().some((c) => c.includes(`-backend-config=key=${KEY}`)));
     const bench = JSON.parse(readFileSync(outputs['bench-file'] as string, 'utf8')) as { kind: string };
     assert.equal(bench.kind, 'aws');
@@ -171,6 +178,61 @@ test('provision records the state key first, stores the tfvars it applies beside
       assert.ok(!poor.calls().some((c) => c.startsWith('terraform') || c.startsWith('aws')));
     } finally {
       poor.close();
+    }
+  } finally {
+    box.close();
+  }
+});
+
+test("provision refuses a bench over the account's vCPU quota before anything exists, naming the quota and how to raise it", { timeout: 120_000 }, () => {
+  const box = sandbox();
+  try {
+    // No value applied (the default of 32 holds), and two on-demand c7i.xlarge already running:
+    // 8 vCPUs. The stopped, spot, GPU and other-region instances take none of this quota.
+    const c7iXlarge = { type: 'c7i.xlarge', region: 'us-east-1', cores: 2, threadsPerCore: 2 } as const;
+    const account: AwsAccount = {
+      standardVcpus: { default: 32, applied: { 'eu-west-1': 512 } },
+      instances: [
+        { ...c7iXlarge, state: 'running' },
+        { ...c7iXlarge, state: 'pending' },
+        { ...c7iXlarge, state: 'stopped' },
+        { ...c7iXlarge, state: 'running', spot: true },
+        { ...c7iXlarge, state: 'running', region: 'eu-west-1' },
+        { type: 'g5.xlarge', region: 'us-east-1', state: 'running', cores: 2, threadsPerCore: 2 },
+      ],
+    };
+    const refused = box.run('provision', { ...provisionEnv, FAKE_AWS_ACCOUNT: JSON.stringify(account) });
+    assert.equal(refused.code, 1, refused.stderr);
+    assert.match(refused.stderr, /REFUSED: this bench needs 68 vCPUs of L-1216C47A and 8 are already running in us-east-1, 76 in all, over the quota of 32; nothing was provisioned\./);
+    assert.match(refused.stderr, /quota {10}32 vCPUs \(the AWS default: no value applied to this account\)/);
+    assert.match(refused.stderr, /aws service-quotas request-service-quota-increase --service-code ec2 --quota-code L-1216C47A --desired-value 76 --region us-east-1/);
+    assert.match(refused.stderr, /https:\/\/us-east-1\.console\.aws\.amazon\.com\/servicequotas\/home\/services\/ec2\/quotas\/L-1216C47A/);
+    const calls = box.calls();
+    assert.deepEqual(calls.filter((c) => c.startsWith('aws service-quotas')).map((c) => c.split(' ')[2]), ['get-service-quota', 'get-aws-default-service-quota'], 'the default, once no value is applied');
+    assert.ok(!calls.some((c) => c.startsWith('terraform') || c.startsWith('aws s3')), 'neither apply nor the state upload ran');
+    assert.equal(box.outputs()['state-key'], undefined, 'no state key: nothing to tear down');
+  } finally {
+    box.close();
+  }
+});
+
+test("provision reads the AWS default quota when none is applied, and says so; a role without the Service Quotas actions is told which", { timeout: 120_000 }, () => {
+  const box = sandbox();
+  try {
+    const fresh: AwsAccount = { standardVcpus: { default: 640 } };
+    const provision = box.run('provision', { ...provisionEnv, FAKE_AWS_ACCOUNT: JSON.stringify(fresh) });
+    assert.equal(provision.code, 0, provision.stderr);
+    assert.match(provision.stdout, /quota {10}640 vCPUs \(the AWS default: no value applied to this account\)/);
+    assert.ok(box.calls().some((c) => / apply /.test(c)));
+
+    const denied = sandbox();
+    try {
+      const refused = denied.run('provision', { ...provisionEnv, FAKE_AWS_ACCOUNT: JSON.stringify({ ...RAISED, denied: ['servicequotas:GetServiceQuota'] }) });
+      assert.equal(refused.code, 3);
+      assert.match(refused.stderr, /access denied\. The role needs servicequotas:GetServiceQuota \(infra\/iam\/github-role-policy\.json/);
+      assert.ok(!denied.calls().some((c) => c.startsWith('terraform')));
+    } finally {
+      denied.close();
     }
   } finally {
     box.close();

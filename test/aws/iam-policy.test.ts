@@ -90,6 +90,18 @@ test("Terraform's S3 backend may list the workspaces (prefix env:/) at init, fou
   assert.deepEqual(denied(await decisions([list])), []);
 });
 
+test("provision's quota check (check-quota) is allowed: the quota, its AWS default and the running instances", async () => {
+  // As the CLI sends them: Service Quotas' JSON bodies, EC2's query parameters.
+  const quota = { ServiceCode: 'ec2', QuotaCode: 'L-1216C47A' };
+  const applied = call('servicequotas', 'GetServiceQuota', quota);
+  const fallback = call('servicequotas', 'GetAWSDefaultServiceQuota', quota);
+  const running = call('ec2', 'DescribeInstances', { Action: 'DescribeInstances', 'Filter.1.Name': 'instance-state-name', 'Filter.1.Value.1': 'pending', 'Filter.1.Value.2': 'running' });
+  assert.deepEqual(denied(await decisions([applied, fallback, running])), []);
+  // Reading is all the role may do with quotas: asking for an increase is left to a person.
+  const increase = call('servicequotas', 'RequestServiceQuotaIncrease', { ...quota, DesiredValue: 256 });
+  assert.equal(denied(await decisions([increase])).length, 1);
+});
+
 test('the simulation denies what the policy does not grant (it is not permissive)', async () => {
   // An instance the bench did not create (no Project tag), and a role outside lg-*.
   const terminate = call('ec2', 'TerminateInstances', { Action: 'TerminateInstances', 'InstanceId.1': 'i-0aaaaaaaaaaaaaaa0' });

@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 
 const root = resolve(import.meta.dirname, '..', '..');
 const read = (path: string) => readFileSync(join(root, path), 'utf8');
@@ -55,8 +56,7 @@ test('every relative link in the user docs resolves, anchors included', () => {
   assert.deepEqual(broken, []);
 });
 
-// github.md and aws.md are checked once their build logs have moved out too.
-const datelessDocs = ['README.md', ...markdownFiles('docs').filter((f) => !f.startsWith(join('docs', 'research')) && !['github.md', 'aws.md'].some((n) => f === join('docs', n)))];
+const datelessDocs = ['README.md', ...markdownFiles('docs').filter((f) => !f.startsWith(join('docs', 'research')))];
 
 test('the user docs carry no dates, commit hashes or issue numbers (those belong in docs/research)', () => {
   const found: string[] = [];
@@ -87,4 +87,15 @@ test('the worked verdict and the README excerpt quote the seed example as it is'
   for (const row of readme.split('\n').filter((l) => l.startsWith('> | ') && !l.startsWith('> | ---') && !l.startsWith('> | Metric'))) {
     assert.ok(report.includes(row.slice(2)), `report row ${row}`);
   }
+});
+
+test("docs/cli.md shows every command's --help as the command prints it", async () => {
+  const cli = read('docs/cli.md');
+  const dir = join(root, 'src', 'cli', 'commands');
+  const stale: string[] = [];
+  for (const file of readdirSync(dir).filter((f) => f.endsWith('.ts'))) {
+    const { usage } = (await import(pathToFileURL(join(dir, file)).href)) as { usage: string };
+    if (!cli.includes(`### \`${file.replace(/\.ts$/, '')}\``) || !cli.includes(usage)) stale.push(file);
+  }
+  assert.deepEqual(stale, [], 'copy the usage text of these commands into docs/cli.md');
 });

@@ -209,6 +209,11 @@ async function gate(t: TestContext): Promise<void> {
   assert.match(applies[0]?.key ?? '', /^loadgate\/mattermost-like\/chat-server\/[0-9]+\/1\/terraform\.tfstate$/);
   assert.deepEqual(destroys[0]?.vars, applies[0]?.vars, 'teardown destroyed with the variables provision stored beside the state');
   assert.deepEqual(tools.terraform.filter((r) => r.command === 'init').map((r) => r.job), ['provision-aws', 'teardown'], 'no run job re-initialised or re-provisioned');
+  // The account's vCPU quota was read, by provision, before the apply.
+  const quotaReads = tools.calls.filter((c) => c.tool === 'aws' && c.args[0] === 'service-quotas');
+  assert.deepEqual(quotaReads.map((c) => `${c.job} ${c.args[1]}`), ['provision-aws get-service-quota'], `provision checked the vCPU quota (${where})`);
+  const applyAt = tools.calls.find((c) => c.tool === 'terraform' && c.args.includes('apply'))?.atMs ?? 0;
+  assert.ok((quotaReads[0]?.atMs ?? Infinity) < applyAt, 'the quota was checked before the apply');
 
   // Every job on its own runner: the bench admitted no one at apply; each run job admitted
   // its own address (and only it) at its start and withdrew it at its end; nothing was refused.

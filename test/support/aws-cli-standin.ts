@@ -7,6 +7,7 @@ import { z } from 'zod';
 import type { RemoteResult, RemoteShell } from '../../src/bench/aws/remote-shell.ts';
 import type { CommandRunner } from '../../src/util/command-runner.ts';
 import { SSM_STDERR_SEPARATOR } from '../../src/bench/aws/ssm-shell.ts';
+import { answerAccountCall, type AwsAccount } from './aws-account-standin.ts';
 
 /**
  * `aws`, `terraform` and `curl` for workflow steps that run under act on this machine:
@@ -31,6 +32,10 @@ import { SSM_STDERR_SEPARATOR } from '../../src/bench/aws/ssm-shell.ts';
  *   fails with InvalidPermission.Duplicate for a rule that exists; revoke removes rules by
  *   id. `admits` answers whether a source address may reach a port, for the bench's
  *   firewalls (test/support/bench-firewall.ts); destroy removes the groups.
+ * - `aws service-quotas get-service-quota` / `get-aws-default-service-quota` and `aws ec2
+ *   describe-instances`: the account's quota and running instances, answered by
+ *   test/support/aws-account-standin.ts, which carries the CLI's and the services' rules
+ *   (`account`; by default a quota raised to 256 vCPUs in us-east-1, nothing running);
  * - `curl https://checkip.amazonaws.com`: the public address of the runner that asks, a
  *   documentation address (RFC 5737) per runner (its RUNNER_TEMP: under act every job has
  *   its own, as on GitHub every job has its own runner); any other URL fails, so nothing
@@ -124,7 +129,10 @@ fetch(${JSON.stringify(url)}, { method: 'POST', headers: { 'content-type': 'appl
   .catch((e) => { process.stderr.write('${tool} stand-in unreachable: ' + e.message + '\\n'); process.exitCode = 255; });
 `;
 
-export async function startAwsCliStandin(o: { shell: RemoteShell; secrets: CommandRunner; terraformOutputs: unknown }): Promise<AwsCliStandin> {
+/** An account whose on-demand vCPU quota was raised for benches in us-east-1, with nothing running. */
+const BENCH_ACCOUNT: AwsAccount = { standardVcpus: { default: 32, applied: { 'us-east-1': 256 } } };
+
+export async function startAwsCliStandin(o: { shell: RemoteShell; secrets: CommandRunner; terraformOutputs: unknown; account?: AwsAccount }): Promise<AwsCliStandin> {
   const binDir = await mkdtemp(join(tmpdir(), 'loadgate-aws-cli-'));
   const calls: ToolCall[] = [];
   const terraform: TerraformRun[] = [];
@@ -256,6 +264,8 @@ export async function startAwsCliStandin(o: { shell: RemoteShell; secrets: Comma
       return ok(JSON.stringify({ Return: true }));
     }
     if (service === 'secretsmanager') return o.secrets.run('aws', args);
+    const accountAnswer = answerAccountCall(o.account ?? BENCH_ACCOUNT, args);
+    if (accountAnswer) return accountAnswer;
     return fail(`An error occurred (AccessDenied) when calling ${service} ${operation}: not stood in`, 254);
   }
 

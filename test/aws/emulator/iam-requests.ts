@@ -16,7 +16,8 @@ import type { LoggedCall } from './call-log.ts';
  *     security group, key pair, network interface and volume it uses, and
  *     passes the instance profile's role (iam:PassRole);
  *   - creating an Aurora cluster in a fresh account creates RDS's
- *     service-linked role (iam:CreateServiceLinkedRole).
+ *     service-linked role (iam:CreateServiceLinkedRole);
+ *   - Service Quotas reads are authorised on the quota, or on "*" for AWS's defaults.
  */
 
 export interface IamRequest {
@@ -225,6 +226,16 @@ export function iamRequests(call: LoggedCall, account: Account, registry: TagReg
         return requests;
       }
       return [on(`es:${call.action}`, domain, { ...tagContext(lookupTags(registry, name), 'aws:ResourceTag'), ...(call.action === 'AddTags' ? requested : {}) })];
+    }
+    case 'servicequotas': {
+      // GetServiceQuota is authorised on the quota (resource type quota, optional, with
+      // servicequotas:service); GetAWSDefaultServiceQuota takes no resource (Service
+      // Authorization Reference, list_servicequotas.html).
+      const service = str('ServiceCode');
+      if (call.action === 'GetServiceQuota' && service) {
+        return [on('servicequotas:GetServiceQuota', arn('servicequotas', `${service}/${str('QuotaCode') ?? ''}`), { 'servicequotas:service': service })];
+      }
+      return [on(`servicequotas:${call.action}`, '*')];
     }
     default:
       return undefined;
