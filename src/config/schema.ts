@@ -222,6 +222,7 @@ export const tolerancesSchema = z.strictObject({
   storeAvg: toleranceSchema.prefault({ tolerancePct: 10, noiseFloorPct: 10 }),
   storeP99: toleranceSchema.prefault({ tolerancePct: 20, noiseFloorPct: 20 }),
   cpu: toleranceSchema.prefault({ tolerancePct: 10, noiseFloorPct: 5 }),
+  cpuPerUser: toleranceSchema.prefault({ tolerancePct: 10, noiseFloorPct: 10, gating: false }),
   heap: toleranceSchema.prefault({ tolerancePct: 10, noiseFloorPct: 5 }),
   stack: toleranceSchema.prefault({ tolerancePct: 10, noiseFloorPct: 5, gating: false }),
   /** Per-handler lists: changes smaller than both are not listed (the seed tooling's filter). */

@@ -36,6 +36,7 @@ function formatValue(value: number | null, unit: string): string {
   if (unit === 'users') return value >= 100 ? String(Math.round(value)) : value.toFixed(1);
   if (unit === '% of requests') return `${value.toFixed(4)}%`;
   if (unit === '%') return `${value.toFixed(1)}%`;
+  if (unit === '% per user') return `${value.toPrecision(3)}% per user`;
   if (unit === 'ms') return `${value.toFixed(1)} ms`;
   return value.toFixed(2);
 }

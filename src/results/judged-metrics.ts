@@ -6,7 +6,7 @@ import type { Tolerances } from '../config/schema.ts';
  * not carry returns undefined ("not measured"), which the comparison tells apart from
  * a value of zero.
  */
-export type RelativeMetricKey = 'supportedUsers' | 'apiAvg' | 'apiP99' | 'storeAvg' | 'storeP99' | 'cpu' | 'heap' | 'stack';
+export type RelativeMetricKey = 'supportedUsers' | 'apiAvg' | 'apiP99' | 'storeAvg' | 'storeP99' | 'cpu' | 'cpuPerUser' | 'heap' | 'stack';
 export type RateMetricKey = 'errorRate' | 'timeoutRate';
 
 export interface RelativeMetric {
@@ -108,6 +108,23 @@ export const RELATIVE_METRICS: readonly RelativeMetric[] = [
     appliesTo: ['bounded', 'unbounded'],
     gatesIn: ['bounded'],
     extract: (run) => stableMean(run, 'cpuPercent'),
+  },
+  {
+    key: 'cpuPerUser',
+    label: 'CPU per user (stable phase)',
+    unit: '% per user',
+    worse: 'higher',
+    appliesTo: ['bounded', 'unbounded'],
+    // Per user, it compares in unbounded tests too, where each side holds its own ceiling;
+    // at a CPU-bound ceiling the users supported move inversely to it. In a duet both sides
+    // are measured over the same minutes, so the machine's speed cancels in its ratio while
+    // the ceiling search's own scatter (where each side happened to hold) does not enter it.
+    gatesIn: ['bounded', 'unbounded'],
+    extract: (run) => {
+      const cpu = stableMean(run, 'cpuPercent');
+      const users = stableMean(run, 'connectedUsers');
+      return cpu !== undefined && users !== undefined && users > 0 ? cpu / users : undefined;
+    },
   },
   {
     key: 'heap',

@@ -1,0 +1,43 @@
+/**
+ * The log ratios ln(candidate / baseline) of a duet gate's or calibration's runs, per test,
+ * metric and duet, with their mean and sd, and the mean per slot of the baseline: what a
+ * duet noise model is made of, and whether a slot is favoured.
+ *   npx tsx scripts/duet-ratios.ts <out>/results
+ */
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parseRunResult } from '../src/results/load.ts';
+import { RELATIVE_METRICS } from '../src/results/judged-metrics.ts';
+import type { RunResult } from '../src/results/schema.ts';
+
+async function sideRuns(dir: string, role: 'baseline' | 'candidate'): Promise<RunResult[]> {
+  const files = (await readdir(dir)).filter((f) => f.startsWith(`${role}-`) && f.endsWith('.json')).sort();
+  return Promise.all(files.map(async (f) => parseRunResult(JSON.parse(await readFile(join(dir, f), 'utf8')), f)));
+}
+
+const pct = (x: number) => `${(100 * x).toFixed(2)}%`;
+const meanOf = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+const sdOf = (xs: number[]) => (xs.length > 1 ? Math.sqrt(xs.reduce((s, x) => s + (x - meanOf(xs)) ** 2, 0) / (xs.length - 1)) : NaN);
+
+const dir = process.argv[2];
+if (!dir) throw new Error('usage: tsx scripts/duet-ratios.ts <results dir>');
+const [baseline, candidate] = await Promise.all([sideRuns(dir, 'baseline'), sideRuns(dir, 'candidate')]);
+for (const test of [...new Set(baseline.map((r) => r.test.name))].sort()) {
+  for (const metric of RELATIVE_METRICS) {
+    const rows: string[] = [];
+    const logs: number[] = [];
+    const bySlot: Record<string, number[]> = { a: [], b: [] };
+    for (const b of baseline.filter((r) => r.test.name === test && r.status === 'completed')) {
+      const c = candidate.find((r) => r.test.name === test && r.repeat === b.repeat && r.status === 'completed');
+      const [vb, vc] = [metric.extract(b), c ? metric.extract(c) : undefined];
+      if (!(vb !== undefined && vc !== undefined && vb > 0 && vc > 0)) continue;
+      const l = Math.log(vc / vb);
+      logs.push(l);
+      bySlot[b.duet?.slot ?? 'a']!.push(l);
+      rows.push(`#${b.repeat + 1} ${pct(l)} (baseline in ${b.duet?.slot ?? '-'}: ${vb.toPrecision(4)} vs ${vc.toPrecision(4)})`);
+    }
+    if (!logs.length) continue;
+    const slots = Object.entries(bySlot).filter(([, v]) => v.length).map(([s, v]) => `baseline in ${s}: ${pct(meanOf(v))}`).join(', ');
+    console.log(`${test}.${metric.key}: mean ${pct(meanOf(logs))}, sd ${Number.isNaN(sdOf(logs)) ? '-' : pct(sdOf(logs))}, n ${logs.length} (${slots})\n  ${rows.join('\n  ')}`);
+  }
+}
