@@ -166,6 +166,8 @@ function describeIssue(issue: z.core.$ZodIssue, values: Record<string, unknown>)
     const positionals = values.positionals as string[];
     const index = issue.path[1];
     if (typeof index === 'number') return `argument ${JSON.stringify(positionals[index])}: ${issue.message}`;
+    // Too few arguments: the schema's message says what to name.
+    if (issue.code === 'too_small') return issue.message;
     const reason = issue.message.replace(/^unexpected argument;?\s*/, '');
     return `unexpected argument ${positionals.map((p) => JSON.stringify(p)).join(' ')}${reason ? `: ${reason}` : ''}`;
   }

@@ -58,3 +58,11 @@ test('values are parsed with defaults, and an error names the flag and shows the
   refused(['--config', 'a.yml', 'stray'], /^unexpected argument "stray": every option needs its --name/);
   refused(['--config', 'a.yml', '--bogus'], /Unknown option '--bogus'/);
 });
+
+test('a command of arguments alone says what to name when they are missing, and which are too many', () => {
+  const one = defineCommand({ command: 'one', synopsis: '<file>', flags: {}, positionals: z.array(z.string()).length(1, 'name one file') });
+  assert.equal(one.usage, 'Usage: loadgate one <file>');
+  assert.deepEqual(one.parse(['a']).positionals, ['a']);
+  assert.throws(() => one.parse([]), (e: unknown) => e instanceof InputError && e.message.startsWith('name one file\n'));
+  assert.throws(() => one.parse(['a', 'b']), (e: unknown) => e instanceof InputError && e.message.startsWith('unexpected argument "a" "b": name one file\n'));
+});
