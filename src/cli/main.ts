@@ -4,24 +4,27 @@ import { InputError } from '../util/errors.ts';
 import { EXIT_CODES } from '../results/verdict-schema.ts';
 import { VERSION } from './version.ts';
 
+/** Where a command is listed in the docs: what a user is doing when they reach for it. */
+export type CommandGroup = 'Run and judge' | 'AWS bench' | 'GitHub';
+
 /** Commands are loaded lazily so `loadgate validate` does not pay for the chart renderer. */
-const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandModule> }> = {
-  validate: { summary: 'Check a gate config file', load: () => import('./commands/validate.ts') },
-  compare: { summary: 'Compare run results and write verdict.json and the report', load: () => import('./commands/compare.ts') },
-  run: { summary: 'Run the gate on a bench: tests for both versions, then compare', load: () => import('./commands/run.ts') },
-  schema: { summary: 'Print or write the JSON Schemas of the config, run results and verdict', load: () => import('./commands/schema.ts') },
-  plan: { summary: 'Print the AWS bench plan: resources, estimated cost and duration', load: () => import('./commands/plan.ts') },
-  'check-quota': { summary: "Check the account's EC2 vCPU quota (Service Quotas) covers the AWS bench", load: () => import('./commands/check-quota.ts') },
-  'tf-outputs': { summary: 'Read `terraform output -json` into the bench description', load: () => import('./commands/tf-outputs.ts') },
-  'pick-baseline': { summary: 'Pick the newest stable tag below the candidate', load: () => import('./commands/pick-baseline.ts') },
-  'check-inputs': { summary: 'Validate workflow inputs and print them as outputs', load: () => import('./commands/check-inputs.ts') },
-  publish: { summary: 'Post the check run and open or update the report pull request', load: () => import('./commands/publish.ts') },
-  'scan-report': { summary: 'Refuse a report that holds a secret, before it is uploaded', load: () => import('./commands/scan-report.ts') },
-  janitor: { summary: 'Destroy AWS benches whose ExpiresAt tag has passed', load: () => import('./commands/janitor.ts') },
-  calibrate: { summary: "Measure the bench's noise (same version on both sides) into a noise model", load: () => import('./commands/calibrate.ts') },
-  simulate: { summary: "Monte Carlo of the gate's decision at its noise model: error rates and runs", load: () => import('./commands/simulate.ts') },
-  'grafana-snapshot': { summary: 'Upload the dashboard and create a snapshot per test', load: () => import('./commands/grafana-snapshot.ts') },
-  'wait-release': { summary: 'Wait (bounded) for the Mattermost release tarballs before provisioning', load: () => import('./commands/wait-release.ts') },
+export const COMMANDS: Record<string, { summary: string; group: CommandGroup; load: () => Promise<CommandModule> }> = {
+  run: { summary: 'Run the gate on a bench: tests for both versions, then compare', group: 'Run and judge', load: () => import('./commands/run.ts') },
+  compare: { summary: 'Compare run results and write verdict.json and the report', group: 'Run and judge', load: () => import('./commands/compare.ts') },
+  calibrate: { summary: "Measure the bench's noise (same version on both sides) into a noise model", group: 'Run and judge', load: () => import('./commands/calibrate.ts') },
+  simulate: { summary: "Monte Carlo of the gate's decision at its noise model: error rates and runs", group: 'Run and judge', load: () => import('./commands/simulate.ts') },
+  validate: { summary: 'Check a gate config file', group: 'Run and judge', load: () => import('./commands/validate.ts') },
+  schema: { summary: 'Print or write the JSON Schemas of the config, run results and verdict', group: 'Run and judge', load: () => import('./commands/schema.ts') },
+  plan: { summary: 'Print the AWS bench plan: resources, estimated cost and duration', group: 'AWS bench', load: () => import('./commands/plan.ts') },
+  'check-quota': { summary: "Check the account's EC2 vCPU quota (Service Quotas) covers the AWS bench", group: 'AWS bench', load: () => import('./commands/check-quota.ts') },
+  'tf-outputs': { summary: 'Read `terraform output -json` into the bench description', group: 'AWS bench', load: () => import('./commands/tf-outputs.ts') },
+  'wait-release': { summary: 'Wait (bounded) for the Mattermost release tarballs before provisioning', group: 'AWS bench', load: () => import('./commands/wait-release.ts') },
+  janitor: { summary: 'Destroy AWS benches whose ExpiresAt tag has passed', group: 'AWS bench', load: () => import('./commands/janitor.ts') },
+  'grafana-snapshot': { summary: 'Upload the dashboard and create a snapshot per test', group: 'AWS bench', load: () => import('./commands/grafana-snapshot.ts') },
+  'pick-baseline': { summary: 'Pick the newest stable tag below the candidate', group: 'GitHub', load: () => import('./commands/pick-baseline.ts') },
+  'check-inputs': { summary: 'Validate workflow inputs and print them as outputs', group: 'GitHub', load: () => import('./commands/check-inputs.ts') },
+  publish: { summary: 'Post the check run and open or update the report pull request', group: 'GitHub', load: () => import('./commands/publish.ts') },
+  'scan-report': { summary: 'Refuse a report that holds a secret, before it is uploaded', group: 'GitHub', load: () => import('./commands/scan-report.ts') },
 };
 
 function help(): string {

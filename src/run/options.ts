@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
-import { parseFlags } from '../util/flags.ts';
+import { defineCommand, flag, parseFlags, section } from '../util/flags.ts';
 import { loadGateConfig } from '../config/load.ts';
 import type { GateConfig, TestSpec } from '../config/schema.ts';
 import type { RunResult } from '../results/schema.ts';
@@ -19,94 +19,12 @@ import { resolveReleaseUrl } from '../target/mattermost/release.ts';
 import { checkedOverrides } from '../target/mattermost/config-patch.ts';
 import { validateVersionLabel } from '../target/mattermost/version.ts';
 
-/**
- * `loadgate run` flags, checked in full before anything is installed or started:
- * config, version labels, overrides and test names. Every problem is an InputError
- * (exit 3) naming the flag and the fix.
- */
-export const usage = `Usage: loadgate run --config <gate.yml> --baseline <version> --candidate <version> --out <dir> [options]
-
-Runs baseline/candidate pairs of every test in a counterbalanced order (AB, BA, BA,
-AB, BA, AB, AB, BA…, so a steady drift of the machine cancels), at least the config's
-repeats and, while the sequential decision is undecided, up to its maxRepeats; then writes <out>/verdict.json, <out>/README.md, graphs and per-run
-results, and exits with the verdict.
-  bench.kind: local   installs what is missing and starts PostgreSQL, nginx, Prometheus
-                      and node_exporter on 127.0.0.1 (Synapse, k6).
-  bench.kind: aws     drives a provisioned bench (Mattermost; k6 or load-test-ng agents)
-                      through SSM, the agents' APIs and the metrics node's Prometheus;
-                      needs --bench-file and --users-file.
-
-Options:
-  --config <file>          Gate config (e.g. examples/local-synapse.yml)
-  --baseline <version>     Baseline version (e.g. 1.162.0)
-  --candidate <version>    Candidate version (e.g. 1.163.2); may equal the baseline (A/A)
-  --out <dir>              Report directory; logs are kept in <out>/logs
-  --repeats <n>            Minimum pairs (default: the config's repeats)
-  --max-repeats <n>        Most pairs while undecided (default: the config's maxRepeats)
-  --resume                 Reuse the completed, valid results already in <out>/results
-                           for the runs scheduled (crashed or not-run ones are re-run)
-  --update-noise-model     Also write the noise model pooled with this gate's spread
-                           over the config's noiseModel file (always: <out>/noise-model.json)
-  --job-budget <duration>  Start no run that would end after this long (e.g. 5h30m, 90s
-                           or 90 seconds); the gate then stops with next "repeat" (exit 2)
-                           for a resume
-  --runner-limit <minutes> One job of a multi-job gate on runners with this job limit
-                           (whole minutes, 30 to 7200): the job budget is the limit less
-                           20 minutes for set-up, or a lower --job-budget (a higher one
-                           is refused)
-  --expect-users <n>       Warm-start hint for unbounded tests with warmStart: the
-                           capacity expected for the baseline (starts below it, climbs)
-  --history <dir>          Warm-start hints from the earlier run results in this folder
-                           (any depth, e.g. an earlier gate's --out): the newest converged
-                           run of the same version and test on this bench kind, never one
-                           under a CPU quota. Without it, hints come only from this gate's
-                           own runs (a resumed one's too) and --expect-users
-  --tests <a,b>            Only these tests (by name)
-  --baseline-set <k=v>     Patch the target config for the baseline only (repeatable),
-  --candidate-set <k=v>    or the candidate only: dotted key, YAML scalar value,
-                           e.g. --candidate-set caches.global_factor=0.05 (Synapse) or
-                           --candidate-set ServiceSettings.EnableLinkPreviews=false (Mattermost)
-  --baseline-cpu-quota <f>, --candidate-cpu-quota <f>
-                           Local bench: limit that side's target (Synapse) to this
-                           fraction of the target cores with a cgroup CPU quota (v1 or
-                           v2; needs root); its CPU utilisation is then measured against
-                           that share, so 0.88 is a known 12 % capacity loss where the
-                           ceiling is CPU-bound
-  --keep                   Keep the bench data dirs (databases, Prometheus TSDB)
-  --cache-dir <dir>        Cache for Synapse venvs, k6 and datasets
-                           (default: $LOADGATE_CACHE_DIR, else ~/.cache/loadgate)
-
-AWS bench:
-  --bench-file <file>      Bench description written by provision (loadgate tf-outputs)
-  --users-file <file>      The dataset's users, "login password" per line, uploaded to the agents
-  --snapshots <mode>       Grafana snapshot per run: local (default), external or off
-
-Exit codes: 0 pass, 1 fail, 2 inconclusive, 3 bad input.`;
-
-const FLAG_OPTIONS = {
-  config: { type: 'string' },
-  baseline: { type: 'string' },
-  candidate: { type: 'string' },
-  out: { type: 'string' },
-  repeats: { type: 'string' },
-  'max-repeats': { type: 'string' },
-  resume: { type: 'boolean' },
-  'update-noise-model': { type: 'boolean' },
-  'job-budget': { type: 'string' },
-  'runner-limit': { type: 'string' },
-  'expect-users': { type: 'string' },
-  history: { type: 'string' },
-  tests: { type: 'string' },
-  'baseline-set': { type: 'string', multiple: true },
-  'candidate-set': { type: 'string', multiple: true },
-  'baseline-cpu-quota': { type: 'string' },
-  'candidate-cpu-quota': { type: 'string' },
-  keep: { type: 'boolean' },
-  'cache-dir': { type: 'string' },
-  'bench-file': { type: 'string' },
-  'users-file': { type: 'string' },
-  snapshots: { type: 'string' },
-} as const;
+const wholeNumber = (range: string, min: number, max: number) =>
+  z
+    .string()
+    .regex(/^\d+$/, 'expected a whole number')
+    .transform(Number)
+    .refine((n) => n >= min && n <= max, `expected ${range}`);
 
 const cpuQuotaSchema = z
   .string()
@@ -114,46 +32,82 @@ const cpuQuotaSchema = z
   .transform(Number)
   .refine((f) => f > 0 && f <= 1, 'expected a fraction above 0 and at most 1');
 
-const flagsSchema = z.strictObject({
-  config: z.string({ error: 'required: the gate config file' }).min(1),
-  baseline: z.string({ error: 'required: the baseline version' }).min(1),
-  candidate: z.string({ error: 'required: the candidate version' }).min(1),
-  out: z.string({ error: 'required: the report directory' }).min(1),
-  repeats: z
-    .string()
-    .regex(/^\d+$/, 'expected a whole number')
-    .transform(Number)
-    .refine((n) => n >= 1 && n <= 20, 'expected 1 to 20')
-    .optional(),
-  'max-repeats': z
-    .string()
-    .regex(/^\d+$/, 'expected a whole number')
-    .transform(Number)
-    .refine((n) => n >= 1 && n <= 20, 'expected 1 to 20')
-    .optional(),
-  resume: z.boolean().default(false),
-  'update-noise-model': z.boolean().default(false),
-  'job-budget': durationSchema.refine((s) => s > 0, 'expected a duration above 0, e.g. 5h30m').optional(),
-  'runner-limit': runnerLimitSchema.optional(),
-  'expect-users': z
-    .string()
-    .regex(/^\d+$/, 'expected a whole number of users, e.g. 150')
-    .transform(Number)
-    .refine((n) => n >= 1, 'expected at least 1 user')
-    .optional(),
-  history: z.string().min(1).optional(),
-  tests: z.string().optional(),
-  'baseline-set': z.array(z.string()).default([]),
-  'candidate-set': z.array(z.string()).default([]),
-  'baseline-cpu-quota': cpuQuotaSchema.optional(),
-  'candidate-cpu-quota': cpuQuotaSchema.optional(),
-  keep: z.boolean().default(false),
-  'cache-dir': z.string().min(1).optional(),
-  'bench-file': z.string().min(1).optional(),
-  'users-file': z.string().min(1).optional(),
-  snapshots: z.enum(['local', 'external', 'off']).default('local'),
-  positionals: z.array(z.string()).max(0, 'unexpected argument; every option needs its --name'),
+const path = z.string().min(1);
+
+/**
+ * `loadgate run` flags, checked in full before anything is installed or started:
+ * config, version labels, overrides and test names. Every problem is an InputError
+ * (exit 3) naming the flag and the fix.
+ */
+export const runCommand = defineCommand({
+  command: 'run',
+  about: `Runs baseline/candidate pairs of every test in a counterbalanced order (AB, BA, BA,
+AB, BA, AB, AB, BA…, so a steady drift of the machine cancels), at least the config's
+repeats and, while the sequential decision is undecided, up to its maxRepeats; then writes
+<out>/verdict.json, <out>/README.md, graphs and per-run results, and exits with the verdict.
+  bench.kind: local   installs what is missing and starts PostgreSQL, nginx, Prometheus
+                      and node_exporter on 127.0.0.1 (Synapse, k6).
+  bench.kind: aws     drives a provisioned bench (Mattermost; k6 or load-test-ng agents)
+                      through SSM, the agents' APIs and the metrics node's Prometheus;
+                      needs --bench-file and --users-file.`,
+  flags: {
+    config: flag.required('<file>', z.string({ error: 'required: the gate config file' }).min(1), 'Gate config (e.g. examples/local-synapse.yml)'),
+    baseline: flag.required('<version>', z.string({ error: 'required: the baseline version' }).min(1), 'Baseline version (e.g. 1.162.0)'),
+    candidate: flag.required('<version>', z.string({ error: 'required: the candidate version' }).min(1), 'Candidate version (e.g. 1.163.2); may equal the baseline (A/A)'),
+    out: flag.required('<dir>', z.string({ error: 'required: the report directory' }).min(1), 'Report directory; logs are kept in <out>/logs'),
+    repeats: flag.optional('<n>', wholeNumber('1 to 20', 1, 20), "Minimum pairs (default: the config's repeats)"),
+    'max-repeats': flag.optional('<n>', wholeNumber('1 to 20', 1, 20), "Most pairs while undecided (default: the config's maxRepeats)"),
+    resume: flag.toggle('Reuse the completed, valid results already in <out>/results for the runs scheduled (crashed or not-run ones are re-run)'),
+    'update-noise-model': flag.toggle("Also write the noise model pooled with this gate's spread over the config's noiseModel file (always: <out>/noise-model.json)"),
+    'job-budget': flag.optional(
+      '<duration>',
+      durationSchema.refine((s) => s > 0, 'expected a duration above 0, e.g. 5h30m'),
+      'Start no run that would end after this long (e.g. 5h30m, 90s or 90 seconds); the gate then stops with next "repeat" (exit 2) for a resume',
+    ),
+    'runner-limit': flag.optional(
+      '<minutes>',
+      runnerLimitSchema,
+      'One job of a multi-job gate on runners with this job limit (whole minutes, 30 to 7200): the job budget is the limit less 20 minutes for set-up, or a lower --job-budget (a higher one is refused)',
+    ),
+    'expect-users': flag.optional(
+      '<n>',
+      z
+        .string()
+        .regex(/^\d+$/, 'expected a whole number of users, e.g. 150')
+        .transform(Number)
+        .refine((n) => n >= 1, 'expected at least 1 user'),
+      'Warm-start hint for unbounded tests with warmStart: the capacity expected for the baseline (starts below it, climbs)',
+    ),
+    history: flag.optional(
+      '<dir>',
+      path,
+      "Warm-start hints from the earlier run results in this folder (any depth, e.g. an earlier gate's --out): the newest converged run of the same version and test on this bench kind, never one under a CPU quota. Without it, hints come only from this gate's own runs (a resumed one's too) and --expect-users",
+    ),
+    tests: flag.optional('<a,b>', z.string(), 'Only these tests (by name)'),
+    'baseline-set': flag.list(
+      '<k=v>',
+      z.array(z.string()),
+      'Patch the target config for the baseline only: dotted key, YAML scalar value, e.g. --baseline-set caches.global_factor=0.05 (Synapse) or --baseline-set ServiceSettings.EnableLinkPreviews=false (Mattermost)',
+    ),
+    'candidate-set': flag.list('<k=v>', z.array(z.string()), 'The same for the candidate only'),
+    'baseline-cpu-quota': flag.optional(
+      '<f>',
+      cpuQuotaSchema,
+      "Local bench: limit the baseline's target (Synapse) to this fraction of the target cores with a cgroup CPU quota (v1 or v2; needs root); its CPU utilisation is then measured against that share, so 0.88 is a known 12 % capacity loss where the ceiling is CPU-bound",
+    ),
+    'candidate-cpu-quota': flag.optional('<f>', cpuQuotaSchema, 'The same for the candidate'),
+    keep: flag.toggle('Keep the bench data dirs (databases, Prometheus TSDB)'),
+    'cache-dir': flag.optional('<dir>', path, 'Cache for Synapse venvs, k6 and datasets (default: $LOADGATE_CACHE_DIR, else ~/.cache/loadgate)'),
+    ...section('AWS bench', {
+      'bench-file': flag.optional('<file>', path, 'Bench description written by provision (loadgate tf-outputs)'),
+      'users-file': flag.optional('<file>', path, 'The dataset\'s users, "login password" per line, uploaded to the agents'),
+      snapshots: flag.withDefault('<mode>', z.enum(['local', 'external', 'off']), 'local', 'Grafana snapshot per run: local, external or off'),
+    }),
+  },
+  notes: 'Exit codes: 0 pass, 1 fail, 2 inconclusive, 3 bad input.',
 });
+
+export const usage = runCommand.usage;
 
 /** The flags, with --history resolved against `cwd` and checked: a mistyped folder must not silently mean "no hints". */
 function flagsSchemaIn(cwd: string) {
@@ -162,7 +116,7 @@ function flagsSchemaIn(cwd: string) {
     .min(1)
     .transform((dir) => resolve(cwd, dir))
     .refine(isDirectory, { error: (issue) => `no folder ${String(issue.input)}: name a folder of earlier run results, e.g. an earlier gate's --out` });
-  return flagsSchema.extend({ history: history.optional() });
+  return runCommand.schema.extend({ history: history.optional() });
 }
 
 function isDirectory(path: string): boolean {
@@ -236,7 +190,7 @@ export interface RunOptions {
 }
 
 export async function parseRunOptions(argv: string[], cwd = process.cwd()): Promise<RunOptions> {
-  const flags = parseFlags(argv, FLAG_OPTIONS, flagsSchemaIn(cwd), usage);
+  const flags = parseFlags(argv, runCommand.options, flagsSchemaIn(cwd), usage);
   const config = await loadGateConfig(flags.config);
   if (config.bench.kind === 'aws') return parseAwsRunOptions(flags, config, cwd);
   if (config.target.system !== 'synapse') {
@@ -266,7 +220,7 @@ export async function parseRunOptions(argv: string[], cwd = process.cwd()): Prom
   };
 }
 
-type Flags = z.output<typeof flagsSchema>;
+type Flags = z.output<typeof runCommand.schema>;
 
 /** The AWS bench: Mattermost versions and per-side config patches, the bench and users files. */
 async function parseAwsRunOptions(flags: Flags, config: GateConfig, cwd: string): Promise<RunOptions> {

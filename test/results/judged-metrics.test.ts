@@ -9,7 +9,7 @@ const cpuPerUser = RELATIVE_METRICS.find((m) => m.key === 'cpuPerUser')!;
 /** A run whose CPU and connected users are given per 5 s over 0–60 s, measured over 20–40 s. */
 function run(cpu: number[], users: number[]): RunResult {
   const t = cpu.map((_, i) => i * 5);
-  return { ...unbounded('1.162.0', 30), stableWindow: { startSec: 20, endSec: 40 }, series: { cpuPercent: { t, v: cpu }, connectedUsers: { t, v: users } } };
+  return { ...unbounded('1.162.0', 30), stableWindow: { startSec: 20, endSec: 40 }, series: { cpuPercent: { unit: 'percent', t, v: cpu }, connectedUsers: { unit: 'users', t, v: users } } };
 }
 
 test('CPU per user is the stable window\'s mean CPU over its mean connected users, and gates in both test types', () => {
@@ -21,5 +21,5 @@ test('CPU per user is the stable window\'s mean CPU over its mean connected user
   assert.equal(cpuPerUser.worse, 'higher');
   // No users connected, or no CPU series: not measured, rather than a division by zero.
   assert.equal(cpuPerUser.extract(run(cpu, cpu.map(() => 0))), undefined);
-  assert.equal(cpuPerUser.extract({ ...run(cpu, users), series: { connectedUsers: { t: [20], v: [3] } } }), undefined);
+  assert.equal(cpuPerUser.extract({ ...run(cpu, users), series: { connectedUsers: { unit: 'users', t: [20], v: [3] } } }), undefined);
 });

@@ -3,79 +3,60 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { noiseModelFileSchema } from '../../noise/schema.ts';
 import { runGate } from '../../run/gate.ts';
-import { parseRunOptions } from '../../run/options.ts';
-import { parseFlags } from '../../util/flags.ts';
+import { parseRunOptions, runCommand } from '../../run/options.ts';
+import { defineCommand, flag, section } from '../../util/flags.ts';
 import type { CliIO } from '../../util/io.ts';
 
-export const usage = `Usage: loadgate calibrate --config <gate.yml> --version <v> --runs <n> --out <dir> [--write] [bench options]
+const gate = runCommand.flags;
 
-Measures the bench's noise: runs <v> on both sides, n pairs in the gate's counterbalanced
+const calibrateCommand = defineCommand({
+  command: 'calibrate',
+  about: `Measures the bench's noise: runs <v> on both sides, n pairs in the gate's counterbalanced
 order (no early stop), and writes the per-run sd of ln(value) of every gating metric, with
 its runs, degrees of freedom, version and date, to <out>/noise-model.json. The runs are one
 version, so they are one group: an offset between the two sides counts as noise. The
-config's noiseModel is neither used nor checked (it is stale after a profile change).
-  --write                  Also write it over the config's noiseModel file
-  --tests <a,b>            Only these tests
-  --resume                 Reuse the completed runs already in <out>/results: a stopped
-                           calibration goes on; a finished one runs nothing and writes its
-                           noise model again from the same runs, by this loadgate's rules
-  --history <dir>          Warm-start hints from the earlier run results in this folder,
-                           as for loadgate run; without it, only from this calibration's runs
-  --bench-file, --users-file, --cache-dir, --keep   As for loadgate run
-Use at least 3 pairs: with n pairs each metric gets 2n − 1 degrees of freedom.
-Exit codes: 0 model written, 2 too few completed runs to measure, 3 bad input.`;
-
-const flagsSchema = z.strictObject({
-  config: z.string({ error: 'required: the gate config file' }).min(1),
-  version: z.string({ error: 'required: the version to run on both sides' }).min(1),
-  runs: z
-    .string({ error: 'required: the number of pairs, e.g. --runs 4' })
-    .regex(/^\d+$/, 'expected a whole number')
-    .transform(Number)
-    .refine((n) => n >= 2 && n <= 20, 'expected 2 to 20 pairs (one pair measures no spread)'),
-  out: z.string({ error: 'required: the report directory' }).min(1),
-  write: z.boolean().default(false),
-  tests: z.string().optional(),
-  'bench-file': z.string().min(1).optional(),
-  'users-file': z.string().min(1).optional(),
-  'cache-dir': z.string().min(1).optional(),
-  history: z.string().min(1).optional(),
-  keep: z.boolean().default(false),
-  resume: z.boolean().default(false),
-  positionals: z.array(z.string()).max(0, 'unexpected argument; every option needs its --name'),
+config's noiseModel is neither used nor checked (it is stale after a profile change).`,
+  flags: {
+    config: gate.config,
+    version: flag.required('<v>', z.string({ error: 'required: the version to run on both sides' }).min(1), 'The version run on both sides'),
+    runs: flag.required(
+      '<n>',
+      z
+        .string({ error: 'required: the number of pairs, e.g. --runs 4' })
+        .regex(/^\d+$/, 'expected a whole number')
+        .transform(Number)
+        .refine((n) => n >= 2 && n <= 20, 'expected 2 to 20 pairs (one pair measures no spread)'),
+      'Pairs to run, 2 to 20; use at least 3: with n pairs each metric gets 2n − 1 degrees of freedom',
+    ),
+    out: gate.out,
+    write: flag.toggle("Also write it over the config's noiseModel file"),
+    tests: gate.tests,
+    resume: flag.toggle(
+      "Reuse the completed runs already in <out>/results: a stopped calibration goes on; a finished one runs nothing and writes its noise model again from the same runs, by this loadgate's rules",
+    ),
+    history: { ...gate.history, help: "Warm-start hints from the earlier run results in this folder, as for loadgate run; without it, only from this calibration's runs" },
+    keep: gate.keep,
+    'cache-dir': gate['cache-dir'],
+    ...section('AWS bench', { 'bench-file': gate['bench-file'], 'users-file': gate['users-file'] }),
+  },
+  notes: 'Exit codes: 0 model written, 2 too few completed runs to measure, 3 bad input.',
 });
 
+export const usage = calibrateCommand.usage;
+
+const GATE_FLAGS = ['tests', 'resume', 'history', 'keep', 'cache-dir', 'bench-file', 'users-file'] as const;
+
 export async function run(argv: string[], io: CliIO): Promise<number> {
-  const flags = parseFlags(
-    argv,
-    {
-      config: { type: 'string' },
-      version: { type: 'string' },
-      runs: { type: 'string' },
-      out: { type: 'string' },
-      write: { type: 'boolean' },
-      tests: { type: 'string' },
-      'bench-file': { type: 'string' },
-      'users-file': { type: 'string' },
-      'cache-dir': { type: 'string' },
-      history: { type: 'string' },
-      keep: { type: 'boolean' },
-      resume: { type: 'boolean' },
-    },
-    flagsSchema,
-    usage,
-  );
-  const pass = (name: string, value: string | undefined) => (value === undefined ? [] : [`--${name}`, value]);
+  const flags = calibrateCommand.parse(argv);
+  // The flags run shares are handed on as given; the rest become run's own.
+  const shared = GATE_FLAGS.flatMap((name) => {
+    const value = flags[name];
+    return value === undefined || value === false ? [] : value === true ? [`--${name}`] : [`--${name}`, value];
+  });
   const runArgs = [
     ...['--config', flags.config, '--baseline', flags.version, '--candidate', flags.version, '--out', flags.out],
     ...['--repeats', String(flags.runs), '--max-repeats', String(flags.runs)],
-    ...pass('tests', flags.tests),
-    ...pass('bench-file', flags['bench-file']),
-    ...pass('users-file', flags['users-file']),
-    ...pass('cache-dir', flags['cache-dir']),
-    ...pass('history', flags.history),
-    ...(flags.keep ? ['--keep'] : []),
-    ...(flags.resume ? ['--resume'] : []),
+    ...shared,
     ...(flags.write ? ['--update-noise-model'] : []),
   ];
   const options = { ...(await parseRunOptions(runArgs)), calibrate: true };

@@ -3,31 +3,32 @@ import { compareAndReport, compareVerdict } from '../../compare/index.ts';
 import { EXIT_CODES } from '../../results/verdict-schema.ts';
 import { loadGateConfig } from '../../config/load.ts';
 import { loadRunResult } from '../../results/load.ts';
-import { parseFlags } from '../../util/flags.ts';
+import { defineCommand, flag } from '../../util/flags.ts';
 import type { CliIO } from '../../util/io.ts';
 
-export const usage = `Usage: loadgate compare --baseline <run.json>... --candidate <run.json>... --out <dir> [--config gate.yml] [--note TEXT]... [--verdict-only]
-
-Compares run results of a baseline and a candidate version and writes <dir>/verdict.json,
+const compareCommand = defineCommand({
+  command: 'compare',
+  about: `Compares run results of a baseline and a candidate version and writes <dir>/verdict.json,
 <dir>/README.md (the report), <dir>/graphs/*.png and copies of the inputs in <dir>/results/.
---verdict-only writes <dir>/verdict.json alone (the same file, with the decision and next),
-in a fraction of the time, and removes a README.md and graphs/ left there by an earlier
-compare; the exit code is the same. For a caller that decides between pairs and renders once.
 Tolerances, the noise model, repeats and maxRepeats come from --config (default: the seed
 reports' tolerances with noise assumed from them). The pairs are replayed in repeat order
 through the same sequential decision \`loadgate run\` uses, so the verdict is the one the run
-stopped with.
-Exit codes: 0 pass, 1 fail, 2 inconclusive, 3 bad input.`;
-
-const flagsSchema = z.strictObject({
-  baseline: z.array(z.string().min(1)).min(1, 'give at least one baseline run result'),
-  candidate: z.array(z.string().min(1)).min(1, 'give at least one candidate run result'),
-  out: z.string().min(1, 'name the output directory'),
-  config: z.string().optional(),
-  note: z.array(z.string()).default([]),
-  'verdict-only': z.boolean().default(false),
+stopped with.`,
+  flags: {
+    baseline: flag.list('<run.json>', z.array(z.string().min(1)).min(1, 'give at least one baseline run result'), 'Run results of the baseline (--baseline a.json b.json, or the flag once per file)', true),
+    candidate: flag.list('<run.json>', z.array(z.string().min(1)).min(1, 'give at least one candidate run result'), 'Run results of the candidate, as for --baseline', true),
+    out: flag.required('<dir>', z.string().min(1, 'name the output directory'), 'Report directory'),
+    config: flag.optional('<gate.yml>', z.string(), 'Gate config: tolerances, noise model, repeats and maxRepeats'),
+    note: flag.list('<text>', z.array(z.string()), 'A note for the report'),
+    'verdict-only': flag.toggle(
+      'Write <dir>/verdict.json alone (the same file, with the decision and next), in a fraction of the time, and remove a README.md and graphs/ left there by an earlier compare; the exit code is the same. For a caller that decides between pairs and renders once',
+    ),
+  },
   positionals: z.array(z.string()).max(0, 'files belong after --baseline or --candidate (--baseline a.json b.json), and every other flag takes one value'),
+  notes: 'Exit codes: 0 pass, 1 fail, 2 inconclusive, 3 bad input.',
 });
+
+export const usage = compareCommand.usage;
 
 /**
  * `--baseline a.json b.json` (the usage line's form) is accepted too: trailing positionals
@@ -51,19 +52,7 @@ function expandLists(argv: string[]): string[] {
 }
 
 export async function run(argv: string[], io: CliIO): Promise<number> {
-  const flags = parseFlags(
-    expandLists(argv),
-    {
-      baseline: { type: 'string', multiple: true },
-      candidate: { type: 'string', multiple: true },
-      out: { type: 'string' },
-      config: { type: 'string' },
-      note: { type: 'string', multiple: true },
-      'verdict-only': { type: 'boolean' },
-    },
-    flagsSchema,
-    usage,
-  );
+  const flags = compareCommand.parse(expandLists(argv));
   const config = flags.config ? await loadGateConfig(flags.config) : undefined;
   const baseline = await Promise.all(flags.baseline.map(loadRunResult));
   const candidate = await Promise.all(flags.candidate.map(loadRunResult));

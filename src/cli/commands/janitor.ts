@@ -3,39 +3,39 @@ import { runJanitor } from '../../aws/janitor.ts';
 import { processRunner } from '../../util/command-runner.ts';
 import { loadGateConfig } from '../../config/load.ts';
 import { InputError } from '../../util/errors.ts';
-import { parseFlags } from '../../util/flags.ts';
+import { defineCommand, flag } from '../../util/flags.ts';
 import type { CliIO } from '../../util/io.ts';
 
-export const usage = `Usage: loadgate janitor --bucket <state bucket> --state-region <region>
-                       [--region <region>]... [--regions <a,b>] [--config <gate.yml>]...
-                       [--infra infra/aws] [--dry-run]
+const region = z.string().regex(/^[a-z]{2}(-[a-z]+)+-\d$/, 'expected an AWS region such as us-east-1');
 
-Destroys every AWS bench whose ExpiresAt tag has passed: terraform destroy with the bench's
+const janitorCommand = defineCommand({
+  command: 'janitor',
+  about: `Destroys every AWS bench whose ExpiresAt tag has passed: terraform destroy with the bench's
 own state key and the tfvars stored beside it, falling back to deleting its tagged
 resources. A bench lives in the region its gate config names (bench.aws.region), so every
 such region is swept: the --region flags, the comma-separated --regions list, and the
 bench.aws.region of each --config on the AWS bench. Run hourly by
 .github/workflows/janitor.yml. Exit 0 when every expired bench is gone, 1 when something
-could not be deleted, 3 on bad flags.
-
-  --state-region   region of the state bucket (the Terraform backend)`;
-
-const region = z.string().regex(/^[a-z]{2}(-[a-z]+)+-\d$/, 'expected an AWS region such as us-east-1');
-
-const flagsSchema = z.strictObject({
-  bucket: z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'expected an S3 bucket name'),
-  'state-region': region,
-  region: z.array(region).default([]),
-  regions: z
-    .string()
-    .transform((list) => list.split(/[\s,]+/).filter(Boolean))
-    .pipe(z.array(region))
-    .optional(),
-  config: z.array(z.string().min(1)).default([]),
-  infra: z.string().default('infra/aws'),
-  'dry-run': z.boolean().default(false),
-  positionals: z.array(z.string()).max(0, 'unexpected argument'),
+could not be deleted, 3 on bad flags.`,
+  flags: {
+    bucket: flag.required('<state bucket>', z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'expected an S3 bucket name'), 'S3 bucket of the Terraform state'),
+    'state-region': flag.required('<region>', region, 'region of the state bucket (the Terraform backend)'),
+    region: flag.list('<region>', z.array(region), 'A region to sweep'),
+    regions: flag.optional(
+      '<a,b>',
+      z
+        .string()
+        .transform((list) => list.split(/[\s,]+/).filter(Boolean))
+        .pipe(z.array(region)),
+      'Regions to sweep, comma-separated',
+    ),
+    config: flag.list('<gate.yml>', z.array(z.string().min(1)), "A gate config whose bench.aws.region is swept"),
+    infra: flag.withDefault('<dir>', z.string(), 'infra/aws', 'The Terraform root'),
+    'dry-run': flag.toggle('List what would be destroyed, and destroy nothing'),
+  },
 });
+
+export const usage = janitorCommand.usage;
 
 /** Every region a sweep covers: flags, the list, and the AWS gate configs' regions. */
 export async function sweepRegions(flags: { region: string[]; regions?: string[] | undefined; config: string[] }): Promise<string[]> {
@@ -51,20 +51,7 @@ export async function sweepRegions(flags: { region: string[]; regions?: string[]
 }
 
 export async function run(argv: string[], io: CliIO): Promise<number> {
-  const flags = parseFlags(
-    argv,
-    {
-      bucket: { type: 'string' },
-      'state-region': { type: 'string' },
-      region: { type: 'string', multiple: true },
-      regions: { type: 'string' },
-      config: { type: 'string', multiple: true },
-      infra: { type: 'string' },
-      'dry-run': { type: 'boolean' },
-    },
-    flagsSchema,
-    usage,
-  );
+  const flags = janitorCommand.parse(argv);
   const regions = await sweepRegions(flags);
   io.out(`janitor: sweeping ${regions.join(', ')}`);
   const report = await runJanitor(processRunner, {

@@ -9,39 +9,25 @@ import { emitOutputs } from '../../github/outputs.ts';
 import { pickBaseline } from '../../inputs/pick-baseline.ts';
 import { validateConfigPath } from '../../inputs/validate.ts';
 import { InputError } from '../../util/errors.ts';
-import { parseFlags } from '../../util/flags.ts';
+import { defineCommand, flag } from '../../util/flags.ts';
 import type { CliIO } from '../../util/io.ts';
 
-export const usage = `Usage: loadgate pick-baseline --candidate TAG [--tags-file FILE] [options]
-
-Picks the newest stable release tag below the candidate in semver order (pre-releases
+const pickBaselineCommand = defineCommand({
+  command: 'pick-baseline',
+  about: `Picks the newest stable release tag below the candidate in semver order (pre-releases
 skipped) and says why. Tags come from --tags-file (one per line) or from the GitHub API
-(GITHUB_TOKEN, GITHUB_REPOSITORY, GITHUB_API_URL; needs contents: read).
-
-Options:
-  --config FILE         Gate config whose target.versionPattern tags must match
-  --write-choice FILE   Write the choice as JSON (for publish --baseline-choice)
-  --github-output       Also append baseline=... to $GITHUB_OUTPUT
-  --json                Print the choice as JSON instead of key=value lines`;
-
-const options = {
-  candidate: { type: 'string' },
-  'tags-file': { type: 'string' },
-  config: { type: 'string' },
-  'write-choice': { type: 'string' },
-  'github-output': { type: 'boolean' },
-  json: { type: 'boolean' },
-} as const;
-
-const flagsSchema = z.strictObject({
-  candidate: z.string({ error: 'required: the candidate tag' }),
-  'tags-file': z.string().min(1).optional(),
-  config: z.string().optional(),
-  'write-choice': z.string().min(1).optional(),
-  'github-output': z.boolean().default(false),
-  json: z.boolean().default(false),
-  positionals: z.array(z.string()).max(0, 'pick-baseline takes no positional arguments'),
+(GITHUB_TOKEN, GITHUB_REPOSITORY, GITHUB_API_URL; needs contents: read).`,
+  flags: {
+    candidate: flag.required('TAG', z.string({ error: 'required: the candidate tag' }), 'The candidate tag'),
+    'tags-file': flag.optional('FILE', z.string().min(1), 'Tags, one per line (default: from the GitHub API)'),
+    config: flag.optional('FILE', z.string(), 'Gate config whose target.versionPattern tags must match'),
+    'write-choice': flag.optional('FILE', z.string().min(1), 'Write the choice as JSON (for publish --baseline-choice)'),
+    'github-output': flag.toggle('Also append baseline=... to $GITHUB_OUTPUT'),
+    json: flag.toggle('Print the choice as JSON instead of key=value lines'),
+  },
 });
+
+export const usage = pickBaselineCommand.usage;
 
 /** Most tags read from a file; a release history is far shorter. */
 const MAX_TAGS = 10_000;
@@ -65,7 +51,7 @@ async function tagsFromGitHub(log: (line: string) => void): Promise<string[]> {
 }
 
 export async function run(argv: string[], io: CliIO): Promise<number> {
-  const flags = parseFlags(argv, options, flagsSchema, usage);
+  const flags = pickBaselineCommand.parse(argv);
   const config = flags.config ? await loadGateConfig(validateConfigPath(flags.config)) : undefined;
   const tags = flags['tags-file'] ? await tagsFromFile(flags['tags-file']) : await tagsFromGitHub((l) => io.err(l));
   const choice = pickBaseline(flags.candidate, tags, config?.target.versionPattern);

@@ -12,83 +12,48 @@ import { readRunInfo, type RunContext } from '../../aws/run-info.ts';
 import { readActionsContext } from '../../github/actions-context.ts';
 import { benchInputsSchema, buildTfvars } from '../../aws/tfvars.ts';
 import { requireLicenceSecret } from '../../target/mattermost/licence.ts';
-import { parseFlags } from '../../util/flags.ts';
+import { defineCommand, flag, section } from '../../util/flags.ts';
 import type { CliIO } from '../../util/io.ts';
 
-export const usage = `Usage: loadgate plan --config gate.yml [--max-cost USD] [--format text|json|tfvars] [options]
-
-Prints what the AWS bench of a gate creates (preset resolved, every resource),
+const planCommand = defineCommand({
+  command: 'plan',
+  about: `Prints what the AWS bench of a gate creates (preset resolved, every resource),
 its estimated duration (unbounded tests at their maxDuration) and cost (on-demand
 prices from src/aws/prices.ts, with their date). Exits 1 without output other
-than the refusal when the estimate exceeds --max-cost or bench.aws.maxCostUsd.
-
-  --config FILE            gate config (bench.kind: aws)
-  --max-cost USD           refuse a gate whose estimate exceeds this (wins over bench.aws.maxCostUsd)
-  --format FORMAT          text (default), json, or tfvars: terraform.tfvars.json for infra/aws
-  --out FILE               write the output to FILE instead of stdout
-  --runner-limit MINUTES   job time limit of the runners (default ${GITHUB_HOSTED_JOB_LIMIT_MINUTES}, GitHub-hosted); exit 3
-                           when one run, provisioning or teardown cannot fit in a job
-  --db-snapshot ID         Aurora cluster snapshot with the dataset (restore)
-  --db-dump-url URL        PostgreSQL dump the first app node loads (https, .sql or .sql.gz)
-  --db-name NAME           database Mattermost uses (the seed dumps use ltdb)
-
-tfvars only:
-  --version VERSION        Mattermost version installed first (must match target.versionPattern)
-  --license-secret-arn ARN Secrets Manager secret holding the Mattermost licence
-  --controller-cidr CIDR   where the controller connects from (repeatable), e.g. 203.0.113.7/32
-  --repository OWNER/NAME  default: GITHUB_REPOSITORY
-  --run-id ID              default: GITHUB_RUN_ID
-  --run-attempt N          default: GITHUB_RUN_ATTEMPT, else 1
-  --commit SHA             default: GITHUB_SHA
-  --now TIME               ISO time the expiry is counted from (default: now)
-  --destroy-only           tfvars rebuilt for terraform destroy: the licence is not required`;
-
-const flagsSchema = z.strictObject({
-  config: z.string({ error: 'name the gate config with --config' }).min(1),
-  'max-cost': z.coerce.number({ error: 'expected a number of US dollars' }).positive('must be above 0').optional(),
-  format: z.enum(['text', 'json', 'tfvars']).default('text'),
-  'runner-limit': runnerLimitSchema.default(GITHUB_HOSTED_JOB_LIMIT_MINUTES),
-  out: z.string().min(1).optional(),
-  'db-snapshot': z.string().optional(),
-  'db-dump-url': z.string().optional(),
-  'db-name': z.string().optional(),
-  version: z.string().optional(),
-  'license-secret-arn': z.string().optional(),
-  'controller-cidr': z.array(z.string()).default([]),
-  repository: z.string().optional(),
-  'run-id': z.string().optional(),
-  'run-attempt': z.string().optional(),
-  commit: z.string().optional(),
-  now: z.iso.datetime({ offset: true }).optional(),
-  'destroy-only': z.boolean().default(false),
+than the refusal when the estimate exceeds --max-cost or bench.aws.maxCostUsd.`,
+  flags: {
+    config: flag.required('FILE', z.string({ error: 'name the gate config with --config' }).min(1), 'gate config (bench.kind: aws)'),
+    'max-cost': flag.optional('USD', z.coerce.number({ error: 'expected a number of US dollars' }).positive('must be above 0'), 'refuse a gate whose estimate exceeds this (wins over bench.aws.maxCostUsd)'),
+    format: flag.withDefault('FORMAT', z.enum(['text', 'json', 'tfvars']), 'text', 'text, json, or tfvars: terraform.tfvars.json for infra/aws'),
+    out: flag.optional('FILE', z.string().min(1), 'write the output to FILE instead of stdout'),
+    'runner-limit': flag.withDefault(
+      'MINUTES',
+      runnerLimitSchema,
+      String(GITHUB_HOSTED_JOB_LIMIT_MINUTES),
+      'job time limit of the runners (the default is GitHub-hosted runners\'); exit 3 when one run, provisioning or teardown cannot fit in a job',
+    ),
+    'db-snapshot': flag.optional('ID', z.string(), 'Aurora cluster snapshot with the dataset (restore)'),
+    'db-dump-url': flag.optional('URL', z.string(), 'PostgreSQL dump the first app node loads (https, .sql or .sql.gz)'),
+    'db-name': flag.optional('NAME', z.string(), 'database Mattermost uses (the seed dumps use ltdb)'),
+    ...section('tfvars only', {
+      version: flag.optional('VERSION', z.string(), 'Mattermost version installed first (must match target.versionPattern)'),
+      'license-secret-arn': flag.optional('ARN', z.string(), 'Secrets Manager secret holding the Mattermost licence'),
+      'controller-cidr': flag.list('CIDR', z.array(z.string()), 'where the controller connects from, e.g. 203.0.113.7/32'),
+      repository: flag.optional('OWNER/NAME', z.string(), 'default: GITHUB_REPOSITORY'),
+      'run-id': flag.optional('ID', z.string(), 'default: GITHUB_RUN_ID'),
+      'run-attempt': flag.optional('N', z.string(), 'default: GITHUB_RUN_ATTEMPT, else 1'),
+      commit: flag.optional('SHA', z.string(), 'default: GITHUB_SHA'),
+      now: flag.optional('TIME', z.iso.datetime({ offset: true }), 'ISO time the expiry is counted from (default: now)'),
+      'destroy-only': flag.toggle('tfvars rebuilt for terraform destroy: the licence is not required'),
+    }),
+  },
   positionals: z.array(z.string()).max(0, 'plan takes no positional arguments; name the config with --config'),
 });
 
+export const usage = planCommand.usage;
+
 export async function run(argv: string[], io: CliIO, readContext: () => Promise<Partial<RunContext>> = readActionsContext): Promise<number> {
-  const flags = parseFlags(
-    argv,
-    {
-      config: { type: 'string' },
-      'max-cost': { type: 'string' },
-      format: { type: 'string' },
-      out: { type: 'string' },
-      'runner-limit': { type: 'string' },
-      'db-snapshot': { type: 'string' },
-      'db-dump-url': { type: 'string' },
-      'db-name': { type: 'string' },
-      version: { type: 'string' },
-      'license-secret-arn': { type: 'string' },
-      'controller-cidr': { type: 'string', multiple: true },
-      repository: { type: 'string' },
-      'run-id': { type: 'string' },
-      'run-attempt': { type: 'string' },
-      commit: { type: 'string' },
-      now: { type: 'string' },
-      'destroy-only': { type: 'boolean' },
-    },
-    flagsSchema,
-    usage,
-  );
+  const flags = planCommand.parse(argv);
   const config = await loadGateConfig(flags.config);
   if (config.bench.kind !== 'aws') {
     throw new InputError(`${flags.config}: bench.kind is "${config.bench.kind}"; plan estimates the AWS bench (bench.kind: aws)`);

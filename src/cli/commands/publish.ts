@@ -11,78 +11,47 @@ import { secretsFromEnv } from '../../github/secret-scan.ts';
 import { COMMIT_SHA } from '../../inputs/patterns.ts';
 import { validateCheckName, validateConfigPath, validateGateInputs, validateVersionLabel, DEFAULT_CHECK_NAME } from '../../inputs/validate.ts';
 import { InputError } from '../../util/errors.ts';
-import { parseFlags } from '../../util/flags.ts';
+import { defineCommand, flag } from '../../util/flags.ts';
 import type { CliIO } from '../../util/io.ts';
 
-export const usage = `Usage: loadgate publish --mode start|finish --baseline A --candidate B [options]
-
-  --mode start     Create the check run (in_progress) with the gate plan. Needs --config.
-  --mode finish    Commit --report to perf-report/A-vs-B, open or update its pull request,
-                   and complete the check run with the verdict (pass: success, fail: failure,
-                   inconclusive or no verdict: action_required).
-
-Options:
-  --report DIR          Report directory from \`loadgate compare|run --out\` (finish)
-  --sha SHA             Commit of the candidate (default: resolved from the candidate tag)
-  --check-run-id ID     Check run from \`--mode start\` (default: the open one of that name)
-  --check-name NAME     Check run name (default ${DEFAULT_CHECK_NAME})
-  --config FILE         Gate config: the plan (start) and annotations (finish)
-  --tests LIST          Test names for the plan, comma-separated (default: all)
-  --repeats N           Runs per side for the plan (default: the config's)
-  --bench local|aws     Bench for the plan (default: the config's)
-  --max-cost USD        AWS bench budget for the plan (default: bench.aws.maxCostUsd)
-  --baseline-choice F   JSON written by \`pick-baseline --write-choice\`
-  --gate-result R       The gate job's result (success|failure|cancelled|skipped), said when there is no verdict
-  --report-withheld     The gate job refused to upload the report (it held a secret): say so
-  --github-output       Also append the outputs to $GITHUB_OUTPUT
-  --fail-on-verdict     Exit 1 on fail and 2 on inconclusive after publishing
-
-The check run is always completed with the verdict, even when the report pull request
+const publishCommand = defineCommand({
+  command: 'publish',
+  flags: {
+    mode: flag.withDefault(
+      'start|finish',
+      z.enum(['start', 'finish']),
+      'finish',
+      'start: create the check run (in_progress) with the gate plan; needs --config.\nfinish: commit --report to perf-report/A-vs-B, open or update its pull request, and complete the check run with the verdict (pass: success, fail: failure, inconclusive or no verdict: action_required)',
+    ),
+    baseline: flag.required('A', z.string({ error: 'required: the baseline version' }), 'Baseline version'),
+    candidate: flag.required('B', z.string({ error: 'required: the candidate version' }), 'Candidate version'),
+    report: flag.optional('DIR', z.string().min(1), 'Report directory from `loadgate compare|run --out` (finish)'),
+    sha: flag.optional('SHA', z.string().regex(COMMIT_SHA, 'expected a 40- or 64-character lower-case commit SHA'), 'Commit of the candidate (default: resolved from the candidate tag)'),
+    'check-run-id': flag.optional(
+      'ID',
+      z.string().regex(/^[0-9]{1,15}$/, 'expected a numeric check run id').transform(Number),
+      'Check run from `--mode start` (default: the open one of that name)',
+    ),
+    'check-name': flag.withDefault('NAME', z.string(), DEFAULT_CHECK_NAME, 'Check run name'),
+    config: flag.optional('FILE', z.string(), 'Gate config: the plan (start) and annotations (finish)'),
+    tests: flag.optional('LIST', z.string(), 'Test names for the plan, comma-separated (default: all)'),
+    repeats: flag.optional('N', z.string(), "Runs per side for the plan (default: the config's)"),
+    bench: flag.optional('local|aws', z.string(), "Bench for the plan (default: the config's)"),
+    'max-cost': flag.optional('USD', z.string(), 'AWS bench budget for the plan (default: bench.aws.maxCostUsd)'),
+    'baseline-choice': flag.optional('F', z.string(), 'JSON written by `pick-baseline --write-choice`'),
+    'gate-result': flag.optional('R', z.enum(['success', 'failure', 'cancelled', 'skipped']), "The gate job's result (success|failure|cancelled|skipped), said when there is no verdict"),
+    'report-withheld': flag.toggle('The gate job refused to upload the report (it held a secret): say so'),
+    'github-output': flag.toggle('Also append the outputs to $GITHUB_OUTPUT'),
+    'fail-on-verdict': flag.toggle('Exit 1 on fail and 2 on inconclusive after publishing'),
+  },
+  notes: `The check run is always completed with the verdict, even when the report pull request
 cannot be published; the command then prints why and exits 3 (or 2 for an unexpected
 error), after writing the outputs.
 
-Environment: GITHUB_TOKEN, GITHUB_REPOSITORY, GITHUB_API_URL, GITHUB_SERVER_URL, GITHUB_RUN_ID.`;
-
-const options = {
-  mode: { type: 'string' },
-  report: { type: 'string' },
-  baseline: { type: 'string' },
-  candidate: { type: 'string' },
-  sha: { type: 'string' },
-  'check-run-id': { type: 'string' },
-  'check-name': { type: 'string' },
-  config: { type: 'string' },
-  tests: { type: 'string' },
-  repeats: { type: 'string' },
-  bench: { type: 'string' },
-  'max-cost': { type: 'string' },
-  'baseline-choice': { type: 'string' },
-  'gate-result': { type: 'string' },
-  'report-withheld': { type: 'boolean' },
-  'github-output': { type: 'boolean' },
-  'fail-on-verdict': { type: 'boolean' },
-} as const;
-
-const flagsSchema = z.strictObject({
-  mode: z.enum(['start', 'finish']).default('finish'),
-  report: z.string().min(1).optional(),
-  baseline: z.string({ error: 'required: the baseline version' }),
-  candidate: z.string({ error: 'required: the candidate version' }),
-  sha: z.string().regex(COMMIT_SHA, 'expected a 40- or 64-character lower-case commit SHA').optional(),
-  'check-run-id': z.string().regex(/^[0-9]{1,15}$/, 'expected a numeric check run id').transform(Number).optional(),
-  'check-name': z.string().optional(),
-  config: z.string().optional(),
-  tests: z.string().optional(),
-  repeats: z.string().optional(),
-  bench: z.string().optional(),
-  'max-cost': z.string().optional(),
-  'baseline-choice': z.string().optional(),
-  'gate-result': z.enum(['success', 'failure', 'cancelled', 'skipped']).optional(),
-  'report-withheld': z.boolean().default(false),
-  'github-output': z.boolean().default(false),
-  'fail-on-verdict': z.boolean().default(false),
-  positionals: z.array(z.string()).max(0, 'publish takes no positional arguments'),
+Environment: GITHUB_TOKEN, GITHUB_REPOSITORY, GITHUB_API_URL, GITHUB_SERVER_URL, GITHUB_RUN_ID.`,
 });
+
+export const usage = publishCommand.usage;
 
 /** What a gate job result means when there is no verdict. */
 const GATE_RESULT_PROBLEM: Record<'failure' | 'cancelled' | 'skipped', string> = {
@@ -92,9 +61,9 @@ const GATE_RESULT_PROBLEM: Record<'failure' | 'cancelled' | 'skipped', string> =
 };
 
 export async function run(argv: string[], io: CliIO): Promise<number> {
-  const flags = parseFlags(argv, options, flagsSchema, usage);
+  const flags = publishCommand.parse(argv);
   const env = readGitHubEnv(await readActionsContext());
-  const checkName = validateCheckName(flags['check-name'] ?? DEFAULT_CHECK_NAME);
+  const checkName = validateCheckName(flags['check-name']);
   const configPath = flags.config === undefined ? undefined : validateConfigPath(flags.config);
   const config = configPath ? await loadGateConfig(configPath) : undefined;
   const baseline = validateVersionLabel(flags.baseline, 'baseline', config?.target.versionPattern);

@@ -2,26 +2,29 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { JSON_SCHEMAS, jsonSchemaFor } from '../json-schemas.ts';
-import { parseFlags } from '../../util/flags.ts';
+import { defineCommand, flag } from '../../util/flags.ts';
 import type { CliIO } from '../../util/io.ts';
-
-export const usage = `Usage: loadgate schema [--write <dir>] [--check <dir>] [name]
-
-Prints a JSON Schema (${Object.keys(JSON_SCHEMAS).join(', ')}), writes all of them to
-<dir> (the repo keeps them in schema/), or checks that <dir> is up to date (exit 1 if stale).`;
 
 const names = Object.keys(JSON_SCHEMAS) as (keyof typeof JSON_SCHEMAS)[];
 
-const flagsSchema = z.strictObject({
-  write: z.string().optional(),
-  check: z.string().optional(),
+const schemaCommand = defineCommand({
+  command: 'schema',
+  synopsis: '[name]',
+  about: `Prints a JSON Schema (${names.join(', ')}), writes all of them to
+a folder (the repo keeps them in schema/), or checks that a folder is up to date (exit 1 if stale).`,
+  flags: {
+    write: flag.optional('<dir>', z.string(), 'Write every schema to this folder'),
+    check: flag.optional('<dir>', z.string(), 'Check that the schemas in this folder are up to date'),
+  },
   positionals: z.array(z.enum(names as [string, ...string[]])).max(1),
 });
+
+export const usage = schemaCommand.usage;
 
 const render = (name: keyof typeof JSON_SCHEMAS) => `${JSON.stringify(jsonSchemaFor(name), null, 2)}\n`;
 
 export async function run(argv: string[], io: CliIO): Promise<number> {
-  const flags = parseFlags(argv, { write: { type: 'string' }, check: { type: 'string' } }, flagsSchema, usage);
+  const flags = schemaCommand.parse(argv);
   if (flags.write) {
     await mkdir(flags.write, { recursive: true });
     for (const name of names) await writeFile(join(flags.write, name), render(name));

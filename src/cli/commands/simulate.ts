@@ -4,31 +4,8 @@ import { loadGateConfig } from '../../config/load.ts';
 import { assumedModel, loadNoiseModel, noiseModelPath } from '../../noise/model.ts';
 import { gatingMetrics } from '../../noise/profile.ts';
 import { InputError } from '../../util/errors.ts';
-import { parseFlags } from '../../util/flags.ts';
+import { defineCommand, flag } from '../../util/flags.ts';
 import type { CliIO } from '../../util/io.ts';
-
-export const usage = `Usage: loadgate simulate --config <gate.yml> [--noise <model.json>] [--trials N] [--seed S] [--noise-scale X] [--slope-scale X] [--json]
-
-Monte Carlo of the gate's own decision (the code compare and run use) at the noise
-model's per-run spread: for no change, a change at the tolerance, at the material
-regression and at 1.5 × it on each gating metric, a drifting bench and a bench whose
-speed steps from one pair to the next, and benches the model does not describe (noise 1.5 ×
-the model's, an unmodelled per-run factor shared by every metric), the share of pass / fail /
-inconclusive verdicts and the runs per side it took (mean and max).
-Seeded: the same inputs print the same table.
-  --noise <file>   Noise model (default: the config's noiseModel, else assumed from the tolerances)
-  --trials <n>     Simulated gates per row (default 1000)
-  --seed <n>       PRNG seed (default 1)
-  --noise-scale <x | test.metric=x>
-                   The bench's true noise as x times the model's (default 1: the model is
-                   right), on every gating metric or on one: what the gate does on a day
-                   the bench is noisier than it was calibrated
-  --slope-scale <x>
-                   For checks whose noise model has a speed fit (the local bench's CPU
-                   probe): the metric's true slope against the machine's speed as x times the
-                   fitted one (default 1; 0: the probe says nothing; 2: twice as steep)
-  --json           Print the rows and the goals as JSON
-Exit codes: 0 printed (goals met or not: see the output), 3 bad input.`;
 
 const count = (what: string, max: number) =>
   z
@@ -37,37 +14,50 @@ const count = (what: string, max: number) =>
     .transform(Number)
     .refine((n) => n >= 1 && n <= max, `expected 1 to ${max}`);
 
-const flagsSchema = z.strictObject({
-  config: z.string({ error: 'required: the gate config file' }).min(1),
-  noise: z.string().min(1).optional(),
-  trials: count('trials', 100000).default(1000),
-  seed: count('seed', 2 ** 31).default(1),
-  'noise-scale': z
-    .string()
-    .regex(/^(?:([a-z][A-Za-z0-9_-]*\.[A-Za-z]+)=)?([0-9]+(?:\.[0-9]+)?)$/, 'expected a multiple such as 3, or test.metric=3 (for example unbounded.supportedUsers=3)')
-    .transform((v) => {
-      const at = v.lastIndexOf('=');
-      return at < 0 ? { scale: Number(v) } : { metric: v.slice(0, at), scale: Number(v.slice(at + 1)) };
-    })
-    .refine((v) => v.scale >= 0.1 && v.scale <= 10, 'expected a multiple from 0.1 to 10')
-    .optional(),
-  'slope-scale': z
-    .string()
-    .regex(/^[0-9]+(?:\.[0-9]+)?$/, 'expected a multiple such as 0.5 or 2')
-    .transform(Number)
-    .refine((x) => x <= 10, 'expected a multiple from 0 to 10')
-    .optional(),
-  json: z.boolean().default(false),
-  positionals: z.array(z.string()).max(0, 'unexpected argument; every option needs its --name'),
+const simulateCommand = defineCommand({
+  command: 'simulate',
+  about: `Monte Carlo of the gate's own decision (the code compare and run use) at the noise
+model's per-run spread: for no change, a change at the tolerance, at the material
+regression and at 1.5 × it on each gating metric, a drifting bench and a bench whose
+speed steps from one pair to the next, and benches the model does not describe (noise 1.5 ×
+the model's, an unmodelled per-run factor shared by every metric), the share of pass / fail /
+inconclusive verdicts and the runs per side it took (mean and max).
+Seeded: the same inputs print the same table.`,
+  flags: {
+    config: flag.required('<gate.yml>', z.string({ error: 'required: the gate config file' }).min(1), 'Gate config'),
+    noise: flag.optional('<file>', z.string().min(1), "Noise model (default: the config's noiseModel, else assumed from the tolerances)"),
+    trials: flag.withDefault('<n>', count('trials', 100000), '1000', 'Simulated gates per row'),
+    seed: flag.withDefault('<n>', count('seed', 2 ** 31), '1', 'PRNG seed'),
+    'noise-scale': flag.optional(
+      '<x | test.metric=x>',
+      z
+        .string()
+        .regex(/^(?:([a-z][A-Za-z0-9_-]*\.[A-Za-z]+)=)?([0-9]+(?:\.[0-9]+)?)$/, 'expected a multiple such as 3, or test.metric=3 (for example unbounded.supportedUsers=3)')
+        .transform((v) => {
+          const at = v.lastIndexOf('=');
+          return at < 0 ? { scale: Number(v) } : { metric: v.slice(0, at), scale: Number(v.slice(at + 1)) };
+        })
+        .refine((v) => v.scale >= 0.1 && v.scale <= 10, 'expected a multiple from 0.1 to 10'),
+      "The bench's true noise as x times the model's (default 1: the model is right), on every gating metric or on one: what the gate does on a day the bench is noisier than it was calibrated",
+    ),
+    'slope-scale': flag.optional(
+      '<x>',
+      z
+        .string()
+        .regex(/^[0-9]+(?:\.[0-9]+)?$/, 'expected a multiple such as 0.5 or 2')
+        .transform(Number)
+        .refine((x) => x <= 10, 'expected a multiple from 0 to 10'),
+      "For checks whose noise model has a speed fit (the local bench's CPU probe): the metric's true slope against the machine's speed as x times the fitted one (default 1; 0: the probe says nothing; 2: twice as steep)",
+    ),
+    json: flag.toggle('Print the rows and the goals as JSON'),
+  },
+  notes: 'Exit codes: 0 printed (goals met or not: see the output), 3 bad input.',
 });
 
+export const usage = simulateCommand.usage;
+
 export async function run(argv: string[], io: CliIO): Promise<number> {
-  const flags = parseFlags(
-    argv,
-    { config: { type: 'string' }, noise: { type: 'string' }, trials: { type: 'string' }, seed: { type: 'string' }, 'noise-scale': { type: 'string' }, 'slope-scale': { type: 'string' }, json: { type: 'boolean' } },
-    flagsSchema,
-    usage,
-  );
+  const flags = simulateCommand.parse(argv);
   const config = await loadGateConfig(flags.config);
   const path = flags.noise ?? noiseModelPath(config, flags.config);
   const model = path ? await loadNoiseModel(path, config) : assumedModel();

@@ -1,16 +1,23 @@
 import { readFile } from 'node:fs/promises';
+import { z } from 'zod';
 import { InputError } from '../../util/errors.ts';
+import { defineCommand } from '../../util/flags.ts';
 import { parseTerraformOutputsText } from '../../aws/terraform-outputs.ts';
 import type { CliIO } from '../../util/io.ts';
 
-export const usage = `Usage: loadgate tf-outputs <file|->
-
-Reads \`terraform output -json\` of infra/aws (a file, or - for stdin), checks
+const tfOutputsCommand = defineCommand({
+  command: 'tf-outputs',
+  synopsis: '<file|->',
+  about: `Reads \`terraform output -json\` of infra/aws (a file, or - for stdin), checks
 every output and prints the bench description as JSON: proxy, app nodes,
 agents, metrics node (Prometheus, Grafana, Pyroscope), database, OpenSearch.
-Exits 3 naming each missing or malformed output.
+Exits 3 naming each missing or malformed output.`,
+  flags: {},
+  positionals: z.array(z.string()).length(1, 'name one file of `terraform output -json`, or - for stdin'),
+  notes: '  terraform -chdir=infra/aws output -json | loadgate tf-outputs -',
+});
 
-  terraform -chdir=infra/aws output -json | loadgate tf-outputs -`;
+export const usage = tfOutputsCommand.usage;
 
 async function readStdin(stdin: NodeJS.ReadableStream): Promise<string> {
   const chunks: Buffer[] = [];
@@ -19,11 +26,7 @@ async function readStdin(stdin: NodeJS.ReadableStream): Promise<string> {
 }
 
 export async function run(argv: string[], io: CliIO, stdin: NodeJS.ReadableStream = process.stdin): Promise<number> {
-  const options = argv.filter((a) => a.startsWith('-') && a !== '-');
-  if (options.length) throw new InputError(`unknown option ${options[0]}\n\n${usage}`);
-  const files = argv.filter((a) => !a.startsWith('-') || a === '-');
-  if (files.length !== 1) throw new InputError(`name one file of \`terraform output -json\`, or - for stdin\n\n${usage}`);
-  const file = files[0] as string;
+  const [file] = tfOutputsCommand.parse(argv).positionals as [string];
   let text: string;
   if (file === '-') {
     text = await readStdin(stdin);

@@ -1,17 +1,22 @@
+import { z } from 'zod';
 import { loadGateConfig } from '../../config/load.ts';
 import { InputError } from '../../util/errors.ts';
+import { defineCommand } from '../../util/flags.ts';
 import type { CliIO } from '../../util/io.ts';
 
-export const usage = `Usage: loadgate validate <gate.yml>...
+const validateCommand = defineCommand({
+  command: 'validate',
+  synopsis: '<gate.yml>...',
+  about: `Checks each gate config. Exit 0 when all are valid; otherwise prints one line per
+problem, naming its path in the file (tests[1].health[3].threshold: expected number), and exits 3.`,
+  flags: {},
+  positionals: z.array(z.string()).min(1, 'name a gate config file'),
+});
 
-Checks each gate config. Exit 0 when all are valid; otherwise prints one line per
-problem, naming its path in the file (tests[1].health[3].threshold: expected number), and exits 3.`;
+export const usage = validateCommand.usage;
 
 export async function run(argv: string[], io: CliIO): Promise<number> {
-  const files = argv.filter((a) => !a.startsWith('-'));
-  const unknown = argv.filter((a) => a.startsWith('-'));
-  if (unknown.length) throw new InputError(`unknown option ${unknown[0]}\n\n${usage}`);
-  if (!files.length) throw new InputError(`name a gate config file\n\n${usage}`);
+  const files = validateCommand.parse(argv).positionals;
   let failed = 0;
   for (const file of files) {
     try {
