@@ -289,8 +289,10 @@ run "ceiling_4xl_662" {
 }
 
 # The bench module's variables refuse what would break the bench before anything
-# is planned (run on the module: a test can only expect failures of the module it runs).
-run "refuses_snapshot_and_dump" {
+# is planned: a snapshot with a dump, and a controller range open to everyone. Run on
+# the module (a test can only expect failures of the module it runs); each expected
+# failure must occur.
+run "refuses_snapshot_and_dump_and_wide_controller_range" {
   command = plan
 
   module {
@@ -302,23 +304,8 @@ run "refuses_snapshot_and_dump" {
     mattermost_download_url = var.bench.mattermost_download_url
     db_snapshot_identifier  = "lg-dataset-12m"
     db_dump_url             = "https://lt-public-data.s3.amazonaws.com/12M_610_fixed_psql.sql.gz"
-  }
-
-  expect_failures = [var.db_dump_url]
-}
-
-run "refuses_wide_controller_range" {
-  command = plan
-
-  module {
-    source = "./modules/bench"
-  }
-
-  variables {
-    name                    = var.bench_name
-    mattermost_download_url = var.bench.mattermost_download_url
     controller_cidr_blocks  = ["0.0.0.0/0"]
   }
 
-  expect_failures = [var.controller_cidr_blocks]
+  expect_failures = [var.db_dump_url, var.controller_cidr_blocks]
 }
