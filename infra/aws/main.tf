@@ -1,44 +1,45 @@
-# The bench of one gate run; every setting is a variable of this root module.
+# The bench of one gate run. Each setting is read from var.bench by the module
+# variable's own name; one left out is null, which the module takes as its default.
 
 module "bench" {
   source = "./modules/bench"
 
   name                          = var.bench_name
-  vpc_cidr                      = var.vpc_cidr
-  availability_zones            = var.availability_zones
-  controller_cidr_blocks        = var.controller_cidr_blocks
-  ssh_cidr_blocks               = var.ssh_cidr_blocks
-  ssh_key_name                  = var.ssh_key_name
-  ami_id                        = var.ami_id
-  app_instance_type             = var.app_instance_type
-  app_count                     = var.app_count
-  agent_instance_type           = var.agent_instance_type
-  agent_count                   = var.agent_count
-  proxy_instance_type           = var.proxy_instance_type
-  metrics_instance_type         = var.metrics_instance_type
-  app_volume_size_gb            = var.app_volume_size_gb
-  agent_volume_size_gb          = var.agent_volume_size_gb
-  proxy_volume_size_gb          = var.proxy_volume_size_gb
-  metrics_volume_size_gb        = var.metrics_volume_size_gb
-  db_instance_class             = var.db_instance_class
-  db_count                      = var.db_count
-  db_engine_version             = var.db_engine_version
-  db_name                       = var.db_name
-  db_username                   = var.db_username
-  db_snapshot_identifier        = var.db_snapshot_identifier
-  db_dump_url                   = var.db_dump_url
-  db_cluster_parameters         = var.db_cluster_parameters
-  db_performance_insights       = var.db_performance_insights
-  opensearch_count              = var.opensearch_count
-  opensearch_instance_type      = var.opensearch_instance_type
-  opensearch_engine_version     = var.opensearch_engine_version
-  opensearch_volume_size_gb     = var.opensearch_volume_size_gb
-  mattermost_download_url       = var.mattermost_download_url
-  mattermost_license_secret_arn = var.mattermost_license_secret_arn
-  mattermost_config_patch       = var.mattermost_config_patch
-  load_engine                   = var.load_engine
-  k6_version                    = var.k6_version
-  loadtest_download_url         = var.loadtest_download_url
-  metrics_images                = var.metrics_images
-  agent_api_port                = var.agent_api_port
+  vpc_cidr                      = try(var.bench.vpc_cidr, null)
+  availability_zones            = try(var.bench.availability_zones, null)
+  controller_cidr_blocks        = try(var.bench.controller_cidr_blocks, null)
+  ssh_cidr_blocks               = try(var.bench.ssh_cidr_blocks, null)
+  ssh_key_name                  = try(var.bench.ssh_key_name, null)
+  ami_id                        = try(var.bench.ami_id, null)
+  app_instance_type             = try(var.bench.app_instance_type, null)
+  app_count                     = try(var.bench.app_count, null)
+  agent_instance_type           = try(var.bench.agent_instance_type, null)
+  agent_count                   = try(var.bench.agent_count, null)
+  proxy_instance_type           = try(var.bench.proxy_instance_type, null)
+  metrics_instance_type         = try(var.bench.metrics_instance_type, null)
+  app_volume_size_gb            = try(var.bench.app_volume_size_gb, null)
+  agent_volume_size_gb          = try(var.bench.agent_volume_size_gb, null)
+  proxy_volume_size_gb          = try(var.bench.proxy_volume_size_gb, null)
+  metrics_volume_size_gb        = try(var.bench.metrics_volume_size_gb, null)
+  db_instance_class             = try(var.bench.db_instance_class, null)
+  db_count                      = try(var.bench.db_count, null)
+  db_engine_version             = try(var.bench.db_engine_version, null)
+  db_name                       = try(var.bench.db_name, null)
+  db_username                   = try(var.bench.db_username, null)
+  db_snapshot_identifier        = try(var.bench.db_snapshot_identifier, null)
+  db_dump_url                   = try(var.bench.db_dump_url, null)
+  db_cluster_parameters         = try(var.bench.db_cluster_parameters, null)
+  db_performance_insights       = try(var.bench.db_performance_insights, null)
+  opensearch_count              = try(var.bench.opensearch_count, null)
+  opensearch_instance_type      = try(var.bench.opensearch_instance_type, null)
+  opensearch_engine_version     = try(var.bench.opensearch_engine_version, null)
+  opensearch_volume_size_gb     = try(var.bench.opensearch_volume_size_gb, null)
+  mattermost_download_url       = try(var.bench.mattermost_download_url, null)
+  mattermost_license_secret_arn = try(var.bench.mattermost_license_secret_arn, null)
+  mattermost_config_patch       = try(var.bench.mattermost_config_patch, null)
+  load_engine                   = try(var.bench.load_engine, null)
+  k6_version                    = try(var.bench.k6_version, null)
+  loadtest_download_url         = try(var.bench.loadtest_download_url, null)
+  metrics_images                = try(var.bench.metrics_images, null)
+  agent_api_port                = try(var.bench.agent_api_port, null)
 }

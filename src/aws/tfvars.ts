@@ -9,24 +9,17 @@ import type { ResolvedBench } from './presets.ts';
 import { benchName, stateKey, type RunInfo } from './run-info.ts';
 
 /**
- * terraform.tfvars.json for infra/aws: the resolved bench sizes, the run's
- * identity and expiry, and what to install. The schema mirrors the root
- * module's variables (test/aws/hcl-shape.test.ts checks every key is one).
+ * terraform.tfvars.json for infra/aws: the run's identity and expiry at the top
+ * (the root module's variables), and under `bench` the resolved sizes and what
+ * to install, by the names of modules/bench's variables (test/aws/cli.test.ts
+ * checks every key is one).
  */
 
 /** Values the user data scripts put between single quotes: no quotes, spaces, `$` or backslashes. */
 const shellSafe = /^[^\s'"`$\\]+$/;
 const httpsUrl = z.string().regex(/^https:\/\/[^\s'"`$\\]+$/, 'expected an https:// URL without quotes, spaces, backslashes or $');
 
-export const tfvarsSchema = z.strictObject({
-  region: z.string(),
-  bench_name: z.string().regex(/^[a-z][a-z0-9-]{1,23}[a-z0-9]$/),
-  repository: z.string(),
-  run_id: z.string(),
-  run_attempt: z.number().int().min(1),
-  commit_sha: z.string(),
-  state_key: z.string(),
-  expires_at: z.string().regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/),
+const benchSettingsSchema = z.strictObject({
   controller_cidr_blocks: z.array(z.string()),
   app_instance_type: z.string(),
   app_count: z.number().int(),
@@ -48,11 +41,23 @@ export const tfvarsSchema = z.strictObject({
   loadtest_download_url: httpsUrl.optional(),
   agent_api_port: z.number().int(),
 });
+
+export const tfvarsSchema = z.strictObject({
+  region: z.string(),
+  bench_name: z.string().regex(/^[a-z][a-z0-9-]{1,23}[a-z0-9]$/),
+  repository: z.string(),
+  run_id: z.string(),
+  run_attempt: z.number().int().min(1),
+  commit_sha: z.string(),
+  state_key: z.string(),
+  expires_at: z.string().regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/),
+  bench: benchSettingsSchema,
+});
 export type Tfvars = z.output<typeof tfvarsSchema>;
 
 /**
  * Narrowest prefix accepted for the controller (and SSH) ranges, as infra/aws's
- * variables: a /16 is as wide as one organisation's egress plausibly gets; wider
+ * bench variables (modules/bench): a /16 is as wide as one organisation's egress plausibly gets; wider
  * would open the agents' unauthenticated k6 API and Prometheus to much of the internet.
  */
 const WIDEST_CONTROLLER_PREFIX = 16;
@@ -132,29 +137,31 @@ export function buildTfvars(
     commit_sha: run.commitSha,
     state_key: stateKey(run),
     expires_at: toRfc3339(expiresAt),
-    controller_cidr_blocks: inputs.controllerCidrs,
-    app_instance_type: bench.appInstanceType,
-    app_count: bench.appCount,
-    agent_instance_type: bench.agentInstanceType,
-    agent_count: bench.agentCount,
-    proxy_instance_type: bench.proxyInstanceType,
-    metrics_instance_type: bench.metricsInstanceType,
-    db_instance_class: bench.dbInstanceType,
-    db_count: bench.dbCount,
-    opensearch_count: bench.openSearchCount,
-    mattermost_download_url: mattermostDownloadUrl(config, inputs.version),
-    mattermost_config_patch: JSON.stringify(checkedOverrides(config.target.settings, 'target.settings')),
-    load_engine: engine,
-    agent_api_port: AGENT_API_PORTS[engine],
-    ...(inputs.dbName ? { db_name: inputs.dbName } : {}),
-    ...(inputs.dbSnapshot ? { db_snapshot_identifier: inputs.dbSnapshot } : {}),
-    ...(inputs.dbDumpUrl ? { db_dump_url: inputs.dbDumpUrl } : {}),
-    ...(inputs.licenseSecretArn ? { mattermost_license_secret_arn: inputs.licenseSecretArn } : {}),
-    ...(engine === 'k6'
-      ? { k6_version: engineVersion }
-      : {
-          loadtest_download_url: `https://github.com/mattermost/mattermost-load-test-ng/releases/download/${engineVersion}/mattermost-load-test-ng-${engineVersion}-linux-amd64.tar.gz`,
-        }),
+    bench: {
+      controller_cidr_blocks: inputs.controllerCidrs,
+      app_instance_type: bench.appInstanceType,
+      app_count: bench.appCount,
+      agent_instance_type: bench.agentInstanceType,
+      agent_count: bench.agentCount,
+      proxy_instance_type: bench.proxyInstanceType,
+      metrics_instance_type: bench.metricsInstanceType,
+      db_instance_class: bench.dbInstanceType,
+      db_count: bench.dbCount,
+      opensearch_count: bench.openSearchCount,
+      mattermost_download_url: mattermostDownloadUrl(config, inputs.version),
+      mattermost_config_patch: JSON.stringify(checkedOverrides(config.target.settings, 'target.settings')),
+      load_engine: engine,
+      agent_api_port: AGENT_API_PORTS[engine],
+      ...(inputs.dbName ? { db_name: inputs.dbName } : {}),
+      ...(inputs.dbSnapshot ? { db_snapshot_identifier: inputs.dbSnapshot } : {}),
+      ...(inputs.dbDumpUrl ? { db_dump_url: inputs.dbDumpUrl } : {}),
+      ...(inputs.licenseSecretArn ? { mattermost_license_secret_arn: inputs.licenseSecretArn } : {}),
+      ...(engine === 'k6'
+        ? { k6_version: engineVersion }
+        : {
+            loadtest_download_url: `https://github.com/mattermost/mattermost-load-test-ng/releases/download/${engineVersion}/mattermost-load-test-ng-${engineVersion}-linux-amd64.tar.gz`,
+          }),
+    },
   };
   // Our own output, checked so a bad value fails here rather than in terraform apply.
   return tfvarsSchema.parse(tfvars);

@@ -152,13 +152,13 @@ test('provision records the state key first, stores the tfvars it applies beside
     const outputs = box.outputs();
     assert.equal(outputs['state-key'], KEY);
     assert.ok(outputs['bench-file']?.endsWith('/loadgate/bench.json'));
-    const stored = JSON.parse(readFileSync(join(box.s3, TFVARS), 'utf8')) as Record<string, unknown>;
-    assert.deepEqual(stored.controller_cidr_blocks, ['198.51.100.7/32'], "the runner's own address, detected with checkip");
-    assert.equal(stored.mattermost_license_secret_arn, LICENSE);
-    assert.equal(stored.db_snapshot_identifier, 'lt-12m-610');
-    assert.equal(stored.db_name, 'ltdb');
+    const stored = JSON.parse(readFileSync(join(box.s3, TFVARS), 'utf8')) as Record<string, unknown> & { bench: Record<string, unknown> };
+    assert.deepEqual(stored.bench.controller_cidr_blocks, ['198.51.100.7/32'], "the runner's own address, detected with checkip");
+    assert.equal(stored.bench.mattermost_license_secret_arn, LICENSE);
+    assert.equal(stored.bench.db_snapshot_identifier, 'lt-12m-610');
+    assert.equal(stored.bench.db_name, 'ltdb');
     assert.equal(stored.state_key, KEY);
-    assert.match(String(stored.mattermost_download_url), /\/10\.12\.0\/mattermost-10\.12\.0-linux-amd64\.tar\.gz$/);
+    assert.match(String(stored.bench.mattermost_download_url), /\/10\.12\.0\/mattermost-10\.12\.0-linux-amd64\.tar\.gz$/);
     // Applied with exactly what was stored.
     assert.deepEqual(JSON.parse(readFileSync(join(box.root, 'last.tfvars.json'), 'utf8')), stored);
     // The quota first, then upload, init, apply and outputs (the fake apply also checks the key was recorded).
@@ -297,7 +297,7 @@ test('provision with admit-runner false admits no one at apply and hands the con
   try {
     const provision = box.run('provision', { ...provisionEnv, LG_ADMIT_RUNNER: 'false' });
     assert.equal(provision.code, 0, provision.stderr);
-    assert.deepEqual(JSON.parse(readFileSync(join(box.s3, TFVARS), 'utf8')).controller_cidr_blocks, [], 'no controller range at apply');
+    assert.deepEqual(JSON.parse(readFileSync(join(box.s3, TFVARS), 'utf8')).bench.controller_cidr_blocks, [], 'no controller range at apply');
     assert.ok(!box.calls().some((c) => c.startsWith('curl')), 'no address lookup: this job never talks to the bench');
     assert.deepEqual(JSON.parse(box.outputs()['controller-ingress'] as string), terraformOutputs().controller_ingress?.value);
   } finally {

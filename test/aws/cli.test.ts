@@ -85,26 +85,30 @@ test('loadgate plan --format tfvars writes variables infra/aws declares and vali
   const tfvars = tfvarsSchema.parse(JSON.parse(readFileSync(out, 'utf8')));
   assert.equal(tfvars.bench_name, 'lg-123456789-2');
   assert.equal(tfvars.state_key, 'loadgate/acme/chat/123456789/2/terraform.tfstate');
-  assert.equal(tfvars.mattermost_download_url, 'https://releases.mattermost.com/10.12.0/mattermost-10.12.0-linux-amd64.tar.gz');
+  assert.equal(tfvars.bench.mattermost_download_url, 'https://releases.mattermost.com/10.12.0/mattermost-10.12.0-linux-amd64.tar.gz');
   assert.equal(tfvars.expires_at, '2026-11-22T10:43:00Z', '10:00 + 23h43m worst case (maxRepeats pairs, set-up included) + 1h margin');
-  assert.deepEqual(tfvars.controller_cidr_blocks, ['203.0.113.7/32']);
-  assert.equal(tfvars.mattermost_config_patch, '{}');
+  assert.deepEqual(tfvars.bench.controller_cidr_blocks, ['203.0.113.7/32']);
+  assert.equal(tfvars.bench.mattermost_config_patch, '{}');
   // The example runs load-test-ng, pinned to a real release (its download must exist).
-  assert.equal(tfvars.load_engine, 'load-test-ng');
-  assert.equal(tfvars.agent_api_port, 4000);
-  assert.equal(tfvars.loadtest_download_url, 'https://github.com/mattermost/mattermost-load-test-ng/releases/download/v1.32.0/mattermost-load-test-ng-v1.32.0-linux-amd64.tar.gz');
+  assert.equal(tfvars.bench.load_engine, 'load-test-ng');
+  assert.equal(tfvars.bench.agent_api_port, 4000);
+  assert.equal(tfvars.bench.loadtest_download_url, 'https://github.com/mattermost/mattermost-load-test-ng/releases/download/v1.32.0/mattermost-load-test-ng-v1.32.0-linux-amd64.tar.gz');
 
-  const root = await loadModule('.');
-  for (const key of Object.keys(tfvars)) assert.ok(root.variable[key], `${key} is a variable of infra/aws`);
-  for (const [name, bodies] of Object.entries(root.variable)) {
-    if (!('default' in only(bodies, name))) assert.ok(name in tfvars, `required variable ${name} is set`);
-  }
-  // The regex validations of infra/aws accept what the CLI wrote.
-  for (const [name, value] of Object.entries(tfvars)) {
-    for (const validation of (only(root.variable[name], name).validation as Array<{ condition: string }> | undefined) ?? []) {
-      for (const match of validation.condition.matchAll(/can\(regex\("((?:[^"\\]|\\.)*)", var\.(\w+)\)\)/g)) {
-        if (match[2] !== name || typeof value !== 'string') continue;
-        assert.match(value, new RegExp(JSON.parse(`"${match[1]}"`) as string), `${name} passes its validation`);
+  // The run's identity goes to the root module, the settings under `bench` to modules/bench.
+  const { bench, ...run } = tfvars;
+  for (const [dir, values, own] of [['.', run, tfvars], ['modules/bench', bench, bench]] as const) {
+    const module = await loadModule(dir);
+    for (const key of Object.keys(values)) assert.ok(module.variable[key], `${key} is a variable of ${dir}`);
+    for (const [name, bodies] of Object.entries(module.variable)) {
+      if (name !== 'name' && !('default' in only(bodies, name))) assert.ok(name in own, `required variable ${name} of ${dir} is set`);
+    }
+    // The regex validations of the module accept what the CLI wrote.
+    for (const [name, value] of Object.entries(values)) {
+      for (const validation of (only(module.variable[name], name).validation as Array<{ condition: string }> | undefined) ?? []) {
+        for (const match of validation.condition.matchAll(/can\(regex\("((?:[^"\\]|\\.)*)", var\.(\w+)\)\)/g)) {
+          if (match[2] !== name || typeof value !== 'string') continue;
+          assert.match(value, new RegExp(JSON.parse(`"${match[1]}"`) as string), `${dir} ${name} passes its validation`);
+        }
       }
     }
   }
@@ -137,7 +141,7 @@ test('loadgate plan --format tfvars needs the version and the run, and checks th
   assert.match(wide.stderr.join('\n'), /ranges wider than \/16 are refused/);
   const narrow = captureIO();
   assert.equal(await plan(['--config', EXAMPLE, '--format', 'tfvars', '--version', 'v10.12.0', '--license-secret-arn', LICENSE, '--controller-cidr', '198.51.100.7/32', '--controller-cidr', '198.51.0.0/16'], narrow, context), 0);
-  assert.deepEqual(JSON.parse(narrow.stdout.join('\n')).controller_cidr_blocks, ['198.51.100.7/32', '198.51.0.0/16']);
+  assert.deepEqual(JSON.parse(narrow.stdout.join('\n')).bench.controller_cidr_blocks, ['198.51.100.7/32', '198.51.0.0/16']);
   const badOctet = captureIO();
   assert.equal(await main(['plan', '--config', EXAMPLE, '--controller-cidr', '300.1.2.3/32'], badOctet), 3);
   assert.match(badOctet.stderr.join('\n'), /expected IPv4 octets of 0-255/);

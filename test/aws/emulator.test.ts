@@ -126,12 +126,14 @@ test('apply, tf-outputs, tags and security-group paths, the janitor, and every c
   const tfvars = {
     region: account.region, bench_name: BENCH, repository: 'acme/chat', run_id: 'emu', run_attempt: 1,
     commit_sha: '0123456789abcdef0123456789abcdef01234567', state_key: STATE_KEY, expires_at: EXPIRES_AT,
-    availability_zones: ['us-east-1a', 'us-east-1b'], controller_cidr_blocks: [CONTROLLER], ssh_cidr_blocks: ['198.51.100.0/24'],
-    ssh_key_name: 'bench-admin', ami_id: ami,
-    app_count: 2, agent_count: 2, db_count: 2, opensearch_count: 0,
-    mattermost_download_url: 'https://releases.mattermost.com/10.12.0/mattermost-10.12.0-linux-amd64.tar.gz',
-    mattermost_license_secret_arn: `arn:aws:secretsmanager:us-east-1:${account.id}:secret:loadgate/mattermost-license-AbCdEf`,
-    db_dump_url: 'https://lt-public-data.s3.amazonaws.com/12M_610_fixed_psql.sql.gz', db_name: 'ltdb',
+    bench: {
+      availability_zones: ['us-east-1a', 'us-east-1b'], controller_cidr_blocks: [CONTROLLER], ssh_cidr_blocks: ['198.51.100.0/24'],
+      ssh_key_name: 'bench-admin', ami_id: ami,
+      app_count: 2, agent_count: 2, db_count: 2, opensearch_count: 0,
+      mattermost_download_url: 'https://releases.mattermost.com/10.12.0/mattermost-10.12.0-linux-amd64.tar.gz',
+      mattermost_license_secret_arn: `arn:aws:secretsmanager:us-east-1:${account.id}:secret:loadgate/mattermost-license-AbCdEf`,
+      db_dump_url: 'https://lt-public-data.s3.amazonaws.com/12M_610_fixed_psql.sql.gz', db_name: 'ltdb',
+    },
   };
   const tfvarsFile = join(work, 'terraform.tfvars.json');
   await writeFile(tfvarsFile, JSON.stringify(tfvars, null, 2));

@@ -217,7 +217,7 @@ async function gate(t: TestContext): Promise<void> {
 
   // Every job on its own runner: the bench admitted no one at apply; each run job admitted
   // its own address (and only it) at its start and withdrew it at its end; nothing was refused.
-  assert.deepEqual(applies[0]?.vars?.controller_cidr_blocks, [], 'provision admits no runner at apply: it never talks to the bench');
+  assert.deepEqual((applies[0]?.vars?.bench as Record<string, unknown> | undefined)?.controller_cidr_blocks, [], 'provision admits no runner at apply: it never talks to the bench');
   const lookups = tools.calls.filter((c) => c.tool === 'curl');
   assert.deepEqual(lookups.map((c) => c.job), ['run-aws-1', 'run-aws-2'], 'each run job looked up its own address');
   const addresses = lookups.map((c) => tools.addressOf(c.runner));

@@ -296,8 +296,9 @@ export async function startAwsCliStandin(o: { shell: RemoteShell; secrets: Comma
       const state = s3Url(backend.bucket, backend.key);
       if (command === 'apply') {
         objects.set(state, Buffer.from(JSON.stringify({ version: 4, outputs: o.terraformOutputs })));
-        // The controller rules infra/aws/modules/bench creates for each controller_cidr_blocks entry.
-        const cidrs = z.array(z.string()).parse(vars.controller_cidr_blocks ?? []);
+        // The controller rules infra/aws/modules/bench creates for each controller_cidr_blocks entry
+        // (infra/aws passes var.bench.controller_cidr_blocks; the module's default is none).
+        const cidrs = z.object({ bench: z.object({ controller_cidr_blocks: z.array(z.string()).default([]) }) }).parse(vars).bench.controller_cidr_blocks;
         for (const cidr of cidrs) {
           for (const r of controllerIngress) rules.push({ id: ruleId(), groupId: r.security_group_id, protocol: r.ip_protocol, fromPort: r.from_port, toPort: r.to_port, cidr, by: 'terraform' });
         }

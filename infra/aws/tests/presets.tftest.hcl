@@ -87,15 +87,17 @@ mock_provider "aws" {
 }
 
 variables {
-  bench_name              = "lg-test-1"
-  repository              = "acme/chat"
-  run_id                  = "12345"
-  run_attempt             = 1
-  commit_sha              = "0123456789abcdef0123456789abcdef01234567"
-  state_key               = "loadgate/acme/chat/12345/1/terraform.tfstate"
-  expires_at              = "2030-01-31T18:00:00Z"
-  mattermost_download_url = "https://releases.mattermost.com/10.12.0/mattermost-10.12.0-linux-amd64.tar.gz"
-  controller_cidr_blocks  = ["198.51.100.7/32"]
+  bench_name  = "lg-test-1"
+  repository  = "acme/chat"
+  run_id      = "12345"
+  run_attempt = 1
+  commit_sha  = "0123456789abcdef0123456789abcdef01234567"
+  state_key   = "loadgate/acme/chat/12345/1/terraform.tfstate"
+  expires_at  = "2030-01-31T18:00:00Z"
+  bench = {
+    mattermost_download_url = "https://releases.mattermost.com/10.12.0/mattermost-10.12.0-linux-amd64.tar.gz"
+    controller_cidr_blocks  = ["198.51.100.7/32"]
+  }
 }
 
 # perfcomp, the defaults: no licence, no dump, no snapshot (finding 1: the plan
@@ -151,7 +153,9 @@ run "perfcomp_load_test_ng" {
   command = plan
 
   variables {
-    load_engine = "load-test-ng"
+    bench = merge(var.bench, {
+      load_engine = "load-test-ng"
+    })
   }
 
   assert {
@@ -166,14 +170,16 @@ run "ceiling_l_110_snapshot" {
   command = apply
 
   variables {
-    app_instance_type      = "c7i.large"
-    app_count              = 1
-    agent_count            = 2
-    proxy_instance_type    = "m7i.4xlarge"
-    metrics_instance_type  = "m7i.2xlarge"
-    db_instance_class      = "db.r7g.large"
-    db_count               = 1
-    db_snapshot_identifier = "lg-dataset-12m"
+    bench = merge(var.bench, {
+      app_instance_type      = "c7i.large"
+      app_count              = 1
+      agent_count            = 2
+      proxy_instance_type    = "m7i.4xlarge"
+      metrics_instance_type  = "m7i.2xlarge"
+      db_instance_class      = "db.r7g.large"
+      db_count               = 1
+      db_snapshot_identifier = "lg-dataset-12m"
+    })
   }
 
   assert {
@@ -200,17 +206,19 @@ run "ceiling_xl_222_licence_dump" {
   command = apply
 
   variables {
-    app_instance_type             = "c7i.xlarge"
-    app_count                     = 2
-    agent_count                   = 3
-    proxy_instance_type           = "m7i.4xlarge"
-    metrics_instance_type         = "m7i.2xlarge"
-    db_instance_class             = "db.r7g.xlarge"
-    db_count                      = 2
-    opensearch_count              = 2
-    db_name                       = "ltdb"
-    db_dump_url                   = "https://lt-public-data.s3.amazonaws.com/12M_610_fixed_psql.sql.gz"
-    mattermost_license_secret_arn = "arn:aws:secretsmanager:us-east-1:123456789012:secret:loadgate/mattermost-license-AbCdEf"
+    bench = merge(var.bench, {
+      app_instance_type             = "c7i.xlarge"
+      app_count                     = 2
+      agent_count                   = 3
+      proxy_instance_type           = "m7i.4xlarge"
+      metrics_instance_type         = "m7i.2xlarge"
+      db_instance_class             = "db.r7g.xlarge"
+      db_count                      = 2
+      opensearch_count              = 2
+      db_name                       = "ltdb"
+      db_dump_url                   = "https://lt-public-data.s3.amazonaws.com/12M_610_fixed_psql.sql.gz"
+      mattermost_license_secret_arn = "arn:aws:secretsmanager:us-east-1:123456789012:secret:loadgate/mattermost-license-AbCdEf"
+    })
   }
 
   assert {
@@ -228,18 +236,20 @@ run "ceiling_2xl_552_ssh" {
   command = apply
 
   variables {
-    app_instance_type             = "c7i.2xlarge"
-    app_count                     = 5
-    agent_count                   = 10
-    proxy_instance_type           = "m7i.4xlarge"
-    metrics_instance_type         = "m7i.2xlarge"
-    db_instance_class             = "db.r7g.2xlarge"
-    db_count                      = 5
-    opensearch_count              = 2
-    db_snapshot_identifier        = "arn:aws:rds:us-east-1:123456789012:cluster-snapshot:lg-dataset-12m"
-    mattermost_license_secret_arn = "arn:aws:secretsmanager:us-east-1:123456789012:secret:loadgate/mattermost-license-AbCdEf"
-    ssh_key_name                  = "bench-admin"
-    ssh_cidr_blocks               = ["198.51.100.0/24"]
+    bench = merge(var.bench, {
+      app_instance_type             = "c7i.2xlarge"
+      app_count                     = 5
+      agent_count                   = 10
+      proxy_instance_type           = "m7i.4xlarge"
+      metrics_instance_type         = "m7i.2xlarge"
+      db_instance_class             = "db.r7g.2xlarge"
+      db_count                      = 5
+      opensearch_count              = 2
+      db_snapshot_identifier        = "arn:aws:rds:us-east-1:123456789012:cluster-snapshot:lg-dataset-12m"
+      mattermost_license_secret_arn = "arn:aws:secretsmanager:us-east-1:123456789012:secret:loadgate/mattermost-license-AbCdEf"
+      ssh_key_name                  = "bench-admin"
+      ssh_cidr_blocks               = ["198.51.100.0/24"]
+    })
   }
 
   assert {
@@ -253,14 +263,16 @@ run "ceiling_4xl_662" {
   command = apply
 
   variables {
-    app_instance_type     = "c7i.4xlarge"
-    app_count             = 6
-    agent_count           = 20
-    proxy_instance_type   = "m6in.8xlarge"
-    metrics_instance_type = "m7i.2xlarge"
-    db_instance_class     = "db.r7g.4xlarge"
-    db_count              = 6
-    opensearch_count      = 2
+    bench = merge(var.bench, {
+      app_instance_type     = "c7i.4xlarge"
+      app_count             = 6
+      agent_count           = 20
+      proxy_instance_type   = "m6in.8xlarge"
+      metrics_instance_type = "m7i.2xlarge"
+      db_instance_class     = "db.r7g.4xlarge"
+      db_count              = 6
+      opensearch_count      = 2
+    })
   }
 
   assert {
@@ -276,24 +288,24 @@ run "ceiling_4xl_662" {
   }
 }
 
-# The variables refuse what would break the bench before anything is planned.
-run "refuses_snapshot_and_dump" {
+# The bench module's variables refuse what would break the bench before anything
+# is planned: a snapshot with a dump, and a controller range open to everyone. Run on
+# the module (a test can only expect failures of the module it runs); each expected
+# failure must occur.
+run "refuses_snapshot_and_dump_and_wide_controller_range" {
   command = plan
 
-  variables {
-    db_snapshot_identifier = "lg-dataset-12m"
-    db_dump_url            = "https://lt-public-data.s3.amazonaws.com/12M_610_fixed_psql.sql.gz"
+  module {
+    source = "./modules/bench"
   }
 
-  expect_failures = [var.db_dump_url]
-}
-
-run "refuses_wide_controller_range" {
-  command = plan
-
   variables {
-    controller_cidr_blocks = ["0.0.0.0/0"]
+    name                    = var.bench_name
+    mattermost_download_url = var.bench.mattermost_download_url
+    db_snapshot_identifier  = "lg-dataset-12m"
+    db_dump_url             = "https://lt-public-data.s3.amazonaws.com/12M_610_fixed_psql.sql.gz"
+    controller_cidr_blocks  = ["0.0.0.0/0"]
   }
 
-  expect_failures = [var.controller_cidr_blocks]
+  expect_failures = [var.db_dump_url, var.controller_cidr_blocks]
 }

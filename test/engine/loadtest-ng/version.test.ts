@@ -14,7 +14,7 @@ function tfvarsFor(engine: Record<string, unknown>) {
   const config = awsGate({}, { engine });
   const plan = buildPlan(config, { dbSource: 'empty' });
   const run = readRunInfo({ repository: 'acme/chat', runId: '1', runAttempt: '1', commit: 'a'.repeat(40) }, {});
-  return buildTfvars(config, plan.bench, run, { version: 'v10.12.0', controllerCidrs: [] }, plan.duration, new Date('2026-01-01T00:00:00Z'));
+  return buildTfvars(config, plan.bench, run, { version: 'v10.12.0', controllerCidrs: [] }, plan.duration, new Date('2026-01-01T00:00:00Z')).bench;
 }
 
 test('each engine downloads a release of its own', () => {

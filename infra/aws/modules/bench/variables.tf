@@ -1,10 +1,13 @@
 # Every size and count of the bench is a variable; the defaults are the release
 # comparison bench of the seed reports ("perfcomp"). src/aws/presets.ts turns a
-# preset name from gate.yml into these variables.
+# preset name from gate.yml into these variables. A variable with a default is
+# not nullable: the root module passes null for a setting its `bench` object
+# leaves out, and that must mean the default.
 
 variable "name" {
   description = "Bench name, unique per gate run (lg-<run id>-<attempt>); prefixes every resource."
   type        = string
+  nullable    = false
 
   validation {
     condition     = can(regex("^[a-z][a-z0-9-]{1,23}[a-z0-9]$", var.name)) && !strcontains(var.name, "--")
@@ -15,6 +18,7 @@ variable "name" {
 variable "vpc_cidr" {
   description = "IPv4 /16 of the bench VPC."
   type        = string
+  nullable    = false
   default     = "10.42.0.0/16"
 
   validation {
@@ -26,6 +30,7 @@ variable "vpc_cidr" {
 variable "availability_zones" {
   description = "Two availability zones; empty to use the first two of the region."
   type        = list(string)
+  nullable    = false
   default     = []
 
   validation {
@@ -37,6 +42,7 @@ variable "availability_zones" {
 variable "controller_cidr_blocks" {
   description = "Where the gate's controller (the GitHub runner) connects from: Prometheus, Grafana and the agents' control API accept these ranges. Empty: nothing is reachable from outside the VPC."
   type        = list(string)
+  nullable    = false
   default     = []
 
   # /16 (65536 addresses) is as wide as one organisation's egress range plausibly
@@ -51,6 +57,7 @@ variable "controller_cidr_blocks" {
 variable "ssh_cidr_blocks" {
   description = "Ranges allowed to SSH into the nodes. Empty (the default): SSH is closed; use Session Manager."
   type        = list(string)
+  nullable    = false
   default     = []
 
   # Same bound as controller_cidr_blocks: SSH is for a person's or an office's
@@ -81,6 +88,7 @@ variable "ami_id" {
 variable "app_instance_type" {
   description = "Mattermost app node instance type."
   type        = string
+  nullable    = false
   default     = "c7i.2xlarge"
 
   validation {
@@ -92,6 +100,7 @@ variable "app_instance_type" {
 variable "app_count" {
   description = "Mattermost app nodes (a cluster when more than one)."
   type        = number
+  nullable    = false
   default     = 2
 
   validation {
@@ -103,6 +112,7 @@ variable "app_count" {
 variable "agent_instance_type" {
   description = "Load agent instance type (c7i.xlarge drives about 2000 users in the seed benches)."
   type        = string
+  nullable    = false
   default     = "c7i.xlarge"
 
   validation {
@@ -114,6 +124,7 @@ variable "agent_instance_type" {
 variable "agent_count" {
   description = "Load agents."
   type        = number
+  nullable    = false
   default     = 11
 
   validation {
@@ -125,6 +136,7 @@ variable "agent_count" {
 variable "proxy_instance_type" {
   description = "nginx proxy instance type."
   type        = string
+  nullable    = false
   default     = "c7i.xlarge"
 
   validation {
@@ -136,6 +148,7 @@ variable "proxy_instance_type" {
 variable "metrics_instance_type" {
   description = "Metrics node instance type (Prometheus, Grafana, Pyroscope)."
   type        = string
+  nullable    = false
   default     = "m7i.xlarge"
 
   validation {
@@ -147,6 +160,7 @@ variable "metrics_instance_type" {
 variable "app_volume_size_gb" {
   description = "Root volume of each app node."
   type        = number
+  nullable    = false
   default     = 20
 
   validation {
@@ -158,6 +172,7 @@ variable "app_volume_size_gb" {
 variable "agent_volume_size_gb" {
   description = "Root volume of each agent."
   type        = number
+  nullable    = false
   default     = 20
 
   validation {
@@ -169,6 +184,7 @@ variable "agent_volume_size_gb" {
 variable "proxy_volume_size_gb" {
   description = "Root volume of the proxy (holds nginx's image cache, at most 3 GB)."
   type        = number
+  nullable    = false
   default     = 20
 
   validation {
@@ -180,6 +196,7 @@ variable "proxy_volume_size_gb" {
 variable "metrics_volume_size_gb" {
   description = "Root volume of the metrics node (the seed benches used 50-200 GB)."
   type        = number
+  nullable    = false
   default     = 200
 
   validation {
@@ -191,6 +208,7 @@ variable "metrics_volume_size_gb" {
 variable "db_instance_class" {
   description = "Aurora PostgreSQL instance class."
   type        = string
+  nullable    = false
   default     = "db.r7g.2xlarge"
 
   validation {
@@ -202,6 +220,7 @@ variable "db_instance_class" {
 variable "db_count" {
   description = "Aurora instances: one writer, the rest readers."
   type        = number
+  nullable    = false
   default     = 2
 
   validation {
@@ -213,6 +232,7 @@ variable "db_count" {
 variable "db_engine_version" {
   description = "Aurora PostgreSQL version, major.minor."
   type        = string
+  nullable    = false
   default     = "16.8"
 
   validation {
@@ -224,6 +244,7 @@ variable "db_engine_version" {
 variable "db_name" {
   description = "Database Mattermost uses (the seed dumps use ltdb)."
   type        = string
+  nullable    = false
   default     = "mattermost"
 
   validation {
@@ -235,6 +256,7 @@ variable "db_name" {
 variable "db_username" {
   description = "Master user of a new cluster (a restored snapshot keeps its own)."
   type        = string
+  nullable    = false
   default     = "mmuser"
 
   validation {
@@ -272,6 +294,7 @@ variable "db_dump_url" {
 
 variable "db_cluster_parameters" {
   description = "Cluster parameter group entries; the defaults are the two the seed benches changed."
+  nullable    = false
   type = list(object({
     name         = string
     value        = string
@@ -286,12 +309,14 @@ variable "db_cluster_parameters" {
 variable "db_performance_insights" {
   description = "Performance Insights on the Aurora instances."
   type        = bool
+  nullable    = false
   default     = true
 }
 
 variable "opensearch_count" {
   description = "OpenSearch data nodes: 0 (none) or 2, as in the seed ceiling tests."
   type        = number
+  nullable    = false
   default     = 0
 
   validation {
@@ -303,6 +328,7 @@ variable "opensearch_count" {
 variable "opensearch_instance_type" {
   description = "OpenSearch data node type."
   type        = string
+  nullable    = false
   default     = "r6g.xlarge.search"
 
   validation {
@@ -314,6 +340,7 @@ variable "opensearch_instance_type" {
 variable "opensearch_engine_version" {
   description = "OpenSearch engine version."
   type        = string
+  nullable    = false
   default     = "OpenSearch_2.17"
 
   validation {
@@ -325,6 +352,7 @@ variable "opensearch_engine_version" {
 variable "opensearch_volume_size_gb" {
   description = "gp3 volume per OpenSearch node."
   type        = number
+  nullable    = false
   default     = 200
 
   validation {
@@ -336,6 +364,7 @@ variable "opensearch_volume_size_gb" {
 variable "mattermost_download_url" {
   description = "Release tarball of the Mattermost version installed first, e.g. https://releases.mattermost.com/10.12.0/mattermost-10.12.0-linux-amd64.tar.gz."
   type        = string
+  nullable    = false
 
   validation {
     condition     = can(regex("^https://[^\\s'\"`$\\\\]+\\.tar\\.gz$", var.mattermost_download_url))
@@ -357,6 +386,7 @@ variable "mattermost_license_secret_arn" {
 variable "mattermost_config_patch" {
   description = "JSON object deep-merged into Mattermost's config.json after the bench settings (gate.yml target.settings)."
   type        = string
+  nullable    = false
   default     = "{}"
 
   validation {
@@ -381,6 +411,7 @@ variable "mattermost_config_patch" {
 variable "load_engine" {
   description = "What the agents run: k6, or load-test-ng (Mattermost's load-test agent API on port 4000)."
   type        = string
+  nullable    = false
   default     = "k6"
 
   validation {
@@ -392,6 +423,7 @@ variable "load_engine" {
 variable "k6_version" {
   description = "k6 release installed on the agents when load_engine is k6."
   type        = string
+  nullable    = false
   default     = "v1.4.2"
 
   validation {
@@ -403,6 +435,7 @@ variable "k6_version" {
 variable "loadtest_download_url" {
   description = "load-test-ng release tarball installed on the agents when load_engine is load-test-ng."
   type        = string
+  nullable    = false
   default     = "https://github.com/mattermost/mattermost-load-test-ng/releases/download/v1.29.0/mattermost-load-test-ng-v1.29.0-linux-amd64.tar.gz"
 
   validation {
@@ -413,6 +446,7 @@ variable "loadtest_download_url" {
 
 variable "metrics_images" {
   description = "Container images of the metrics stack."
+  nullable    = false
   type = object({
     prometheus = optional(string, "prom/prometheus:v3.5.0")
     grafana    = optional(string, "grafana/grafana:11.6.0")
