@@ -1,19 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { checkLongFunctions, functionsOf } from '../../scripts/long-functions.ts';
+import { fileTree } from '../support/file-tree.ts';
 
-function fixtureTree(files: Record<string, string>): string {
-  const dir = mkdtempSync(join(tmpdir(), 'long-functions-'));
-  for (const [path, text] of Object.entries(files)) {
-    mkdirSync(dirname(join(dir, path)), { recursive: true });
-    writeFileSync(join(dir, path), text);
-  }
-  return dir;
-}
+const fixtureTree = (files: Record<string, string>): string => fileTree(files, 'long-functions-');
 
 /** A function declaration of exactly `lines` lines. */
 const declaration = (name: string, lines: number): string => `export function ${name}(): number {\n${'  void 0;\n'.repeat(lines - 3)}  return 1;\n}\n`;
