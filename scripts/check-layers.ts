@@ -5,10 +5,11 @@
  *
  *   tsx scripts/check-layers.ts [src-dir]
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
+import { sourceFiles } from './lib/source-files.ts';
 
 /**
  * Top to bottom. Folders in one entry are peers: they may import each other. The
@@ -96,16 +97,6 @@ function layerOf(path: string): { name: string; rank: number } | null {
   const folder = path.split('/')[0] ?? '';
   const rank = LAYERS.findIndex((layer) => layer.includes(folder));
   return rank === -1 ? null : { name: folder, rank };
-}
-
-function sourceFiles(dir: string): string[] {
-  const files: string[] = [];
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) files.push(...sourceFiles(path));
-    else if (/\.(ts|mts|js|mjs)$/.test(entry.name) && !entry.name.endsWith('.d.ts')) files.push(path);
-  }
-  return files.sort();
 }
 
 /** Relative specifiers of every import, export-from, import() and require() in a file. */

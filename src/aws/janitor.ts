@@ -153,6 +153,28 @@ export function parseArn(arn: string): { service: string; type: string; id: stri
  * and the rest still runs.
  */
 async function deleteTaggedResources(runner: CommandRunner, bench: TaggedBench, options: JanitorOptions, region = options.regions[0] ?? 'us-east-1'): Promise<string[]> {
+  const deletion = startDeletion(runner, bench, options, region);
+  await deleteDependents(deletion);
+  await deleteNetwork(deletion);
+  await deleteAccessories(deletion);
+  return deletion.failures;
+}
+
+/** One bench's deletion by tags: its resources, where it runs the calls, and what failed so far. */
+interface Deletion {
+  runner: CommandRunner;
+  bench: TaggedBench;
+  options: JanitorOptions;
+  region: string;
+  sleep: (ms: number) => Promise<void>;
+  failures: string[];
+  /** IDs of the bench's resources of one service and type. */
+  of: (service: string, type: string) => string[];
+  /** Runs one AWS call (only logs it on a dry run); retries while stderr matches `retryOn`; false when it failed. */
+  step: (what: string, args: string[], timeoutMs?: number, retryOn?: RegExp) => Promise<boolean>;
+}
+
+function startDeletion(runner: CommandRunner, bench: TaggedBench, options: JanitorOptions, region: string): Deletion {
   const failures: string[] = [];
   const sleep = options.sleep ?? realSleep;
   const regionArgs = ['--region', region];
@@ -179,7 +201,11 @@ async function deleteTaggedResources(runner: CommandRunner, bench: TaggedBench, 
       return false;
     }
   };
+  return { runner, bench, options, region, sleep, failures, of, step };
+}
 
+/** What holds network interfaces: the search domain, the databases and the instances, waited for until they are gone. */
+async function deleteDependents({ runner, bench, options, region, sleep, failures, of, step }: Deletion): Promise<void> {
   const domains = of('es', 'domain');
   for (const domain of domains) await step(`delete OpenSearch domain ${domain}`, ['opensearch', 'delete-domain', '--domain-name', domain]);
   const dbInstances = of('rds', 'db');
@@ -202,6 +228,10 @@ async function deleteTaggedResources(runner: CommandRunner, bench: TaggedBench, 
     if (!(await waitForDomainDeletion(runner, domain, region, sleep))) failures.push(`OpenSearch domain ${domain} was still being deleted after ${DOMAIN_DELETE_TIMEOUT_MS / 60_000} minutes`);
     else options.log(`${bench.bench}: OpenSearch domain ${domain} is gone`);
   }
+}
+
+/** The VPC and what is in it, each part after what depends on it. */
+async function deleteNetwork({ runner, options, region, failures, of, step }: Deletion): Promise<void> {
   const natGateways = of('ec2', 'natgateway');
   for (const nat of natGateways) await step(`delete NAT gateway ${nat}`, ['ec2', 'delete-nat-gateway', '--nat-gateway-id', nat]);
   if (natGateways.length) await step('wait for the NAT gateway', ['ec2', 'wait', 'nat-gateway-deleted', '--nat-gateway-ids', ...natGateways], 20 * 60_000);
@@ -219,6 +249,10 @@ async function deleteTaggedResources(runner: CommandRunner, bench: TaggedBench, 
     await step(`delete internet gateway ${gateway}`, ['ec2', 'delete-internet-gateway', '--internet-gateway-id', gateway]);
   }
   for (const vpc of vpcs) await step(`delete VPC ${vpc}`, ['ec2', 'delete-vpc', '--vpc-id', vpc], undefined, inUse);
+}
+
+/** What nothing else depends on: database groups, secrets, the log group, the key and the instance roles. */
+async function deleteAccessories({ runner, bench, options, region, failures, of, step }: Deletion): Promise<void> {
   for (const group of of('rds', 'subgrp')) await step(`delete DB subnet group ${group}`, ['rds', 'delete-db-subnet-group', '--db-subnet-group-name', group]);
   for (const group of of('rds', 'cluster-pg')) {
     await step(`delete DB cluster parameter group ${group}`, ['rds', 'delete-db-cluster-parameter-group', '--db-cluster-parameter-group-name', group]);
@@ -241,7 +275,6 @@ async function deleteTaggedResources(runner: CommandRunner, bench: TaggedBench, 
   }
   // IAM is global and not always listed by the tagging API: the roles are found by name.
   for (const role of ['app', 'metrics', 'node'].map((r) => `${bench.bench}-${r}`)) await deleteRole(runner, role, options, failures);
-  return failures;
 }
 
 /** Retries while a network resource is still held by a deleting cluster, domain or instance. */

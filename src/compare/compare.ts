@@ -6,7 +6,7 @@ import { InputError } from '../util/errors.ts';
 import { fmtDelta } from '../report/format.ts';
 import { judge, materialPctOf, type CheckBase, type CheckInput } from './decision.ts';
 import { atCap, groupByTest, runLabel, singleCpuQuota, singleVersion, testProblems, timingDeltas, type TimingDelta } from './group.ts';
-import { RATE_METRICS, RELATIVE_METRICS } from '../results/judged-metrics.ts';
+import { RATE_METRICS, RELATIVE_METRICS, type RateMetric, type RelativeMetric } from '../results/judged-metrics.ts';
 import type { RunProbes } from './speed-adjust.ts';
 import { mean } from '../util/stats.ts';
 import { VERDICT_SCHEMA_VERSION, type Check, type Decision, type Verdict, type VerdictFile } from '../results/verdict-schema.ts';
@@ -114,86 +114,93 @@ export function compareRuns(baselineRuns: readonly RunResult[], candidateRuns: r
  * still block a pass.
  */
 function checkInputs(t: TestComparison, tolerances: Tolerances): CheckInput[] {
-  const inputs: CheckInput[] = [];
-  const bJudged = t.baseline.filter((r) => r.status === 'completed');
-  const cJudged = t.candidate.filter((r) => r.status === 'completed');
-  const noJudgeableRuns = !bJudged.length || !cJudged.length;
-  const notJudged = `no completed runs on both sides: ${t.problems.join('; ')}`;
+  const judged: JudgedRuns = {
+    baseline: t.baseline.filter((r) => r.status === 'completed'),
+    candidate: t.candidate.filter((r) => r.status === 'completed'),
+  };
+  const relative = RELATIVE_METRICS.filter((metric) => metric.appliesTo.includes(t.type)).flatMap((metric) => relativeInput(t, metric, tolerances, judged) ?? []);
+  const rates = RATE_METRICS.map((metric) => rateInput(t, metric, tolerances, judged));
+  return [...relative, ...rates];
+}
 
-  for (const metric of RELATIVE_METRICS) {
-    if (!metric.appliesTo.includes(t.type)) continue;
-    const tol = tolerances[metric.key];
-    const gating = tol.gating && metric.gatesIn.includes(t.type);
-    const base: CheckBase = { id: `${t.name}.${metric.key}`, metric: metric.label, test: t.name, unit: metric.unit, tolerancePct: tol.tolerancePct, worse: metric.worse, gating };
-    const input: CheckInput = {
-      base,
-      key: metric.key,
-      materialPct: materialPctOf(tolerances, metric.key),
-      ...(tol.weight !== undefined ? { weight: tol.weight } : {}),
-      blockers: [...t.problems],
-      ...(tol.gating && !gating ? { contextOnly: `not gating in ${t.type} tests, where the load differs by design` } : {}),
-    };
-    const block = (reason: string, baseline: number | null, candidate: number | null) => inputs.push({ ...input, blocked: { reason, baseline, candidate } });
-    if (noJudgeableRuns) {
-      if (gating) block(notJudged, null, null);
-      continue;
-    }
-    const bVals = bJudged.map(metric.extract);
-    const cVals = cJudged.map(metric.extract);
-    const bOk = bVals.filter((v): v is number => v !== undefined);
-    const cOk = cVals.filter((v): v is number => v !== undefined);
-    const bMean = bOk.length ? mean(bOk) : null;
-    const cMean = cOk.length ? mean(cOk) : null;
-    if (!bOk.length && !cOk.length) {
-      if (metric.key === 'supportedUsers') block('no run reported supported users', null, null);
-      else t.notMeasured.push(metric.label);
-      continue;
-    }
-    if (bOk.length < bVals.length || cOk.length < cVals.length) {
-      block(`missing in some ${bOk.length < bVals.length ? 'baseline' : 'candidate'} runs, so the sides cannot be compared`, bMean, cMean);
-      continue;
-    }
-    if ([...bOk, ...cOk].some((v) => !(v > 0))) {
-      block('a value is zero, so no relative change can be computed', bMean, cMean);
-      continue;
-    }
-    if (metric.key === 'supportedUsers') {
-      for (const run of [...bJudged, ...cJudged]) {
-        if (run.converged === false) input.blockers.push(`${runLabel(run)} did not converge (the coordinator hit its maximum duration before equilibrium)`);
-      }
-      // A baseline that reached maxUsers only gives a lower bound: the true loss is at
-      // least the one measured, so a fail stands but a pass cannot be trusted.
-      for (const run of bJudged) {
-        if (atCap(run)) input.blockers.push(`${runLabel(run)} reached maxUsers (${(run.test as { maxUsers: number }).maxUsers}), so its ceiling is unknown; raise maxUsers`);
-      }
-    }
-    // Every judged run has a value here (checked above), so repeats and probes line up with the values.
-    const probes = runProbes(bJudged, cJudged);
-    inputs.push({ ...input, relative: { baseline: bOk, candidate: cOk, pairs: { baseline: bJudged.map((r) => r.repeat), candidate: cJudged.map((r) => r.repeat) }, ...probes } });
-  }
+/** The completed runs of each side: the only ones judged. */
+interface JudgedRuns {
+  baseline: RunResult[];
+  candidate: RunResult[];
+}
 
-  for (const metric of RATE_METRICS) {
-    const tol = tolerances[metric.key];
-    const base: CheckBase = { id: `${t.name}.${metric.key}`, metric: metric.label, test: t.name, unit: '% of requests', tolerancePct: tol.tolerancePct, worse: 'higher', gating: tol.gating };
-    const input: CheckInput = { base, key: metric.key, materialPct: materialPctOf(tolerances, metric.key), ...(tol.weight !== undefined ? { weight: tol.weight } : {}), blockers: [...t.problems] };
-    const rate = (runs: RunResult[]) => {
-      const req = runs.reduce((s, r) => s + r.totals.requests, 0);
-      return req ? (100 * runs.reduce((s, r) => s + metric.events(r), 0)) / req : null;
-    };
-    if (noJudgeableRuns) {
-      inputs.push({ ...input, blocked: { reason: notJudged, baseline: rate(bJudged), candidate: rate(cJudged) } });
-      continue;
-    }
-    const noRequests = [...bJudged, ...cJudged].filter((r) => r.totals.requests === 0);
-    if (noRequests.length) {
-      const reason = `no requests were recorded in ${noRequests.map(runLabel).join(', ')}: the load never reached the target`;
-      inputs.push({ ...input, blocked: { reason, baseline: rate(bJudged), candidate: rate(cJudged) } });
-      continue;
-    }
-    const counts = (runs: RunResult[]) => runs.map((r) => ({ events: metric.events(r), requests: r.totals.requests }));
-    inputs.push({ ...input, rate: { baseline: counts(bJudged), candidate: counts(cJudged), ignoreBelowPct: tol.ignoreBelowPct } });
+const noJudgeableRuns = (judged: JudgedRuns): boolean => !judged.baseline.length || !judged.candidate.length;
+const notJudged = (t: TestComparison): string => `no completed runs on both sides: ${t.problems.join('; ')}`;
+
+/** One relative metric's input; none when it is not gating and cannot be judged, or neither side measured it. */
+function relativeInput(t: TestComparison, metric: RelativeMetric, tolerances: Tolerances, judged: JudgedRuns): CheckInput | undefined {
+  const { baseline: bJudged, candidate: cJudged } = judged;
+  const tol = tolerances[metric.key];
+  const gating = tol.gating && metric.gatesIn.includes(t.type);
+  const base: CheckBase = { id: `${t.name}.${metric.key}`, metric: metric.label, test: t.name, unit: metric.unit, tolerancePct: tol.tolerancePct, worse: metric.worse, gating };
+  const input: CheckInput = {
+    base,
+    key: metric.key,
+    materialPct: materialPctOf(tolerances, metric.key),
+    ...(tol.weight !== undefined ? { weight: tol.weight } : {}),
+    blockers: [...t.problems],
+    ...(tol.gating && !gating ? { contextOnly: `not gating in ${t.type} tests, where the load differs by design` } : {}),
+  };
+  const block = (reason: string, baseline: number | null, candidate: number | null): CheckInput => ({ ...input, blocked: { reason, baseline, candidate } });
+  if (noJudgeableRuns(judged)) return gating ? block(notJudged(t), null, null) : undefined;
+  const bVals = bJudged.map(metric.extract);
+  const cVals = cJudged.map(metric.extract);
+  const bOk = bVals.filter((v): v is number => v !== undefined);
+  const cOk = cVals.filter((v): v is number => v !== undefined);
+  const bMean = bOk.length ? mean(bOk) : null;
+  const cMean = cOk.length ? mean(cOk) : null;
+  if (!bOk.length && !cOk.length) {
+    if (metric.key === 'supportedUsers') return block('no run reported supported users', null, null);
+    t.notMeasured.push(metric.label);
+    return undefined;
   }
-  return inputs;
+  if (bOk.length < bVals.length || cOk.length < cVals.length) {
+    return block(`missing in some ${bOk.length < bVals.length ? 'baseline' : 'candidate'} runs, so the sides cannot be compared`, bMean, cMean);
+  }
+  if ([...bOk, ...cOk].some((v) => !(v > 0))) return block('a value is zero, so no relative change can be computed', bMean, cMean);
+  if (metric.key === 'supportedUsers') input.blockers.push(...capacityBlockers(judged));
+  // Every judged run has a value here (checked above), so repeats and probes line up with the values.
+  const probes = runProbes(bJudged, cJudged);
+  return { ...input, relative: { baseline: bOk, candidate: cOk, pairs: { baseline: bJudged.map((r) => r.repeat), candidate: cJudged.map((r) => r.repeat) }, ...probes } };
+}
+
+/** Why supported users cannot pass: a run that did not converge, or a baseline at its cap. */
+function capacityBlockers({ baseline, candidate }: JudgedRuns): string[] {
+  const blockers: string[] = [];
+  for (const run of [...baseline, ...candidate]) {
+    if (run.converged === false) blockers.push(`${runLabel(run)} did not converge (the coordinator hit its maximum duration before equilibrium)`);
+  }
+  // A baseline that reached maxUsers only gives a lower bound: the true loss is at
+  // least the one measured, so a fail stands but a pass cannot be trusted.
+  for (const run of baseline) {
+    if (atCap(run)) blockers.push(`${runLabel(run)} reached maxUsers (${(run.test as { maxUsers: number }).maxUsers}), so its ceiling is unknown; raise maxUsers`);
+  }
+  return blockers;
+}
+
+/** One rate metric's input: the events and requests of each run, or why they cannot be judged. */
+function rateInput(t: TestComparison, metric: RateMetric, tolerances: Tolerances, judged: JudgedRuns): CheckInput {
+  const { baseline: bJudged, candidate: cJudged } = judged;
+  const tol = tolerances[metric.key];
+  const base: CheckBase = { id: `${t.name}.${metric.key}`, metric: metric.label, test: t.name, unit: '% of requests', tolerancePct: tol.tolerancePct, worse: 'higher', gating: tol.gating };
+  const input: CheckInput = { base, key: metric.key, materialPct: materialPctOf(tolerances, metric.key), ...(tol.weight !== undefined ? { weight: tol.weight } : {}), blockers: [...t.problems] };
+  const rate = (runs: RunResult[]) => {
+    const req = runs.reduce((s, r) => s + r.totals.requests, 0);
+    return req ? (100 * runs.reduce((s, r) => s + metric.events(r), 0)) / req : null;
+  };
+  if (noJudgeableRuns(judged)) return { ...input, blocked: { reason: notJudged(t), baseline: rate(bJudged), candidate: rate(cJudged) } };
+  const noRequests = [...bJudged, ...cJudged].filter((r) => r.totals.requests === 0);
+  if (noRequests.length) {
+    const reason = `no requests were recorded in ${noRequests.map(runLabel).join(', ')}: the load never reached the target`;
+    return { ...input, blocked: { reason, baseline: rate(bJudged), candidate: rate(cJudged) } };
+  }
+  const counts = (runs: RunResult[]) => runs.map((r) => ({ events: metric.events(r), requests: r.totals.requests }));
+  return { ...input, rate: { baseline: counts(bJudged), candidate: counts(cJudged), ignoreBelowPct: tol.ignoreBelowPct } };
 }
 
 /**

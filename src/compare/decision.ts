@@ -247,70 +247,9 @@ export interface Judgement {
  */
 export function judge(inputs: readonly CheckInput[], setup: DecisionSetup, problems: readonly string[], modelPath: string | null): Judgement {
   const g = decideGate(inputs, setup);
-  const { gate } = g;
-  const step = Math.max(1, gate.stopAt);
-  const confidence = setup.tolerances.confidence;
-  const checks: Check[] = g.judged.map((j) => {
-    const { base, blocked } = j.input;
-    if (blocked) return { ...base, baseline: blocked.baseline, candidate: blocked.candidate, deltaPct: null, interval: null, method: 'none', verdict: 'inconclusive', reason: blocked.reason };
-    const at = pathAt(j.path, step);
-    const e = j.evidence[Math.min(step, j.evidence.length) - 1];
-    const deltaPct = deltaOf(j, e);
-    const shown = deltaPct === null ? NEW_RATE : fmtPct(deltaPct);
-    let verdict: Check['verdict'] = at.outcome === 'undecided' ? 'inconclusive' : at.outcome;
-    let reason = checkReason(j, at, Math.min(step, j.evidence.length), shown, setup.minPairs);
-    if (!base.gating && verdict !== 'pass') {
-      verdict = 'warn';
-      reason = `${reason} (context only: ${j.input.contextOnly ?? 'configured as non-gating'})`;
-    }
-    if (base.gating && j.input.blockers.length && verdict === 'pass') {
-      verdict = 'inconclusive';
-      reason = `${reason}, but it cannot pass: ${j.input.blockers.join('; ')}`;
-    }
-    const values = valuesAt(j, step);
-    return { ...base, ...values, deltaPct, interval: e ? intervalOf(j, e, confidence) : null, method: 'sprt', verdict, reason, ...speedRecord(j, step) };
-  });
-
-  const gating = checks.filter((c) => c.gating);
-  let verdict: Verdict;
-  let next: 'stop' | 'repeat' = 'stop';
-  let stopReason: string;
-  let suggestedMorePairs: number | undefined;
-  if (gate.outcome === 'fail') {
-    verdict = 'fail';
-    const failed = gating.filter((c) => c.verdict === 'fail').map((c) => `${c.metric} (${c.test})`);
-    stopReason = `${failed.join(', ')} crossed the fail bound after ${plural(gate.stopAt, 'pair')}`;
-  } else if (!gating.length) {
-    verdict = 'inconclusive';
-    stopReason = 'no gating check could be computed from these runs';
-  } else if (problems.length || gating.some((c) => c.method === 'none') || (gate.outcome === 'pass' && gating.some((c) => c.verdict !== 'pass'))) {
-    verdict = 'inconclusive';
-    stopReason = 'some runs cannot be judged, so the gate cannot pass (see the problems)';
-  } else if (gate.outcome === 'pass') {
-    verdict = 'pass';
-    stopReason = `every gating check crossed the pass bound by pair ${gate.stopAt}`;
-  } else if (g.pairs < setup.maxPairs) {
-    verdict = 'inconclusive';
-    next = 'repeat';
-    stopReason = g.pairs < setup.minPairs ? `${plural(g.pairs, 'pair')} of the minimum ${setup.minPairs}: another pair is needed` : `undecided after ${plural(g.pairs, 'pair')} of at most ${setup.maxPairs}: another pair is needed`;
-  } else {
-    verdict = 'inconclusive';
-    suggestedMorePairs = Math.max(
-      ...g.judged
-        .filter((j) => j.input.base.gating && j.path.outcome === 'undecided' && j.evidence.length)
-        .map((j) => {
-          const last = j.evidence[j.evidence.length - 1] as Evidence;
-          // last.variance · k is the per-pair variance; with a speed fit it also scales up the
-          // slope's share, which does not shrink with pairs: an estimate on the long side.
-          return morePairs(last, j.path.llr[j.path.llr.length - 1] ?? 0, last.variance * j.evidence.length, j.m, j.rule);
-        }),
-      1,
-    );
-    const noisier = g.judged.filter((j) => j.input.base.gating && j.path.outcome === 'undecided').map((j) => noisierNote(j, g.pairs)).filter((n): n is string => n !== null);
-    const why = noisier.length ? `; the runs were noisier than the noise model (${noisier.join('; ')}): find what disturbed the bench, or recalibrate (loadgate calibrate) if this is its usual noise` : '';
-    stopReason = `undecided at maxRepeats (${plural(g.pairs, 'pair')}); about ${plural(suggestedMorePairs, 'more pair')} would likely decide it${why}`;
-  }
-
+  const step = Math.max(1, g.gate.stopAt);
+  const checks = g.judged.map((j) => checkAt(j, step, setup));
+  const { verdict, next, stopReason, suggestedMorePairs } = gateOutcome(g, checks, problems, setup);
   const decision: Decision = {
     rule: 'sprt',
     alpha: GATE_FALSE_FAIL,
@@ -331,6 +270,79 @@ export function judge(inputs: readonly CheckInput[], setup: DecisionSetup, probl
     detectable: detectable(g, setup),
   };
   return { checks, verdict, next, decision };
+}
+
+/** One check's verdict and reason at the pair the gate stopped. */
+function checkAt(j: JudgedCheck, step: number, setup: DecisionSetup): Check {
+  const { base, blocked } = j.input;
+  if (blocked) return { ...base, baseline: blocked.baseline, candidate: blocked.candidate, deltaPct: null, interval: null, method: 'none', verdict: 'inconclusive', reason: blocked.reason };
+  const at = pathAt(j.path, step);
+  const e = j.evidence[Math.min(step, j.evidence.length) - 1];
+  const deltaPct = deltaOf(j, e);
+  const shown = deltaPct === null ? NEW_RATE : fmtPct(deltaPct);
+  let verdict: Check['verdict'] = at.outcome === 'undecided' ? 'inconclusive' : at.outcome;
+  let reason = checkReason(j, at, Math.min(step, j.evidence.length), shown, setup.minPairs);
+  if (!base.gating && verdict !== 'pass') {
+    verdict = 'warn';
+    reason = `${reason} (context only: ${j.input.contextOnly ?? 'configured as non-gating'})`;
+  }
+  if (base.gating && j.input.blockers.length && verdict === 'pass') {
+    verdict = 'inconclusive';
+    reason = `${reason}, but it cannot pass: ${j.input.blockers.join('; ')}`;
+  }
+  const values = valuesAt(j, step);
+  return { ...base, ...values, deltaPct, interval: e ? intervalOf(j, e, setup.tolerances.confidence) : null, method: 'sprt', verdict, reason, ...speedRecord(j, step) };
+}
+
+interface GateOutcome {
+  verdict: Verdict;
+  next: 'stop' | 'repeat';
+  stopReason: string;
+  suggestedMorePairs?: number;
+}
+
+/** The gate's verdict from its walk and its checks, and whether another pair is wanted. */
+function gateOutcome(g: GateDecision, checks: readonly Check[], problems: readonly string[], setup: DecisionSetup): GateOutcome {
+  const { gate } = g;
+  const gating = checks.filter((c) => c.gating);
+  if (gate.outcome === 'fail') {
+    const failed = gating.filter((c) => c.verdict === 'fail').map((c) => `${c.metric} (${c.test})`);
+    return { verdict: 'fail', next: 'stop', stopReason: `${failed.join(', ')} crossed the fail bound after ${plural(gate.stopAt, 'pair')}` };
+  }
+  if (!gating.length) return { verdict: 'inconclusive', next: 'stop', stopReason: 'no gating check could be computed from these runs' };
+  if (problems.length || gating.some((c) => c.method === 'none') || (gate.outcome === 'pass' && gating.some((c) => c.verdict !== 'pass'))) {
+    return { verdict: 'inconclusive', next: 'stop', stopReason: 'some runs cannot be judged, so the gate cannot pass (see the problems)' };
+  }
+  if (gate.outcome === 'pass') return { verdict: 'pass', next: 'stop', stopReason: `every gating check crossed the pass bound by pair ${gate.stopAt}` };
+  if (g.pairs < setup.maxPairs) {
+    const stopReason = g.pairs < setup.minPairs ? `${plural(g.pairs, 'pair')} of the minimum ${setup.minPairs}: another pair is needed` : `undecided after ${plural(g.pairs, 'pair')} of at most ${setup.maxPairs}: another pair is needed`;
+    return { verdict: 'inconclusive', next: 'repeat', stopReason };
+  }
+  return undecidedAtMax(g);
+}
+
+/** Undecided with no pairs left: how many more would likely decide it, and whether the runs were noisier than the model. */
+function undecidedAtMax(g: GateDecision): GateOutcome {
+  const undecided = g.judged.filter((j) => j.input.base.gating && j.path.outcome === 'undecided');
+  const suggestedMorePairs = Math.max(
+    ...undecided
+      .filter((j) => j.evidence.length)
+      .map((j) => {
+        const last = j.evidence[j.evidence.length - 1] as Evidence;
+        // last.variance · k is the per-pair variance; with a speed fit it also scales up the
+        // slope's share, which does not shrink with pairs: an estimate on the long side.
+        return morePairs(last, j.path.llr[j.path.llr.length - 1] ?? 0, last.variance * j.evidence.length, j.m, j.rule);
+      }),
+    1,
+  );
+  const noisier = undecided.map((j) => noisierNote(j, g.pairs)).filter((n): n is string => n !== null);
+  const why = noisier.length ? `; the runs were noisier than the noise model (${noisier.join('; ')}): find what disturbed the bench, or recalibrate (loadgate calibrate) if this is its usual noise` : '';
+  return {
+    verdict: 'inconclusive',
+    next: 'stop',
+    stopReason: `undecided at maxRepeats (${plural(g.pairs, 'pair')}); about ${plural(suggestedMorePairs, 'more pair')} would likely decide it${why}`,
+    suggestedMorePairs,
+  };
 }
 
 /** How the machine's speed entered a check (verdict.json's `speed`), at the pair the gate stopped. */

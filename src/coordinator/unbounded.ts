@@ -3,7 +3,7 @@ import { InputError } from '../util/errors.ts';
 import { abortReason, sleepUnlessAborted } from './clock.ts';
 import { isEquilibrium, lastWindow, partialWindow, type WindowStats } from './equilibrium.ts';
 import { holdEstimate, type HoldEstimate, type Sample } from './estimate.ts';
-import { initialSearchState, nextTarget, warmStartUsers, type SearchStart } from './search.ts';
+import { initialSearchState, nextTarget, warmStartUsers, type SearchStart, type SearchState } from './search.ts';
 import type { Clock, HealthSource, TimelinePoint, UserControl } from './types.ts';
 import { overThreshold } from '../engine/loadtest-ng/alert.ts';
 
@@ -124,20 +124,79 @@ interface QueryState {
   lastError: string | undefined;
 }
 
+/** What one unbounded run carries from step to step. */
+interface RunState {
+  test: UnboundedTest;
+  clock: Clock;
+  /** The clock's reading at the start, in ms. */
+  start: number;
+  queries: QueryState[];
+  noDataLimit: number;
+  settleSec: number;
+  from: SearchStart;
+  batchSec: number;
+  startSource: string;
+  search: SearchState;
+  timeline: TimelinePoint[];
+  samples: Sample[];
+  estimate: HoldEstimate | undefined;
+  firstUnhealthySec: number | undefined;
+}
+
+/** One step's readings, after the users were set for it. */
+interface StepReading {
+  tSec: number;
+  active: number;
+  healthy: boolean;
+  values: Record<string, number | null>;
+  over: string[];
+}
+
 export async function runUnbounded(options: RunUnboundedOptions): Promise<UnboundedResult> {
-  const { test, users, health, clock, signal } = options;
+  const { test, users, signal } = options;
+  const run = await startRun(options);
+  for (let step = 0; ; step++) {
+    if (signal?.aborted) return finish(run, 'aborted', `stopped before equilibrium: ${abortReason(signal)}`, undefined);
+    const tSec = elapsedSec(run);
+    if (tSec >= test.maxDuration) return maxDurationStop(run);
+    await evaluateDue(run.queries, options.health, run.clock.now());
+    const starved = run.queries.find((q) => q.noDataStreak >= run.noDataLimit);
+    if (starved) return noDataStop(run, starved);
+
+    const reading = await takeStep(run, users, tSec);
+    const held = adaptiveHoldStop(run, reading);
+    if (held) return held;
+    const window = lastWindow(run.timeline, test.stabilityWindow);
+    options.onProgress?.({
+      tSec: round2(tSec),
+      users: reading.active,
+      healthy: reading.healthy,
+      values: reading.values,
+      over: reading.over,
+      timeLeftSec: Math.max(0, round2(test.maxDuration - tSec)),
+      ...(window ? { window } : {}),
+    });
+    const settled = window ? windowStop(run, window, reading) : undefined;
+    if (settled) return settled;
+
+    const nextStepAt = run.start + (step + 1) * test.restTime * 1000;
+    if (await sleepUnlessAborted(run.clock, Math.max(0, nextStepAt - run.clock.now()), signal)) {
+      return finish(run, 'aborted', `stopped before equilibrium: ${abortReason(signal)}`, undefined);
+    }
+  }
+}
+
+/** Checks the test, sets up the queries and the search, and starts the first users. */
+async function startRun(options: RunUnboundedOptions): Promise<RunState> {
+  const { test, users, clock } = options;
   if (test.restTime <= 0) throw new InputError(`tests "${test.name}": restTime must be longer than 0s for an unbounded test`);
   if (test.stabilityWindow <= 0) throw new InputError(`tests "${test.name}": stabilityWindow must be longer than 0s`);
   const queries: QueryState[] = test.health
     .filter((q) => q.enabled)
     .map((query) => ({ query, value: null, evaluatedAt: undefined, noDataStreak: 0, lastError: undefined }));
   if (!queries.length) throw new InputError(`tests "${test.name}": every health query is disabled; enable at least one`);
-  const noDataLimit = options.noDataLimit ?? Math.max(5, Math.ceil(60 / test.restTime));
-  const settleSec = options.settleSec ?? longestRangeSec(queries.map((q) => q.query)) + 10;
 
   const start = clock.now();
-  const elapsedSec = (): number => (clock.now() - start) / 1000;
-  const timeline: TimelinePoint[] = [];
   const hint = test.warmStart ? options.startHint : undefined;
   const lagSec = healthLagSec(queries.map((q) => q.query));
   const from: SearchStart = {
@@ -147,9 +206,6 @@ export async function runUnbounded(options: RunUnboundedOptions): Promise<Unboun
     blockSteps: Math.max(4, Math.ceil((2 * lagSec) / test.restTime)),
     patienceSteps: Math.max(2, Math.ceil(lagSec / test.restTime)),
   };
-  // Batches two lags long: the users' wander near the ceiling is correlated over about one.
-  const batchSec = 2 * Math.max(4 * test.restTime, lagSec);
-  const startSource = hint && from.startUsers > test.initialUsers ? hint.source : test.initialUsers > 0 ? 'initialUsers' : 'cold';
   const search = initialSearchState();
   if (from.startUsers === 0 || from.rampSec === 0) {
     // load-test-ng's InitialActiveUsers: start part-way up instead of climbing from zero,
@@ -158,168 +214,183 @@ export async function runUnbounded(options: RunUnboundedOptions): Promise<Unboun
     search.phase = 'climb';
     search.target = await users.activeUsers();
   }
-  let firstUnhealthySec: number | undefined;
-  const samples: Sample[] = [];
-  let estimate: HoldEstimate | undefined;
-
-  const finish = (stopCause: StopCause, reason: string, window: WindowStats | undefined): UnboundedResult => {
-    const w = window ?? partialWindow(timeline, test.stabilityWindow);
-    const windowMean = w ? round2(w.meanUsers) : 0;
-    const useHold = test.estimator === 'hold-mean' && estimate !== undefined;
-    const capacity: CapacityEstimate = {
-      estimator: test.estimator,
-      supportedUsers: useHold ? round2((estimate as HoldEstimate).supportedUsers) : windowMean,
-      windowMeanUsers: windowMean,
-      ...(useHold
-        ? {
-            // Under two batches there is no interval: no half-width rather than an infinite one.
-            ...(Number.isFinite((estimate as HoldEstimate).halfWidthPct)
-              ? { halfWidthPct: round2((estimate as HoldEstimate).halfWidthPct), sdPct: round2((estimate as HoldEstimate).sdPct) }
-              : {}),
-            batches: (estimate as HoldEstimate).batches,
-          }
-        : {}),
-      ...(search.firstAlertUsers !== undefined ? { firstAlertUsers: Math.round(search.firstAlertUsers) } : {}),
-      startUsers: from.startUsers,
-      startSource,
-      ...(firstUnhealthySec !== undefined ? { holdSec: round2(elapsedSec() - firstUnhealthySec) } : {}),
-    };
-    // The hold estimate's window is the span of its batches: the stable-phase metrics
-    // are averaged over the same span the users were.
-    const span = useHold ? { startSec: (estimate as HoldEstimate).startSec, endSec: (estimate as HoldEstimate).endSec } : undefined;
-    return {
-      supportedUsers: capacity.supportedUsers,
-      capacity,
-      converged: stopCause === 'equilibrium' || stopCause === 'cap',
-      stopCause,
-      reason,
-      window: span
-        ? { startSec: round2(span.startSec), endSec: round2(span.endSec) }
-        : { startSec: round2(w?.startSec ?? 0), endSec: round2(w?.endSec ?? 0) },
-      slopePerMinute: round2(w?.slopePerMinute ?? 0),
-      durationSec: round2(elapsedSec()),
-      timeline,
-    };
+  return {
+    test,
+    clock,
+    start,
+    queries,
+    noDataLimit: options.noDataLimit ?? Math.max(5, Math.ceil(60 / test.restTime)),
+    settleSec: options.settleSec ?? longestRangeSec(queries.map((q) => q.query)) + 10,
+    from,
+    // Batches two lags long: the users' wander near the ceiling is correlated over about one.
+    batchSec: 2 * Math.max(4 * test.restTime, lagSec),
+    startSource: hint && from.startUsers > test.initialUsers ? hint.source : test.initialUsers > 0 ? 'initialUsers' : 'cold',
+    search,
+    timeline: [],
+    samples: [],
+    estimate: undefined,
+    firstUnhealthySec: undefined,
   };
+}
 
-  for (let step = 0; ; step++) {
-    if (signal?.aborted) return finish('aborted', `stopped before equilibrium: ${abortReason(signal)}`, undefined);
-    const tSec = elapsedSec();
-    if (tSec >= test.maxDuration) {
-      const w = partialWindow(timeline, test.stabilityWindow);
-      return finish(
-        'max-duration',
-        `did not reach equilibrium within maxDuration (${test.maxDuration} s)` +
-          (w ? `; over the last ${round2(w.endSec - w.startSec)} s users moved ${round2(w.slopePerMinute)}/min around a mean of ${round2(w.meanUsers)}` : ''),
-        w,
-      );
-    }
+function elapsedSec(run: RunState): number {
+  return (run.clock.now() - run.start) / 1000;
+}
 
-    await evaluateDue(queries, health, clock.now());
-    const starved = queries.find((q) => q.noDataStreak >= noDataLimit);
-    if (starved) {
-      const detail = starved.lastError ? `; last error: ${starved.lastError}` : '';
-      return finish(
-        'no-data',
-        `Prometheus has no data for "${starved.query.name}" (${starved.query.query}) after ${starved.noDataStreak} evaluations${detail}; ` +
-          'check that its scrape target is up',
-        undefined,
-      );
-    }
-
-    // A query without data yet (e.g. rate() before the second scrape) does not block growth;
-    // the no-data limit above stops a run where it never gets data.
-    const over = queries.filter((q) => overThreshold(q.value, q.query.threshold)).map((q) => q.query.name);
-    const healthy = over.length === 0;
-    const settling = tSec < settleSec;
-    nextTarget(search, test, from, tSec, healthy, settling);
-    await users.setUsers(Math.round(search.target));
-    const active = await users.activeUsers();
-    const values = Object.fromEntries(queries.map((q) => [q.query.name, q.value]));
-    timeline.push({ tSec: round2(tSec), users: active, healthy, values });
-    // The ceiling was first hit at the first alert (a paused ramp is not one yet).
-    if (search.phase === 'ceiling' && firstUnhealthySec === undefined) firstUnhealthySec = round2(tSec);
-    if (search.settled) {
-      samples.push({ tSec: round2(tSec), users: active });
-      if (test.estimator === 'hold-mean') estimate = holdEstimate(samples, batchSec);
-    }
-    // Adaptive hold: stop as soon as the estimate is sure enough (at least four batches).
-    if (
-      test.holdHalfWidthPct !== undefined &&
-      estimate !== undefined &&
-      estimate.batches >= 4 &&
-      estimate.halfWidthPct <= test.holdHalfWidthPct &&
-      !(active >= test.maxUsers)
-    ) {
-      return finish(
-        'equilibrium',
-        `equilibrium after ${round2(tSec)} s: ${estimate.batches} batches of ${batchSec} s at the ceiling average ${round2(estimate.supportedUsers)} users ` +
-          `(±${round2(estimate.halfWidthPct)}%, within the ±${test.holdHalfWidthPct}% asked)`,
-        undefined,
-      );
-    }
-
-    const window = lastWindow(timeline, test.stabilityWindow);
-    options.onProgress?.({
-      tSec: round2(tSec),
-      users: active,
-      healthy,
-      values,
-      over,
-      timeLeftSec: Math.max(0, round2(test.maxDuration - tSec)),
-      ...(window ? { window } : {}),
-    });
-
-    if (window) {
-      const inWindow = timeline.filter((p) => p.tSec >= window.startSec);
-      // Healthy through the whole window and at the cap: it settled only because it may not grow.
-      if (active >= test.maxUsers && inWindow.every((p) => p.healthy) && isEquilibrium(window, test.equilibriumSlope)) {
-        return finish(
-          'cap',
-          `healthy all the way to maxUsers (${test.maxUsers}): the bench could not find the ceiling; supported users >= ${test.maxUsers}`,
-          window,
-        );
-      }
-      if (inWindow.every((p) => p.users === 0 && !p.healthy)) {
-        return finish('equilibrium', `unhealthy even without users for ${test.stabilityWindow} s: supported users 0`, window);
-      }
-      // hold-mean: the stability window is the settled hold (the step at its floor), so the
-      // estimate gets a whole window of it. A window that starts at the first alert, as
-      // load-test-ng's does, holds the bisection's transient, and its mean varies about
-      // twice as much between runs (docs/research/2026-11-24-capacity-search.md).
-      if (test.estimator === 'hold-mean' && estimate !== undefined && window.startSec >= (samples[0] as Sample).tSec && isEquilibrium(window, test.equilibriumSlope)) {
-        return finish(
-          'equilibrium',
-          `equilibrium after ${round2(tSec)} s: ${estimate.batches} batches of ${batchSec} s at the ceiling average ${round2(estimate.supportedUsers)} users` +
-            (Number.isFinite(estimate.halfWidthPct) ? ` (±${round2(estimate.halfWidthPct)}%)` : '') +
-            `, and users moved ${round2(window.slopePerMinute)}/min over the ${test.stabilityWindow} s hold`,
-          window,
-        );
-      }
-      // As in load-test-ng, only a window that starts once the ceiling was first hit can be
-      // an equilibrium. Otherwise the climb and the overshoot peak that follows it (health
-      // queries lag the users) form a hump whose least-squares slope is flat too, and whose
-      // mean is far from the ceiling.
-      if (
-        test.estimator !== 'hold-mean' &&
-        firstUnhealthySec !== undefined &&
-        window.startSec >= firstUnhealthySec &&
-        isEquilibrium(window, test.equilibriumSlope)
-      ) {
-        return finish(
-          'equilibrium',
-          `equilibrium after ${round2(tSec)} s: users moved ${round2(window.slopePerMinute)}/min over the last ${test.stabilityWindow} s, ` +
-            `within ${test.equilibriumSlope}% of their mean ${round2(window.meanUsers)}`,
-          window,
-        );
-      }
-    }
-
-    const nextStepAt = start + (step + 1) * test.restTime * 1000;
-    if (await sleepUnlessAborted(clock, Math.max(0, nextStepAt - clock.now()), signal)) {
-      return finish('aborted', `stopped before equilibrium: ${abortReason(signal)}`, undefined);
-    }
+/** Moves the search one step on the queries' latest values, sets the users, and records the step. */
+async function takeStep(run: RunState, users: UserControl, tSec: number): Promise<StepReading> {
+  const { test, queries, search } = run;
+  // A query without data yet (e.g. rate() before the second scrape) does not block growth;
+  // the no-data limit stops a run where it never gets data.
+  const over = queries.filter((q) => overThreshold(q.value, q.query.threshold)).map((q) => q.query.name);
+  const healthy = over.length === 0;
+  const settling = tSec < run.settleSec;
+  nextTarget(search, test, run.from, tSec, healthy, settling);
+  await users.setUsers(Math.round(search.target));
+  const active = await users.activeUsers();
+  const values = Object.fromEntries(queries.map((q) => [q.query.name, q.value]));
+  run.timeline.push({ tSec: round2(tSec), users: active, healthy, values });
+  // The ceiling was first hit at the first alert (a paused ramp is not one yet).
+  if (search.phase === 'ceiling' && run.firstUnhealthySec === undefined) run.firstUnhealthySec = round2(tSec);
+  if (search.settled) {
+    run.samples.push({ tSec: round2(tSec), users: active });
+    if (test.estimator === 'hold-mean') run.estimate = holdEstimate(run.samples, run.batchSec);
   }
+  return { tSec, active, healthy, values, over };
+}
+
+function maxDurationStop(run: RunState): UnboundedResult {
+  const { test } = run;
+  const w = partialWindow(run.timeline, test.stabilityWindow);
+  return finish(
+    run,
+    'max-duration',
+    `did not reach equilibrium within maxDuration (${test.maxDuration} s)` +
+      (w ? `; over the last ${round2(w.endSec - w.startSec)} s users moved ${round2(w.slopePerMinute)}/min around a mean of ${round2(w.meanUsers)}` : ''),
+    w,
+  );
+}
+
+function noDataStop(run: RunState, starved: QueryState): UnboundedResult {
+  const detail = starved.lastError ? `; last error: ${starved.lastError}` : '';
+  return finish(
+    run,
+    'no-data',
+    `Prometheus has no data for "${starved.query.name}" (${starved.query.query}) after ${starved.noDataStreak} evaluations${detail}; ` +
+      'check that its scrape target is up',
+    undefined,
+  );
+}
+
+/** Adaptive hold: stop as soon as the estimate is sure enough (at least four batches). */
+function adaptiveHoldStop(run: RunState, { tSec, active }: StepReading): UnboundedResult | undefined {
+  const { test, estimate } = run;
+  if (
+    test.holdHalfWidthPct === undefined ||
+    estimate === undefined ||
+    estimate.batches < 4 ||
+    !(estimate.halfWidthPct <= test.holdHalfWidthPct) ||
+    active >= test.maxUsers
+  ) {
+    return undefined;
+  }
+  return finish(
+    run,
+    'equilibrium',
+    `equilibrium after ${round2(tSec)} s: ${estimate.batches} batches of ${run.batchSec} s at the ceiling average ${round2(estimate.supportedUsers)} users ` +
+      `(±${round2(estimate.halfWidthPct)}%, within the ±${test.holdHalfWidthPct}% asked)`,
+    undefined,
+  );
+}
+
+/** The stops a whole stability window can show: at the cap, unhealthy without users, or at equilibrium. */
+function windowStop(run: RunState, window: WindowStats, { tSec, active }: StepReading): UnboundedResult | undefined {
+  const { test, estimate, firstUnhealthySec } = run;
+  const inWindow = run.timeline.filter((p) => p.tSec >= window.startSec);
+  // Healthy through the whole window and at the cap: it settled only because it may not grow.
+  if (active >= test.maxUsers && inWindow.every((p) => p.healthy) && isEquilibrium(window, test.equilibriumSlope)) {
+    return finish(
+      run,
+      'cap',
+      `healthy all the way to maxUsers (${test.maxUsers}): the bench could not find the ceiling; supported users >= ${test.maxUsers}`,
+      window,
+    );
+  }
+  if (inWindow.every((p) => p.users === 0 && !p.healthy)) {
+    return finish(run, 'equilibrium', `unhealthy even without users for ${test.stabilityWindow} s: supported users 0`, window);
+  }
+  // hold-mean: the stability window is the settled hold (the step at its floor), so the
+  // estimate gets a whole window of it. A window that starts at the first alert, as
+  // load-test-ng's does, holds the bisection's transient, and its mean varies about
+  // twice as much between runs (docs/research/2026-11-24-capacity-search.md).
+  if (test.estimator === 'hold-mean' && estimate !== undefined && window.startSec >= (run.samples[0] as Sample).tSec && isEquilibrium(window, test.equilibriumSlope)) {
+    return finish(
+      run,
+      'equilibrium',
+      `equilibrium after ${round2(tSec)} s: ${estimate.batches} batches of ${run.batchSec} s at the ceiling average ${round2(estimate.supportedUsers)} users` +
+        (Number.isFinite(estimate.halfWidthPct) ? ` (±${round2(estimate.halfWidthPct)}%)` : '') +
+        `, and users moved ${round2(window.slopePerMinute)}/min over the ${test.stabilityWindow} s hold`,
+      window,
+    );
+  }
+  // As in load-test-ng, only a window that starts once the ceiling was first hit can be
+  // an equilibrium. Otherwise the climb and the overshoot peak that follows it (health
+  // queries lag the users) form a hump whose least-squares slope is flat too, and whose
+  // mean is far from the ceiling.
+  if (test.estimator !== 'hold-mean' && firstUnhealthySec !== undefined && window.startSec >= firstUnhealthySec && isEquilibrium(window, test.equilibriumSlope)) {
+    return finish(
+      run,
+      'equilibrium',
+      `equilibrium after ${round2(tSec)} s: users moved ${round2(window.slopePerMinute)}/min over the last ${test.stabilityWindow} s, ` +
+        `within ${test.equilibriumSlope}% of their mean ${round2(window.meanUsers)}`,
+      window,
+    );
+  }
+  return undefined;
+}
+
+/** The result: the estimate, the window it was averaged over, and why the run stopped. */
+function finish(run: RunState, stopCause: StopCause, reason: string, window: WindowStats | undefined): UnboundedResult {
+  const w = window ?? partialWindow(run.timeline, run.test.stabilityWindow);
+  const capacity = capacityOf(run, w);
+  // The hold estimate's window is the span of its batches: the stable-phase metrics
+  // are averaged over the same span the users were.
+  const hold = capacity.estimator === 'hold-mean' ? run.estimate : undefined;
+  return {
+    supportedUsers: capacity.supportedUsers,
+    capacity,
+    converged: stopCause === 'equilibrium' || stopCause === 'cap',
+    stopCause,
+    reason,
+    window: hold
+      ? { startSec: round2(hold.startSec), endSec: round2(hold.endSec) }
+      : { startSec: round2(w?.startSec ?? 0), endSec: round2(w?.endSec ?? 0) },
+    slopePerMinute: round2(w?.slopePerMinute ?? 0),
+    durationSec: round2(elapsedSec(run)),
+    timeline: run.timeline,
+  };
+}
+
+function capacityOf(run: RunState, w: WindowStats | undefined): CapacityEstimate {
+  const { test, search, firstUnhealthySec } = run;
+  const windowMean = w ? round2(w.meanUsers) : 0;
+  const hold = test.estimator === 'hold-mean' ? run.estimate : undefined;
+  return {
+    estimator: test.estimator,
+    supportedUsers: hold ? round2(hold.supportedUsers) : windowMean,
+    windowMeanUsers: windowMean,
+    ...(hold
+      ? {
+          // Under two batches there is no interval: no half-width rather than an infinite one.
+          ...(Number.isFinite(hold.halfWidthPct) ? { halfWidthPct: round2(hold.halfWidthPct), sdPct: round2(hold.sdPct) } : {}),
+          batches: hold.batches,
+        }
+      : {}),
+    ...(search.firstAlertUsers !== undefined ? { firstAlertUsers: Math.round(search.firstAlertUsers) } : {}),
+    startUsers: run.from.startUsers,
+    startSource: run.startSource,
+    ...(firstUnhealthySec !== undefined ? { holdSec: round2(elapsedSec(run) - firstUnhealthySec) } : {}),
+  };
 }
 
 /** Evaluates the queries whose minInterval has passed; the others keep their last value. */

@@ -96,52 +96,10 @@ export async function publishSnapshot(client: GrafanaClient, options: SnapshotOp
       `no snapshot of ${client.baseUrl}: that Grafana is destroyed with the bench and no Grafana is named to keep the snapshot (set the variable LOADGATE_GRAFANA_URL and the secret LOADGATE_GRAFANA_TOKEN, docs/github.md)`,
     );
   }
-  const variables = dashboardVariables(options.dashboard, options.datasourceUid, options.variables);
   // Check every query's variables before touching Grafana.
-  const plans = options.dashboard.panels.map((panel) => ({
-    panel,
-    queries: panel.targets
-      .filter((t) => typeof t.expr === 'string' && t.expr.trim() !== '' && t.hide !== true)
-      .map(
-        (t): DsQuery => ({
-          refId: t.refId,
-          datasource: { uid: options.datasourceUid, type: 'prometheus' },
-          expr: interpolate(t.expr!, variables, `panel "${panel.title}" query ${t.refId}`),
-          ...(t.legendFormat ? { legendFormat: t.legendFormat } : {}),
-          range: true,
-          instant: false,
-          maxDataPoints: options.maxDataPoints ?? 1000,
-          intervalMs: intervalFor(fromMs, toMs, options.maxDataPoints ?? 1000),
-        }),
-      ),
-  }));
-
+  const plans = panelQueries(options, fromMs, toMs);
   const saved = await client.upsertDashboard(options.dashboard as Record<string, unknown>, `loadgate: ${options.name}`);
-
-  const warnings: string[] = [];
-  const panels: Record<string, unknown>[] = [];
-  let panelsWithData = 0;
-  for (const { panel, queries } of plans) {
-    let snapshotData: SnapshotFrame[] = [];
-    if (queries.length) {
-      try {
-        const response = await client.queryDataSource(queries, fromMs, toMs);
-        for (const query of queries) {
-          const result = response.results[query.refId];
-          if (result?.error) warnings.push(`panel "${panel.title}" query ${query.refId}: ${result.error}`);
-          snapshotData = snapshotData.concat(toSnapshotFrames(query.refId, result?.frames ?? [], query.legendFormat));
-        }
-        if (snapshotData.length) panelsWithData++;
-      } catch (error) {
-        if (!(error instanceof GrafanaError) || error.httpStatus === 401 || error.httpStatus === 403) throw error;
-        warnings.push(`panel "${panel.title}": ${error.message}`);
-      }
-    }
-    panels.push({ ...panel, snapshotData });
-  }
-  if (panelsWithData === 0) {
-    throw new GrafanaError(`no panel returned data between ${options.from.toISOString()} and ${options.to.toISOString()}:\n${warnings.join('\n') || 'every query came back empty'}`, 'POST /api/ds/query');
-  }
+  const { panels, warnings } = await panelsWithData(client, plans, options);
 
   const snapshotDashboard = {
     ...options.dashboard,
@@ -168,6 +126,66 @@ export async function publishSnapshot(client: GrafanaClient, options: SnapshotOp
     dashboardUrl: absolute(client.baseUrl, saved.url),
     warnings,
   };
+}
+
+type Panel = Dashboard['panels'][number];
+
+/** Each panel's visible queries with the dashboard's variables filled in. */
+function panelQueries(options: SnapshotOptions, fromMs: number, toMs: number): { panel: Panel; queries: DsQuery[] }[] {
+  const variables = dashboardVariables(options.dashboard, options.datasourceUid, options.variables);
+  return options.dashboard.panels.map((panel) => ({
+    panel,
+    queries: panel.targets
+      .filter((t) => typeof t.expr === 'string' && t.expr.trim() !== '' && t.hide !== true)
+      .map(
+        (t): DsQuery => ({
+          refId: t.refId,
+          datasource: { uid: options.datasourceUid, type: 'prometheus' },
+          expr: interpolate(t.expr!, variables, `panel "${panel.title}" query ${t.refId}`),
+          ...(t.legendFormat ? { legendFormat: t.legendFormat } : {}),
+          range: true,
+          instant: false,
+          maxDataPoints: options.maxDataPoints ?? 1000,
+          intervalMs: intervalFor(fromMs, toMs, options.maxDataPoints ?? 1000),
+        }),
+      ),
+  }));
+}
+
+/**
+ * The panels with their data embedded. A panel whose query fails is kept empty, with a
+ * warning; no data in any panel, or a refused token, is an error.
+ */
+async function panelsWithData(
+  client: GrafanaClient,
+  plans: readonly { panel: Panel; queries: DsQuery[] }[],
+  options: SnapshotOptions,
+): Promise<{ panels: Record<string, unknown>[]; warnings: string[] }> {
+  const warnings: string[] = [];
+  const panels: Record<string, unknown>[] = [];
+  let withData = 0;
+  for (const { panel, queries } of plans) {
+    let snapshotData: SnapshotFrame[] = [];
+    if (queries.length) {
+      try {
+        const response = await client.queryDataSource(queries, options.from.getTime(), options.to.getTime());
+        for (const query of queries) {
+          const result = response.results[query.refId];
+          if (result?.error) warnings.push(`panel "${panel.title}" query ${query.refId}: ${result.error}`);
+          snapshotData = snapshotData.concat(toSnapshotFrames(query.refId, result?.frames ?? [], query.legendFormat));
+        }
+        if (snapshotData.length) withData++;
+      } catch (error) {
+        if (!(error instanceof GrafanaError) || error.httpStatus === 401 || error.httpStatus === 403) throw error;
+        warnings.push(`panel "${panel.title}": ${error.message}`);
+      }
+    }
+    panels.push({ ...panel, snapshotData });
+  }
+  if (withData === 0) {
+    throw new GrafanaError(`no panel returned data between ${options.from.toISOString()} and ${options.to.toISOString()}:\n${warnings.join('\n') || 'every query came back empty'}`, 'POST /api/ds/query');
+  }
+  return { panels, warnings };
 }
 
 /** Grafana's step: at least 15 s (a scrape interval), at most maxDataPoints points. */

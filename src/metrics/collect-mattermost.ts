@@ -1,6 +1,6 @@
 import type { RunResult, Timing } from '../results/schema.ts';
 import { toSeries, type CollectWindow, type Collected } from './collect.ts';
-import type { PrometheusClient } from './prometheus.ts';
+import type { InstantSample, PrometheusClient } from './prometheus.ts';
 import { COMPONENTS, SERIES_SOURCES, mattermostSeriesQueries, mattermostWindowQueries, type MattermostSeriesName } from './mattermost-queries.ts';
 
 /**
@@ -35,28 +35,9 @@ const round = (x: number, digits = 3): number => Math.round(x * 10 ** digits) / 
 
 export async function collectMattermostRun(client: PrometheusClient, w: CollectWindow, o: MattermostCollectOptions): Promise<MattermostCollected> {
   const problems: string[] = [];
-  let missingEssential = false;
-  const series: RunResult['series'] = {};
-  const start = Math.ceil(w.runStart);
-  const end = Math.max(start, Math.floor(w.runEnd));
   const rateWindow = `${o.rateWindowSec}s`;
-
-  await Promise.all(
-    (Object.entries(mattermostSeriesQueries(rateWindow)) as [MattermostSeriesName, string][]).map(async ([name, query]) => {
-      try {
-        const ranges = await client.queryRange(query, start, end, o.stepSec);
-        const s = ranges[0] ? toSeries(ranges[0], w.runStart, UNITS[name]) : undefined;
-        if (s) series[name] = s;
-        else {
-          problems.push(`Prometheus has no data for ${name} from ${COMPONENTS[SERIES_SOURCES[name]]} during the run`);
-          if (ESSENTIAL.includes(name)) missingEssential = true;
-        }
-      } catch (error) {
-        problems.push(`${name}: ${(error as Error).message}`);
-        if (ESSENTIAL.includes(name)) missingEssential = true;
-      }
-    }),
-  );
+  const { series, missingEssential: seriesMissing } = await collectSeries(client, w, o, rateWindow, problems);
+  let missingEssential = seriesMissing;
 
   const q = mattermostWindowQueries(w.stableEnd - w.stableStart, rateWindow, o.stepSec);
   const instant = async (query: string) => {
@@ -72,29 +53,14 @@ export async function collectMattermostRun(client: PrometheusClient, w: CollectW
     instant(q.requests), instant(q.errors), instant(q.timeouts), instant(q.agentCpuMax), instant(q.droppedIterations),
   ]);
 
-  const timings = (counts: typeof apiCount, sums: typeof apiSum, p99s: typeof apiP99, label: string): Timing[] => {
-    const sumOf = new Map(sums.map((s) => [s.labels[label] ?? '?', s.value]));
-    const p99Of = new Map(p99s.map((s) => [s.labels[label] ?? '?', s.value]));
-    return counts
-      .filter((s) => s.value >= 0.5)
-      .map((s) => {
-        const name = s.labels[label] ?? '?';
-        const avgMs = (1000 * (sumOf.get(name) ?? NaN)) / s.value;
-        const p99 = 1000 * (p99Of.get(name) ?? NaN);
-        return { name, count: Math.round(s.value), avgMs: round(avgMs), p99Ms: round(Number.isFinite(p99) ? p99 : avgMs) };
-      })
-      .filter((t) => Number.isFinite(t.avgMs) && t.avgMs >= 0)
-      .sort((a, b) => b.count - a.count || a.name.localeCompare(b.name));
-  };
-  const api = timings(apiCount, apiSum, apiP99, 'handler');
+  const api = timingsOf(apiCount, apiSum, apiP99, 'handler');
   if (!api.length) {
     problems.push(`Prometheus has no per-handler API timings (mattermost_api_time) from ${COMPONENTS.mattermost} in the measurement window`);
     missingEssential = true;
   }
-  const store = timings(storeCount, storeSum, storeP99, 'method');
+  const store = timingsOf(storeCount, storeSum, storeP99, 'method');
   if (!store.length) problems.push(`Prometheus has no store method timings (mattermost_db_store_time) from ${COMPONENTS.mattermost} in the measurement window`);
 
-  const total = (samples: { value: number }[]) => samples.reduce((n, s) => n + (Number.isFinite(s.value) ? s.value : 0), 0);
   if (!requests.length) {
     problems.push(`Prometheus has no client request counts from ${COMPONENTS.loadtest} in the measurement window`);
     missingEssential = true;
@@ -114,3 +80,52 @@ export async function collectMattermostRun(client: PrometheusClient, w: CollectW
     missingEssential,
   };
 }
+
+/** The graph series over the whole run; each one missing is a problem, and an essential one missing makes the run unjudgeable. */
+async function collectSeries(
+  client: PrometheusClient,
+  w: CollectWindow,
+  o: MattermostCollectOptions,
+  rateWindow: string,
+  problems: string[],
+): Promise<{ series: RunResult['series']; missingEssential: boolean }> {
+  let missingEssential = false;
+  const series: RunResult['series'] = {};
+  const start = Math.ceil(w.runStart);
+  const end = Math.max(start, Math.floor(w.runEnd));
+  await Promise.all(
+    (Object.entries(mattermostSeriesQueries(rateWindow)) as [MattermostSeriesName, string][]).map(async ([name, query]) => {
+      try {
+        const ranges = await client.queryRange(query, start, end, o.stepSec);
+        const s = ranges[0] ? toSeries(ranges[0], w.runStart, UNITS[name]) : undefined;
+        if (s) series[name] = s;
+        else {
+          problems.push(`Prometheus has no data for ${name} from ${COMPONENTS[SERIES_SOURCES[name]]} during the run`);
+          if (ESSENTIAL.includes(name)) missingEssential = true;
+        }
+      } catch (error) {
+        problems.push(`${name}: ${(error as Error).message}`);
+        if (ESSENTIAL.includes(name)) missingEssential = true;
+      }
+    }),
+  );
+  return { series, missingEssential };
+}
+
+/** Count, average and p99 per handler or store method, from the window's counts, sums and p99s; busiest first. */
+function timingsOf(counts: InstantSample[], sums: InstantSample[], p99s: InstantSample[], label: string): Timing[] {
+  const sumOf = new Map(sums.map((s) => [s.labels[label] ?? '?', s.value]));
+  const p99Of = new Map(p99s.map((s) => [s.labels[label] ?? '?', s.value]));
+  return counts
+    .filter((s) => s.value >= 0.5)
+    .map((s) => {
+      const name = s.labels[label] ?? '?';
+      const avgMs = (1000 * (sumOf.get(name) ?? NaN)) / s.value;
+      const p99 = 1000 * (p99Of.get(name) ?? NaN);
+      return { name, count: Math.round(s.value), avgMs: round(avgMs), p99Ms: round(Number.isFinite(p99) ? p99 : avgMs) };
+    })
+    .filter((t) => Number.isFinite(t.avgMs) && t.avgMs >= 0)
+    .sort((a, b) => b.count - a.count || a.name.localeCompare(b.name));
+}
+
+const total = (samples: { value: number }[]): number => samples.reduce((n, s) => n + (Number.isFinite(s.value) ? s.value : 0), 0);

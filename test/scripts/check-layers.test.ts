@@ -1,19 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { checkLayers, formatViolation } from '../../scripts/check-layers.ts';
+import { fileTree } from '../support/file-tree.ts';
 
-function fixtureTree(files: Record<string, string>): string {
-  const dir = mkdtempSync(join(tmpdir(), 'check-layers-'));
-  for (const [path, text] of Object.entries(files)) {
-    mkdirSync(dirname(join(dir, path)), { recursive: true });
-    writeFileSync(join(dir, path), text);
-  }
-  return dir;
-}
+const fixtureTree = (files: Record<string, string>): string => fileTree(files, 'check-layers-');
 
 test('an import from a lower layer to a higher one is reported; downward and same-layer ones are not', (t) => {
   const dir = fixtureTree({

@@ -1,16 +1,17 @@
 import { writeFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { loadGateConfig } from '../../config/load.ts';
+import type { GateConfig } from '../../config/schema.ts';
 import { InputError } from '../../util/errors.ts';
-import { buildPlan, planJson, renderPlanText, requireDataset } from '../../aws/plan.ts';
-import { estimateCost } from '../../aws/cost.ts';
+import { buildPlan, planJson, renderPlanText, requireDataset, type Plan } from '../../aws/plan.ts';
+import { estimateCost, type DbSource } from '../../aws/cost.ts';
 import { expectedDuration } from '../../aws/expected.ts';
 import { expectedPairsNoChange } from '../../compare/simulate.ts';
 import { assumedModel, loadNoiseModel, noiseModelPath } from '../../noise/model.ts';
 import { GITHUB_HOSTED_JOB_LIMIT_MINUTES, planJobs, renderJobPlan, runnerLimitSchema } from '../../aws/job-limits.ts';
 import { readRunInfo, type RunContext } from '../../aws/run-info.ts';
 import { readActionsContext } from '../../github/actions-context.ts';
-import { benchInputsSchema, buildTfvars } from '../../aws/tfvars.ts';
+import { benchInputsSchema, buildTfvars, type BenchInputs } from '../../aws/tfvars.ts';
 import { requireLicenceSecret } from '../../target/mattermost/licence.ts';
 import { defineCommand, flag, section } from '../../util/flags.ts';
 import type { CliIO } from '../../util/io.ts';
@@ -58,6 +59,37 @@ export async function run(argv: string[], io: CliIO, readContext: () => Promise<
   if (config.bench.kind !== 'aws') {
     throw new InputError(`${flags.config}: bench.kind is "${config.bench.kind}"; plan estimates the AWS bench (bench.kind: aws)`);
   }
+  const inputs = benchInputsOf(flags, config);
+  const dbSource = inputs.dbSnapshot ? 'snapshot' : inputs.dbDumpUrl ? 'dump' : 'empty';
+  // Teardown only needs the bench's identity, not a dataset.
+  const noDataset = flags['destroy-only'] ? undefined : requireDataset(config, dbSource);
+  if (noDataset) io.err(noDataset);
+  const plan = await planWithExpected(config, flags, dbSource);
+  // Refuses (exit 3) a gate whose longest piece cannot fit in one job.
+  const jobs = planJobs(config, plan.duration, flags['runner-limit']);
+
+  // The plan always reaches the log; a refusal also goes to stderr.
+  if (!plan.withinBudget) {
+    io.err(renderPlanText(plan));
+    return 1;
+  }
+  let output: string;
+  if (flags.format === 'text') output = `${renderPlanText(plan)}\n\n${renderJobPlan(jobs)}`;
+  else if (flags.format === 'json') output = JSON.stringify({ ...planJson(plan), jobs }, null, 2);
+  else output = await tfvarsOutput(config, plan, inputs, flags, io, readContext);
+  if (flags.out) {
+    await writeFile(flags.out, `${output}\n`);
+    io.out(`wrote ${flags.out}`);
+  } else {
+    io.out(output);
+  }
+  return 0;
+}
+
+type Flags = z.output<typeof flagsSchema>;
+
+/** The dataset and licence flags, each falling back to the config, checked as the bench's inputs. */
+function benchInputsOf(flags: Flags, config: GateConfig): BenchInputs {
   const inputs = benchInputsSchema.safeParse({
     version: flags.version ?? 'unset',
     controllerCidrs: flags['controller-cidr'],
@@ -78,45 +110,37 @@ export async function run(argv: string[], io: CliIO, readContext: () => Promise<
     throw new InputError(`${lines.join('\n')}\n\n${usage}`, lines);
   }
   if (inputs.data.dbSnapshot && inputs.data.dbDumpUrl) throw new InputError('give at most one of --db-snapshot and --db-dump-url');
-  const dbSource = inputs.data.dbSnapshot ? 'snapshot' : inputs.data.dbDumpUrl ? 'dump' : 'empty';
-  // Teardown only needs the bench's identity, not a dataset.
-  const noDataset = flags['destroy-only'] ? undefined : requireDataset(config, dbSource);
-  if (noDataset) io.err(noDataset);
+  return inputs.data;
+}
+
+/** The plan with its expected duration and cost: the runs per side an unchanged release is expected to need under the sequential rule. */
+async function planWithExpected(config: GateConfig, flags: Flags, dbSource: DbSource): Promise<Plan> {
   const plan = buildPlan(config, { dbSource, ...(flags['max-cost'] !== undefined ? { maxCostUsd: flags['max-cost'] } : {}) });
-  // Runs per side an unchanged release is expected to need under the sequential rule.
   const modelPath = noiseModelPath(config, flags.config);
   const model = modelPath ? await loadNoiseModel(modelPath, config) : assumedModel();
   const expected = await expectedDuration(config, plan.duration, { runsPerSide: Math.max(1, expectedPairsNoChange(config, model)) });
   plan.expected = { duration: expected, cost: estimateCost(plan.bench, expected.totalSec) };
-  // Refuses (exit 3) a gate whose longest piece cannot fit in one job.
-  const jobs = planJobs(config, plan.duration, flags['runner-limit']);
+  return plan;
+}
 
-  // The plan always reaches the log; a refusal also goes to stderr.
-  if (!plan.withinBudget) {
-    io.err(renderPlanText(plan));
-    return 1;
-  }
-  let output: string;
-  if (flags.format === 'text') output = `${renderPlanText(plan)}\n\n${renderJobPlan(jobs)}`;
-  else if (flags.format === 'json') output = JSON.stringify({ ...planJson(plan), jobs }, null, 2);
-  else {
-    if (!flags.version) throw new InputError(`--version: name the Mattermost version the bench installs first\n\n${usage}`);
-    const flagged = { repository: flags.repository, runId: flags['run-id'], runAttempt: flags['run-attempt'], commit: flags.commit };
-    // Outside Actions (all four flags given) the context is not read at all.
-    const complete = Object.values(flagged).every((v) => v !== undefined);
-    const runInfo = readRunInfo(flagged, complete ? {} : await readContext());
-    const now = flags.now ? new Date(flags.now) : new Date();
-    const tfvars = buildTfvars(config, plan.bench, runInfo, { ...inputs.data, version: flags.version }, plan.duration, now);
-    if (!flags['destroy-only']) requireLicenceSecret(config.target.system, inputs.data.licenseSecretArn, '--license-secret-arn');
-    output = JSON.stringify(tfvars, null, 2);
-    // The plan goes to stderr so stdout stays a clean tfvars file.
-    io.err(renderPlanText(plan));
-  }
-  if (flags.out) {
-    await writeFile(flags.out, `${output}\n`);
-    io.out(`wrote ${flags.out}`);
-  } else {
-    io.out(output);
-  }
-  return 0;
+/** terraform.tfvars.json for infra/aws; the plan goes to stderr so stdout stays a clean tfvars file. */
+async function tfvarsOutput(
+  config: GateConfig,
+  plan: Plan,
+  inputs: BenchInputs,
+  flags: Flags,
+  io: CliIO,
+  readContext: () => Promise<Partial<RunContext>>,
+): Promise<string> {
+  if (!flags.version) throw new InputError(`--version: name the Mattermost version the bench installs first\n\n${usage}`);
+  const flagged = { repository: flags.repository, runId: flags['run-id'], runAttempt: flags['run-attempt'], commit: flags.commit };
+  // Outside Actions (all four flags given) the context is not read at all.
+  const complete = Object.values(flagged).every((v) => v !== undefined);
+  const runInfo = readRunInfo(flagged, complete ? {} : await readContext());
+  const now = flags.now ? new Date(flags.now) : new Date();
+  const tfvars = buildTfvars(config, plan.bench, runInfo, { ...inputs, version: flags.version }, plan.duration, now);
+  if (!flags['destroy-only']) requireLicenceSecret(config.target.system, inputs.licenseSecretArn, '--license-secret-arn');
+  const output = JSON.stringify(tfvars, null, 2);
+  io.err(renderPlanText(plan));
+  return output;
 }

@@ -118,6 +118,29 @@ const BOUNDED_MONITOR_QUERIES: readonly HealthQuery[] = MATTERMOST_HEALTH_QUERIE
 
 export function buildLoadTestNgConfigs(config: GateConfig, test: TestSpec, endpointsInput: LoadTestNgEndpoints): LoadTestNgConfigs {
   const endpoints = parseEndpoints(endpointsInput);
+  const problems = configProblems(config, test, endpoints);
+  if (problems.length) throw new InputError(`the gate config cannot be run with load-test-ng:\n${problems.join('\n')}`, problems);
+  const { idle } = config.engine;
+  const simulController: SimulControllerConfig = {
+    MinIdleTimeMs: idle.minimumMs,
+    AvgIdleTimeMs: idle.averageMs,
+    PercentUrgentPosts: 0.001,
+    PercentReplies: 0.18,
+  };
+  const configs = { loadTest: loadTestConfig(config, endpoints), simulController, coordinator: coordinatorConfig(test, endpoints) };
+  selfCheck(configs, config.engine.version);
+  return configs;
+}
+
+type Endpoints = ReturnType<typeof parseEndpoints>;
+
+/** The users one test asks of the whole cluster: an unbounded test's cap, a bounded one's load. */
+function clusterUsersOf(test: TestSpec): number {
+  return test.type === 'unbounded' ? test.maxUsers : test.users;
+}
+
+/** What load-test-ng would refuse, or cannot do, in this gate config, each naming the field to change. */
+function configProblems(config: GateConfig, test: TestSpec, endpoints: Endpoints): string[] {
   const problems: string[] = [];
   const { idle, actions } = config.engine;
 
@@ -130,7 +153,7 @@ export function buildLoadTestNgConfigs(config: GateConfig, test: TestSpec, endpo
   if (idle.averageMs <= idle.minimumMs) problems.push('engine.idle.averageMs: must be greater than engine.idle.minimumMs (load-test-ng rule)');
 
   const usersPerAgent = config.bench.aws.usersPerAgent;
-  const clusterUsers = test.type === 'unbounded' ? test.maxUsers : test.users;
+  const clusterUsers = clusterUsersOf(test);
   const capacity = usersPerAgent * endpoints.agents.length;
   if (capacity < clusterUsers) {
     problems.push(
@@ -138,15 +161,16 @@ export function buildLoadTestNgConfigs(config: GateConfig, test: TestSpec, endpo
     );
   }
 
-  const step = stepping(test);
   // coordinator/config.go IsValid: RestTimeSec*1000 < MonitorConfig.UpdateIntervalMs is refused.
-  if (step.restTimeSec * 1000 < UPDATE_INTERVAL_MS) problems.push(`tests: "${test.name}" restTime must be at least ${UPDATE_INTERVAL_MS / 1000}s (load-test-ng RestTimeSec*1000 >= UpdateIntervalMs)`);
+  if (stepping(test).restTimeSec * 1000 < UPDATE_INTERVAL_MS) problems.push(`tests: "${test.name}" restTime must be at least ${UPDATE_INTERVAL_MS / 1000}s (load-test-ng RestTimeSec*1000 >= UpdateIntervalMs)`);
   if (!isSupportedLoadTestNgVersion(config.engine.version)) {
     problems.push(`engine.version: "${config.engine.version}" is not a load-test-ng release loadgate supports; use one of ${SUPPORTED_LOADTEST_NG_VERSIONS.join(', ')}`);
   }
-  if (problems.length) throw new InputError(`the gate config cannot be run with load-test-ng:\n${problems.join('\n')}`, problems);
+  return problems;
+}
 
-  const logSettings = (file: string): LogSettings => ({
+function logSettings(file: string): LogSettings {
+  return {
     EnableConsole: true,
     ConsoleLevel: 'ERROR',
     ConsoleJson: false,
@@ -154,9 +178,12 @@ export function buildLoadTestNgConfigs(config: GateConfig, test: TestSpec, endpo
     FileLevel: 'INFO',
     FileJson: true,
     FileLocation: file,
-  });
+  };
+}
 
-  const loadTest: LoadTestConfig = {
+/** `config.json`, one per agent: where the server is, the users' rate and how many each agent runs. */
+function loadTestConfig(config: GateConfig, endpoints: Endpoints): LoadTestConfig {
+  return {
     ConnectionConfiguration: {
       ServerURL: endpoints.serverUrl,
       WebSocketURL: endpoints.webSocketUrl,
@@ -166,7 +193,7 @@ export function buildLoadTestNgConfigs(config: GateConfig, test: TestSpec, endpo
     UserControllerConfiguration: {
       Type: 'simulative',
       // One rate for every user: the seed's `RatesDistribution [{Rate: 5.4, Percentage: 1}]`.
-      RatesDistribution: [{ Rate: idle.rateMultiplier, Percentage: 1 }],
+      RatesDistribution: [{ Rate: config.engine.idle.rateMultiplier, Percentage: 1 }],
       ServerVersion: '',
     },
     // Only used when generating data; load-test-ng still validates that channel percentages sum to 1.
@@ -187,27 +214,23 @@ export function buildLoadTestNgConfigs(config: GateConfig, test: TestSpec, endpo
     UsersConfiguration: {
       UsersFilePath: endpoints.usersFilePath,
       InitialActiveUsers: 0,
-      MaxActiveUsers: usersPerAgent,
+      MaxActiveUsers: config.bench.aws.usersPerAgent,
       AvgSessionsPerUser: 1,
       PercentOfUsersAreAdmin: 0,
     },
     LogSettings: logSettings('ltagent.log'),
     BrowserLogSettings: { EnableConsole: false, ConsoleLevel: 'error', EnableFile: false, FileLevel: 'error', FileLocation: 'browseragent.log' },
   };
+}
 
-  const simulController: SimulControllerConfig = {
-    MinIdleTimeMs: idle.minimumMs,
-    AvgIdleTimeMs: idle.averageMs,
-    PercentUrgentPosts: 0.001,
-    PercentReplies: 0.18,
-  };
-
+/** `coordinator.json`: the agents, the step and the health queries (alerting only for an unbounded test). */
+function coordinatorConfig(test: TestSpec, endpoints: Endpoints): CoordinatorConfig {
+  const step = stepping(test);
   const queries = test.type === 'unbounded' ? test.health.map((q) => monitorQuery(q, q.enabled)) : BOUNDED_MONITOR_QUERIES.map((q) => monitorQuery(q, false));
-
-  const coordinator: CoordinatorConfig = {
+  return {
     ClusterConfig: {
       Agents: endpoints.agents.map((a) => ({ Id: a.id, ApiURL: a.apiUrl })),
-      MaxActiveUsers: clusterUsers,
+      MaxActiveUsers: clusterUsersOf(test),
     },
     MonitorConfig: { PrometheusURL: endpoints.prometheusUrl, UpdateIntervalMs: UPDATE_INTERVAL_MS, Queries: queries },
     NumUsersInc: step.inc,
@@ -215,10 +238,6 @@ export function buildLoadTestNgConfigs(config: GateConfig, test: TestSpec, endpo
     RestTimeSec: step.restTimeSec,
     LogSettings: logSettings('ltcoordinator.log'),
   };
-
-  const configs = { loadTest, simulController, coordinator };
-  selfCheck(configs, config.engine.version);
-  return configs;
 }
 
 /**
