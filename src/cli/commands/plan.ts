@@ -86,7 +86,7 @@ export async function run(argv: string[], io: CliIO, readContext: () => Promise<
   return 0;
 }
 
-type Flags = z.output<typeof flagsSchema>;
+type Flags = z.output<typeof planCommand.schema>;
 
 /** The dataset and licence flags, each falling back to the config, checked as the bench's inputs. */
 function benchInputsOf(flags: Flags, config: GateConfig): BenchInputs {
