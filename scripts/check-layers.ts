@@ -46,7 +46,8 @@ export interface AllowedImport {
   why: string;
 }
 
-const WHY_BENCH_RUN = 'each bench runs the gate sequence itself (drive a test, warm-start hints, options); goes when both benches share one run sequence that calls them';
+const WHY_BENCH_RUN = 'a bench implements the gate loop\'s interface and reads the scheduled runs and options it is given';
+const WHY_RUN_STAGE = 'a bench\'s run adapter implements the shared run sequence\'s interface (run-stage.ts) and hands itself to the sequence; goes when the gate loop calls the sequence with the bench\'s stages';
 const WHY_TARGET_BENCH = 'the Synapse adapter uses the local bench\'s ports, exec, readiness and dataset cache; goes when Synapse becomes one adapter folder';
 const WHY_REPORT = 'the report reads the comparison\'s types; goes when compare returns a decision type declared below both';
 const WHY_AWS_GITHUB = 'the run label reads the Actions run context, which sits with the GitHub publishing code';
@@ -58,14 +59,16 @@ const WHY_AWS_GITHUB = 'the run label reads the Actions run context, which sits 
  */
 export const ALLOWED: readonly AllowedImport[] = [
   { from: 'aws/run-info.ts', to: 'github/actions-context.ts', why: WHY_AWS_GITHUB },
-  { from: 'bench/aws/gate-bench.ts', to: 'run/drive-test.ts', why: WHY_BENCH_RUN },
   { from: 'bench/aws/gate-bench.ts', to: 'run/gate-bench.ts', why: WHY_BENCH_RUN },
   { from: 'bench/aws/gate-bench.ts', to: 'run/options.ts', why: WHY_BENCH_RUN },
+  { from: 'bench/aws/run-attempt.ts', to: 'run/options.ts', why: WHY_BENCH_RUN },
+  { from: 'bench/aws/run-attempt.ts', to: 'run/run-sequence.ts', why: WHY_RUN_STAGE },
+  { from: 'bench/aws/run-attempt.ts', to: 'run/run-stage.ts', why: WHY_RUN_STAGE },
   { from: 'bench/local/gate-bench.ts', to: 'run/gate-bench.ts', why: WHY_BENCH_RUN },
   { from: 'bench/local/gate-bench.ts', to: 'run/options.ts', why: WHY_BENCH_RUN },
-  { from: 'bench/local/test-run.ts', to: 'run/capacity-hints.ts', why: WHY_BENCH_RUN },
-  { from: 'bench/local/test-run.ts', to: 'run/drive-test.ts', why: WHY_BENCH_RUN },
   { from: 'bench/local/test-run.ts', to: 'run/options.ts', why: WHY_BENCH_RUN },
+  { from: 'bench/local/test-run.ts', to: 'run/run-sequence.ts', why: WHY_RUN_STAGE },
+  { from: 'bench/local/test-run.ts', to: 'run/run-stage.ts', why: WHY_RUN_STAGE },
   { from: 'report/capacity-curve.ts', to: 'compare/compare.ts', why: WHY_REPORT },
   { from: 'report/findings.ts', to: 'compare/compare.ts', why: WHY_REPORT },
   { from: 'report/machine-speed.ts', to: 'compare/compare.ts', why: WHY_REPORT },

@@ -38,9 +38,7 @@ const WHY_REWRITE = 'its module is being rewritten (one run sequence for both be
  * the splits land on other branches, which do not know this list.
  */
 export const ALLOWED: readonly AllowedLong[] = [
-  { file: 'bench/aws/gate-bench.ts', name: 'executeRun', why: WHY_REWRITE },
   { file: 'bench/local/postgres.ts', name: 'startPostgres', why: WHY_REWRITE },
-  { file: 'bench/local/test-run.ts', name: 'executeRun', why: WHY_REWRITE },
   { file: 'engine/k6/runner.ts', name: 'startK6', why: WHY_REWRITE },
   { file: 'metrics/collect.ts', name: 'collectRun', why: WHY_REWRITE },
   { file: 'run/gate.ts', name: 'runGateOn', why: WHY_REWRITE },

@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { judgeGenerator } from '../../src/bench/aws/gate-bench.ts';
+import { judgeGenerator } from '../../src/run/generator.ts';
+import { awsGeneratorRule } from '../../src/bench/aws/run-attempt.ts';
 import { collectMattermostRun } from '../../src/metrics/collect-mattermost.ts';
 import { mattermostSeriesQueries } from '../../src/metrics/mattermost-queries.ts';
 import { PrometheusClient, type FetchLike } from '../../src/metrics/prometheus.ts';
@@ -87,7 +88,7 @@ test('missing Mattermost or agent data makes the run unjudgeable, naming the com
   const e = await collectMattermostRun(new PrometheusClient('http://metrics:9090', noAgentCpu.fetch), WINDOW, OPTIONS);
   assert.equal(e.agentCpuPercentMax, undefined);
   assert.ok(e.problems.some((p) => p.includes('node_exporter on the load agents (job "node", agent*:9100)')));
-  assert.match(judgeGenerator({ cpuPercentMax: undefined, limitPercent: 85, droppedIterations: 0, scriptErrors: 0 }).problem ?? '', /CPU was not measured/);
+  assert.match(judgeGenerator({ cpuPercentMax: undefined, droppedIterations: 0, scriptErrors: 0 }, awsGeneratorRule(85)).problem ?? '', /CPU was not measured/);
 
   const down: FetchLike = async () => {
     throw new Error('connect ECONNREFUSED 203.0.113.10:9090');
@@ -98,12 +99,12 @@ test('missing Mattermost or agent data makes the run unjudgeable, naming the com
 });
 
 test('a saturated load agent or dropped iterations make a run invalid', () => {
-  assert.deepEqual(judgeGenerator({ cpuPercentMax: 60, limitPercent: 85, droppedIterations: 0, scriptErrors: 0 }), { saturated: false });
-  const hot = judgeGenerator({ cpuPercentMax: 93.4, limitPercent: 85, droppedIterations: 0, scriptErrors: 0 });
+  assert.deepEqual(judgeGenerator({ cpuPercentMax: 60, droppedIterations: 0, scriptErrors: 0 }, awsGeneratorRule(85)), { saturated: false });
+  const hot = judgeGenerator({ cpuPercentMax: 93.4, droppedIterations: 0, scriptErrors: 0 }, awsGeneratorRule(85));
   assert.equal(hot.saturated, true);
   assert.match(hot.problem ?? '', /a load agent used up to 93% CPU \(limit bench\.aws\.maxEngineCpuPercent = 85%\)/);
-  const dropping = judgeGenerator({ cpuPercentMax: 40, limitPercent: 85, droppedIterations: 12, scriptErrors: 0 });
+  const dropping = judgeGenerator({ cpuPercentMax: 40, droppedIterations: 12, scriptErrors: 0 }, awsGeneratorRule(85));
   assert.equal(dropping.saturated, true);
   assert.match(dropping.problem ?? '', /dropped 12 iterations/);
-  assert.match(judgeGenerator({ cpuPercentMax: 40, limitPercent: 85, droppedIterations: 0, scriptErrors: 3 }).problem ?? '', /threw 3 errors/);
+  assert.match(judgeGenerator({ cpuPercentMax: 40, droppedIterations: 0, scriptErrors: 3 }, awsGeneratorRule(85)).problem ?? '', /threw 3 errors/);
 });

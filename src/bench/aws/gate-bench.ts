@@ -6,22 +6,18 @@ import { readSecretString } from '../../aws/secrets.ts';
 import { awsBenchDescriptionSchema, type AwsBenchDescription } from '../../aws/terraform-outputs.ts';
 import { realClock, type Clock } from '../../coordinator/index.ts';
 import type { TestSpec } from '../../config/schema.ts';
-import { collectMattermostRun, type MattermostCollected } from '../../metrics/collect-mattermost.ts';
 import { PrometheusClient } from '../../metrics/prometheus.ts';
-import { longestRangeSec } from '../../metrics/synapse-queries.ts';
-import { runResultSchema, RUN_RESULT_SCHEMA_VERSION, type BenchFingerprint, type RunResult } from '../../results/schema.ts';
-import { driveTest, type CoordinatorOutcome } from '../../run/drive-test.ts';
+import type { BenchFingerprint, RunResult } from '../../results/schema.ts';
 import type { GateBench } from '../../run/gate-bench.ts';
-import { testParams } from '../../results/test-params.ts';
-import { runId, runTarget, type RunOptions, type ScheduledRun } from '../../run/options.ts';
+import type { RunOptions, ScheduledRun } from '../../run/options.ts';
 import { InputError, formatIssuePath } from '../../util/errors.ts';
 import { AppNodes } from './app-nodes.ts';
-import { agentNodes, createLoadAgents, type EngineStats, type LoadAgents, type RunningLoad } from './load-agents.ts';
+import { agentNodes, createLoadAgents, type LoadAgents } from './load-agents.ts';
+import { executeAwsRun } from './run-attempt.ts';
 import { runOnNodes, type BenchNode, type RemoteShell } from './remote-shell.ts';
 import { readinessScript } from './scripts.ts';
 import { RunSnapshots } from './snapshots.ts';
 import { SsmShell } from './ssm-shell.ts';
-import { MATTERMOST_SERIES_QUERY, MattermostSeriesWatch } from '../../target/mattermost/licence.ts';
 
 /**
  * `loadgate run` on a provisioned AWS bench (bench.json from `loadgate tf-outputs`): the
@@ -114,7 +110,7 @@ export class AwsGateBench implements GateBench {
   private readonly clock: Clock;
   private readonly apps: BenchNode[];
   private signal: AbortSignal = new AbortController().signal;
-  private lastLoadEndMs = 0;
+  private readonly loadState = { lastLoadEndMs: 0 };
   private broken: string | undefined;
   private readonly warnings: string[] = [];
   private current: BenchFingerprint;
@@ -273,206 +269,36 @@ export class AwsGateBench implements GateBench {
     return { ...test, health: test.health.map((h) => (dropped.includes(h) ? { ...h, enabled: false } : h)) };
   }
 
-  /** Seconds the bench must be quiet before a run: the last run's load leaves every rate window. */
-  private settleSec(test: TestSpec): number {
-    const health = test.type === 'unbounded' ? test.health.filter((h) => h.enabled).map((h) => h.query) : [];
-    return Math.min(300, Math.max(longestRangeSec(health), this.timing.rateWindowSec) + this.timing.scrapeIntervalSec);
-  }
-
   async execute(run: ScheduledRun): Promise<RunResult> {
     const startedMs = Date.now();
-    this.testSec = undefined;
-    const result = await this.executeRun(run);
-    // Everything but the test itself was set-up and wind-down (a run that never reached its test measured none).
-    if (this.testSec !== undefined) this.setupTimes.record((Date.now() - startedMs) / 1000 - this.testSec);
-    return result;
-  }
-
-  /** How long the current run's test itself took, once it ran. */
-  private testSec: number | undefined;
-
-  private async executeRun(run: ScheduledRun): Promise<RunResult> {
-    const { o, progress, timing } = this;
-    const id = runId(run);
-    const test = this.effectiveTest(run.test);
-    const side = run.side;
-    const startedAt = new Date();
-    const problems: string[] = [];
-    let status: RunResult['status'] = 'completed';
-    let coordinator: CoordinatorOutcome | undefined;
-    let runStart = Date.now() / 1000;
-    let runEnd = runStart;
-    let stats: EngineStats | undefined;
-    let load: RunningLoad | undefined;
-    let versions = new Map<string, string>();
-    const controller = new AbortController();
-    const onGate = (): void => controller.abort(this.signal.reason);
-    this.signal.addEventListener('abort', onGate, { once: true });
-    let stopWatching = (): void => {};
-
-    try {
-      if (!side.releaseUrl || !side.configPatch) throw new Error(`${side.role} ${side.label}: no release URL or config patch (options were not parsed for the AWS bench)`);
-      progress.info(`preparing the app nodes for Mattermost ${side.label}`);
-      versions = await this.appNodes.prepare({ label: side.label, version: side.version, releaseUrl: side.releaseUrl, configPatch: side.configPatch });
-      progress.info(`app nodes run ${[...versions].map(([n, v]) => `${n} ${v}`).join(', ')}`);
-
-      progress.info(`starting ${this.bench.agents.engine} on ${this.bench.agents.instanceIds.length} agent(s)`);
-      load = await this.agents.start(test);
-      stopWatching = this.watch(load, controller);
-
-      const settleUntil = this.lastLoadEndMs + this.settleSec(test) * 1000;
-      while (Date.now() < settleUntil && !controller.signal.aborted) {
-        progress.status({ version: side.label, repeat: run.repeat, detail: 'letting the previous run leave the rate windows', leftSec: (settleUntil - Date.now()) / 1000 });
-        await sleep(Math.min(1000, settleUntil - Date.now()));
-      }
-      if (controller.signal.aborted) throw new Error(`stopped before the test began: ${reasonOf(controller.signal)}`);
-
-      const label = { version: side.label, repeat: run.repeat };
-      runStart = Date.now() / 1000;
-      const driven = await driveTest({
-        test,
-        users: load.users,
-        health: { query: (promql) => this.prometheus.queryNumber(promql) },
+    let testSec: number | undefined;
+    const result = await executeAwsRun(
+      {
+        bench: this.bench,
+        progress: this.progress,
+        prometheus: this.prometheus,
+        appNodes: this.appNodes,
+        agents: this.agents,
+        snapshots: this.snapshots,
+        fingerprint: this.current,
+        timing: this.timing,
+        maxEngineCpuPercent: this.o.config.bench.aws.maxEngineCpuPercent,
+        signal: this.signal,
         clock: this.clock,
-        signal: controller.signal,
-        progress,
-        label,
-        side: side.role,
         hints: this.o.hints,
-      });
-      coordinator = driven.coordinator;
-      problems.push(...driven.problems);
-      if (driven.noData) status = 'crashed';
-      runEnd = Date.now() / 1000;
-      this.testSec = runEnd - runStart;
-      if (controller.signal.aborted) {
-        status = this.signal.aborted ? 'aborted' : 'crashed';
-        problems.push(status === 'crashed' ? `a component stopped during the run: ${reasonOf(controller.signal)}` : `the run was stopped: ${reasonOf(controller.signal)}`);
-      } else {
-        // Keep the load on for one more scrape, so Prometheus holds samples up to runEnd.
-        await sleep((timing.scrapeIntervalSec + 1) * 1000);
-      }
-      stats = await load.stats().catch((error: Error) => {
-        problems.push(`could not read the load engine's own statistics: ${error.message}`);
-        return undefined;
-      });
-    } catch (error) {
-      status = 'crashed';
-      runEnd = Date.now() / 1000;
-      problems.push((error as Error).message);
-      progress.problem(`${id}: ${(error as Error).message}`);
-    } finally {
-      stopWatching();
-      this.signal.removeEventListener('abort', onGate);
-      if (load || status === 'crashed') for (const p of await this.agents.stop()) problems.push(`stopping the load: ${p}`);
-      this.lastLoadEndMs = Date.now();
-    }
-
-    let stable = { startSec: 0, endSec: 0 };
-    let supportedUsers: number | undefined;
-    let converged: boolean | undefined;
-    if (coordinator) stable = coordinator.result.window;
-    if (coordinator?.kind === 'unbounded') {
-      supportedUsers = coordinator.result.supportedUsers;
-      converged = coordinator.result.converged;
-    }
-    stable = { startSec: Math.min(stable.startSec, runEnd - runStart), endSec: Math.min(stable.endSec, runEnd - runStart) };
-
-    let collected: MattermostCollected | undefined;
-    if (coordinator && stable.endSec > stable.startSec) {
-      collected = await collectMattermostRun(
-        this.prometheus,
-        { runStart, runEnd, stableStart: runStart + stable.startSec, stableEnd: runStart + stable.endSec },
-        { rateWindowSec: timing.rateWindowSec, stepSec: timing.scrapeIntervalSec },
-      );
-      problems.push(...collected.problems);
-      if (collected.missingEssential && status === 'completed') status = 'crashed';
-      // Without the metrics node no later run can be judged either: stop the gate.
-      const unreachable = collected.problems.find((p) => p.includes('cannot reach Prometheus'));
-      if (unreachable) this.broken = `the metrics node's Prometheus stopped answering: ${unreachable.split('\n')[0]}`;
-    }
-
-    // The load generator must not be the bottleneck.
-    const cpuMax = collected?.agentCpuPercentMax;
-    const dropped = Math.max(stats?.droppedIterations ?? 0, collected?.droppedIterations ?? 0);
-    const generator = judgeGenerator({ cpuPercentMax: cpuMax, limitPercent: o.config.bench.aws.maxEngineCpuPercent, droppedIterations: dropped, scriptErrors: stats?.scriptErrors ?? 0 });
-    if (status === 'completed' && collected && generator.problem) {
-      status = 'invalid';
-      problems.push(generator.problem);
-    }
-    const saturated = generator.saturated;
-
-    // Best effort: a missing snapshot is a warning in the report, not a failed run.
-    const links: RunResult['links'] = [];
-    if (coordinator) {
-      const shot = await this.snapshots.take(`${side.label} ${run.test.name} #${run.repeat + 1}`, new Date(runStart * 1000), new Date(runEnd * 1000));
-      if (shot.link) links.push(shot.link);
-      for (const w of shot.warnings) {
-        this.warnings.push(w);
-        progress.problem(w, 'warning');
-      }
-    }
-
-    const runningVersion = versions.get('app0');
-    const result = {
-      schemaVersion: RUN_RESULT_SCHEMA_VERSION,
-      provenance: {
-        kind: 'measured',
-        note: `AWS bench ${this.bench.benchName} run ${id}${side.sideOverrides.length ? `; ${side.role} config overrides: ${side.sideOverrides.map((x) => x.text).join(', ')}` : ''}`,
+        state: this.loadState,
+        report: {
+          broken: (reason) => (this.broken = reason),
+          warning: (note) => this.warnings.push(note),
+          testSec: (seconds) => (testSec = seconds),
+        },
       },
-      target: runTarget('mattermost', side),
-      test: testParams(test, (q) => q),
-      repeat: run.repeat,
-      startedAt: startedAt.toISOString(),
-      finishedAt: new Date().toISOString(),
-      status,
-      problems,
-      ...(supportedUsers !== undefined ? { supportedUsers } : {}),
-      ...(converged !== undefined ? { converged } : {}),
-      ...(coordinator?.kind === 'unbounded' ? { capacity: coordinator.result.capacity } : {}),
-      ...(coordinator?.kind === 'bounded' && coordinator.result.earlyStop ? { earlyStop: coordinator.result.earlyStop } : {}),
-      stableWindow: stable,
-      totals: collected?.totals ?? { requests: stats?.requests ?? 0, errors: stats?.errors ?? 0, timeouts: 0 },
-      api: collected?.api ?? [],
-      store: collected?.store ?? [],
-      series: collected?.series ?? {},
-      generator: { ...(cpuMax !== undefined ? { cpuPercentMax: cpuMax } : {}), ...(stats || collected?.droppedIterations !== undefined ? { droppedIterations: dropped } : {}), saturated },
-      bench: { ...this.current, versions: { ...this.current.versions, target: `Mattermost ${side.label}${runningVersion ? ` (${runningVersion})` : ''}` } },
-      links,
-    };
-    return runResultSchema.parse(result);
-  }
-
-  /**
-   * Aborts the run when an agent stops answering or an app node's Mattermost disappears
-   * from Prometheus (up == 0), naming it; two misses in a row, so one slow answer does
-   * not end a run.
-   */
-  private watch(load: RunningLoad, controller: AbortController): () => void {
-    const misses = new Map<string, number>();
-    let busy = false;
-    const startedMs = Date.now();
-    const series = new MattermostSeriesWatch(async () => (await this.prometheus.query(MATTERMOST_SERIES_QUERY))[0]?.value);
-    const timer = setInterval(() => {
-      if (busy || controller.signal.aborted) return;
-      busy = true;
-      void (async () => {
-        const unlicensed = await series.check((Date.now() - startedMs) / 1000);
-        if (unlicensed) return void controller.abort(new Error(unlicensed));
-        const seen: string[] = await load.check().catch((e: Error) => [`the agents: ${e.message}`]);
-        const down = await this.prometheus.query('up{job="mattermost"} == 0').catch(() => []);
-        for (const sample of down) seen.push(`${sample.labels.instance ?? 'an app node'}: Mattermost's metrics endpoint is down (up == 0)`);
-        for (const key of [...misses.keys()]) if (!seen.includes(key)) misses.delete(key);
-        for (const problem of seen) {
-          const n = (misses.get(problem) ?? 0) + 1;
-          misses.set(problem, n);
-          if (n >= 2) controller.abort(new Error(problem));
-        }
-      })().finally(() => {
-        busy = false;
-      });
-    }, this.timing.watchIntervalSec * 1000);
-    return () => clearInterval(timer);
+      run,
+      this.effectiveTest(run.test),
+    );
+    // Everything but the test itself was set-up and wind-down (a run that never reached its test measured none).
+    if (testSec !== undefined) this.setupTimes.record((Date.now() - startedMs) / 1000 - testSec);
+    return result;
   }
 }
 
@@ -491,28 +317,4 @@ export class SetupTimes {
   budgetSec(): number {
     return Math.ceil(this.longestSec);
   }
-}
-
-/**
- * Whether the agents, not the target, limited the run: an agent node's CPU over the
- * limit, or dropped iterations, makes a run invalid, as on the local bench; so does a
- * scenario that threw, and an agent CPU that was not measured at all (saturation could
- * not be ruled out).
- */
-export function judgeGenerator(o: { cpuPercentMax: number | undefined; limitPercent: number; droppedIterations: number; scriptErrors: number }): { saturated: boolean; problem?: string } {
-  const saturated = (o.cpuPercentMax ?? 0) > o.limitPercent || o.droppedIterations > 0;
-  if (o.cpuPercentMax === undefined) return { saturated, problem: 'the load agents\' CPU was not measured, so a saturated load generator cannot be ruled out' };
-  if (o.cpuPercentMax > o.limitPercent) {
-    return {
-      saturated,
-      problem: `a load agent used up to ${o.cpuPercentMax.toFixed(0)}% CPU (limit bench.aws.maxEngineCpuPercent = ${o.limitPercent}%): the agents, not the target, were the bottleneck; add agents (bench.aws.agentCount) or lower usersPerAgent`,
-    };
-  }
-  if (o.droppedIterations > 0) return { saturated, problem: `the load engine dropped ${o.droppedIterations} iterations: the agents could not keep up` };
-  if (o.scriptErrors > 0) return { saturated, problem: `the k6 scenario threw ${o.scriptErrors} errors on the agents; see journalctl -u loadgate-k6 on them` };
-  return { saturated };
-}
-
-function reasonOf(signal: AbortSignal): string {
-  return signal.reason instanceof Error ? signal.reason.message : String(signal.reason);
 }

@@ -13,7 +13,7 @@ import { buildDataset, datasetKey, describeDataset, findDataset, type DatasetArt
 import { ensureSynapse, type SynapseInstall } from '../../target/synapse/install.ts';
 import type { GateBench } from '../../run/gate-bench.ts';
 import type { RunOptions, ScheduledRun } from '../../run/options.ts';
-import { executeRun, type RunContext } from './test-run.ts';
+import { executeLocalRun, type RunContext } from './test-run.ts';
 import { Barrier } from '../../util/barrier.ts';
 
 /**
@@ -141,14 +141,14 @@ export class LocalGateBench implements GateBench {
   execute(run: ScheduledRun): Promise<RunResult> {
     const ctx = this.contexts[0];
     if (!ctx) throw new Error('the local bench is not set up');
-    return executeRun(ctx, run);
+    return executeLocalRun(ctx, run);
   }
 
   async executeDuet(runs: readonly [ScheduledRun, ScheduledRun]): Promise<[RunResult, RunResult]> {
     if (this.contexts.length !== 2) throw new Error('the local bench is not set up for duets (mode: duet)');
     const start = new Barrier(2);
     const end = new Barrier(2);
-    const [a, b] = await Promise.all(runs.map((run, i) => executeRun(this.contexts[i] as RunContext, run, { slot: SLOTS[i] as 'a' | 'b', cpuShare: DUET_CPU_SHARE, start, end })));
+    const [a, b] = await Promise.all(runs.map((run, i) => executeLocalRun(this.contexts[i] as RunContext, run, { slot: SLOTS[i] as 'a' | 'b', cpuShare: DUET_CPU_SHARE, start, end })));
     return [a as RunResult, b as RunResult];
   }
 
