@@ -26,7 +26,7 @@ config's noiseModel is neither used nor checked (it is stale after a profile cha
         .regex(/^\d+$/, 'expected a whole number')
         .transform(Number)
         .refine((n) => n >= 2 && n <= 20, 'expected 2 to 20 pairs (one pair measures no spread)'),
-      'Pairs to run, 2 to 20; use at least 3: with n pairs each metric gets 2n − 1 degrees of freedom',
+      'Pairs to run, 2 to 20; use at least 3: with n pairs each metric gets 2n − 1 degrees of freedom (n − 1 in duet mode, where a pair is one duet)',
     ),
     out: gate.out,
     write: flag.toggle("Also write it over the config's noiseModel file"),
@@ -70,7 +70,9 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
   const model = noiseModelFileSchema.parse(JSON.parse(text));
   io.out(`noise model: ${file}${flags.write ? ` (also written over the config's noiseModel)` : ''}`);
   for (const e of model.entries) {
-    io.out(`  ${`${e.test}.${e.metric}`.padEnd(28)} ${e.kind === 'measured' ? `${(e.sdLog * 100).toFixed(2)}% per run (${e.runs} runs, ${e.df} df)` : `assumed ${(e.sdLog * 100).toFixed(2)}%`}`);
+    // A duet model's sd is one duet's log ratio, over runs / 2 duets.
+    const per = model.mode === 'duet' ? `per duet (${e.runs / 2} duets` : `per run (${e.runs} runs`;
+    io.out(`  ${`${e.test}.${e.metric}`.padEnd(28)} ${e.kind === 'measured' ? `${(e.sdLog * 100).toFixed(2)}% ${per}, ${e.df} df)` : `assumed ${(e.sdLog * 100).toFixed(2)}%`}`);
     if (e.speed) {
       io.out(`  ${''.padEnd(28)} at one machine speed: ${(e.speed.sdLog * 100).toFixed(2)}% per run (${e.speed.df} df), moving ${e.speed.slope.toFixed(2)}% per 1% of the speed probe's time`);
     }
