@@ -64,7 +64,8 @@ const WIDEST_CONTROLLER_PREFIX = 16;
 
 const controllerCidr = z
   .string()
-  .regex(/^(\d{1,3}\.){3}\d{1,3}\/(\d|[12]\d|3[0-2])$/, 'expected an IPv4 CIDR such as 203.0.113.7/32')
+  // abort: the refinements below read the octets and prefix the pattern guarantees.
+  .regex(/^(\d{1,3}\.){3}\d{1,3}\/(\d|[12]\d|3[0-2])$/, { message: 'expected an IPv4 CIDR such as 203.0.113.7/32', abort: true })
   .refine((c) => c.split('.').slice(0, 3).concat(c.split('.')[3]!.split('/')[0]!).every((octet) => Number(octet) <= 255), 'expected IPv4 octets of 0-255')
   .refine((c) => Number(c.split('/')[1]) >= WIDEST_CONTROLLER_PREFIX, `ranges wider than /${WIDEST_CONTROLLER_PREFIX} are refused: they would open the bench's control ports to much of the internet; use the controller's own /32`);
 

@@ -135,6 +135,10 @@ test('loadgate plan --format tfvars needs the version and the run, and checks th
   const openCidr = captureIO();
   assert.equal(await main(['plan', '--config', EXAMPLE, '--controller-cidr', '0.0.0.0/0'], openCidr), 3);
   assert.match(openCidr.stderr.join('\n'), /--controller-cidr: ranges wider than \/16 are refused/);
+  // Not a CIDR at all: the flag named, not an internal error.
+  const notCidr = captureIO();
+  assert.equal(await main(['plan', '--config', EXAMPLE, '--controller-cidr', 'nope'], notCidr), 3);
+  assert.match(notCidr.stderr.join('\n'), /--controller-cidr: expected an IPv4 CIDR such as 203\.0\.113\.7\/32/);
   // Not only /0: any range wider than /16 would open the agents' k6 API to much of the internet.
   const wide = captureIO();
   assert.equal(await main(['plan', '--config', EXAMPLE, '--controller-cidr', '198.51.0.0/15'], wide), 3);
