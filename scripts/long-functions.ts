@@ -41,7 +41,6 @@ export const ALLOWED: readonly AllowedLong[] = [
   { file: 'bench/local/postgres.ts', name: 'startPostgres', why: WHY_REWRITE },
   { file: 'engine/k6/runner.ts', name: 'startK6', why: WHY_REWRITE },
   { file: 'metrics/collect.ts', name: 'collectRun', why: WHY_REWRITE },
-  { file: 'run/gate.ts', name: 'runGateOn', why: WHY_REWRITE },
 ];
 
 export const DEFAULT_MAX_LINES = 80;

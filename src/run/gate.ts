@@ -44,105 +44,148 @@ export async function runGateOn(bench: GateBench, o: RunOptions, io: CliIO, prog
   // model is stale exactly when the profile changed, which is when calibrate is run.
   const judgeConfig = o.calibrate ? withoutNoiseModel(o.config) : o.config;
   const setup = { ...(await compareSetup({ config: judgeConfig, configFile: o.configFile })), minPairs: o.repeats, maxPairs: o.maxRepeats };
-  const gateAbort = new AbortController();
-  bench.handleSignals((signal) => gateAbort.abort(new Error(`received ${signal}`)));
-  const logDir = join(o.outDir, 'logs');
-  await mkdir(logDir, { recursive: true });
-  const resultsDir = join(o.outDir, 'results');
-  await mkdir(resultsDir, { recursive: true });
-  const started = now();
-  const reusable = o.resume ? await resumable(resultsDir, o) : new Map<string, RunResult>();
-  const results: { run: ScheduledRun; result: RunResult }[] = [];
-  const fatal: string[] = [];
-  let budgetStop: string | undefined;
-  let pairsStarted = 0;
-  let setUp = false;
-
   const duet = o.config.mode === 'duet';
   if (duet && !bench.executeDuet) throw new InputError(`mode: duet: the ${bench.fingerprint().kind} bench cannot run a duet; set mode: sequential`);
+  const gateAbort = new AbortController();
+  bench.handleSignals((signal) => gateAbort.abort(new Error(`received ${signal}`)));
+  await mkdir(join(o.outDir, 'logs'), { recursive: true });
+  const resultsDir = join(o.outDir, 'results');
+  await mkdir(resultsDir, { recursive: true });
+  const gate: GateState = {
+    bench, o, progress, now, setup, duet, resultsDir, signal: gateAbort.signal,
+    started: now(),
+    reusable: o.resume ? await resumable(resultsDir, o) : new Map<string, RunResult>(),
+    results: [], fatal: [], pairsStarted: 0, setUp: false,
+  };
 
+  await runPairs(gate);
+  if (gateAbort.signal.aborted && !gate.fatal.length) gate.fatal.push(String((gateAbort.signal.reason as Error | undefined)?.message ?? 'the gate was stopped'));
+
+  // Runs that never happened (up to the minimum, and the rest of a broken pair) are
+  // reported as crashed, so the verdict says why. A budget stop leaves them to a resume.
+  const judged = gate.budgetStop ? gate.results.filter((r) => r.run.repeat < completePairs(gate.results, o)) : gate.results;
+  if (gate.budgetStop && !judged.length) {
+    throw new InputError(`--job-budget: ${gate.budgetStop}; no pair fits in the budget, so nothing can be judged: raise --job-budget`);
+  }
+  if (!gate.budgetStop) await recordRunsNotRun(gate);
+  return report(gate, judgeConfig, judged, io);
+}
+
+/** One gate's progress, shared by its steps. */
+interface GateState {
+  bench: GateBench;
+  o: RunOptions;
+  progress: Progress;
+  now: () => number;
+  setup: CompareSetup;
+  duet: boolean;
+  resultsDir: string;
+  /** Aborted when the gate must stop (a signal). */
+  signal: AbortSignal;
+  started: number;
+  /** --resume: completed results that match a scheduled run, by run id. */
+  reusable: Map<string, RunResult>;
+  results: { run: ScheduledRun; result: RunResult }[];
+  /** Why the gate stopped before its decision, if it did. */
+  fatal: string[];
+  budgetStop?: string;
+  pairsStarted: number;
+  setUp: boolean;
+}
+
+/**
+ * Pairs in counterbalanced order, at least `repeats`; after each, the sequential decision
+ * says whether another is needed. The bench is set up before the first run that is not
+ * reused, and torn down whatever happens.
+ */
+async function runPairs(gate: GateState): Promise<void> {
+  const { o, progress, bench } = gate;
   try {
-    pairs: for (let pair = 0; pair < o.maxRepeats; pair++) {
-      pairsStarted = pair + 1;
-      const steps = runSteps(pairRuns(o, pair), duet);
+    for (let pair = 0; pair < o.maxRepeats; pair++) {
+      gate.pairsStarted = pair + 1;
+      const steps = runSteps(pairRuns(o, pair), gate.duet);
       for (const [i, step] of steps.entries()) {
-        if (gateAbort.signal.aborted) break pairs;
+        if (gate.signal.aborted) return;
         const what = step.map((run) => `${run.side.role} ${run.side.label}`).join(' with ');
-        const label = `pair ${pair + 1} ${duet ? 'duet' : 'run'} ${i + 1}/${steps.length}: ${what}, test "${step[0].test.name}"`;
-        const priors = step.map((run) => reusable.get(runId(run)));
-        if (priors.every((prior) => prior)) {
-          progress.info(`${label}: reusing the completed result${step.length > 1 ? 's' : ''} in ${resultsDir}`);
-          for (const [j, run] of step.entries()) {
-            const prior = priors[j] as RunResult;
-            results.push({ run, result: prior });
-            // As if it had just run: the side's next unbounded run warm-starts from it.
-            recordHint(o.hints, prior, run.side.role);
-          }
-          continue;
-        }
-        const elapsed = (now() - started) / 1000;
-        const upTo = plannedSeconds(step[0]) + bench.runOverheadSec;
-        if (o.jobBudgetSec !== undefined && elapsed + upTo > o.jobBudgetSec) {
-          budgetStop = `the job budget (${formatDuration(o.jobBudgetSec)}) would end during ${step.map(runId).join(' and ')} (up to ${formatDuration(upTo)}${bench.runOverheadSec ? ', set-up included' : ''}, after ${formatDuration(elapsed)})`;
-          break pairs;
-        }
-        if (!setUp) {
-          setUp = true;
-          await bench.setUp(gateAbort.signal);
-        }
-        progress.begin(label);
-        const done = step.length === 2 && bench.executeDuet ? await bench.executeDuet([step[0], step[1]]) : [await bench.execute(step[0])];
-        for (const [j, result] of done.entries()) {
-          const run = step[j] as ScheduledRun;
-          await writeResult(resultsDir, run, result);
-          results.push({ run, result });
-          progress.info(`${step.length > 1 ? `${run.side.role}: ` : ''}${summarize(result)}`);
-        }
-        const stop = bench.stopReason();
-        if (stop) {
-          fatal.push(stop);
-          break pairs;
-        }
+        const label = `pair ${pair + 1} ${gate.duet ? 'duet' : 'run'} ${i + 1}/${steps.length}: ${what}, test "${step[0].test.name}"`;
+        if ((await runStep(gate, step, label)) === 'stop') return;
       }
       if (pair + 1 < o.repeats) continue;
-      const interim = decideSoFar(results, pair + 1, o, setup);
-      if (interim.next === 'stop') break;
+      const interim = decideSoFar(gate.results, pair + 1, o, gate.setup);
+      if (interim.next === 'stop') return;
       progress.info(`after ${pair + 1} pair(s): ${interim.decision.stopReason}`);
     }
   } catch (error) {
-    fatal.push((error as Error).message);
+    gate.fatal.push((error as Error).message);
     progress.problem((error as Error).message);
   } finally {
-    if (setUp) {
+    if (gate.setUp) {
       progress.begin('clean-up');
       const problems = await bench.tearDown().catch((error: Error) => [`tear-down failed: ${error.message}`]);
       for (const p of problems) progress.problem(p, 'warning');
       progress.info(bench.tornDownMessage());
     }
   }
-  if (gateAbort.signal.aborted && !fatal.length) fatal.push(String((gateAbort.signal.reason as Error | undefined)?.message ?? 'the gate was stopped'));
+}
 
-  // Runs that never happened (up to the minimum, and the rest of a broken pair) are
-  // reported as crashed, so the verdict says why. A budget stop leaves them to a resume.
-  const judged = budgetStop ? results.filter((r) => r.run.repeat < completePairs(results, o)) : results;
-  if (budgetStop && !judged.length) {
-    throw new InputError(`--job-budget: ${budgetStop}; no pair fits in the budget, so nothing can be judged: raise --job-budget`);
+/** One step (a run, or a duet's two): reused, refused by the job budget, or run. */
+async function runStep(gate: GateState, step: [ScheduledRun] | [ScheduledRun, ScheduledRun], label: string): Promise<'next' | 'stop'> {
+  const { o, progress, bench, resultsDir } = gate;
+  const priors = step.map((run) => gate.reusable.get(runId(run)));
+  if (priors.every((prior) => prior)) {
+    progress.info(`${label}: reusing the completed result${step.length > 1 ? 's' : ''} in ${resultsDir}`);
+    for (const [j, run] of step.entries()) {
+      const prior = priors[j] as RunResult;
+      gate.results.push({ run, result: prior });
+      // As if it had just run: the side's next unbounded run warm-starts from it.
+      recordHint(o.hints, prior, run.side.role);
+    }
+    return 'next';
   }
-  if (!budgetStop) {
-    for (let pair = 0; pair < Math.max(o.repeats, pairsStarted); pair++) {
-      for (const run of pairRuns(o, pair)) {
-        if (results.some((r) => runId(r.run) === runId(run))) continue;
-        const result = notRun(run, bench.fingerprint(), fatal.length ? fatal : ['not run: the gate stopped before this run'], (q) => bench.expandHealthQuery(q), bench.system);
-        await writeResult(resultsDir, run, result);
-        results.push({ run, result });
-      }
+  const elapsed = (gate.now() - gate.started) / 1000;
+  const upTo = plannedSeconds(step[0]) + bench.runOverheadSec;
+  if (o.jobBudgetSec !== undefined && elapsed + upTo > o.jobBudgetSec) {
+    gate.budgetStop = `the job budget (${formatDuration(o.jobBudgetSec)}) would end during ${step.map(runId).join(' and ')} (up to ${formatDuration(upTo)}${bench.runOverheadSec ? ', set-up included' : ''}, after ${formatDuration(elapsed)})`;
+    return 'stop';
+  }
+  if (!gate.setUp) {
+    gate.setUp = true;
+    await bench.setUp(gate.signal);
+  }
+  progress.begin(label);
+  const done = step.length === 2 && bench.executeDuet ? await bench.executeDuet([step[0], step[1]]) : [await bench.execute(step[0])];
+  for (const [j, result] of done.entries()) {
+    const run = step[j] as ScheduledRun;
+    await writeResult(resultsDir, run, result);
+    gate.results.push({ run, result });
+    progress.info(`${step.length > 1 ? `${run.side.role}: ` : ''}${summarize(result)}`);
+  }
+  const stop = bench.stopReason();
+  if (!stop) return 'next';
+  gate.fatal.push(stop);
+  return 'stop';
+}
+
+/** Every scheduled run up to the minimum and the pairs begun that has no result: crashed, saying why. */
+async function recordRunsNotRun(gate: GateState): Promise<void> {
+  const { o, bench, fatal } = gate;
+  for (let pair = 0; pair < Math.max(o.repeats, gate.pairsStarted); pair++) {
+    for (const run of pairRuns(o, pair)) {
+      if (gate.results.some((r) => runId(r.run) === runId(run))) continue;
+      const result = notRun(run, bench.fingerprint(), fatal.length ? fatal : ['not run: the gate stopped before this run'], (q) => bench.expandHealthQuery(q), bench.system);
+      await writeResult(gate.resultsDir, run, result);
+      gate.results.push({ run, result });
     }
   }
+}
 
+/** Compare and report the judged runs, write the pooled noise model, print the verdict; returns the exit code. */
+async function report(gate: GateState, judgeConfig: GateConfig, judged: GateState['results'], io: CliIO): Promise<number> {
+  const { o, progress, bench, results, fatal, budgetStop } = gate;
   progress.begin('compare and report');
   // A resume that reused every run set nothing up: its notes describe the bench the reused runs ran on.
-  const reusedRuns = results.filter((r) => reusable.get(runId(r.run)) === r.result);
-  const notes = setUp ? bench.notes(fatal) : reusedRuns.length ? bench.notes(fatal, reusedRuns[0]?.result.bench) : fatal.map((f) => `The gate stopped: ${f}`);
+  const reusedRuns = results.filter((r) => gate.reusable.get(runId(r.run)) === r.result);
+  const notes = gate.setUp ? bench.notes(fatal) : reusedRuns.length ? bench.notes(fatal, reusedRuns[0]?.result.bench) : fatal.map((f) => `The gate stopped: ${f}`);
   if (reusedRuns.length) notes.push(`${reusedRuns.length} of the ${results.length} runs were reused from an earlier invocation (--resume); their results are unchanged in results/.`);
   if (budgetStop) notes.push(`Stopped by the job budget: ${budgetStop}; run again with --resume to continue.`);
   const verdict: VerdictFile = await compareAndReport({
@@ -153,11 +196,11 @@ export async function runGateOn(bench: GateBench, o: RunOptions, io: CliIO, prog
     outDir: o.outDir,
     notes,
   });
-  await writeNoiseModel(o, setup, judged);
+  await writeNoiseModel(o, gate.setup, judged);
   // The report's copy of results/ holds the judged runs; a resume needs the rest too.
-  for (const r of results) if (!judged.includes(r)) await writeResult(resultsDir, r.run, r.result);
+  for (const r of results) if (!judged.includes(r)) await writeResult(gate.resultsDir, r.run, r.result);
   progress.end();
-  const minutes = ((now() - started) / 60_000).toFixed(1);
+  const minutes = ((gate.now() - gate.started) / 60_000).toFixed(1);
   const reusedNote = reusedRuns.length ? `, ${reusedRuns.length} run(s) reused` : '';
   io.out(`verdict: ${verdict.verdict.toUpperCase()}: ${verdict.summary} (${minutes} min${reusedNote}; ${verdict.decision.pairs} pair(s); report ${join(o.outDir, 'README.md')})`);
   if (budgetStop) io.out(`  job budget reached: ${budgetStop}. A resume (--resume, same --out) will continue.`);
