@@ -133,7 +133,11 @@ class LocalAttempt implements RunAttempt {
       apiPort: ctx.bench.ports.k6Api,
       scenario: resolveScenarioPath(config.engine.scenario, ctx.configDir),
       maxDurationSec,
-      env: { LOADGATE_SEARCH_TERMS: SEARCH_WORDS.join(',') },
+      env: {
+        LOADGATE_SEARCH_TERMS: SEARCH_WORDS.join(','),
+        // Both sides of a duet draw the same workload: its randomness cancels in their ratio.
+        ...(this.duet ? { LOADGATE_WORKLOAD_SEED: `${run.test.name}#${run.repeat}` } : {}),
+      },
     });
     this.k6 = k6;
     this.exporter = await startExporter({ k6ApiPort: ctx.bench.ports.k6Api, k6Pid: k6.process.pid, port: ctx.bench.ports.k6Exporter });

@@ -12,6 +12,8 @@
 //   LOADGATE_DURATION        hard stop for the executor, e.g. "6h" (safety net only)
 //   LOADGATE_REQUEST_TIMEOUT_MS   per-request timeout, counted as a client timeout
 //   LOADGATE_SEARCH_TERMS    optional comma-separated words for SearchPosts
+//   LOADGATE_WORKLOAD_SEED   optional: the same seed gives every VU the same sequence of
+//                            actions and idle times (lib/workload-random.js)
 //
 // Ceiling-test actions (src/config/defaults/mattermost.ts) mapped to Matrix:
 //
@@ -58,6 +60,7 @@
 
 import http from 'k6/http';
 import { sleep } from 'k6';
+import { workloadRandom } from './lib/workload-random.js';
 import { SharedArray } from 'k6/data';
 import { Counter } from 'k6/metrics';
 import { recordResponse, countAction, declareAction, touchMetrics } from './lib/metrics.js';
@@ -286,15 +289,22 @@ export default function () {
   s.busy = false;
 }
 
+// This VU's draws of its next action and idle time; created on first use, when __VU is set.
+let workloadDraws;
+function workloadDraw() {
+  if (!workloadDraws) workloadDraws = workloadRandom(__ENV.LOADGATE_WORKLOAD_SEED, __VU);
+  return workloadDraws();
+}
+
 // load-test-ng's PickIdleTimeMs: uniform in [min, 2*avg - min), scaled by the rate.
 function idleSeconds() {
   const span = 2 * (IDLE_AVG_MS - IDLE_MIN_MS);
-  const ms = span > 0 ? IDLE_MIN_MS + Math.floor(Math.random() * span) : IDLE_MIN_MS;
+  const ms = span > 0 ? IDLE_MIN_MS + Math.floor(workloadDraw() * span) : IDLE_MIN_MS;
   return (ms * IDLE_RATE) / 1000;
 }
 
 function pickAction() {
-  const r = Math.random() * actionWeight;
+  const r = workloadDraw() * actionWeight;
   for (const entry of actionTable) if (r < entry.upTo) return entry.name;
   return actionTable[actionTable.length - 1].name;
 }
