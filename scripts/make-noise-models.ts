@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { loadGateConfig } from '../src/config/load.ts';
 import type { GateConfig } from '../src/config/schema.ts';
 import { speedScopeOf } from '../src/noise/pool.ts';
-import { assumedSdLog, gatingMetrics, noiseProfile } from '../src/noise/profile.ts';
+import { assumedEntrySdLog, gatingMetrics, noiseProfile } from '../src/noise/profile.ts';
 import { NOISE_MODEL_SCHEMA_VERSION, noiseModelFileSchema, type NoiseEntry, type NoiseModelFile, type SpeedFit } from '../src/noise/schema.ts';
 import { addSums, fitOfSums, machineName, pooledScope, sameMachine, sumsOfFit } from '../src/noise/speed.ts';
 import { loadRunResult } from '../src/results/load.ts';
@@ -48,6 +48,19 @@ export const LOCAL_CALIBRATIONS = [
   // The probe every 5 s and its median over the settled hold (the shipped speed fit).
   'reports/calibration/local-synapse-1.162.0-unbounded-window-probe',
   'reports/calibration/local-synapse-1.162.0-bounded',
+] as const;
+
+/**
+ * The local duet model (examples/local-synapse-duet.yml): A/A duet calibrations, each
+ * entry the sd of one duet's log ratio, pooled by degrees of freedom as above.
+ *   loadgate calibrate --config examples/local-synapse-duet.yml --version 1.162.0 --runs <n> --out <dir>
+ */
+export const LOCAL_DUET_CALIBRATIONS = [
+  // A loaded hour: load average 6-11 on the 2 cores from other work, and for part of the
+  // first unbounded duet a second, tiny duet on the same cores.
+  'reports/calibration/local-synapse-duet-1.162.0-loaded',
+  // A quiet hour.
+  'reports/calibration/local-synapse-duet-1.162.0',
 ] as const;
 
 async function calibrated(dir: string): Promise<Record<string, Measured>> {
@@ -142,6 +155,7 @@ interface Published {
 }
 
 function model(config: GateConfig, measured: Record<string, Measured>, comment: string, assumedSource: (key: string) => string, published: Record<string, Published> = {}): NoiseModelFile {
+  const mode = config.mode === 'duet' ? { mode: 'duet' as const } : {};
   const entries: NoiseEntry[] = gatingMetrics(config).map((g) => {
     const m = measured[`${g.test}.${g.key}`];
     if (m) {
@@ -149,9 +163,9 @@ function model(config: GateConfig, measured: Record<string, Measured>, comment: 
     }
     const p = published[`${g.test}.${g.key}`];
     if (p) return { test: g.test, metric: g.key, sdLog: round(p.sdLog), runs: 0, df: p.df, kind: 'assumed', versions: [], source: p.source };
-    return { test: g.test, metric: g.key, sdLog: round(assumedSdLog(config.tolerances, g.key)), runs: 0, df: 0, kind: 'assumed', versions: [], source: assumedSource(g.key) };
+    return { test: g.test, metric: g.key, sdLog: round(assumedEntrySdLog(config, g.key)), runs: 0, df: 0, kind: 'assumed', versions: [], source: assumedSource(g.key) };
   });
-  return { $comment: comment, schemaVersion: NOISE_MODEL_SCHEMA_VERSION, profile: noiseProfile(config), entries };
+  return { $comment: comment, schemaVersion: NOISE_MODEL_SCHEMA_VERSION, profile: noiseProfile(config), ...mode, entries };
 }
 
 const round = (x: number) => Math.round(x * 1e5) / 1e5;
@@ -159,6 +173,7 @@ const round = (x: number) => Math.round(x * 1e5) / 1e5;
 export async function noiseModels(): Promise<Record<string, NoiseModelFile>> {
   const local = await loadGateConfig('examples/local-synapse.yml');
   const aws = await loadGateConfig('examples/aws-mattermost.yml');
+  const duet = await loadGateConfig('examples/local-synapse-duet.yml');
   const fromTolerance = (key: string) =>
     `assumed: the tolerances' noise floor for ${key} read as the ±95 % band of a two-run difference, σ = ln(1 + floor) / (1.96·√2)`;
   return {
@@ -166,6 +181,12 @@ export async function noiseModels(): Promise<Record<string, NoiseModelFile>> {
       local,
       pooled(await Promise.all(LOCAL_CALIBRATIONS.map(calibrated))),
       `Local bench (examples/local-synapse.yml). Measured by loadgate calibrate, 6 or 8 A/A runs per calibration, four of the unbounded test at different hours (and on three VMs) pooled (${LOCAL_CALIBRATIONS.join(', ')}); error and timeout rates (counting noise, computed per run) assumed from the tolerances.`,
+      fromTolerance,
+    ),
+    'noise/local-synapse-duet.json': model(
+      duet,
+      pooled(await Promise.all(LOCAL_DUET_CALIBRATIONS.map(calibrated))),
+      `Local bench in duet mode (examples/local-synapse-duet.yml): each entry is the sd of one duet's log ratio ln(candidate / baseline). Measured by loadgate calibrate with A/A duets, a loaded hour and a quiet one pooled (${LOCAL_DUET_CALIBRATIONS.join(', ')}), before both sides drew the same workload (common random numbers), so an upper bound; error and timeout rates (counting noise, computed per run) assumed from the tolerances.`,
       fromTolerance,
     ),
     'noise/aws-mattermost.json': model(

@@ -1,7 +1,7 @@
 import { RELATIVE_METRICS } from '../results/judged-metrics.ts';
 import type { GateConfig } from '../config/schema.ts';
 import type { RunResult } from '../results/schema.ts';
-import { assumedSdLog, gatingMetrics, noiseProfile } from './profile.ts';
+import { assumedEntrySdLog, gatingMetrics, noiseProfile } from './profile.ts';
 import { NOISE_MODEL_SCHEMA_VERSION, type NoiseEntry, type NoiseModelFile, type SpeedFit } from './schema.ts';
 import { addSums, fitOfSums, machineName, pooledScope, probeRange, sameMachine, speedSums, sumsOfFit, workloadName, type SpeedGroup, type SpeedMachine } from './speed.ts';
 
@@ -24,7 +24,7 @@ export function emptyModel(config: GateConfig): NoiseModelFile {
     entries: gatingMetrics(config).map((g) => ({
       test: g.test,
       metric: g.key,
-      sdLog: assumedSdLog(config.tolerances, g.key),
+      sdLog: assumedEntrySdLog(config, g.key),
       runs: 0,
       df: 0,
       kind: 'assumed' as const,

@@ -55,3 +55,11 @@ export function assumedSdLog(tolerances: Tolerances, key: string): number {
   const floor = tol.noiseFloorPct ?? tol.tolerancePct;
   return Math.max(Math.log1p(floor / 100), 1e-3) / (Z975 * Math.SQRT2);
 }
+
+/**
+ * The assumed σ as a noise model file states it: per run, or in a duet model per duet (the
+ * difference of two runs, √2 times it), as the model's measured entries are.
+ */
+export function assumedEntrySdLog(config: GateConfig, key: string): number {
+  return assumedSdLog(config.tolerances, key) * (config.mode === 'duet' ? Math.SQRT2 : 1);
+}
