@@ -3,7 +3,6 @@ import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { GateBench } from '../../src/run/gate-bench.ts';
 import { runGateOn, runSteps } from '../../src/run/gate.ts';
 import { pairRuns, parseRunOptions, plannedSeconds, type ScheduledRun } from '../../src/run/options.ts';
 import { verdictFileSchema } from '../../src/results/verdict-schema.ts';
@@ -14,25 +13,18 @@ import { loadGateConfig } from '../../src/config/load.ts';
 import { runsMode, unpairedDuets } from '../../src/compare/mode.ts';
 import { InputError } from '../../src/util/errors.ts';
 import { Barrier } from '../../src/util/barrier.ts';
-import type { BenchFingerprint, RunResult } from '../../src/results/schema.ts';
+import type { RunResult } from '../../src/results/schema.ts';
 import { unbounded } from '../support/runs.ts';
+import { QuietBench } from '../support/fake-bench.ts';
 
 const DUET_CONFIG = 'examples/local-synapse-duet.yml';
 
 /** A bench that runs duets: each run records the slot it was given, as the local bench does. */
-class DuetBench implements GateBench {
-  readonly system = 'synapse' as const;
-  readonly runOverheadSec = 0;
+class DuetBench extends QuietBench {
   slots: string[] = [];
   clock = 0;
-  constructor(private readonly users: (role: 'baseline' | 'candidate', repeat: number) => number) {}
-  expandHealthQuery(q: string): string {
-    return q;
-  }
-  handleSignals(): void {}
-  async setUp(): Promise<void> {}
-  fingerprint(): BenchFingerprint {
-    return { kind: 'local', versions: {} };
+  constructor(private readonly users: (role: 'baseline' | 'candidate', repeat: number) => number) {
+    super();
   }
   async execute(): Promise<RunResult> {
     throw new Error('a duet gate runs no run alone');
@@ -42,18 +34,6 @@ class DuetBench implements GateBench {
     this.slots.push(`${runs[0].repeat}:a=${runs[0].side.role},b=${runs[1].side.role}`);
     const one = (run: ScheduledRun, slot: 'a' | 'b'): RunResult => ({ ...unbounded(run.side.label, this.users(run.side.role, run.repeat), run.repeat), duet: { slot, cpuShare: 0.5 } });
     return [one(runs[0], 'a'), one(runs[1], 'b')];
-  }
-  stopReason(): string | undefined {
-    return undefined;
-  }
-  async tearDown(): Promise<string[]> {
-    return [];
-  }
-  tornDownMessage(): string {
-    return 'torn down';
-  }
-  notes(): string[] {
-    return [];
   }
 }
 
@@ -91,9 +71,11 @@ test('a duet gate runs each pair as one duet per test, in swapping slots, and it
 
 test('mode: duet on a bench that cannot run a duet is bad input naming the field', async () => {
   await withOut(async (out) => {
-    const bench = new DuetBench(() => 60) as GateBench;
-    const alone: GateBench = { ...bench, system: 'synapse', runOverheadSec: 0, expandHealthQuery: (q) => q, handleSignals: () => {}, setUp: async () => {}, fingerprint: () => ({ kind: 'local', versions: {} }), execute: bench.execute, stopReason: () => undefined, tearDown: async () => [], tornDownMessage: () => '', notes: () => [] };
-    delete (alone as { executeDuet?: unknown }).executeDuet;
+    const alone = new (class extends QuietBench {
+      async execute(): Promise<RunResult> {
+        throw new Error('not reached: the gate refuses before any run');
+      }
+    })();
     const o = await parseRunOptions(['--config', DUET_CONFIG, '--baseline', '1.162.0', '--candidate', '1.163.2', '--out', out, '--tests', 'unbounded']);
     await assert.rejects(runGateOn(alone, o, { out: () => {}, err: () => {} }), (e: unknown) => e instanceof InputError && /^mode: duet: .*set mode: sequential/.test(e.message));
   });

@@ -12,6 +12,7 @@ import { compareSetup } from '../../src/compare/index.ts';
 import { verdictFileSchema, type VerdictFile } from '../../src/results/verdict-schema.ts';
 import { loadGateConfig } from '../../src/config/load.ts';
 import { asInput, unbounded } from '../support/runs.ts';
+import { QuietBench } from '../support/fake-bench.ts';
 import { LOCAL } from '../../src/coordinator/simulation/profiles.ts';
 import { SimClock, SimSystem } from '../../src/coordinator/simulation/model.ts';
 import { driveTest } from '../../src/run/drive-test.ts';
@@ -82,22 +83,14 @@ test('a bench that cannot be set up: every run is a crashed result saying why, t
 });
 
 /** A bench that "runs" instantly: supported users from a function, a fake clock advanced by each run's planned time. */
-class FakeBench implements GateBench {
-  readonly system = 'synapse' as const;
+class FakeBench extends QuietBench {
   order: string[] = [];
   clock = 0;
-  tornDown = 0;
   constructor(
     private readonly users: (role: 'baseline' | 'candidate', repeat: number) => number,
-    readonly runOverheadSec = 0,
-  ) {}
-  expandHealthQuery(q: string): string {
-    return q;
-  }
-  handleSignals(): void {}
-  async setUp(): Promise<void> {}
-  fingerprint(): BenchFingerprint {
-    return { kind: 'local', versions: {} };
+    runOverheadSec = 0,
+  ) {
+    super(runOverheadSec);
   }
   async execute(run: ScheduledRun): Promise<RunResult> {
     this.order.push(`${run.repeat}:${run.side.role}`);
@@ -105,19 +98,6 @@ class FakeBench implements GateBench {
     const result = unbounded(run.side.label, this.users(run.side.role, run.repeat), run.repeat);
     // As the local bench does: a run under a CPU quota says so in its result.
     return run.side.cpuQuota === undefined ? result : { ...result, target: { ...result.target, cpuQuota: run.side.cpuQuota } };
-  }
-  stopReason(): string | undefined {
-    return undefined;
-  }
-  async tearDown(): Promise<string[]> {
-    this.tornDown++;
-    return [];
-  }
-  tornDownMessage(): string {
-    return 'torn down';
-  }
-  notes(_fatal: readonly string[], ranOn?: BenchFingerprint): string[] {
-    return [ranOn ? `bench notes from the reused runs' ${ranOn.kind} bench` : 'bench notes from the bench set up here'];
   }
 }
 
