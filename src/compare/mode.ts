@@ -4,17 +4,18 @@ import { InputError } from '../util/errors.ts';
 export type RunMode = 'sequential' | 'duet';
 
 /**
- * How the runs ran, read from the runs themselves: duet when every run is one side of a
- * duet, sequential when none is. A mix is refused: its pairs would be judged against the
- * wrong noise.
+ * How the runs ran, read from the completed runs themselves: duet when every one is one
+ * side of a duet, sequential when none is. A mix is refused: its pairs would be judged
+ * against the wrong noise. Runs that never completed (crashed, or never started) carry no
+ * numbers and say nothing of the mode; with none completed, the config's mode stands.
  */
 export function runsMode(baseline: readonly RunResult[], candidate: readonly RunResult[], expected?: RunMode): RunMode {
-  const all = [...baseline, ...candidate];
-  const duets = all.filter((r) => r.duet).length;
-  if (duets && duets < all.length) {
-    throw new InputError(`${duets} of the ${all.length} runs ran in a duet and the others alone; compare runs of one mode (the run results' "duet" field)`);
+  const ran = [...baseline, ...candidate].filter((r) => r.status === 'completed');
+  const duets = ran.filter((r) => r.duet).length;
+  if (duets && duets < ran.length) {
+    throw new InputError(`${duets} of the ${ran.length} completed runs ran in a duet and the others alone; compare runs of one mode (the run results' "duet" field)`);
   }
-  const mode: RunMode = duets ? 'duet' : 'sequential';
+  const mode: RunMode = !ran.length ? (expected ?? 'sequential') : duets ? 'duet' : 'sequential';
   if (expected && mode !== expected) {
     throw new InputError(`the runs ran in ${mode} mode, the config judges ${expected} (mode: ${expected}); a noise model of one mode says nothing of the other: set mode: ${mode}, or compare runs of ${expected} mode`);
   }

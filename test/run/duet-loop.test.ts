@@ -81,6 +81,23 @@ test('mode: duet on a bench that cannot run a duet is bad input naming the field
   });
 });
 
+test('a duet gate whose bench cannot be set up is inconclusive, saying why, not bad input: its runs never ran in any mode', async () => {
+  await withOut(async (out) => {
+    const bench = new (class extends DuetBench {
+      override async setUp(): Promise<void> {
+        throw new Error('postgres: initdb failed');
+      }
+    })(() => 60);
+    const o = await parseRunOptions(['--config', DUET_CONFIG, '--baseline', '1.162.0', '--candidate', '1.163.2', '--out', out, '--tests', 'unbounded']);
+    const code = await runGateOn(bench, o, { out: () => {}, err: () => {} }, undefined, () => bench.clock);
+    assert.equal(code, 2);
+    const verdict = verdictFileSchema.parse(JSON.parse(await readFile(join(out, 'verdict.json'), 'utf8')));
+    assert.equal(verdict.verdict, 'inconclusive');
+    assert.equal(verdict.mode, 'duet');
+    assert.match(verdict.problems.join('\n'), /postgres: initdb failed/);
+  });
+});
+
 test('an A/A duet calibration measures the sd of the duets\' log ratio (n − 1 df), and writes a duet-mode model', async () => {
   await withOut(async (out) => {
     // Per duet (baseline, candidate): ratios 1.02, 0.99, 1.01, 0.97.
@@ -125,7 +142,7 @@ test('compare refuses a mix of duet and sequential runs, and runs of the other m
   const duet = (version: string, slot: 'a' | 'b', repeat = 0): RunResult => ({ ...unbounded(version, 60, repeat), duet: { slot, cpuShare: 0.5 } });
   assert.equal(runsMode([duet('1.162.0', 'a')], [duet('1.163.2', 'b')]), 'duet');
   assert.equal(runsMode(seq, [unbounded('1.163.2', 60, 0)]), 'sequential');
-  assert.throws(() => runsMode(seq, [duet('1.163.2', 'b')]), (e: unknown) => e instanceof InputError && /1 of the 2 runs ran in a duet/.test(e.message));
+  assert.throws(() => runsMode(seq, [duet('1.163.2', 'b')]), (e: unknown) => e instanceof InputError && /1 of the 2 completed runs ran in a duet/.test(e.message));
   assert.throws(() => runsMode(seq, seq, 'duet'), (e: unknown) => e instanceof InputError && /ran in sequential mode, the config judges duet/.test(e.message));
   assert.deepEqual(unpairedDuets([duet('1.162.0', 'a'), duet('1.162.0', 'a', 1)], [duet('1.163.2', 'b'), duet('1.163.2', 'a', 1)]), ['the duet of test "unbounded" #2 has both sides in slot a']);
   assert.deepEqual(unpairedDuets([duet('1.162.0', 'a')], []), ['the baseline\'s duet run of test "unbounded" #1 has no candidate run beside it']);
