@@ -59,13 +59,13 @@ const WHY_AWS_GITHUB = 'the run label reads the Actions run context, which sits 
  */
 export const ALLOWED: readonly AllowedImport[] = [
   { from: 'aws/run-info.ts', to: 'github/actions-context.ts', why: WHY_AWS_GITHUB },
-  { from: 'bench/aws/gate-bench.ts', to: 'run/gate-bench.ts', why: WHY_BENCH_RUN },
-  { from: 'bench/aws/gate-bench.ts', to: 'run/options.ts', why: WHY_BENCH_RUN },
+  { from: 'bench/aws/aws-gate-bench.ts', to: 'run/gate-bench.ts', why: WHY_BENCH_RUN },
+  { from: 'bench/aws/aws-gate-bench.ts', to: 'run/options.ts', why: WHY_BENCH_RUN },
   { from: 'bench/aws/run-attempt.ts', to: 'run/options.ts', why: WHY_BENCH_RUN },
   { from: 'bench/aws/run-attempt.ts', to: 'run/run-sequence.ts', why: WHY_RUN_STAGE },
   { from: 'bench/aws/run-attempt.ts', to: 'run/run-stage.ts', why: WHY_RUN_STAGE },
-  { from: 'bench/local/gate-bench.ts', to: 'run/gate-bench.ts', why: WHY_BENCH_RUN },
-  { from: 'bench/local/gate-bench.ts', to: 'run/options.ts', why: WHY_BENCH_RUN },
+  { from: 'bench/local/local-gate-bench.ts', to: 'run/gate-bench.ts', why: WHY_BENCH_RUN },
+  { from: 'bench/local/local-gate-bench.ts', to: 'run/options.ts', why: WHY_BENCH_RUN },
   { from: 'bench/local/test-run.ts', to: 'run/options.ts', why: WHY_BENCH_RUN },
   { from: 'bench/local/test-run.ts', to: 'run/run-sequence.ts', why: WHY_RUN_STAGE },
   { from: 'bench/local/test-run.ts', to: 'run/run-stage.ts', why: WHY_RUN_STAGE },

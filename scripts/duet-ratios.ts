@@ -8,6 +8,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseRunResult } from '../src/results/load.ts';
 import { RELATIVE_METRICS } from '../src/results/judged-metrics.ts';
+import { duetRatios } from '../src/results/duet-ratios.ts';
 import type { RunResult } from '../src/results/schema.ts';
 
 async function sideRuns(dir: string, role: 'baseline' | 'candidate'): Promise<RunResult[]> {
@@ -24,18 +25,11 @@ if (!dir) throw new Error('usage: tsx scripts/duet-ratios.ts <results dir>');
 const [baseline, candidate] = await Promise.all([sideRuns(dir, 'baseline'), sideRuns(dir, 'candidate')]);
 for (const test of [...new Set(baseline.map((r) => r.test.name))].sort()) {
   for (const metric of RELATIVE_METRICS) {
-    const rows: string[] = [];
-    const logs: number[] = [];
+    const duets = duetRatios(baseline, candidate, test, metric);
+    const logs = duets.map((d) => d.logRatio);
     const bySlot: Record<string, number[]> = { a: [], b: [] };
-    for (const b of baseline.filter((r) => r.test.name === test && r.status === 'completed')) {
-      const c = candidate.find((r) => r.test.name === test && r.repeat === b.repeat && r.status === 'completed');
-      const [vb, vc] = [metric.extract(b), c ? metric.extract(c) : undefined];
-      if (!(vb !== undefined && vc !== undefined && vb > 0 && vc > 0)) continue;
-      const l = Math.log(vc / vb);
-      logs.push(l);
-      bySlot[b.duet?.slot ?? 'a']!.push(l);
-      rows.push(`#${b.repeat + 1} ${pct(l)} (baseline in ${b.duet?.slot ?? '-'}: ${vb.toPrecision(4)} vs ${vc.toPrecision(4)})`);
-    }
+    for (const d of duets) bySlot[d.baselineRun.duet?.slot ?? 'a']!.push(d.logRatio);
+    const rows = duets.map((d) => `#${d.baselineRun.repeat + 1} ${pct(d.logRatio)} (baseline in ${d.baselineRun.duet?.slot ?? '-'}: ${d.baseline.toPrecision(4)} vs ${d.candidate.toPrecision(4)})`);
     if (!logs.length) continue;
     const slots = Object.entries(bySlot).filter(([, v]) => v.length).map(([s, v]) => `baseline in ${s}: ${pct(meanOf(v))}`).join(', ');
     console.log(`${test}.${metric.key}: mean ${pct(meanOf(logs))}, sd ${Number.isNaN(sdOf(logs)) ? '-' : pct(sdOf(logs))}, n ${logs.length} (${slots})\n  ${rows.join('\n  ')}`);

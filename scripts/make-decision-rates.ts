@@ -14,7 +14,8 @@ export const DOC = 'docs/how-it-decides.md';
 const BEGIN = '<!-- decision-rates:begin -->';
 const END = '<!-- decision-rates:end -->';
 export const PROFILES = [
-  { name: 'local-synapse', label: 'Local (Synapse)' },
+  { name: 'local-synapse-duet', label: 'Local duets (Synapse)' },
+  { name: 'local-synapse', label: 'Local sequential (Synapse)' },
   { name: 'aws-mattermost', label: 'AWS (Mattermost)' },
 ] as const;
 const TRIALS = 1000;

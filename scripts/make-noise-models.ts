@@ -51,16 +51,18 @@ export const LOCAL_CALIBRATIONS = [
 ] as const;
 
 /**
- * The local duet model (examples/local-synapse-duet.yml): A/A duet calibrations, each
- * entry the sd of one duet's log ratio, pooled by degrees of freedom as above.
+ * The local duet model (examples/local-synapse-duet.yml): A/A duet calibrations on a quiet
+ * machine, each entry the sd of one duet's log ratio, pooled by degrees of freedom as above.
  *   loadgate calibrate --config examples/local-synapse-duet.yml --version 1.162.0 --runs <n> --out <dir>
+ * A calibration on a loaded machine (reports/calibration/local-synapse-duet-1.162.0-loaded,
+ * load average 6-11 on 2 cores from other work) is kept out: the model is the bench's, and
+ * a gate on a machine that busy is noisier than any bench (docs/local.md, "Duets").
  */
 export const LOCAL_DUET_CALIBRATIONS = [
-  // A loaded hour: load average 6-11 on the 2 cores from other work, and for part of the
-  // first unbounded duet a second, tiny duet on the same cores.
-  'reports/calibration/local-synapse-duet-1.162.0-loaded',
-  // A quiet hour.
+  // A quiet hour, before both sides drew the same workload.
   'reports/calibration/local-synapse-duet-1.162.0',
+  // A quiet hour, both sides drawing the same workload (common random numbers).
+  'reports/calibration/local-synapse-duet-1.162.0-crn',
 ] as const;
 
 async function calibrated(dir: string): Promise<Record<string, Measured>> {
@@ -186,7 +188,7 @@ export async function noiseModels(): Promise<Record<string, NoiseModelFile>> {
     'noise/local-synapse-duet.json': model(
       duet,
       pooled(await Promise.all(LOCAL_DUET_CALIBRATIONS.map(calibrated))),
-      `Local bench in duet mode (examples/local-synapse-duet.yml): each entry is the sd of one duet's log ratio ln(candidate / baseline). Measured by loadgate calibrate with A/A duets, a loaded hour and a quiet one pooled (${LOCAL_DUET_CALIBRATIONS.join(', ')}), before both sides drew the same workload (common random numbers), so an upper bound; error and timeout rates (counting noise, computed per run) assumed from the tolerances.`,
+      `Local bench in duet mode (examples/local-synapse-duet.yml): each entry is the sd of one duet's log ratio ln(candidate / baseline). Measured by loadgate calibrate with A/A duets on a quiet machine, two hours pooled (${LOCAL_DUET_CALIBRATIONS.join(', ')}); error and timeout rates (counting noise, computed per run) assumed from the tolerances.`,
       fromTolerance,
     ),
     'noise/aws-mattermost.json': model(

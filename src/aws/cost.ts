@@ -27,7 +27,7 @@ export type DbSource = 'empty' | 'snapshot' | 'dump';
  */
 /**
  * What one test run on the AWS bench spends besides the test itself, step by step, as
- * src/bench/aws (app-nodes.ts prepare, gate-bench.ts execute) does it. The dataset is
+ * src/bench/aws (app-nodes.ts prepare, aws-gate-bench.ts execute) does it. The dataset is
  * restored from its pristine copy before every run, and that copy is the dump as loaded,
  * so every run's first start migrates the schema from the dump's version again. Estimates
  * until a real bench measures them; the gate also budgets the longest set-up it has seen.

@@ -1,5 +1,5 @@
 import type { RunResult, Series, Timing } from '../results/schema.ts';
-import { PrometheusError, type PrometheusClient, type RangeSeries } from './prometheus.ts';
+import { PrometheusError, type InstantSample, type PrometheusClient, type RangeSeries } from './prometheus.ts';
 import { STORE_INTERVAL_SEC, cpuCount, seriesQueries, storeIntervalMeans, windowQueries } from './synapse-queries.ts';
 
 /**
@@ -73,39 +73,23 @@ export function percentile(values: readonly number[], p: number): number | undef
 
 const round = (x: number, digits = 3) => Math.round(x * 10 ** digits) / 10 ** digits;
 
+/** What a reading found, and what it could not: one line per missing or failed measurement. */
+interface Findings {
+  problems: string[];
+  missingEssential: boolean;
+}
+
 /** `targetShare`: the fraction of the target cores a CPU quota leaves it (CPU % is of that). */
 export async function collectRun(client: PrometheusClient, w: CollectWindow, targetCpus: string, engineCpus = '1', targetShare = 1): Promise<Collected> {
-  const problems: string[] = [];
-  let missingEssential = false;
-  const series: RunResult['series'] = {};
-  const start = Math.ceil(w.runStart);
-  const end = Math.max(start, Math.floor(w.runEnd));
+  const found: Findings = { problems: [], missingEssential: false };
+  const series = await collectSeries(client, w, seriesQueries(targetCpus, targetShare), found);
 
-  await Promise.all(
-    (Object.entries(seriesQueries(targetCpus, targetShare)) as [SeriesName, string][]).map(async ([name, query]) => {
-      try {
-        const ranges = await client.queryRange(query, start, end, STEP_SEC);
-        const s = ranges[0] ? toSeries(ranges[0], w.runStart, UNITS[name]) : undefined;
-        if (s) series[name] = s;
-        else {
-          problems.push(`Prometheus has no data for ${name} from the ${SOURCES[name]} during the run`);
-          if (ESSENTIAL.includes(name)) missingEssential = true;
-        }
-      } catch (error) {
-        problems.push(`${name}: ${(error as Error).message}`);
-        if (ESSENTIAL.includes(name)) missingEssential = true;
-      }
-    }),
-  );
-
-  const sec = w.stableEnd - w.stableStart;
-  const q = windowQueries(sec, cpuCount(engineCpus));
-  const at = w.stableEnd;
+  const q = windowQueries(w.stableEnd - w.stableStart, cpuCount(engineCpus));
   const instant = async (query: string) => {
     try {
-      return await client.query(query, at);
+      return await client.query(query, w.stableEnd);
     } catch (error) {
-      problems.push((error as PrometheusError).message);
+      found.problems.push((error as PrometheusError).message);
       return [];
     }
   };
@@ -114,51 +98,18 @@ export async function collectRun(client: PrometheusClient, w: CollectWindow, tar
     instant(q.requests), instant(q.errors), instant(q.timeouts), instant(q.engineCpuMax),
   ]);
 
-  const apiKey = (l: Record<string, string>) => `${l.method ?? '?'} ${l.servlet ?? '?'}`;
-  const sums = new Map(apiSum.map((s) => [apiKey(s.labels), s.value]));
-  const p99s = new Map(apiP99.map((s) => [apiKey(s.labels), s.value]));
-  const api: Timing[] = apiCount
-    .filter((s) => s.value >= 0.5)
-    .map((s) => {
-      const key = apiKey(s.labels);
-      const avgMs = (1000 * (sums.get(key) ?? NaN)) / s.value;
-      const p99 = 1000 * (p99s.get(key) ?? NaN);
-      return { name: key, count: Math.round(s.value), avgMs: round(avgMs), p99Ms: round(Number.isFinite(p99) ? p99 : avgMs) };
-    })
-    .filter((t) => Number.isFinite(t.avgMs) && t.avgMs >= 0)
-    .sort((a, b) => b.count - a.count);
+  const api = apiTimings(apiCount, apiSum, apiP99);
   if (!api.length) {
-    problems.push('Prometheus has no per-handler API timings from the synapse metrics listener (job "synapse") in the measurement window');
-    missingEssential = true;
+    found.problems.push('Prometheus has no per-handler API timings from the synapse metrics listener (job "synapse") in the measurement window');
+    found.missingEssential = true;
   }
-
-  // Per-store-method p99: Synapse exports only sums and counts per transaction, so the
-  // 99th percentile of the method's 15 s means stands in for it (documented in the report).
-  const intervalMeans = new Map<string, number[]>();
-  try {
-    for (const r of await client.queryRange(storeIntervalMeans, Math.ceil(w.stableStart), Math.floor(w.stableEnd), STORE_INTERVAL_SEC)) {
-      intervalMeans.set(r.labels.desc ?? '?', r.v);
-    }
-  } catch (error) {
-    problems.push((error as Error).message);
-  }
-  const storeSums = new Map(storeSum.map((s) => [s.labels.desc ?? '?', s.value]));
-  const store: Timing[] = storeCount
-    .filter((s) => s.value >= 0.5)
-    .map((s) => {
-      const name = s.labels.desc ?? '?';
-      const avgMs = (1000 * (storeSums.get(name) ?? NaN)) / s.value;
-      const p99 = percentile(intervalMeans.get(name) ?? [], 99) ?? avgMs;
-      return { name, count: Math.round(s.value), avgMs: round(avgMs), p99Ms: round(Math.max(p99, 0)) };
-    })
-    .filter((t) => Number.isFinite(t.avgMs) && t.avgMs >= 0)
-    .sort((a, b) => b.count - a.count);
-  if (!store.length) problems.push('Prometheus has no store transaction timings from the synapse metrics listener (job "synapse") in the measurement window');
+  const store = storeTimings(storeCount, storeSum, await storeIntervalMeansOf(client, w, found));
+  if (!store.length) found.problems.push('Prometheus has no store transaction timings from the synapse metrics listener (job "synapse") in the measurement window');
 
   const total = (samples: { value: number }[]) => samples.reduce((n, s) => n + (Number.isFinite(s.value) ? s.value : 0), 0);
   if (!requests.length) {
-    problems.push('Prometheus has no client request counts from the k6 exporter (job "k6") in the measurement window');
-    missingEssential = true;
+    found.problems.push('Prometheus has no client request counts from the k6 exporter (job "k6") in the measurement window');
+    found.missingEssential = true;
   }
   const cpuMax = engineCpu[0]?.value;
   return {
@@ -167,7 +118,80 @@ export async function collectRun(client: PrometheusClient, w: CollectWindow, tar
     store,
     totals: { requests: Math.round(total(requests)), errors: Math.round(total(errors)), timeouts: Math.round(total(timeouts)) },
     engineCpuPercentMax: cpuMax !== undefined && Number.isFinite(cpuMax) ? round(cpuMax, 1) : undefined,
-    problems,
-    missingEssential,
+    problems: found.problems,
+    missingEssential: found.missingEssential,
   };
+}
+
+/** The graph series over the whole run; a missing essential one makes the run unjudgeable. */
+async function collectSeries(client: PrometheusClient, w: CollectWindow, queries: Record<SeriesName, string>, found: Findings): Promise<RunResult['series']> {
+  const series: RunResult['series'] = {};
+  const start = Math.ceil(w.runStart);
+  const end = Math.max(start, Math.floor(w.runEnd));
+  await Promise.all(
+    (Object.entries(queries) as [SeriesName, string][]).map(async ([name, query]) => {
+      try {
+        const ranges = await client.queryRange(query, start, end, STEP_SEC);
+        const s = ranges[0] ? toSeries(ranges[0], w.runStart, UNITS[name]) : undefined;
+        if (s) series[name] = s;
+        else {
+          found.problems.push(`Prometheus has no data for ${name} from the ${SOURCES[name]} during the run`);
+          if (ESSENTIAL.includes(name)) found.missingEssential = true;
+        }
+      } catch (error) {
+        found.problems.push(`${name}: ${(error as Error).message}`);
+        if (ESSENTIAL.includes(name)) found.missingEssential = true;
+      }
+    }),
+  );
+  return series;
+}
+
+/** Per-handler timings over the window, busiest first; handlers with no finite average are left out. */
+function apiTimings(counts: readonly InstantSample[], sums: readonly InstantSample[], p99s: readonly InstantSample[]): Timing[] {
+  const key = (l: Record<string, string>) => `${l.method ?? '?'} ${l.servlet ?? '?'}`;
+  const sumOf = new Map(sums.map((s) => [key(s.labels), s.value]));
+  const p99Of = new Map(p99s.map((s) => [key(s.labels), s.value]));
+  return counts
+    .filter((s) => s.value >= 0.5)
+    .map((s) => {
+      const name = key(s.labels);
+      const avgMs = (1000 * (sumOf.get(name) ?? NaN)) / s.value;
+      const p99 = 1000 * (p99Of.get(name) ?? NaN);
+      return { name, count: Math.round(s.value), avgMs: round(avgMs), p99Ms: round(Number.isFinite(p99) ? p99 : avgMs) };
+    })
+    .filter((t) => Number.isFinite(t.avgMs) && t.avgMs >= 0)
+    .sort((a, b) => b.count - a.count);
+}
+
+/**
+ * Each store method's 15 s means over the window. Synapse exports only sums and counts per
+ * transaction, so the 99th percentile of these means stands in for the method's p99
+ * (documented in the report).
+ */
+async function storeIntervalMeansOf(client: PrometheusClient, w: CollectWindow, found: Findings): Promise<Map<string, number[]>> {
+  const means = new Map<string, number[]>();
+  try {
+    for (const r of await client.queryRange(storeIntervalMeans, Math.ceil(w.stableStart), Math.floor(w.stableEnd), STORE_INTERVAL_SEC)) {
+      means.set(r.labels.desc ?? '?', r.v);
+    }
+  } catch (error) {
+    found.problems.push((error as Error).message);
+  }
+  return means;
+}
+
+/** Per-store-method timings over the window, busiest first. */
+function storeTimings(counts: readonly InstantSample[], sums: readonly InstantSample[], intervalMeans: ReadonlyMap<string, number[]>): Timing[] {
+  const sumOf = new Map(sums.map((s) => [s.labels.desc ?? '?', s.value]));
+  return counts
+    .filter((s) => s.value >= 0.5)
+    .map((s) => {
+      const name = s.labels.desc ?? '?';
+      const avgMs = (1000 * (sumOf.get(name) ?? NaN)) / s.value;
+      const p99 = percentile(intervalMeans.get(name) ?? [], 99) ?? avgMs;
+      return { name, count: Math.round(s.value), avgMs: round(avgMs), p99Ms: round(Math.max(p99, 0)) };
+    })
+    .filter((t) => Number.isFinite(t.avgMs) && t.avgMs >= 0)
+    .sort((a, b) => b.count - a.count);
 }

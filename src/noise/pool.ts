@@ -1,4 +1,5 @@
 import { RELATIVE_METRICS } from '../results/judged-metrics.ts';
+import { duetRatios } from '../results/duet-ratios.ts';
 import type { GateConfig } from '../config/schema.ts';
 import type { RunResult } from '../results/schema.ts';
 import { assumedEntrySdLog, gatingMetrics, noiseProfile } from './profile.ts';
@@ -67,20 +68,13 @@ function duetSpreadOf(baseline: readonly RunResult[], candidate: readonly RunRes
   const metric = RELATIVE_METRICS.find((m) => m.key === key);
   const out: Spread = { ss: 0, df: 0, runs: 0, versions: new Set() };
   if (!metric) return out;
-  const judged = (r: RunResult) => r.test.name === test && r.status === 'completed' && !r.problems.length;
-  const ratios: number[] = [];
-  for (const b of baseline.filter(judged)) {
-    const c = candidate.find((r) => judged(r) && r.repeat === b.repeat);
-    const [vb, vc] = [metric.extract(b), c ? metric.extract(c) : undefined];
-    if (!c || !(vb !== undefined && vb > 0) || !(vc !== undefined && vc > 0)) continue;
-    ratios.push(Math.log(vc / vb));
-    out.versions.add(b.target.version).add(c.target.version);
-  }
-  if (ratios.length < 2) return out;
-  const mean = ratios.reduce((x, y) => x + y, 0) / ratios.length;
-  out.ss = ratios.reduce((acc, x) => acc + (x - mean) ** 2, 0);
-  out.df = ratios.length - 1;
-  out.runs = 2 * ratios.length;
+  const duets = duetRatios(baseline, candidate, test, metric, (r) => r.status === 'completed' && !r.problems.length);
+  if (duets.length < 2) return out;
+  const mean = duets.reduce((x, d) => x + d.logRatio, 0) / duets.length;
+  out.ss = duets.reduce((acc, d) => acc + (d.logRatio - mean) ** 2, 0);
+  out.df = duets.length - 1;
+  out.runs = 2 * duets.length;
+  for (const d of duets) out.versions.add(d.baselineRun.target.version).add(d.candidateRun.target.version);
   return out;
 }
 

@@ -5,8 +5,8 @@ import type { ScheduledRun } from './options.ts';
  * What the gate loop (src/run/gate.ts) needs from a bench. The loop owns the schedule
  * (interleaved repeats), result files, runs that never happened, clean-up and the
  * comparison; a bench owns everything between "set up" and "tear down": the local bench
- * (src/bench/local/gate-bench.ts) starts processes on 127.0.0.1, the AWS bench
- * (src/bench/aws/gate-bench.ts) drives a provisioned one.
+ * (src/bench/local/local-gate-bench.ts) starts processes on 127.0.0.1, the AWS bench
+ * (src/bench/aws/aws-gate-bench.ts) drives a provisioned one.
  */
 export interface GateBench {
   readonly system: 'synapse' | 'mattermost';

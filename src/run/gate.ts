@@ -1,7 +1,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Progress } from '../bench/progress.ts';
-import { AwsGateBench } from '../bench/aws/gate-bench.ts';
+import { AwsGateBench } from '../bench/aws/aws-gate-bench.ts';
 import type { CliIO } from '../util/io.ts';
 import { compareAndReport, compareSetup } from '../compare/index.ts';
 import { compareRuns, type CompareSetup } from '../compare/compare.ts';
@@ -16,7 +16,7 @@ import { expandQuery } from '../metrics/synapse-queries.ts';
 import type { GateBench } from './gate-bench.ts';
 import { recordHint } from './capacity-hints.ts';
 import type { GateConfig } from '../config/schema.ts';
-import { LocalGateBench } from '../bench/local/gate-bench.ts';
+import { LocalGateBench } from '../bench/local/local-gate-bench.ts';
 import { testParams } from '../results/test-params.ts';
 import { pairRuns, plannedSeconds, runId, runTarget, type RunOptions, type ScheduledRun } from './options.ts';
 

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { JOB_MARGIN_SEC, jobBudgetSec, planJobs, WORKFLOW_RUN_JOBS } from '../../src/aws/job-limits.ts';
 import { estimateDuration, RUN_SETUP_SEC, TIMING_SEC } from '../../src/aws/cost.ts';
 import { resolveBench } from '../../src/aws/presets.ts';
-import { SetupTimes } from '../../src/bench/aws/gate-bench.ts';
+import { SetupTimes } from '../../src/bench/aws/aws-gate-bench.ts';
 import { awsGate } from './fixtures.ts';
 import { loadGateConfig } from '../../src/config/load.ts';
 import { validateGateInputs } from '../../src/inputs/validate.ts';

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { AwsGateBench, readBenchFile } from '../../src/bench/aws/gate-bench.ts';
+import { AwsGateBench, readBenchFile } from '../../src/bench/aws/aws-gate-bench.ts';
 import { Progress } from '../../src/bench/progress.ts';
 import { runGateOn } from '../../src/run/gate.ts';
 import { parseRunOptions } from '../../src/run/options.ts';

@@ -5,7 +5,7 @@ import type { ProcessSupervisor, ManagedProcess } from '../../util/process.ts';
 import { runTool } from './exec.ts';
 import { LOOPBACK, assertPortFree } from './ports.ts';
 import { ComponentError, waitUntilReady } from './readiness.ts';
-import { asUser, giveTo, resolveRunAs } from './unprivileged.ts';
+import { asUser, giveTo, resolveRunAs, type RunAs } from './unprivileged.ts';
 
 /**
  * A throw-away PostgreSQL cluster for one bench: `initdb` into the bench's data dir,
@@ -91,7 +91,27 @@ export async function startPostgres(options: PostgresOptions): Promise<PostgresS
   await mkdir(socketDir, { recursive: true, mode: 0o700 });
   await giveTo(runAs, root);
   await giveTo(runAs, socketDir);
+  const password = await initCluster(binDir, runAs, root, dataDir);
 
+  await assertPortFree('postgres', options.port);
+  const settings = { ...SERVER_SETTINGS, listen_addresses: LOOPBACK, port: String(options.port), unix_socket_directories: socketDir };
+  const [cmd, args] = asUser(runAs, join(binDir, 'postgres'), [
+    '-D', dataDir, ...Object.entries(settings).flatMap(([k, v]) => ['-c', `${k}=${v}`]),
+  ]);
+  const proc = await options.supervisor.spawn({
+    name: 'postgres', command: cmd, args, logFile: options.logFile, cwd: root, cpus: options.cpus,
+    stopSignal: 'SIGINT', // "fast" shutdown: disconnect clients, no waiting
+    stopTimeoutMs: 15_000,
+  });
+  const server = serverHandle(options, binDir, password, proc);
+  await waitUntilReady(async () => (await server.psql('select 1')) === '1', {
+    component: 'postgres', process: proc, timeoutMs: 60_000, what: `accepting connections on ${LOOPBACK}:${options.port}`,
+  });
+  return server;
+}
+
+/** initdb into `dataDir` as the unprivileged user, with a fresh superuser password (returned). */
+async function initCluster(binDir: string, runAs: RunAs | null, root: string, dataDir: string): Promise<string> {
   const password = randomBytes(18).toString('base64url');
   const pwFile = join(root, 'pwfile');
   await writeFile(pwFile, `${password}\n`, { mode: 0o600 });
@@ -107,18 +127,11 @@ export async function startPostgres(options: PostgresOptions): Promise<PostgresS
   } finally {
     await rm(pwFile, { force: true });
   }
+  return password;
+}
 
-  await assertPortFree('postgres', options.port);
-  const settings = { ...SERVER_SETTINGS, listen_addresses: LOOPBACK, port: String(options.port), unix_socket_directories: socketDir };
-  const [cmd, args] = asUser(runAs, join(binDir, 'postgres'), [
-    '-D', dataDir, ...Object.entries(settings).flatMap(([k, v]) => ['-c', `${k}=${v}`]),
-  ]);
-  const proc = await options.supervisor.spawn({
-    name: 'postgres', command: cmd, args, logFile: options.logFile, cwd: root, cpus: options.cpus,
-    stopSignal: 'SIGINT', // "fast" shutdown: disconnect clients, no waiting
-    stopTimeoutMs: 15_000,
-  });
-
+/** The running server as the bench uses it: psql, databases, dumps and restores over loopback TCP. */
+function serverHandle(options: PostgresOptions, binDir: string, password: string, proc: ManagedProcess): PostgresServer {
   const clientEnv = (): NodeJS.ProcessEnv => ({
     ...process.env,
     PGHOST: LOOPBACK,
@@ -133,11 +146,6 @@ export async function startPostgres(options: PostgresOptions): Promise<PostgresS
     });
     return stdout.trim();
   };
-
-  await waitUntilReady(async () => (await psql('select 1')) === '1', {
-    component: 'postgres', process: proc, timeoutMs: 60_000, what: `accepting connections on ${LOOPBACK}:${options.port}`,
-  });
-
   const server: PostgresServer = {
     host: LOOPBACK,
     port: options.port,

@@ -14,7 +14,7 @@ import type { ModelParams } from './model.ts';
  *
  * aws: the ceiling-test reports (/work/shared/seeds/ceiling-tests-v2-report.md): ceilings
  * 17,000-30,000 users, +8/-8 per 2 s, 1-minute rate windows, a 30-minute window; 5 s
- * scrapes (src/bench/aws/gate-bench.ts timing). Its noise is the local fit scaled to the
+ * scrapes (src/bench/aws/aws-gate-bench.ts timing). Its noise is the local fit scaled to the
  * longer windows: those reports give no per-evaluation figure.
  */
 

@@ -83,42 +83,13 @@ export interface K6Run {
 const CPU_SAMPLE_MS = 5000;
 
 export async function startK6(options: StartK6Options): Promise<K6Run> {
-  const parsed = optionsSchema.safeParse(options);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => `${formatIssuePath(i.path)}: ${i.message}`);
-    throw new InputError(`invalid k6 engine settings:\n  ${problems.join('\n  ')}`, problems);
-  }
-  const o = parsed.data;
-  if (o.initialUsers > o.maxUsers) {
-    throw new InputError(`k6: initialUsers (${o.initialUsers}) is larger than maxUsers (${o.maxUsers})`);
-  }
-  const scenario = resolve(o.scenario ?? DEFAULT_SCENARIO);
+  const o = await checkedOptions(options);
   const usersFile = resolve(o.usersFile);
-  await assertReadable(scenario, 'k6 scenario');
-  await assertReadable(usersFile, 'users file');
-  await access(o.k6Path, constants.X_OK).catch(() => {
-    throw new InputError(`k6 binary ${o.k6Path} is missing or not executable; ensureK6() installs it`);
-  });
-  await assertPortFree(o.apiPort);
-
-  const logFile = join(o.runDir, `${o.name.replace(/[^A-Za-z0-9_.-]+/g, '-')}.log`);
-  const args = [
-    'run',
-    '--quiet',
-    '--no-color',
-    '--no-usage-report',
-    '--no-thresholds',
-    '--include-system-env-vars', // the LOADGATE_* settings reach the script as __ENV
-    '--address',
-    `127.0.0.1:${o.apiPort}`,
-    '--summary-export',
-    join(o.runDir, `${o.name.replace(/[^A-Za-z0-9_.-]+/g, '-')}-summary.json`),
-    scenario,
-  ];
+  const logFile = join(o.runDir, `${fileStem(o.name)}.log`);
   const proc = await options.supervisor.spawn({
     name: o.name,
     command: o.k6Path,
-    args,
+    args: k6Args(o),
     logFile,
     env: k6Environment(o, usersFile),
     cwd: o.runDir,
@@ -134,12 +105,54 @@ export async function startK6(options: StartK6Options): Promise<K6Run> {
     await proc.stop();
     throw error;
   }
+  return controlledRun(o, proc, api, logFile);
+}
 
-  const cpuShare = o.cpus ? countCpus(o.cpus) : availableParallelism();
-  const cpu = new CpuTracker(proc, cpuShare);
+type K6Options = z.output<typeof optionsSchema>;
+
+const fileStem = (name: string) => name.replace(/[^A-Za-z0-9_.-]+/g, '-');
+
+/** The options parsed, and every file, binary and port they name checked, before anything starts. */
+async function checkedOptions(options: StartK6Options): Promise<K6Options> {
+  const parsed = optionsSchema.safeParse(options);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${formatIssuePath(i.path)}: ${i.message}`);
+    throw new InputError(`invalid k6 engine settings:\n  ${problems.join('\n  ')}`, problems);
+  }
+  const o = parsed.data;
+  if (o.initialUsers > o.maxUsers) {
+    throw new InputError(`k6: initialUsers (${o.initialUsers}) is larger than maxUsers (${o.maxUsers})`);
+  }
+  await assertReadable(resolve(o.scenario ?? DEFAULT_SCENARIO), 'k6 scenario');
+  await assertReadable(resolve(o.usersFile), 'users file');
+  await access(o.k6Path, constants.X_OK).catch(() => {
+    throw new InputError(`k6 binary ${o.k6Path} is missing or not executable; ensureK6() installs it`);
+  });
+  await assertPortFree(o.apiPort);
+  return o;
+}
+
+function k6Args(o: K6Options): string[] {
+  return [
+    'run',
+    '--quiet',
+    '--no-color',
+    '--no-usage-report',
+    '--no-thresholds',
+    '--include-system-env-vars', // the LOADGATE_* settings reach the script as __ENV
+    '--address',
+    `127.0.0.1:${o.apiPort}`,
+    '--summary-export',
+    join(o.runDir, `${fileStem(o.name)}-summary.json`),
+    resolve(o.scenario ?? DEFAULT_SCENARIO),
+  ];
+}
+
+/** A running k6 as the coordinator drives it: users set over its REST API, stats and CPU read from it. */
+function controlledRun(o: K6Options, proc: ManagedProcess, api: K6Api, logFile: string): K6Run {
+  const cpu = new CpuTracker(proc, o.cpus ? countCpus(o.cpus) : availableParallelism());
   cpu.start();
   void proc.exited.then(() => cpu.stop());
-
   return {
     process: proc,
     apiPort: o.apiPort,
@@ -191,7 +204,7 @@ async function explainFailure<T>(proc: ManagedProcess, call: Promise<T>): Promis
 
 const sleepMs = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms).unref());
 
-function k6Environment(o: z.output<typeof optionsSchema>, usersFile: string): NodeJS.ProcessEnv {
+function k6Environment(o: K6Options, usersFile: string): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   // Loopback only: no proxy settings leak in, and k6 sends no usage report.
   for (const [key, value] of Object.entries(process.env)) {

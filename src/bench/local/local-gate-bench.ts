@@ -20,7 +20,7 @@ import { Barrier } from '../../util/barrier.ts';
  * In a duet each side is measured against half the target cores: both sides together then
  * keep the same headroom under the CPU health threshold as one side alone does.
  */
-export const DUET_CPU_SHARE = 0.5;
+const DUET_CPU_SHARE = 0.5;
 const SLOTS = ['a', 'b'] as const;
 
 /**
@@ -50,8 +50,13 @@ export class LocalGateBench implements GateBench {
     return this.o.config.mode === 'duet';
   }
 
+  /** The share of the target CPUs each side is measured against. */
+  private get cpuShare(): number {
+    return this.duet ? DUET_CPU_SHARE : 1;
+  }
+
   expandHealthQuery(query: string): string {
-    return expandQuery(query, this.o.config.bench.local.targetCpus, this.duet ? DUET_CPU_SHARE : 1);
+    return expandQuery(query, this.o.config.bench.local.targetCpus, this.cpuShare);
   }
 
   handleSignals(onSignal: (signal: NodeJS.Signals) => void): void {
@@ -148,7 +153,7 @@ export class LocalGateBench implements GateBench {
     if (this.contexts.length !== 2) throw new Error('the local bench is not set up for duets (mode: duet)');
     const start = new Barrier(2);
     const end = new Barrier(2);
-    const [a, b] = await Promise.all(runs.map((run, i) => executeLocalRun(this.contexts[i] as RunContext, run, { slot: SLOTS[i] as 'a' | 'b', cpuShare: DUET_CPU_SHARE, start, end })));
+    const [a, b] = await Promise.all(runs.map((run, i) => executeLocalRun(this.contexts[i] as RunContext, run, { slot: SLOTS[i] as 'a' | 'b', cpuShare: this.cpuShare, start, end })));
     return [a as RunResult, b as RunResult];
   }
 
@@ -176,7 +181,7 @@ export class LocalGateBench implements GateBench {
     ];
     if (this.duet) {
       notes.push(
-        `Duet: each baseline run ran at the same time as the candidate run of the same test and repeat. Each side had its own Synapse, PostgreSQL, nginx, k6 and Prometheus; the two sides shared CPU ${o.config.bench.local.targetCpus} (target) and CPU ${o.config.bench.local.engineCpus} (load and monitoring), the machine's memory, disk and loopback network, and node_exporter's host metrics. Each side's CPU utilisation is measured against ${DUET_CPU_SHARE * 100} % of the target CPUs, and its supported users are per side, so they do not compare with a sequential run's. The sides swap slots (ports, data directories, which starts first) between repeats in Thue-Morse order.`,
+        `Duet: each baseline run ran at the same time as the candidate run of the same test and repeat. Each side had its own Synapse, PostgreSQL, nginx, k6 and Prometheus; the two sides shared CPU ${o.config.bench.local.targetCpus} (target) and CPU ${o.config.bench.local.engineCpus} (load and monitoring), the machine's memory, disk and loopback network, and node_exporter's host metrics. Each side's CPU utilisation is measured against ${this.cpuShare * 100} % of the target CPUs, and its supported users are per side, so they do not compare with a sequential run's. The sides swap slots (ports, data directories, which starts first) between repeats in Thue-Morse order.`,
       );
     }
     if (fp.dataset) notes.push(`${fp.dataset}; restored into a fresh database before every run.`);
