@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { parseRunResult } from '../src/results/load.ts';
 import { RELATIVE_METRICS } from '../src/results/judged-metrics.ts';
 import { duetRatios } from '../src/results/duet-ratios.ts';
+import { mean, sampleVariance } from '../src/util/stats.ts';
 import type { RunResult } from '../src/results/schema.ts';
 
 async function sideRuns(dir: string, role: 'baseline' | 'candidate'): Promise<RunResult[]> {
@@ -17,8 +18,7 @@ async function sideRuns(dir: string, role: 'baseline' | 'candidate'): Promise<Ru
 }
 
 const pct = (x: number) => `${(100 * x).toFixed(2)}%`;
-const meanOf = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-const sdOf = (xs: number[]) => (xs.length > 1 ? Math.sqrt(xs.reduce((s, x) => s + (x - meanOf(xs)) ** 2, 0) / (xs.length - 1)) : NaN);
+const sdOf = (xs: number[]) => (xs.length > 1 ? Math.sqrt(sampleVariance(xs)) : NaN);
 
 const dir = process.argv[2];
 if (!dir) throw new Error('usage: tsx scripts/duet-ratios.ts <results dir>');
@@ -31,7 +31,7 @@ for (const test of [...new Set(baseline.map((r) => r.test.name))].sort()) {
     for (const d of duets) bySlot[d.baselineRun.duet?.slot ?? 'a']!.push(d.logRatio);
     const rows = duets.map((d) => `#${d.baselineRun.repeat + 1} ${pct(d.logRatio)} (baseline in ${d.baselineRun.duet?.slot ?? '-'}: ${d.baseline.toPrecision(4)} vs ${d.candidate.toPrecision(4)})`);
     if (!logs.length) continue;
-    const slots = Object.entries(bySlot).filter(([, v]) => v.length).map(([s, v]) => `baseline in ${s}: ${pct(meanOf(v))}`).join(', ');
-    console.log(`${test}.${metric.key}: mean ${pct(meanOf(logs))}, sd ${Number.isNaN(sdOf(logs)) ? '-' : pct(sdOf(logs))}, n ${logs.length} (${slots})\n  ${rows.join('\n  ')}`);
+    const slots = Object.entries(bySlot).filter(([, v]) => v.length).map(([s, v]) => `baseline in ${s}: ${pct(mean(v))}`).join(', ');
+    console.log(`${test}.${metric.key}: mean ${pct(mean(logs))}, sd ${Number.isNaN(sdOf(logs)) ? '-' : pct(sdOf(logs))}, n ${logs.length} (${slots})\n  ${rows.join('\n  ')}`);
   }
 }
