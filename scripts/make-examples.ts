@@ -6,7 +6,7 @@
  */
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { compareAndReport } from '../src/compare/index.ts';
+import { compareAndReport } from '../src/compare/compare-and-report.ts';
 import { runResultSchema, type RunResultInput } from '../src/results/schema.ts';
 import { syntheticRun, type BoundedSpec, type CommonSpec, type UnboundedSpec } from './lib/synthetic-runs.ts';
 

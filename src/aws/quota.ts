@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { CommandRunner } from '../util/command-runner.ts';
 import { InputError } from '../util/errors.ts';
-import { instanceVcpus, STANDARD_VCPU_QUOTA, type AccountNeed } from './plan.ts';
+import { instanceVcpus, STANDARD_VCPU_QUOTA, type AccountNeed } from './bench-plan.ts';
 
 /**
  * The account check provision makes before it creates anything: the on-demand vCPUs a

@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { InputError, formatIssuePath } from '../util/errors.ts';
-import type { ActionsContext } from '../github/actions-context.ts';
 
 /**
  * The gate run a bench belongs to: it names the bench, its state key and its
@@ -14,8 +13,18 @@ const runInfoSchema = z.strictObject({
 });
 export type RunInfo = z.output<typeof runInfoSchema>;
 
-/** The run's fields of the GitHub Actions context (src/github/actions-context.ts). */
-export type RunContext = Pick<ActionsContext, 'repository' | 'runId' | 'runAttempt' | 'sha'>;
+/**
+ * The run's fields of the GitHub Actions context. The caller passes the parsed context
+ * (src/github/actions-context.ts), which has these fields; they are declared here so the
+ * AWS code does not reach up into the publishing layer.
+ */
+export interface RunContext {
+  /** owner/name */
+  repository: string | undefined;
+  runId: string | undefined;
+  runAttempt: number | undefined;
+  sha: string | undefined;
+}
 
 /** Flags win over the Actions context; missing values are an InputError naming both. */
 export function readRunInfo(flags: { repository?: string; runId?: string; runAttempt?: string; commit?: string }, context: Partial<RunContext>): RunInfo {

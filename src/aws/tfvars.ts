@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { GateConfig } from '../config/schema.ts';
-import { MATTERMOST_DOWNLOAD_URL } from '../config/defaults/mattermost.ts';
+import { MATTERMOST_DOWNLOAD_URL } from '../target/mattermost/defaults.ts';
 import { InputError } from '../util/errors.ts';
 import { checkedOverrides } from '../target/mattermost/config-patch.ts';
 import { isSupportedLoadTestNgVersion, SUPPORTED_LOADTEST_NG_VERSIONS } from '../config/engine-versions.ts';

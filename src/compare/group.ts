@@ -1,5 +1,6 @@
 import type { Tolerances } from '../config/schema.ts';
 import type { RunResult, Timing } from '../results/schema.ts';
+import type { TimingDelta } from '../results/comparison.ts';
 import { InputError } from '../util/errors.ts';
 import { pctChange } from '../util/stats.ts';
 
@@ -7,16 +8,6 @@ import { pctChange } from '../util/stats.ts';
  * Grouping and shape checks: which runs belong together, and what stops a run from
  * being judged. No decision is made here.
  */
-
-/** A per-handler (or per-store-method) change worth listing. */
-export interface TimingDelta {
-  name: string;
-  field: 'avgMs' | 'p99Ms';
-  baselineMs: number;
-  candidateMs: number;
-  deltaMs: number;
-  deltaPct: number;
-}
 
 export function groupByTest(runs: readonly RunResult[]): Map<string, RunResult[]> {
   const groups = new Map<string, RunResult[]>();

@@ -6,6 +6,7 @@ import { holdEstimate, type HoldEstimate, type Sample } from './estimate.ts';
 import { initialSearchState, nextTarget, warmStartUsers, type SearchStart, type SearchState } from './search.ts';
 import type { Clock, HealthSource, TimelinePoint, UserControl } from './types.ts';
 import { overThreshold } from '../engine/loadtest-ng/alert.ts';
+import { longestRangeSec } from '../metrics/promql.ts';
 
 /**
  * The unbounded test's coordinator, as in load-test-ng and the ceiling-test report: it
@@ -94,18 +95,6 @@ export interface RunUnboundedOptions {
   startHint?: { users: number; source: string };
 }
 
-/** The longest `[30s]`/`[1m]`/`[5m]` range selector in the queries, in seconds. */
-export function longestRangeSec(queries: readonly HealthQuery[]): number {
-  const unit: Record<string, number> = { ms: 0.001, s: 1, m: 60, h: 3600 };
-  let longest = 0;
-  for (const q of queries) {
-    for (const match of q.query.matchAll(/\[(\d+)(ms|s|m|h)(?::[^\]]*)?\]/g)) {
-      longest = Math.max(longest, Number(match[1]) * (unit[match[2] as string] as number));
-    }
-  }
-  return longest;
-}
-
 /**
  * The health queries' lag in seconds: the longest averaging window (rate, increase,
  * *_over_time...) plus two scrapes. irate/idelta read only the last two samples of their
@@ -113,7 +102,7 @@ export function longestRangeSec(queries: readonly HealthQuery[]): number {
  */
 export function healthLagSec(queries: readonly HealthQuery[]): number {
   const averaging = queries.map((q) => ({ ...q, query: q.query.replace(/\b(irate|idelta)\s*\(([^()]|\([^()]*\))*\)/g, '') }));
-  return longestRangeSec(averaging) + 10;
+  return longestRangeSec(averaging.map((q) => q.query)) + 10;
 }
 
 interface QueryState {
@@ -220,7 +209,7 @@ async function startRun(options: RunUnboundedOptions): Promise<RunState> {
     start,
     queries,
     noDataLimit: options.noDataLimit ?? Math.max(5, Math.ceil(60 / test.restTime)),
-    settleSec: options.settleSec ?? longestRangeSec(queries.map((q) => q.query)) + 10,
+    settleSec: options.settleSec ?? longestRangeSec(queries.map((q) => q.query.query)) + 10,
     from,
     // Batches two lags long: the users' wander near the ceiling is correlated over about one.
     batchSec: 2 * Math.max(4 * test.restTime, lagSec),

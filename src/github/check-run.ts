@@ -2,7 +2,7 @@ import type { Verdict, VerdictFile } from '../results/verdict-schema.ts';
 import type { CheckAnnotation, CheckConclusion, CheckRun, CheckRunOutput, GitHubRepoApi } from './api.ts';
 import { GITHUB_TEXT_LIMIT, VERDICT_LABEL, truncateForGitHub, verdictMarkdown } from './markdown.ts';
 import type { NextStepsContext } from './next-steps.ts';
-import { planMarkdown, type GatePlan } from './plan.ts';
+import { planMarkdown, type GatePlan } from './check-run-plan.ts';
 
 /**
  * The `loadgate` check run on the candidate's commit: in_progress with the plan when the

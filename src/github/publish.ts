@@ -6,7 +6,7 @@ import { createGitHubClient, type ClientOptions } from './client.ts';
 import { nextStepsContext, runUrl, type GitHubEnv } from './env.ts';
 import { redact } from './errors.ts';
 import { VERDICT_LABEL, truncateForGitHub, verdictMarkdown } from './markdown.ts';
-import type { GatePlan } from './plan.ts';
+import type { GatePlan } from './check-run-plan.ts';
 import { readReportDir, type ReportFile } from './report-files.ts';
 import { addReportNotes } from './report-notes.ts';
 import { packForCommit } from './report-pack.ts';

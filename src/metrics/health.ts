@@ -1,6 +1,6 @@
 import type { HealthSource } from '../coordinator/index.ts';
 import type { PrometheusClient } from './prometheus.ts';
-import { expandQuery } from './synapse-queries.ts';
+import { expandQuery } from './target-cpus.ts';
 
 /**
  * The coordinator's view of the gate's health queries: one number per query from the

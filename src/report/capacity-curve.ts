@@ -1,5 +1,5 @@
 import type { TopLevelSpec } from 'vega-lite';
-import type { TestComparison } from '../compare/compare.ts';
+import type { TestComparison } from '../results/comparison.ts';
 import type { RunResult, Series, SeriesKey } from '../results/schema.ts';
 
 /**

@@ -1,4 +1,4 @@
-import type { Comparison } from '../compare/compare.ts';
+import type { Comparison } from '../results/comparison.ts';
 import { fmtPct } from './format.ts';
 import type { Check } from '../results/verdict-schema.ts';
 

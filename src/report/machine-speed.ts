@@ -1,4 +1,4 @@
-import type { TestComparison } from '../compare/compare.ts';
+import type { TestComparison } from '../results/comparison.ts';
 import { geometricMeanAt } from '../util/stats.ts';
 import type { Check } from '../results/verdict-schema.ts';
 import type { RunResult } from '../results/schema.ts';
@@ -20,7 +20,7 @@ export function machineSpeedRow(tests: readonly Sides[], checks: readonly Check[
   // The check the decision weighed the machine's speed for: the figure is over its test's runs.
   const checked = checks.find((c) => c.speed?.adjusted) ?? checks.find((c) => c.speed && c.gating) ?? checks.find((c) => c.speed);
   const over = checked ? tests.filter((t) => t.name === checked.test) : tests;
-  // Only completed runs are judged (src/compare/compare.ts), so only theirs count here.
+  // Only completed runs are judged (src/compare/compare-runs.ts), so only theirs count here.
   const probes = (runs: readonly RunResult[]) => runs.flatMap((r) => (r.status === 'completed' && r.speedProbe ? [r.speedProbe] : []));
   const b = probes(over.flatMap((t) => t.baseline));
   const c = probes(over.flatMap((t) => t.candidate));

@@ -1,4 +1,4 @@
-import type { Comparison, TestComparison, TimingDelta } from '../compare/compare.ts';
+import type { Comparison, TestComparison, TimingDelta } from '../results/comparison.ts';
 import { fmtDelta, fmtPct } from './format.ts';
 import type { Check, Verdict } from '../results/verdict-schema.ts';
 import type { RunResult } from '../results/schema.ts';

@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { Progress } from '../bench/progress.ts';
 import { AwsGateBench } from '../bench/aws/aws-gate-bench.ts';
 import type { CliIO } from '../util/io.ts';
-import { compareAndReport, compareSetup } from '../compare/index.ts';
-import { compareRuns, type CompareSetup } from '../compare/compare.ts';
+import { compareAndReport, compareSetup } from '../compare/compare-and-report.ts';
+import { compareRuns, type CompareSetup } from '../compare/compare-runs.ts';
 import { parseRunResult } from '../results/load.ts';
 import { formatDuration } from '../util/duration.ts';
 import { InputError } from '../util/errors.ts';
@@ -12,13 +12,14 @@ import { noiseModelPath } from '../noise/model.ts';
 import { emptyModel, poolRuns, spreadSides } from '../noise/pool.ts';
 import { EXIT_CODES, type VerdictFile } from '../results/verdict-schema.ts';
 import { runResultSchema, RUN_RESULT_SCHEMA_VERSION, type BenchFingerprint, type RunResult } from '../results/schema.ts';
-import { expandQuery } from '../metrics/synapse-queries.ts';
-import type { GateBench } from './gate-bench.ts';
-import { recordHint } from './capacity-hints.ts';
+import { expandQuery } from '../metrics/target-cpus.ts';
+import type { GateBench } from '../bench/gate-bench.ts';
+import { recordHint } from '../bench/capacity-hints.ts';
 import type { GateConfig } from '../config/schema.ts';
 import { LocalGateBench } from '../bench/local/local-gate-bench.ts';
 import { testParams } from '../results/test-params.ts';
-import { pairRuns, plannedSeconds, runId, runTarget, type RunOptions, type ScheduledRun } from './options.ts';
+import { pairRuns, plannedSeconds } from './options.ts';
+import { runId, runTarget, type RunOptions, type ScheduledRun } from '../bench/gate-plan.ts';
 
 /**
  * `loadgate run`, start to verdict, on any bench: set-up → pairs of runs, counterbalanced

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { TIMING_SEC, estimateCost, estimateDuration } from '../../src/aws/cost.ts';
-import { accountNeeds, buildPlan, instanceVcpus, planJson, renderPlanText } from '../../src/aws/plan.ts';
+import { accountNeeds, buildPlan, instanceVcpus, planJson, renderPlanText } from '../../src/aws/bench-plan.ts';
 import { SEED_CEILING_PRESETS, resolveBench } from '../../src/aws/presets.ts';
 import { AURORA_HOURLY_USD, EC2_HOURLY_USD, OPENSEARCH_HOURLY_USD, PRICES_AS_OF } from '../../src/aws/prices.ts';
 import { awsGate } from './fixtures.ts';

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PERFCOMP, SEED_CEILING_PRESETS, presetSize, resolveBench, usersNeeded } from '../../src/aws/presets.ts';
 import { InputError } from '../../src/util/errors.ts';
-import { buildPlan } from '../../src/aws/plan.ts';
+import { buildPlan } from '../../src/aws/bench-plan.ts';
 import { awsGate } from './fixtures.ts';
 
 test('perfcomp is the release-comparison bench of the seed reports', () => {

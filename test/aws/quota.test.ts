@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { accountNeeds } from '../../src/aws/plan.ts';
+import { accountNeeds } from '../../src/aws/bench-plan.ts';
 import { resolveBench } from '../../src/aws/presets.ts';
 import { checkVcpuQuota, isStandardFamily, readQuota, renderVcpuCheck, standardVcpuNeed } from '../../src/aws/quota.ts';
 import { run as checkQuota } from '../../src/cli/commands/check-quota.ts';

@@ -1,10 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { judgeGenerator } from '../../src/run/generator.ts';
+import { judgeGenerator } from '../../src/bench/generator.ts';
 import { awsGeneratorRule } from '../../src/bench/aws/run-attempt.ts';
-import { collectMattermostRun } from '../../src/metrics/collect-mattermost.ts';
-import { mattermostSeriesQueries } from '../../src/metrics/mattermost-queries.ts';
+import { collectMattermostRun } from '../../src/target/mattermost/collect.ts';
+import { mattermostSeriesQueries } from '../../src/target/mattermost/queries.ts';
 import { PrometheusClient, type FetchLike } from '../../src/metrics/prometheus.ts';
 
 /**

@@ -5,7 +5,7 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { isListening } from '../../src/bench/local/ports.ts';
+import { isListening } from '../../src/util/ports.ts';
 
 /**
  * A `loadgate run` that is stopped (SIGTERM) or killed (SIGKILL, which no handler sees)

@@ -4,7 +4,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile, access } from 'node:fs/promise
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createQuotaGroup, detectCgroup } from '../../src/bench/local/cpu-quota.ts';
-import { cpuCount } from '../../src/metrics/synapse-queries.ts';
+import { cpuCount } from '../../src/metrics/target-cpus.ts';
 
 /** A temp dir stands in for /sys/fs/cgroup: the same files the kernel exposes. */
 async function fakeRoot(version: 1 | 2): Promise<string> {

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseProc, renderMetrics, startProcessExporter } from '../../src/bench/local/process-exporter.ts';
-import { allocatePort } from '../../src/bench/local/ports.ts';
+import { allocatePort } from '../../src/util/ports.ts';
 
 const STATUS = 'Name:\tpython\nState:\tS (sleeping)\nVmRSS:\t  204800 kB\nThreads:\t17\n';
 

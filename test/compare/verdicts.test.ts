@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { compareRuns } from '../../src/compare/compare.ts';
+import { compareRuns } from '../../src/compare/compare-runs.ts';
 import { tolerancesSchema } from '../../src/config/schema.ts';
 import { InputError } from '../../src/util/errors.ts';
 import { renderMarkdown } from '../../src/report/markdown.ts';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { main } from '../../src/cli/main.ts';
 import { captureIO } from '../../src/cli/io.ts';
 import { loadGateConfig } from '../../src/config/load.ts';
-import { MATTERMOST_HEALTH_QUERIES } from '../../src/config/defaults/mattermost.ts';
+import { MATTERMOST_HEALTH_QUERIES } from '../../src/target/mattermost/defaults.ts';
 import { jsonSchemaFor } from '../../src/cli/json-schemas.ts';
 import { withTempDir } from '../support/runs.ts';
 

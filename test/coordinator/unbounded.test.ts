@@ -377,11 +377,3 @@ test('stale over-threshold values from the previous run do not drain the users a
   assert.equal(result.converged, true, result.reason);
   assert.ok(result.supportedUsers >= 185 && result.supportedUsers <= 215, `supported ${result.supportedUsers}`);
 });
-
-test('the settle period defaults to the longest range window of the queries', async () => {
-  const { longestRangeSec } = await import('../../src/coordinator/unbounded.ts');
-  const q = (query: string) => ({ name: query, query, threshold: 1, minInterval: 0, enabled: true });
-  assert.equal(longestRangeSec([q('rate(x[30s])'), q('irate(y[5m])')]), 300);
-  assert.equal(longestRangeSec([q('up')]), 0);
-  assert.equal(longestRangeSec([q('max_over_time(x[1h:30s])')]), 3600);
-});

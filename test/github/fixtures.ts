@@ -7,7 +7,7 @@ import type { Check, Verdict, VerdictFile } from '../../src/results/verdict-sche
 import type { GitHubEnv } from '../../src/github/env.ts';
 import type { ActionsContextSource } from '../../src/github/actions-context.ts';
 import type { PublishContext } from '../../src/github/publish.ts';
-import { planGate, type GatePlan } from '../../src/github/plan.ts';
+import { planGate, type GatePlan } from '../../src/github/check-run-plan.ts';
 import { parseGateConfig } from '../../src/config/load.ts';
 import type { GitHubStandin } from '../support/github-standin/server.ts';
 

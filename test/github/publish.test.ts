@@ -1,7 +1,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { publishFinish, publishStart } from '../../src/github/publish.ts';
-import { planGate } from '../../src/github/plan.ts';
+import { planGate } from '../../src/github/check-run-plan.ts';
 import { parseGateConfig } from '../../src/config/load.ts';
 import { GitHubStandin, startStandin } from '../support/github-standin/server.ts';
 import { BASELINE, CANDIDATE, check, contextFor, verdictFile, writeReport } from './fixtures.ts';

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { atLevel, capacityChartSpecs, capacitySection, levelsOf } from '../../src/report/capacity-curve.ts';
-import type { TestComparison } from '../../src/compare/compare.ts';
+import type { TestComparison } from '../../src/results/comparison.ts';
 import type { RunResult } from '../../src/results/schema.ts';
 import { bounded, unbounded } from '../support/runs.ts';
 

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { compareRuns } from '../../src/compare/compare.ts';
+import { compareRuns } from '../../src/compare/compare-runs.ts';
 import type { Check } from '../../src/results/verdict-schema.ts';
 import { loadGateConfig } from '../../src/config/load.ts';
 import { modelOf } from '../../src/noise/model.ts';

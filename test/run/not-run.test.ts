@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { expandQuery } from '../../src/metrics/synapse-queries.ts';
+import { expandQuery } from '../../src/metrics/target-cpus.ts';
 import { notRun } from '../../src/run/gate.ts';
 import { parseRunOptions, schedule } from '../../src/run/options.ts';
 import { runResultSchema } from '../../src/results/schema.ts';

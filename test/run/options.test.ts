@@ -4,7 +4,7 @@ import { mkdtemp, writeFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defaultCacheDir, parseRunOptions, schedule } from '../../src/run/options.ts';
-import { settleSeconds } from '../../src/run/run-sequence.ts';
+import { settleSeconds } from '../../src/bench/run-sequence.ts';
 import { LOCAL_TIMING } from '../../src/bench/local/test-run.ts';
 import { InputError } from '../../src/util/errors.ts';
 

@@ -1,5 +1,5 @@
-import type { GateBench } from '../../src/run/gate-bench.ts';
-import type { ScheduledRun } from '../../src/run/options.ts';
+import type { GateBench } from '../../src/bench/gate-bench.ts';
+import type { ScheduledRun } from '../../src/bench/gate-plan.ts';
 import type { BenchFingerprint, RunResult } from '../../src/results/schema.ts';
 
 /**

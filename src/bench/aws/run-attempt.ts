@@ -1,12 +1,12 @@
 import type { Progress } from '../progress.ts';
 import type { AwsBenchDescription } from '../../aws/terraform-outputs.ts';
 import type { TestSpec } from '../../config/schema.ts';
-import { collectMattermostRun } from '../../metrics/collect-mattermost.ts';
+import { collectMattermostRun } from '../../target/mattermost/collect.ts';
 import type { PrometheusClient } from '../../metrics/prometheus.ts';
 import type { BenchFingerprint, RunResult } from '../../results/schema.ts';
-import { runId, type ScheduledRun } from '../../run/options.ts';
-import { executeRun } from '../../run/run-sequence.ts';
-import type { CollectWindow, GeneratorRule, RunAttempt, RunCollected, RunStage, StartedLoad } from '../../run/run-stage.ts';
+import { runId, type ScheduledRun } from '../gate-plan.ts';
+import { executeRun } from '../run-sequence.ts';
+import type { CollectWindow, GeneratorRule, RunAttempt, RunCollected, RunStage, StartedLoad } from '../run-stage.ts';
 import { MATTERMOST_SERIES_QUERY, MattermostSeriesWatch } from '../../target/mattermost/licence.ts';
 import type { AppNodes } from './app-nodes.ts';
 import type { LoadAgents, RunningLoad } from './load-agents.ts';

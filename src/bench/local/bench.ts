@@ -2,7 +2,7 @@ import { chmod, mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { ManagedProcess, ProcessSupervisor } from '../../util/process.ts';
-import { allocatePorts } from './ports.ts';
+import { allocatePorts } from '../../util/ports.ts';
 import { startPostgres, type PostgresServer } from './postgres.ts';
 import { startNginx, type NginxServer } from './nginx.ts';
 import { startPrometheus, type PrometheusServer } from './prometheus-server.ts';

@@ -1,6 +1,6 @@
 import { access, mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { cpuCount } from '../../metrics/synapse-queries.ts';
+import { cpuCount } from '../../metrics/target-cpus.ts';
 
 /**
  * A CPU quota for the target's processes (--candidate-cpu-quota 0.88): a known capacity

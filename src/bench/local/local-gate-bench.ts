@@ -6,13 +6,13 @@ import { startLocalBench, type LocalBench } from './bench.ts';
 import { hostFingerprint } from './fingerprint.ts';
 import { ensureK6, k6Version } from '../../engine/k6/install.ts';
 import { PrometheusClient } from '../../metrics/prometheus.ts';
-import { expandQuery } from '../../metrics/synapse-queries.ts';
+import { expandQuery } from '../../metrics/target-cpus.ts';
 import type { BenchFingerprint, RunResult } from '../../results/schema.ts';
-import { SYNAPSE_PACKAGE } from '../../config/defaults/synapse.ts';
+import { SYNAPSE_PACKAGE } from '../../target/synapse/defaults.ts';
 import { buildDataset, datasetKey, describeDataset, findDataset, type DatasetArtifacts } from '../../target/synapse/dataset.ts';
 import { ensureSynapse, type SynapseInstall } from '../../target/synapse/install.ts';
-import type { GateBench } from '../../run/gate-bench.ts';
-import type { RunOptions, ScheduledRun } from '../../run/options.ts';
+import type { GateBench } from '../gate-bench.ts';
+import type { RunOptions, ScheduledRun } from '../gate-plan.ts';
 import { executeLocalRun, type RunContext } from './test-run.ts';
 import { Barrier } from '../../util/barrier.ts';
 

@@ -1,9 +1,9 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ProcessSupervisor, ManagedProcess } from '../../util/process.ts';
-import { runTool } from './exec.ts';
-import { LOOPBACK, assertPortFree } from './ports.ts';
-import { httpOk, waitUntilReady } from './readiness.ts';
+import { runTool } from '../../util/run-tool.ts';
+import { LOOPBACK, assertPortFree } from '../../util/ports.ts';
+import { httpOk, waitUntilReady } from '../../util/readiness.ts';
 
 /**
  * nginx in front of the target, as the proxy on the seeds' benches. The config follows

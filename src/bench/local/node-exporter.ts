@@ -1,7 +1,7 @@
 import type { ProcessSupervisor, ManagedProcess } from '../../util/process.ts';
-import { runTool } from './exec.ts';
-import { LOOPBACK, assertPortFree } from './ports.ts';
-import { httpOk, waitUntilReady } from './readiness.ts';
+import { runTool } from '../../util/run-tool.ts';
+import { LOOPBACK, assertPortFree } from '../../util/ports.ts';
+import { httpOk, waitUntilReady } from '../../util/readiness.ts';
 
 /**
  * node_exporter on loopback with only the collectors the health queries and graphs use:

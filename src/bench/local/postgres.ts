@@ -2,9 +2,9 @@ import { mkdir, readdir, rm, writeFile, access } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { ProcessSupervisor, ManagedProcess } from '../../util/process.ts';
-import { runTool } from './exec.ts';
-import { LOOPBACK, assertPortFree } from './ports.ts';
-import { ComponentError, waitUntilReady } from './readiness.ts';
+import { runTool } from '../../util/run-tool.ts';
+import { LOOPBACK, assertPortFree } from '../../util/ports.ts';
+import { ComponentError, waitUntilReady } from '../../util/readiness.ts';
 import { asUser, giveTo, resolveRunAs, type RunAs } from './unprivileged.ts';
 
 /**

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import { readFile, readdir } from 'node:fs/promises';
-import { LOOPBACK, assertPortFree } from './ports.ts';
+import { LOOPBACK, assertPortFree } from '../../util/ports.ts';
 
 /**
  * A tiny Prometheus exporter for the target process, read from /proc. Python has no

@@ -2,9 +2,9 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import type { ProcessSupervisor, ManagedProcess } from '../../util/process.ts';
-import { runTool } from './exec.ts';
-import { LOOPBACK, assertPortFree } from './ports.ts';
-import { httpOk, waitUntilReady } from './readiness.ts';
+import { runTool } from '../../util/run-tool.ts';
+import { LOOPBACK, assertPortFree } from '../../util/ports.ts';
+import { httpOk, waitUntilReady } from '../../util/readiness.ts';
 
 /**
  * The bench's Prometheus: loopback only, storage in the bench dir, scraping every 5 s.

@@ -1,5 +1,5 @@
 import { median } from '../../util/stats.ts';
-import { runTool } from './exec.ts';
+import { runTool } from '../../util/run-tool.ts';
 
 /**
  * A CPU speed probe on the target's cores: a fixed Python workload (JSON and dicts, the

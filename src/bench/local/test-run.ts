@@ -7,19 +7,21 @@ import type { Progress } from '../progress.ts';
 import { realClock } from '../../coordinator/index.ts';
 import { startK6, resolveScenarioPath, type K6Run } from '../../engine/k6/runner.ts';
 import { startExporter, type Exporter } from '../../engine/k6/exporter.ts';
-import { collectRun } from '../../metrics/collect.ts';
+import { collectRun } from '../../target/synapse/collect.ts';
 import { createHealthSource } from '../../metrics/health.ts';
 import type { PrometheusClient } from '../../metrics/prometheus.ts';
-import { RATE_WINDOW, expandQuery, longestRangeSec } from '../../metrics/synapse-queries.ts';
+import { RATE_WINDOW } from '../../target/synapse/queries.ts';
+import { expandQuery } from '../../metrics/target-cpus.ts';
+import { longestRangeSec } from '../../metrics/promql.ts';
 import { SCRAPE_INTERVAL_SEC } from './prometheus-server.ts';
 import type { BenchFingerprint, RunResult } from '../../results/schema.ts';
 import { DATABASE_NAME } from '../../target/synapse/config.ts';
 import { restoreDataset, SEARCH_WORDS, type DatasetArtifacts } from '../../target/synapse/dataset.ts';
 import type { SynapseInstall } from '../../target/synapse/install.ts';
 import { startSynapse, type RunningSynapse } from '../../target/synapse/server.ts';
-import { runId, type ScheduledRun } from '../../run/options.ts';
-import { executeRun } from '../../run/run-sequence.ts';
-import type { CollectWindow, DuetPart, GeneratorRule, RunAttempt, RunStage, StartedLoad } from '../../run/run-stage.ts';
+import { runId, type ScheduledRun } from '../gate-plan.ts';
+import { executeRun } from '../run-sequence.ts';
+import type { CollectWindow, DuetPart, GeneratorRule, RunAttempt, RunStage, StartedLoad } from '../run-stage.ts';
 import { limitCpu, type QuotaGroup } from './cpu-quota.ts';
 import { startSpeedProbe, summarizeProbes, type ProbeSample } from './speed-probe.ts';
 
@@ -54,7 +56,7 @@ export function executeLocalRun(ctx: RunContext, run: ScheduledRun, duet?: DuetP
   return executeRun(localStage(ctx), run, duet);
 }
 
-/** One slot of the local bench as the shared run sequence (src/run/run-sequence.ts) drives it. */
+/** One slot of the local bench as the shared run sequence (src/bench/run-sequence.ts) drives it. */
 function localStage(ctx: RunContext): RunStage {
   return {
     system: 'synapse',

@@ -1,5 +1,5 @@
 import { chown } from 'node:fs/promises';
-import { runTool } from './exec.ts';
+import { runTool } from '../../util/run-tool.ts';
 
 /**
  * PostgreSQL refuses to run as root, and the bench should not run servers as root

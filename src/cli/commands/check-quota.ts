@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { loadGateConfig } from '../../config/load.ts';
-import { accountNeeds } from '../../aws/plan.ts';
+import { accountNeeds } from '../../aws/bench-plan.ts';
 import { resolveBench } from '../../aws/presets.ts';
 import { checkVcpuQuota, renderVcpuCheck, standardVcpuNeed } from '../../aws/quota.ts';
 import { processRunner, type CommandRunner } from '../../util/command-runner.ts';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { compareAndReport, compareVerdict } from '../../compare/index.ts';
+import { compareAndReport, compareVerdict } from '../../compare/compare-and-report.ts';
 import { EXIT_CODES } from '../../results/verdict-schema.ts';
 import { loadGateConfig } from '../../config/load.ts';
 import { loadRunResult } from '../../results/load.ts';

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { loadGateConfig } from '../../config/load.ts';
 import type { GateConfig } from '../../config/schema.ts';
 import { InputError } from '../../util/errors.ts';
-import { buildPlan, planJson, renderPlanText, requireDataset, type Plan } from '../../aws/plan.ts';
+import { buildPlan, planJson, renderPlanText, requireDataset, type Plan } from '../../aws/bench-plan.ts';
 import { estimateCost, type DbSource } from '../../aws/cost.ts';
 import { expectedDuration } from '../../aws/expected.ts';
 import { expectedPairsNoChange } from '../../compare/simulate.ts';

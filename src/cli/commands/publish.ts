@@ -5,7 +5,7 @@ import { readBaselineChoice } from '../../github/baseline-choice.ts';
 import { readActionsContext } from '../../github/actions-context.ts';
 import { readGitHubEnv } from '../../github/env.ts';
 import { emitOutputs, writeJobSummary } from '../../github/outputs.ts';
-import { planGate, planMarkdown } from '../../github/plan.ts';
+import { planGate, planMarkdown } from '../../github/check-run-plan.ts';
 import { publishFinish, publishStart, type PublishContext } from '../../github/publish.ts';
 import { secretsFromEnv } from '../../github/secret-scan.ts';
 import { COMMIT_SHA } from '../../inputs/patterns.ts';

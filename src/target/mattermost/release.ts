@@ -1,4 +1,4 @@
-import { MATTERMOST_DOWNLOAD_URL } from '../../config/defaults/mattermost.ts';
+import { MATTERMOST_DOWNLOAD_URL } from './defaults.ts';
 import type { GateConfig } from '../../config/schema.ts';
 import { InputError } from '../../util/errors.ts';
 import { stripLeadingV, validateVersionLabel } from './version.ts';

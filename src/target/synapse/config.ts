@@ -1,5 +1,5 @@
 import { stringify } from 'yaml';
-import { LOOPBACK } from '../../bench/local/ports.ts';
+import { LOOPBACK } from '../../util/ports.ts';
 import { applyOverrides, type Override } from './overrides.ts';
 
 /**

@@ -3,7 +3,6 @@ import { copyFile, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promis
 import { join } from 'node:path';
 import { z } from 'zod';
 import type { ProcessSupervisor } from '../../util/process.ts';
-import type { LocalBench } from '../../bench/local/bench.ts';
 import { DATABASE_NAME, SERVER_NAME } from './config.ts';
 import { MatrixClient, runPool } from './client.ts';
 import { planDataset, type DatasetPlan, type DatasetSize } from './dataset-plan.ts';
@@ -80,9 +79,28 @@ export async function findDataset(cacheDir: string, key: string): Promise<Datase
   }
 }
 
+/**
+ * What building and restoring the dataset needs of a bench: a PostgreSQL server to seed,
+ * dump and restore the database on, the ports the seeding Synapse listens on, and the
+ * public URL it is reached at (the local bench provides these).
+ */
+export interface DatasetHost {
+  readonly postgres: {
+    readonly host: string;
+    readonly port: number;
+    readonly user: string;
+    readonly password: string;
+    recreateDatabase(name: string): Promise<void>;
+    dump(database: string, file: string): Promise<void>;
+    restore(file: string, database: string): Promise<void>;
+  };
+  readonly ports: { readonly synapseClient: number; readonly synapseMetrics: number };
+  readonly nginx: { readonly url: string };
+}
+
 export interface BuildDatasetOptions {
   supervisor: ProcessSupervisor;
-  bench: LocalBench;
+  bench: DatasetHost;
   install: SynapseInstall;
   cacheDir: string;
   size: DatasetSize;
@@ -236,7 +254,7 @@ export async function buildDataset(o: BuildDatasetOptions): Promise<DatasetArtif
 }
 
 /** Restores the dataset into a fresh `synapse` database and copies its signing key for the run. */
-export async function restoreDataset(bench: LocalBench, dataset: DatasetArtifacts, signingKeyCopy: string): Promise<void> {
+export async function restoreDataset(bench: DatasetHost, dataset: DatasetArtifacts, signingKeyCopy: string): Promise<void> {
   await bench.postgres.restore(dataset.dumpFile, DATABASE_NAME);
   await copyFile(dataset.signingKeyFile, signingKeyCopy);
 }

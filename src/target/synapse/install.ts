@@ -1,8 +1,8 @@
 import { mkdir, readFile, rm, writeFile, open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { runTool } from '../../bench/local/exec.ts';
-import { ComponentError } from '../../bench/local/readiness.ts';
+import { runTool } from '../../util/run-tool.ts';
+import { ComponentError } from '../../util/readiness.ts';
 
 /**
  * Each Synapse version lives in its own virtualenv under `<cache>/synapse/<version>/`,

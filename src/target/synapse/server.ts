@@ -1,9 +1,9 @@
 import { mkdir, writeFile, access } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ManagedProcess, ProcessSupervisor } from '../../util/process.ts';
-import { runTool } from '../../bench/local/exec.ts';
-import { LOOPBACK, assertPortFree } from '../../bench/local/ports.ts';
-import { httpOk, waitUntilReady } from '../../bench/local/readiness.ts';
+import { runTool } from '../../util/run-tool.ts';
+import { LOOPBACK, assertPortFree } from '../../util/ports.ts';
+import { httpOk, waitUntilReady } from '../../util/readiness.ts';
 import type { SynapseInstall } from './install.ts';
 import { synapseConfigYaml, synapseLogConfig, type SynapseConfigInput } from './config.ts';
 

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { allocatePort } from '../../../src/bench/local/ports.ts';
+import { allocatePort } from '../../../src/util/ports.ts';
 
 /**
  * A throw-away PostgreSQL server (the Debian package's binaries) on a loopback port with

@@ -1,12 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { CEILING_ACTION_FREQUENCIES } from '../../../src/config/defaults/mattermost.ts';
+import { CEILING_ACTION_FREQUENCIES } from '../../../src/target/mattermost/defaults.ts';
 
 /**
  * One action-frequency table: the k6 scenario keeps a copy (it runs under k6, which cannot
  * import the TypeScript defaults), and this test holds the copy equal to
- * src/config/defaults/mattermost.ts, the table gate configs and load-test-ng's check use.
+ * src/target/mattermost/defaults.ts, the table gate configs and load-test-ng's check use.
  */
 test('the Mattermost scenario carries the same ceiling-test action table as the TypeScript defaults', () => {
   const script = readFileSync(new URL('../../../src/engine/k6/scenarios/mattermost.js', import.meta.url), 'utf8');

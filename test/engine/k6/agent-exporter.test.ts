@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { k6MetricsSchema, k6StatusSchema } from '../../../src/engine/k6/api.ts';
 import { readClientMetrics } from '../../../src/engine/k6/client-metrics.ts';
 import { formatPrometheus } from '../../../src/engine/k6/exporter.ts';
-import { allocatePort } from '../../../src/bench/local/ports.ts';
+import { allocatePort } from '../../../src/util/ports.ts';
 
 /**
  * The AWS agents cannot run loadgate's TypeScript exporter, so they run a Python port of

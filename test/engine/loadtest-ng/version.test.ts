@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildPlan } from '../../../src/aws/plan.ts';
+import { buildPlan } from '../../../src/aws/bench-plan.ts';
 import { readRunInfo } from '../../../src/aws/run-info.ts';
 import { buildTfvars } from '../../../src/aws/tfvars.ts';
 import { awsGate } from '../../aws/fixtures.ts';

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ManagedProcess } from '../../util/process.ts';
+import type { ManagedProcess } from './process.ts';
 
 /**
  * Readiness checks with a bounded number of tries. A component that exits while we wait,

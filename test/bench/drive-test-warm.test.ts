@@ -2,8 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { LOCAL } from '../../src/coordinator/simulation/profiles.ts';
 import { SimClock, SimSystem } from '../../src/coordinator/simulation/model.ts';
-import { CapacityHints } from '../../src/run/capacity-hints.ts';
-import { driveTest } from '../../src/run/drive-test.ts';
+import { CapacityHints } from '../../src/bench/capacity-hints.ts';
+import { driveTest } from '../../src/bench/drive-test.ts';
 
 /** One unbounded run of the local profile against the capacity model, through drive-test. */
 async function drive(hints: CapacityHints, version: string, repeat: number, seed: number, side?: string, ceiling = 90) {

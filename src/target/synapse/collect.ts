@@ -1,6 +1,8 @@
-import type { RunResult, Series, Timing } from '../results/schema.ts';
-import { PrometheusError, type InstantSample, type PrometheusClient, type RangeSeries } from './prometheus.ts';
-import { STORE_INTERVAL_SEC, cpuCount, seriesQueries, storeIntervalMeans, windowQueries } from './synapse-queries.ts';
+import type { RunResult, Series, Timing } from '../../results/schema.ts';
+import { PrometheusError, type InstantSample, type PrometheusClient } from '../../metrics/prometheus.ts';
+import { percentile, toSeries, type Collected, type CollectWindow } from '../../metrics/collected.ts';
+import { STORE_INTERVAL_SEC, seriesQueries, storeIntervalMeans, windowQueries } from './queries.ts';
+import { cpuCount } from '../../metrics/target-cpus.ts';
 
 /**
  * Reads one run's numbers from Prometheus after the run: the graph series over the whole
@@ -10,26 +12,6 @@ import { STORE_INTERVAL_SEC, cpuCount, seriesQueries, storeIntervalMeans, window
  * over with zeros.
  */
 const STEP_SEC = 5;
-
-export interface CollectWindow {
-  /** Unix seconds. */
-  runStart: number;
-  runEnd: number;
-  stableStart: number;
-  stableEnd: number;
-}
-
-export interface Collected {
-  series: RunResult['series'];
-  api: Timing[];
-  store: Timing[];
-  totals: RunResult['totals'];
-  engineCpuPercentMax?: number;
-  /** One line per missing or failed measurement, naming the component. */
-  problems: string[];
-  /** True when a measurement the gate needs is missing: the run cannot be judged. */
-  missingEssential: boolean;
-}
 
 type SeriesName = keyof ReturnType<typeof seriesQueries>;
 const UNITS: Record<SeriesName, Series['unit']> = {
@@ -48,28 +30,6 @@ const SOURCES: Record<SeriesName, string> = {
 };
 /** Without these the run cannot be judged. */
 const ESSENTIAL: readonly SeriesName[] = ['apiAvgMs', 'cpuPercent', 'connectedUsers', 'rps'];
-
-/** Turns a Prometheus range result into a run-result series: finite points only, t relative to the run start. */
-export function toSeries(range: RangeSeries, runStart: number, unit: Series['unit']): Series | undefined {
-  const t: number[] = [];
-  const v: number[] = [];
-  range.t.forEach((ts, i) => {
-    const value = range.v[i] as number;
-    const rel = Math.round((ts - runStart) * 1000) / 1000;
-    if (Number.isFinite(value) && rel >= 0 && (t.length === 0 || rel > (t[t.length - 1] as number))) {
-      t.push(rel);
-      v.push(value);
-    }
-  });
-  return t.length ? { unit, t, v } : undefined;
-}
-
-/** Nearest-rank percentile of finite values. */
-export function percentile(values: readonly number[], p: number): number | undefined {
-  const sorted = values.filter(Number.isFinite).sort((a, b) => a - b);
-  if (!sorted.length) return undefined;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
-}
 
 const round = (x: number, digits = 3) => Math.round(x * 10 ** digits) / 10 ** digits;
 

@@ -1,4 +1,4 @@
-import type { HealthQuery } from '../schema.ts';
+import type { HealthQuery } from '../../config/schema.ts';
 
 /**
  * The nine coordinator health queries and thresholds of the ceiling-test report

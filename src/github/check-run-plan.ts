@@ -1,11 +1,11 @@
 import type { GateConfig, TestSpec } from '../config/schema.ts';
-import { buildPlan, renderPlanText } from '../aws/plan.ts';
+import { buildPlan, renderPlanText } from '../aws/bench-plan.ts';
 import type { DbSource } from '../aws/cost.ts';
 import { describeDuration, formatDuration } from '../util/duration.ts';
 import type { BenchKind } from '../inputs/patterns.ts';
 import { escapeCell, escapeInline } from './markdown.ts';
 
-/** The AWS bench's part of the plan, from src/aws/plan.ts (what `loadgate plan` prints). */
+/** The AWS bench's part of the plan, from src/aws/bench-plan.ts (what `loadgate plan` prints). */
 export type AwsPlanSummary =
   | {
       preset: string;

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CapacityHints } from '../../src/run/capacity-hints.ts';
+import { CapacityHints } from '../../src/bench/capacity-hints.ts';
 import { asInput, unbounded } from '../support/runs.ts';
 
 test('hints: an earlier run of this gate, then --expect-users, then the newest measured --history run of that version', async () => {

@@ -1,9 +1,9 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadGateConfig, parseGateConfig } from '../../src/config/load.ts';
-import { buildPlan } from '../../src/aws/plan.ts';
+import { buildPlan } from '../../src/aws/bench-plan.ts';
 import { fitJobSummary, STEP_SUMMARY_LIMIT } from '../../src/github/outputs.ts';
-import { planGate, planMarkdown } from '../../src/github/plan.ts';
+import { planGate, planMarkdown } from '../../src/github/check-run-plan.ts';
 import { publishStart } from '../../src/github/publish.ts';
 import { GitHubStandin, startStandin } from '../support/github-standin/server.ts';
 import { contextFor } from './fixtures.ts';

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
-import { allocatePorts, assertPortFree, isListening, PortTakenError, LOOPBACK } from '../../src/bench/local/ports.ts';
+import { allocatePorts, assertPortFree, isListening, PortTakenError, LOOPBACK } from '../../src/util/ports.ts';
 
 test('allocatePorts returns distinct free loopback ports', async () => {
   const ports = await allocatePorts(9);

@@ -1,9 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { collectRun, percentile, toSeries } from '../../src/metrics/collect.ts';
-import { PrometheusClient } from '../../src/metrics/prometheus.ts';
-import { seriesSchema } from '../../src/results/schema.ts';
+import { collectRun } from '../../../src/target/synapse/collect.ts';
+import { percentile, toSeries } from '../../../src/metrics/collected.ts';
+import { PrometheusClient } from '../../../src/metrics/prometheus.ts';
+import { seriesSchema } from '../../../src/results/schema.ts';
 
 /**
  * Prometheus responses recorded from a real local-bench run (Synapse 1.162.0, 20 users,

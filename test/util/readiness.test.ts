@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ComponentError, waitUntilReady } from '../../src/bench/local/readiness.ts';
+import { ComponentError, waitUntilReady } from '../../src/util/readiness.ts';
 import { ProcessSupervisor } from '../../src/util/process.ts';
 
 test('readiness: bounded tries, then an error naming the component, what was expected and its log', async () => {

@@ -1,11 +1,11 @@
 import type { TestSpec } from '../config/schema.ts';
-import type { Progress } from '../bench/progress.ts';
+import type { Progress } from './progress.ts';
 import type { Clock, HealthSource, UserControl } from '../coordinator/index.ts';
-import type { Collected } from '../metrics/collect.ts';
+import type { Collected, CollectWindow } from '../metrics/collected.ts';
 import type { BenchFingerprint, RunResult } from '../results/schema.ts';
 import type { Barrier } from '../util/barrier.ts';
 import type { CapacityHints } from './capacity-hints.ts';
-import type { ScheduledRun } from './options.ts';
+import type { ScheduledRun } from './gate-plan.ts';
 
 /**
  * What the shared run sequence (run-sequence.ts) needs from a bench: one slot of it (the
@@ -59,17 +59,13 @@ export interface StartedLoad {
   stats(): Promise<EngineTotals | undefined>;
 }
 
+export type { CollectWindow };
+
 /** What a bench read from its metrics for a run's window. */
 export type RunCollected = Pick<Collected, 'series' | 'api' | 'store' | 'totals' | 'problems' | 'missingEssential' | 'engineCpuPercentMax'> & {
   droppedIterations?: number;
 };
 
-export interface CollectWindow {
-  runStart: number;
-  runEnd: number;
-  stableStart: number;
-  stableEnd: number;
-}
 
 /** Run result fields only the bench knows, once the run is over. */
 export interface RunDescription {

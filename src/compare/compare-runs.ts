@@ -5,30 +5,12 @@ import { runsMode, unpairedDuets, type RunMode } from './mode.ts';
 import { InputError } from '../util/errors.ts';
 import { fmtDelta } from '../report/format.ts';
 import { judge, materialPctOf, type CheckBase, type CheckInput } from './decision.ts';
-import { atCap, groupByTest, runLabel, singleCpuQuota, singleVersion, testProblems, timingDeltas, type TimingDelta } from './group.ts';
+import { atCap, groupByTest, runLabel, singleCpuQuota, singleVersion, testProblems, timingDeltas } from './group.ts';
+import type { Comparison, TestComparison } from '../results/comparison.ts';
 import { RATE_METRICS, RELATIVE_METRICS, type RateMetric, type RelativeMetric } from '../results/judged-metrics.ts';
 import type { RunProbes } from './speed-adjust.ts';
 import { mean } from '../util/stats.ts';
-import { VERDICT_SCHEMA_VERSION, type Check, type Decision, type Verdict, type VerdictFile } from '../results/verdict-schema.ts';
-
-export { timingDeltas, type TimingDelta };
-
-export interface TestComparison {
-  name: string;
-  type: RunResult['test']['type'];
-  baseline: RunResult[];
-  candidate: RunResult[];
-  problems: string[];
-  api: { worsened: TimingDelta[]; improved: TimingDelta[] };
-  store: { worsened: TimingDelta[]; improved: TimingDelta[] };
-  /** Metrics neither side measured (e.g. stack in use on a Python target). */
-  notMeasured: string[];
-}
-
-export interface Comparison {
-  verdict: VerdictFile;
-  tests: TestComparison[];
-}
+import { VERDICT_SCHEMA_VERSION, type Check, type Decision, type Verdict } from '../results/verdict-schema.ts';
 
 /** How the decision is set up: the noise model and the pair limits (the config's repeats and maxRepeats). */
 export interface CompareSetup {

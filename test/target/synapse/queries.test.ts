@@ -1,9 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { availableCpus, cpuListRegex, expandQuery, longestRangeSec, seriesQueries } from '../../src/metrics/synapse-queries.ts';
-import { createHealthSource } from '../../src/metrics/health.ts';
-import { PrometheusClient } from '../../src/metrics/prometheus.ts';
-import { SYNAPSE_HEALTH_QUERIES, SYNAPSE_NODE_CPU_QUERY } from '../../src/config/defaults/synapse.ts';
+import { seriesQueries } from '../../../src/target/synapse/queries.ts';
+import { availableCpus, cpuListRegex, expandQuery } from '../../../src/metrics/target-cpus.ts';
+import { longestRangeSec } from '../../../src/metrics/promql.ts';
+import { createHealthSource } from '../../../src/metrics/health.ts';
+import { PrometheusClient } from '../../../src/metrics/prometheus.ts';
+import { SYNAPSE_HEALTH_QUERIES, SYNAPSE_NODE_CPU_QUERY } from '../../../src/target/synapse/defaults.ts';
 
 test('CPU lists become label regexes and $TARGET_CPUS is replaced', () => {
   assert.equal(cpuListRegex('0'), '0');
@@ -32,6 +34,7 @@ test('the longest range selector decides how long the bench settles between runs
   assert.equal(longestRangeSec(['sum(rate(a[1m]))/sum(rate(b[30s]))']), 60);
   assert.equal(longestRangeSec(['max_over_time(x[5m:10s])', 'y']), 300);
   assert.equal(longestRangeSec(['up']), 0);
+  assert.equal(longestRangeSec(['irate(y[5m])', 'max_over_time(x[1h:30s])']), 3600);
 });
 
 test('the health source expands the query and returns null for NaN', async () => {

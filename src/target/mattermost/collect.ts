@@ -1,7 +1,7 @@
-import type { RunResult, Timing } from '../results/schema.ts';
-import { toSeries, type CollectWindow, type Collected } from './collect.ts';
-import type { InstantSample, PrometheusClient } from './prometheus.ts';
-import { COMPONENTS, SERIES_SOURCES, mattermostSeriesQueries, mattermostWindowQueries, type MattermostSeriesName } from './mattermost-queries.ts';
+import type { RunResult, Timing } from '../../results/schema.ts';
+import { toSeries, type CollectWindow, type Collected } from '../../metrics/collected.ts';
+import type { InstantSample, PrometheusClient } from '../../metrics/prometheus.ts';
+import { COMPONENTS, SERIES_SOURCES, mattermostSeriesQueries, mattermostWindowQueries, type MattermostSeriesName } from './queries.ts';
 
 /**
  * Reads a Mattermost run's numbers from the metrics node's Prometheus after the run:

@@ -1,5 +1,5 @@
 import type { BenchFingerprint, RunResult } from '../results/schema.ts';
-import type { ScheduledRun } from './options.ts';
+import type { ScheduledRun } from './gate-plan.ts';
 
 /**
  * What the gate loop (src/run/gate.ts) needs from a bench. The loop owns the schedule

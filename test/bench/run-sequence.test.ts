@@ -2,10 +2,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SimClock } from '../../src/coordinator/simulation/model.ts';
 import { realClock } from '../../src/coordinator/index.ts';
-import { CapacityHints } from '../../src/run/capacity-hints.ts';
-import { parseRunOptions, schedule, type ScheduledRun } from '../../src/run/options.ts';
-import { executeRun } from '../../src/run/run-sequence.ts';
-import type { CollectWindow, DuetPart, GeneratorRule, RunAttempt, RunCollected, RunStage, StartedLoad } from '../../src/run/run-stage.ts';
+import { CapacityHints } from '../../src/bench/capacity-hints.ts';
+import { parseRunOptions, schedule } from '../../src/run/options.ts';
+import type { ScheduledRun } from '../../src/bench/gate-plan.ts';
+import { executeRun } from '../../src/bench/run-sequence.ts';
+import type { CollectWindow, DuetPart, GeneratorRule, RunAttempt, RunCollected, RunStage, StartedLoad } from '../../src/bench/run-stage.ts';
 import { Barrier } from '../../src/util/barrier.ts';
 
 const options = await parseRunOptions(['--config', 'examples/local-synapse.yml', '--baseline', '1.162.0', '--candidate', '1.163.2', '--out', 'reports/x', '--tests', 'bounded']);

@@ -1,4 +1,4 @@
-import type { HealthQuery } from '../schema.ts';
+import type { HealthQuery } from '../../config/schema.ts';
 
 /**
  * Health queries for the local Synapse bench: the ceiling tests' coordinator metrics,

@@ -6,7 +6,8 @@ import type { RunResult } from '../results/schema.ts';
 import type { RenderedGraph } from '../report/graphs.ts';
 import { assumedModel, loadNoiseModel, noiseModelPath } from '../noise/model.ts';
 import { InputError } from '../util/errors.ts';
-import { compareRuns, type Comparison, type CompareSetup } from './compare.ts';
+import { compareRuns, type CompareSetup } from './compare-runs.ts';
+import type { Comparison } from '../results/comparison.ts';
 import type { VerdictFile } from '../results/verdict-schema.ts';
 
 export interface CompareOptions {

@@ -1,5 +1,5 @@
 import type { TestSpec } from '../config/schema.ts';
-import type { Progress } from '../bench/progress.ts';
+import type { Progress } from './progress.ts';
 import { hintSource, type CapacityHints } from './capacity-hints.ts';
 import { runBounded, runUnbounded, type BoundedResult, type Clock, type HealthSource, type UnboundedResult, type UserControl } from '../coordinator/index.ts';
 

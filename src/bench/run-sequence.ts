@@ -1,10 +1,10 @@
 import type { TestSpec } from '../config/schema.ts';
-import { longestRangeSec } from '../metrics/synapse-queries.ts';
+import { longestRangeSec } from '../metrics/promql.ts';
 import { runResultSchema, RUN_RESULT_SCHEMA_VERSION, type RunResult } from '../results/schema.ts';
 import { testParams } from '../results/test-params.ts';
 import { driveTest, type CoordinatorOutcome } from './drive-test.ts';
 import { judgeGenerator } from './generator.ts';
-import { runId, runTarget, type ScheduledRun } from './options.ts';
+import { runId, runTarget, type ScheduledRun } from './gate-plan.ts';
 import type { CollectWindow, DuetPart, EngineTotals, RunAttempt, RunCollected, RunStage } from './run-stage.ts';
 
 /**

@@ -1,3 +1,5 @@
+import { availableCpus } from '../../metrics/target-cpus.ts';
+
 /**
  * The PromQL behind a Synapse run result. Synapse (prometheus_client) exports:
  *  - synapse_http_server_response_time_seconds{method,servlet,tag,code}: a histogram per
@@ -10,43 +12,8 @@
  * exporter (job "process"), connected users and client totals from the
  * k6 exporter (job "k6").
  */
+/** The rate window of the collected series. */
 export const RATE_WINDOW = '30s';
-
-/** "0-1,3" → "0|1|3", for the `cpu` label of node_cpu_seconds_total. */
-export function cpuListRegex(cpus: string): string {
-  const out: number[] = [];
-  for (const part of cpus.split(',')) {
-    const [a, b] = part.split('-').map(Number) as [number, number | undefined];
-    for (let c = a; c <= (b ?? a); c++) out.push(c);
-  }
-  return out.join('|');
-}
-
-/** Number of cores in a CPU list. */
-export function cpuCount(cpus: string): number {
-  return cpuListRegex(cpus).split('|').length;
-}
-
-/**
- * The CPUs the target may use: its cores times `share`, the fraction a CPU quota leaves it
- * (--candidate-cpu-quota; 1 without one). CPU utilisation is measured against this, as
- * container monitoring reports a limited container's CPU against its limit: a target given
- * 0.88 of its core is a machine with 0.88 of the CPU, and at a CPU-bound ceiling it
- * supports 12 % fewer users (docs/local.md, "Overrides and known losses").
- */
-export function availableCpus(targetCpus: string, share = 1): number {
-  if (!(share > 0 && share <= 1)) throw new Error(`CPU share must be in (0, 1], got ${share}`);
-  return Math.round(cpuCount(targetCpus) * share * 1e6) / 1e6;
-}
-
-/**
- * Replaces the bench placeholders in a health query: `$TARGET_CPUS` (regex of the target
- * cores, for node_cpu_seconds_total's `cpu` label) and `$TARGET_CPU_COUNT` (the CPUs the
- * target may use: `availableCpus`).
- */
-export function expandQuery(query: string, targetCpus: string, share = 1): string {
-  return query.replaceAll('$TARGET_CPU_COUNT', String(availableCpus(targetCpus, share))).replaceAll('$TARGET_CPUS', cpuListRegex(targetCpus));
-}
 
 export function seriesQueries(
   targetCpus: string,
@@ -95,15 +62,3 @@ export function windowQueries(sec: number, engineCpus = 1): Record<'apiCount' | 
 /** Per-store-method mean over short intervals; the 99th percentile of these stands in for the p99 Synapse does not export. */
 export const STORE_INTERVAL_SEC = 15;
 export const storeIntervalMeans = `1000 * sum by (desc) (rate(synapse_storage_transaction_time_sum_total[${STORE_INTERVAL_SEC}s])) / sum by (desc) (rate(synapse_storage_transaction_time_count_total[${STORE_INTERVAL_SEC}s]))`;
-
-/** The longest range selector (`[1m]`, `[30s]`, `[5m:10s]`) in the queries, in seconds; 0 when none. */
-export function longestRangeSec(queries: readonly string[]): number {
-  let longest = 0;
-  const unit: Record<string, number> = { ms: 0.001, s: 1, m: 60, h: 3600 };
-  for (const q of queries) {
-    for (const m of q.matchAll(/\[(\d+)(ms|s|m|h)(?::[^\]]*)?\]/g)) {
-      longest = Math.max(longest, Number(m[1]) * (unit[m[2] as string] ?? 1));
-    }
-  }
-  return longest;
-}
