@@ -54,7 +54,7 @@ export const LOCAL_CALIBRATIONS = [
  * The local duet model (examples/local-synapse-duet.yml): A/A duet calibrations on a quiet
  * machine, each entry the sd of one duet's log ratio, pooled by degrees of freedom as above.
  *   loadgate calibrate --config examples/local-synapse-duet.yml --version 1.162.0 --runs <n> --out <dir>
- * A calibration on a loaded machine (reports/calibration/local-synapse-duet-1.162.0-loaded,
+ * A calibration on a loaded machine (data/experiments/calibration/local-synapse-duet-1.162.0-loaded,
  * load average 6-11 on 2 cores from other work) is kept out: the model is the bench's, and
  * a gate on a machine that busy is noisier than any bench (docs/local.md, "Duets").
  */

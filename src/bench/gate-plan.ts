@@ -1,6 +1,6 @@
 import type { GateConfig, TestSpec } from '../config/schema.ts';
 import type { RunResult } from '../results/schema.ts';
-import type { Override } from '../target/synapse/overrides.ts';
+import type { Override } from '../target/chat-server.ts';
 import type { CapacityHints } from './capacity-hints.ts';
 
 /**

@@ -12,12 +12,8 @@ import type { RunOptions, ScheduledRun, Side } from '../bench/gate-plan.ts';
 import { durationSchema } from '../util/duration.ts';
 import { jobBudgetSec, runnerLimitSchema } from '../aws/job-limits.ts';
 import { candidateFirst } from '../compare/sequential.ts';
-import { parseOverride, settingsToOverrides, type Override } from '../target/synapse/overrides.ts';
-import { compareVersions, toPipVersion } from '../target/synapse/version.ts';
-import { overridesToPatch, parseMattermostOverride } from '../target/mattermost/overrides.ts';
-import { resolveReleaseUrl } from '../target/mattermost/release.ts';
-import { checkedOverrides } from '../target/mattermost/config-patch.ts';
-import { validateVersionLabel } from '../target/mattermost/version.ts';
+import type { Override } from '../target/chat-server.ts';
+import { chatServerOf } from '../target/chat-servers.ts';
 
 const wholeNumber = (range: string, min: number, max: number) =>
   z
@@ -130,41 +126,47 @@ function isDirectory(path: string): boolean {
 export async function parseRunOptions(argv: string[], cwd = process.cwd()): Promise<RunOptions> {
   const flags = parseFlags(argv, runCommand.options, flagsSchemaIn(cwd), usage);
   const config = await loadGateConfig(flags.config);
-  if (config.bench.kind === 'aws') return parseAwsRunOptions(flags, config, cwd);
-  if (config.target.system !== 'synapse') {
-    throw new InputError(`${flags.config}: target.system is "${config.target.system}"; the local bench runs Synapse (target.system: synapse)`);
-  }
-  if (config.engine.kind !== 'k6') {
-    throw new InputError(`${flags.config}: engine.kind is "${config.engine.kind}"; the local bench drives Synapse with k6 (engine.kind: k6)`);
-  }
-  if (flags['bench-file']) await checkLocalBenchFile(resolve(cwd, flags['bench-file']));
+  const server = chatServerOf(config.target.system);
+  if (server.bench !== config.bench.kind) throw new InputError(benchMismatch(flags.config, config));
+  const benchInputs = config.bench.kind === 'aws' ? awsBenchInputs(flags, cwd) : await localBenchInputs(flags, config, cwd);
   let base: Override[];
   try {
-    base = settingsToOverrides(config.target.settings);
+    base = server.baseOverrides(config.target);
   } catch (error) {
     throw new InputError(`${flags.config}: ${(error as Error).message}`);
   }
   const side = (role: 'baseline' | 'candidate', label: string, sets: string[]): Side => {
-    const version = toPipVersion(label, config.target.versionPattern, `--${role}`);
-    const sideOverrides = sets.map((s) => parseOverride(s, `--${role}-set`));
     const cpuQuota = flags[`${role}-cpu-quota`];
-    return { role, label, version, overrides: [...base, ...sideOverrides], sideOverrides, ...(cpuQuota !== undefined ? { cpuQuota } : {}) };
+    return { role, label, ...server.side(role, label, sets, config.target, base), ...(cpuQuota !== undefined ? { cpuQuota } : {}) };
   };
   const baseline = side('baseline', flags.baseline, flags['baseline-set']);
   const candidate = side('candidate', flags.candidate, flags['candidate-set']);
   return {
     ...sharedOptions(flags, config, cwd, baseline, candidate),
-    datasetVersion: compareVersions(baseline.version, candidate.version) <= 0 ? baseline.version : candidate.version,
+    datasetVersion: server.datasetVersion(baseline.version, candidate.version),
+    ...benchInputs,
   };
 }
 
 type Flags = z.output<typeof runCommand.schema>;
 
-/** The AWS bench: Mattermost versions and per-side config patches, the bench and users files. */
-async function parseAwsRunOptions(flags: Flags, config: GateConfig, cwd: string): Promise<RunOptions> {
-  if (config.target.system !== 'mattermost') {
-    throw new InputError(`${flags.config}: bench.kind is "aws" but target.system is "${config.target.system}"; the AWS bench runs Mattermost (target.system: mattermost), Synapse runs on the local bench`);
+function benchMismatch(configFile: string, config: GateConfig): string {
+  return config.bench.kind === 'aws'
+    ? `${configFile}: bench.kind is "aws" but target.system is "${config.target.system}"; the AWS bench runs Mattermost (target.system: mattermost), Synapse runs on the local bench`
+    : `${configFile}: target.system is "${config.target.system}"; the local bench runs Synapse (target.system: synapse)`;
+}
+
+/** The local bench drives Synapse with k6 on this machine; a --bench-file must describe a local bench. */
+async function localBenchInputs(flags: Flags, config: GateConfig, cwd: string): Promise<Pick<RunOptions, 'aws'>> {
+  if (config.engine.kind !== 'k6') {
+    throw new InputError(`${flags.config}: engine.kind is "${config.engine.kind}"; the local bench drives Synapse with k6 (engine.kind: k6)`);
   }
+  if (flags['bench-file']) await checkLocalBenchFile(resolve(cwd, flags['bench-file']));
+  return {};
+}
+
+/** The AWS bench: the description provision wrote and the dataset's users; no CPU quota. */
+function awsBenchInputs(flags: Flags, cwd: string): Pick<RunOptions, 'aws'> {
   for (const flag of ['baseline-cpu-quota', 'candidate-cpu-quota'] as const) {
     if (flags[flag] !== undefined) throw new InputError(`--${flag}: only the local bench can set a CPU quota (cgroups on this machine); on AWS, choose a smaller instance type for that side instead`);
   }
@@ -174,32 +176,7 @@ async function parseAwsRunOptions(flags: Flags, config: GateConfig, cwd: string)
   if (!flags['users-file']) {
     throw new InputError(`--users-file: required on the AWS bench: the dataset's users, one "login password" per line, for the agents to log in as`);
   }
-  try {
-    checkedOverrides(config.target.settings, 'target.settings');
-  } catch (error) {
-    throw new InputError(`${flags.config}: ${(error as Error).message}`);
-  }
-  const side = (role: 'baseline' | 'candidate', label: string, sets: string[]): Side => {
-    const version = validateVersionLabel(label, config.target.versionPattern, `--${role}`);
-    const sideOverrides = sets.map((s) => parseMattermostOverride(s, `--${role}-set`));
-    return {
-      role,
-      label,
-      version,
-      overrides: sideOverrides,
-      sideOverrides,
-      releaseUrl: resolveReleaseUrl(config.target, label, `--${role}`),
-      configPatch: overridesToPatch(sideOverrides),
-    };
-  };
-  const baseline = side('baseline', flags.baseline, flags['baseline-set']);
-  const candidate = side('candidate', flags.candidate, flags['candidate-set']);
-  return {
-    ...sharedOptions(flags, config, cwd, baseline, candidate),
-    // The dataset is the bench's (a dump or snapshot restored before every run).
-    datasetVersion: baseline.version,
-    aws: { benchFile: resolve(cwd, flags['bench-file']), usersFile: resolve(cwd, flags['users-file']), snapshots: flags.snapshots },
-  };
+  return { aws: { benchFile: resolve(cwd, flags['bench-file']), usersFile: resolve(cwd, flags['users-file']), snapshots: flags.snapshots } };
 }
 
 /** What every bench takes from the flags the same way; each adds its own dataset version. */

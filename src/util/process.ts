@@ -29,6 +29,9 @@ export interface ExitInfo {
   signal: NodeJS.Signals | null;
 }
 
+/** How long a process's pipes may stay open after it exits before its log is closed. */
+const PIPE_GRACE_MS = 2000;
+
 export class ManagedProcess {
   readonly exited: Promise<ExitInfo>;
   private exitInfo: ExitInfo | undefined;
@@ -42,6 +45,9 @@ export class ManagedProcess {
     private readonly stopSignal: NodeJS.Signals,
     private readonly stopTimeoutMs: number,
   ) {
+    // 'close' comes once the child's pipes are closed; they can outlive 'exit' (buffered
+    // output, or children of the process that still hold them).
+    const pipesClosed = new Promise<void>((resolve) => child.once('close', () => resolve()));
     this.exited = new Promise((resolve) => {
       child.once('exit', (code, signal) => {
         this.exitInfo = { code, signal };
@@ -53,6 +59,12 @@ export class ManagedProcess {
         resolve(this.exitInfo);
       });
     }).then(async (info) => {
+      // The last lines of a crash are the useful ones: wait briefly for the pipes, then detach
+      // them so that output arriving later is dropped instead of written to an ended log.
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([pipesClosed, new Promise<void>((r) => (timer = setTimeout(r, PIPE_GRACE_MS)))]);
+      clearTimeout(timer);
+      for (const pipe of [child.stdout, child.stderr]) pipe?.unpipe(log).resume();
       await new Promise<void>((r) => log.end(r));
       return info as ExitInfo;
     });

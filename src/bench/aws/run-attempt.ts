@@ -1,7 +1,7 @@
 import type { Progress } from '../progress.ts';
 import type { AwsBenchDescription } from '../../aws/terraform-outputs.ts';
 import type { TestSpec } from '../../config/schema.ts';
-import { collectMattermostRun } from '../../target/mattermost/collect.ts';
+import { mattermost } from '../../target/mattermost/chat-server.ts';
 import type { PrometheusClient } from '../../metrics/prometheus.ts';
 import type { BenchFingerprint, RunResult } from '../../results/schema.ts';
 import { runId, type ScheduledRun } from '../gate-plan.ts';
@@ -135,7 +135,7 @@ class AwsAttempt implements RunAttempt {
 
   async collect(w: CollectWindow): Promise<RunCollected> {
     const { timing } = this.d;
-    const collected = await collectMattermostRun(this.d.prometheus, w, { rateWindowSec: timing.rateWindowSec, stepSec: timing.scrapeIntervalSec });
+    const collected = await mattermost.collect(this.d.prometheus, w, { rateWindowSec: timing.rateWindowSec, stepSec: timing.scrapeIntervalSec });
     // Without the metrics node no later run can be judged either: stop the gate.
     const unreachable = collected.problems.find((p) => p.includes('cannot reach Prometheus'));
     if (unreachable) this.d.report.broken(`the metrics node's Prometheus stopped answering: ${unreachable.split('\n')[0]}`);

@@ -7,7 +7,7 @@ import type { Progress } from '../progress.ts';
 import { realClock } from '../../coordinator/index.ts';
 import { startK6, resolveScenarioPath, type K6Run } from '../../engine/k6/runner.ts';
 import { startExporter, type Exporter } from '../../engine/k6/exporter.ts';
-import { collectRun } from '../../target/synapse/collect.ts';
+import { synapse } from '../../target/synapse/chat-server.ts';
 import { createHealthSource } from '../../metrics/health.ts';
 import type { PrometheusClient } from '../../metrics/prometheus.ts';
 import { RATE_WINDOW } from '../../target/synapse/queries.ts';
@@ -220,7 +220,11 @@ class LocalAttempt implements RunAttempt {
 
   collect(w: CollectWindow): ReturnType<RunAttempt['collect']> {
     const { bench } = this.ctx;
-    return collectRun(this.ctx.prometheus, w, bench.targetCpus, bench.engineCpus, this.share);
+    return synapse.collect(this.ctx.prometheus, w, {
+      rateWindowSec: LOCAL_TIMING.rateWindowSec,
+      stepSec: LOCAL_TIMING.scrapeIntervalSec,
+      cpus: { target: bench.targetCpus, engine: bench.engineCpus, targetShare: this.share },
+    });
   }
 
   async extras(o: { stable: { startSec: number; endSec: number } }): ReturnType<NonNullable<RunAttempt['extras']>> {

@@ -1,6 +1,6 @@
 import { parse as parseYaml } from 'yaml';
 import { InputError } from '../../util/errors.ts';
-import type { Override, Scalar } from '../synapse/overrides.ts';
+import type { Override, Scalar } from '../chat-server.ts';
 import { checkedOverrides } from './config-patch.ts';
 
 /**

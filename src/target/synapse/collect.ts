@@ -1,6 +1,7 @@
 import type { RunResult, Series, Timing } from '../../results/schema.ts';
 import { PrometheusError, type InstantSample, type PrometheusClient } from '../../metrics/prometheus.ts';
 import { percentile, toSeries, type Collected, type CollectWindow } from '../../metrics/collected.ts';
+import type { CollectContext } from '../chat-server.ts';
 import { STORE_INTERVAL_SEC, seriesQueries, storeIntervalMeans, windowQueries } from './queries.ts';
 import { cpuCount } from '../../metrics/target-cpus.ts';
 
@@ -11,7 +12,6 @@ import { cpuCount } from '../../metrics/target-cpus.ts';
  * timings and the client totals. Missing data is reported per component, never papered
  * over with zeros.
  */
-const STEP_SEC = 5;
 
 type SeriesName = keyof ReturnType<typeof seriesQueries>;
 const UNITS: Record<SeriesName, Series['unit']> = {
@@ -39,12 +39,18 @@ interface Findings {
   missingEssential: boolean;
 }
 
-/** `targetShare`: the fraction of the target cores a CPU quota leaves it (CPU % is of that). */
-export async function collectRun(client: PrometheusClient, w: CollectWindow, targetCpus: string, engineCpus = '1', targetShare = 1): Promise<Collected> {
+/**
+ * `context.cpus` says where the target and k6 ran and the share of the target cores this
+ * side may use (a CPU quota, or half in a duet): CPU % is of that share.
+ */
+export async function collectRun(client: PrometheusClient, w: CollectWindow, context: CollectContext): Promise<Collected> {
+  const { cpus } = context;
+  if (!cpus) throw new Error('collecting a Synapse run needs the CPU lists of the local bench (context.cpus)');
+  const rateWindow = `${context.rateWindowSec}s`;
   const found: Findings = { problems: [], missingEssential: false };
-  const series = await collectSeries(client, w, seriesQueries(targetCpus, targetShare), found);
+  const series = await collectSeries(client, w, seriesQueries(cpus.target, cpus.targetShare, rateWindow), context.stepSec, found);
 
-  const q = windowQueries(w.stableEnd - w.stableStart, cpuCount(engineCpus));
+  const q = windowQueries(w.stableEnd - w.stableStart, cpuCount(cpus.engine), rateWindow, context.stepSec);
   const instant = async (query: string) => {
     try {
       return await client.query(query, w.stableEnd);
@@ -84,14 +90,14 @@ export async function collectRun(client: PrometheusClient, w: CollectWindow, tar
 }
 
 /** The graph series over the whole run; a missing essential one makes the run unjudgeable. */
-async function collectSeries(client: PrometheusClient, w: CollectWindow, queries: Record<SeriesName, string>, found: Findings): Promise<RunResult['series']> {
+async function collectSeries(client: PrometheusClient, w: CollectWindow, queries: Record<SeriesName, string>, stepSec: number, found: Findings): Promise<RunResult['series']> {
   const series: RunResult['series'] = {};
   const start = Math.ceil(w.runStart);
   const end = Math.max(start, Math.floor(w.runEnd));
   await Promise.all(
     (Object.entries(queries) as [SeriesName, string][]).map(async ([name, query]) => {
       try {
-        const ranges = await client.queryRange(query, start, end, STEP_SEC);
+        const ranges = await client.queryRange(query, start, end, stepSec);
         const s = ranges[0] ? toSeries(ranges[0], w.runStart, UNITS[name]) : undefined;
         if (s) series[name] = s;
         else {

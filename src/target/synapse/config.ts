@@ -1,6 +1,7 @@
 import { stringify } from 'yaml';
 import { LOOPBACK } from '../../util/ports.ts';
-import { applyOverrides, type Override } from './overrides.ts';
+import { applyOverrides } from './overrides.ts';
+import type { Override } from '../chat-server.ts';
 
 /**
  * The generated homeserver.yaml. Everything listens on 127.0.0.1; there is no federation

@@ -7,7 +7,7 @@ import { DATABASE_NAME, SERVER_NAME } from './config.ts';
 import { MatrixClient, runPool } from './client.ts';
 import { planDataset, type DatasetPlan, type DatasetSize } from './dataset-plan.ts';
 import type { SynapseInstall } from './install.ts';
-import type { Override } from './overrides.ts';
+import type { Override } from '../chat-server.ts';
 import { generateSigningKey, startSynapse } from './server.ts';
 
 /**

@@ -1,5 +1,6 @@
 import { parse as parseYaml } from 'yaml';
 import { InputError } from '../../util/errors.ts';
+import type { Override, Scalar } from '../chat-server.ts';
 
 /**
  * `--candidate-set key=value` / `--baseline-set key=value`: patch the generated
@@ -8,13 +9,6 @@ import { InputError } from '../../util/errors.ts';
  * database, signing key…) or that would let Synapse talk to the outside world are refused:
  * the bench must stay on loopback with no outbound traffic.
  */
-export type Scalar = string | number | boolean | null;
-export interface Override {
-  path: string[];
-  value: Scalar;
-  /** As written, for messages and the report. */
-  text: string;
-}
 
 const KEY = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)*$/;
 

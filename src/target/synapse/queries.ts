@@ -18,8 +18,9 @@ export const RATE_WINDOW = '30s';
 export function seriesQueries(
   targetCpus: string,
   share = 1,
+  rateWindow = RATE_WINDOW,
 ): Record<'apiAvgMs' | 'apiP50Ms' | 'apiP95Ms' | 'apiP99Ms' | 'storeAvgMs' | 'storeP99Ms' | 'cpuPercent' | 'threads' | 'heapInUseBytes' | 'connectedUsers' | 'rps' | 'errorPercent', string> {
-  const w = RATE_WINDOW;
+  const w = rateWindow;
   return {
     apiAvgMs: `1000 * sum(rate(synapse_http_server_response_time_seconds_sum[${w}])) / sum(rate(synapse_http_server_response_time_seconds_count[${w}]))`,
     apiP50Ms: `1000 * histogram_quantile(0.5, sum by (le) (rate(synapse_http_server_response_time_seconds_bucket[${w}])))`,
@@ -43,7 +44,7 @@ export function seriesQueries(
  * Per-handler and per-store-method queries over a window of `sec` seconds ending at the
  * evaluation time; `engineCpus` scales k6's CPU to a share of the cores it may use.
  */
-export function windowQueries(sec: number, engineCpus = 1): Record<'apiCount' | 'apiSum' | 'apiP99' | 'storeCount' | 'storeSum' | 'requests' | 'errors' | 'timeouts' | 'engineCpuMax', string> {
+export function windowQueries(sec: number, engineCpus = 1, rateWindow = RATE_WINDOW, stepSec = 5): Record<'apiCount' | 'apiSum' | 'apiP99' | 'storeCount' | 'storeSum' | 'requests' | 'errors' | 'timeouts' | 'engineCpuMax', string> {
   const r = `${Math.max(Math.round(sec), 10)}s`;
   const by = 'method, servlet';
   return {
@@ -55,7 +56,7 @@ export function windowQueries(sec: number, engineCpus = 1): Record<'apiCount' | 
     requests: `sum(increase(loadtest_http_request_time_count{job="k6"}[${r}]))`,
     errors: `sum(increase(loadtest_http_errors_total{job="k6"}[${r}]))`,
     timeouts: `sum(increase(loadtest_http_timeouts_total{job="k6"}[${r}]))`,
-    engineCpuMax: `max_over_time((100 * rate(loadgate_engine_cpu_seconds_total{job="k6"}[${RATE_WINDOW}]) / ${engineCpus})[${r}:5s])`,
+    engineCpuMax: `max_over_time((100 * rate(loadgate_engine_cpu_seconds_total{job="k6"}[${rateWindow}]) / ${engineCpus})[${r}:${stepSec}s])`,
   };
 }
 

@@ -17,6 +17,9 @@ const fixture = JSON.parse(readFileSync(new URL('./fixtures/bounded-run.json', i
   responses: Record<string, string>;
 };
 
+/** The local bench's timing (a 30 s rate window, 5 s scrapes) with k6 on core 1 and the whole target. */
+const localContext = (target: string) => ({ rateWindowSec: 30, stepSec: 5, cpus: { target, engine: '1', targetShare: 1 } });
+
 function replay(drop: (query: string) => boolean = () => false) {
   const asked: string[] = [];
   const fetchImpl = async (url: string) => {
@@ -32,7 +35,7 @@ function replay(drop: (query: string) => boolean = () => false) {
 
 test('per-handler API and per-store-method timings over the measurement window', async () => {
   const { client } = replay();
-  const c = await collectRun(client, fixture.window, fixture.targetCpus);
+  const c = await collectRun(client, fixture.window, localContext(fixture.targetCpus));
   assert.deepEqual(c.api[0], { name: 'GET RoomMessageListRestServlet', count: 326, avgMs: 41.546, p99Ms: 240.471 });
   assert.ok(c.api.length >= 6);
   for (let i = 1; i < c.api.length; i++) assert.ok(c.api[i - 1]!.count >= c.api[i]!.count, 'sorted by count');
@@ -53,7 +56,7 @@ test('per-handler API and per-store-method timings over the measurement window',
 
 test('graph series are relative to the run start, finite and valid run-result series', async () => {
   const { client } = replay();
-  const c = await collectRun(client, fixture.window, fixture.targetCpus);
+  const c = await collectRun(client, fixture.window, localContext(fixture.targetCpus));
   for (const key of ['apiAvgMs', 'apiP99Ms', 'storeAvgMs', 'storeP99Ms', 'cpuPercent', 'threads', 'heapInUseBytes', 'connectedUsers', 'rps'] as const) {
     const s = c.series[key];
     assert.ok(s, `${key} present`);
@@ -69,16 +72,16 @@ test('graph series are relative to the run start, finite and valid run-result se
 
 test('missing data is reported per component and marks the run unjudgeable', async () => {
   const { client } = replay((q) => q.includes('loadgate_target_'));
-  const c = await collectRun(client, fixture.window, fixture.targetCpus);
+  const c = await collectRun(client, fixture.window, localContext(fixture.targetCpus));
   assert.equal(c.series.cpuPercent, undefined);
   assert.ok(c.problems.some((p) => /no data for cpuPercent from the process exporter \(job "process"\)/.test(p)), c.problems.join('\n'));
   assert.equal(c.missingEssential, true);
 
-  const noK6 = await collectRun(replay((q) => q.includes('loadtest_') || q.includes('loadgate_engine')).client, fixture.window, fixture.targetCpus);
+  const noK6 = await collectRun(replay((q) => q.includes('loadtest_') || q.includes('loadgate_engine')).client, fixture.window, localContext(fixture.targetCpus));
   assert.ok(noK6.problems.some((p) => /no client request counts from the k6 exporter \(job "k6"\)/.test(p)));
   assert.ok(noK6.problems.some((p) => /no data for connectedUsers from the k6 exporter/.test(p)));
 
-  const noSynapse = await collectRun(replay((q) => q.includes('synapse_')).client, fixture.window, fixture.targetCpus);
+  const noSynapse = await collectRun(replay((q) => q.includes('synapse_')).client, fixture.window, localContext(fixture.targetCpus));
   assert.deepEqual(noSynapse.api, []);
   assert.ok(noSynapse.problems.some((p) => /no per-handler API timings from the synapse metrics listener/.test(p)));
 });

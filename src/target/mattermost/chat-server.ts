@@ -1,0 +1,33 @@
+import type { ChatServer } from '../chat-server.ts';
+import { collectMattermostRun } from './collect.ts';
+import { checkedOverrides } from './config-patch.ts';
+import { overridesToPatch, parseMattermostOverride } from './overrides.ts';
+import { resolveReleaseUrl } from './release.ts';
+import { validateVersionLabel } from './version.ts';
+
+/**
+ * Mattermost as the gate sees it: release labels and their tarballs, config.json patches
+ * per side (target.settings is the bench's base config, applied at provisioning, so a
+ * side carries only its own flags), and the collector of the app nodes' metrics.
+ */
+export const mattermost: ChatServer = {
+  system: 'mattermost',
+  bench: 'aws',
+  baseOverrides(target) {
+    checkedOverrides(target.settings, 'target.settings');
+    return [];
+  },
+  side(role, label, sets, target) {
+    const sideOverrides = sets.map((s) => parseMattermostOverride(s, `--${role}-set`));
+    return {
+      version: validateVersionLabel(label, target.versionPattern, `--${role}`),
+      overrides: sideOverrides,
+      sideOverrides,
+      releaseUrl: resolveReleaseUrl(target, label, `--${role}`),
+      configPatch: overridesToPatch(sideOverrides),
+    };
+  },
+  // The dataset is the bench's: a dump or snapshot restored before every run.
+  datasetVersion: (baseline) => baseline,
+  collect: collectMattermostRun,
+};

@@ -1,0 +1,21 @@
+import type { ChatServer } from '../chat-server.ts';
+import { collectRun } from './collect.ts';
+import { parseOverride, settingsToOverrides } from './overrides.ts';
+import { compareVersions, toPipVersion } from './version.ts';
+
+/**
+ * Synapse as the gate sees it: PyPI versions, homeserver.yaml overrides (target.settings
+ * for both sides, then each side's flags, applied at every run), and the collector of its
+ * metrics listener beside the local bench's process exporter and k6.
+ */
+export const synapse: ChatServer = {
+  system: 'synapse',
+  bench: 'local',
+  baseOverrides: (target) => settingsToOverrides(target.settings),
+  side(role, label, sets, target, base) {
+    const sideOverrides = sets.map((s) => parseOverride(s, `--${role}-set`));
+    return { version: toPipVersion(label, target.versionPattern, `--${role}`), overrides: [...base, ...sideOverrides], sideOverrides };
+  },
+  datasetVersion: (baseline, candidate) => (compareVersions(baseline, candidate) <= 0 ? baseline : candidate),
+  collect: collectRun,
+};
