@@ -35,6 +35,17 @@ export interface Plan {
   withinBudget: boolean;
   /** Expected duration and cost (src/aws/expected.ts), beside the upper bound; set by the CLI. */
   expected?: { duration: ExpectedDuration; cost: CostEstimate };
+  /** The gate in both modes, this config's first, for the side-by-side comparison; set by the CLI. */
+  modes?: ModeEstimate[];
+}
+
+/** One mode's figures on the same bench: the worst case, the expectation and the run jobs. */
+export interface ModeEstimate {
+  mode: 'sequential' | 'duet';
+  worst: { totalSec: number; costUsd: number };
+  expected: { totalSec: number; costUsd: number; runsPerSide: number; longestRunSec: number };
+  /** Run jobs the worst case needs, or why it does not fit the runner's job limit. */
+  runJobs: number | string;
 }
 
 export function buildPlan(config: GateConfig, options: { dbSource: DbSource; maxCostUsd?: number }): Plan {
@@ -192,8 +203,10 @@ export function renderPlanText(plan: Plan): string {
     entry.seconds += run.seconds;
     perTest.set(run.test, entry);
   }
+  const duet = duration.runs.some((r) => r.side === 'duet');
   for (const [test, entry] of perTest) {
-    lines.push(`  ${test.padEnd(14)} ${formatDuration(entry.seconds)} (${entry.count} runs: baseline and candidate x ${entry.count / 2} repeat(s), each with ${formatDuration(TIMING_SEC.runOverhead)} of set-up)`);
+    const slots = duet ? `${entry.count} duets: both versions at once` : `${entry.count} runs: baseline and candidate x ${entry.count / 2} repeat(s)`;
+    lines.push(`  ${test.padEnd(14)} ${formatDuration(entry.seconds)} (${slots}, each with ${formatDuration(TIMING_SEC.runOverhead)} of set-up)`);
   }
   lines.push(`  teardown       ${formatDuration(duration.teardownSec)}`);
   lines.push(`  total          ${formatDuration(duration.totalSec)} (${describeDuration(Math.ceil(duration.totalSec / 60) * 60)})`);
@@ -206,6 +219,7 @@ export function renderPlanText(plan: Plan): string {
   lines.push(`  ${'total'.padEnd(itemWidth)}  ${' '.repeat(35)}${usd(cost.totalUsd).padStart(9)}`);
   for (const note of cost.notes) lines.push(`  ${note}`);
   if (plan.expected) lines.push('', ...renderExpected(plan.expected.duration, plan.expected.cost.totalUsd));
+  if (plan.modes) lines.push('', ...renderModes(plan.modes));
   lines.push('');
   if (plan.maxCostUsd === null) {
     lines.push('Budget: no max-cost set (bench.aws.maxCostUsd or --max-cost).');
@@ -221,7 +235,8 @@ export function renderPlanText(plan: Plan): string {
 }
 
 function renderExpected(e: ExpectedDuration, costUsd: number): string[] {
-  const lines = [`Expected (capacity model, ${e.runsPerSide} run(s) per side; the bound above is the worst case):`];
+  const duet = e.runs.some((r) => r.side === 'duet');
+  const lines = [`Expected (capacity model, ${e.runsPerSide} ${duet ? 'duet(s)' : 'run(s) per side'}; the bound above is the worst case):`];
   const perTest = new Map<string, { seconds: number; count: number; basis: string }>();
   for (const r of e.runs) {
     const entry = perTest.get(r.test) ?? { seconds: 0, count: 0, basis: r.basis.replace(' (cold)', '') };
@@ -229,9 +244,25 @@ function renderExpected(e: ExpectedDuration, costUsd: number): string[] {
     entry.count++;
     perTest.set(r.test, entry);
   }
-  for (const [test, entry] of perTest) lines.push(`  ${test.padEnd(14)} ${formatDuration(entry.seconds)} (${entry.count} runs, ${entry.basis})`);
+  for (const [test, entry] of perTest) lines.push(`  ${test.padEnd(14)} ${formatDuration(entry.seconds)} (${entry.count} ${duet ? 'duets' : 'runs'}, ${entry.basis})`);
   lines.push(`  total          ${formatDuration(e.totalSec)} with provisioning and teardown; longest single run ${formatDuration(e.longestRunSec)}`);
   lines.push(`  cost           ${usd(costUsd)}`);
+  return lines;
+}
+
+/**
+ * Both modes side by side. A duet's noise is taken as a sequential pair's (nothing of the
+ * bench's drift cancelled) until a calibration on a real bench measures it, so both modes
+ * expect the same number of pairs and differ in the time each pair takes.
+ */
+function renderModes(modes: readonly ModeEstimate[]): string[] {
+  const lines = ['Sequential and duet on this bench (a duet runs both versions at once on the same nodes; its noise is assumed to be a sequential pair\'s until measured):'];
+  lines.push(`  ${'mode'.padEnd(11)} ${'expected'.padEnd(22)} ${'worst case'.padEnd(22)} run jobs (worst case)`);
+  for (const m of modes) {
+    const expected = `${formatDuration(m.expected.totalSec)}, ${usd(m.expected.costUsd)}`;
+    const worst = `${formatDuration(m.worst.totalSec)}, ${usd(m.worst.costUsd)}`;
+    lines.push(`  ${m.mode.padEnd(11)} ${expected.padEnd(22)} ${worst.padEnd(22)} ${m.runJobs}`);
+  }
   return lines;
 }
 
@@ -253,5 +284,6 @@ export function planJson(plan: Plan): Record<string, unknown> {
     ...(plan.expected
       ? { expected: { runsPerSide: plan.expected.duration.runsPerSide, totalSec: plan.expected.duration.totalSec, longestRunSec: plan.expected.duration.longestRunSec, runs: plan.expected.duration.runs, costUsd: plan.expected.cost.totalUsd } }
       : {}),
+    ...(plan.modes ? { modes: plan.modes } : {}),
   };
 }

@@ -62,9 +62,18 @@ export const TIMING_SEC = {
 
 export interface RunSlot {
   test: string;
-  side: 'baseline' | 'candidate';
+  /** The side that runs in this slot, or both at once (a duet). */
+  side: 'baseline' | 'candidate' | 'duet';
   repeat: number;
   seconds: number;
+}
+
+/**
+ * The slots one repeat of a test takes: the baseline's run and the candidate's, or one duet.
+ * A duet sets both sides up at once on the same nodes, so it is costed as one run's set-up.
+ */
+export function slotSides(mode: GateConfig['mode']): readonly RunSlot['side'][] {
+  return mode === 'duet' ? ['duet'] : ['baseline', 'candidate'];
 }
 
 export interface DurationEstimate {
@@ -85,7 +94,7 @@ export function estimateDuration(config: GateConfig, bench: ResolvedBench, dbSou
   for (let repeat = 0; repeat < Math.max(config.maxRepeats, config.repeats); repeat++) {
     for (const test of config.tests) {
       const testSec = test.type === 'bounded' ? test.duration : test.maxDuration;
-      for (const side of ['baseline', 'candidate'] as const) {
+      for (const side of slotSides(config.mode)) {
         runs.push({ test: test.name, side, repeat, seconds: testSec + TIMING_SEC.runOverhead });
       }
     }

@@ -2,7 +2,7 @@ import type { GateConfig, TestSpec, UnboundedTest } from '../config/schema.ts';
 import { healthLagSec } from '../coordinator/unbounded.ts';
 import { AWS, queryFor, THRESHOLD } from '../coordinator/simulation/profiles.ts';
 import { simulateMany } from '../coordinator/simulation/simulate.ts';
-import { TIMING_SEC, type DurationEstimate, type RunSlot } from './cost.ts';
+import { slotSides, TIMING_SEC, type DurationEstimate, type RunSlot } from './cost.ts';
 
 /**
  * The expected duration of a gate, beside the plan's upper bound: each
@@ -10,8 +10,10 @@ import { TIMING_SEC, type DurationEstimate, type RunSlot } from './cost.ts';
  * the ceiling-test seed, src/coordinator/simulation) with its own rate windows, at a
  * ceiling of `ceilingFraction` x maxUsers; the first run climbs cold, later runs start
  * warm from it. A bounded run with earlyStop is expected to stop after its minimum hold.
- * `runsPerSide` is the decision rule's expected number of runs per side (1 is the
- * ceiling-test reports' single run).
+ * `runsPerSide` is the decision rule's expected number of runs per side, or of duets (1 is
+ * the ceiling-test reports' single run). A duet's sides climb at once, each to its own
+ * ceiling on half the nodes' CPU; the search scales with the ceiling it finds, so a duet is
+ * timed as one run.
  */
 
 export interface ExpectedOptions {
@@ -49,8 +51,8 @@ export async function expectedDuration(config: GateConfig, upper: DurationEstima
     const share = Math.min(1, runsPerSide - repeat);
     for (const test of config.tests) {
       const figures = perTest.get(test.name) as { cold: number; warm: number; basis: string };
-      for (const side of ['baseline', 'candidate'] as const) {
-        const first = repeat === 0 && side === 'baseline';
+      for (const side of slotSides(config.mode)) {
+        const first = repeat === 0 && side !== 'candidate';
         const seconds = share * ((first ? figures.cold : figures.warm) + TIMING_SEC.runOverhead);
         runs.push({ test: test.name, side, repeat, seconds: Math.round(seconds), basis: figures.basis + (first ? ' (cold)' : '') });
       }

@@ -210,7 +210,6 @@ export const rateToleranceSchema = z.strictObject({
   weight: z.number().positive().optional().describe("This check's share of the gate's false-fail budget, relative to the other gating checks' (default: (σ/material change)⁴ from the noise model, relative to the largest among the gating checks, at least 0.01: the budget goes to the checks that need the most pairs)"),
   gating: z.boolean().default(true),
 });
-export type RateTolerance = z.output<typeof rateToleranceSchema>;
 
 export const tolerancesSchema = z.strictObject({
   confidence: z.number().gt(0.5).lt(1).default(0.95).describe('Confidence level of the intervals'),

@@ -13,7 +13,6 @@ export const panelTargetSchema = z.looseObject({
   legendFormat: z.string().optional(),
   datasource: z.looseObject({ type: z.string().optional(), uid: z.string().optional() }).optional(),
 });
-export type PanelTarget = z.output<typeof panelTargetSchema>;
 
 export const panelSchema = z.looseObject({
   id: z.number().int().nonnegative(),

@@ -1,5 +1,4 @@
 import type { RunResult, Series, SeriesKey, TestType, Timing } from './schema.ts';
-import type { Tolerances } from '../config/schema.ts';
 
 /**
  * The metrics the gate judges, and how each is read from one run. A metric a run does
@@ -156,6 +155,3 @@ export const RATE_METRICS: readonly RateMetric[] = [
   { key: 'errorRate', label: 'Error rate', events: (run) => run.totals.errors },
   { key: 'timeoutRate', label: 'Timeout rate', events: (run) => run.totals.timeouts },
 ];
-
-/** Keys of `Tolerances` that hold relative tolerances, for typing lookups. */
-export type RelativeToleranceKey = Extract<keyof Tolerances, RelativeMetricKey>;

@@ -32,6 +32,25 @@ test('loadgate plan prints the plan of the example gate', async () => {
   assert.match(text, /provisioning +1h10m \(database: dump\)/, 'the example names its dataset');
 });
 
+test('loadgate plan sets sequential and duet side by side: the same pairs expected, each duet one slot', async () => {
+  const io = captureIO();
+  assert.equal(await main(['plan', '--config', EXAMPLE], io), 0);
+  const text = io.stdout.join('\n');
+  assert.match(text, /Sequential and duet on this bench \(a duet runs both versions at once on the same nodes; its noise is assumed to be a sequential pair's until measured\):/);
+  assert.match(text, /\n  sequential +\S+, \$[\d.]+ +\S+, \$128\.74 +\d+\n  duet +/, 'this config\'s mode first, its worst case the plan\'s');
+  const json = captureIO();
+  assert.equal(await main(['plan', '--config', EXAMPLE, '--format', 'json'], json), 0);
+  const { modes, durationSec } = JSON.parse(json.stdout.join('\n')) as { modes: { mode: string; worst: { totalSec: number }; expected: { totalSec: number; runsPerSide: number }; runJobs: number }[]; durationSec: { provision: number; teardown: number; total: number } };
+  const [sequential, duet] = modes as [(typeof modes)[number], (typeof modes)[number]];
+  assert.deepEqual(modes.map((m) => m.mode), ['sequential', 'duet']);
+  assert.equal(sequential.worst.totalSec, durationSec.total);
+  assert.equal(duet.expected.runsPerSide, sequential.expected.runsPerSide);
+  const fixed = durationSec.provision + durationSec.teardown;
+  assert.equal(2 * (duet.worst.totalSec - fixed), sequential.worst.totalSec - fixed, 'the worst case\'s runs take half as long in duets');
+  assert.ok(duet.expected.totalSec < sequential.expected.totalSec);
+  assert.ok(duet.runJobs <= sequential.runJobs);
+});
+
 test('loadgate plan refuses a load-test-ng gate on an empty database (its admin and users would not exist) and warns a k6 one', async () => {
   const bare = join(work, 'no-dataset.yml');
   const yaml = withNoiseModel(readFileSync(EXAMPLE, 'utf8')).replace(/\n    database:\n      dumpUrl: \S+\n      name: ltdb\n/, '\n');

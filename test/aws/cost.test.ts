@@ -30,6 +30,21 @@ test('duration: provisioning, both sides of every test and repeat with the build
   assert.equal(estimateDuration(gate, bench, 'dump').provisionSec, 1500 + TIMING_SEC.dumpLoad);
 });
 
+test('duration in duets: one slot per test and repeat runs both versions at once, with one run\'s set-up', () => {
+  const sequential = awsGate({}, { maxRepeats: 2 });
+  const duet = { ...sequential, mode: 'duet' as const };
+  const bench = resolveBench(sequential.bench.aws, sequential.tests);
+  const estimate = estimateDuration(duet, bench, 'empty');
+  assert.deepEqual(
+    estimate.runs.map((r) => `${r.test}/${r.side}/${r.repeat}/${r.seconds}`),
+    ['bounded/duet/0/6690', 'unbounded/duet/0/15690', 'bounded/duet/1/6690', 'unbounded/duet/1/15690'],
+  );
+  const both = estimateDuration(sequential, bench, 'empty');
+  assert.equal(estimate.testsSec * 2, both.testsSec, 'half the run time of the same pairs run one side after the other');
+  assert.equal(estimate.provisionSec, both.provisionSec);
+  assert.equal(estimate.teardownSec, both.teardownSec);
+});
+
 test('cost: instance-hours times the dated price table, checked by hand for perfcomp', () => {
   const gate = awsGate();
   const bench = resolveBench(gate.bench.aws, gate.tests);

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { loadGateConfig } from '../../config/load.ts';
 import type { GateConfig } from '../../config/schema.ts';
 import { InputError } from '../../util/errors.ts';
-import { buildPlan, planJson, renderPlanText, requireDataset, type Plan } from '../../aws/bench-plan.ts';
+import { buildPlan, planJson, renderPlanText, requireDataset, type ModeEstimate, type Plan } from '../../aws/bench-plan.ts';
 import { estimateCost, type DbSource } from '../../aws/cost.ts';
 import { expectedDuration } from '../../aws/expected.ts';
 import { expectedPairsNoChange } from '../../compare/simulate.ts';
@@ -67,6 +67,7 @@ export async function run(argv: string[], io: CliIO, readContext: () => Promise<
   const plan = await planWithExpected(config, flags, dbSource);
   // Refuses (exit 3) a gate whose longest piece cannot fit in one job.
   const jobs = planJobs(config, plan.duration, flags['runner-limit']);
+  plan.modes = await modeEstimates(config, plan, dbSource, flags['runner-limit']);
 
   // The plan always reaches the log; a refusal also goes to stderr.
   if (!plan.withinBudget) {
@@ -121,6 +122,35 @@ async function planWithExpected(config: GateConfig, flags: Flags, dbSource: DbSo
   const expected = await expectedDuration(config, plan.duration, { runsPerSide: Math.max(1, expectedPairsNoChange(config, model)) });
   plan.expected = { duration: expected, cost: estimateCost(plan.bench, expected.totalSec) };
   return plan;
+}
+
+/**
+ * The gate in both modes on the same bench, this config's first. Both expect as many
+ * pairs as this config's model gives: a duet's noise counts as a sequential pair's until
+ * a calibration on a real bench measures it (nothing of the bench's drift cancelled).
+ */
+async function modeEstimates(config: GateConfig, plan: Plan, dbSource: DbSource, runnerLimit: number): Promise<ModeEstimate[]> {
+  const runsPerSide = plan.expected?.duration.runsPerSide ?? 1;
+  const order: GateConfig['mode'][] = config.mode === 'duet' ? ['duet', 'sequential'] : ['sequential', 'duet'];
+  const out: ModeEstimate[] = [];
+  for (const mode of order) {
+    const inMode: GateConfig = { ...config, mode };
+    const worst = mode === config.mode ? plan.duration : buildPlan(inMode, { dbSource }).duration;
+    const expected = mode === config.mode && plan.expected ? plan.expected.duration : await expectedDuration(inMode, worst, { runsPerSide });
+    let runJobs: number | string;
+    try {
+      runJobs = planJobs(inMode, worst, runnerLimit).runJobs;
+    } catch (error) {
+      runJobs = `does not fit: ${(error as Error).message}`;
+    }
+    out.push({
+      mode,
+      worst: { totalSec: worst.totalSec, costUsd: estimateCost(plan.bench, worst.totalSec).totalUsd },
+      expected: { totalSec: expected.totalSec, costUsd: estimateCost(plan.bench, expected.totalSec).totalUsd, runsPerSide: expected.runsPerSide, longestRunSec: expected.longestRunSec },
+      runJobs,
+    });
+  }
+  return out;
 }
 
 /** terraform.tfvars.json for infra/aws; the plan goes to stderr so stdout stays a clean tfvars file. */

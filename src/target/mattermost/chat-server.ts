@@ -18,9 +18,10 @@ export const mattermost: ChatServer = {
     return [];
   },
   side(role, label, sets, target) {
+    const version = validateVersionLabel(label, target.versionPattern, `--${role}`);
     const sideOverrides = sets.map((s) => parseMattermostOverride(s, `--${role}-set`));
     return {
-      version: validateVersionLabel(label, target.versionPattern, `--${role}`),
+      version,
       overrides: sideOverrides,
       sideOverrides,
       releaseUrl: resolveReleaseUrl(target, label, `--${role}`),

@@ -110,6 +110,3 @@ export const CEILING_ACTION_FREQUENCIES: Readonly<Record<string, number>> = {
 
 /** Mattermost release tarball, as used by the seed benches (`MattermostDownloadURL`). */
 export const MATTERMOST_DOWNLOAD_URL = 'https://releases.mattermost.com/{version}/mattermost-{version}-linux-amd64.tar.gz';
-
-/** The seed reports' dataset. */
-export const MATTERMOST_DATASET = 'Dump from v6.1.0, 12M posts';

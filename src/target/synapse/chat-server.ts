@@ -13,8 +13,9 @@ export const synapse: ChatServer = {
   bench: 'local',
   baseOverrides: (target) => settingsToOverrides(target.settings),
   side(role, label, sets, target, base) {
+    const version = toPipVersion(label, target.versionPattern, `--${role}`);
     const sideOverrides = sets.map((s) => parseOverride(s, `--${role}-set`));
-    return { version: toPipVersion(label, target.versionPattern, `--${role}`), overrides: [...base, ...sideOverrides], sideOverrides };
+    return { version, overrides: [...base, ...sideOverrides], sideOverrides };
   },
   datasetVersion: (baseline, candidate) => (compareVersions(baseline, candidate) <= 0 ? baseline : candidate),
   collect: collectRun,
