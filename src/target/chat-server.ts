@@ -61,4 +61,3 @@ export type ServerCollected = Collected & {
   /** Iterations the load engine dropped over the window, where it reports them through Prometheus. */
   droppedIterations?: number;
 };
-
