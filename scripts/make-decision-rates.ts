@@ -14,9 +14,10 @@ export const DOC = 'docs/how-it-decides.md';
 const BEGIN = '<!-- decision-rates:begin -->';
 const END = '<!-- decision-rates:end -->';
 export const PROFILES = [
-  { name: 'local-synapse-duet', label: 'Local duets (Synapse)' },
-  { name: 'local-synapse', label: 'Local sequential (Synapse)' },
-  { name: 'aws-mattermost', label: 'AWS (Mattermost)' },
+  { name: 'local-synapse-duet', model: 'local-synapse-duet', label: 'Local duets (Synapse)' },
+  { name: 'local-synapse', model: 'local-synapse', label: 'Local sequential (Synapse)' },
+  { name: 'aws-mattermost', model: 'aws-mattermost-duet', label: 'AWS duets (Mattermost, assumed)' },
+  { name: 'aws-mattermost-sequential', model: 'aws-mattermost', label: 'AWS sequential (Mattermost, assumed)' },
 ] as const;
 const TRIALS = 1000;
 const SEED = 1;
@@ -49,7 +50,7 @@ export async function decisionRatesTable(): Promise<string> {
   const rows = await Promise.all(
     PROFILES.map(async (p) => {
       const config = await loadGateConfig(`examples/${p.name}.yml`);
-      const model = await loadNoiseModel(`noise/${p.name}.json`, config);
+      const model = await loadNoiseModel(`noise/${p.model}.json`, config);
       return { ...p, config, rows: simulate(config, model, { trials: TRIALS, seed: SEED }) };
     }),
   );

@@ -42,4 +42,5 @@ module "bench" {
   loadtest_download_url         = try(var.bench.loadtest_download_url, null)
   metrics_images                = try(var.bench.metrics_images, null)
   agent_api_port                = try(var.bench.agent_api_port, null)
+  duet                          = try(var.bench.duet, null)
 }

@@ -140,3 +140,8 @@ output "controller_ingress" {
   description = "Security groups and TCP ports the controller reaches (read by action/lib/provision.sh for the run jobs, which admit their own runners; not part of the bench description)."
   value       = module.bench.controller_ingress
 }
+
+output "duet_slots" {
+  description = "The two Mattermost services of a duet bench (bench variable duet), in slot order a, b; empty when duet is false. Each: slot (a or b), proxy_url (where its users reach it: the proxy's :80 or :8080, or the single app node's :8065 or :8165), prometheus_url (its own Prometheus, :9090 or :9091), app_port (8065 or 8165) and metrics_port (8067 or 8167) on every app node, and agent_indices (the agents that drive it: the first half for a, the second for b)."
+  value       = module.bench.duet_slots
+}

@@ -42,6 +42,8 @@ export interface Plan {
 /** One mode's figures on the same bench: the worst case, the expectation and the run jobs. */
 export interface ModeEstimate {
   mode: 'sequential' | 'duet';
+  /** Load agents of this mode's bench (a duet has one group per side). */
+  agents: number;
   worst: { totalSec: number; costUsd: number };
   expected: { totalSec: number; costUsd: number; runsPerSide: number; longestRunSec: number };
   /** Run jobs the worst case needs, or why it does not fit the runner's job limit. */
@@ -49,7 +51,7 @@ export interface ModeEstimate {
 }
 
 export function buildPlan(config: GateConfig, options: { dbSource: DbSource; maxCostUsd?: number }): Plan {
-  const bench = resolveBench(config.bench.aws, config.tests);
+  const bench = resolveBench(config.bench.aws, config.tests, config.mode);
   const duration = estimateDuration(config, bench, options.dbSource);
   const cost = estimateCost(bench, duration.totalSec);
   const flagLimit = options.maxCostUsd;
@@ -251,17 +253,17 @@ function renderExpected(e: ExpectedDuration, costUsd: number): string[] {
 }
 
 /**
- * Both modes side by side. A duet's noise is taken as a sequential pair's (nothing of the
- * bench's drift cancelled) until a calibration on a real bench measures it, so both modes
- * expect the same number of pairs and differ in the time each pair takes.
+ * Both modes side by side, each on its own bench shape (a duet has one agent group per
+ * side). Both expect the runs per side of this config's noise model: what a duet's noise
+ * is on a real bench only a calibration there measures.
  */
 function renderModes(modes: readonly ModeEstimate[]): string[] {
-  const lines = ['Sequential and duet on this bench (a duet runs both versions at once on the same nodes; its noise is assumed to be a sequential pair\'s until measured):'];
-  lines.push(`  ${'mode'.padEnd(11)} ${'expected'.padEnd(22)} ${'worst case'.padEnd(22)} run jobs (worst case)`);
+  const lines = ['Sequential and duet (a duet runs both versions at once on the same app nodes; both expect the pairs this config\'s noise model gives):'];
+  lines.push(`  ${'mode'.padEnd(11)} ${'agents'.padEnd(7)} ${'expected'.padEnd(22)} ${'worst case'.padEnd(22)} run jobs (worst case)`);
   for (const m of modes) {
     const expected = `${formatDuration(m.expected.totalSec)}, ${usd(m.expected.costUsd)}`;
     const worst = `${formatDuration(m.worst.totalSec)}, ${usd(m.worst.costUsd)}`;
-    lines.push(`  ${m.mode.padEnd(11)} ${expected.padEnd(22)} ${worst.padEnd(22)} ${m.runJobs}`);
+    lines.push(`  ${m.mode.padEnd(11)} ${String(m.agents).padEnd(7)} ${expected.padEnd(22)} ${worst.padEnd(22)} ${m.runJobs}`);
   }
   return lines;
 }

@@ -31,6 +31,8 @@ export interface BenchSize {
 
 /** A preset or override resolved against a gate config: every number known. */
 export interface ResolvedBench extends Omit<BenchSize, 'agentCount'> {
+  /** 2 in a duet: the agents split into one equal group per side. */
+  agentGroups?: 2;
   preset: string;
   region: string;
   agentCount: number;
@@ -112,7 +114,7 @@ type AwsBenchConfig = GateConfig['bench']['aws'];
  * must have a price (the plan cannot estimate otherwise) and the agents must be
  * able to drive the largest test.
  */
-export function resolveBench(aws: AwsBenchConfig, tests: readonly TestSpec[]): ResolvedBench {
+export function resolveBench(aws: AwsBenchConfig, tests: readonly TestSpec[], mode: GateConfig['mode'] = 'sequential'): ResolvedBench {
   const preset = presetSize(aws.preset);
   const overridden: string[] = [];
   const pick = <K extends keyof AwsBenchConfig & keyof BenchSize>(key: K): BenchSize[K] => {
@@ -123,7 +125,13 @@ export function resolveBench(aws: AwsBenchConfig, tests: readonly TestSpec[]): R
   };
   const needed = usersNeeded(tests);
   const explicitAgents = pick('agentCount');
-  const agentCount = explicitAgents === 'auto' ? Math.max(1, Math.ceil(needed / aws.usersPerAgent)) : explicitAgents;
+  // A duet gives each side its own group of agents, each able to drive the largest test
+  // (whose users are per side), so the groups are equal. A preset's count, the seeds'
+  // sequential shape, is raised to two such groups; an explicit count is taken as given
+  // (the config schema refuses an odd one, checkResolved a short one).
+  const perGroup = Math.max(1, Math.ceil(needed / aws.usersPerAgent));
+  const presetCount = (n: number | 'auto'): number => (n === 'auto' ? 2 * perGroup : Math.max(n + (n % 2), 2 * perGroup));
+  const agentCount = mode === 'duet' ? (aws.agentCount === undefined ? presetCount(explicitAgents) : explicitAgents === 'auto' ? 2 * perGroup : explicitAgents) : explicitAgents === 'auto' ? perGroup : explicitAgents;
   const appCount = pick('appCount');
   const resolved: ResolvedBench = {
     preset: aws.preset,
@@ -132,6 +140,7 @@ export function resolveBench(aws: AwsBenchConfig, tests: readonly TestSpec[]): R
     appCount,
     agentInstanceType: pick('agentInstanceType'),
     agentCount,
+    ...(mode === 'duet' ? { agentGroups: 2 as const } : {}),
     proxyCount: appCount > 1 ? 1 : 0,
     proxyInstanceType: pick('proxyInstanceType'),
     metricsInstanceType: pick('metricsInstanceType'),
@@ -167,10 +176,11 @@ function checkResolved(bench: ResolvedBench): void {
   if (bench.openSearchCount > 0 && OPENSEARCH_HOURLY_USD[bench.openSearchInstanceType] === undefined) {
     problems.push(`OpenSearch type "${bench.openSearchInstanceType}" has no price in src/aws/prices.ts`);
   }
-  const capacity = bench.agentCount * bench.usersPerAgent;
+  const groups = bench.agentGroups ?? 1;
+  const capacity = (bench.agentCount / groups) * bench.usersPerAgent;
   if (capacity < bench.usersNeeded) {
     problems.push(
-      `bench.aws.agentCount: ${bench.agentCount} agents x ${bench.usersPerAgent} users = ${capacity}, fewer than the ${bench.usersNeeded} users the largest test needs; ` +
+      `bench.aws.agentCount: ${bench.agentCount / groups} agents${groups > 1 ? ' per side' : ''} x ${bench.usersPerAgent} users = ${capacity}, fewer than the ${bench.usersNeeded} users the largest test needs${groups > 1 ? ' on each side' : ''}; ` +
         `raise agentCount or usersPerAgent${bench.overridden.includes('agentCount') ? ', or remove agentCount to size the agents from the tests' : ''}`,
     );
   }

@@ -48,6 +48,14 @@ const OUTPUT_SCHEMAS = {
   db_secret_arn: arn,
   opensearch_endpoint: host.nullable(),
   instances: z.record(z.string(), z.string().regex(/^\d+ x \S+$/, 'expected "count x type"')),
+  duet_slots: z.array(z.strictObject({
+    slot: z.enum(['a', 'b']),
+    proxy_url: url,
+    prometheus_url: url,
+    app_port: z.number().int().min(1).max(65535),
+    metrics_port: z.number().int().min(1).max(65535),
+    agent_indices: z.array(z.number().int().min(0)).min(1),
+  })),
 } as const;
 
 type OutputName = keyof typeof OUTPUT_SCHEMAS;
@@ -98,6 +106,19 @@ export const awsBenchDescriptionSchema = z.strictObject({
   openSearchEndpoint: host.nullable(),
   /** Role to "count x type", for run results' bench fingerprint. */
   instances: OUTPUT_SCHEMAS.instances,
+  /**
+   * A bench built for duets (bench variable duet): slots a and b, each with its own
+   * Mattermost service on every app node, entry point, Prometheus and agent group. Empty
+   * on a sequential bench.
+   */
+  duetSlots: z.array(z.strictObject({
+    slot: z.enum(['a', 'b']),
+    proxyUrl: url,
+    prometheusUrl: url,
+    appPort: z.number().int().min(1).max(65535),
+    metricsPort: z.number().int().min(1).max(65535),
+    agentIndices: z.array(z.number().int().min(0)).min(1),
+  })).default([]),
 });
 export type AwsBenchDescription = z.output<typeof awsBenchDescriptionSchema>;
 
@@ -131,6 +152,12 @@ export function parseTerraformOutputs(data: unknown, source: string): AwsBenchDe
   const v = values as OutputValues;
   if (v.agent_public_ips.length !== v.agent_private_ips.length || v.agent_instance_ids.length !== v.agent_private_ips.length) {
     throw new InputError(`${source}: agent_private_ips, agent_public_ips and agent_instance_ids must have one entry per agent`);
+  }
+  const slots = v.duet_slots;
+  if (slots.length) {
+    const agents = slots.flatMap((s) => s.agent_indices).sort((a, b) => a - b);
+    if (slots.length !== 2 || slots[0]?.slot !== 'a' || slots[1]?.slot !== 'b') throw new InputError(`${source}: duet_slots must be empty or hold slots a and b, in that order`);
+    if (agents.some((a, i) => a !== i) || agents.length !== v.agent_instance_ids.length) throw new InputError(`${source}: duet_slots must split the agents 0..${v.agent_instance_ids.length - 1} between the two slots, each agent once`);
   }
   if (v.app_private_ips.length !== v.app_instance_ids.length) {
     throw new InputError(`${source}: app_private_ips and app_instance_ids must have one entry per app node`);
@@ -168,6 +195,7 @@ export function parseTerraformOutputs(data: unknown, source: string): AwsBenchDe
     },
     openSearchEndpoint: v.opensearch_endpoint,
     instances: v.instances,
+    duetSlots: slots.map((s) => ({ slot: s.slot, proxyUrl: s.proxy_url, prometheusUrl: s.prometheus_url, appPort: s.app_port, metricsPort: s.metrics_port, agentIndices: s.agent_indices })),
   };
 }
 

@@ -40,6 +40,7 @@ const benchSettingsSchema = z.strictObject({
   k6_version: z.string().optional(),
   loadtest_download_url: httpsUrl.optional(),
   agent_api_port: z.number().int(),
+  duet: z.boolean(),
 });
 
 export const tfvarsSchema = z.strictObject({
@@ -128,6 +129,9 @@ export function buildTfvars(
   if (engine === 'load-test-ng' && !isSupportedLoadTestNgVersion(engineVersion)) {
     throw new InputError(`engine.version: "${engineVersion}" is not a load-test-ng release loadgate supports; use one of ${SUPPORTED_LOADTEST_NG_VERSIONS.join(', ')}`);
   }
+  if (config.mode === 'duet' && bench.agentCount % 2 !== 0) {
+    throw new InputError(`bench.aws.agentCount: a duet splits the agents into two equal groups, one per side; the bench has ${bench.agentCount}: set bench.aws.agentCount to ${bench.agentCount + 1}`);
+  }
   const expiresAt = new Date(now.getTime() + (duration.totalSec + EXPIRY_MARGIN_SEC) * 1000);
   const tfvars: Tfvars = {
     region: bench.region,
@@ -153,6 +157,7 @@ export function buildTfvars(
       mattermost_config_patch: JSON.stringify(checkedOverrides(config.target.settings, 'target.settings')),
       load_engine: engine,
       agent_api_port: AGENT_API_PORTS[engine],
+      duet: config.mode === 'duet',
       ...(inputs.dbName ? { db_name: inputs.dbName } : {}),
       ...(inputs.dbSnapshot ? { db_snapshot_identifier: inputs.dbSnapshot } : {}),
       ...(inputs.dbDumpUrl ? { db_dump_url: inputs.dbDumpUrl } : {}),

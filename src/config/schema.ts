@@ -246,15 +246,34 @@ export const gateConfigSchema = z.strictObject({
   mode: z
     .enum(['sequential', 'duet'])
     .default('sequential')
-    .describe('sequential: the baseline and the candidate run one after the other on the whole bench; duet: both at once, each on its own servers sharing the same CPUs, so the machine\'s speed moves both alike and cancels in their ratio (the local bench only). A noise model measured in one mode is refused in the other'),
+    .describe('sequential: the baseline and the candidate run one after the other on the whole bench; duet: both at once, each on its own servers sharing the same CPUs, so the machine\'s speed moves both alike and cancels in their ratio (on AWS: two Mattermost services per app node, a bench provisioned with duet slots). A noise model measured in one mode is refused in the other'),
   repeats: z.number().int().min(1).max(20).default(1).describe('Minimum baseline/candidate pairs per test, in counterbalanced order'),
   maxRepeats: z.number().int().min(1).max(20).default(3).describe('Pairs added while the sequential decision is undecided, at most; undecided then is inconclusive'),
   noiseModel: z.string().min(1).optional().describe('Noise model file (loadgate calibrate), relative to this config; without it the noise is assumed from the tolerances'),
   tolerances: tolerancesSchema.prefault({}),
-}).refine((c) => c.mode !== 'duet' || c.bench.kind === 'local', {
-  message: 'a duet needs two copies of the target on the same CPUs, which only the local bench starts so far; use mode: sequential with bench.kind: aws',
-  path: ['mode'],
+}).superRefine((c, ctx) => {
+  if (c.mode !== 'duet' || c.bench.kind !== 'aws') return;
+  const agents = c.bench.aws.agentCount;
+  if (agents !== undefined && agents % 2 !== 0) {
+    ctx.addIssue({ code: 'custom', path: ['bench', 'aws', 'agentCount'], message: `a duet splits the agents into two equal groups, one per side; ${agents} is odd: use ${agents + 1}` });
+  }
+  c.tests.forEach((test, t) => {
+    if (test.type !== 'unbounded') return;
+    test.health.forEach((h, i) => {
+      if (h.enabled && SHARED_NODE_SERIES.test(h.query)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['tests', t, 'health', i, 'query'],
+          message: `"${h.name}" reads the app nodes' own CPU or memory, which both sides of a duet share: it would stop both sides' coordinators at once and hide a regression of either. Measure each side's Mattermost against its half of the nodes instead, e.g. ${DUET_CPU_QUERY_EXAMPLE}`,
+        });
+      }
+    });
+  });
 });
+
+/** Node-wide CPU busy time and available memory: in a duet on AWS, both sides' load at once. */
+const SHARED_NODE_SERIES = /\bi?rate\(\s*node_cpu_seconds_total|node_memory_MemAvailable_bytes/;
+const DUET_CPU_QUERY_EXAMPLE = '100 * sum(rate(mattermost_process_cpu_seconds_total[1m])) / (0.5 * count(node_cpu_seconds_total{instance=~"app.*",mode="idle"}))';
 
 export type GateConfig = z.output<typeof gateConfigSchema>;
 export type GateConfigInput = z.input<typeof gateConfigSchema>;

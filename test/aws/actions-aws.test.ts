@@ -164,7 +164,7 @@ test('provision records the state key first, stores the tfvars it applies beside
     // The quota first, then upload, init, apply and outputs (the fake apply also checks the key was recorded).
     const steps = box.calls().filter((c) => !c.startsWith('curl')).map((c) => (c.startsWith('aws') ? c.split(' ').slice(0, 3).join(' ') : c.split(' ')[2]));
     assert.deepEqual(steps, ['aws service-quotas get-service-quota', 'aws ec2 describe-instances', 'aws s3 cp', 'init', 'apply', 'output']);
-    assert.match(provision.stdout, /^Quota: 68 of 256 vCPUs with this bench; 188 to spare\.$/m);
+    assert.match(provision.stdout, /^Quota: 72 of 256 vCPUs with this bench; 184 to spare\.$/m);
     assert.ok(box.calls().some((c) => c.includes(`-backend-config=key=${KEY}`)));
     const bench = JSON.parse(readFileSync(outputs['bench-file'] as string, 'utf8')) as { kind: string };
     assert.equal(bench.kind, 'aws');
@@ -203,9 +203,9 @@ test("provision refuses a bench over the account's vCPU quota before anything ex
     };
     const refused = box.run('provision', { ...provisionEnv, FAKE_AWS_ACCOUNT: JSON.stringify(account) });
     assert.equal(refused.code, 1, refused.stderr);
-    assert.match(refused.stderr, /REFUSED: this bench needs 68 vCPUs of L-1216C47A and 8 are already running in us-east-1, 76 in all, over the quota of 32; nothing was provisioned\./);
+    assert.match(refused.stderr, /REFUSED: this bench needs 72 vCPUs of L-1216C47A and 8 are already running in us-east-1, 80 in all, over the quota of 32; nothing was provisioned\./);
     assert.match(refused.stderr, /quota {10}32 vCPUs \(the AWS default: no value applied to this account\)/);
-    assert.match(refused.stderr, /aws service-quotas request-service-quota-increase --service-code ec2 --quota-code L-1216C47A --desired-value 76 --region us-east-1/);
+    assert.match(refused.stderr, /aws service-quotas request-service-quota-increase --service-code ec2 --quota-code L-1216C47A --desired-value 80 --region us-east-1/);
     assert.match(refused.stderr, /https:\/\/us-east-1\.console\.aws\.amazon\.com\/servicequotas\/home\/services\/ec2\/quotas\/L-1216C47A/);
     const calls = box.calls();
     assert.deepEqual(calls.filter((c) => c.startsWith('aws service-quotas')).map((c) => c.split(' ')[2]), ['get-service-quota', 'get-aws-default-service-quota'], 'the default, once no value is applied');

@@ -16,6 +16,7 @@ const work = mkdtempSync(join(tmpdir(), 'loadgate-aws-cli-'));
 after(() => rmSync(work, { recursive: true, force: true }));
 
 const EXAMPLE = new URL('../../examples/aws-mattermost.yml', import.meta.url).pathname;
+const SEQUENTIAL = new URL('../../examples/aws-mattermost-sequential.yml', import.meta.url).pathname;
 const LICENSE = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:loadgate/mattermost-license-AbCdEf';
 /** A copy of the example elsewhere still finds the shipped noise model. */
 const withNoiseModel = (yaml: string) => yaml.replace('noiseModel: ../noise/', `noiseModel: ${resolve('noise')}/`);
@@ -27,22 +28,24 @@ test('loadgate plan prints the plan of the example gate', async () => {
   assert.equal(await main(['plan', '--config', EXAMPLE], io), 0);
   const text = io.stdout.join('\n');
   assert.match(text, /preset perfcomp in us-east-1/);
-  assert.match(text, /agent +11 x c7i\.xlarge/);
-  assert.match(text, /total +\$128\.74/);
+  // A duet: two agent groups of 6, both versions at once.
+  assert.match(text, /agent +12 x c7i\.xlarge/);
+  assert.match(text, /bounded +5h34m30s \(3 duets: both versions at once/);
+  assert.match(text, /total +\$70\.55/);
   assert.match(text, /provisioning +1h10m \(database: dump\)/, 'the example names its dataset');
 });
 
-test('loadgate plan sets sequential and duet side by side: the same pairs expected, each duet one slot', async () => {
+test('loadgate plan sets sequential and duet side by side: the same pairs expected, each duet one slot, one agent group per side', async () => {
   const io = captureIO();
-  assert.equal(await main(['plan', '--config', EXAMPLE], io), 0);
+  assert.equal(await main(['plan', '--config', SEQUENTIAL], io), 0);
   const text = io.stdout.join('\n');
-  assert.match(text, /Sequential and duet on this bench \(a duet runs both versions at once on the same nodes; its noise is assumed to be a sequential pair's until measured\):/);
-  assert.match(text, /\n  sequential +\S+, \$[\d.]+ +\S+, \$128\.74 +\d+\n  duet +/, 'this config\'s mode first, its worst case the plan\'s');
+  assert.match(text, /Sequential and duet \(a duet runs both versions at once on the same app nodes; both expect the pairs this config's noise model gives\):/);
+  assert.match(text, /\n  sequential +11 +\S+, \$[\d.]+ +\S+, \$128\.74 +\d+\n  duet +20 +/, 'this config\'s mode first, its worst case the plan\'s; a duet of 20000 users per side needs two groups of 10 agents');
   const json = captureIO();
-  assert.equal(await main(['plan', '--config', EXAMPLE, '--format', 'json'], json), 0);
-  const { modes, durationSec } = JSON.parse(json.stdout.join('\n')) as { modes: { mode: string; worst: { totalSec: number }; expected: { totalSec: number; runsPerSide: number }; runJobs: number }[]; durationSec: { provision: number; teardown: number; total: number } };
+  assert.equal(await main(['plan', '--config', SEQUENTIAL, '--format', 'json'], json), 0);
+  const { modes, durationSec } = JSON.parse(json.stdout.join('\n')) as { modes: { mode: string; agents: number; worst: { totalSec: number }; expected: { totalSec: number; runsPerSide: number }; runJobs: number }[]; durationSec: { provision: number; teardown: number; total: number } };
   const [sequential, duet] = modes as [(typeof modes)[number], (typeof modes)[number]];
-  assert.deepEqual(modes.map((m) => m.mode), ['sequential', 'duet']);
+  assert.deepEqual(modes.map((m) => [m.mode, m.agents]), [['sequential', 11], ['duet', 20]]);
   assert.equal(sequential.worst.totalSec, durationSec.total);
   assert.equal(duet.expected.runsPerSide, sequential.expected.runsPerSide);
   const fixed = durationSec.provision + durationSec.teardown;
@@ -74,7 +77,7 @@ test('loadgate plan --max-cost refuses a gate over budget with exit 1', async ()
   const io = captureIO();
   assert.equal(await main(['plan', '--config', EXAMPLE, '--max-cost', '40'], io), 1);
   assert.equal(io.stdout.length, 0, 'nothing on stdout: no tfvars, no plan to act on');
-  assert.match(io.stderr.join('\n'), /REFUSED: the estimate \$128\.74 exceeds the max-cost of \$40\.00 \(--max-cost\)/);
+  assert.match(io.stderr.join('\n'), /REFUSED: the estimate \$70\.55 exceeds the max-cost of \$40\.00 \(--max-cost\)/);
 });
 
 test('loadgate plan --format json carries the numbers for the check run', async () => {
@@ -82,8 +85,8 @@ test('loadgate plan --format json carries the numbers for the check run', async 
   assert.equal(await main(['plan', '--config', EXAMPLE, '--format', 'json', '--db-dump-url', 'https://lt-public-data.s3.amazonaws.com/12M_610_fixed_psql.sql.gz'], io), 0);
   const json = JSON.parse(io.stdout.join('\n')) as { dbSource: string; cost: { totalUsd: number; pricesAsOf: string }; durationSec: { total: number }; withinBudget: boolean };
   assert.equal(json.dbSource, 'dump');
-  // Provisioning with the dump load, 12 runs of 90 minutes each with its 21.5-minute set-up, teardown.
-  assert.equal(json.durationSec.total, 70 * 60 + 12 * (90 * 60 + 1290) + 15 * 60);
+  // Provisioning with the dump load, 6 duets of 90 minutes each with its 21.5-minute set-up, teardown.
+  assert.equal(json.durationSec.total, 70 * 60 + 6 * (90 * 60 + 1290) + 15 * 60);
   assert.equal(json.withinBudget, true);
   assert.match(json.cost.pricesAsOf, /^\d{4}-\d{2}-\d{2}$/);
 });
@@ -105,7 +108,10 @@ test('loadgate plan --format tfvars writes variables infra/aws declares and vali
   assert.equal(tfvars.bench_name, 'lg-123456789-2');
   assert.equal(tfvars.state_key, 'loadgate/acme/chat/123456789/2/terraform.tfstate');
   assert.equal(tfvars.bench.mattermost_download_url, 'https://releases.mattermost.com/10.12.0/mattermost-10.12.0-linux-amd64.tar.gz');
-  assert.equal(tfvars.expires_at, '2026-11-22T10:43:00Z', '10:00 + 23h43m worst case (maxRepeats pairs, set-up included) + 1h margin');
+  assert.equal(tfvars.expires_at, '2026-11-21T23:34:00Z', '10:00 + 12h34m worst case (maxRepeats duets, set-up included) + 1h margin');
+  // The example runs in duet: two slots per app node, two agent groups of 6.
+  assert.equal(tfvars.bench.duet, true);
+  assert.equal(tfvars.bench.agent_count, 12);
   assert.deepEqual(tfvars.bench.controller_cidr_blocks, ['203.0.113.7/32']);
   assert.equal(tfvars.bench.mattermost_config_patch, '{}');
   // The example runs load-test-ng, pinned to a real release (its download must exist).

@@ -17,7 +17,9 @@ import { OPENSEARCH_SKIP, writeEmulatorOverrides } from './emulator/skips.ts';
 
 /**
  * infra/aws applied and destroyed with the real AWS provider against moto on
- * 127.0.0.1 (fake credentials, every endpoint pointed at a logging proxy in
+ * 127.0.0.1 (a duet bench, whose resources are a sequential bench's plus slot
+ * b's security-group rules, made by the same API calls; one apply and destroy
+ * of each would double the test's three minutes) (fake credentials, every endpoint pointed at a logging proxy in
  * front of it), then the janitor against the same emulator. Every API call of
  * the apply and the janitor is logged with its tags and simulated against
  * infra/iam/github-role-policy.json.
@@ -129,7 +131,7 @@ test('apply, tf-outputs, tags and security-group paths, the janitor, and every c
     bench: {
       availability_zones: ['us-east-1a', 'us-east-1b'], controller_cidr_blocks: [CONTROLLER], ssh_cidr_blocks: ['198.51.100.0/24'],
       ssh_key_name: 'bench-admin', ami_id: ami,
-      app_count: 2, agent_count: 2, db_count: 2, opensearch_count: 0,
+      app_count: 2, agent_count: 2, db_count: 2, opensearch_count: 0, duet: true,
       mattermost_download_url: 'https://releases.mattermost.com/10.12.0/mattermost-10.12.0-linux-amd64.tar.gz',
       mattermost_license_secret_arn: `arn:aws:secretsmanager:us-east-1:${account.id}:secret:loadgate/mattermost-license-AbCdEf`,
       db_dump_url: 'https://lt-public-data.s3.amazonaws.com/12M_610_fixed_psql.sql.gz', db_name: 'ltdb',
@@ -153,8 +155,16 @@ test('apply, tf-outputs, tags and security-group paths, the janitor, and every c
   const printed: string[] = [];
   const code = await tfOutputs(['-'], { out: (l) => printed.push(l), err: (l) => printed.push(l) }, Readable.from([outputs]));
   assert.equal(code, 0);
-  const bench = JSON.parse(printed.join('\n')) as { benchName: string; agents: { apiPort: number; instanceIds: string[] }; app: { instanceIds: string[] }; metrics: { pyroscopeUrl: string } };
+  const bench = JSON.parse(printed.join('\n')) as {
+    benchName: string; agents: { apiPort: number; instanceIds: string[] }; app: { instanceIds: string[] }; metrics: { pyroscopeUrl: string };
+    duetSlots: Array<{ slot: string; proxyUrl: string; prometheusUrl: string; appPort: number; metricsPort: number; agentIndices: number[] }>;
+  };
   assert.equal(bench.benchName, BENCH);
+  // The duet's two slots: slot b behind the proxy's :8080 and the second Prometheus, one agent each.
+  assert.deepEqual(bench.duetSlots.map((s) => [s.slot, new URL(s.proxyUrl).port, new URL(s.prometheusUrl).port, s.appPort, s.metricsPort, s.agentIndices]), [
+    ['a', '', '9090', 8065, 8067, [0]],
+    ['b', '8080', '9091', 8165, 8167, [1]],
+  ]);
   assert.equal(bench.agents.apiPort, 6565, "k6's REST API port");
   assert.equal(bench.agents.instanceIds.length, 2);
   assert.equal(bench.app.instanceIds.length, 2);
@@ -181,6 +191,8 @@ test('apply, tf-outputs, tags and security-group paths, the janitor, and every c
     `${CONTROLLER} -> metrics:9090`, `${CONTROLLER} -> metrics:3000`, `${CONTROLLER} -> metrics:4040`, `${CONTROLLER} -> agent:6565`,
     'agent -> metrics:9090', 'metrics -> agent:6566', 'agent -> proxy:80', 'proxy -> app:8065', 'agent -> app:8065', 'metrics -> app:8067',
     'app -> app:8074', 'app -> db:5432', 'metrics -> app:9100', '198.51.100.0/24 -> agent:22',
+    // Slot b of the duet.
+    `${CONTROLLER} -> metrics:9091`, 'agent -> metrics:9091', 'agent -> proxy:8080', 'proxy -> app:8165', 'agent -> app:8165', 'metrics -> app:8167', 'app -> app:8174',
   ]) {
     assert.ok(paths.has(path), `security groups allow ${path}; they allow: ${[...paths].sort().join(', ')}`);
   }

@@ -5,7 +5,7 @@ import { estimateDuration } from '../../src/aws/cost.ts';
 import { expectedDuration } from '../../src/aws/expected.ts';
 import { resolveBench } from '../../src/aws/presets.ts';
 
-const EXAMPLE = new URL('../../examples/aws-mattermost.yml', import.meta.url).pathname;
+const EXAMPLE = new URL('../../examples/aws-mattermost-sequential.yml', import.meta.url).pathname;
 
 test('the AWS example is expected to take about half of a typical 9-10 h gate, each run well inside a 6 h job', async () => {
   const config = await loadGateConfig(EXAMPLE);

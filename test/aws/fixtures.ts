@@ -69,5 +69,6 @@ export function terraformOutputs(): Record<string, { sensitive: boolean; type: u
       { app: '2 x c7i.2xlarge', agent: '2 x c7i.xlarge', proxy: '1 x c7i.xlarge', metrics: '1 x m7i.xlarge', db: '2 x db.r7g.2xlarge' },
       ['object', { app: 'string' }],
     ),
+    duet_slots: out([], ['tuple', []]),
   };
 }

@@ -222,6 +222,25 @@ test('EC2 nodes: IMDSv2 only, encrypted root volumes, compressed per-node user d
   assert.match(String(only(bench.module.proxy, 'proxy').subnet_ids), /private_subnet_ids/);
 });
 
+/**
+ * A role's local.controller_ports entries: a literal list, or concat([always], [for rule
+ * in [duet only] : rule if var.duet]) as HCL text; `duet` picks the second part.
+ */
+function controllerPorts(bench: ModuleJson, role: string, duet = false): Array<Record<string, unknown>> {
+  const raw = (only(bench.locals, 'locals') as { controller_ports: Record<string, unknown> }).controller_ports[role];
+  if (raw === undefined) return [];
+  if (Array.isArray(raw)) return duet ? [] : (raw as Array<Record<string, unknown>>);
+  const text = String(raw);
+  const parts = text.split(/\]\s*,\s*\[\s*for rule in/);
+  assert.equal(parts.length, 2, `controller_ports.${role} is concat([...], [for rule in [...] : rule if var.duet]): ${text}`);
+  if (duet) assert.match(parts[1]!, /: rule if var\.duet\s*\]\)\}?$/);
+  return [...(parts[duet ? 1 : 0] as string).matchAll(/\{\s*description\s*=\s*"([^"]*)",\s*from_port\s*=\s*([^,]+),\s*to_port\s*=\s*([^,}]+?)\s*\}/g)].map((m) => ({
+    description: m[1],
+    from_port: m[2]!.trim(),
+    to_port: m[3]!.trim(),
+  }));
+}
+
 test('security groups: each role opens only its own ports, SSH is closed unless ssh_cidr_blocks is set', async () => {
   const bench = await loadModule('modules/bench');
   // An expression comes back as its HCL text, a literal list as JSON objects.
@@ -229,7 +248,7 @@ test('security groups: each role opens only its own ports, SSH is closed unless 
     const rules = only(bench.module[`${role}_sg`], `${role}_sg`).ingress_rules;
     if (typeof rules === 'string') {
       // The controller's rules: one per local.controller_ports entry of the role and controller range.
-      const ports = (only(bench.locals, 'locals') as { controller_ports: Record<string, Array<Record<string, unknown>>> }).controller_ports[role] ?? [];
+      const ports = controllerPorts(bench, role);
       const controller = rules.includes(`for rule in local.controller_ports.${role} : merge(rule, { cidr_ipv4 = cidr })`)
         ? ports.map((p) => ({
             description: String(p.description),
@@ -318,6 +337,27 @@ test('security groups: each role opens only its own ports, SSH is closed unless 
   const worldEgress = locals.egress_rules.filter((r) => r.cidr_ipv4 === '0.0.0.0/0').map((r) => [r.from_port, r.to_port]);
   assert.deepEqual(worldEgress, [[80, 80], [443, 443]]);
   assert.equal((JSON.stringify(bench).match(/0\.0\.0\.0\/0/g) ?? []).length, 2, '0.0.0.0/0 appears nowhere else in the bench');
+
+  // A duet's slot b: the same paths on its own ports, and only when var.duet.
+  const duetRules = (name: string): string[] => {
+    const text = String((only(bench.locals, 'locals') as Record<string, unknown>)[name]);
+    assert.match(text, /^\$\{\[\s*for rule in \[[\s\S]*\] : rule if var\.duet\s*\]\}$/, `${name} is empty unless var.duet`);
+    return ruleObjects(text).map((r) => `${r.protocol} ${r.from}-${r.to} ${r.source}`).sort();
+  };
+  assert.deepEqual(duetRules('duet_app_ingress_rules'), [
+    'tcp 8165-8165 referenced_security_group_id = module.agent_sg.id',
+    'tcp 8165-8165 referenced_security_group_id = module.proxy_sg.id',
+    'tcp 8167-8167 referenced_security_group_id = module.metrics_sg.id',
+    'tcp 8174-8174 self = true',
+    'udp 8174-8174 self = true',
+  ]);
+  assert.deepEqual(duetRules('duet_proxy_ingress_rules'), ['tcp 8080-8080 referenced_security_group_id = module.agent_sg.id']);
+  assert.match(String(only(bench.module.app_sg, 'app_sg').ingress_rules), /local\.duet_app_ingress_rules/);
+  assert.match(String(only(bench.module.proxy_sg, 'proxy_sg').ingress_rules), /local\.duet_proxy_ingress_rules/);
+  assert.deepEqual(controllerPorts(bench, 'metrics', true).map((p) => `${p.from_port}-${p.to_port}`), ['9091-9091'], "the controller reaches slot b's Prometheus");
+  assert.match(JSON.stringify(locals0.app_egress_rules), /for rule in \[\\n\s*\{ description = \\"Duet slot b cluster gossip \(UDP\)[^}]*ip_protocol = \\"udp\\", from_port = 8174, to_port = 8174, cidr_ipv4 = var\.vpc_cidr \},\\n\s*\] : rule if var\.duet/);
+  const remoteWriteB = resource(bench, 'aws_vpc_security_group_ingress_rule', 'metrics_b_from_agents');
+  assert.deepEqual([remoteWriteB.count, remoteWriteB.from_port, remoteWriteB.to_port], ['${var.duet ? 1 : 0}', 9091, 9091]);
 
   const sgModule = await loadModule('modules/security-group');
   const guard = validations(sgModule, 'ingress_rules').find((v) => v.condition.includes('0.0.0.0/0'));

@@ -127,7 +127,7 @@ test('run refuses a budget above the limit through the CLI (exit 3), and --runne
   assert.match(over.err, /^loadgate run: --job-budget: 26m is longer than --runner-limit allows/);
   for (const [limit, message] of [['29', 'at least 30 minutes'], ['7201', 'at most 7200 minutes'], ['45.5', 'expected whole minutes'], ['x', 'expected whole minutes'], ['0x3c', 'expected whole minutes'], ['1e2', 'expected whole minutes'], [' 60', 'expected whole minutes'], ['', 'expected whole minutes']]) {
     const run = await runCli([...RUN, '--runner-limit', limit as string]);
-    const plan = await runCli(['plan', '--config', 'examples/aws-mattermost.yml', '--runner-limit', limit as string]);
+    const plan = await runCli(['plan', '--config', 'examples/aws-mattermost-sequential.yml', '--runner-limit', limit as string]);
     assert.deepEqual([run.code, plan.code], [3, 3], limit);
     assert.match(run.err, new RegExp(`^loadgate run: --runner-limit: ${message}`), limit);
     assert.match(plan.err, new RegExp(`^loadgate plan: --runner-limit: ${message}`), limit);
@@ -182,7 +182,7 @@ test('the job split counts every run\'s set-up (stop, restore, migrations, agent
   assert.equal(jobs.runJobs, 4, 'one run per job');
   for (const job of jobs.jobs) assert.ok(job.seconds <= budget, `${job.name}: ${job.seconds} s, set-up included, within ${budget} s`);
   // The shipped example's worst case still fits the workflow's run jobs, set-up included.
-  const shipped = await loadGateConfig('examples/aws-mattermost.yml');
+  const shipped = await loadGateConfig('examples/aws-mattermost-sequential.yml');
   const example = planJobs(shipped, estimateDuration(shipped, resolveBench(shipped.bench.aws, shipped.tests), 'dump'));
   assert.ok(example.runJobs <= WORKFLOW_RUN_JOBS, `${example.runJobs} run jobs`);
   for (const job of example.jobs) assert.ok(job.seconds <= jobBudgetSec(360), `${job.name}: ${job.seconds} s`);

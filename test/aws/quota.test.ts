@@ -82,11 +82,15 @@ test('running vCPUs: pending and running on-demand Standard instances of the reg
 
 test('check-quota: exit 0 when the bench fits, 1 when not, 3 for a config on the local bench', async () => {
   const io = captureIO();
-  assert.equal(await checkQuota(['--config', 'examples/aws-mattermost.yml'], io, accountRunner({ standardVcpus: { default: 68 } })), 0);
-  assert.match(io.stdout.join('\n'), /this bench {5}68 vCPUs \(app 2 x c7i\.2xlarge = 16, agent 11 x c7i\.xlarge = 44/);
+  // The example runs in duet: two agent groups of 6.
+  assert.equal(await checkQuota(['--config', 'examples/aws-mattermost.yml'], io, accountRunner({ standardVcpus: { default: 72 } })), 0);
+  assert.match(io.stdout.join('\n'), /this bench {5}72 vCPUs \(app 2 x c7i\.2xlarge = 16, agent 12 x c7i\.xlarge = 48/);
   const short = captureIO();
-  assert.equal(await checkQuota(['--config', 'examples/aws-mattermost.yml'], short, accountRunner({ standardVcpus: { default: 67 } })), 1);
-  assert.match(short.stderr.join('\n'), /REFUSED: .* over the quota of 67/);
+  assert.equal(await checkQuota(['--config', 'examples/aws-mattermost.yml'], short, accountRunner({ standardVcpus: { default: 71 } })), 1);
+  assert.match(short.stderr.join('\n'), /REFUSED: .* over the quota of 71/);
+  const sequential = captureIO();
+  assert.equal(await checkQuota(['--config', 'examples/aws-mattermost-sequential.yml'], sequential, accountRunner({ standardVcpus: { default: 68 } })), 0);
+  assert.match(sequential.stdout.join('\n'), /this bench {5}68 vCPUs \(app 2 x c7i\.2xlarge = 16, agent 11 x c7i\.xlarge = 44/);
   await assert.rejects(checkQuota(['--config', 'examples/local-synapse.yml'], captureIO(), accountRunner({ standardVcpus: { default: 68 } })), /bench\.kind is "local"/);
 });
 

@@ -1,5 +1,5 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -39,8 +39,10 @@ const samples = {
     opensearch_endpoint: 'vpc-lg-123456-1-abc.us-east-1.es.amazonaws.com',
     site_url: 'http://10.42.100.10',
     config_patch_b64: Buffer.from(JSON.stringify({ ServiceSettings: { SiteURL: 'http://ltserver' } })).toString('base64'),
+    duet: 'false',
+    site_url_b: 'http://10.42.100.10:8080',
   },
-  proxy: { ...common, node_index: '0', node_name: 'proxy0', app_ips: '10.42.100.21,10.42.101.22' },
+  proxy: { ...common, node_index: '0', node_name: 'proxy0', app_ips: '10.42.100.21,10.42.101.22', duet: 'false' },
   agent: {
     ...common,
     node_index: '3',
@@ -68,6 +70,7 @@ const samples = {
     pyroscope_image: 'grafana/pyroscope:1.13.0',
     alloy_image: 'grafana/alloy:v1.8.1',
     dashboard_json: dashboard,
+    duet: 'false',
   },
 } as const;
 
@@ -134,7 +137,8 @@ test('the app node installs the version under test and reads the licence and dat
   assert.doesNotMatch(script, /PASSWORD='/, 'no password literal in user data');
   assert.match(script, /DB_PASSWORD=\$\(jq -r \.password <<< "\$DB_SECRET"\)/);
   // The gate's patch is merged first and the bench settings re-applied on top of it.
-  assert.match(script, /"\(\. \* \\\$patch\[0\]\) \| \$\(cat \/etc\/loadgate\/bench-settings\.jq\)"/);
+  assert.match(script, /program=\$\(cat \/etc\/loadgate\/bench-settings\.jq\)/);
+  assert.match(script, /"\(\. \* \\\$patch\[0\]\) \| \$program"/);
   assert.match(script, /\.ClusterSettings\.Enable = true/);
   assert.match(script, /\.MetricsSettings\.ListenAddress = ":8067"/);
   // Dump loading happens once, on the first node, and the others wait for it.
@@ -145,7 +149,7 @@ test('the app node installs the version under test and reads the licence and dat
   assert.match(script, /marker_set \|\| \{ echo "loadgate: the dataset was not ready within 4 hours/, 'a node never starts on a missing dataset');
   // The pristine copy every run is restored from, and the helper that restores it.
   assert.match(script, /create database \\"\$\$\{DB_NAME\}_pristine\\" template \\"\$DB_NAME\\"|create database \\"\$\{DB_NAME\}_pristine\\" template \\"\$DB_NAME\\"/);
-  assert.match(script, /drop database if exists \\"\$DB_NAME\\" with \(force\)/);
+  assert.match(script, /drop database if exists \\"\$db\\" with \(force\)/);
 });
 
 test('the proxy gets the seed report nginx configuration with every app node upstream', () => {
@@ -157,6 +161,7 @@ test('the proxy gets the seed report nginx configuration with every app node ups
   assert.match(script, /worker_connections 20000;/);
   // The upstream loop really produces one server per app node.
   const loop = script.slice(script.indexOf('{\n  echo "upstream backend {"'), script.indexOf('} > /etc/nginx/sites-available/mattermost'));
+  assert.ok(loop.length > 0, 'the upstream loop');
   const output = execFileSync('bash', ['-c', `APP_IPS='${samples.proxy.app_ips}'\n${loop}}`], { encoding: 'utf8' });
   assert.match(output, /^upstream backend \{\n {2}server 10\.42\.100\.21:8065 max_fails=0;\n {2}server 10\.42\.101\.22:8065 max_fails=0;\n {2}keepalive 256;\n\}/);
 });
@@ -166,10 +171,10 @@ test('the metrics node scrapes targets named as the health queries expect', () =
   assert.ok(script.includes(dashboard.trim()), 'the dashboard is embedded');
   // Run the target-list helper the Prometheus config is built with.
   const helper = script.slice(script.indexOf('targets() {'), script.indexOf('APP_COUNT='));
-  const output = execFileSync('bash', ['-c', `${helper}\ntargets app 2 8067; targets agent 3 4000`], { encoding: 'utf8' });
-  assert.equal(output, '["app0:8067", "app1:8067"]\n["agent0:4000", "agent1:4000", "agent2:4000"]\n');
+  const output = execFileSync('bash', ['-c', `${helper}\ntargets app 2 8067; targets agent 3 4000; targets agent 4 6566 2`], { encoding: 'utf8' });
+  assert.equal(output, '["app0:8067", "app1:8067"]\n["agent0:4000", "agent1:4000", "agent2:4000"]\n["agent2:6566", "agent3:6566"]\n');
   assert.match(script, /NODE_TARGETS='\["proxy:9100", "localhost:9100"\]'/);
-  assert.match(script, /- targets: \$\(targets agent "\$AGENT_COUNT" "\$AGENT_METRICS_PORT"\)/, 'the agents\' exporters, not their control API');
+  assert.match(script, /- targets: \$\(targets agent "\$3" "\$AGENT_METRICS_PORT" "\$2"\)/, 'the agents\' exporters, not their control API');
   assert.match(script, /--web\.enable-remote-write-receiver/);
   // A service account's token goes to the bench secret (through a file, never argv or the log).
   assert.match(script, /grafana_api \/api\/serviceaccounts '\{"name":"loadgate","role":"Editor"/);
@@ -247,4 +252,207 @@ test("the bench settings win over any patch on the node: DataSource and metrics 
   assert.equal(config.MetricsSettings.ListenAddress, ':8067');
   assert.equal(config.ServiceSettings.EnableLinkPreviews, false, 'ordinary settings do come from the patch');
   assert.equal(config.ServiceSettings.SiteURL, 'http://10.42.100.10');
+});
+
+/** Every here-document body of `marker` in a rendered script, in order. */
+function heredocs(script: string, marker: string): string[] {
+  const bodies: string[] = [];
+  let from = 0;
+  for (;;) {
+    const start = script.indexOf(`<<'${marker}'\n`, from);
+    if (start < 0) return bodies;
+    const body = script.slice(start + marker.length + 5);
+    bodies.push(body.slice(0, body.indexOf(`\n${marker}\n`)));
+    from = start + 1;
+  }
+}
+
+const duetSamples = {
+  app: { ...samples.app, duet: 'true' },
+  proxy: { ...samples.proxy, duet: 'true' },
+  agent: samples.agent,
+  metrics: { ...samples.metrics, agent_ips: '10.42.0.30,10.42.1.31,10.42.0.32,10.42.1.33', duet: 'true' },
+} as const;
+
+test('a duet bench renders every role to a valid bash script under the user-data limit', () => {
+  const work = mkdtempSync(join(tmpdir(), 'loadgate-userdata-duet-'));
+  try {
+    for (const role of roles) {
+      const script = renderUserData(role, duetSamples[role] as never);
+      writeFileSync(join(work, `${role}.sh`), script);
+      execFileSync('bash', ['-n', join(work, `${role}.sh`)]);
+      assert.ok(compressedSize(script) < USER_DATA_LIMIT_BYTES, `${role}: ${compressedSize(script)} compressed bytes`);
+      if (role !== 'agent') assert.match(script, /^DUET='true'$/m, `${role} knows it is a duet`);
+    }
+    const app = renderUserData('app', duetSamples.app);
+    assert.match(app, /^SITE_URL_B='http:\/\/10\.42\.100\.10:8080'$/m);
+    // Slot b's unit: its own directories and slice; slot a joins its own slice by a drop-in, in a duet only.
+    const units = heredocs(app, 'UNIT');
+    assert.equal(units.length, 2);
+    assert.match(units[1]!, /^Slice=loadgate-slot-b\.slice$/m);
+    assert.match(units[1]!, /^ExecStart=\/opt\/mattermost-b\/bin\/mattermost --config \/etc\/mattermost-b\/config\.json$/m);
+    assert.doesNotMatch(units[0]!, /Slice=|mattermost-b/, "slot a's unit is the sequential bench's");
+    assert.match(app, /if \[ "\$DUET" = true \]; then\n {2}for slot in a b; do\n {4}printf '\[Unit\]\\nDescription=loadgate duet slot %s\\n\\n\[Slice\]\\nCPUWeight=100\\n'/);
+    assert.doesNotMatch(app, /AllowedCPUs|CPUAffinity|taskset/, 'no slot is pinned to cores');
+    // Slot b's database is copied from the pristine one before the marker other nodes wait for.
+    const copy = app.indexOf('create database \\"${DB_NAME}_b\\" template \\"${DB_NAME}_pristine\\"');
+    assert.ok(copy > 0 && copy < app.indexOf('insert into loadgate_dataset_ready'), 'slot b database before the marker');
+    assert.ok(app.indexOf('loadgate-mattermost --slot b start 1800') > app.indexOf('/usr/local/bin/loadgate-mattermost start 1800'), 'slot b comes up after slot a');
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+});
+
+/**
+ * The app node's helpers run with bash in a scratch directory: their absolute paths
+ * moved under it, chown and psql stood in for.
+ */
+function helperSandbox(duet: boolean): { root: string; run: (helper: 'MATTERMOST' | 'DATASET', args: string[], input?: string) => { status: number; stdout: string; stderr: string }; cleanup: () => void } {
+  const root = mkdtempSync(join(tmpdir(), 'loadgate-helpers-run-'));
+  const app = renderUserData('app', { ...samples.app, duet: duet ? 'true' : 'false' });
+  const relocate = (text: string): string =>
+    text.replaceAll('/etc/loadgate/', `${root}/etc/loadgate/`).replaceAll('/etc/mattermost', `${root}/etc/mattermost`).replaceAll('/var/lib/loadgate/', `${root}/var/lib/loadgate/`);
+  for (const dir of ['bin', 'etc/loadgate', 'etc/mattermost', 'etc/mattermost-b', 'var/lib/loadgate/releases']) mkdirSync(join(root, dir), { recursive: true });
+  writeFileSync(join(root, 'bin/chown'), '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+  writeFileSync(join(root, 'bin/psql'), `#!/bin/sh\nfor a in "$@"; do echo "$a"; done >> ${JSON.stringify(join(root, 'psql.log'))}\n`, { mode: 0o755 });
+  writeFileSync(join(root, 'etc/loadgate/duet'), `${duet}\n`);
+  const [settings, settingsB] = heredocs(app, 'JQ');
+  writeFileSync(join(root, 'etc/loadgate/bench-settings.jq'), `${settings}\n`);
+  if (duet) writeFileSync(join(root, 'etc/loadgate/bench-settings-b.jq'), `${settingsB}\n`);
+  const env = (db: string, cluster: string, site: string): string =>
+    `SITE_URL='${site}'\nDATA_SOURCE='postgres://u:p@writer:5432/${db}?sslmode=require'\nREPLICA_SOURCE='postgres://u:p@reader:5432/${db}?sslmode=require'\nCLUSTER_NAME='${cluster}'\nOPENSEARCH_ENDPOINT='vpc-os.example'\nLICENSE_SECRET_ARN=''\n`;
+  writeFileSync(join(root, 'etc/loadgate/bench-settings.env'), env('ltdb', 'lg-123456-1', 'http://10.42.100.10'));
+  writeFileSync(join(root, 'etc/loadgate/bench-settings-b.env'), env('ltdb_b', 'lg-123456-1-b', 'http://10.42.100.10:8080'));
+  writeFileSync(join(root, 'etc/loadgate/db.env'), "PSQL_ADMIN_URL='postgres://u:p@writer:5432/postgres'\nDB_NAME='ltdb'\n");
+  writeFileSync(join(root, 'etc/mattermost/config.base.json'), JSON.stringify({ ServiceSettings: { EnableLinkPreviews: true }, ElasticsearchSettings: { IndexPrefix: '' } }));
+  const files = { MATTERMOST: join(root, 'loadgate-mattermost'), DATASET: join(root, 'loadgate-dataset') };
+  writeFileSync(files.MATTERMOST, relocate(heredoc(app, 'MATTERMOST')), { mode: 0o755 });
+  writeFileSync(files.DATASET, relocate(heredoc(app, 'DATASET')), { mode: 0o755 });
+  const run = (helper: 'MATTERMOST' | 'DATASET', args: string[], input = '') => {
+    const result = spawnSync('bash', [files[helper], ...args], { input, encoding: 'utf8', env: { ...process.env, PATH: `${join(root, 'bin')}:${process.env.PATH ?? ''}` } });
+    return { status: result.status ?? -1, stdout: result.stdout, stderr: result.stderr };
+  };
+  return { root, run, cleanup: () => rmSync(root, { recursive: true, force: true }) };
+}
+
+test('on a sequential bench, --slot b fails clearly and slot a is the default', () => {
+  const box = helperSandbox(false);
+  try {
+    for (const [helper, args] of [['MATTERMOST', ['--slot', 'b', 'version']], ['MATTERMOST', ['--slot', 'b', 'configure']], ['DATASET', ['--slot', 'b', 'restore']]] as const) {
+      const result = box.run(helper, [...args], '{}');
+      assert.equal(result.status, 2, `${helper} ${args.join(' ')}`);
+      assert.match(result.stderr, /this bench was built without duet \(bench variable duet = false\)/);
+    }
+    assert.equal(box.run('MATTERMOST', ['--slot', 'c', 'stop']).status, 2);
+    assert.match(box.run('MATTERMOST', ['frobnicate']).stderr, /usage: loadgate-mattermost \[--slot a\|b\] install URL/);
+    assert.equal(existsSync(join(box.root, 'psql.log')), false, 'nothing was restored');
+    // Without --slot: slot a, as before duets existed.
+    assert.equal(box.run('MATTERMOST', ['configure'], '{"ServiceSettings":{"EnableLinkPreviews":false}}').status, 0);
+    const config = JSON.parse(readFileSync(join(box.root, 'etc/mattermost/config.json'), 'utf8'));
+    assert.equal(config.ServiceSettings.ListenAddress, ':8065');
+    assert.equal(config.ServiceSettings.EnableLinkPreviews, false);
+    assert.equal(config.ClusterSettings.GossipPort, 8074);
+    assert.equal(config.ElasticsearchSettings.IndexPrefix, '', "slot a keeps the base config's index prefix");
+    assert.equal(box.run('DATASET', ['restore']).status, 0);
+    assert.deepEqual(readFileSync(join(box.root, 'psql.log'), 'utf8').split('\n').filter((l) => /database/.test(l)), [
+      'drop database if exists "ltdb" with (force)',
+      'create database "ltdb" template "ltdb_pristine"',
+    ]);
+  } finally {
+    box.cleanup();
+  }
+});
+
+test("on a duet bench, slot b gets its own database, ports, cluster, files and index prefix", () => {
+  const box = helperSandbox(true);
+  try {
+    const patch = '{"ServiceSettings":{"EnableLinkPreviews":false},"ClusterSettings":{"GossipPort":9999}}';
+    for (const args of [['--slot', 'a', 'configure'], ['--slot', 'b', 'configure']]) assert.equal(box.run('MATTERMOST', args, patch).status, 0, args.join(' '));
+    const read = (dir: string) => JSON.parse(readFileSync(join(box.root, dir, 'config.json'), 'utf8'));
+    const a = read('etc/mattermost');
+    const b = read('etc/mattermost-b');
+    assert.deepEqual(
+      [a.ServiceSettings.ListenAddress, a.MetricsSettings.ListenAddress, a.ClusterSettings.GossipPort, a.ClusterSettings.ClusterName, a.FileSettings.Directory, a.SqlSettings.DataSource],
+      [':8065', ':8067', 8074, 'lg-123456-1', '/var/lib/mattermost/', 'postgres://u:p@writer:5432/ltdb?sslmode=require'],
+    );
+    assert.deepEqual(
+      [b.ServiceSettings.ListenAddress, b.MetricsSettings.ListenAddress, b.ClusterSettings.GossipPort, b.ClusterSettings.ClusterName, b.FileSettings.Directory, b.SqlSettings.DataSource, b.SqlSettings.DataSourceReplicas],
+      [':8165', ':8167', 8174, 'lg-123456-1-b', '/var/lib/mattermost-b/', 'postgres://u:p@writer:5432/ltdb_b?sslmode=require', ['postgres://u:p@reader:5432/ltdb_b?sslmode=require']],
+    );
+    assert.equal(b.ServiceSettings.SiteURL, 'http://10.42.100.10:8080');
+    assert.equal(b.ServiceSettings.EnableLinkPreviews, false, 'the same patch as slot a');
+    assert.equal(b.ElasticsearchSettings.IndexPrefix, 'slot_b_');
+    assert.notEqual(a.ServiceSettings.LocalModeSocketLocation, b.ServiceSettings.LocalModeSocketLocation);
+    // Restores of both slots copy the one pristine database, under one lock.
+    assert.equal(box.run('DATASET', ['--slot', 'b', 'restore']).status, 0);
+    assert.equal(box.run('DATASET', ['--slot', 'a', 'restore']).status, 0);
+    assert.deepEqual(readFileSync(join(box.root, 'psql.log'), 'utf8').split('\n').filter((l) => /database/.test(l)), [
+      'drop database if exists "ltdb_b" with (force)',
+      'create database "ltdb_b" template "ltdb_pristine"',
+      'drop database if exists "ltdb" with (force)',
+      'create database "ltdb" template "ltdb_pristine"',
+    ]);
+    const dataset = heredoc(renderUserData('app', duetSamples.app), 'DATASET');
+    assert.match(dataset, /exec 9> \/var\/lib\/loadgate\/dataset\.lock\nflock 9\npsql/);
+    // Two slots installing one release: one download, under a lock per cached file.
+    assert.match(heredoc(renderUserData('app', duetSamples.app), 'MATTERMOST'), /\(\n {6}flock 9\n {6}if \[ ! -f "\$cached" \]; then\n {8}curl [^\n]+\n {8}mv "\$cached\.part" "\$cached"\n {6}fi\n {4}\) 9> "\$cached\.lock"/);
+  } finally {
+    box.cleanup();
+  }
+});
+
+test('a duet proxy adds slot b on :8080 with the same server settings, and nginx accepts it', () => {
+  const root = mkdtempSync(join(tmpdir(), 'loadgate-proxy-'));
+  try {
+    const site = (duet: boolean): string => {
+      const script = renderUserData('proxy', { ...samples.proxy, duet: duet ? 'true' : 'false' });
+      const part = script.slice(script.indexOf('mkdir -p /etc/nginx/snippets'), script.indexOf('rm -f /etc/nginx/sites-enabled/default'));
+      const dir = join(root, duet ? 'duet' : 'sequential');
+      mkdirSync(join(dir, 'sites-available'), { recursive: true });
+      execFileSync('bash', ['-euo', 'pipefail', '-c', `APP_IPS='${samples.proxy.app_ips}' DUET=${duet}\n${part.replaceAll('/etc/nginx', dir).replaceAll('/var/cache/nginx', `${dir}/cache`)}`]);
+      writeFileSync(join(dir, 'nginx.conf'), `pid ${dir}/nginx.pid;\nerror_log ${dir}/error.log;\nevents {}\nhttp {\n  include ${dir}/sites-available/mattermost;\n}\n`);
+      execFileSync('nginx', ['-t', '-q', '-p', dir, '-c', join(dir, 'nginx.conf')], { stdio: 'pipe' });
+      return readFileSync(join(dir, 'sites-available/mattermost'), 'utf8');
+    };
+    const sequential = site(false);
+    const duet = site(true);
+    assert.equal((sequential.match(/^server \{$/gm) ?? []).length, 1);
+    assert.doesNotMatch(sequential, /backend_b|8080|8165/);
+    assert.ok(duet.startsWith(sequential.replaceAll(join(root, 'sequential'), join(root, 'duet'))), 'slot b is appended; slot a is the sequential site');
+    const [serverA, serverB] = duet.match(/^server \{$[\s\S]*?^\}$/gm) ?? [];
+    assert.equal(serverB, serverA!.replace('listen 80 reuseport;', 'listen 8080 reuseport;').replaceAll('snippets/proxy.conf;', 'snippets/proxy-b.conf;'));
+    assert.match(duet, /upstream backend_b \{\n {2}server 10\.42\.100\.21:8165 max_fails=0;\n {2}server 10\.42\.101\.22:8165 max_fails=0;\n {2}keepalive 256;\n\}/);
+    const snippetB = readFileSync(join(root, 'duet/snippets/proxy-b.conf'), 'utf8');
+    assert.equal(snippetB, readFileSync(join(root, 'duet/snippets/proxy.conf'), 'utf8').replace('proxy_pass http://backend;', 'proxy_pass http://backend_b;'));
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test('a duet metrics node runs a second Prometheus for slot b with the same jobs, each over its own agents', () => {
+  const script = renderUserData('metrics', duetSamples.metrics);
+  const config = script.slice(script.indexOf('targets() {'), script.indexOf('mkdir -p /etc/loadgate/prometheus /var/lib'));
+  const render = (duet: boolean, args: string): string =>
+    execFileSync('bash', ['-euo', 'pipefail', '-c', `DUET=${duet} APP_IPS='10.0.0.1,10.0.0.2' AGENT_IPS='${duetSamples.metrics.agent_ips}' AGENT_METRICS_PORT=6566 PROXY_IP=10.0.0.9\n${config}\nprometheus_config ${args}`], { encoding: 'utf8' });
+  const jobs = (yaml: string): Record<string, string> =>
+    Object.fromEntries([...yaml.matchAll(/- job_name: (\w+)\n {4}static_configs:\n((?: {6}- targets: .*\n)+)/g)].map((m) => [m[1], m[2]!.replace(/ {6}- targets: /g, '').trim()]));
+  // Sequential: every agent on slot a's Prometheus, as before.
+  assert.deepEqual(jobs(render(false, '8067 0 4 9090')).loadtest, '["agent0:6566", "agent1:6566", "agent2:6566", "agent3:6566"]');
+  assert.match(script, /prometheus_config 8067 0 "\$SLOT_A_AGENTS" 9090 > \/etc\/loadgate\/prometheus\/prometheus\.yml/);
+  assert.match(script, /SLOT_A_AGENTS=\$AGENT_COUNT\nif \[ "\$DUET" = true \]; then SLOT_A_AGENTS=\$\(\(AGENT_COUNT \/ 2\)\); fi/);
+  assert.match(script, /prometheus_config 8167 "\$SLOT_A_AGENTS" "\$AGENT_COUNT" 9091 > \/etc\/loadgate\/prometheus-b\/prometheus\.yml/);
+  const a = jobs(render(true, '8067 0 2 9090'));
+  const b = jobs(render(true, '8167 2 4 9091'));
+  assert.deepEqual(Object.keys(a), ['mattermost', 'node', 'loadtest', 'prometheus']);
+  assert.deepEqual(Object.keys(b), Object.keys(a), 'the same job names');
+  assert.equal(a.mattermost, '["app0:8067", "app1:8067"]');
+  assert.equal(b.mattermost, '["app0:8167", "app1:8167"]');
+  assert.equal(a.loadtest, '["agent0:6566", "agent1:6566"]');
+  assert.equal(b.loadtest, '["agent2:6566", "agent3:6566"]');
+  assert.equal(b.node, a.node, 'every node on both');
+  assert.equal(b.prometheus, '["localhost:9091"]');
+  // Its own container, config and TSDB, run as the first; Grafana gets it as a second data source.
+  assert.match(script, /run prometheus-b "\$PROMETHEUS_IMAGE" \\\n {4}-v \/etc\/loadgate\/prometheus-b:\/etc\/prometheus:ro -v \/var\/lib\/loadgate\/prometheus-b:\/prometheus \\\n[\s\S]*?--web\.listen-address=0\.0\.0\.0:9091/);
+  const sources = heredocs(script, 'GRAFANA');
+  assert.match(sources[1]!, /^ {2}- name: Prometheus slot b\n {4}uid: prometheus-b\n {4}type: prometheus\n {4}access: proxy\n {4}url: http:\/\/127\.0\.0\.1:9091$/);
 });

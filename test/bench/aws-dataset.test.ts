@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,12 +15,17 @@ import { PG_BIN, startLocalPostgres } from './aws/local-postgres.ts';
 
 const APP_TEMPLATE = new URL('../../infra/aws/modules/bench/templates/app.sh.tftpl', import.meta.url);
 
-/** loadgate-dataset as app.sh.tftpl writes it, Terraform's `$$` escapes undone, reading `dbEnv`. */
-function datasetHelper(dbEnv: string): string {
+/**
+ * loadgate-dataset as app.sh.tftpl writes it, Terraform's `$$` escapes undone, reading
+ * `dbEnv`, with its lock and duet marker under `dir`.
+ */
+function datasetHelper(dbEnv: string, dir: string): string {
   const template = readFileSync(APP_TEMPLATE, 'utf8');
   const body = /cat > \/usr\/local\/bin\/loadgate-dataset <<'DATASET'\n([^]*?)\nDATASET\n/.exec(template)?.[1];
   assert.ok(body, 'the loadgate-dataset helper in app.sh.tftpl');
-  return `${body.replaceAll('$$', '$').replace('/etc/loadgate/db.env', dbEnv)}\n`;
+  const relocated = body.replaceAll('$$', '$').replace('/etc/loadgate/db.env', dbEnv).replace('/var/lib/loadgate/dataset.lock', join(dir, 'dataset.lock')).replace('/etc/loadgate/duet', join(dir, 'duet'));
+  assert.ok(!/\/etc\/loadgate|\/var\/lib\/loadgate/.test(relocated), 'every path of the helper is relocated');
+  return `${relocated}\n`;
 }
 
 // Mattermost's tables, as its Postgres migrations create them (unquoted, so lower case).
@@ -43,7 +48,7 @@ test('a restore leaves no licence of the dump and sets default_text_search_confi
 
     for (const [name, tables] of [['mattermost', MATTERMOST_TABLES], ['emptydb', '']] as const) {
       writeFileSync(dbEnv, `PSQL_URL='${pg.url(name)}'\nPSQL_ADMIN_URL='${pg.url('postgres')}'\nDB_NAME='${name}'\n`);
-      writeFileSync(join(bin, 'loadgate-dataset'), datasetHelper(dbEnv));
+      writeFileSync(join(bin, 'loadgate-dataset'), datasetHelper(dbEnv, dir));
       chmodSync(join(bin, 'loadgate-dataset'), 0o755);
       // What user data leaves: the loaded dump and its pristine copy.
       pg.psql('postgres', `create database ${name}_pristine`);
@@ -62,6 +67,54 @@ test('a restore leaves no licence of the dump and sets default_text_search_confi
       // The pristine copy is the dump as loaded.
       if (tables) assert.equal(pg.psql(`${name}_pristine`, 'select count(*) from licenses').trim(), '1');
     }
+  } finally {
+    pg.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('on a duet bench both slots restore at once from the one pristine copy, each into its own database', { skip: !PG_BIN && 'PostgreSQL server binaries are not installed', timeout: 120_000 }, async () => {
+  const pg = await startLocalPostgres();
+  const dir = mkdtempSync(join(tmpdir(), 'loadgate-restore-duet-'));
+  try {
+    const bin = join(dir, 'bin');
+    mkdirSync(bin);
+    const dbEnv = join(dir, 'db.env');
+    writeFileSync(dbEnv, `PSQL_URL='${pg.url('mattermost')}'\nPSQL_URL_B='${pg.url('mattermost_b')}'\nPSQL_ADMIN_URL='${pg.url('postgres')}'\nDB_NAME='mattermost'\n`);
+    writeFileSync(join(bin, 'loadgate-dataset'), datasetHelper(dbEnv, dir));
+    chmodSync(join(bin, 'loadgate-dataset'), 0o755);
+    pg.psql('postgres', 'create database mattermost_pristine');
+    pg.psql('mattermost_pristine', MATTERMOST_TABLES);
+    const env = { PATH: `${bin}:${process.env.PATH}`, LOADGATE_HOME: dir, LOADGATE_DB_ENV: dbEnv };
+    const restore = (slot: 'a' | 'b') => new Promise<{ code: number | null; out: string }>((resolve) => {
+      const child = spawn('bash', ['-c', restoreDatasetScript(slot)], { env });
+      let out = '';
+      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+      child.on('close', (code) => resolve({ code, out }));
+    });
+
+    // A bench built without duet has no slot b.
+    const refused = await restore('b');
+    assert.equal(refused.code, 2, refused.out);
+    assert.match(refused.out, /built without duet/);
+
+    writeFileSync(join(dir, 'duet'), 'true\n');
+    for (let round = 0; round < 3; round++) {
+      // As the gate sends them: both slots' restores at the same moment.
+      const [a, b] = await Promise.all([restore('a'), restore('b')]);
+      assert.equal(a.code, 0, a.out);
+      assert.equal(b.code, 0, b.out);
+      for (const db of ['mattermost', 'mattermost_b']) {
+        assert.equal(pg.psql(db, 'select count(*) from licenses').trim(), '0', `${db}: the post-restore SQL ran on it`);
+        assert.equal(pg.psql(db, 'show default_text_search_config').trim(), 'pg_catalog.english', db);
+        assert.equal(pg.psql(db, 'select name from systems order by name').trim(), 'Version', db);
+      }
+      // Each slot's database is its own: a write to one is not in the other.
+      pg.psql('mattermost', "insert into systems values ('OnlySlotA', 'x')");
+      assert.equal(pg.psql('mattermost_b', "select count(*) from systems where name = 'OnlySlotA'").trim(), '0');
+    }
+    assert.equal(pg.psql('mattermost_pristine', 'select count(*) from licenses').trim(), '1', 'the pristine copy is untouched');
   } finally {
     pg.stop();
     rmSync(dir, { recursive: true, force: true });

@@ -187,3 +187,153 @@ test('loadgate run drives an AWS bench: versions switched, load split over agent
   }
   assert.ok(!existsSync(bench.dir), 'the temp dir is removed');
 });
+
+/**
+ * The duet on the AWS bench: slot a and slot b on app0 (two stand-ins), agent0 loading
+ * slot a and agent1 slot b, each slot's own Prometheus. Only supported users gate, with a
+ * tolerance wide enough for seconds-long runs of a stand-in whose latency grows with its
+ * own open websockets (8 or 9 users supported, so an A/A duet differs by up to one user,
+ * about 12 %): an A/A duet must pass, a candidate five times slower per user (about a
+ * fifth of the users, beyond the material change of 64 %) must fail.
+ */
+const DUET_CONFIG = `version: 1
+name: aws-loopback-duet
+mode: duet
+target:
+  system: mattermost
+  versionPattern: '^v[0-9]+\\.[0-9]+\\.[0-9]+(-rc[0-9]+)?$'
+bench:
+  kind: aws
+  aws: { preset: L.110, agentCount: 2, usersPerAgent: 20, maxEngineCpuPercent: 100 }
+engine:
+  kind: k6
+  idle: { minimumMs: 200, averageMs: 600, rateMultiplier: 1 }
+  actions: { SwitchChannel: 4, ScrollChannel: 2, CreatePost: 3, ViewThread: 1, AddReaction: 1, ViewGlobalThreads: 1, UnreadCheck: 1 }
+tests:
+  - type: unbounded
+    maxUsers: 20
+    usersIncrement: 1
+    usersDecrement: 1
+    restTime: 1s
+    stabilityWindow: 8s
+    equilibriumSlope: 25
+    maxDuration: 30s
+    health:
+      - name: Average client request duration (s)
+        query: sum(rate(loadtest_http_request_time_sum[5s]))/sum(rate(loadtest_http_request_time_count[5s]))
+        threshold: 0.02
+maxRepeats: 1
+tolerances:
+  supportedUsers: { tolerancePct: 40, noiseFloorPct: 20 }
+  apiAvg: { tolerancePct: 100, noiseFloorPct: 100, gating: false }
+  apiP99: { tolerancePct: 100, noiseFloorPct: 100, gating: false }
+  storeAvg: { tolerancePct: 100, noiseFloorPct: 100, gating: false }
+  storeP99: { tolerancePct: 100, noiseFloorPct: 100, gating: false }
+  cpu: { tolerancePct: 100, noiseFloorPct: 100, gating: false }
+  heap: { tolerancePct: 100, noiseFloorPct: 100, gating: false }
+  stack: { tolerancePct: 100, noiseFloorPct: 100, gating: false }
+  errorRate: { tolerancePct: 100, ignoreBelowPct: 100, gating: false }
+  timeoutRate: { tolerancePct: 100, ignoreBelowPct: 100, gating: false }
+`;
+
+const LOOPBACK_TIMING = { scrapeIntervalSec: 1, rateWindowSec: 5, firstStartTimeoutSec: 30, startTimeoutSec: 30, agentReadyTimeoutSec: 60, readinessTimeoutSec: 30, watchIntervalSec: 2 };
+
+async function runDuetGate(baseline: string, candidate: string, latencyPerUserMs: Record<string, number> = {}) {
+  const bench = await startLoopbackBench(k6 as string, 40, { duet: true, latencyPerUserMs });
+  try {
+    const configFile = join(bench.dir, 'gate.yml');
+    await writeFile(configFile, DUET_CONFIG);
+    const outDir = join(bench.dir, 'report');
+    const o = await parseRunOptions(['--config', configFile, '--baseline', baseline, '--candidate', candidate, '--out', outDir, '--bench-file', bench.benchFile, '--users-file', bench.usersFile]);
+    const lines: string[] = [];
+    const io = { out: (l: string) => lines.push(l), err: (l: string) => lines.push(l) };
+    const progress = new Progress(io.out, { githubActions: false, intervalMs: 60_000 });
+    const gateBench = new AwsGateBench(o, progress, join(outDir, 'logs'), await readBenchFile(bench.benchFile), { shell: bench.shell, aws: bench.aws, endpoint: bench.endpoint, timing: LOOPBACK_TIMING });
+    const code = await runGateOn(gateBench, o, io, progress);
+    const files = (await readdir(join(outDir, 'results'))).filter((f) => f.endsWith('.json')).sort();
+    const results = await Promise.all(files.map(async (f) => runResultSchema.parse(await readJson(join(outDir, 'results', f)))));
+    return {
+      code,
+      log: lines.join('\n'),
+      verdict: verdictFileSchema.parse(await readJson(join(outDir, 'verdict.json'))),
+      report: await readFile(join(outDir, 'README.md'), 'utf8'),
+      results,
+      calls: [...bench.calls],
+      runningK6: bench.runningK6(),
+      privateUrls: bench.terraformOutputs.duet_slots?.value as Array<{ slot: string; proxy_url: string }>,
+      dir: bench.dir,
+    };
+  } finally {
+    await bench.close();
+  }
+}
+
+const skipDuet = (!k6 && NO_K6) || (!prometheus && 'prometheus and prometheus-node-exporter (Debian packages) are not installed');
+
+test('an AWS duet of one version against itself passes: both slots at once, each its own service, database, agents and Prometheus', { skip: skipDuet, timeout: 240_000 }, async (t) => {
+  const gate = await runDuetGate('v10.12.0', 'v10.12.0');
+  t.diagnostic(`A/A duet: ${gate.verdict.verdict}, supported users ${gate.results.map((r) => `slot ${r.duet?.slot} ${r.supportedUsers}`).join(', ')}; ${gate.verdict.summary}`);
+  assert.equal(gate.code, 0, `${gate.verdict.verdict}: ${gate.verdict.summary}\n${gate.log}`);
+  assert.equal(gate.verdict.verdict, 'pass');
+  assert.equal(gate.results.length, 2);
+  const [first, second] = gate.results as [RunResult, RunResult];
+  for (const r of gate.results) {
+    assert.equal(r.status, 'completed', `${r.problems.join('; ')}\n${gate.log}`);
+    assert.ok((r.supportedUsers ?? 0) > 0, `supported users ${r.supportedUsers}`);
+    assert.ok(r.series.apiAvgMs?.v.length, 'each slot\'s own Mattermost series');
+  }
+  assert.deepEqual(gate.results.map((r) => r.duet?.slot).sort(), ['a', 'b'], 'each side ran in its own slot');
+  // The two runs were one duet: their tests ran over the same seconds.
+  const overlap = Math.min(Date.parse(first.finishedAt), Date.parse(second.finishedAt)) - Math.max(Date.parse(first.startedAt), Date.parse(second.startedAt));
+  assert.ok(overlap > 10_000, `the two runs overlapped by ${overlap} ms`);
+  // Each slot's helpers were called with its slot, and each restored its own database.
+  const app = gate.calls.filter((c) => c.node === 'app0' && c.cmd !== 'cloud-init');
+  for (const slot of ['a', 'b']) {
+    const own = app.filter((c) => c.args[0] === '--slot' && c.args[1] === slot);
+    assert.deepEqual([...new Set(own.map((c) => `${c.cmd} ${c.args[2]}`))].sort(), ['loadgate-dataset restore', 'loadgate-mattermost configure', 'loadgate-mattermost install', 'loadgate-mattermost start', 'loadgate-mattermost stop', 'loadgate-mattermost version'], `slot ${slot}`);
+  }
+  assert.ok(app.filter((c) => c.cmd === 'psql').some((c) => c.args[0] === 'postgres://loopback/mattermost_b'), 'slot b\'s restored database gets the post-restore SQL');
+  // Each agent group loaded its own slot's entry point.
+  const starts = gate.calls.filter((c) => c.cmd === 'loadgate-agent' && c.args[0] === 'start-k6');
+  const target = (node: string) => [...new Set(starts.filter((c) => c.node === node).map((c) => /^LOADGATE_BASE_URL='([^']*)'$/m.exec(c.stdin)?.[1]))];
+  assert.deepEqual(target('agent0'), [gate.privateUrls[0]?.proxy_url]);
+  assert.deepEqual(target('agent1'), [gate.privateUrls[1]?.proxy_url]);
+  assert.equal(gate.runningK6, 0, 'the load is stopped after the gate');
+  // The report says what the sides shared and that supported users are per side.
+  assert.match(gate.report, /Duet: each baseline run ran at the same time as the candidate run/);
+  assert.match(gate.report, /Supported users are per side/);
+});
+
+test('an AWS duet fails a candidate whose service is five times slower per user', { skip: skipDuet, timeout: 240_000 }, async (t) => {
+  const gate = await runDuetGate('v10.12.0', 'v11.0.1-rc2', { '11.0.1': 10 });
+  t.diagnostic(`loss duet: ${gate.verdict.verdict}, supported users ${gate.results.map((r) => `${r.target.version} slot ${r.duet?.slot} ${r.supportedUsers}`).join(', ')}; ${gate.verdict.summary}`);
+  const of = (version: string) => gate.results.find((r) => r.target.version === version);
+  const base = of('v10.12.0')?.supportedUsers ?? 0;
+  const cand = of('v11.0.1-rc2')?.supportedUsers ?? 0;
+  assert.equal(gate.code, 1, `${gate.verdict.verdict}: ${gate.verdict.summary} (supported users ${base} → ${cand})\n${gate.log}`);
+  assert.equal(gate.verdict.verdict, 'fail');
+  assert.ok(cand < base * 0.4, `supported users ${base} → ${cand}`);
+  assert.deepEqual(gate.verdict.checks.filter((c) => c.verdict === 'fail').map((c) => c.metric), ['Supported users'], JSON.stringify(gate.verdict.checks.map((c) => [c.metric, c.verdict, c.deltaPct])));
+});
+
+test('a duet config on a bench provisioned without duet slots is refused before anything runs, saying how to fix it', async () => {
+  const { terraformOutputs } = await import('../aws/fixtures.ts');
+  const { parseTerraformOutputs } = await import('../../src/aws/terraform-outputs.ts');
+  const { mkdtemp, rm } = await import('node:fs/promises');
+  const { tmpdir } = await import('node:os');
+  const dir = await mkdtemp(join(tmpdir(), 'loadgate-duet-refused-'));
+  try {
+    const benchFile = join(dir, 'bench.json');
+    await writeFile(benchFile, JSON.stringify(parseTerraformOutputs(terraformOutputs(), 'outputs.json')));
+    await writeFile(join(dir, 'users.txt'), 'user1 pass-1\n');
+    const o = await parseRunOptions(['--config', 'examples/aws-mattermost.yml', '--baseline', 'v10.12.0', '--candidate', 'v11.0.1-rc2', '--out', join(dir, 'out'), '--bench-file', benchFile, '--users-file', join(dir, 'users.txt')]);
+    const progress = new Progress(() => {}, { githubActions: false, intervalMs: 60_000 });
+    const unused = { async run(): Promise<never> { throw new Error('nothing may run'); } };
+    assert.throws(
+      () => new AwsGateBench(o, progress, join(dir, 'logs'), parseTerraformOutputs(terraformOutputs(), 'outputs.json'), { shell: unused, aws: unused }),
+      /mode: duet: the bench lg-\S+ \(--bench-file .*bench\.json\) was provisioned without duet slots; provision it from this config \(bench variable duet = true\), or set mode: sequential/,
+    );
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});

@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { UPLOAD_CHUNK_BYTES, configureScript, installScript, shq, startK6Script, uploadScripts } from '../../src/bench/aws/scripts.ts';
+import { UPLOAD_CHUNK_BYTES, clientLicenceScript, configureScript, installScript, restoreDatasetScript, shq, startK6Script, startScript, stopScript, uploadScripts, versionScript } from '../../src/bench/aws/scripts.ts';
 
 /** The scripts the gate sends through SSM, run here with bash in a relocated home. */
 const run = (script: string, home: string, input?: string): string => execFileSync('bash', ['-c', script], { env: { PATH: process.env.PATH, LOADGATE_HOME: home }, encoding: 'utf8', ...(input !== undefined ? { input } : {}) });
@@ -64,4 +64,20 @@ test('payloads reach the helpers byte for byte; unsafe values are refused before
   } finally {
     rmSync(home, { recursive: true, force: true });
   }
+});
+
+test('a duet slot reaches the helpers as --slot a|b, its licence at its own port; no slot keeps the sequential calls', () => {
+  const url = 'https://releases.mattermost.com/10.12.0/mattermost-10.12.0-linux-amd64.tar.gz';
+  assert.match(installScript(url), /\nloadgate-mattermost install 'https:/);
+  assert.match(installScript(url, 'b'), /\nloadgate-mattermost --slot b install 'https:/);
+  assert.match(configureScript({}, 'a'), /\| loadgate-mattermost --slot a configure\n$/);
+  assert.match(startScript(60, 'b'), /\nloadgate-mattermost --slot b start 60\n$/);
+  assert.match(stopScript('b'), /\nloadgate-mattermost --slot b stop\n$/);
+  assert.match(versionScript('b'), /\nloadgate-mattermost --slot b version\n$/);
+  assert.match(restoreDatasetScript('b'), /\nloadgate-dataset --slot b restore\n[^]*psql "\$PSQL_URL_B"/);
+  assert.match(restoreDatasetScript(), /\nloadgate-dataset restore\n[^]*psql "\$PSQL_URL"/);
+  assert.match(clientLicenceScript(), /"\$\{LOADGATE_MATTERMOST_URL:-http:\/\/127\.0\.0\.1:8065\}\/api\/v4\/license\/client/);
+  assert.match(clientLicenceScript(8165), /"\$\{LOADGATE_MATTERMOST_URL_8165:-http:\/\/127\.0\.0\.1:8165\}\/api\/v4\/license\/client/);
+  assert.throws(() => stopScript('c' as 'a'), /not a duet slot: "c"/);
+  assert.throws(() => clientLicenceScript(0), /not a port/);
 });

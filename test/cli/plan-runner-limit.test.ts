@@ -8,7 +8,7 @@ import { parse } from 'yaml';
 import { WORKFLOW_RUN_JOBS } from '../../src/aws/job-limits.ts';
 import { runCli } from '../support/cli.ts';
 
-const CONFIG = 'examples/aws-mattermost.yml';
+const CONFIG = 'examples/aws-mattermost-sequential.yml';
 const jsonPlan = z.object({
   durationSec: z.object({ tests: z.number() }),
   runs: z.array(z.object({ test: z.string(), side: z.string(), repeat: z.number(), seconds: z.number() })),

@@ -10,14 +10,18 @@ import { loadNoiseModel } from '../../src/noise/model.ts';
  */
 async function profile(name: string) {
   const config = await loadGateConfig(`examples/${name}.yml`);
-  const model = await loadNoiseModel(`noise/${name}.json`, config);
+  const model = await loadNoiseModel(`noise/${NOISE_MODELS[name] ?? name}.json`, config);
   return { config, model };
 }
 
+/** Each shipped example's noise model, where its name differs. */
+const NOISE_MODELS: Record<string, string> = { 'aws-mattermost-sequential': 'aws-mattermost', 'aws-mattermost': 'aws-mattermost-duet' };
+const SHIPPED = ['local-synapse', 'aws-mattermost-sequential', 'aws-mattermost'];
+
 const row = (rows: readonly SimulationRow[], kind: string, bench: string, metric: string | null = null) => rows.find((r) => r.kind === kind && r.bench === bench && r.metric === metric)!;
 
-test('both shipped profiles: no false fail of an unchanged release and no false pass of a material regression at the model\'s noise or 1.5 × it; the shortfalls are those stated', async () => {
-  for (const name of ['local-synapse', 'aws-mattermost']) {
+test('every shipped profile: no false fail of an unchanged release and no false pass of a material regression at the model\'s noise or 1.5 × it; the shortfalls are those stated', async () => {
+  for (const name of SHIPPED) {
     const { config, model } = await profile(name);
     const rows = simulate(config, model, { trials: 1000, seed: 1 });
     for (const bench of ['model', 'noisier']) {
@@ -48,7 +52,7 @@ test('a bench noisier than its model leaves more gates undecided, not more wrong
 });
 
 test('a drifting bench (3 % per run in the bad direction): the ABBA order keeps false fails in budget, candidate-always-second does not', async () => {
-  for (const name of ['local-synapse', 'aws-mattermost']) {
+  for (const name of SHIPPED) {
     const { config, model } = await profile(name);
     const drift = (order: 'abba' | 'ab') => simulate(config, model, { trials: 1000, seed: 1, order, driftPct: 3 }).find((r) => r.kind === 'drift')!;
     const abba = drift('abba');
@@ -63,7 +67,7 @@ test('a drifting bench (3 % per run in the bad direction): the ABBA order keeps 
 });
 
 test('a machine whose speed steps between pairs (6.7 % sd, both sides alike): the pair differences cancel it, so the rates are those of no change', async () => {
-  for (const name of ['local-synapse', 'aws-mattermost']) {
+  for (const name of SHIPPED) {
     const { config, model } = await profile(name);
     const rows = simulate(config, model, { trials: 1000, seed: 1 });
     const none = rows.find((r) => r.kind === 'none')!;
@@ -88,26 +92,26 @@ test('loadgate simulate prints the table and the goals; --json gives the same ro
   const { main } = await import('../../src/cli/main.ts');
   const lines: string[] = [];
   const io = { out: (l: string) => lines.push(l), err: (l: string) => lines.push(l) };
-  assert.equal(await main(['simulate', '--config', 'examples/aws-mattermost.yml', '--trials', '200', '--seed', '3'], io), 0);
+  assert.equal(await main(['simulate', '--config', 'examples/aws-mattermost-sequential.yml', '--trials', '200', '--seed', '3'], io), 0);
   const text = lines.join('\n');
   assert.match(text, /\| true change +\| metric +\| pass % \| fail % \| inconclusive % \| runs\/side mean \| max \|/);
   assert.match(text, /material \(9\.75%\) +\| unbounded\.supportedUsers/);
   assert.match(text, /material, a shared per-run factor of 6% \(9\.75%\) +\| unbounded\.supportedUsers/);
   lines.length = 0;
-  assert.equal(await main(['simulate', '--config', 'examples/aws-mattermost.yml', '--trials', '200', '--seed', '3', '--json'], io), 0);
+  assert.equal(await main(['simulate', '--config', 'examples/aws-mattermost-sequential.yml', '--trials', '200', '--seed', '3', '--json'], io), 0);
   const json = JSON.parse(lines.join('\n'));
   assert.equal(json.kind, 'assumed');
   // No change, three changes on each of 7 metrics, drift and step; then no change and the material change on each under two unmodelled benches.
   assert.equal(json.rows.length, 1 + 3 * 7 + 2 + 2 * (1 + 7));
-  assert.equal(await main(['simulate', '--config', 'examples/aws-mattermost.yml', '--trials', 'many'], io), 3);
+  assert.equal(await main(['simulate', '--config', 'examples/aws-mattermost-sequential.yml', '--trials', 'many'], io), 3);
   lines.length = 0;
-  assert.equal(await main(['simulate', '--config', 'examples/aws-mattermost.yml', '--trials', '100', '--noise-scale', 'unbounded.supportedUsers=2.5'], io), 0);
+  assert.equal(await main(['simulate', '--config', 'examples/aws-mattermost-sequential.yml', '--trials', '100', '--noise-scale', 'unbounded.supportedUsers=2.5'], io), 0);
   assert.match(lines[0]!, /the bench's true noise 2\.5 × the model's on unbounded\.supportedUsers/);
   lines.length = 0;
-  assert.equal(await main(['simulate', '--config', 'examples/aws-mattermost.yml', '--noise-scale', 'bounded.latency=3'], io), 3);
-  assert.match(lines.join('\n'), /--noise-scale: bounded\.latency is not a gating relative metric of examples\/aws-mattermost\.yml; use one of .*unbounded\.supportedUsers/);
+  assert.equal(await main(['simulate', '--config', 'examples/aws-mattermost-sequential.yml', '--noise-scale', 'bounded.latency=3'], io), 3);
+  assert.match(lines.join('\n'), /--noise-scale: bounded\.latency is not a gating relative metric of examples\/aws-mattermost-sequential\.yml; use one of .*unbounded\.supportedUsers/);
   lines.length = 0;
-  assert.equal(await main(['simulate', '--config', 'examples/aws-mattermost.yml', '--noise-scale', '3x'], io), 3);
+  assert.equal(await main(['simulate', '--config', 'examples/aws-mattermost-sequential.yml', '--noise-scale', '3x'], io), 3);
   assert.match(lines.join('\n'), /--noise-scale: expected a multiple such as 3/);
 });
 

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { main } from '../../src/cli/main.ts';
 import { captureIO } from '../../src/cli/io.ts';
@@ -11,11 +11,11 @@ import { withTempDir } from '../support/runs.ts';
 
 test('the shipped examples are valid', async () => {
   const io = captureIO();
-  assert.equal(await main(['validate', 'examples/local-synapse.yml', 'examples/aws-mattermost.yml'], io), 0, io.stderr.join('\n'));
+  assert.equal(await main(['validate', 'examples/local-synapse.yml', 'examples/local-synapse-duet.yml', 'examples/aws-mattermost.yml', 'examples/aws-mattermost-sequential.yml'], io), 0, io.stderr.join('\n'));
 });
 
-test('the AWS profile reproduces the seeds: nine health queries, +8/-8 every 2 s, 7500 users for 90 min, 20000 max', async () => {
-  const config = await loadGateConfig('examples/aws-mattermost.yml');
+test('the sequential AWS profile reproduces the seeds: nine health queries, +8/-8 every 2 s, 7500 users for 90 min, 20000 max', async () => {
+  const config = await loadGateConfig('examples/aws-mattermost-sequential.yml');
   const bounded = config.tests.find((t) => t.type === 'bounded')!;
   const unbounded = config.tests.find((t) => t.type === 'unbounded')!;
   assert.equal(bounded.type === 'bounded' && bounded.users, 7500);
@@ -31,6 +31,34 @@ test('the AWS profile reproduces the seeds: nine health queries, +8/-8 every 2 s
     MATTERMOST_HEALTH_QUERIES.map((h) => [h.name, h.query, h.threshold]),
   );
   assert.equal(config.engine.idle.rateMultiplier, 5.4);
+});
+
+test('the AWS duet profile is the sequential one per side: half the bounded users, the seeds\' queries but CPU and memory per side', async () => {
+  const duet = await loadGateConfig('examples/aws-mattermost.yml');
+  const sequential = await loadGateConfig('examples/aws-mattermost-sequential.yml');
+  assert.equal(duet.mode, 'duet');
+  assert.equal(sequential.mode, 'sequential');
+  const users = (c: typeof duet) => c.tests.map((t) => (t.type === 'bounded' ? t.users : t.maxUsers));
+  assert.deepEqual(users(duet), [3750, 12000]);
+  assert.deepEqual(users(sequential), [7500, 20000]);
+  const health = (c: typeof duet) => c.tests.flatMap((t) => (t.type === 'unbounded' ? t.health.map((h) => h.name) : []));
+  const perSide = health(duet).filter((n) => !health(sequential).includes(n));
+  assert.deepEqual(perSide, ["CPU utilization - this side's Mattermost, of half the app nodes (%)", "Memory utilization - this side's Mattermost, of half the app nodes (%)"]);
+  assert.equal(health(duet).length, 9);
+});
+
+test('a duet on AWS refuses health queries on the app nodes\' shared CPU or memory and an odd agent count, naming the field', async () => {
+  await withTempDir(async (dir) => {
+    const text = await readFile('examples/aws-mattermost.yml', 'utf8');
+    const file = join(dir, 'gate.yml');
+    const shared = MATTERMOST_HEALTH_QUERIES.find((q) => q.name.startsWith('CPU utilization'))!.query;
+    await writeFile(file, text.replace(/(CPU utilization - this side's Mattermost, of half the app nodes \(%\)\n\s+query: ).*/, `$1${shared}`).replace('    preset: perfcomp\n', '    preset: perfcomp\n    agentCount: 11\n').replace('../noise/', `${join(process.cwd(), 'noise')}/`));
+    const io = captureIO();
+    assert.equal(await main(['validate', file], io), 3);
+    const err = io.stderr.join('\n');
+    assert.match(err, /tests\[1\]\.health\[5\]\.query: .*reads the app nodes' own CPU or memory, which both sides of a duet share/);
+    assert.match(err, /bench\.aws\.agentCount: a duet splits the agents into two equal groups, one per side; 11 is odd: use 12/);
+  });
 });
 
 test('validate prints one line per problem with its path, and exits 3', async () => {

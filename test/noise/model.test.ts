@@ -40,7 +40,7 @@ test('the local model is measured (supported users: four loadgate calibrations o
   // Where it was measured, from the calibration's committed runs: their probe medians ran
   // 45.37-48.51 ms, all on one 2-core AMD EPYC VM; the decision applies it nowhere else.
   assert.deepEqual([users.speed?.probeMs, users.speed?.machine], [{ min: 45.37, max: 48.51 }, { cpuModel: 'AMD EPYC', cores: 2 }]);
-  const aws = await loadNoiseModel('noise/aws-mattermost.json', await loadGateConfig('examples/aws-mattermost.yml'));
+  const aws = await loadNoiseModel('noise/aws-mattermost.json', await loadGateConfig('examples/aws-mattermost-sequential.yml'));
   assert.equal(aws.kind, 'assumed');
   assert.ok(Math.abs(aws.file!.entries.find((e) => e.metric === 'supportedUsers')!.sdLog - 0.02227) < 0.0001);
 });

@@ -61,7 +61,7 @@ class BrokenBench implements GateBench {
 test('a bench that cannot be set up: every run is a crashed result saying why, teardown still runs, the verdict is inconclusive', async () => {
   const out = await mkdtemp(join(tmpdir(), 'lg-gate-'));
   try {
-    const o = await parseRunOptions(['--config', 'examples/aws-mattermost.yml', '--baseline', 'v10.12.0', '--candidate', 'v11.0.1-rc2', '--out', out, '--bench-file', 'b.json', '--users-file', 'u.txt']);
+    const o = await parseRunOptions(['--config', 'examples/aws-mattermost-sequential.yml', '--baseline', 'v10.12.0', '--candidate', 'v11.0.1-rc2', '--out', out, '--bench-file', 'b.json', '--users-file', 'u.txt']);
     const bench = new BrokenBench('setUp');
     const lines: string[] = [];
     const code = await runGateOn(bench, o, { out: (l) => lines.push(l), err: (l) => lines.push(l) });

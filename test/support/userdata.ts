@@ -34,6 +34,8 @@ const ipList = z.string().regex(/^(\d{1,3}\.){3}\d{1,3}(,(\d{1,3}\.){3}\d{1,3})*
 const ipv4 = z.string().regex(/^(\d{1,3}\.){3}\d{1,3}$/, 'expected an IPv4 address');
 const httpsUrl = z.string().regex(/^https:\/\/[^\s'"`$\\]+$/, 'expected an https:// URL without quotes or spaces');
 const port = z.string().regex(/^\d{2,5}$/, 'expected a port number');
+/** modules/bench passes tostring(var.duet). */
+const duet = z.enum(['true', 'false']);
 
 const commonVars = z.object({
   bench_name: z.string().regex(/^[a-z][a-z0-9-]{1,23}[a-z0-9]$/, 'expected a bench name such as lg-123-1'),
@@ -54,8 +56,11 @@ export const userDataVarsSchemas = {
     opensearch_endpoint: optionalQuoted,
     site_url: z.string().regex(/^https?:\/\/[^\s'"`$\\]+$/),
     config_patch_b64: z.string().regex(/^[A-Za-z0-9+/]*={0,2}$/, 'expected base64'),
+    duet,
+    // Slot b's site URL (used only when duet is true).
+    site_url_b: z.string().regex(/^https?:\/\/[^\s'"`$\\]+$/),
   }).strict(),
-  proxy: commonVars.extend({ app_ips: ipList }).strict(),
+  proxy: commonVars.extend({ app_ips: ipList, duet }).strict(),
   agent: commonVars.extend({
     load_engine: z.enum(['k6', 'load-test-ng']),
     k6_version: z.string().regex(/^v\d+\.\d+\.\d+$/),
@@ -80,6 +85,7 @@ export const userDataVarsSchemas = {
     alloy_image: z.string().regex(/^[a-z0-9./_-]+:[A-Za-z0-9._-]+$/),
     // Inserted into a quoted heredoc: any text but the terminator line.
     dashboard_json: z.string().refine((s) => !/^DASHBOARD$/m.test(s), 'must not contain a line "DASHBOARD"'),
+    duet,
   }).strict(),
 } as const;
 

@@ -21,7 +21,7 @@ test('Synapse: a side runs its PyPI version with target.settings and then its ow
 });
 
 test('Mattermost: a side carries only its own flags, as a config.json patch, and its release tarball; target.settings is checked but applied by the bench', async () => {
-  const config = await loadGateConfig('examples/aws-mattermost.yml');
+  const config = await loadGateConfig('examples/aws-mattermost-sequential.yml');
   const mattermost = chatServerOf('mattermost');
   assert.equal(mattermost.bench, 'aws');
   assert.deepEqual(mattermost.baseOverrides(config.target), []);

@@ -309,3 +309,155 @@ run "refuses_snapshot_and_dump_and_wide_controller_range" {
 
   expect_failures = [var.db_dump_url, var.controller_cidr_blocks]
 }
+
+# A duet: the baseline and candidate at once on the same app nodes (perfcomp with
+# an even agent count). Slot a is the sequential bench's entry points; slot b is
+# the proxy's :8080 and the second Prometheus, driven by the second half of the agents.
+run "perfcomp_duet" {
+  command = apply
+
+  variables {
+    bench = merge(var.bench, {
+      agent_count = 10
+      duet        = true
+    })
+  }
+
+  assert {
+    # Compared as JSON, as the gate reads it: a tuple never equals a list literal.
+    condition = jsonencode(output.duet_slots) == jsonencode([
+      { slot = "a", proxy_url = "http://10.42.100.10", prometheus_url = "http://203.0.113.10:9090", app_port = 8065, metrics_port = 8067, agent_indices = [0, 1, 2, 3, 4] },
+      { slot = "b", proxy_url = "http://10.42.100.10:8080", prometheus_url = "http://203.0.113.10:9091", app_port = 8165, metrics_port = 8167, agent_indices = [5, 6, 7, 8, 9] },
+    ])
+    error_message = "duet_slots: ${jsonencode(output.duet_slots)}"
+  }
+  assert {
+    condition     = output.duet_slots[0].proxy_url == output.proxy_url && output.duet_slots[0].prometheus_url == output.prometheus_url
+    error_message = "slot a is reached where a sequential bench is"
+  }
+  # The controller also reaches slot b's Prometheus.
+  assert {
+    condition     = sort([for r in output.controller_ingress : tostring(r.to_port)]) == tolist(["3000", "4040", "6565", "9090", "9091"])
+    error_message = "controller_ingress: ${jsonencode(output.controller_ingress)}"
+  }
+}
+
+# A sequential bench has no slots and no port of slot b.
+run "sequential_has_no_duet_slots" {
+  command = plan
+
+  assert {
+    condition     = length(output.duet_slots) == 0
+    error_message = "duet_slots of a sequential bench: ${jsonencode(output.duet_slots)}"
+  }
+}
+
+# A duet on one app node (no proxy): slot b is that node's :8165, as slot a is its :8065.
+run "duet_single_app_node" {
+  command = apply
+
+  variables {
+    bench = merge(var.bench, {
+      app_count   = 1
+      agent_count = 2
+      duet        = true
+    })
+  }
+
+  assert {
+    condition     = [for s in output.duet_slots : s.proxy_url] == ["http://10.42.100.11:8065", "http://10.42.100.11:8165"]
+    error_message = "duet_slots without a proxy: ${jsonencode(output.duet_slots)}"
+  }
+  assert {
+    condition     = jsonencode([for s in output.duet_slots : s.agent_indices]) == "[[0],[1]]"
+    error_message = "one agent per slot: ${jsonencode(output.duet_slots)}"
+  }
+}
+
+# Slot b's security-group rules exist only in a duet: agents to the proxy's 8080,
+# the proxy and agents to the app nodes' 8165, the metrics node to their 8167,
+# gossip on 8174 between them, the controller and the agents' remote write to 9091.
+run "duet_security_group_rules" {
+  command = apply
+
+  module {
+    source = "./modules/bench"
+  }
+
+  variables {
+    name                    = var.bench_name
+    mattermost_download_url = var.bench.mattermost_download_url
+    controller_cidr_blocks  = ["198.51.100.7/32"]
+    agent_count             = 4
+    duet                    = true
+  }
+
+  assert {
+    condition = alltrue([for key in [
+      "tcp:8165-8165:Duet slot b Mattermost from the proxy",
+      "tcp:8165-8165:Duet slot b Mattermost from the load agents",
+      "tcp:8167-8167:Duet slot b metrics and pprof for the metrics node",
+      "tcp:8174-8174:self",
+      "udp:8174-8174:self",
+    ] : contains(module.app_sg.ingress_rule_keys, key)])
+    error_message = "app ingress: ${jsonencode(module.app_sg.ingress_rule_keys)}"
+  }
+  assert {
+    condition     = contains(module.app_sg.egress_rule_keys, "udp:8174-8174:10.42.0.0/16")
+    error_message = "app egress: ${jsonencode(module.app_sg.egress_rule_keys)}"
+  }
+  assert {
+    condition     = contains(module.proxy_sg.ingress_rule_keys, "tcp:8080-8080:Duet slot b HTTP from the load agents")
+    error_message = "proxy ingress: ${jsonencode(module.proxy_sg.ingress_rule_keys)}"
+  }
+  assert {
+    condition     = contains(module.metrics_sg.ingress_rule_keys, "tcp:9091-9091:198.51.100.7/32") && length(aws_vpc_security_group_ingress_rule.metrics_b_from_agents) == 1
+    error_message = "metrics ingress: ${jsonencode(module.metrics_sg.ingress_rule_keys)}"
+  }
+}
+
+run "sequential_security_group_rules" {
+  command = apply
+
+  module {
+    source = "./modules/bench"
+  }
+
+  variables {
+    name                    = var.bench_name
+    mattermost_download_url = var.bench.mattermost_download_url
+    controller_cidr_blocks  = ["198.51.100.7/32"]
+  }
+
+  assert {
+    condition = length([
+      for key in flatten([
+        module.app_sg.ingress_rule_keys, module.app_sg.egress_rule_keys, module.proxy_sg.ingress_rule_keys,
+        module.metrics_sg.ingress_rule_keys, module.agent_sg.ingress_rule_keys,
+      ]) : key if can(regex("^(tcp|udp):(8080|8165|8167|8174|9091)-", key))
+    ]) == 0 && length(aws_vpc_security_group_ingress_rule.metrics_b_from_agents) == 0
+    error_message = "a sequential bench opens none of slot b's ports"
+  }
+  assert {
+    condition     = contains(module.app_sg.ingress_rule_keys, "tcp:8074-8075:self") && contains(module.proxy_sg.ingress_rule_keys, "tcp:80-80:HTTP from the load agents")
+    error_message = "slot a's rules: ${jsonencode(module.app_sg.ingress_rule_keys)}"
+  }
+}
+
+# A duet splits the agents in two halves: an odd count, or fewer than two, is refused.
+run "duet_refuses_odd_agent_count" {
+  command = plan
+
+  module {
+    source = "./modules/bench"
+  }
+
+  variables {
+    name                    = var.bench_name
+    mattermost_download_url = var.bench.mattermost_download_url
+    agent_count             = 11
+    duet                    = true
+  }
+
+  expect_failures = [var.duet]
+}

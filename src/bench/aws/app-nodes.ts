@@ -1,11 +1,11 @@
 import { stripLeadingV } from '../../target/mattermost/version.ts';
 import { runOnNodes, type BenchNode, type RemoteShell } from './remote-shell.ts';
 import { checkClientLicence } from '../../target/mattermost/licence.ts';
-import { clientLicenceScript, configureScript, installScript, restoreDatasetScript, startScript, stopScript, versionScript } from './scripts.ts';
+import { clientLicenceScript, configureScript, installScript, restoreDatasetScript, startScript, stopScript, versionScript, type Slot } from './scripts.ts';
 
 /**
  * Puts the app nodes in the state a run starts from, as the seed benches do between
- * runs: every Mattermost stopped, the dataset restored from its pristine copy (so both
+ * runs (on a duet bench, one slot's service on every node): every Mattermost stopped, the dataset restored from its pristine copy (so both
  * versions start from the same data), this side's release installed and its config
  * overrides applied, then node 0 started first (it runs the schema migrations alone)
  * and the others after it. Each step names the node that failed.
@@ -24,6 +24,11 @@ export interface AppNodesOptions {
   firstStartTimeoutSec: number;
   startTimeoutSec: number;
   onStep?: (line: string) => void;
+  /**
+   * A duet bench's slot: these AppNodes drive that slot's service, database and port on
+   * every node, and leave the other slot's alone. Unset on a sequential bench.
+   */
+  slot?: { name: Slot; appPort: number };
 }
 
 export class AppNodes {
@@ -37,27 +42,29 @@ export class AppNodes {
   /** Returns each node's running version (X-Version-Id), checked against the side. */
   async prepare(side: SideSetup): Promise<Map<string, string>> {
     const { shell, nodes } = this.o;
-    const step = this.o.onStep ?? (() => {});
+    const slot = this.o.slot?.name;
+    const onStep = this.o.onStep ?? (() => {});
+    const step = (line: string): void => onStep(slot ? `slot ${slot}: ${line}` : line);
     const [first, ...rest] = nodes as [BenchNode, ...BenchNode[]];
     step(`stopping Mattermost on ${nodes.map((n) => n.name).join(', ')}`);
-    await runOnNodes(shell, nodes, stopScript(), 'stop Mattermost', { timeoutSec: 300 });
+    await runOnNodes(shell, nodes, stopScript(slot), 'stop Mattermost', { timeoutSec: 300 });
     step(`restoring the dataset on ${first.name} from its pristine copy`);
-    await runOnNodes(shell, [first], restoreDatasetScript(), 'restore the dataset', { timeoutSec: 4 * 3600 });
+    await runOnNodes(shell, [first], restoreDatasetScript(slot), 'restore the dataset', { timeoutSec: 4 * 3600 });
     if (this.installed !== side.releaseUrl) {
       step(`installing ${side.releaseUrl}`);
       this.installed = undefined;
-      await runOnNodes(shell, nodes, installScript(side.releaseUrl), `install Mattermost ${side.label}`, { timeoutSec: 1800 });
+      await runOnNodes(shell, nodes, installScript(side.releaseUrl, slot), `install Mattermost ${side.label}`, { timeoutSec: 1800 });
       this.installed = side.releaseUrl;
     }
     step(`applying the config${Object.keys(side.configPatch).length ? ` with ${JSON.stringify(side.configPatch)}` : ''}`);
-    await runOnNodes(shell, nodes, configureScript(side.configPatch), `configure Mattermost ${side.label}`, { timeoutSec: 120 });
+    await runOnNodes(shell, nodes, configureScript(side.configPatch, slot), `configure Mattermost ${side.label}`, { timeoutSec: 120 });
     step(`starting ${first.name} (schema migrations run here)`);
-    await runOnNodes(shell, [first], startScript(this.o.firstStartTimeoutSec), `start Mattermost ${side.label}`, { timeoutSec: this.o.firstStartTimeoutSec + 60 });
+    await runOnNodes(shell, [first], startScript(this.o.firstStartTimeoutSec, slot), `start Mattermost ${side.label}`, { timeoutSec: this.o.firstStartTimeoutSec + 60 });
     if (rest.length) {
       step(`starting ${rest.map((n) => n.name).join(', ')}`);
-      await runOnNodes(shell, rest, startScript(this.o.startTimeoutSec), `start Mattermost ${side.label}`, { timeoutSec: this.o.startTimeoutSec + 60 });
+      await runOnNodes(shell, rest, startScript(this.o.startTimeoutSec, slot), `start Mattermost ${side.label}`, { timeoutSec: this.o.startTimeoutSec + 60 });
     }
-    const versions = await runOnNodes(shell, nodes, versionScript(), 'read the Mattermost version', { timeoutSec: 60 });
+    const versions = await runOnNodes(shell, nodes, versionScript(slot), 'read the Mattermost version', { timeoutSec: 60 });
     const expected = stripLeadingV(side.version).replace(/-.*$/, '');
     const running = new Map<string, string>();
     const wrong: string[] = [];
@@ -77,8 +84,8 @@ export class AppNodes {
    */
   async requireLicence(): Promise<void> {
     const first = this.o.nodes[0] as BenchNode;
-    const where = `${first.name} (${first.id})`;
-    const result = (await runOnNodes(this.o.shell, [first], clientLicenceScript(), 'ask Mattermost for its licence', { timeoutSec: 60 })).get(first.name);
+    const where = `${first.name} (${first.id})${this.o.slot ? `, slot ${this.o.slot.name}` : ''}`;
+    const result = (await runOnNodes(this.o.shell, [first], clientLicenceScript(this.o.slot?.appPort), 'ask Mattermost for its licence', { timeoutSec: 60 })).get(first.name);
     let answer: unknown;
     try {
       answer = JSON.parse(result?.stdout ?? '');
@@ -91,7 +98,7 @@ export class AppNodes {
   /** Stops Mattermost everywhere (clean-up); problems are returned, not thrown. */
   async stop(): Promise<string[]> {
     try {
-      await runOnNodes(this.o.shell, this.o.nodes, stopScript(), 'stop Mattermost', { timeoutSec: 300 });
+      await runOnNodes(this.o.shell, this.o.nodes, stopScript(this.o.slot?.name), 'stop Mattermost', { timeoutSec: 300 });
       return [];
     } catch (error) {
       return [(error as Error).message];

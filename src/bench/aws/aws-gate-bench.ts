@@ -10,6 +10,8 @@ import { PrometheusClient } from '../../metrics/prometheus.ts';
 import type { BenchFingerprint, RunResult } from '../../results/schema.ts';
 import type { GateBench } from '../gate-bench.ts';
 import type { RunOptions, ScheduledRun } from '../gate-plan.ts';
+import type { DuetPart } from '../run-stage.ts';
+import { Barrier } from '../../util/barrier.ts';
 import { InputError, formatIssuePath } from '../../util/errors.ts';
 import { AppNodes } from './app-nodes.ts';
 import { agentNodes, createLoadAgents, type LoadAgents } from './load-agents.ts';
@@ -64,6 +66,8 @@ export interface AwsBenchDeps {
   endpoint?: (host: string, port: number) => string;
   /** Prometheus and Grafana base URLs, when they differ from the description's. */
   prometheusUrl?: string;
+  /** A duet slot's Prometheus, when it differs from the description's. */
+  prometheusUrls?: Partial<Record<'a' | 'b', string>>;
   grafanaUrl?: string;
   timing?: Partial<AwsTiming>;
   clock?: Clock;
@@ -103,10 +107,8 @@ export class AwsGateBench implements GateBench {
   }
   private readonly setupTimes = new SetupTimes();
   private readonly timing: AwsTiming;
-  private readonly prometheus: PrometheusClient;
-  private readonly appNodes: AppNodes;
-  private readonly agents: LoadAgents;
-  private readonly snapshots: RunSnapshots;
+  /** One per slot: one on a sequential run, two in a duet. */
+  private readonly rigs: SlotRig[];
   private readonly clock: Clock;
   private readonly apps: BenchNode[];
   private signal: AbortSignal = new AbortController().signal;
@@ -129,39 +131,55 @@ export class AwsGateBench implements GateBench {
     private readonly bench: AwsBenchDescription,
     private readonly deps: AwsBenchDeps,
   ) {
-    if (!o.aws) throw new Error('not an AWS run');
+    const aws = o.aws;
+    if (!aws) throw new Error('not an AWS run');
     this.timing = { ...AWS_TIMING, ...deps.timing };
     this.clock = deps.clock ?? realClock;
     const endpoint = deps.endpoint ?? ((host: string, port: number) => `http://${host}:${port}`);
-    this.prometheus = new PrometheusClient(deps.prometheusUrl ?? bench.metrics.prometheusUrl);
     this.apps = bench.app.instanceIds.map((id, i) => ({ id, name: `app${i}` }));
-    this.appNodes = new AppNodes({
-      shell: deps.shell,
-      nodes: this.apps,
-      firstStartTimeoutSec: this.timing.firstStartTimeoutSec,
-      startTimeoutSec: this.timing.startTimeoutSec,
-      onStep: (line) => progress.info(line),
+    const token = (): Promise<string> => readSecretString(deps.aws, bench.region, bench.metrics.grafanaTokenSecretArn);
+    const rig = (slot?: AwsBenchDescription['duetSlots'][number]): SlotRig => ({
+      ...(slot ? { slot: slot.slot } : {}),
+      prometheus: new PrometheusClient(slot ? (deps.prometheusUrls?.[slot.slot] ?? slot.prometheusUrl) : (deps.prometheusUrl ?? bench.metrics.prometheusUrl)),
+      appNodes: new AppNodes({
+        shell: deps.shell,
+        nodes: this.apps,
+        firstStartTimeoutSec: this.timing.firstStartTimeoutSec,
+        startTimeoutSec: this.timing.startTimeoutSec,
+        onStep: (line) => progress.info(line),
+        ...(slot ? { slot: { name: slot.slot, appPort: slot.appPort } } : {}),
+      }),
+      agents: createLoadAgents({
+        config: o.config,
+        configDir: dirname(o.configFile),
+        bench,
+        shell: deps.shell,
+        endpoint,
+        readyTimeoutSec: this.timing.agentReadyTimeoutSec,
+        ...(deps.admin ? { admin: deps.admin } : {}),
+        ...(slot ? { group: { agentIndices: slot.agentIndices, proxyUrl: slot.proxyUrl, prometheusUrl: slot.prometheusUrl } } : {}),
+      }),
+      snapshots: new RunSnapshots({
+        grafanaUrl: deps.grafanaUrl ?? bench.metrics.grafanaUrl,
+        token,
+        mode: aws.snapshots,
+        ...(slot ? { datasourceUid: slot.slot === 'a' ? 'prometheus' : 'prometheus-b' } : {}),
+      }),
     });
-    this.agents = createLoadAgents({
-      config: o.config,
-      configDir: dirname(o.configFile),
-      bench,
-      shell: deps.shell,
-      endpoint,
-      readyTimeoutSec: this.timing.agentReadyTimeoutSec,
-      ...(deps.admin ? { admin: deps.admin } : {}),
-    });
-    this.snapshots = new RunSnapshots({
-      grafanaUrl: deps.grafanaUrl ?? bench.metrics.grafanaUrl,
-      token: () => readSecretString(deps.aws, bench.region, bench.metrics.grafanaTokenSecretArn),
-      mode: o.aws.snapshots,
-    });
+    if (o.config.mode === 'duet') {
+      if (bench.duetSlots.length !== 2) {
+        throw new InputError(`mode: duet: the bench ${bench.benchName} (--bench-file ${aws.benchFile}) was provisioned without duet slots; provision it from this config (bench variable duet = true), or set mode: sequential`);
+      }
+      this.rigs = bench.duetSlots.map(rig);
+    } else {
+      this.rigs = [rig()];
+    }
     this.current = {
       kind: 'aws',
       instances: bench.instances,
       versions: {
         engine: bench.agents.engine === 'k6' ? `k6 ${o.config.engine.version}` : `load-test-ng ${o.config.engine.version}`,
-        database: `Aurora PostgreSQL (${bench.database.clusterIdentifier})`,
+        database: `Aurora PostgreSQL (${bench.database.clusterIdentifier}${this.rigs.length === 2 ? ', one database per side' : ''})`,
         ...(bench.openSearchEndpoint ? { search: 'OpenSearch' } : {}),
       },
       ...(o.config.dataset ? { dataset: o.config.dataset } : {}),
@@ -206,27 +224,14 @@ export class AwsGateBench implements GateBench {
       runOnNodes(shell, nodes.agents, readinessScript(this.bench.agents.engine === 'k6' ? 'loadgate-agent' : 'none'), 'agent set-up', limit),
       runOnNodes(shell, nodes.others, readinessScript('none'), 'metrics and proxy set-up', limit),
     ]);
-    await this.waitForPrometheus();
+    for (const rig of this.rigs) await waitForPrometheus(rig.prometheus);
     // Before any test: an unlicensed Mattermost has no metrics to judge (licence.ts).
-    await this.appNodes.requireLicence();
+    for (const rig of this.rigs) await rig.appNodes.requireLicence();
     this.progress.begin('AWS bench: uploading the users file and the scenario to the agents');
-    await this.agents.prepare(aws.usersFile);
-    this.progress.info(`${nodes.apps.length} app node(s), ${nodes.agents.length} ${this.bench.agents.engine} agent(s), ${this.bench.proxy.instanceId ? 'an nginx proxy' : 'no proxy (one app node)'}; Prometheus ${this.bench.metrics.prometheusUrl}`);
-  }
-
-  private async waitForPrometheus(): Promise<void> {
-    const deadline = Date.now() + 5 * 60_000;
-    let last = '';
-    while (Date.now() < deadline) {
-      try {
-        await this.prometheus.query('vector(1)');
-        return;
-      } catch (error) {
-        last = (error as Error).message;
-      }
-      await sleep(2000);
-    }
-    throw new Error(`the metrics node's Prometheus (${this.prometheus.baseUrl}) does not answer: ${last}`);
+    // In a duet each agent group runs the same users against its own copy of the dataset.
+    for (const rig of this.rigs) await rig.agents.prepare(aws.usersFile);
+    const layout = this.rigs.length === 2 ? `; duet: slot a and slot b, ${this.rigs.map((r) => `${r.agents.size} agent(s)`).join(' and ')}` : '';
+    this.progress.info(`${nodes.apps.length} app node(s), ${nodes.agents.length} ${this.bench.agents.engine} agent(s), ${this.bench.proxy.instanceId ? 'an nginx proxy' : 'no proxy (one app node)'}; Prometheus ${this.rigs.map((r) => r.prometheus.baseUrl).join(', ')}${layout}`);
   }
 
   stopReason(): string | undefined {
@@ -235,7 +240,7 @@ export class AwsGateBench implements GateBench {
 
   async tearDown(): Promise<string[]> {
     // The bench itself is destroyed by the teardown job; here the load stops.
-    return this.agents.stop();
+    return (await Promise.all(this.rigs.map((r) => r.agents.stop()))).flat();
   }
 
   tornDownMessage(): string {
@@ -252,6 +257,7 @@ export class AwsGateBench implements GateBench {
     for (const side of [o.baseline, o.candidate]) {
       if (side.sideOverrides.length) notes.push(`${side.role} ${side.label} ran with config overrides: ${side.sideOverrides.map((x) => `\`${x.text}\``).join(', ')}.`);
     }
+    if (this.rigs.length === 2) notes.push(duetNote(bench));
     notes.push('CPU is the Mattermost process\'s (mattermost_process_cpu_seconds_total) in % of one core, averaged over the app nodes; heap and stack in use are go_memstats_{heap,stack}_inuse_bytes summed over the app nodes, as in the seed reports; "threads" are goroutines.');
     notes.push(...this.warnings);
     for (const f of fatal) notes.push(`The gate stopped early: ${f}`);
@@ -269,17 +275,47 @@ export class AwsGateBench implements GateBench {
     return { ...test, health: test.health.map((h) => (dropped.includes(h) ? { ...h, enabled: false } : h)) };
   }
 
-  async execute(run: ScheduledRun): Promise<RunResult> {
+  execute(run: ScheduledRun): Promise<RunResult> {
+    return this.timed([run], async () => [await this.runOn(this.rigs[0] as SlotRig, run)]).then(([r]) => r as RunResult);
+  }
+
+  async executeDuet(runs: readonly [ScheduledRun, ScheduledRun]): Promise<[RunResult, RunResult]> {
+    if (this.rigs.length !== 2) throw new Error('the AWS bench is not set up for duets (mode: duet)');
+    const start = new Barrier(2);
+    const end = new Barrier(2);
+    const [a, b] = await this.timed(runs, () =>
+      Promise.all(runs.map((run, i) => {
+        const rig = this.rigs[i] as SlotRig;
+        return this.runOn(rig, run, { slot: rig.slot ?? 'a', cpuShare: 1, start, end });
+      })),
+    );
+    return [a as RunResult, b as RunResult];
+  }
+
+  /**
+   * Runs `work` and records its set-up and wind-down: everything but the test itself (a
+   * run that never reached its test measured none). A duet's runs meet at the test's
+   * start and end, so the longer test stands for both.
+   */
+  private async timed(runs: readonly ScheduledRun[], work: () => Promise<RunResult[]>): Promise<RunResult[]> {
     const startedMs = Date.now();
-    let testSec: number | undefined;
-    const result = await executeAwsRun(
+    this.testSec = undefined;
+    const results = await work();
+    if (this.testSec !== undefined && runs.length) this.setupTimes.record((Date.now() - startedMs) / 1000 - this.testSec);
+    return results;
+  }
+
+  private testSec: number | undefined;
+
+  private runOn(rig: SlotRig, run: ScheduledRun, duet?: DuetPart): Promise<RunResult> {
+    return executeAwsRun(
       {
         bench: this.bench,
         progress: this.progress,
-        prometheus: this.prometheus,
-        appNodes: this.appNodes,
-        agents: this.agents,
-        snapshots: this.snapshots,
+        prometheus: rig.prometheus,
+        appNodes: rig.appNodes,
+        agents: rig.agents,
+        snapshots: rig.snapshots,
         fingerprint: this.current,
         timing: this.timing,
         maxEngineCpuPercent: this.o.config.bench.aws.maxEngineCpuPercent,
@@ -290,16 +326,51 @@ export class AwsGateBench implements GateBench {
         report: {
           broken: (reason) => (this.broken = reason),
           warning: (note) => this.warnings.push(note),
-          testSec: (seconds) => (testSec = seconds),
+          testSec: (seconds) => (this.testSec = Math.max(this.testSec ?? 0, seconds)),
         },
       },
       run,
       this.effectiveTest(run.test),
+      duet,
     );
-    // Everything but the test itself was set-up and wind-down (a run that never reached its test measured none).
-    if (testSec !== undefined) this.setupTimes.record((Date.now() - startedMs) / 1000 - testSec);
-    return result;
   }
+}
+
+/** What one slot of the bench is: a sequential run has one, a duet two. */
+interface SlotRig {
+  slot?: 'a' | 'b';
+  prometheus: PrometheusClient;
+  appNodes: AppNodes;
+  agents: LoadAgents;
+  snapshots: RunSnapshots;
+}
+
+/** The report's note on what a duet's sides shared on this bench, and what that means for their figures. */
+function duetNote(bench: AwsBenchDescription): string {
+  const [a, b] = bench.duetSlots;
+  const apps = bench.app.instanceIds.length;
+  return (
+    `Duet: each baseline run ran at the same time as the candidate run of the same test and repeat, on the same ${apps} app node(s). ` +
+    `Each side had its own Mattermost service on every app node (slot a on :${a?.appPort}, slot b on :${b?.appPort}, each in its own cgroup with equal CPU weight over all of the node's vCPUs), its own database in the one Aurora cluster ${bench.database.clusterIdentifier}, its own nginx entry point, agent group (${a?.agentIndices.length} and ${b?.agentIndices.length} agents) and Prometheus. ` +
+    'The sides shared the app nodes\' CPUs, memory and network, the proxy node, the Aurora writer\'s CPU, memory and storage, and the node metrics. ' +
+    'Supported users are per side, on about half of the app nodes\' CPU, so they do not compare with a sequential run\'s or with the seed reports\' absolute figures; a regression that loads the shared database slows both sides and shows smaller than it is. ' +
+    'The sides swap slots (services, ports, databases, agent groups) between repeats in Thue-Morse order.'
+  );
+}
+
+async function waitForPrometheus(prometheus: PrometheusClient): Promise<void> {
+  const deadline = Date.now() + 5 * 60_000;
+  let last = '';
+  while (Date.now() < deadline) {
+    try {
+      await prometheus.query('vector(1)');
+      return;
+    } catch (error) {
+      last = (error as Error).message;
+    }
+    await sleep(2000);
+  }
+  throw new Error(`the metrics node's Prometheus (${prometheus.baseUrl}) does not answer: ${last}`);
 }
 
 /**

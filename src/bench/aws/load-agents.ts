@@ -40,6 +40,8 @@ export interface RunningLoad {
 
 export interface LoadAgents {
   readonly engine: 'k6' | 'load-test-ng';
+  /** How many agents this drives (a duet slot's group, or every agent). */
+  readonly size: number;
   /** Uploads the users file (and the scenario): once per gate, skipped when unchanged. */
   prepare(usersFile: string): Promise<void>;
   start(test: TestSpec): Promise<RunningLoad>;
@@ -61,12 +63,35 @@ export interface LoadAgentsOptions {
   /** load-test-ng's admin login (secret): from the environment, never logged. */
   admin?: { email: string; password: string };
   sleep?: (ms: number) => Promise<void>;
+  /**
+   * A duet slot's agent group: only these agents (by index in the bench description),
+   * loading this entry point and reporting to this Prometheus. Unset: every agent, the
+   * bench's proxy and Prometheus.
+   */
+  group?: { agentIndices: readonly number[]; proxyUrl: string; prometheusUrl: string };
 }
 
 const defaultSleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 export function agentNodes(bench: AwsBenchDescription): BenchNode[] {
   return bench.agents.instanceIds.map((id, i) => ({ id, name: `agent${i}` }));
+}
+
+/** One agent this LoadAgents drives: its node and its public address. */
+interface Agent {
+  node: BenchNode;
+  publicIp: string;
+}
+
+function groupAgents(o: LoadAgentsOptions): Agent[] {
+  const all = agentNodes(o.bench);
+  const indices = o.group?.agentIndices ?? all.map((_, i) => i);
+  return indices.map((i) => {
+    const node = all[i];
+    const publicIp = o.bench.agents.publicIps[i];
+    if (!node || !publicIp) throw new Error(`agent ${i} is not in the bench description`);
+    return { node, publicIp };
+  });
 }
 
 async function upload(shell: RemoteShell, nodes: BenchNode[], path: string, content: Buffer, what: string): Promise<void> {
@@ -104,12 +129,17 @@ export function createLoadAgents(o: LoadAgentsOptions): LoadAgents {
 
 class K6Agents implements LoadAgents {
   readonly engine = 'k6' as const;
+  private readonly agents: Agent[];
   private readonly nodes: BenchNode[];
+  get size(): number {
+    return this.nodes.length;
+  }
   private scenario = `${SCENARIO_DIR}/mattermost.js`;
   private sliceSizes: number[] = [];
 
   constructor(private readonly o: LoadAgentsOptions) {
-    this.nodes = agentNodes(o.bench);
+    this.agents = groupAgents(o);
+    this.nodes = this.agents.map((a) => a.node);
   }
 
   async prepare(usersFile: string): Promise<void> {
@@ -134,7 +164,7 @@ class K6Agents implements LoadAgents {
     checkSlices(this.sliceSizes, perAgent, test);
     const maxDurationSec = (test.type === 'bounded' ? test.duration : test.maxDuration) + 300;
     const env = scenarioEnvironment({
-      baseUrl: o.bench.proxy.url,
+      baseUrl: o.group?.proxyUrl ?? o.bench.proxy.url,
       // k6 resolves open() paths from the script: scenarios/x.js → ../users.txt.
       usersFile: `../${USERS_FILE}`,
       actions: o.config.engine.actions,
@@ -146,14 +176,14 @@ class K6Agents implements LoadAgents {
       env: o.scenarioEnv ?? {},
     });
     await runOnNodes(o.shell, nodes, startK6Script(this.scenario, env), 'start k6 on the agents', { timeoutSec: 120 });
-    const apis = nodes.map((_, i) => new K6Api({ ...hostPort(o.endpoint(o.bench.agents.publicIps[i] as string, o.bench.agents.apiPort)), timeoutMs: 10_000 }));
-    await Promise.all(apis.map((api, i) => waitForK6(api, perAgent, `agent${i}`, o.readyTimeoutSec, o.sleep ?? defaultSleep)));
-    const agents: AgentUsers[] = apis.map((api, i) => new K6AgentUsers(`agent${i}`, api, perAgent));
+    const apis = this.agents.map((a) => new K6Api({ ...hostPort(o.endpoint(a.publicIp, o.bench.agents.apiPort)), timeoutMs: 10_000 }));
+    await Promise.all(apis.map((api, i) => waitForK6(api, perAgent, nodes[i]!.name, o.readyTimeoutSec, o.sleep ?? defaultSleep)));
+    const agents: AgentUsers[] = apis.map((api, i) => new K6AgentUsers(nodes[i]!.name, api, perAgent));
     return {
       users: new MultiAgentUsers(agents),
       async check() {
         const states = await Promise.all(apis.map((api) => api.status().then((s) => (s.running ? undefined : `k6 is ${s.phase}`), (e: Error) => e.message)));
-        return states.flatMap((state, i) => (state ? [`agent${i} (${nodes[i]?.id}): ${state}`] : []));
+        return states.flatMap((state, i) => (state ? [`${nodes[i]?.name} (${nodes[i]?.id}): ${state}`] : []));
       },
       async stats() {
         const all = await Promise.all(apis.map((api) => api.metrics().then(readClientMetrics)));
@@ -205,12 +235,17 @@ async function waitForK6(api: K6Api, maxUsers: number, name: string, timeoutSec:
 
 class LoadTestNgAgents implements LoadAgents {
   readonly engine = 'load-test-ng' as const;
+  private readonly agents: Agent[];
   private readonly nodes: BenchNode[];
+  get size(): number {
+    return this.nodes.length;
+  }
   private clients: AgentClient[] = [];
   private sliceSizes: number[] = [];
 
   constructor(private readonly o: LoadAgentsOptions) {
-    this.nodes = agentNodes(o.bench);
+    this.agents = groupAgents(o);
+    this.nodes = this.agents.map((a) => a.node);
     if (!o.admin) {
       throw new InputError('engine.kind load-test-ng: its agents log in a system admin to set the server up; set LOADGATE_ADMIN_EMAIL and LOADGATE_ADMIN_PASSWORD (the dataset\'s admin)');
     }
@@ -231,13 +266,13 @@ class LoadTestNgAgents implements LoadAgents {
     const maxUsers = test.type === 'bounded' ? test.users : test.maxUsers;
     const perAgent = perAgentMax(maxUsers, nodes.length);
     checkSlices(this.sliceSizes, perAgent, test);
-    const apiUrl = (i: number) => o.endpoint(o.bench.agents.publicIps[i] as string, o.bench.agents.apiPort);
+    const apiUrl = (i: number) => o.endpoint(this.agents[i]!.publicIp, o.bench.agents.apiPort);
     // Destroyed after every run (stop()), so the same ids serve every run.
-    const ids = nodes.map((_, i) => `lgagent${i}`);
+    const ids = nodes.map((n) => `lg${n.name}`);
     const configs = buildLoadTestNgConfigs(o.config, test, {
-      serverUrl: o.bench.proxy.url,
-      prometheusUrl: o.bench.metrics.prometheusUrl,
-      agents: nodes.map((_, i) => ({ id: `agent${i}`, apiUrl: apiUrl(i) })),
+      serverUrl: o.group?.proxyUrl ?? o.bench.proxy.url,
+      prometheusUrl: o.group?.prometheusUrl ?? o.bench.metrics.prometheusUrl,
+      agents: nodes.map((n, i) => ({ id: n.name, apiUrl: apiUrl(i) })),
       admin: o.admin as { email: string; password: string },
       usersFilePath: `/var/lib/loadgate/${USERS_FILE}`,
     });
@@ -249,10 +284,10 @@ class LoadTestNgAgents implements LoadAgents {
     }
     const clients = this.clients;
     return {
-      users: new MultiAgentUsers(clients.map((c, i) => new LoadTestNgAgentUsers(`agent${i}`, c, perAgent))),
+      users: new MultiAgentUsers(clients.map((c, i) => new LoadTestNgAgentUsers(nodes[i]!.name, c, perAgent))),
       async check() {
         const states = await Promise.all(clients.map((c) => c.status().then((s) => (s.State === 'running' ? undefined : `load-test-ng agent is ${s.State}`), (e: Error) => e.message)));
-        return states.flatMap((state, i) => (state ? [`agent${i} (${nodes[i]?.id}): ${state}`] : []));
+        return states.flatMap((state, i) => (state ? [`${nodes[i]?.name} (${nodes[i]?.id}): ${state}`] : []));
       },
       // load-test-ng reports no script errors or dropped iterations; its client metrics are in Prometheus.
       async stats() {

@@ -6,7 +6,7 @@ import type { PrometheusClient } from '../../metrics/prometheus.ts';
 import type { BenchFingerprint, RunResult } from '../../results/schema.ts';
 import { runId, type ScheduledRun } from '../gate-plan.ts';
 import { executeRun } from '../run-sequence.ts';
-import type { CollectWindow, GeneratorRule, RunAttempt, RunCollected, RunStage, StartedLoad } from '../run-stage.ts';
+import type { CollectWindow, DuetPart, GeneratorRule, RunAttempt, RunCollected, RunStage, StartedLoad } from '../run-stage.ts';
 import { MATTERMOST_SERIES_QUERY, MattermostSeriesWatch } from '../../target/mattermost/licence.ts';
 import type { AppNodes } from './app-nodes.ts';
 import type { LoadAgents, RunningLoad } from './load-agents.ts';
@@ -33,8 +33,12 @@ export interface AwsRunDeps extends Pick<RunStage, 'signal' | 'clock' | 'hints' 
   };
 }
 
-/** One test run on the AWS bench, through the shared run sequence; `test` is the test as the coordinator runs it. */
-export function executeAwsRun(d: AwsRunDeps, run: ScheduledRun, test: TestSpec): Promise<RunResult> {
+/**
+ * One test run on the AWS bench, through the shared run sequence; `test` is the test as
+ * the coordinator runs it. In a duet, `d` is the slot's (its app services, agent group and
+ * Prometheus) and `duet` meets the other slot's run.
+ */
+export function executeAwsRun(d: AwsRunDeps, run: ScheduledRun, test: TestSpec, duet?: DuetPart): Promise<RunResult> {
   const stage: RunStage = {
     system: 'mattermost',
     progress: d.progress,
@@ -44,9 +48,9 @@ export function executeAwsRun(d: AwsRunDeps, run: ScheduledRun, test: TestSpec):
     state: d.state,
     scrapeIntervalSec: d.timing.scrapeIntervalSec,
     rateWindowSec: d.timing.rateWindowSec,
-    attempt: () => new AwsAttempt(d, run, test),
+    attempt: () => new AwsAttempt(d, run, test, duet?.slot),
   };
-  return executeRun(stage, run);
+  return executeRun(stage, run, duet);
 }
 
 /**
@@ -65,6 +69,7 @@ class AwsAttempt implements RunAttempt {
     private readonly run: ScheduledRun,
     /** The test as the coordinator runs it (proxy checks off on a bench without a proxy). */
     readonly test: TestSpec,
+    private readonly slot?: 'a' | 'b',
   ) {
     this.generator = awsGeneratorRule(d.maxEngineCpuPercent);
   }
@@ -80,7 +85,7 @@ class AwsAttempt implements RunAttempt {
     d.progress.info(`preparing the app nodes for Mattermost ${side.label}`);
     this.versions = await d.appNodes.prepare({ label: side.label, version: side.version, releaseUrl: side.releaseUrl, configPatch: side.configPatch });
     d.progress.info(`app nodes run ${[...this.versions].map(([n, v]) => `${n} ${v}`).join(', ')}`);
-    d.progress.info(`starting ${d.bench.agents.engine} on ${d.bench.agents.instanceIds.length} agent(s)`);
+    d.progress.info(`${this.slot ? `slot ${this.slot}: ` : ''}starting ${d.bench.agents.engine} on ${d.agents.size} agent(s)`);
     const load = await d.agents.start(this.test);
     this.watch(load, abort);
     return { users: load.users, health: { query: (promql) => d.prometheus.queryNumber(promql) }, stats: () => load.stats() };
@@ -145,7 +150,7 @@ class AwsAttempt implements RunAttempt {
   /** Best effort: a missing snapshot is a warning in the report, not a failed run. */
   async extras(o: { window: CollectWindow; ran: boolean }): Promise<Pick<RunResult, 'links'>> {
     if (!o.ran) return { links: [] };
-    const shot = await this.d.snapshots.take(`${this.run.side.label} ${this.run.test.name} #${this.run.repeat + 1}`, new Date(o.window.runStart * 1000), new Date(o.window.runEnd * 1000));
+    const shot = await this.d.snapshots.take(`${this.run.side.label} ${this.run.test.name} #${this.run.repeat + 1}${this.slot ? ` (slot ${this.slot})` : ''}`, new Date(o.window.runStart * 1000), new Date(o.window.runEnd * 1000));
     for (const w of shot.warnings) {
       this.d.report.warning(w);
       this.d.progress.problem(w, 'warning');
@@ -159,7 +164,7 @@ class AwsAttempt implements RunAttempt {
     const running = this.versions.get('app0');
     const overrides = side.sideOverrides.length ? `; ${side.role} config overrides: ${side.sideOverrides.map((x) => x.text).join(', ')}` : '';
     return {
-      note: `AWS bench ${this.d.bench.benchName} run ${runId(this.run)}${overrides}`,
+      note: `AWS bench ${this.d.bench.benchName} run ${runId(this.run)}${this.slot ? ` in duet slot ${this.slot}` : ''}${overrides}`,
       bench: { ...fingerprint, versions: { ...fingerprint.versions, target: `Mattermost ${side.label}${running ? ` (${running})` : ''}` } },
     };
   }

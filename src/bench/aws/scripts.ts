@@ -74,37 +74,53 @@ export function uploadScripts(path: string, content: string | Buffer, mode = '06
   return scripts;
 }
 
+/**
+ * A duet bench's two Mattermost services per app node (src/bench/aws/README.md): each
+ * helper takes `--slot a|b` first. Without a slot the helpers act on slot a, the only
+ * service of a sequential bench.
+ */
+export type Slot = 'a' | 'b';
+
+const slotArg = (slot: Slot | undefined): string => {
+  if (slot !== undefined && slot !== 'a' && slot !== 'b') throw new Error(`not a duet slot: ${JSON.stringify(slot)}`);
+  return slot ? ` --slot ${slot}` : '';
+};
+
 /** App nodes: swap in a release (downloaded once per URL); the helper stops Mattermost. */
-export function installScript(releaseUrl: string): string {
+export function installScript(releaseUrl: string, slot?: Slot): string {
   if (!/^https:\/\/[^\s'"`$\\]+\.tar\.gz$/.test(releaseUrl)) throw new Error(`not a release tarball URL: ${releaseUrl}`);
-  return `${HEADER}loadgate-mattermost install ${shq(releaseUrl)}\n`;
+  return `${HEADER}loadgate-mattermost${slotArg(slot)} install ${shq(releaseUrl)}\n`;
 }
 
 /** App nodes: base config (target.settings) merged with this side's patch; the bench's keys re-applied. */
-export function configureScript(patch: Record<string, unknown>): string {
-  return `${HEADER}printf '%s' ${shq(b64(JSON.stringify(patch)))} | base64 -d | loadgate-mattermost configure\n`;
+export function configureScript(patch: Record<string, unknown>, slot?: Slot): string {
+  return `${HEADER}printf '%s' ${shq(b64(JSON.stringify(patch)))} | base64 -d | loadgate-mattermost${slotArg(slot)} configure\n`;
 }
 
-export function startScript(timeoutSec: number): string {
-  return `${HEADER}loadgate-mattermost start ${Math.max(5, Math.ceil(timeoutSec))}\n`;
+export function startScript(timeoutSec: number, slot?: Slot): string {
+  return `${HEADER}loadgate-mattermost${slotArg(slot)} start ${Math.max(5, Math.ceil(timeoutSec))}\n`;
 }
 
-export function stopScript(): string {
-  return `${HEADER}loadgate-mattermost stop\n`;
+export function stopScript(slot?: Slot): string {
+  return `${HEADER}loadgate-mattermost${slotArg(slot)} stop\n`;
 }
 
 /** Prints the running server's X-Version-Id (e.g. 10.12.0.16234.abc.false). */
-export function versionScript(): string {
-  return `${HEADER}loadgate-mattermost version\n`;
+export function versionScript(slot?: Slot): string {
+  return `${HEADER}loadgate-mattermost${slotArg(slot)} version\n`;
 }
 
 /**
  * An app node: the licence as its own Mattermost reports it (Client4.getClientLicenseOld's
  * route), asked on the node because the controller cannot reach the bench's private
- * addresses. LOADGATE_MATTERMOST_URL relocates the server for tests.
+ * addresses. LOADGATE_MATTERMOST_URL (slot b: LOADGATE_MATTERMOST_URL_<port>) relocates the
+ * server for tests.
  */
-export function clientLicenceScript(): string {
-  return `${HEADER}curl -fsS --max-time 30 "\${LOADGATE_MATTERMOST_URL:-http://127.0.0.1:8065}/api/v4/license/client?format=old"\n`;
+export function clientLicenceScript(port = 8065): string {
+  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new Error(`not a port: ${port}`);
+  // Slot b's server (another port) has its own relocation variable.
+  const relocate = `LOADGATE_MATTERMOST_URL${port === 8065 ? '' : `_${port}`}`;
+  return `${HEADER}curl -fsS --max-time 30 "\${${relocate}:-http://127.0.0.1:${port}}/api/v4/license/client?format=old"\n`;
 }
 
 /**
@@ -132,11 +148,13 @@ $$;
  * App node 0: recreate the database from its pristine copy (all app nodes stopped), then
  * POST_RESTORE_SQL through the helpers' connection (db.env; LOADGATE_DB_ENV relocates it for tests).
  */
-export function restoreDatasetScript(): string {
+export function restoreDatasetScript(slot?: Slot): string {
+  // Slot b's database is <db>_b; its connection is PSQL_URL_B in the same file.
+  const url = slot === 'b' ? '$PSQL_URL_B' : '$PSQL_URL';
   return (
-    `${HEADER}loadgate-dataset restore\n` +
+    `${HEADER}loadgate-dataset${slotArg(slot)} restore\n` +
     'source "${LOADGATE_DB_ENV:-/etc/loadgate/db.env}"\n' +
-    `printf '%s' ${shq(b64(POST_RESTORE_SQL))} | base64 -d | psql "$PSQL_URL" -v ON_ERROR_STOP=1 -q\n` +
+    `printf '%s' ${shq(b64(POST_RESTORE_SQL))} | base64 -d | psql "${url}" -v ON_ERROR_STOP=1 -q\n` +
     'echo "licences of the restored dump cleared; default_text_search_config is pg_catalog.english"\n'
   );
 }

@@ -15,6 +15,8 @@ export interface RunSnapshotsOptions {
   /** The service-account token, read when the first snapshot is taken (Secrets Manager). */
   token: () => Promise<string>;
   mode: 'local' | 'external' | 'off';
+  /** The Grafana datasource of the series to show: a duet's slot b has its own Prometheus. */
+  datasourceUid?: string;
   dashboardFile?: string;
   fetch?: FetchLike;
 }
@@ -37,7 +39,7 @@ export class RunSnapshots {
         name,
         from,
         to,
-        datasourceUid: 'prometheus',
+        datasourceUid: this.o.datasourceUid ?? 'prometheus',
         ...(this.o.mode === 'external' ? { external: true } : {}),
       });
       return { link: { title: `Grafana snapshot: ${name}`, url: outcome.url }, warnings: outcome.warnings.map((w) => `Grafana snapshot "${name}": ${w}`) };

@@ -33,7 +33,7 @@ export async function run(argv: string[], io: CliIO, runner: CommandRunner = pro
   if (config.bench.kind !== 'aws') {
     throw new InputError(`${flags.config}: bench.kind is "${config.bench.kind}"; check-quota checks the AWS bench (bench.kind: aws)`);
   }
-  const bench = resolveBench(config.bench.aws, config.tests);
+  const bench = resolveBench(config.bench.aws, config.tests, config.mode);
   const check = await checkVcpuQuota(runner, bench.region, standardVcpuNeed(accountNeeds(bench)));
   if (!check.fits) {
     io.err(renderVcpuCheck(check));

@@ -125,9 +125,8 @@ async function planWithExpected(config: GateConfig, flags: Flags, dbSource: DbSo
 }
 
 /**
- * The gate in both modes on the same bench, this config's first. Both expect as many
- * pairs as this config's model gives: a duet's noise counts as a sequential pair's until
- * a calibration on a real bench measures it (nothing of the bench's drift cancelled).
+ * The gate in both modes, this config's first, each on its own bench shape. Both expect as
+ * many pairs as this config's noise model gives.
  */
 async function modeEstimates(config: GateConfig, plan: Plan, dbSource: DbSource, runnerLimit: number): Promise<ModeEstimate[]> {
   const runsPerSide = plan.expected?.duration.runsPerSide ?? 1;
@@ -135,7 +134,9 @@ async function modeEstimates(config: GateConfig, plan: Plan, dbSource: DbSource,
   const out: ModeEstimate[] = [];
   for (const mode of order) {
     const inMode: GateConfig = { ...config, mode };
-    const worst = mode === config.mode ? plan.duration : buildPlan(inMode, { dbSource }).duration;
+    // Each mode on its own bench shape: a duet has one agent group per side.
+    const modePlan = mode === config.mode ? plan : buildPlan(inMode, { dbSource });
+    const worst = modePlan.duration;
     const expected = mode === config.mode && plan.expected ? plan.expected.duration : await expectedDuration(inMode, worst, { runsPerSide });
     let runJobs: number | string;
     try {
@@ -145,8 +146,9 @@ async function modeEstimates(config: GateConfig, plan: Plan, dbSource: DbSource,
     }
     out.push({
       mode,
-      worst: { totalSec: worst.totalSec, costUsd: estimateCost(plan.bench, worst.totalSec).totalUsd },
-      expected: { totalSec: expected.totalSec, costUsd: estimateCost(plan.bench, expected.totalSec).totalUsd, runsPerSide: expected.runsPerSide, longestRunSec: expected.longestRunSec },
+      agents: modePlan.bench.agentCount,
+      worst: { totalSec: worst.totalSec, costUsd: estimateCost(modePlan.bench, worst.totalSec).totalUsd },
+      expected: { totalSec: expected.totalSec, costUsd: estimateCost(modePlan.bench, expected.totalSec).totalUsd, runsPerSide: expected.runsPerSide, longestRunSec: expected.longestRunSec },
       runJobs,
     });
   }

@@ -62,7 +62,11 @@ export interface LoopbackBench {
   shell: RemoteShell;
   aws: CommandRunner;
   endpoint: (host: string, port: number) => string;
+  /** Slot a's stand-in (the only one on a sequential bench). */
   mattermost: MattermostStandIn;
+  /** Every slot's stand-in: a, and b on a duet bench. */
+  standIns: Partial<Record<Slot, MattermostStandIn>>;
+  prometheusUrls: Partial<Record<Slot, string>>;
   grafana: GrafanaStandIn;
   /** Every helper call the scripts made, in order. */
   calls: HelperCall[];
@@ -87,7 +91,22 @@ export interface LoopbackOptions {
    * the first `cloud-init status --wait`, which waits for it as it does on an instance.
    */
   bootSeconds?: number;
+  /**
+   * A bench provisioned with duet slots: app0 runs a second Mattermost stand-in (slot b,
+   * :8165 on EC2), the metrics node a second Prometheus (slot b's mattermost and loadtest
+   * jobs), agent0 loads slot a and agent1 slot b, as modules/bench lays them out.
+   */
+  duet?: boolean;
+  /**
+   * An injected cost: the stand-in running a release with these numbers (e.g. "11.0.1")
+   * slows every request by this many ms per open websocket (default 2).
+   */
+  latencyPerUserMs?: Record<string, number>;
 }
+
+type Slot = 'a' | 'b';
+const SLOT_APP_PORTS: Record<Slot, number> = { a: 8065, b: 8165 };
+const SLOT_METRICS_PORTS: Record<Slot, number> = { a: 8067, b: 8167 };
 
 export async function startLoopbackBench(k6Path: string, users = 40, options: LoopbackOptions = {}): Promise<LoopbackBench> {
   const agentIds = options.reachableAgent ? AGENT_IDS.slice(0, 1) : AGENT_IDS;
@@ -103,25 +122,34 @@ export async function startLoopbackBench(k6Path: string, users = 40, options: Lo
     await mkdir(homes[id] as string, { recursive: true });
   }
 
-  const mattermost = new MattermostStandIn();
-  mattermost.latencyPerUserMs = 2;
+  if (options.duet && options.reachableAgent) throw new Error('a duet needs both agents');
+  const slots: Slot[] = options.duet ? ['a', 'b'] : ['a'];
+  // Each slot's database is a copy of the same dataset: the same accounts in both.
   const credentials: string[] = [];
-  for (let i = 1; i <= users; i++) {
-    mattermost.addUser(`user${i}`, `pass-${i}`);
-    credentials.push(`user${i} pass-${i}`);
-  }
+  for (let i = 1; i <= users; i++) credentials.push(`user${i} pass-${i}`);
   const usersFile = join(dir, 'users.txt');
   await writeFile(usersFile, `${credentials.join('\n')}\n`);
-  await mattermost.start();
-  const mattermostPort = Number(new URL(mattermost.baseUrl).port);
-  const metricsPort = await mattermost.startMetrics();
-
+  const standIns = {} as Record<Slot, MattermostStandIn>;
+  const standInPorts = {} as Record<Slot, number>;
+  const metricsPorts = {} as Record<Slot, number>;
   // The bench's entry point (the proxy, or the single app node) has a private VPC address,
   // which a GitHub runner cannot reach: here a port nothing listens on, so the controller's
   // every attempt is refused. Inside the "VPC" (the agents' k6, scripts on app nodes) it
   // routes to the stand-in.
-  const privateUrl = `http://127.0.0.1:${await allocatePort()}`;
-  const [prometheusPort, nodePort, api0, api1, exp0, exp1] = (await allocatePorts(6)) as [number, number, number, number, number, number];
+  const privateUrls = {} as Record<Slot, string>;
+  for (const slot of slots) {
+    const standIn = new MattermostStandIn();
+    standIn.latencyPerUserMs = 2;
+    for (let i = 1; i <= users; i++) standIn.addUser(`user${i}`, `pass-${i}`);
+    await standIn.start();
+    standIns[slot] = standIn;
+    standInPorts[slot] = Number(new URL(standIn.baseUrl).port);
+    metricsPorts[slot] = await standIn.startMetrics();
+    privateUrls[slot] = `http://127.0.0.1:${await allocatePort()}`;
+  }
+  const mattermost = standIns.a;
+  const privateUrl = privateUrls.a;
+  const [prometheusPort, prometheusPortB, nodePort, api0, api1, exp0, exp1] = (await allocatePorts(7)) as [number, number, number, number, number, number, number];
   const apiPorts = [api0, api1];
   const exporterPorts = [exp0, exp1];
 
@@ -146,32 +174,38 @@ export async function startLoopbackBench(k6Path: string, users = 40, options: Lo
     logFile: join(logs, 'node_exporter.log'),
   });
 
-  // metrics.sh.tftpl's jobs and instance names, pointed at loopback ports.
+  // metrics.sh.tftpl's jobs and instance names, pointed at loopback ports; in a duet, one
+  // Prometheus per slot with that slot's Mattermost and agent group, and every node.
   const target = (port: number, instance: string) => ({ targets: [`127.0.0.1:${port}`], labels: { instance } });
-  const prometheusConfig = {
-    global: { scrape_interval: '1s', scrape_timeout: '1s', evaluation_interval: '1s' },
-    scrape_configs: [
-      { job_name: 'mattermost', static_configs: [target(metricsPort, 'app0:8067')] },
-      { job_name: 'node', static_configs: [target(nodePort, 'app0:9100'), ...agentIds.map((_, i) => target(nodePort, `agent${i}:9100`))] },
-      { job_name: 'loadtest', static_configs: agentIds.map((_, i) => target(exporterPorts[i] as number, `agent${i}:6566`)) },
-    ],
-  };
-  await mkdir(join(dir, 'prometheus', 'data'), { recursive: true });
-  await writeFile(join(dir, 'prometheus', 'prometheus.yml'), stringify(prometheusConfig));
-  const prometheus = await supervisor.spawn({
-    name: 'prometheus',
-    command: 'prometheus',
-    args: [
-      `--config.file=${join(dir, 'prometheus', 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'prometheus', 'data')}`,
-      `--web.listen-address=127.0.0.1:${prometheusPort}`, '--log.level=warn',
-    ],
-    logFile: join(logs, 'prometheus.log'),
-  });
-  const prometheusUrl = `http://127.0.0.1:${prometheusPort}`;
-  await waitUntilReady(() => httpOk(`${prometheusUrl}/-/ready`), { component: 'prometheus', process: prometheus, timeoutMs: 60_000, what: 'ready' });
+  const prometheusUrls = {} as Record<Slot, string>;
+  for (const slot of slots) {
+    const groupAgents = agentIds.map((_, i) => i).filter((i) => !options.duet || (slot === 'a' ? i === 0 : i === 1));
+    const prometheusConfig = {
+      global: { scrape_interval: '1s', scrape_timeout: '1s', evaluation_interval: '1s' },
+      scrape_configs: [
+        { job_name: 'mattermost', static_configs: [target(metricsPorts[slot], `app0:${SLOT_METRICS_PORTS[slot]}`)] },
+        { job_name: 'node', static_configs: [target(nodePort, 'app0:9100'), ...agentIds.map((_, i) => target(nodePort, `agent${i}:9100`))] },
+        { job_name: 'loadtest', static_configs: groupAgents.map((i) => target(exporterPorts[i] as number, `agent${i}:6566`)) },
+      ],
+    };
+    const home = join(dir, `prometheus-${slot}`);
+    await mkdir(join(home, 'data'), { recursive: true });
+    await writeFile(join(home, 'prometheus.yml'), stringify(prometheusConfig));
+    const port = slot === 'a' ? prometheusPort : prometheusPortB;
+    const prometheus = await supervisor.spawn({
+      name: `prometheus ${slot}`,
+      command: 'prometheus',
+      args: [`--config.file=${join(home, 'prometheus.yml')}`, `--storage.tsdb.path=${join(home, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn'],
+      logFile: join(logs, `prometheus-${slot}.log`),
+    });
+    prometheusUrls[slot] = `http://127.0.0.1:${port}`;
+    await waitUntilReady(() => httpOk(`${prometheusUrls[slot]}/-/ready`), { component: `prometheus ${slot}`, process: prometheus, timeoutMs: 60_000, what: 'ready' });
+  }
+  const prometheusUrl = prometheusUrls.a;
 
   // The helpers' stand-ins: the test process acts for them.
   const calls: HelperCall[] = [];
+  let restores: Promise<void> = Promise.resolve();
   let bootDoneMs: number | undefined;
   const k6ByAgent = new Map<string, ManagedProcess>();
   const helper = async (call: HelperCall): Promise<{ code: number; stdout: string; stderr: string }> => {
@@ -184,18 +218,41 @@ export async function startLoopbackBench(k6Path: string, users = 40, options: Lo
       if (left > 0) await new Promise((resolve) => setTimeout(resolve, left));
       return ok('status: done\n');
     }
-    if (call.cmd === 'loadgate-dataset') return call.args[0] === 'restore' ? (mattermost.resetData(), ok('restored\n')) : fail('usage');
+    // app.sh.tftpl's helpers take `--slot a|b` first; slot b exists only on a duet bench.
+    const slotted = call.cmd === 'loadgate-dataset' || call.cmd === 'loadgate-mattermost';
+    let args = call.args;
+    let slot: Slot = 'a';
+    if (slotted && args[0] === '--slot') {
+      if (args[1] !== 'a' && args[1] !== 'b') return fail(`${call.cmd}: --slot takes a or b`);
+      slot = args[1];
+      args = args.slice(2);
+    }
+    const standIn = standIns[slot];
+    if (slotted && !standIn) return { code: 2, stdout: '', stderr: `${call.cmd}: this bench was built without duet (bench variable duet = false)` };
+    if (call.cmd === 'loadgate-dataset') {
+      if (args[0] !== 'restore') return fail('usage');
+      // The helper takes one lock over both slots' restores (CREATE DATABASE ... TEMPLATE
+      // fails while another session copies the same template), so they run one at a time.
+      const restored = restores.then(() => {
+        standIn!.resetData();
+      });
+      restores = restored;
+      await restored;
+      return ok(`restored slot ${slot}\n`);
+    }
     // The SQL the gate runs on the restored database; its effect is tested against a real
     // PostgreSQL (aws-dataset.test.ts).
-    if (call.cmd === 'psql') return call.args[0] === 'postgres://loopback/mattermost' && call.args.includes('ON_ERROR_STOP=1') ? ok() : fail(`psql ${call.args.join(' ')}: not the helpers' connection`);
+    if (call.cmd === 'psql') return ['postgres://loopback/mattermost', 'postgres://loopback/mattermost_b'].includes(call.args[0] ?? '') && call.args.includes('ON_ERROR_STOP=1') ? ok() : fail(`psql ${call.args.join(' ')}: not the helpers' connection`);
     if (call.cmd === 'loadgate-mattermost') {
-      const [sub, arg] = call.args;
+      const mm = standIn as MattermostStandIn;
+      const [sub, arg] = args;
       if (sub === 'install') {
         const m = /\/(\d+\.\d+\.\d+)(-[A-Za-z0-9]+)?\/mattermost-/.exec(arg ?? '');
         if (!m || !(arg ?? '').startsWith('https://')) return fail(`not a release URL: ${arg}`);
-        await mattermost.stop();
+        await mm.stop();
         // Mattermost's X-Version-Id carries the release's numbers only, RCs included.
-        mattermost.version = m[1] as string;
+        mm.version = m[1] as string;
+        mm.latencyPerUserMs = options.latencyPerUserMs?.[mm.version] ?? 2;
         return ok();
       }
       if (sub === 'configure') {
@@ -203,11 +260,11 @@ export async function startLoopbackBench(k6Path: string, users = 40, options: Lo
         return typeof patch === 'object' && patch !== null && !Array.isArray(patch) ? ok() : fail('not a JSON object');
       }
       if (sub === 'start') {
-        if (!mattermost.running) await mattermost.start(mattermostPort);
-        return ok(`mattermost ${mattermost.version} is up\n`);
+        if (!mm.running) await mm.start(standInPorts[slot]);
+        return ok(`mattermost ${mm.version} is up\n`);
       }
-      if (sub === 'stop') return (await mattermost.stop(), ok());
-      if (sub === 'version') return mattermost.running ? ok(`${mattermost.version}.0.standin.false\n`) : fail('not running');
+      if (sub === 'stop') return (await mm.stop(), ok());
+      if (sub === 'version') return mm.running ? ok(`${mm.version}.0.standin.false\n`) : fail('not running');
       return fail(`unknown subcommand ${sub}`);
     }
     if (call.cmd === 'loadgate-agent') {
@@ -229,7 +286,8 @@ export async function startLoopbackBench(k6Path: string, users = 40, options: Lo
         for (const line of call.stdin.split('\n').filter(Boolean)) {
           const m = /^((?:LOADGATE|K6)_[A-Z0-9_]+)='([^']*)'$/.exec(line);
           if (!m) return fail(`bad environment line: ${line}`);
-          env[m[1] as string] = m[1] === 'LOADGATE_BASE_URL' && m[2] === privateUrl ? mattermost.baseUrl : m[2];
+          const routed = slots.find((sl) => m[1] === 'LOADGATE_BASE_URL' && m[2] === privateUrls[sl]);
+          env[m[1] as string] = routed ? standIns[routed].baseUrl : m[2];
         }
         const k6 = await supervisor.spawn({
           name: `k6 ${call.node}`,
@@ -274,7 +332,7 @@ exit "$(jq -r .code <<< "$answer")"
 `;
   // The helpers' connection (/etc/loadgate/db.env on an app node).
   const dbEnv = join(dir, 'db.env');
-  await writeFile(dbEnv, "PSQL_URL='postgres://loopback/mattermost'\n");
+  await writeFile(dbEnv, "PSQL_URL='postgres://loopback/mattermost'\nPSQL_URL_B='postgres://loopback/mattermost_b'\n");
   for (const name of ['cloud-init', 'loadgate-mattermost', 'loadgate-dataset', 'loadgate-agent', 'psql']) {
     await writeFile(join(shims, name), shim);
     await chmod(join(shims, name), 0o755);
@@ -292,7 +350,7 @@ exit "$(jq -r .code <<< "$answer")"
           }
           const env: NodeJS.ProcessEnv = { PATH: `${shims}:/usr/local/bin:/usr/bin:/bin`, LOADGATE_HOME: homes[id] as string, LOADGATE_NODE: name, LOADGATE_STANDIN: controlUrl };
           // An app node reaches its own Mattermost on localhost (:8065 on EC2).
-          if (name.startsWith('app')) Object.assign(env, { LOADGATE_MATTERMOST_URL: mattermost.baseUrl, LOADGATE_DB_ENV: dbEnv });
+          if (name.startsWith('app')) Object.assign(env, { LOADGATE_MATTERMOST_URL: mattermost.baseUrl, LOADGATE_DB_ENV: dbEnv, ...(standIns.b ? { [`LOADGATE_MATTERMOST_URL_${SLOT_APP_PORTS.b}`]: standIns.b.baseUrl } : {}) });
           const outcome = await bash(script, env);
           results.set(id, { instanceId: id, status: outcome.code === 0 ? 'Success' : 'Failed', exitCode: outcome.code, stdout: outcome.stdout, stderr: outcome.stderr });
         }),
@@ -313,6 +371,10 @@ exit "$(jq -r .code <<< "$answer")"
   };
 
   const out = (value: unknown) => ({ sensitive: false, type: 'string', value });
+  // modules/bench's duet_slots: agent0 in slot a, agent1 in slot b.
+  const duetSlots = options.duet
+    ? slots.map((slot, i) => ({ slot, proxy_url: privateUrls[slot], prometheus_url: prometheusUrls[slot], app_port: SLOT_APP_PORTS[slot], metrics_port: SLOT_METRICS_PORTS[slot], agent_indices: [i] }))
+    : [];
   const benchFile = join(dir, 'bench.json');
   const { parseTerraformOutputs } = await import('../../../src/aws/terraform-outputs.ts');
   const agentPublicIps = options.reachableAgent ? ['127.0.0.1'] : AGENT_PUBLIC_IPS;
@@ -344,6 +406,7 @@ exit "$(jq -r .code <<< "$answer")"
       db_secret_arn: out('arn:aws:secretsmanager:us-east-1:123456789012:secret:rds!cluster-1234-AbCdEf'),
       opensearch_endpoint: out(null),
       instances: out({ app: '1 x c7i.large', agent: `${agentIds.length} x c7i.xlarge`, metrics: '1 x m7i.xlarge', db: '1 x db.r7g.large' }),
+      duet_slots: out(duetSlots),
   };
   const description = parseTerraformOutputs(terraformOutputs, 'loopback outputs');
   await writeFile(benchFile, `${JSON.stringify(description, null, 2)}\n`);
@@ -363,6 +426,8 @@ exit "$(jq -r .code <<< "$answer")"
       return `http://127.0.0.1:${apiPorts[i]}`;
     },
     mattermost,
+    standIns,
+    prometheusUrls,
     grafana,
     calls,
     awsCalls,
@@ -373,8 +438,10 @@ exit "$(jq -r .code <<< "$answer")"
       supervisor.dispose();
       control.closeAllConnections();
       await new Promise<void>((resolve) => control.close(() => resolve()));
-      await mattermost.stop();
-      await mattermost.stopMetrics();
+      for (const standIn of Object.values(standIns)) {
+        await standIn.stop();
+        await standIn.stopMetrics();
+      }
       await grafana.stop();
       await rm(dir, { recursive: true, force: true });
     },

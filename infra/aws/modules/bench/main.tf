@@ -58,6 +58,19 @@ locals {
   proxy_instance_id    = local.proxy_enabled ? module.proxy[0].ids[0] : null
   proxy_instance_count = local.proxy_enabled ? 1 : 0
 
+  # A duet (var.duet) runs a second Mattermost, slot b, on every app node, each
+  # of its ports 100 above slot a's: 8165 (site), 8167 (metrics), 8174 (gossip).
+  # Users reach it through the proxy's :8080, or on the single app node's :8165
+  # as they reach slot a on :8065. Agents 0 .. n/2-1 drive slot a, the rest slot b.
+  slot_b_url      = local.proxy_enabled ? "http://${local.proxy_private_ip}:8080" : "http://${local.single_app_ip}:8165"
+  agents_per_slot = floor(var.agent_count / 2)
+  duet_slots = [
+    for slot in [
+      { slot = "a", proxy_url = local.proxy_url, prometheus_url = "http://${module.metrics.public_ips[0]}:9090", app_port = 8065, metrics_port = 8067, agent_indices = range(0, local.agents_per_slot) },
+      { slot = "b", proxy_url = local.slot_b_url, prometheus_url = "http://${module.metrics.public_ips[0]}:9091", app_port = 8165, metrics_port = 8167, agent_indices = range(local.agents_per_slot, var.agent_count) },
+    ] : slot if var.duet
+  ]
+
   # What the metrics node scrapes on the agents: k6 has no Prometheus endpoint of
   # its own, so each agent runs loadgate's exporter next to it (port 6566);
   # load-test-ng's agent API serves /metrics on its own port.
@@ -77,11 +90,13 @@ locals {
   # rules at apply; a workflow job whose runner is not in them admits its own address to
   # exactly these ports for its lifetime (output controller_ingress).
   controller_ports = {
-    metrics = [
+    metrics = concat([
       { description = "Prometheus API for the controller", from_port = 9090, to_port = 9090 },
       { description = "Grafana API for the controller", from_port = 3000, to_port = 3000 },
       { description = "Pyroscope API for the controller", from_port = local.pyroscope_port, to_port = local.pyroscope_port },
-    ]
+      ], [
+      for rule in [{ description = "Prometheus of duet slot b for the controller", from_port = 9091, to_port = 9091 }] : rule if var.duet
+    ])
     agent = [
       { description = "Agent control API for the controller", from_port = local.agent_api_port, to_port = local.agent_api_port },
     ]
@@ -102,7 +117,30 @@ locals {
   # Mattermost's cluster gossip (8074) speaks TCP and UDP between app nodes.
   app_egress_rules = concat(local.egress_rules, [
     { description = "Cluster gossip (UDP) to the other app nodes", ip_protocol = "udp", from_port = 8074, to_port = 8074, cidr_ipv4 = var.vpc_cidr },
+    ], [
+    for rule in [
+      { description = "Duet slot b cluster gossip (UDP) to the other app nodes", ip_protocol = "udp", from_port = 8174, to_port = 8174, cidr_ipv4 = var.vpc_cidr },
+    ] : rule if var.duet
   ])
+
+  # A duet's slot b, opened as slot a's ports are in the groups below. Its
+  # cluster needs only the gossip port: ClusterSettings has no other port
+  # (GossipPort alone, in mattermost/mattermost server/public/model/config.go);
+  # slot a's 8075 is the old streaming port, kept as it was.
+  duet_app_ingress_rules = [
+    for rule in [
+      { description = "Duet slot b Mattermost from the proxy", from_port = 8165, to_port = 8165, referenced_security_group_id = module.proxy_sg.id },
+      { description = "Duet slot b Mattermost from the load agents", from_port = 8165, to_port = 8165, referenced_security_group_id = module.agent_sg.id },
+      { description = "Duet slot b metrics and pprof for the metrics node", from_port = 8167, to_port = 8167, referenced_security_group_id = module.metrics_sg.id },
+      { description = "Duet slot b cluster gossip between app nodes", from_port = 8174, to_port = 8174, self = true },
+      { description = "Duet slot b cluster gossip (UDP) between app nodes", ip_protocol = "udp", from_port = 8174, to_port = 8174, self = true },
+    ] : rule if var.duet
+  ]
+  duet_proxy_ingress_rules = [
+    for rule in [
+      { description = "Duet slot b HTTP from the load agents", from_port = 8080, to_port = 8080, referenced_security_group_id = module.agent_sg.id },
+    ] : rule if var.duet
+  ]
 
   common_user_data_vars = {
     bench_name = var.name
@@ -222,6 +260,18 @@ resource "aws_vpc_security_group_ingress_rule" "metrics_from_agents" {
   referenced_security_group_id = module.agent_sg.id
 }
 
+# The same for a duet's second Prometheus (slot b, port 9091).
+resource "aws_vpc_security_group_ingress_rule" "metrics_b_from_agents" {
+  count = var.duet ? 1 : 0
+
+  security_group_id            = module.metrics_sg.id
+  description                  = "Duet slot b Prometheus remote write from the agents"
+  ip_protocol                  = "tcp"
+  from_port                    = 9091
+  to_port                      = 9091
+  referenced_security_group_id = module.agent_sg.id
+}
+
 module "agent_sg" {
   source = "../security-group"
 
@@ -250,6 +300,7 @@ module "proxy_sg" {
       { description = "HTTP from the load agents", from_port = 80, to_port = 80, referenced_security_group_id = module.agent_sg.id },
       local.node_exporter_rule,
     ],
+    local.duet_proxy_ingress_rules,
     local.ssh_rules,
   )
   egress_rules = local.egress_rules
@@ -270,6 +321,7 @@ module "app_sg" {
       { description = "Mattermost cluster gossip (UDP) between app nodes", ip_protocol = "udp", from_port = 8074, to_port = 8074, self = true },
       local.node_exporter_rule,
     ],
+    local.duet_app_ingress_rules,
     local.ssh_rules,
   )
   egress_rules = local.app_egress_rules
@@ -393,6 +445,8 @@ module "app" {
     opensearch_endpoint = var.opensearch_count > 0 ? module.opensearch[0].endpoint : ""
     site_url            = local.proxy_url
     config_patch_b64    = base64encode(jsonencode(jsondecode(var.mattermost_config_patch)))
+    duet                = tostring(var.duet)
+    site_url_b          = local.slot_b_url
   })
 }
 
@@ -414,6 +468,7 @@ module "proxy" {
   user_data_templates  = ["${local.templates}/common.sh.tftpl", "${local.templates}/proxy.sh.tftpl"]
   user_data_vars = merge(local.common_user_data_vars, {
     app_ips = join(",", module.app.private_ips)
+    duet    = tostring(var.duet)
   })
 }
 
@@ -471,5 +526,6 @@ module "metrics" {
     pyroscope_image    = var.metrics_images.pyroscope
     alloy_image        = var.metrics_images.alloy
     dashboard_json     = file("${path.module}/files/bench-overview.json")
+    duet               = tostring(var.duet)
   })
 }

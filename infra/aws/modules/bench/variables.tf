@@ -133,6 +133,21 @@ variable "agent_count" {
   }
 }
 
+# Duet: both versions under test run at once on the same app nodes, so the
+# noise of the hour (neighbours, the database's cache, the network) falls on
+# both alike. Each slot drives its own half of the agents.
+variable "duet" {
+  description = "Run the baseline and candidate at the same time on the same app nodes, as two Mattermost services: slot a (:8065, the database db_name) and slot b (:8165, db_name_b), each with its own proxy entry (:80 and :8080), half of the agents and a Prometheus (:9090 and :9091). false: one version at a time."
+  type        = bool
+  nullable    = false
+  default     = false
+
+  validation {
+    condition     = !var.duet || (var.agent_count >= 2 && var.agent_count % 2 == 0)
+    error_message = "duet needs an even agent_count of at least 2: agents 0 .. agent_count/2 - 1 drive slot a, the rest slot b."
+  }
+}
+
 variable "proxy_instance_type" {
   description = "nginx proxy instance type."
   type        = string
