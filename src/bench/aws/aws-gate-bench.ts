@@ -66,8 +66,6 @@ export interface AwsBenchDeps {
   endpoint?: (host: string, port: number) => string;
   /** Prometheus and Grafana base URLs, when they differ from the description's. */
   prometheusUrl?: string;
-  /** A duet slot's Prometheus, when it differs from the description's. */
-  prometheusUrls?: Partial<Record<'a' | 'b', string>>;
   grafanaUrl?: string;
   timing?: Partial<AwsTiming>;
   clock?: Clock;
@@ -106,6 +104,8 @@ export class AwsGateBench implements GateBench {
     return this.setupTimes.budgetSec();
   }
   private readonly setupTimes = new SetupTimes();
+  /** The longest test of the step running now (one run, or a duet's two). */
+  private testSec: number | undefined;
   private readonly timing: AwsTiming;
   /** One per slot: one on a sequential run, two in a duet. */
   private readonly rigs: SlotRig[];
@@ -140,7 +140,8 @@ export class AwsGateBench implements GateBench {
     const token = (): Promise<string> => readSecretString(deps.aws, bench.region, bench.metrics.grafanaTokenSecretArn);
     const rig = (slot?: AwsBenchDescription['duetSlots'][number]): SlotRig => ({
       ...(slot ? { slot: slot.slot } : {}),
-      prometheus: new PrometheusClient(slot ? (deps.prometheusUrls?.[slot.slot] ?? slot.prometheusUrl) : (deps.prometheusUrl ?? bench.metrics.prometheusUrl)),
+      // Slot a's Prometheus is the bench's (prometheus_url); slot b has its own.
+      prometheus: new PrometheusClient(slot?.slot === 'b' ? slot.prometheusUrl : (deps.prometheusUrl ?? slot?.prometheusUrl ?? bench.metrics.prometheusUrl)),
       appNodes: new AppNodes({
         shell: deps.shell,
         nodes: this.apps,
@@ -276,14 +277,14 @@ export class AwsGateBench implements GateBench {
   }
 
   execute(run: ScheduledRun): Promise<RunResult> {
-    return this.timed([run], async () => [await this.runOn(this.rigs[0] as SlotRig, run)]).then(([r]) => r as RunResult);
+    return this.timed(async () => [await this.runOn(this.rigs[0] as SlotRig, run)]).then(([r]) => r as RunResult);
   }
 
   async executeDuet(runs: readonly [ScheduledRun, ScheduledRun]): Promise<[RunResult, RunResult]> {
     if (this.rigs.length !== 2) throw new Error('the AWS bench is not set up for duets (mode: duet)');
     const start = new Barrier(2);
     const end = new Barrier(2);
-    const [a, b] = await this.timed(runs, () =>
+    const [a, b] = await this.timed(() =>
       Promise.all(runs.map((run, i) => {
         const rig = this.rigs[i] as SlotRig;
         return this.runOn(rig, run, { slot: rig.slot ?? 'a', cpuShare: 1, start, end });
@@ -297,15 +298,13 @@ export class AwsGateBench implements GateBench {
    * run that never reached its test measured none). A duet's runs meet at the test's
    * start and end, so the longer test stands for both.
    */
-  private async timed(runs: readonly ScheduledRun[], work: () => Promise<RunResult[]>): Promise<RunResult[]> {
+  private async timed(work: () => Promise<RunResult[]>): Promise<RunResult[]> {
     const startedMs = Date.now();
     this.testSec = undefined;
     const results = await work();
-    if (this.testSec !== undefined && runs.length) this.setupTimes.record((Date.now() - startedMs) / 1000 - this.testSec);
+    if (this.testSec !== undefined) this.setupTimes.record((Date.now() - startedMs) / 1000 - this.testSec);
     return results;
   }
-
-  private testSec: number | undefined;
 
   private runOn(rig: SlotRig, run: ScheduledRun, duet?: DuetPart): Promise<RunResult> {
     return executeAwsRun(
