@@ -129,9 +129,10 @@ export function resolveBench(aws: AwsBenchConfig, tests: readonly TestSpec[], mo
   // (whose users are per side), so the groups are equal. A preset's count, the seeds'
   // sequential shape, is raised to two such groups; an explicit count is taken as given
   // (the config schema refuses an odd one, checkResolved a short one).
+  const groups = mode === 'duet' ? 2 : 1;
   const perGroup = Math.max(1, Math.ceil(needed / aws.usersPerAgent));
-  const presetCount = (n: number | 'auto'): number => (n === 'auto' ? 2 * perGroup : Math.max(n + (n % 2), 2 * perGroup));
-  const agentCount = mode === 'duet' ? (aws.agentCount === undefined ? presetCount(explicitAgents) : explicitAgents === 'auto' ? 2 * perGroup : explicitAgents) : explicitAgents === 'auto' ? perGroup : explicitAgents;
+  let agentCount = explicitAgents === 'auto' ? groups * perGroup : explicitAgents;
+  if (groups === 2 && aws.agentCount === undefined && explicitAgents !== 'auto') agentCount = Math.max(agentCount + (agentCount % 2), 2 * perGroup);
   const appCount = pick('appCount');
   const resolved: ResolvedBench = {
     preset: aws.preset,

@@ -18,6 +18,7 @@ const url = z.string().regex(/^https?:\/\/\S+$/, 'expected an http(s) URL');
 const host = z.string().min(1, 'expected a host name');
 const instanceId = z.string().regex(/^i-[0-9a-f]{8,17}$/, 'expected an EC2 instance ID');
 const arn = z.string().regex(/^arn:aws[a-z-]*:/, 'expected an ARN');
+const port = z.number().int().min(1).max(65535);
 
 /** Each output's value schema; the key is the Terraform output name. */
 const OUTPUT_SCHEMAS = {
@@ -31,7 +32,7 @@ const OUTPUT_SCHEMAS = {
   agent_private_ips: z.array(ipv4).min(1),
   agent_public_ips: z.array(ipv4).min(1),
   agent_instance_ids: z.array(instanceId).min(1),
-  agent_api_port: z.number().int().min(1).max(65535),
+  agent_api_port: port,
   load_engine: z.enum(['k6', 'load-test-ng']),
   metrics_instance_id: instanceId,
   metrics_private_ip: ipv4,
@@ -43,7 +44,7 @@ const OUTPUT_SCHEMAS = {
   db_cluster_identifier: z.string().min(1),
   db_writer_endpoint: host,
   db_reader_endpoint: host,
-  db_port: z.number().int().min(1).max(65535),
+  db_port: port,
   db_name: z.string().min(1),
   db_secret_arn: arn,
   opensearch_endpoint: host.nullable(),
@@ -52,8 +53,8 @@ const OUTPUT_SCHEMAS = {
     slot: z.enum(['a', 'b']),
     proxy_url: url,
     prometheus_url: url,
-    app_port: z.number().int().min(1).max(65535),
-    metrics_port: z.number().int().min(1).max(65535),
+    app_port: port,
+    metrics_port: port,
     agent_indices: z.array(z.number().int().min(0)).min(1),
   })),
 } as const;
@@ -83,7 +84,7 @@ export const awsBenchDescriptionSchema = z.strictObject({
     privateIps: z.array(ipv4).min(1),
     publicIps: z.array(ipv4).min(1),
     instanceIds: z.array(instanceId).min(1),
-    apiPort: z.number().int().min(1).max(65535),
+    apiPort: port,
     engine: z.enum(['k6', 'load-test-ng']),
   }),
   metrics: z.strictObject({
@@ -99,7 +100,7 @@ export const awsBenchDescriptionSchema = z.strictObject({
     clusterIdentifier: z.string().min(1),
     writerEndpoint: host,
     readerEndpoint: host,
-    port: z.number().int().min(1).max(65535),
+    port,
     name: z.string().min(1),
     secretArn: arn,
   }),
@@ -115,8 +116,8 @@ export const awsBenchDescriptionSchema = z.strictObject({
     slot: z.enum(['a', 'b']),
     proxyUrl: url,
     prometheusUrl: url,
-    appPort: z.number().int().min(1).max(65535),
-    metricsPort: z.number().int().min(1).max(65535),
+    appPort: port,
+    metricsPort: port,
     agentIndices: z.array(z.number().int().min(0)).min(1),
   })).default([]),
 });
