@@ -261,6 +261,7 @@ async function runDuetGate(baseline: string, candidate: string, latencyPerUserMs
       calls: [...bench.calls],
       runningK6: bench.runningK6(),
       privateUrls: bench.terraformOutputs.duet_slots?.value as Array<{ slot: string; proxy_url: string }>,
+      snapshotDatasources: [...bench.grafana.queriedDatasources].sort(),
       dir: bench.dir,
     };
   } finally {
@@ -281,7 +282,9 @@ test('an AWS duet of one version against itself passes: both slots at once, each
     assert.equal(r.status, 'completed', `${r.problems.join('; ')}\n${gate.log}`);
     assert.ok((r.supportedUsers ?? 0) > 0, `supported users ${r.supportedUsers}`);
     assert.ok(r.series.apiAvgMs?.v.length, 'each slot\'s own Mattermost series');
+    assert.equal(r.links.length, 1, `slot ${r.duet?.slot}'s Grafana snapshot: ${gate.log}`);
   }
+  assert.deepEqual(gate.snapshotDatasources, ['prometheus', 'prometheus-b'], "each slot's snapshot read its own slot's Prometheus");
   assert.deepEqual(gate.results.map((r) => r.duet?.slot).sort(), ['a', 'b'], 'each side ran in its own slot');
   // The two runs were one duet: their tests ran over the same seconds.
   const overlap = Math.min(Date.parse(first.finishedAt), Date.parse(second.finishedAt)) - Math.max(Date.parse(first.startedAt), Date.parse(second.startedAt));

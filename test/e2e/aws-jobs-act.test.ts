@@ -7,17 +7,20 @@
  * prepare → provision-aws → run-aws-1 → run-aws-2 → publish → teardown, with:
  * - `terraform`, `aws` and `curl` stood in on PATH (test/support/aws-cli-standin.ts), and
  *   configure-aws-credentials by its act stand-in (no OIDC or STS offline);
- * - the bench itself the loopback AWS bench (test/bench/aws/loopback-bench.ts): the
- *   Mattermost stand-in, a real k6 agent, Prometheus and node_exporter on 127.0.0.1, its
- *   nodes reached through the stood-in SSM;
+ * - the bench itself the loopback AWS bench (test/bench/aws/loopback-bench.ts), provisioned
+ *   in duet as examples/aws-mattermost.yml runs: two Mattermost stand-ins (slots a and b),
+ *   two real k6 agents (one group per slot), a real Prometheus per slot and node_exporter,
+ *   its nodes reached through the stood-in SSM;
  * - each job on its own runner with its own public address, and the controller's ports
- *   (Prometheus, Grafana, the agent's API) behind the bench's security groups
+ *   (both Prometheus servers, Grafana, the agents' API) behind the bench's security groups
  *   (test/support/bench-firewall.ts): a connection from a runner whose address no rule
- *   admits is refused, as EC2 would drop it.
+ *   admits is refused, as EC2 would drop it. The agents share one API port on their own
+ *   public addresses, 127.0.0.1 and 127.0.0.2 here (control traffic only; the load goes
+ *   from k6 to the stand-ins on 127.0.0.1).
  * The caller runs on runners with a 45-minute job limit (runner-limit-minutes: 45, the
  * least `loadgate plan` accepts: provisioning is estimated at 25 minutes) and gives its run
  * jobs a budget of JOB_BUDGET_SEC (run-job-budget), so that run-aws-1 finishes the first
- * pair, cannot fit the second, and ends with next: repeat; run-aws-2 resumes.
+ * duet, cannot fit the second, and ends with next: repeat; run-aws-2 resumes.
  */
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
@@ -44,18 +47,20 @@ const BASELINE = 'v10.12.0';
 const CANDIDATE = 'v11.0.1-rc2';
 const RUNNER_LIMIT_MINUTES = 45;
 /**
- * Which runs land in which job follows the budget, so the budget sits inside the window
- * that gives the split with room either way. Runs of 30 s (DURATION_SEC). Measured in
- * run-aws-1 (2026-11-24): run 2 was checked 58 s after the budget clock started (set-up and
- * a boot wait of BOOT_SECONDS, then run 1), so it fits while 58 + 30 <= budget; run 3 was
- * checked at 159 s (run 2 first waits ~65 s for run 1 to leave the 1-minute rate windows),
- * so it is left over while 159 + 30 > budget. A budget of 140 s holds on a machine twice as
- * slow (run 2 checked by 110 s) and on any faster one: run 3 cannot be checked before
- * 10 + 30 + 65 + 30 = 135 s, and 135 + 30 > 140. The test prints the check times.
+ * Which duets land in which job follows the budget, so the budget sits inside the window
+ * that gives the split with room either way. Tests of 30 s (DURATION_SEC); the budget check
+ * before a duet counts its test and the longest set-up the job has measured. Measured in
+ * run-aws-1: duet 1 was checked at once (30 s to come, no set-up measured yet), duet 2
+ * 63 s after the budget clock started (set-up with a boot wait of BOOT_SECONDS, then duet 1)
+ * with 45 s to come. A budget of 75 s starts duet 1 on a machine where its check comes as
+ * late as 45 s, and leaves duet 2 over on any faster machine: it cannot be checked before
+ * 10 + 30 = 40 s, with at least 30 + 10 s to come. The test prints the check time.
  */
 const BOOT_SECONDS = 10;
+/** The agents' public addresses: one API port on each (outputs.tf's agent_public_ips, agent_api_port). */
+const AGENT_PUBLIC_IPS = ['127.0.0.1', '127.0.0.2'];
 const DURATION_SEC = 30;
-const JOB_BUDGET_SEC = 140;
+const JOB_BUDGET_SEC = 75;
 const TIMEOUT_MS = 20 * 60_000;
 const ADMIN_EMAIL = 'sysadmin@chat-server.example';
 const ADMIN_PASSWORD = 'act-admin-password-0123456789';
@@ -78,10 +83,11 @@ dataset: Stand-in dataset, 40 users
 target:
   system: mattermost
   versionPattern: '^v[0-9]+\\.[0-9]+\\.[0-9]+(-rc[0-9]+)?$'
-# One reachable loopback agent; its CPU is the machine's, so the saturation limit is lifted.
+mode: duet
+# One loopback agent per slot; their CPU is the machine's, so the saturation limit is lifted.
 bench:
   kind: aws
-  aws: { preset: L.110, agentCount: 1, usersPerAgent: 20, maxEngineCpuPercent: 100 }
+  aws: { preset: L.110, agentCount: 2, usersPerAgent: 20, maxEngineCpuPercent: 100 }
 engine:
   kind: k6
   idle: { minimumMs: 200, averageMs: 600, rateMultiplier: 1 }
@@ -108,34 +114,46 @@ function callerWithRunnerLimit(): string {
 }
 
 async function gate(t: TestContext): Promise<void> {
-  const bench = await startLoopbackBench(k6 as string, 40, { reachableAgent: true, bootSeconds: BOOT_SECONDS });
+  const bench = await startLoopbackBench(k6 as string, 40, { duet: true, bootSeconds: BOOT_SECONDS });
   t.after(() => bench.close());
-  // The controller's ports, each behind its security group: Prometheus and Grafana on the
-  // metrics node's group, the agent's API on the agents' (infra/aws/modules/bench).
+  // The controller's ports, each behind its security group: both Prometheus servers and
+  // Grafana on the metrics node's group, the agents' API on the agents' (infra/aws/modules/bench).
   const late: { tools?: AwsCliStandin } = {};
-  const guard = (target: string) =>
+  const guard = (target: string, listen?: { host: string; port: number }) =>
     startFirewall({
       target: { host: '127.0.0.1', port: Number(new URL(target).port) },
+      ...(listen ? { listen } : {}),
       addressOf: (runner) => (late.tools as AwsCliStandin).addressOf(runner),
       admits: (address, port) => (late.tools as AwsCliStandin).admits(address, port),
       keep: ['LOADGATE_ADMIN_EMAIL', 'LOADGATE_ADMIN_PASSWORD', 'LOADGATE_GRAFANA_TOKEN', 'LOADGATE_SNAPSHOT_GRAFANA'],
     });
   const outputs = bench.terraformOutputs;
-  const agentPort = outputs.agent_api_port?.value as number;
-  const [prometheus, grafana, agentApi] = await Promise.all([guard(bench.prometheusUrl), guard(bench.grafana.baseUrl), guard(`http://127.0.0.1:${agentPort}`)]);
-  t.after(() => Promise.all([prometheus.close(), grafana.close(), agentApi.close()]));
+  const [prometheusA, prometheusB, grafana, agent0] = await Promise.all([
+    guard(bench.prometheusUrls.a as string),
+    guard(bench.prometheusUrls.b as string),
+    guard(bench.grafana.baseUrl),
+    guard(bench.agentApiUrls[0] as string),
+  ]);
+  const agent1 = await guard(bench.agentApiUrls[1] as string, { host: AGENT_PUBLIC_IPS[1] as string, port: agent0.port });
+  const firewalls = [prometheusA, prometheusB, grafana, agent0, agent1];
+  t.after(() => Promise.all(firewalls.map((f) => f.close())));
   const out = (value: unknown) => ({ sensitive: false, type: 'string', value });
   const METRICS_SG = 'sg-0a1b2c3d4e5f60718';
   const AGENT_SG = 'sg-0f1e2d3c4b5a69788';
+  const slots = outputs.duet_slots?.value as { slot: 'a' | 'b'; prometheus_url: string }[];
+  const slotPrometheus = { a: prometheusA, b: prometheusB };
   const terraformOutputs = {
     ...outputs,
-    prometheus_url: out(prometheus.url),
+    prometheus_url: out(prometheusA.url),
     grafana_url: out(grafana.url),
-    agent_api_port: out(agentApi.port),
+    agent_public_ips: out(AGENT_PUBLIC_IPS),
+    agent_api_port: out(agent0.port),
+    duet_slots: out(slots.map((s) => ({ ...s, prometheus_url: slotPrometheus[s.slot].url }))),
     controller_ingress: out([
-      { security_group_id: METRICS_SG, ip_protocol: 'tcp', from_port: prometheus.port, to_port: prometheus.port, description: 'Prometheus API for the controller' },
+      { security_group_id: METRICS_SG, ip_protocol: 'tcp', from_port: prometheusA.port, to_port: prometheusA.port, description: 'Prometheus API for the controller' },
+      { security_group_id: METRICS_SG, ip_protocol: 'tcp', from_port: prometheusB.port, to_port: prometheusB.port, description: "Slot b's Prometheus API for the controller" },
       { security_group_id: METRICS_SG, ip_protocol: 'tcp', from_port: grafana.port, to_port: grafana.port, description: 'Grafana API for the controller' },
-      { security_group_id: AGENT_SG, ip_protocol: 'tcp', from_port: agentApi.port, to_port: agentApi.port, description: 'Agent control API for the controller' },
+      { security_group_id: AGENT_SG, ip_protocol: 'tcp', from_port: agent0.port, to_port: agent0.port, description: 'Agent control API for the controller' },
     ]),
   };
   // The user's own Grafana, which keeps the snapshots (served under its own root_url).
@@ -224,19 +242,24 @@ async function gate(t: TestContext): Promise<void> {
   assert.equal(new Set(addresses).size, 2, `two runners, two addresses: ${addresses.join(', ')}`);
   for (const [i, job] of ['run-aws-1', 'run-aws-2'].entries()) {
     const own = tools.authorized.filter((r) => r.by === job);
-    assert.deepEqual(own.map((r) => r.cidr), [0, 1, 2].map(() => `${addresses[i]}/32`), `${job} admitted its own runner to the three controller ports`);
+    assert.deepEqual(own.map((r) => r.cidr), [0, 1, 2, 3].map(() => `${addresses[i]}/32`), `${job} admitted its own runner to the four controller ports`);
     assert.ok(own.every((r) => r.revokedBy === job), `${job} withdrew every rule it added`);
   }
   // The documented secrets reached the process that ran the gate, in every run job.
-  const seen = [prometheus, grafana, agentApi].flatMap((f) => f.seen);
+  const seen = firewalls.flatMap((f) => f.seen);
   assert.deepEqual(
     [...new Set(seen.map((c) => JSON.stringify(c.env)))],
     [JSON.stringify({ LOADGATE_ADMIN_EMAIL: ADMIN_EMAIL, LOADGATE_ADMIN_PASSWORD: ADMIN_PASSWORD, LOADGATE_GRAFANA_TOKEN: GRAFANA_SECRET, LOADGATE_SNAPSHOT_GRAFANA: userGrafana.baseUrl })],
     'the admin login and the Grafana token, set as the repository secrets docs/github.md names, reached the run through the shipped caller',
   );
   assert.equal(new Set(seen.map((c) => c.runner)).size, 2, 'from both run jobs');
-  const refused = [prometheus, grafana, agentApi].flatMap((f) => f.refused);
+  const refused = firewalls.flatMap((f) => f.refused);
   assert.deepEqual(refused, [], `no connection to the bench was refused by its security groups (${where})`);
+  // The duet reached both slots' controller ports from each run job: each Prometheus, and
+  // each agent at its own public address.
+  for (const [name, f] of Object.entries({ 'slot a Prometheus': prometheusA, 'slot b Prometheus': prometheusB, agent0, agent1 })) {
+    assert.equal(new Set(f.seen.map((c) => c.runner)).size, 2, `${name} was reached from both run jobs (${where})`);
+  }
 
   // Which job drove the bench: the SSM commands each run job sent.
   const ssmJobs = [...new Set(tools.calls.filter((c) => c.tool === 'aws' && c.args[0] === 'ssm').map((c) => c.job))];
@@ -246,10 +269,10 @@ async function gate(t: TestContext): Promise<void> {
   assert.deepEqual(
     [k6Starts.filter((c) => (c.atMs ?? 0) < job2Start).length, k6Starts.filter((c) => (c.atMs ?? 0) >= job2Start).length],
     [2, 2],
-    `the load ran twice in each run job, four times in all: no run redone (${where})`,
+    `each run job started both agent groups once, one duet each: no run redone (${where})`,
   );
 
-  // The published report: four runs, pair 1 from run-aws-1, pair 2 from run-aws-2.
+  // The published report: four runs, duet 1 from run-aws-1, duet 2 from run-aws-2.
   const branch = `perf-report/${BASELINE}-vs-${CANDIDATE}`;
   const dir = `reports/${BASELINE}-vs-${CANDIDATE}`;
   const files = standin.filesOnBranch(branch);
@@ -257,7 +280,14 @@ async function gate(t: TestContext): Promise<void> {
   const results = [...files.entries()]
     .filter(([f]) => f.startsWith(`${dir}/results/`) && f.endsWith('.json'))
     .map(([, bytes]) => runResultSchema.parse(JSON.parse(bytes.toString('utf8'))));
-  assert.equal(results.length, 4, 'two pairs, each run once');
+  assert.equal(results.length, 4, 'two duets, each side run once in each');
+  // Each duet ran both sides at once, one per slot, and the sides swapped slots between duets.
+  for (const repeat of [0, 1]) {
+    const duet = results.filter((r) => r.repeat === repeat);
+    assert.deepEqual(duet.map((r) => r.duet?.slot).sort(), ['a', 'b'], `duet ${repeat + 1} ran one side in each slot`);
+  }
+  const slotOf = (version: string, repeat: number) => results.find((r) => r.target.version === version && r.repeat === repeat)?.duet?.slot;
+  assert.notEqual(slotOf(BASELINE, 0), slotOf(BASELINE, 1), 'the baseline changed slots between duets');
   for (const r of results) {
     assert.equal(r.status, 'completed', `${r.target.version}: ${r.problems.join('; ')}`);
     const startedMs = Date.parse(r.startedAt);
@@ -270,8 +300,8 @@ async function gate(t: TestContext): Promise<void> {
   for (const url of links) assert.ok(url.startsWith(`${userGrafana.baseUrl}/dashboard/snapshot/`), `${url} is on the user's Grafana`);
   assert.equal(userGrafana.snapshots.size, 4);
   assert.equal(bench.grafana.snapshots.size, 0, "no snapshot on the bench's Grafana, which teardown destroys");
-  const reused = log.match(/reusing the completed result/g) ?? [];
-  assert.equal(reused.length, 2, 'run-aws-2 reused the two runs of run-aws-1 and redid none');
+  const reused = log.match(/reusing the completed results? /g) ?? [];
+  assert.deepEqual(reused, ['reusing the completed results '], 'run-aws-2 reused the duet of run-aws-1, both results at once, and redid none');
 
   // The verdict and the check run on the candidate's commit, and the report PR.
   const verdict = verdictFileSchema.parse(JSON.parse((files.get(`${dir}/verdict.json`) as Buffer).toString('utf8')));
@@ -291,4 +321,4 @@ async function gate(t: TestContext): Promise<void> {
   assert.equal(bench.runningK6(), 0, 'the load is stopped');
 }
 
-test('the AWS gate under act: provision once, run-aws-1 stops at its job budget, run-aws-2 resumes, publish, teardown destroys once', { skip, timeout: TIMEOUT_MS + 120_000 }, (t) => gate(t));
+test('the AWS gate in duet under act: provision once, run-aws-1 stops at its job budget, run-aws-2 resumes, publish, teardown destroys once', { skip, timeout: TIMEOUT_MS + 120_000 }, (t) => gate(t));

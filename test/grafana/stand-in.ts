@@ -38,6 +38,8 @@ export class GrafanaStandIn {
   readonly datasources = new Set(['prometheus']);
   /** Every PromQL expression `/api/ds/query` received. */
   readonly queriedExprs: string[] = [];
+  /** The data source uids `/api/ds/query` was asked for. */
+  readonly queriedDatasources = new Set<string>();
   private nextId = 1;
   private server: Server | undefined;
   baseUrl = '';
@@ -141,6 +143,7 @@ export class GrafanaStandIn {
       if (!q.datasource?.uid || !this.datasources.has(q.datasource.uid)) return send(404, { message: 'Data source not found' });
       if (typeof q.expr !== 'string' || !q.expr) return send(400, { message: `query ${refId}: expr is required` });
       this.queriedExprs.push(q.expr);
+      this.queriedDatasources.add(q.datasource.uid);
       if (q.expr.includes('fail_query')) {
         failed = true;
         results[refId] = { status: 400, error: 'bad_data: parse error: unexpected identifier "fail_query"' };

@@ -27,8 +27,23 @@ export interface Firewall {
   close(): Promise<void>;
 }
 
-/** The socket inode of the loopback TCP connection from `clientPort` to `serverPort` (/proc/net/tcp, proc(5)). */
-function socketInode(clientPort: number, serverPort: number): string | undefined {
+/** An IPv4 address as /proc/net/tcp prints it: the 32-bit value in host (little-endian) byte order, in hex. */
+function procAddress(ipv4: string): string {
+  return ipv4
+    .split('.')
+    .reverse()
+    .map((octet) => Number(octet).toString(16).padStart(2, '0'))
+    .join('')
+    .toUpperCase();
+}
+
+/**
+ * The socket inode of the loopback TCP connection from `clientPort` to `server`
+ * (/proc/net/tcp, proc(5)). The server's address counts too: two firewalls may share a
+ * port on different loopback addresses, and a client port may repeat across them.
+ */
+function socketInode(clientPort: number, server: { host: string; port: number }): string | undefined {
+  const serverAddress = procAddress(server.host);
   for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
     let lines: string[];
     try {
@@ -40,8 +55,8 @@ function socketInode(clientPort: number, serverPort: number): string | undefined
       const f = line.trim().split(/\s+/);
       if (f.length < 10) continue;
       const local = parseInt((f[1] as string).split(':')[1] as string, 16);
-      const remote = parseInt((f[2] as string).split(':')[1] as string, 16);
-      if (local === clientPort && remote === serverPort) return f[9];
+      const [remoteAddress, remotePort] = (f[2] as string).split(':') as [string, string];
+      if (local === clientPort && parseInt(remotePort, 16) === server.port && remoteAddress.endsWith(serverAddress)) return f[9];
     }
   }
   return undefined;
@@ -80,6 +95,12 @@ function environOfSocket(inode: string): Map<string, string> | undefined {
 export async function startFirewall(o: {
   /** Where the service really listens (127.0.0.1). */
   target: { host: string; port: number };
+  /**
+   * Where the group's side listens: 127.0.0.1 on a free port by default. Agents share one
+   * API port on their own public addresses (outputs.tf's agent_api_port), so each agent's
+   * firewall takes its own loopback address (127.0.0.2, ...) on the first one's port.
+   */
+  listen?: { host: string; port: number };
   /** The runner's public address, by its RUNNER_TEMP. */
   addressOf: (runner: string) => string;
   /** Whether the security group admits `address` on TCP `port`. */
@@ -90,12 +111,13 @@ export async function startFirewall(o: {
   const refused: Firewall['refused'] = [];
   const seen: Firewall['seen'] = [];
   const sockets = new Set<Socket>();
+  const host = o.listen?.host ?? '127.0.0.1';
   let port = 0;
   const server: Server = createServer((client) => {
     sockets.add(client);
     client.on('close', () => sockets.delete(client));
     // The connecting process is still there while its connect() is answered.
-    const inode = socketInode(client.remotePort ?? -1, port);
+    const inode = socketInode(client.remotePort ?? -1, { host, port });
     const env = inode ? environOfSocket(inode) : undefined;
     const runner = env?.get('RUNNER_TEMP') || undefined;
     const address = runner ? o.addressOf(runner) : undefined;
@@ -112,11 +134,14 @@ export async function startFirewall(o: {
     client.on('error', () => upstream.destroy());
     upstream.on('error', () => client.destroy());
   });
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  await new Promise<void>((done, fail) => {
+    server.once('error', fail);
+    server.listen(o.listen?.port ?? 0, host, done);
+  });
   port = (server.address() as AddressInfo).port;
   return {
     port,
-    url: `http://127.0.0.1:${port}`,
+    url: `http://${host}:${port}`,
     refused,
     seen,
     async close() {

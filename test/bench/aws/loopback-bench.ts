@@ -62,6 +62,12 @@ export interface LoopbackBench {
   shell: RemoteShell;
   aws: CommandRunner;
   endpoint: (host: string, port: number) => string;
+  /**
+   * Where each agent's k6 API really listens, in agent order: a `loadgate run` in another
+   * process (a workflow under act) has no `endpoint` mapping, so a test puts something at
+   * the agents' public addresses that forwards here (test/support/bench-firewall.ts).
+   */
+  agentApiUrls: string[];
   /** Slot a's stand-in (the only one on a sequential bench). */
   mattermost: MattermostStandIn;
   /** Every slot's stand-in: a, and b on a duet bench. */
@@ -80,12 +86,6 @@ export interface LoopbackBench {
 }
 
 export interface LoopbackOptions {
-  /**
-   * One agent whose public address is 127.0.0.1 and whose API port is its k6's, so a
-   * `loadgate run` in another process (a workflow under act) reaches it with no
-   * `endpoint` mapping. Two agents cannot share one address and port, hence one.
-   */
-  reachableAgent?: boolean;
   /**
    * The nodes' user data (the dataset load on EC2) is still running for this long after
    * the first `cloud-init status --wait`, which waits for it as it does on an instance.
@@ -109,7 +109,7 @@ const SLOT_APP_PORTS: Record<Slot, number> = { a: 8065, b: 8165 };
 const SLOT_METRICS_PORTS: Record<Slot, number> = { a: 8067, b: 8167 };
 
 export async function startLoopbackBench(k6Path: string, users = 40, options: LoopbackOptions = {}): Promise<LoopbackBench> {
-  const agentIds = options.reachableAgent ? AGENT_IDS.slice(0, 1) : AGENT_IDS;
+  const agentIds = AGENT_IDS;
   const dir = await mkdtemp(join(tmpdir(), 'loadgate-aws-loop-'));
   const supervisor = new ProcessSupervisor();
   const logs = join(dir, 'logs');
@@ -122,7 +122,6 @@ export async function startLoopbackBench(k6Path: string, users = 40, options: Lo
     await mkdir(homes[id] as string, { recursive: true });
   }
 
-  if (options.duet && options.reachableAgent) throw new Error('a duet needs both agents');
   const slots: Slot[] = options.duet ? ['a', 'b'] : ['a'];
   // Each slot's database is a copy of the same dataset: the same accounts in both.
   const credentials: string[] = [];
@@ -154,6 +153,8 @@ export async function startLoopbackBench(k6Path: string, users = 40, options: Lo
   const exporterPorts = [exp0, exp1];
 
   const grafana = new GrafanaStandIn({ editor: GRAFANA_TOKEN });
+  // metrics.sh.tftpl provisions slot b's Prometheus as a second data source, uid prometheus-b.
+  if (options.duet) grafana.datasources.add('prometheus-b');
   await grafana.start();
 
   const started: ManagedProcess[] = [];
@@ -377,7 +378,6 @@ exit "$(jq -r .code <<< "$answer")"
     : [];
   const benchFile = join(dir, 'bench.json');
   const { parseTerraformOutputs } = await import('../../../src/aws/terraform-outputs.ts');
-  const agentPublicIps = options.reachableAgent ? ['127.0.0.1'] : AGENT_PUBLIC_IPS;
   const terraformOutputs = {
       bench_name: out('lg-loop-1'),
       region: out('us-east-1'),
@@ -386,10 +386,10 @@ exit "$(jq -r .code <<< "$answer")"
       proxy_instance_id: out(null),
       app_private_ips: out(['10.42.100.11']),
       app_instance_ids: out([APP_ID]),
-      agent_private_ips: out(['10.42.0.31', '10.42.1.32'].slice(0, agentIds.length)),
-      agent_public_ips: out(agentPublicIps),
+      agent_private_ips: out(['10.42.0.31', '10.42.1.32']),
+      agent_public_ips: out(AGENT_PUBLIC_IPS),
       agent_instance_ids: out(agentIds),
-      agent_api_port: out(options.reachableAgent ? apiPorts[0] : K6_API_PORT),
+      agent_api_port: out(K6_API_PORT),
       load_engine: out('k6'),
       metrics_instance_id: out(METRICS_ID),
       metrics_private_ip: out('10.42.0.10'),
@@ -425,6 +425,7 @@ exit "$(jq -r .code <<< "$answer")"
       if (i < 0 || port !== K6_API_PORT) throw new Error(`no route to ${host}:${port} on the loopback bench`);
       return `http://127.0.0.1:${apiPorts[i]}`;
     },
+    agentApiUrls: agentIds.map((_, i) => `http://127.0.0.1:${apiPorts[i]}`),
     mattermost,
     standIns,
     prometheusUrls,
