@@ -1,7 +1,7 @@
 import type { GateConfig } from '../config/schema.ts';
 import { InputError } from '../util/errors.ts';
 import { describeDuration, formatDuration } from '../util/duration.ts';
-import { estimateCost, estimateDuration, TIMING_SEC, type CostEstimate, type DbSource, type DurationEstimate } from './cost.ts';
+import { estimateCost, estimateDuration, slotOverheadSec, type CostEstimate, type DbSource, type DurationEstimate } from './cost.ts';
 import { resolveBench, type ResolvedBench } from './presets.ts';
 import type { ExpectedDuration } from './expected.ts';
 
@@ -208,7 +208,7 @@ export function renderPlanText(plan: Plan): string {
   const duet = duration.runs.some((r) => r.side === 'duet');
   for (const [test, entry] of perTest) {
     const slots = duet ? `${entry.count} duets: both versions at once` : `${entry.count} runs: baseline and candidate x ${entry.count / 2} repeat(s)`;
-    lines.push(`  ${test.padEnd(14)} ${formatDuration(entry.seconds)} (${slots}, each with ${formatDuration(TIMING_SEC.runOverhead)} of set-up)`);
+    lines.push(`  ${test.padEnd(14)} ${formatDuration(entry.seconds)} (${slots}, each with ${formatDuration(slotOverheadSec(duet ? 'duet' : 'baseline'))} of set-up)`);
   }
   lines.push(`  teardown       ${formatDuration(duration.teardownSec)}`);
   lines.push(`  total          ${formatDuration(duration.totalSec)} (${describeDuration(Math.ceil(duration.totalSec / 60) * 60)})`);

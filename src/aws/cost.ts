@@ -68,12 +68,18 @@ export interface RunSlot {
   seconds: number;
 }
 
-/**
- * The slots one repeat of a test takes: the baseline's run and the candidate's, or one duet.
- * A duet sets both sides up at once on the same nodes, so it is costed as one run's set-up.
- */
+/** The slots one repeat of a test takes: the baseline's run and the candidate's, or one duet. */
 export function slotSides(mode: GateConfig['mode']): readonly RunSlot['side'][] {
   return mode === 'duet' ? ['duet'] : ['baseline', 'candidate'];
+}
+
+/**
+ * The set-up and wind-down around one slot's test. A duet sets both sides up at once on
+ * the same nodes, except their restores: those take turns under app0's dataset lock
+ * (app.sh.tftpl), so a duet waits for two.
+ */
+export function slotOverheadSec(side: RunSlot['side']): number {
+  return side === 'duet' ? TIMING_SEC.runOverhead + RUN_SETUP_SEC.restore : TIMING_SEC.runOverhead;
 }
 
 export interface DurationEstimate {
@@ -95,7 +101,7 @@ export function estimateDuration(config: GateConfig, bench: ResolvedBench, dbSou
     for (const test of config.tests) {
       const testSec = test.type === 'bounded' ? test.duration : test.maxDuration;
       for (const side of slotSides(config.mode)) {
-        runs.push({ test: test.name, side, repeat, seconds: testSec + TIMING_SEC.runOverhead });
+        runs.push({ test: test.name, side, repeat, seconds: testSec + slotOverheadSec(side) });
       }
     }
   }

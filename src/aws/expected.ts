@@ -2,7 +2,7 @@ import type { GateConfig, TestSpec, UnboundedTest } from '../config/schema.ts';
 import { healthLagSec } from '../coordinator/unbounded.ts';
 import { AWS, queryFor, THRESHOLD } from '../coordinator/simulation/profiles.ts';
 import { simulateMany } from '../coordinator/simulation/simulate.ts';
-import { slotSides, TIMING_SEC, type DurationEstimate, type RunSlot } from './cost.ts';
+import { slotOverheadSec, slotSides, type DurationEstimate, type RunSlot } from './cost.ts';
 
 /**
  * The expected duration of a gate, beside the plan's upper bound: each
@@ -53,7 +53,7 @@ export async function expectedDuration(config: GateConfig, upper: DurationEstima
       const figures = perTest.get(test.name) as { cold: number; warm: number; basis: string };
       for (const side of slotSides(config.mode)) {
         const first = repeat === 0 && side !== 'candidate';
-        const seconds = share * ((first ? figures.cold : figures.warm) + TIMING_SEC.runOverhead);
+        const seconds = share * ((first ? figures.cold : figures.warm) + slotOverheadSec(side));
         runs.push({ test: test.name, side, repeat, seconds: Math.round(seconds), basis: figures.basis + (first ? ' (cold)' : '') });
       }
     }

@@ -9,6 +9,7 @@ import { captureIO } from '../../src/cli/io.ts';
 import { run as tfOutputs } from '../../src/cli/commands/tf-outputs.ts';
 import { run as plan } from '../../src/cli/commands/plan.ts';
 import { tfvarsSchema } from '../../src/aws/tfvars.ts';
+import { RUN_SETUP_SEC } from '../../src/aws/cost.ts';
 import { terraformOutputs } from './fixtures.ts';
 import { loadModule, only } from './hcl.ts';
 
@@ -30,8 +31,8 @@ test('loadgate plan prints the plan of the example gate', async () => {
   assert.match(text, /preset perfcomp in us-east-1/);
   // A duet: two agent groups of 6, both versions at once.
   assert.match(text, /agent +12 x c7i\.xlarge/);
-  assert.match(text, /bounded +5h34m30s \(3 duets: both versions at once/);
-  assert.match(text, /total +\$70\.55/);
+  assert.match(text, /bounded +5h49m30s \(3 duets: both versions at once, each with 26m30s of set-up/);
+  assert.match(text, /total +\$73\.35/);
   assert.match(text, /provisioning +1h10m \(database: dump\)/, 'the example names its dataset');
 });
 
@@ -49,7 +50,8 @@ test('loadgate plan sets sequential and duet side by side: the same pairs expect
   assert.equal(sequential.worst.totalSec, durationSec.total);
   assert.equal(duet.expected.runsPerSide, sequential.expected.runsPerSide);
   const fixed = durationSec.provision + durationSec.teardown;
-  assert.equal(2 * (duet.worst.totalSec - fixed), sequential.worst.totalSec - fixed, 'the worst case\'s runs take half as long in duets');
+  const duets = 3 * 2; // maxRepeats x tests
+  assert.equal(duet.worst.totalSec - fixed, (sequential.worst.totalSec - fixed) / 2 + duets * RUN_SETUP_SEC.restore, "the worst case's runs take half as long in duets, and each duet waits for a second restore");
   assert.ok(duet.expected.totalSec < sequential.expected.totalSec);
   assert.ok(duet.runJobs <= sequential.runJobs);
 });
@@ -77,7 +79,7 @@ test('loadgate plan --max-cost refuses a gate over budget with exit 1', async ()
   const io = captureIO();
   assert.equal(await main(['plan', '--config', EXAMPLE, '--max-cost', '40'], io), 1);
   assert.equal(io.stdout.length, 0, 'nothing on stdout: no tfvars, no plan to act on');
-  assert.match(io.stderr.join('\n'), /REFUSED: the estimate \$70\.55 exceeds the max-cost of \$40\.00 \(--max-cost\)/);
+  assert.match(io.stderr.join('\n'), /REFUSED: the estimate \$73\.35 exceeds the max-cost of \$40\.00 \(--max-cost\)/);
 });
 
 test('loadgate plan --format json carries the numbers for the check run', async () => {
@@ -85,8 +87,9 @@ test('loadgate plan --format json carries the numbers for the check run', async 
   assert.equal(await main(['plan', '--config', EXAMPLE, '--format', 'json', '--db-dump-url', 'https://lt-public-data.s3.amazonaws.com/12M_610_fixed_psql.sql.gz'], io), 0);
   const json = JSON.parse(io.stdout.join('\n')) as { dbSource: string; cost: { totalUsd: number; pricesAsOf: string }; durationSec: { total: number }; withinBudget: boolean };
   assert.equal(json.dbSource, 'dump');
-  // Provisioning with the dump load, 6 duets of 90 minutes each with its 21.5-minute set-up, teardown.
-  assert.equal(json.durationSec.total, 70 * 60 + 6 * (90 * 60 + 1290) + 15 * 60);
+  // Provisioning with the dump load, 6 duets of 90 minutes each with its 26.5-minute set-up
+  // (a run's 21.5 minutes and the second slot's restore), teardown.
+  assert.equal(json.durationSec.total, 70 * 60 + 6 * (90 * 60 + 1290 + 300) + 15 * 60);
   assert.equal(json.withinBudget, true);
   assert.match(json.cost.pricesAsOf, /^\d{4}-\d{2}-\d{2}$/);
 });
@@ -108,7 +111,7 @@ test('loadgate plan --format tfvars writes variables infra/aws declares and vali
   assert.equal(tfvars.bench_name, 'lg-123456789-2');
   assert.equal(tfvars.state_key, 'loadgate/acme/chat/123456789/2/terraform.tfstate');
   assert.equal(tfvars.bench.mattermost_download_url, 'https://releases.mattermost.com/10.12.0/mattermost-10.12.0-linux-amd64.tar.gz');
-  assert.equal(tfvars.expires_at, '2026-11-21T23:34:00Z', '10:00 + 12h34m worst case (maxRepeats duets, set-up included) + 1h margin');
+  assert.equal(tfvars.expires_at, '2026-11-22T00:04:00Z', '10:00 + 13h4m worst case (maxRepeats duets, set-up included) + 1h margin');
   // The example runs in duet: two slots per app node, two agent groups of 6.
   assert.equal(tfvars.bench.duet, true);
   assert.equal(tfvars.bench.agent_count, 12);
