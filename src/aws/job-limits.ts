@@ -94,10 +94,15 @@ export function planJobs(config: GateConfig, duration: DurationEstimate, limitMi
   for (const run of duration.runs) {
     if (run.seconds > budget) {
       const setting = settingFor(config, run.test);
-      const most = budget - (run.seconds - setting.seconds);
+      const setUp = run.seconds - setting.seconds;
+      const most = budget - setUp;
+      // When the set-up alone fills the job, no test duration fits: only a longer limit does.
+      const fix =
+        most > 0
+          ? `Lower ${setting.path} to at most ${formatDuration(most)}. ${selfHosted}`
+          : `Its set-up alone (${formatDuration(setUp)}) leaves no time for the test: the limit must be at least ${Math.ceil((run.seconds + JOB_MARGIN_SEC) / 60)} minutes (--runner-limit, the workflow's runner-limit-minutes input, on a self-hosted runner).`;
       throw new InputError(
-        `${setting.path}: one ${run.test} run takes up to ${formatDuration(run.seconds)} (set-up between runs included), longer than ${limit}. ` +
-          `Lower ${setting.path} to at most ${formatDuration(Math.max(0, most))}. ${selfHosted}`,
+        `${setting.path}: one ${run.test} run takes up to ${formatDuration(run.seconds)} (set-up between runs included), longer than ${limit}. ${fix}`,
       );
     }
   }

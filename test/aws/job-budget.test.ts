@@ -188,6 +188,19 @@ test('the job split counts every run\'s set-up (stop, restore, migrations, agent
   for (const job of example.jobs) assert.ok(job.seconds <= jobBudgetSec(360), `${job.name}: ${job.seconds} s`);
 });
 
+test('a runner limit that the set-up alone fills is refused with the limit that fits, not a test duration of 0', () => {
+  const config = { ...awsGate({}, { tests: [{ type: 'bounded', users: 7500, rampUp: '30s', duration: '1m' }] }), mode: 'duet' as const };
+  const duration = estimateDuration(config, resolveBench(config.bench.aws, config.tests), 'empty');
+  const run = duration.runs[0]?.seconds ?? 0;
+  assert.equal(run, 60 + TIMING_SEC.runOverhead + RUN_SETUP_SEC.restore, 'a duet: one run\'s set-up and a second restore');
+  // 45 minutes less the 20 kept per job is 25, under the duet's 26.5-minute set-up.
+  assert.throws(
+    () => planJobs(config, duration, 45),
+    new RegExp(`tests\\[0\\]\\.duration: .*Its set-up alone \\(26m30s\\) leaves no time for the test: the limit must be at least ${Math.ceil((run + JOB_MARGIN_SEC) / 60)} minutes`),
+  );
+  assert.doesNotThrow(() => planJobs(config, duration, Math.ceil((run + JOB_MARGIN_SEC) / 60)));
+});
+
 test('at run time the AWS bench budgets the longest set-up its job has measured, so a slower-than-stated restore still stops the job in time', () => {
   const times = new SetupTimes();
   assert.equal(times.budgetSec(), 0, 'before the first run: the plan\'s split is the guarantee');

@@ -17,8 +17,9 @@
  *   admits is refused, as EC2 would drop it. The agents share one API port on their own
  *   public addresses, 127.0.0.1 and 127.0.0.2 here (control traffic only; the load goes
  *   from k6 to the stand-ins on 127.0.0.1).
- * The caller runs on runners with a 45-minute job limit (runner-limit-minutes: 45, the
- * least `loadgate plan` accepts: provisioning is estimated at 25 minutes) and gives its run
+ * The caller runs on runners with a 47-minute job limit (runner-limit-minutes: 47, the
+ * least `loadgate plan` accepts: a duet of a 30-second test is planned with 26.5 minutes
+ * of set-up, and each job keeps 20 minutes for its own) and gives its run
  * jobs a budget of JOB_BUDGET_SEC (run-job-budget), so that run-aws-1 finishes the first
  * duet, cannot fit the second, and ends with next: repeat; run-aws-2 resumes.
  */
@@ -45,7 +46,7 @@ const prometheus = existsSync('/usr/bin/prometheus') && existsSync('/usr/bin/pro
 const TOKEN = 'act-token-aws-jobs-0123456789';
 const BASELINE = 'v10.12.0';
 const CANDIDATE = 'v11.0.1-rc2';
-const RUNNER_LIMIT_MINUTES = 45;
+const RUNNER_LIMIT_MINUTES = 47;
 /**
  * Which duets land in which job follows the budget, so the budget sits inside the window
  * that gives the split with room either way. Tests of 30 s (DURATION_SEC); the budget check
@@ -102,7 +103,7 @@ tests:
 # This checks the jobs, not performance.
 ${MACHINERY_TOLERANCES}`;
 
-/** The shipped caller, as a repository whose runners stop jobs at 45 minutes adopts it, with a short run-job budget. */
+/** The shipped caller, as a repository whose runners stop jobs at RUNNER_LIMIT_MINUTES adopts it, with a short run-job budget. */
 function callerWithRunnerLimit(): string {
   const shipped = readFileSync(join(ROOT, 'examples', 'workflows', 'loadgate.yml'), 'utf8');
   const anchor = /^( {6})config: .*$/m;
