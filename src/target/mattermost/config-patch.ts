@@ -132,6 +132,8 @@ function benchSettings(t: z.output<typeof benchTopologySchema>): MattermostConfi
     NotificationLogSettings: { EnableConsole: true, ConsoleLevel: 'ERROR', EnableFile: true, FileLevel: 'WARN' },
     EmailSettings: { SendEmailNotifications: false, EnableSignUpWithEmail: true, EnableSignInWithEmail: true, EnableSignInWithUsername: true },
     RateLimitSettings: { Enable: false },
+    // Prepackaged plugins stay uninstalled: they are not what the gate measures, and in a
+    // duet both slots' Calls plugins would bind the same port (8443).
     PluginSettings: { Enable: true, EnableUploads: true, EnableMarketplace: false, EnableRemoteMarketplace: false, AutomaticPrepackagedPlugins: false },
   };
 }
