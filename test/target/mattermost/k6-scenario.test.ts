@@ -72,6 +72,7 @@ test('k6 inspect accepts the scenario and its executor options', { skip: !k6 && 
         'inspect',
         '--execution-requirements',
         ...['-e', 'LOADGATE_BASE_URL=http://127.0.0.1:1', '-e', `LOADGATE_USERS_FILE=${join(dir, 'users.txt')}`],
+        ...['-e', `LOADGATE_ACTIONS=${JSON.stringify(CEILING_ACTION_FREQUENCIES)}`],
         ...['-e', 'LOADGATE_MAX_USERS=40', '-e', 'LOADGATE_INITIAL_USERS=2', '-e', 'LOADGATE_DURATION=2h'],
         SCRIPT,
       ],
@@ -89,6 +90,16 @@ test('k6 inspect accepts the scenario and its executor options', { skip: !k6 && 
           stdio: 'pipe',
         }),
       (e: unknown) => /unknown action \\"Dance\\"/.test(String((e as { stderr?: string }).stderr)),
+    );
+    // The action table comes from loadgate (the config's, else the TypeScript defaults): none is a clear error.
+    assert.throws(
+      () =>
+        execFileSync(k6!, ['inspect', '-e', 'LOADGATE_BASE_URL=http://127.0.0.1:1', '-e', `LOADGATE_USERS_FILE=${join(dir, 'users.txt')}`, SCRIPT], {
+          env: QUIET_ENV,
+          encoding: 'utf8',
+          stdio: 'pipe',
+        }),
+      (e: unknown) => /LOADGATE_ACTIONS is not set/.test(String((e as { stderr?: string }).stderr)),
     );
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -115,7 +126,7 @@ export default function () {
 `,
     );
     const { code, stderr } = await runK6(
-      ['run', '--quiet', '--no-usage-report', '--address', '127.0.0.1:0', '--summary-mode=disabled', '-e', 'LOADGATE_BASE_URL=http://127.0.0.1:1', '-e', `LOADGATE_USERS_FILE=${join(dir, 'users.txt')}`, join(dir, 'idle.js')],
+      ['run', '--quiet', '--no-usage-report', '--address', '127.0.0.1:0', '--summary-mode=disabled', '-e', 'LOADGATE_BASE_URL=http://127.0.0.1:1', '-e', `LOADGATE_USERS_FILE=${join(dir, 'users.txt')}`, '-e', 'LOADGATE_ACTIONS={"SwitchChannel":1}', join(dir, 'idle.js')],
       25_000,
     );
     assert.equal(code, 0, stderr);
@@ -258,6 +269,7 @@ export default function () {
       [
         'run', '--quiet', '--no-usage-report', '--address', '127.0.0.1:0', '--summary-mode=disabled', '--out', `json=${out}`,
         ...['-e', `LOADGATE_BASE_URL=${o.baseUrl}`, '-e', `LOADGATE_USERS_FILE=${join(o.dir, 'users.txt')}`],
+        ...['-e', `LOADGATE_ACTIONS=${JSON.stringify(CEILING_ACTION_FREQUENCIES)}`],
         ...['-e', `DRIVE_USER=${JSON.stringify(user)}`, '-e', `DRIVE_ACTIONS=${JSON.stringify(o.actions)}`],
         join(o.dir, 'every-action.js'),
       ],

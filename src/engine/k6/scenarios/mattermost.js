@@ -21,7 +21,9 @@
  *   LOADGATE_WS_URL             default: BASE_URL with ws:// or wss://
  *   LOADGATE_USERS_FILE         required, absolute path; lines "login password" (# comments
  *                               allowed) or a JSON array of {"username"|"email"|"login", "password"}
- *   LOADGATE_ACTIONS            JSON {"Action": relativeFrequency}; default: the ceiling table
+ *   LOADGATE_ACTIONS            required, JSON {"Action": relativeFrequency}; loadgate passes the
+ *                               config's engine.actions, else the ceiling table (CEILING_ACTION_FREQUENCIES
+ *                               in src/target/mattermost/defaults.ts)
  *   LOADGATE_IDLE_MIN_MS        default 1000;  LOADGATE_IDLE_AVG_MS default 20000
  *   LOADGATE_IDLE_RATE          idle multiplier, default 5.4 (alias LOADGATE_RATE)
  *   LOADGATE_REQUEST_TIMEOUT_MS default 5000, load-test-ng's client timeout
@@ -76,47 +78,6 @@ import {
 // Configuration (init context)
 // ---------------------------------------------------------------------------
 
-const CEILING_ACTIONS = {
-  SwitchChannel: 6.5219,
-  ScrollChannel: 1.9873,
-  UnreadCheck: 1,
-  CreatePost: 1,
-  OpenDirectOrGroupChannel: 0.9843,
-  ViewGlobalThreads: 0.6023,
-  UpdateThreadRead: 0.3236,
-  ClickPermalink: 0.3,
-  ViewThread: 0.2841,
-  ReconnectWebSocket: 0.144,
-  AddReaction: 0.1306,
-  EditPost: 0.04,
-  SearchUsers: 0.032,
-  ClickUserProfile: 0.03,
-  SearchPosts: 0.0218,
-  SearchGroupChannels: 0.0204,
-  SearchChannels: 0.015,
-  CreateDirectChannel: 0.0055,
-  UnfollowThread: 0.005,
-  JoinChannel: 0.0049,
-  DeletePost: 0.0049,
-  UpdateSidebarCategory: 0.004,
-  CreateGroupChannel: 0.0029,
-  UpdateCustomStatus: 0.0028,
-  RemoveCustomStatus: 0.0026,
-  FullReload: 0.0008,
-  LogoutLogin: 0.0006,
-  CreatePostReminder: 0.0005,
-  FollowThread: 0.0005,
-  CreatePrivateChannel: 0.0002,
-  SwitchTeam: 0.0001,
-  CreateSidebarCategory: 0.0001,
-  CreatePublicChannel: 0.0001,
-  MarkAllThreadsInTeamAsRead: 0.0001,
-  CreateAclPost: 0.0001,
-  AckToPost: 0.0001,
-  CreatePersistentNotificationPost: 0.0001,
-  GenerateUserReport: 0.0001,
-};
-
 function requiredEnv(name) {
   const value = __ENV[name];
   if (!value) throw new Error(`${name} is not set; see the header of mattermost.js for the environment this scenario reads`);
@@ -141,33 +102,6 @@ const IDLE_AVG_MS = numberEnv('LOADGATE_IDLE_AVG_MS', 20000, 1);
 const RATE = __ENV.LOADGATE_IDLE_RATE ? numberEnv('LOADGATE_IDLE_RATE', 5.4, 0) : numberEnv('LOADGATE_RATE', 5.4, 0);
 if (IDLE_AVG_MS <= IDLE_MIN_MS) throw new Error(`LOADGATE_IDLE_AVG_MS (${IDLE_AVG_MS}) must be greater than LOADGATE_IDLE_MIN_MS (${IDLE_MIN_MS})`);
 
-/** Parses the action table and builds a cumulative distribution for weighted picks. */
-function actionTable() {
-  let table = CEILING_ACTIONS;
-  if (__ENV.LOADGATE_ACTIONS) {
-    try {
-      table = JSON.parse(__ENV.LOADGATE_ACTIONS);
-    } catch (e) {
-      throw new Error(`LOADGATE_ACTIONS is not valid JSON: ${e}`);
-    }
-  }
-  const names = Object.keys(table);
-  const cumulative = [];
-  let total = 0;
-  for (const name of names) {
-    if (!(name in CEILING_ACTIONS)) throw new Error(`LOADGATE_ACTIONS: unknown action "${name}"; known actions: ${Object.keys(CEILING_ACTIONS).join(', ')}`);
-    const weight = table[name];
-    if (typeof weight !== 'number' || !(weight >= 0)) throw new Error(`LOADGATE_ACTIONS.${name}: expected a frequency >= 0`);
-    if (weight === 0) continue;
-    total += weight;
-    cumulative.push({ name, upTo: total });
-  }
-  if (total <= 0) throw new Error('LOADGATE_ACTIONS: at least one action needs a frequency above 0');
-  return { cumulative, total };
-}
-const ACTIONS = actionTable();
-declareAction('Login');
-for (const entry of ACTIONS.cumulative) declareAction(entry.name);
 
 /** Credentials, parsed once and shared by all VUs. */
 const USERS = new SharedArray('loadgate users', function () {
@@ -691,6 +625,33 @@ function createChannel(type) {
 }
 
 let loggedErrors = 0;
+
+/** Parses the action table and builds a cumulative distribution for weighted picks. */
+function actionTable() {
+  const text = requiredEnv('LOADGATE_ACTIONS');
+  let table;
+  try {
+    table = JSON.parse(text);
+  } catch (e) {
+    throw new Error(`LOADGATE_ACTIONS is not valid JSON: ${e}`);
+  }
+  const names = Object.keys(table);
+  const cumulative = [];
+  let total = 0;
+  for (const name of names) {
+    if (!Object.hasOwn(actions, name)) throw new Error(`LOADGATE_ACTIONS: unknown action "${name}"; known actions: ${Object.keys(actions).join(', ')}`);
+    const weight = table[name];
+    if (typeof weight !== 'number' || !(weight >= 0)) throw new Error(`LOADGATE_ACTIONS.${name}: expected a frequency >= 0`);
+    if (weight === 0) continue;
+    total += weight;
+    cumulative.push({ name, upTo: total });
+  }
+  if (total <= 0) throw new Error('LOADGATE_ACTIONS: at least one action needs a frequency above 0');
+  return { cumulative, total };
+}
+const ACTIONS = actionTable();
+declareAction('Login');
+for (const entry of ACTIONS.cumulative) declareAction(entry.name);
 
 /**
  * One action of this user's session. Exported, with startSession and endSession, so a test
