@@ -1,7 +1,8 @@
 import type { TestSpec } from '../config/schema.ts';
 import type { Progress } from './progress.ts';
 import type { Clock, HealthSource, UserControl } from '../coordinator/index.ts';
-import type { Collected, CollectWindow } from '../metrics/collected.ts';
+import type { CollectWindow } from '../metrics/collected.ts';
+import type { ServerCollected } from '../target/chat-server.ts';
 import type { BenchFingerprint, RunResult } from '../results/schema.ts';
 import type { Barrier } from '../util/barrier.ts';
 import type { CapacityHints } from './capacity-hints.ts';
@@ -61,10 +62,8 @@ export interface StartedLoad {
 
 export type { CollectWindow };
 
-/** What a bench read from its metrics for a run's window. */
-export type RunCollected = Pick<Collected, 'series' | 'api' | 'store' | 'totals' | 'problems' | 'missingEssential' | 'engineCpuPercentMax'> & {
-  droppedIterations?: number;
-};
+/** What a bench read from its metrics for a run's window: the part of a target's collection the run sequence uses. */
+export type RunCollected = Pick<ServerCollected, 'series' | 'api' | 'store' | 'totals' | 'problems' | 'missingEssential' | 'engineCpuPercentMax' | 'droppedIterations'>;
 
 
 /** Run result fields only the bench knows, once the run is over. */
