@@ -9,6 +9,7 @@ import {
   CHECK_FALSE_PASS,
   defaultWeights,
   splitBudget,
+  gateOnRecord,
   gateWalk,
   materialLog,
   morePairs,
@@ -83,7 +84,10 @@ export interface JudgedCheck {
 
 export interface GateDecision {
   judged: JudgedCheck[];
+  /** Where the live loop stops: the first decisive pair (what `simulate` counts). */
   gate: GateStep;
+  /** The verdict on every recorded pair (what `compare` and the verdict give). */
+  record: GateStep;
   pairs: number;
 }
 
@@ -162,12 +166,8 @@ export function decideGate(inputs: readonly CheckInput[], setup: DecisionSetup):
     return { ...c, weight, rule, evidence, path: sprtPath(evidence, rule, setup.minPairs) };
   });
   const pairs = Math.max(0, ...judged.map((j) => j.evidence.length));
-  const gate = gateWalk(
-    judged.filter((j) => j.input.base.gating).map((j) => j.path),
-    pairs,
-    setup.minPairs,
-  );
-  return { judged, gate, pairs };
+  const gating = judged.filter((j) => j.input.base.gating).map((j) => j.path);
+  return { judged, gate: gateWalk(gating, pairs, setup.minPairs), record: gateOnRecord(gating, pairs, setup.minPairs), pairs };
 }
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
@@ -211,7 +211,12 @@ function checkReason(j: JudgedCheck, at: CheckPath, step: number, delta: string,
   if (e?.healthy) return `${delta}; both sides at or below the healthy level, so it passes whatever the change`;
   const l = at.llr[at.llr.length - 1] ?? 0;
   const lr = `Λ ${l.toFixed(2)}`;
-  if (at.outcome === 'fail') return `${delta} after ${plural(at.decidedAt!, 'pair')}: evidence for the ${mat} (${lr} ≥ ${rule.upper.toFixed(2)}), beyond the ${tol}`;
+  if (at.outcome === 'fail') {
+    // Λ where it crossed: a fail stands whatever later pairs show.
+    const failedAt = at.decidedAt ?? step;
+    const crossed = `Λ ${(at.llr[failedAt - 1] ?? l).toFixed(2)} ≥ ${rule.upper.toFixed(2)}${failedAt < step ? ` at pair ${failedAt}` : ''}`;
+    return `${delta} after ${plural(step, 'pair')}: evidence for the ${mat} (${crossed}), beyond the ${tol}`;
+  }
   if (at.outcome === 'pass') {
     // The pass side's Λ where it crossed: a later pair short of the fail bound leaves the pass standing.
     const passed = j.evidence[(at.decidedAt ?? step) - 1];
@@ -247,7 +252,8 @@ export interface Judgement {
  */
 export function judge(inputs: readonly CheckInput[], setup: DecisionSetup, problems: readonly string[], modelPath: string | null): Judgement {
   const g = decideGate(inputs, setup);
-  const step = Math.max(1, g.gate.stopAt);
+  // Every check is shown on all the recorded pairs, as the report's tables are.
+  const step = Math.max(1, g.pairs);
   const checks = g.judged.map((j) => checkAt(j, step, setup));
   const { verdict, next, stopReason, suggestedMorePairs } = gateOutcome(g, checks, problems, setup);
   const decision: Decision = {
@@ -303,7 +309,7 @@ interface GateOutcome {
 
 /** The gate's verdict from its walk and its checks, and whether another pair is wanted. */
 function gateOutcome(g: GateDecision, checks: readonly Check[], problems: readonly string[], setup: DecisionSetup): GateOutcome {
-  const { gate } = g;
+  const gate = g.record;
   const gating = checks.filter((c) => c.gating);
   if (gate.outcome === 'fail') {
     const failed = gating.filter((c) => c.verdict === 'fail').map((c) => `${c.metric} (${c.test})`);

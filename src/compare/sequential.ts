@@ -160,18 +160,43 @@ export interface GateStep {
   stopAt: number;
 }
 
+/** The gating checks' states after `k` pairs. */
+function statesAt(paths: readonly CheckPath[], k: number): CheckState[] {
+  return paths.map((p) => p.states[Math.min(k, p.states.length) - 1] ?? 'undecided');
+}
+
 /**
- * The gate after each pair: fail as soon as any gating check fails, pass once every gating
- * check has passed, never before `minPairs`. `run` stops there;
- * `compare` replays the same walk over the recorded pairs, so both reach the same verdict.
+ * The live loop's stop: the first pair, never before `minPairs`, after which any gating
+ * check has failed or every one has passed. `run` adds no pair after it; `simulate` counts
+ * the pairs a gate takes with it.
  */
 export function gateWalk(paths: readonly CheckPath[], pairs: number, minPairs: number): GateStep {
   for (let k = Math.max(1, minPairs); k <= pairs; k++) {
-    const at = paths.map((p) => p.states[Math.min(k, p.states.length) - 1] ?? 'undecided');
+    const at = statesAt(paths, k);
     if (at.includes('fail')) return { outcome: 'fail', stopAt: k };
     if (at.length && at.every((s) => s === 'pass')) return { outcome: 'pass', stopAt: k };
   }
   return { outcome: 'undecided', stopAt: pairs };
+}
+
+/**
+ * The verdict on every recorded pair, which `compare` and the live loop's verdict give: a
+ * fail anywhere in the record fails (stopAt: the first pair at which a check failed), even
+ * after a pair at which every check had passed; otherwise a pass where every check has passed
+ * by the last pair (stopAt: the first pair at which all had). Where the live loop stopped is
+ * its own decision: more pairs recorded after it (a continued gate, runs judged again) are
+ * judged too. Both error bounds hold: each is Ville's bound on Λ ever crossing, at any pair.
+ */
+export function gateOnRecord(paths: readonly CheckPath[], pairs: number, minPairs: number): GateStep {
+  const first = Math.max(1, minPairs);
+  let passAt: number | null = null;
+  for (let k = first; k <= pairs; k++) {
+    const at = statesAt(paths, k);
+    if (at.includes('fail')) return { outcome: 'fail', stopAt: k };
+    if (passAt === null && at.length && at.every((s) => s === 'pass')) passAt = k;
+  }
+  // Once every check has passed, only a fail (returned above) changes any of their states.
+  return passAt !== null ? { outcome: 'pass', stopAt: passAt } : { outcome: 'undecided', stopAt: pairs };
 }
 
 /**

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import {
   candidateFirst,
   defaultWeights,
+  gateOnRecord,
   gateWalk,
   materialLog,
   morePairs,
@@ -228,6 +229,21 @@ test('the gate fails at the first failing check, passes only when all have passe
   assert.deepEqual(passThenUnsure.states, ['pass', 'pass', 'pass']);
   assert.deepEqual(passThenFail.states, ['pass', 'pass', 'fail']);
   assert.deepEqual(gateWalk([passThenFail, open], 3, 1), { outcome: 'fail', stopAt: 3 });
+});
+
+test('the verdict on the record: a fail in any recorded pair fails, after a pass the live loop would have stopped at', () => {
+  const pass = states(['pass', 'pass', 'pass']);
+  const passThenFail = states(['pass', 'undecided', 'fail']);
+  const open = states(['undecided', 'undecided', 'undecided']);
+  const passAt2 = states(['undecided', 'pass', 'pass']);
+  // The live loop stops at pair 1, where both have passed; the record holds pair 3's fail.
+  assert.deepEqual(gateWalk([pass, passThenFail], 3, 1), { outcome: 'pass', stopAt: 1 });
+  assert.deepEqual(gateOnRecord([pass, passThenFail], 3, 1), { outcome: 'fail', stopAt: 3 });
+  // Otherwise the record agrees with the live loop's stop.
+  assert.deepEqual(gateOnRecord([pass, passAt2], 3, 1), { outcome: 'pass', stopAt: 2 });
+  assert.deepEqual(gateOnRecord([pass, open], 3, 1), { outcome: 'undecided', stopAt: 3 });
+  assert.deepEqual(gateOnRecord([pass], 1, 2), { outcome: 'undecided', stopAt: 1 });
+  assert.deepEqual(gateOnRecord([pass], 3, 2), { outcome: 'pass', stopAt: 2 });
 });
 
 test('a side\'s run without a partner adds no evidence: only complete pairs are differences', () => {

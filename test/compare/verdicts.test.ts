@@ -107,7 +107,9 @@ test('repeats: a consistent 10% loss over three interleaved pairs fails by the s
   assert.equal(users.method, 'sprt');
   assert.equal(users.verdict, 'fail');
   assert.equal(verdict.decision.pairs, 3);
-  assert.match(users.reason, /after 2 pairs:/);
+  // Shown on all three pairs, the fail reached at the second.
+  assert.match(users.reason, /after 3 pairs: evidence for the 9\.75% material regression \(Λ [\d.]+ ≥ [\d.]+ at pair 2\)/);
+  assert.match(verdict.decision.stopReason, /crossed the fail bound after 2 pairs/);
   assert.equal(verdict.next, 'stop');
 });
 
