@@ -1,5 +1,5 @@
 import type { GateConfig } from '../config/schema.ts';
-import type { NoiseModel } from '../noise/model.ts';
+import { sdLogFor, type NoiseModel } from '../noise/model.ts';
 import { gatingMetrics, type GatingMetric } from '../noise/profile.ts';
 import { decideGate, materialPctOf, type CheckInput, type DecisionSetup } from './decision.ts';
 import { RELATIVE_METRICS } from '../results/judged-metrics.ts';
@@ -121,7 +121,7 @@ interface SyntheticNoise {
 }
 
 /** One gate's checks with synthetic values for `pairs` pairs. */
-function syntheticInputs(metrics: readonly GatingMetric[], c: SimulationCase, setup: DecisionSetup, config: GateConfig, pairs: number, noise: SyntheticNoise, random: () => number): CheckInput[] {
+export function syntheticInputs(metrics: readonly GatingMetric[], c: SimulationCase, setup: DecisionSetup, config: GateConfig, pairs: number, noise: SyntheticNoise, random: () => number): CheckInput[] {
   // One speed per pair for the whole gate (the step case), and one factor per run shared by
   // all its metrics (the shared case); drawn only where used.
   const speed = Array.from({ length: pairs }, () => (c.stepPct ? Math.log1p(c.stepPct / 100) * gaussian(random) : 0));
@@ -147,7 +147,9 @@ function syntheticInputs(metrics: readonly GatingMetric[], c: SimulationCase, se
     const fit = entry?.kind === 'measured' && entry.speed && !speedFitUnclear(entry.speed) ? entry.speed : undefined;
     // The bench's true noise: the model's, or a multiple of it (a bench noisier than calibrated).
     const scaled = !noise.noiseScaleMetric || noise.noiseScaleMetric === base.id;
-    const sd = (fit?.sdLog ?? entry?.sdLog ?? 0.02) * (scaled ? noise.noiseScale : 1) * (c.noiseScale ?? 1);
+    // Each side's own noise, as the decision reads the model: a duet model's σ is a duet's
+    // log ratio, so each side draws 1/√2 of it (sdLogFor).
+    const sd = (fit?.sdLog ?? sdLogFor(setup.model, config.tolerances, g.test, g.key)) * (scaled ? noise.noiseScale : 1) * (c.noiseScale ?? 1);
     const probes = fit ? { baseline: [] as number[], candidate: [] as number[], workload: fit.workload } : undefined;
     // Probes at the speeds the fit was measured at: outside them the decision would not apply it.
     const probeMs = fit?.probeMs ? Math.sqrt(fit.probeMs.min * fit.probeMs.max) : SIMULATED_PROBE_MS;

@@ -1,6 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { goalShortfalls, simulate, type SimulationRow } from '../../src/compare/simulate.ts';
+import { goalShortfalls, simulate, simulationCases, syntheticInputs, type SimulationRow } from '../../src/compare/simulate.ts';
+import { gatingMetrics } from '../../src/noise/profile.ts';
+import { seededRandom } from '../../src/util/random.ts';
 import { loadGateConfig } from '../../src/config/load.ts';
 import { loadNoiseModel } from '../../src/noise/model.ts';
 
@@ -136,4 +138,29 @@ test('a speed fit in the model: the simulated runs carry probes and the decision
   const blind = rate(0, 'none');
   assert.ok(blind.inconclusive > none.inconclusive + 5, `${JSON.stringify(blind)} against ${JSON.stringify(none)}`);
   assert.ok(blind.fail <= 2, JSON.stringify(blind));
+});
+
+test('simulate draws the noise its model names: a duet model\'s σ is the sd of a duet\'s log ratio, a sequential model\'s the sd of one run', async () => {
+  for (const name of ['local-synapse-duet', 'aws-mattermost', 'local-synapse']) {
+    const { config, model } = await profile(name);
+    const setup = { model, tolerances: config.tolerances, minPairs: 1, maxPairs: 1 };
+    const none = simulationCases(config, 0)[0]!;
+    const random = seededRandom(3);
+    const diffs = new Map<string, number[]>();
+    for (let t = 0; t < 4000; t++) {
+      for (const input of syntheticInputs(gatingMetrics(config), none, setup, config, 1, { order: 'abba', noiseScale: 1 }, random)) {
+        if (!input.relative || input.relative.probes) continue;
+        diffs.set(input.base.id, [...(diffs.get(input.base.id) ?? []), Math.log(input.relative.candidate[0]!) - Math.log(input.relative.baseline[0]!)]);
+      }
+    }
+    assert.ok(diffs.size > 0, name);
+    for (const [id, d] of diffs) {
+      const entry = model.file!.entries.find((e) => `${e.test}.${e.metric}` === id)!;
+      // One pair's difference: the duet's own sd, or two runs' (√2 × one run's).
+      const want = model.file!.mode === 'duet' ? entry.sdLog : Math.SQRT2 * entry.sdLog;
+      const got = Math.sqrt(d.reduce((a, x) => a + x * x, 0) / d.length);
+      // 4000 draws: the sd is known to about ±1.1 % (1/√(2n)); √2 is 41 %.
+      assert.ok(Math.abs(got / want - 1) < 0.05, `${name} ${id}: drew ${got.toFixed(4)}, the model says ${want.toFixed(4)}`);
+    }
+  }
 });
