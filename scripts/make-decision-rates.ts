@@ -31,6 +31,8 @@ const LINES: readonly { label: string; pick: (rows: readonly SimulationRow[]) =>
   { label: 'Material loss of supported users, noise 1.5 ×', pick: (rows) => users(rows, 'noisier') },
   { label: 'No change, an unmodelled 6 % per-run factor', pick: (rows) => rows.find((r) => r.kind === 'none' && r.bench === 'shared') },
   { label: 'Material loss of supported users, the same factor', pick: (rows) => users(rows, 'shared') },
+  { label: 'No change, slot a 3 % faster than slot b (duets)', pick: (rows) => rows.find((r) => r.kind === 'none' && r.bench === 'slots') },
+  { label: 'Material loss of supported users, the same slot effect', pick: (rows) => users(rows, 'slots') },
   { label: 'No change, drift 3 % per run', pick: (rows) => rows.find((r) => r.kind === 'drift') },
   { label: 'No change, speed steps between pairs', pick: (rows) => rows.find((r) => r.kind === 'step') },
 ];

@@ -8,9 +8,9 @@ import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { loadGateConfig } from '../src/config/load.ts';
 import type { GateConfig } from '../src/config/schema.ts';
-import { speedScopeOf } from '../src/noise/pool.ts';
+import { pooledSlotEffect, slotEffectOf, speedScopeOf } from '../src/noise/pool.ts';
 import { assumedEntrySdLog, gatingMetrics, noiseProfile } from '../src/noise/profile.ts';
-import { NOISE_MODEL_SCHEMA_VERSION, noiseModelFileSchema, type NoiseEntry, type NoiseModelFile, type SpeedFit } from '../src/noise/schema.ts';
+import { NOISE_MODEL_SCHEMA_VERSION, noiseModelFileSchema, type NoiseEntry, type NoiseModelFile, type SlotEffect, type SpeedFit } from '../src/noise/schema.ts';
 import { addSums, fitOfSums, machineName, pooledScope, sameMachine, sumsOfFit } from '../src/noise/speed.ts';
 import { loadRunResult } from '../src/results/load.ts';
 import type { RunResult } from '../src/results/schema.ts';
@@ -24,6 +24,8 @@ interface Measured {
   source: string;
   /** The fit against the speed probe, from the calibrations whose runs carried one. */
   speed?: SpeedFit;
+  /** Duet calibrations: the bench's slot effect, from their duets in both orientations. */
+  slotEffect?: SlotEffect;
 }
 
 /**
@@ -68,7 +70,10 @@ export const LOCAL_DUET_CALIBRATIONS = [
 async function calibrated(dir: string): Promise<Record<string, Measured>> {
   const file = noiseModelFileSchema.parse(JSON.parse(await readFile(join(dir, 'noise-model.json'), 'utf8')));
   const results = join(dir, 'results');
-  const runs = await Promise.all((await readdir(results)).filter((f) => f.endsWith('.json')).sort().map((f) => loadRunResult(join(results, f))));
+  const files = (await readdir(results)).filter((f) => f.endsWith('.json')).sort();
+  const runs = await Promise.all(files.map((f) => loadRunResult(join(results, f))));
+  const side = (role: string) => runs.filter((_, i) => files[i]?.startsWith(`${role}-`));
+  const duet = file.mode === 'duet';
   return Object.fromEntries(
     file.entries
       .filter((e) => e.kind === 'measured')
@@ -82,6 +87,7 @@ async function calibrated(dir: string): Promise<Record<string, Measured>> {
           measuredAt: e.measuredAt ?? file.updatedAt ?? '',
           source: `${dir}: loadgate calibrate, ${e.source}`,
           ...(e.speed ? { speed: { ...e.speed, source: `${dir}: ${e.speed.source}`, ...scopeOf(e.speed, runs, dir, e.test, e.metric) } } : {}),
+          ...slotOf(duet ? slotEffectOf(side('baseline'), side('candidate'), e.test, e.metric) : null),
         },
       ]),
   );
@@ -121,12 +127,14 @@ function pooled(calibrations: readonly Record<string, Measured>[]): Record<strin
         // One flat list of the calibrations pooled, each with its own figure.
         source: `pooled by degrees of freedom: ${prior.source.startsWith(POOLED) ? prior.source.slice(POOLED.length) : `${prior.source} (sd ${pct(prior.sdLog)}, ${prior.df} df)`}; ${m.source} (sd ${pct(m.sdLog)}, ${m.df} df)`,
         ...pooledSpeed(prior.speed, m.speed),
+        ...slotOf(pooledSlotEffect(prior.slotEffect, m.slotEffect ?? null) ?? null),
       };
     }
   }
   return out;
 }
 
+const slotOf = (slotEffect: SlotEffect | null): { slotEffect?: SlotEffect } => (slotEffect ? { slotEffect } : {});
 const pct = (sdLog: number) => `${(sdLog * 100).toFixed(2)} %`;
 const POOLED = 'pooled by degrees of freedom: ';
 
@@ -161,7 +169,7 @@ function model(config: GateConfig, measured: Record<string, Measured>, comment: 
   const entries: NoiseEntry[] = gatingMetrics(config).map((g) => {
     const m = measured[`${g.test}.${g.key}`];
     if (m) {
-      return { test: g.test, metric: g.key, sdLog: round(m.sdLog), runs: m.runs, df: m.df, kind: 'measured', versions: m.versions, measuredAt: m.measuredAt, source: m.source, ...(m.speed ? { speed: m.speed } : {}) };
+      return { test: g.test, metric: g.key, sdLog: round(m.sdLog), runs: m.runs, df: m.df, kind: 'measured', versions: m.versions, measuredAt: m.measuredAt, source: m.source, ...(m.speed ? { speed: m.speed } : {}), ...slotOf(m.slotEffect ?? null) };
     }
     const p = published[`${g.test}.${g.key}`];
     if (p) return { test: g.test, metric: g.key, sdLog: round(p.sdLog), runs: 0, df: p.df, kind: 'assumed', versions: [], source: p.source };

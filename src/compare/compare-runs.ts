@@ -148,7 +148,9 @@ function relativeInput(t: TestComparison, metric: RelativeMetric, tolerances: To
   if (metric.key === 'supportedUsers') input.blockers.push(...capacityBlockers(judged));
   // Every judged run has a value here (checked above), so repeats and probes line up with the values.
   const probes = runProbes(bJudged, cJudged);
-  return { ...input, relative: { baseline: bOk, candidate: cOk, pairs: { baseline: bJudged.map((r) => r.repeat), candidate: cJudged.map((r) => r.repeat) }, ...probes } };
+  // Duets: the slot beside each baseline run, so the decision can weigh the bench's slot effect.
+  const slots = bJudged.every((r) => r.duet) ? { candidateInA: bJudged.map((r) => r.duet?.slot === 'b') } : {};
+  return { ...input, relative: { baseline: bOk, candidate: cOk, pairs: { baseline: bJudged.map((r) => r.repeat), candidate: cJudged.map((r) => r.repeat) }, ...probes, ...slots } };
 }
 
 /** Why supported users cannot pass: a run that did not converge, or a baseline at its cap. */

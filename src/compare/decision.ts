@@ -1,5 +1,5 @@
 import type { Tolerances } from '../config/schema.ts';
-import { dfFor, sdLogFor, speedFitFor, type NoiseModel } from '../noise/model.ts';
+import { dfFor, sdLogFor, slotEffectFor, speedFitFor, type NoiseModel } from '../noise/model.ts';
 import { speedFitUnclear } from '../noise/speed.ts';
 import { fmtPct } from '../report/format.ts';
 import { RELATIVE_METRICS } from '../results/judged-metrics.ts';
@@ -24,6 +24,7 @@ import {
   type NoisePrior,
   type RateCount,
   type RunPairs,
+  type SlotPrior,
   type SprtRule,
 } from './sequential.ts';
 import { adjustedValuesAt, speedAdjust, type RunProbes, type SpeedAdjusted } from './speed-adjust.ts';
@@ -45,7 +46,15 @@ export interface CheckInput {
   /** The config's share of the false-fail budget for this check; absent: defaultWeights. */
   weight?: number;
   /** Values per run, in pair order; or counts for a rate; or why it cannot be judged. */
-  relative?: { baseline: number[]; candidate: number[]; pairs?: RunPairs; probes?: RunProbes; noProbes?: string };
+  relative?: {
+    baseline: number[];
+    candidate: number[];
+    pairs?: RunPairs;
+    probes?: RunProbes;
+    noProbes?: string;
+    /** Duets: per baseline run, whether the candidate ran in slot a beside it. */
+    candidateInA?: boolean[];
+  };
   rate?: { baseline: RateCount[]; candidate: RateCount[]; ignoreBelowPct: number };
   blocked?: { reason: string; baseline: number | null; candidate: number | null };
   /** Why a pass of this check cannot be trusted (non-converged runs, a baseline at its cap, bad runs). */
@@ -80,6 +89,8 @@ export interface JudgedCheck {
   speed?: SpeedAdjusted;
   /** Why a model's speed fit was not applied to this check's runs. */
   speedSkipped?: string;
+  /** A duet check's slot-effect prior. */
+  slot?: SlotPrior;
 }
 
 export interface GateDecision {
@@ -105,6 +116,28 @@ export function materialPctOf(tolerances: Tolerances, key: string): number {
   return 100 * (worse === 'higher' ? (1 + t) ** 2 - 1 : 1 - (1 - t) ** 2);
 }
 
+/**
+ * What a duet gate assumes of a slot effect that no calibration measured: a normal prior
+ * with mean 0 whose sd is this multiple of the check's per-duet σ (for AWS supported users,
+ * 3.8 %: a 3 % effect of other agents, ports or databases is inside it). A first duet then
+ * settles only a change far from both bounds; duets in both orientations estimate the effect
+ * from the gate's own pairs. In simulation a 3 % slot effect moves the AWS duet profile's
+ * rates by under 1 point with it, and halves a material loss's fails without it.
+ */
+export const ASSUMED_SLOT_SHARE = 2;
+
+/**
+ * A duet check's slot-effect prior (sequential.ts SlotPrior), in badness units: the model
+ * entry's measured slot effect with its standard error, else ASSUMED_SLOT_SHARE. `perSide`
+ * is the check's per-side σ (sdLogFor), so a difference's prior variance is 2·perSide².
+ */
+export function slotPriorFor(model: NoiseModel, test: string, metric: string, worse: 'higher' | 'lower', perSide: number): SlotPrior {
+  const measured = slotEffectFor(model, test, metric);
+  if (!measured) return { gamma0: 0, c: ASSUMED_SLOT_SHARE * ASSUMED_SLOT_SHARE };
+  // A difference with the candidate in slot a reads ln(a/b) more, in the metric's own direction.
+  return { gamma0: (worse === 'higher' ? 1 : -1) * measured.logRatio, c: (measured.sd * measured.sd) / (2 * perSide * perSide) };
+}
+
 /** A check before its evidence: its noise, its material change, its prior. */
 interface CheckNoise {
   input: CheckInput;
@@ -113,6 +146,7 @@ interface CheckNoise {
   prior?: NoisePrior;
   speed?: SpeedAdjusted;
   speedSkipped?: string;
+  slot?: SlotPrior;
 }
 
 function noiseOf(input: CheckInput, setup: DecisionSetup): CheckNoise {
@@ -133,10 +167,12 @@ function noiseOf(input: CheckInput, setup: DecisionSetup): CheckNoise {
     sdLog = speed.fit.sdLog;
     df = speed.fit.df;
   }
+  const slot = input.relative?.candidateInA && !speed ? slotPriorFor(setup.model, input.base.test, input.key, input.base.worse, sdLog) : undefined;
   return {
     input,
     sdLog,
     m,
+    ...(slot ? { slot } : {}),
     ...(input.relative ? { prior: { sigmaLog: sdLog, df } } : {}),
     ...(speed ? { speed } : {}),
     ...(speedSkipped ? { speedSkipped } : {}),
@@ -161,7 +197,8 @@ export function decideGate(inputs: readonly CheckInput[], setup: DecisionSetup):
     let evidence: Evidence[] = [];
     if (input.relative && prior) {
       const values = speed ?? input.relative;
-      evidence = relativeEvidence(values.baseline, values.candidate, input.base.worse, m, prior, input.relative.pairs, speed?.extraVariance);
+      const slots = c.slot && input.relative.candidateInA ? { candidateInA: input.relative.candidateInA, prior: c.slot } : undefined;
+      evidence = relativeEvidence(values.baseline, values.candidate, input.base.worse, m, prior, input.relative.pairs, speed?.extraVariance, slots);
     } else if (input.rate) evidence = rateEvidence(input.rate.baseline, input.rate.candidate, input.rate.ignoreBelowPct, c.sdLog, m);
     return { ...c, weight, rule, evidence, path: sprtPath(evidence, rule, setup.minPairs) };
   });

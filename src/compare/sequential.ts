@@ -226,11 +226,34 @@ export interface Spread {
   df: number;
 }
 
-/** Running sums of the pair differences (badness units) behind a relative check's evidence. */
+/**
+ * Running sums of the pair differences d (badness units) behind a relative check's
+ * evidence, and of s·d and s, where s is a duet's slot orientation (+1 with the candidate in
+ * slot a, −1 in slot b; 0 where slots do not apply).
+ */
 export interface DifferenceSums {
   n: number;
   sum: number;
   sumSq: number;
+  sumS: number;
+  sumSD: number;
+}
+
+export function emptySums(): DifferenceSums {
+  return { n: 0, sum: 0, sumSq: 0, sumS: 0, sumSD: 0 };
+}
+
+/**
+ * What is known of a duet bench's slot effect for one check: a pair difference is
+ * d = δ + s·γ + noise, where γ (badness units) is how much better the metric reads in slot a
+ * than in slot b for the same build. γ has a normal prior with mean `gamma0` and variance
+ * c times the prior's per-pair variance 2s₀² (so that the prior stays conjugate). A small c is
+ * a slot effect known from calibration; a large one an unknown effect, whose direction
+ * only pairs run in both orientations can tell from the change.
+ */
+export interface SlotPrior {
+  gamma0: number;
+  c: number;
 }
 
 /**
@@ -240,9 +263,44 @@ export interface DifferenceSums {
  * difference's prior variance 2s₀²: the differences are then correlated, and only their
  * mean carries it.
  */
-export function studentLogLikelihood(s: DifferenceSums, delta: number, prior: NoisePrior, common = 0): number {
-  const weight = s.n / (1 + s.n * common);
-  return (-(prior.df + s.n) / 2) * Math.log(2 * prior.df * prior.sigmaLog * prior.sigmaLog + withinSquares(s) + weight * (s.sum / s.n - delta) ** 2);
+export function studentLogLikelihood(s: DifferenceSums, delta: number, prior: NoisePrior, common = 0, slot?: SlotPrior): number {
+  const q = slot ? slotQuadraticForm(s, delta, common, slot) : withinSquares(s) + (s.n / (1 + s.n * common)) * (s.sum / s.n - delta) ** 2;
+  return (-(prior.df + s.n) / 2) * Math.log(2 * prior.df * prior.sigmaLog * prior.sigmaLog + q);
+}
+
+/**
+ * rᵀΣ⁻¹r for the residuals r = d − δ − γ₀s, where the differences' covariance, in units of
+ * one difference's variance, is Σ = I + a·11ᵀ + c·ssᵀ (a: the share every pair has alike,
+ * c: the slot effect's prior). Woodbury: Σ⁻¹ = I − U(D⁻¹ + UᵀU)⁻¹Uᵀ with U = [1, s],
+ * D = diag(a, c); a term whose weight is zero drops out.
+ */
+function slotQuadraticForm(s: DifferenceSums, delta: number, a: number, slot: SlotPrior): number {
+  const g = slot.gamma0;
+  // s² = 1 for every difference a slot applies to.
+  const sumR = s.sum - g * s.sumS - s.n * delta;
+  const sumR2 = s.sumSq - 2 * g * s.sumSD + g * g * s.n - 2 * delta * (s.sum - g * s.sumS) + s.n * delta * delta;
+  const sumSR = s.sumSD - g * s.n - delta * s.sumS;
+  if (slot.c <= 0 && a <= 0) return Math.max(0, sumR2);
+  if (a <= 0) return Math.max(0, sumR2 - (sumSR * sumSR) / (1 / slot.c + s.n));
+  if (slot.c <= 0) return Math.max(0, sumR2 - (sumR * sumR) / (1 / a + s.n));
+  const m11 = 1 / a + s.n;
+  const m12 = s.sumS;
+  const m22 = 1 / slot.c + s.n;
+  const det = m11 * m22 - m12 * m12;
+  return Math.max(0, sumR2 - (m22 * sumR * sumR - 2 * m12 * sumR * sumSR + m11 * sumSR * sumSR) / det);
+}
+
+/**
+ * The change the differences show once the slot effect's prior is taken out, and its
+ * variance in units of one difference's: the minimum of rᵀΣ⁻¹r over δ (a quadratic in δ,
+ * read off at three points).
+ */
+function slotEstimate(s: DifferenceSums, common: number, slot: SlotPrior): { bad: number; perUnit: number } {
+  const q0 = slotQuadraticForm(s, 0, common, slot);
+  const up = slotQuadraticForm(s, 1, common, slot);
+  const down = slotQuadraticForm(s, -1, common, slot);
+  const curvature = (up + down) / 2 - q0;
+  return curvature > 0 ? { bad: (down - up) / 4 / curvature, perUnit: 1 / curvature } : { bad: s.n ? s.sum / s.n : 0, perUnit: 1 };
 }
 
 /** Σ(d − d̄)² of the differences behind these sums (0 for fewer than two). */
@@ -250,10 +308,12 @@ function withinSquares(s: DifferenceSums): number {
   return s.n ? Math.max(0, s.sumSq - (s.sum * s.sum) / s.n) : 0;
 }
 
-function addDifference(s: DifferenceSums, d: number): void {
+function addDifference(s: DifferenceSums, d: number, slotSign = 0): void {
   s.n++;
   s.sum += d;
   s.sumSq += d * d;
+  s.sumS += slotSign;
+  s.sumSD += slotSign * d;
 }
 
 /** The runs' own spread behind these sums: half the differences' sum of squares, on n − 1 degrees of freedom. */
@@ -284,12 +344,12 @@ function logSumExp(xs: readonly number[]): number {
 }
 
 /** Λ for failing (the regressions against no change) and for passing (the material regression against no change or better), from these sums. */
-export function studentLlr(s: DifferenceSums, m: number, prior: NoisePrior, common = 0): { fail: number; pass: number } {
+export function studentLlr(s: DifferenceSums, m: number, prior: NoisePrior, common = 0, slot?: SlotPrior): { fail: number; pass: number } {
   if (s.n === 0) return { fail: 0, pass: 0 };
-  const none = studentLogLikelihood(s, 0, prior, common);
-  const material = studentLogLikelihood(s, m, prior, common);
+  const none = studentLogLikelihood(s, 0, prior, common, slot);
+  const material = studentLogLikelihood(s, m, prior, common, slot);
   // k = 1 is δ = m on the fail side and δ = 0 on the pass side: computed once above.
-  const at = (k: number, delta: number, once: number) => (k === 1 ? once : studentLogLikelihood(s, delta, prior, common));
+  const at = (k: number, delta: number, once: number) => (k === 1 ? once : studentLogLikelihood(s, delta, prior, common, slot));
   return {
     fail: logSumExp(MIXTURE.map(([k, w]) => Math.log(w) + at(k, k * m, material))) - none,
     pass: material - logSumExp(MIXTURE.map(([k, w]) => Math.log(w) + at(k, -(k - 1) * m, none))),
@@ -312,7 +372,7 @@ function posteriorSdLog(s: DifferenceSums, prior: NoisePrior): number {
  * only after an even number of pairs.
  */
 export function runSpread(lb: readonly number[], lc: readonly number[], pairs?: RunPairs): Spread {
-  const s: DifferenceSums = { n: 0, sum: 0, sumSq: 0 };
+  const s = emptySums();
   for (const { d } of pairDifferences(lb, lc, pairs)) addDifference(s, d);
   return spreadOf(s);
 }
@@ -323,15 +383,21 @@ export function runSpread(lb: readonly number[], lc: readonly number[], pairs?: 
  * index (`pairs`, a run result's `repeat`) when given, so a run lost in the middle does not
  * pair one pair's run with the next's; by position otherwise.
  */
-function pairDifferences(lb: readonly number[], lc: readonly number[], pairs?: RunPairs): { d: number; step: number }[] {
-  if (!pairs) return lb.slice(0, lc.length).map((b, i) => ({ d: (lc[i] as number) - b, step: i + 1 }));
+function pairDifferences(lb: readonly number[], lc: readonly number[], pairs?: RunPairs): { d: number; step: number; i: number }[] {
+  if (!pairs) return lb.slice(0, lc.length).map((b, i) => ({ d: (lc[i] as number) - b, step: i + 1, i }));
   const cAt = new Map(lc.map((c, i) => [pairs.candidate[i] ?? i, { c, i }]));
-  const out: { d: number; step: number }[] = [];
+  const out: { d: number; step: number; i: number }[] = [];
   lb.forEach((b, i) => {
     const c = cAt.get(pairs.baseline[i] ?? i);
-    if (c) out.push({ d: c.c - b, step: Math.max(i, c.i) + 1 });
+    if (c) out.push({ d: c.c - b, step: Math.max(i, c.i) + 1, i });
   });
   return out;
+}
+
+/** A duet check's slots: per baseline run (in the values' order), whether the candidate ran in slot a beside it; and the slot effect's prior. */
+export interface DuetSlots {
+  candidateInA: readonly boolean[];
+  prior: SlotPrior;
 }
 
 /** Position of a side's run of pair `pair` (0-based) in the gate's run order. */
@@ -359,6 +425,7 @@ export function relativeEvidence(
   prior: NoisePrior,
   pairs?: RunPairs,
   extraVariance?: readonly number[],
+  slots?: DuetSlots,
 ): Evidence[] {
   const sign = worse === 'higher' ? 1 : -1;
   const lb = baseline.map(Math.log);
@@ -366,19 +433,23 @@ export function relativeEvidence(
   const diffs = pairDifferences(lb, lc, pairs);
   const steps = Math.max(lb.length, lc.length);
   const out: Evidence[] = [];
-  const s: DifferenceSums = { n: 0, sum: 0, sumSq: 0 };
+  const s = emptySums();
   const priorVar = 2 * prior.sigmaLog * prior.sigmaLog;
   let next = 0;
   for (let k = 1; k <= steps; k++) {
     for (; next < diffs.length && (diffs[next] as { step: number }).step <= k; next++) {
-      addDifference(s, sign * (diffs[next] as { d: number }).d);
+      const { d, i } = diffs[next] as { d: number; i: number };
+      // In badness units the slot effect keeps its orientation: γ is in badness too.
+      const inA = slots?.candidateInA[i];
+      addDifference(s, sign * d, inA === undefined ? 0 : inA ? 1 : -1);
     }
     const extra = extraVariance?.[k - 1] ?? 0;
     const sd = posteriorSdLog(s, prior);
-    const l = studentLlr(s, m, prior, extra / priorVar);
+    const l = studentLlr(s, m, prior, extra / priorVar, slots?.prior);
+    const estimate = slots && s.n ? slotEstimate(s, extra / priorVar, slots.prior) : undefined;
     out.push({
-      bad: s.n ? s.sum / s.n : 0,
-      variance: s.n ? (2 * sd * sd) / s.n + extra : priorVar + extra,
+      bad: estimate ? estimate.bad : s.n ? s.sum / s.n : 0,
+      variance: estimate ? 2 * sd * sd * estimate.perUnit : s.n ? (2 * sd * sd) / s.n + extra : priorVar + extra,
       llr: l.fail,
       passLlr: l.pass,
       sdLog: sd,
@@ -494,7 +565,7 @@ function simulatedFails(trueBad: number, judging: CheckJudging, trials: number, 
   let fails = 0;
   for (let t = 0; t < trials; t++) {
     const shared = common > 0 ? Math.sqrt(common) * gaussian(random) : 0;
-    const s: DifferenceSums = { n: 0, sum: 0, sumSq: 0 };
+    const s = emptySums();
     for (let k = 1; k <= judging.maxPairs; k++) {
       addDifference(s, trueBad + shared + sdPair * gaussian(random));
       if (k < judging.minPairs) continue;

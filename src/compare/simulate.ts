@@ -4,7 +4,7 @@ import { gatingMetrics, type GatingMetric } from '../noise/profile.ts';
 import { decideGate, materialPctOf, type CheckInput, type DecisionSetup } from './decision.ts';
 import { RELATIVE_METRICS } from '../results/judged-metrics.ts';
 import { seededRandom } from '../util/random.ts';
-import { gaussian, runSlot } from './sequential.ts';
+import { candidateFirst, gaussian, runSlot } from './sequential.ts';
 import { probeSdLog, speedFitUnclear } from '../noise/speed.ts';
 
 /**
@@ -34,9 +34,11 @@ export interface SimulationCase {
    * partner nor its speed probe: a machine-speed change within a pair that nothing models.
    */
   sharedPct?: number;
+  /** Duets: every relative metric reads this % better in slot a than in slot b, for the same build. */
+  slotBiasPct?: number;
   kind: 'none' | 'tolerance' | 'material' | 'beyond' | 'drift' | 'step';
-  /** Which bench the case assumes: the model's, or a noisier one the model does not know. */
-  bench: 'model' | 'noisier' | 'shared';
+  /** Which bench the case assumes: the model's, or one the model does not describe (noisier, a shared factor, a slot effect). */
+  bench: 'model' | 'noisier' | 'shared' | 'slots';
 }
 
 export interface SimulationRow extends SimulationCase {
@@ -80,6 +82,8 @@ export const DEFAULT_STEP_PCT = 6.7;
 /** The robustness rows: every residual this many times the model's, and an unmodelled per-run factor of this sd (%). */
 export const NOISIER_SCALE = 1.5;
 export const DEFAULT_SHARED_PCT = 6;
+/** The duet rows' slot effect: slot a this % faster than slot b (other agents, ports, databases). */
+export const DEFAULT_SLOT_BIAS_PCT = 3;
 
 /** A probe time on the local bench's scale; only its log differences matter. */
 const SIMULATED_PROBE_MS = 60;
@@ -102,10 +106,12 @@ export function simulationCases(config: GateConfig, driftPct: number, stepPct = 
   cases.push({ label: `no change, drift ${driftPct}%/run`, metric: null, changePct: 0, driftPct, kind: 'drift', bench: 'model' });
   cases.push({ label: `no change, speed steps ${stepPct}% between pairs`, metric: null, changePct: 0, driftPct: 0, stepPct, kind: 'step', bench: 'model' });
   // Benches the model does not describe: the stated error rates must still hold.
-  for (const [bench, label, extra] of [
+  const unmodelled: [SimulationCase['bench'], string, Partial<SimulationCase>][] = [
     ['noisier', `noise ${NOISIER_SCALE}× the model`, { noiseScale: NOISIER_SCALE }],
     ['shared', `a shared per-run factor of ${sharedPct}%`, { sharedPct }],
-  ] as const) {
+  ];
+  if (config.mode === 'duet') unmodelled.push(['slots', `slot a ${DEFAULT_SLOT_BIAS_PCT}% faster`, { slotBiasPct: DEFAULT_SLOT_BIAS_PCT }]);
+  for (const [bench, label, extra] of unmodelled) {
     cases.push({ ...none, label: `no change, ${label}`, bench, ...extra });
     for (const g of relative) cases.push({ label: `material, ${label}`, metric: `${g.test}.${g.key}`, changePct: material(g), driftPct: 0, kind: 'material', bench, ...extra });
   }
@@ -162,21 +168,26 @@ export function syntheticInputs(metrics: readonly GatingMetric[], c: SimulationC
     const drift = bad(c.driftPct);
     const b: number[] = [];
     const k: number[] = [];
+    // A duet's slots swap in the pairs' counterbalanced order (run/gate.ts runSteps): the side that would run first takes slot a.
+    const candidateInA = Array.from({ length: pairs }, (_, p) => candidateFirst(p));
+    // A slower pair (speed < 0) is worse on every metric: fewer users, longer times.
+    const dir = g.worse === 'higher' ? -1 : 1;
+    // The bench's slot effect: the one the model measured (ln(a/b) of the metric), plus the case's bias the model does not know.
+    const slotBias = (entry?.slotEffect?.logRatio ?? 0) + (c.slotBiasPct ? dir * Math.log1p(c.slotBiasPct / 100) : 0);
     for (let p = 0; p < pairs; p++) {
       const slotB = noise.order === 'abba' ? runSlot(p, 'baseline') : 2 * p;
       const slotC = noise.order === 'abba' ? runSlot(p, 'candidate') : 2 * p + 1;
-      // A slower pair (speed < 0) is worse on every metric: fewer users, longer times.
-      const dir = g.worse === 'higher' ? -1 : 1;
       const slow = dir * (speed[p] as number);
       const xb = runSpeed();
       const xc = runSpeed();
       const slope = (fit?.slope ?? 0) * (noise.slopeScale ?? 1);
-      b.push(Math.exp(drift * slotB + slow + dir * (sharedB[p] as number) + slope * xb + sd * gaussian(random)));
-      k.push(Math.exp(effect + drift * slotC + slow + dir * (sharedC[p] as number) + slope * xc + sd * gaussian(random)));
+      const inA = candidateInA[p] as boolean;
+      b.push(Math.exp(drift * slotB + slow + dir * (sharedB[p] as number) + slope * xb + (inA ? 0 : slotBias) + sd * gaussian(random)));
+      k.push(Math.exp(effect + drift * slotC + slow + dir * (sharedC[p] as number) + slope * xc + (inA ? slotBias : 0) + sd * gaussian(random)));
       probes?.baseline.push(probeMs * Math.exp(xb));
       probes?.candidate.push(probeMs * Math.exp(xc));
     }
-    return { ...input, relative: { baseline: b, candidate: k, ...(probes ? { probes } : {}) } };
+    return { ...input, relative: { baseline: b, candidate: k, ...(probes ? { probes } : {}), ...(config.mode === 'duet' ? { candidateInA } : {}) } };
   });
 }
 

@@ -4,7 +4,7 @@ import type { GateConfig, Tolerances } from '../config/schema.ts';
 import { describeIssues } from '../config/load.ts';
 import { InputError } from '../util/errors.ts';
 import { assumedSdLog, noiseProfile } from './profile.ts';
-import { NOISE_MODEL_SCHEMA_VERSION, noiseModelFileSchema, type NoiseEntry, type NoiseModelFile, type SpeedFit } from './schema.ts';
+import { NOISE_MODEL_SCHEMA_VERSION, noiseModelFileSchema, type NoiseEntry, type NoiseModelFile, type SlotEffect, type SpeedFit } from './schema.ts';
 
 /** The noise model a decision uses: a loaded file, or the assumption from the tolerances. */
 export interface NoiseModel {
@@ -35,6 +35,11 @@ export function sdLogFor(model: NoiseModel, tolerances: Tolerances, test: string
   const entry = entryOf(model, test, metric);
   if (!entry) return assumedSdLog(tolerances, metric);
   return model.file?.mode === 'duet' ? entry.sdLog / Math.SQRT2 : entry.sdLog;
+}
+
+/** A duet model entry's measured slot effect (calibrate's A/A duets), when it has one. */
+export function slotEffectFor(model: NoiseModel, test: string, metric: string): SlotEffect | undefined {
+  return entryOf(model, test, metric)?.slotEffect;
 }
 
 /** The check's fit against the machine's speed, when the model has one. */

@@ -3,7 +3,7 @@ import { duetRatios } from '../results/duet-ratios.ts';
 import type { GateConfig } from '../config/schema.ts';
 import type { RunResult } from '../results/schema.ts';
 import { assumedEntrySdLog, gatingMetrics, noiseProfile } from './profile.ts';
-import { NOISE_MODEL_SCHEMA_VERSION, type NoiseEntry, type NoiseModelFile, type SpeedFit } from './schema.ts';
+import { NOISE_MODEL_SCHEMA_VERSION, type NoiseEntry, type NoiseModelFile, type SlotEffect, type SpeedFit } from './schema.ts';
 import { addSums, fitOfSums, machineName, pooledScope, probeRange, sameMachine, speedSums, sumsOfFit, workloadName, type SpeedGroup, type SpeedMachine } from './speed.ts';
 
 /**
@@ -76,6 +76,53 @@ function duetSpreadOf(baseline: readonly RunResult[], candidate: readonly RunRes
   out.runs = 2 * duets.length;
   for (const d of duets) out.versions.add(d.baselineRun.target.version).add(d.candidateRun.target.version);
   return out;
+}
+
+/**
+ * The bench's slot effect on one metric from duets run in both orientations: the log ratios
+ * d = δ + s·L + noise (s = +1 with the candidate in slot a, −1 in slot b), fitted by least
+ * squares on [1, s], so the change between the sides (δ, zero in an A/A calibration) does
+ * not count. L is ln(slot a / slot b) for the same build; its standard error rests on the
+ * fit's own residuals. Null without both orientations and a residual degree of freedom.
+ */
+export function slotEffectOf(baseline: readonly RunResult[], candidate: readonly RunResult[], test: string, key: string): SlotEffect | null {
+  const metric = RELATIVE_METRICS.find((m) => m.key === key);
+  if (!metric) return null;
+  const duets = duetRatios(baseline, candidate, test, metric, (r) => r.status === 'completed' && !r.problems.length && r.duet !== undefined).map((d) => ({
+    d: d.logRatio,
+    s: d.candidateRun.duet?.slot === 'a' ? 1 : -1,
+  }));
+  const n = duets.length;
+  if (n < 3) return null;
+  const meanS = duets.reduce((a, x) => a + x.s, 0) / n;
+  const meanD = duets.reduce((a, x) => a + x.d, 0) / n;
+  const sxx = duets.reduce((a, x) => a + (x.s - meanS) ** 2, 0);
+  if (!(sxx > 1e-9)) return null;
+  const sxy = duets.reduce((a, x) => a + (x.s - meanS) * (x.d - meanD), 0);
+  const slope = sxy / sxx;
+  const rss = duets.reduce((a, x) => a + (x.d - meanD - slope * (x.s - meanS)) ** 2, 0);
+  return slotFit(slope, sxx, rss, n - 2, n);
+}
+
+function slotFit(slope: number, sxx: number, rss: number, df: number, duets: number): SlotEffect | null {
+  if (df < 1 || !(rss > 0)) return null;
+  const round = (x: number) => Math.round(x * 1e5) / 1e5;
+  return { logRatio: round(slope), sd: round(Math.sqrt(rss / df / sxx)), sxx: round(sxx), df, duets };
+}
+
+/**
+ * Two fits of one slot effect pooled exactly, each keeping its own intercept (the change
+ * between its sides): slopes weighted by their sums of squares, residuals pooled by degrees
+ * of freedom.
+ */
+export function pooledSlotEffect(a: SlotEffect | undefined, b: SlotEffect | null): SlotEffect | undefined {
+  if (!b) return a;
+  if (!a) return b;
+  const sxx = a.sxx + b.sxx;
+  const slope = (a.sxx * a.logRatio + b.sxx * b.logRatio) / sxx;
+  // Each fit's residual sum of squares, and what pooling the slopes adds around the common one.
+  const rss = a.sd * a.sd * a.sxx * a.df + b.sd * b.sd * b.sxx * b.df + a.sxx * (a.logRatio - slope) ** 2 + b.sxx * (b.logRatio - slope) ** 2;
+  return slotFit(slope, sxx, rss, a.df + b.df + 1, a.duets + b.duets) ?? undefined;
 }
 
 /** The runs a speed fit rests on: their groups, and each run's probe time and host. */
@@ -210,8 +257,9 @@ export function poolRuns(
     if (sdLog === 0) return e;
     changed = true;
     const versions = [...new Set([...(e.kind === 'measured' ? e.versions : []), ...s.versions])].sort();
-    // A duet's ratio has no machine speed left to fit.
+    // A duet's ratio has no machine speed left to fit; its slots may differ.
     const speed = duet ? undefined : pooledSpeed(e, [sides.baseline, sides.candidate], options.startSpeedFit === true);
+    const slotEffect = duet ? pooledSlotEffect(e.kind === 'measured' ? e.slotEffect : undefined, slotEffectOf(sides.baseline, sides.candidate, e.test, e.metric)) : undefined;
     return {
       ...e,
       sdLog,
@@ -222,6 +270,7 @@ export function poolRuns(
       ...(measuredAt ? { measuredAt } : {}),
       source: e.kind === 'measured' ? `${e.source}; pooled with ${s.runs} runs (${s.df} df) of ${versions.join(', ')}` : duet ? `spread of the log ratio of ${s.runs / 2} duets (${s.df} df) of ${versions.join(', ')}` : `within-version spread of ${s.runs} runs (${s.df} df) of ${versions.join(', ')}`,
       ...(speed ? { speed } : {}),
+      ...(slotEffect ? { slotEffect } : {}),
     };
   });
   if (!changed) return null;

@@ -42,6 +42,22 @@ export const speedFitSchema = z.strictObject({
 });
 export type SpeedFit = z.output<typeof speedFitSchema>;
 
+/**
+ * A duet bench's slot effect on one metric, measured by duets run in both orientations:
+ * `logRatio` is ln(value in slot a / value in slot b) for the same build, fitted by least
+ * squares beside the change between the sides; `sd` its standard error. `sxx` (the
+ * orientations' sum of squares around their mean) and `df` (the fit's residual degrees of
+ * freedom) are kept so that later duets pool exactly.
+ */
+export const slotEffectSchema = z.strictObject({
+  logRatio: z.number().min(-2).max(2),
+  sd: z.number().positive().max(2),
+  sxx: z.number().positive(),
+  df: z.number().int().positive(),
+  duets: z.number().int().min(3),
+});
+export type SlotEffect = z.output<typeof slotEffectSchema>;
+
 export const noiseEntrySchema = z.strictObject({
   test: z.string().min(1),
   /** A metric key of the tolerances (supportedUsers, apiAvg, errorRate…). */
@@ -58,6 +74,8 @@ export const noiseEntrySchema = z.strictObject({
   source: z.string().min(1),
   /** Present when runs with the local bench's speed probe measured how the metric follows the machine's speed. */
   speed: speedFitSchema.optional(),
+  /** Duet models: the bench's slot effect, when A/A duets in both orientations measured it. */
+  slotEffect: slotEffectSchema.optional(),
 }).refine((e) => !e.speed || e.kind === 'measured', { message: 'speed: only a measured entry can hold a speed fit (its noise around the fit is a measurement too)', path: ['speed'] });
 export type NoiseEntry = z.output<typeof noiseEntrySchema>;
 

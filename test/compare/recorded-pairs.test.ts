@@ -12,9 +12,10 @@ import { loadNoiseModel } from '../../src/noise/model.ts';
  * decision alone, and evidence of a regression later in the record is never dropped.
  */
 const PROFILES = {
-  // The pairs after which identical sides pass every check: the sequential model's σ is larger.
+  // The pairs after which identical sides pass every check: the sequential model's σ is larger,
+  // and two duets balance the slots (one duet carries the measured slot effect's uncertainty).
   sequential: { config: 'examples/local-synapse.yml', model: 'noise/local-synapse.json', clean: 4 },
-  duet: { config: 'examples/local-synapse-duet.yml', model: 'noise/local-synapse-duet.json', clean: 1 },
+  duet: { config: 'examples/local-synapse-duet.yml', model: 'noise/local-synapse-duet.json', clean: 2 },
 } as const;
 
 /**

@@ -55,7 +55,13 @@ test('the budget is split by weight and adds up to the gate\'s 1 %', () => {
 });
 
 /** Running sums of badness differences. */
-const sums = (d: readonly number[]) => ({ n: d.length, sum: d.reduce((a, x) => a + x, 0), sumSq: d.reduce((a, x) => a + x * x, 0) });
+const sums = (d: readonly number[], slots: readonly number[] = []) => ({
+  n: d.length,
+  sum: d.reduce((a, x) => a + x, 0),
+  sumSq: d.reduce((a, x) => a + x * x, 0),
+  sumS: slots.reduce((a, x) => a + x, 0),
+  sumSD: d.reduce((a, x, i) => a + (slots[i] ?? 0) * x, 0),
+});
 
 test('Λ is the log ratio of the prior-predictive likelihoods, σ² integrated over its scaled-inverse-χ² prior', () => {
   // scipy.integrate.quad of Π norm.pdf(d_i, δ, τ) · invgamma.pdf(τ², ν₀/2, scale = ν₀·2s₀²/2) over τ²,
@@ -379,3 +385,56 @@ test('the judged noise: the prior\'s ν₀σ₀² pooled with the pair differenc
   // Runs quieter than the model pull it down a little: the posterior, not a floor.
   assert.ok(relativeEvidence([100, 100.1, 100], [100, 100, 100.1], 'lower', 0.1, { sigmaLog: sigma, df: 5 })[2]!.sdLog! < sigma);
 });
+
+test('a duet slot prior: rᵀΣ⁻¹r with Σ = I + a·11ᵀ + c·ssᵀ, as an explicit inverse gives it', () => {
+  const d = [0.05, -0.02, 0.04];
+  const s = [1, -1, -1];
+  const prior = { sigmaLog: 0.02, df: 6 };
+  const [a, c, g0, delta] = [0.3, 2, 0.01, 0.03];
+  // Σ built and inverted by hand (Gauss–Jordan on 3 × 3).
+  const sigma = d.map((_, i) => d.map((__, j) => (i === j ? 1 : 0) + a + c * s[i]! * s[j]!));
+  const inv = invert(sigma);
+  const r = d.map((x, i) => x - g0 * s[i]! - delta);
+  const q = r.reduce((acc, ri, i) => acc + ri * r.reduce((inner, rj, j) => inner + inv[i]![j]! * rj, 0), 0);
+  const want = (-(prior.df + 3) / 2) * Math.log(2 * prior.df * prior.sigmaLog ** 2 + q);
+  close(studentLogLikelihood(sums(d, s), delta, prior, a, { gamma0: g0, c }), want, 1e-12);
+  // Without a slot prior the form is the one the sequential gate has always used.
+  close(studentLogLikelihood(sums(d, s), delta, prior, a, { gamma0: 0, c: 0 }), studentLogLikelihood(sums(d), delta, prior, a), 1e-12);
+});
+
+test('a duet slot effect: known, it is taken out exactly; unknown, one duet weighs less and duets in both orientations cancel it', () => {
+  const m = materialLog(10, 'lower');
+  const prior = { sigmaLog: 0.0134, df: 6 };
+  const loss = [0.1, 0.1, 0.1];
+  // Slot a 3 % better, candidate in slots a, b, b: badness −3 %, +3 %, +3 %.
+  const inA = [true, false, false];
+  const biased = loss.map((x, i) => x + (inA[i] ? -0.03 : 0.03));
+  const sign = inA.map((x) => (x ? 1 : -1));
+  const known = studentLlr(sums(biased, sign), m, prior, 0, { gamma0: -0.03, c: 1e-9 });
+  close(known.fail, studentLlr(sums(loss), m, prior).fail, 1e-6);
+  // Unknown (a prior sd twice the per-duet σ): the first duet alone is weaker evidence than
+  // with no slot at all, whichever way the slot leans.
+  const unknown = { gamma0: 0, c: 4 };
+  for (const x of [0.07, 0.13]) {
+    assert.ok(studentLlr(sums([x], [1]), m, prior, 0, unknown).fail < studentLlr(sums([x]), m, prior).fail);
+  }
+  // Over a, b, b the estimate of the change is the loss itself, the slot's ±3 % regressed out.
+  const ev = relativeEvidence([100, 100, 100], biased.map((b) => 100 * Math.exp(-b)), 'lower', m, prior, undefined, undefined, { candidateInA: inA, prior: unknown });
+  close(ev[2]!.bad, 0.1, 0.004);
+  assert.ok(Math.abs(ev[2]!.bad - 0.1) < Math.abs(biased.reduce((x, y) => x + y, 0) / 3 - 0.1));
+});
+
+function invert(m: number[][]): number[][] {
+  const n = m.length;
+  const a = m.map((row, i) => [...row, ...row.map((_, j) => (i === j ? 1 : 0))]);
+  for (let col = 0; col < n; col++) {
+    const pivot = a[col]![col]!;
+    a[col] = a[col]!.map((x) => x / pivot);
+    for (let row = 0; row < n; row++) {
+      if (row === col) continue;
+      const f = a[row]![col]!;
+      a[row] = a[row]!.map((x, j) => x - f * a[col]![j]!);
+    }
+  }
+  return a.map((row) => row.slice(n));
+}
