@@ -1,4 +1,3 @@
-import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { GateConfig, Tolerances } from '../config/schema.ts';
 import { tolerancesSchema } from '../config/schema.ts';
@@ -6,6 +5,7 @@ import type { RunResult } from '../results/schema.ts';
 import type { RenderedGraph } from '../report/graphs.ts';
 import { assumedModel, loadNoiseModel, noiseModelPath } from '../noise/model.ts';
 import { InputError } from '../util/errors.ts';
+import { OutDir } from '../util/out-dir.ts';
 import { compareRuns, type CompareSetup } from './compare-runs.ts';
 import type { Comparison } from '../results/comparison.ts';
 import type { VerdictFile } from '../results/verdict-schema.ts';
@@ -51,6 +51,7 @@ const verdictText = (verdict: VerdictFile) => `${JSON.stringify(verdict, null, 2
  * nothing here reads the clock or depends on file order.
  */
 export async function compareAndReport(options: CompareOptions): Promise<VerdictFile> {
+  const out = await OutDir.open(options.outDir);
   const tolerances = tolerancesOf(options.config);
   const comparison: Comparison = compareRuns(options.baseline, options.candidate, tolerances, await compareSetup(options));
   // The renderer (vega, vega-lite, resvg's WebAssembly) is most of a compare's start-up:
@@ -59,25 +60,24 @@ export async function compareAndReport(options: CompareOptions): Promise<Verdict
   const graphs: RenderedGraph[] = [];
   for (const test of comparison.tests) graphs.push(...(await renderTestGraphs(test.name, test.baseline, test.candidate)));
 
-  const out = options.outDir;
-  await mkdir(out, { recursive: true });
-  // Only the folders loadgate writes are replaced, so stale graphs never survive a re-run.
-  await rm(join(out, 'graphs'), { recursive: true, force: true });
-  await rm(join(out, 'results'), { recursive: true, force: true });
-  await mkdir(join(out, 'graphs'), { recursive: true });
-  await mkdir(join(out, 'results'), { recursive: true });
-  for (const graph of graphs) await writeFile(join(out, graph.file), graph.png);
+  // Only what loadgate wrote is replaced, so stale graphs never survive a re-run and a
+  // person's own files in the directory are never touched.
+  await out.removeWritten('graphs');
+  await out.removeWritten('results');
+  await out.mkdir('graphs');
+  await out.mkdir('results');
+  for (const graph of graphs) await out.writeFile(graph.file, graph.png);
   for (const [side, runs] of [
     ['baseline', options.baseline],
     ['candidate', options.candidate],
   ] as const) {
     for (const run of runs) {
       const name = `${side}-${safeName(run.target.version)}-${safeName(run.test.name)}-${run.repeat}.json`;
-      await writeFile(join(out, 'results', name), `${JSON.stringify(run, null, 2)}\n`);
+      await out.writeFile(join('results', name), `${JSON.stringify(run, null, 2)}\n`);
     }
   }
-  await writeFile(join(out, 'verdict.json'), verdictText(comparison.verdict));
-  await writeFile(join(out, 'README.md'), renderMarkdown(comparison, graphs, tolerances.listing, options.notes));
+  await out.writeFile('verdict.json', verdictText(comparison.verdict));
+  await out.writeFile('README.md', renderMarkdown(comparison, graphs, tolerances.listing, options.notes));
   return comparison.verdict;
 }
 
@@ -88,11 +88,10 @@ export async function compareAndReport(options: CompareOptions): Promise<Verdict
  * they are removed; `results/` is left alone, since the inputs may live there.
  */
 export async function compareVerdict(options: Omit<CompareOptions, 'notes'>): Promise<VerdictFile> {
+  const out = await OutDir.open(options.outDir);
   const { verdict } = compareRuns(options.baseline, options.candidate, tolerancesOf(options.config), await compareSetup(options));
-  const out = options.outDir;
-  await mkdir(out, { recursive: true });
-  await rm(join(out, 'README.md'), { force: true });
-  await rm(join(out, 'graphs'), { recursive: true, force: true });
-  await writeFile(join(out, 'verdict.json'), verdictText(verdict));
+  await out.removeWritten('README.md');
+  await out.removeWritten('graphs');
+  await out.writeFile('verdict.json', verdictText(verdict));
   return verdict;
 }

@@ -50,7 +50,7 @@ repeats and, while the sequential decision is undecided, up to its maxRepeats; t
     config: flag.required('<file>', z.string({ error: 'required: the gate config file' }).min(1), 'Gate config (e.g. examples/local-synapse.yml)'),
     baseline: flag.required('<version>', z.string({ error: 'required: the baseline version' }).min(1), 'Baseline version (e.g. 1.162.0)'),
     candidate: flag.required('<version>', z.string({ error: 'required: the candidate version' }).min(1), 'Candidate version (e.g. 1.163.2); may equal the baseline (A/A)'),
-    out: flag.required('<dir>', z.string({ error: 'required: the report directory' }).min(1), 'Report directory; logs are kept in <out>/logs'),
+    out: flag.required('<dir>', z.string({ error: 'required: the report directory' }).min(1), 'Report directory: new, empty or written by loadgate before (it holds .loadgate-output.json); logs are kept in <out>/logs'),
     repeats: flag.optional('<n>', wholeNumber('1 to 20', 1, 20), "Minimum pairs (default: the config's repeats)"),
     'max-repeats': flag.optional('<n>', wholeNumber('1 to 20', 1, 20), "Most pairs while undecided (default: the config's maxRepeats)"),
     resume: flag.toggle('Reuse the completed, valid results already in <out>/results for the runs scheduled (crashed or not-run ones are re-run)'),

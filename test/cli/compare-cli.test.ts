@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { main } from '../../src/cli/main.ts';
 import { captureIO } from '../../src/cli/io.ts';
 import { verdictFileSchema } from '../../src/results/verdict-schema.ts';
+import { OUT_MARKER } from '../../src/util/out-dir.ts';
 import { asInput, bounded, unbounded, withTempDir } from '../support/runs.ts';
 
 const EXAMPLE = 'reports/examples/v10.12.0-vs-v11.0.1-rc2/runs';
@@ -106,13 +107,13 @@ test('--verdict-only writes the verdict.json of the full compare, with its exit 
     const fresh = join(dir, 'fresh');
     const io = captureIO();
     assert.equal(await main(['compare', '--baseline', b, '--candidate', c, '--out', fresh, '--verdict-only'], io), 1);
-    assert.deepEqual(await readdir(fresh), ['verdict.json']);
+    assert.deepEqual((await readdir(fresh)).sort(), [OUT_MARKER, 'verdict.json']);
     assert.equal(await readFile(join(fresh, 'verdict.json'), 'utf8'), fullVerdict);
     assert.match(io.stdout[0] ?? '', /^FAIL: /);
     assert.match(io.stdout.at(-1) ?? '', /verdict\.json \(no report: --verdict-only\)$/);
     // Over a full report: the report and graphs would disagree with a new verdict, so they go; results/ stays.
     assert.equal(await main(['compare', '--baseline', b, '--candidate', c, '--out', out, '--verdict-only'], captureIO()), 1);
-    assert.deepEqual((await readdir(out)).sort(), ['results', 'verdict.json']);
+    assert.deepEqual((await readdir(out)).sort(), [OUT_MARKER, 'results', 'verdict.json']);
     assert.equal(await readFile(join(out, 'verdict.json'), 'utf8'), fullVerdict);
   });
 });
