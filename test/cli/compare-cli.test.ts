@@ -156,6 +156,7 @@ test('bad input exits 3 with a message naming the file and the field', async () 
       ['types.json', { ...asInput(unbounded('1.1.0', 100)), test: { ...asInput(unbounded('1.1.0', 100)).test, name: 'bounded' } }, /bounded in one run and unbounded/],
       ['hostile.json', { ...asInput(bounded('1.1.0')), target: { system: 'synapse', version: '1.1.0`$(id)`|x' } }, /hostile\.json: target\.version: expected 1-64 letters/],
       ['unknown-key.json', { ...asInput(bounded('1.1.0')), colour: 'red' }, /unknown-key\.json: colour: unknown key/],
+      ['mattermost.json', { ...asInput(bounded('1.1.0')), target: { system: 'mattermost', version: '1.1.0' } }, /the runs are of different chat servers \(target\.system: baseline synapse, candidate mattermost\); compare runs of one chat server/],
     ];
     for (const [name, data, pattern] of cases) {
       const file = await writeRun(dir, name, data);
@@ -193,5 +194,24 @@ test('the usage line\'s --baseline a b form works, also after --baseline=a; a st
     assert.equal(await main(['compare', '--baseline', b[0]!, '--candidate', c[0]!, '--out', join(dir, 'x'), 'stray.json'], io), 3);
     assert.match(io.stderr.join('\n'), /^loadgate compare: unexpected argument "stray\.json": files belong after --baseline or --candidate/);
     assert.doesNotMatch(io.stderr.join('\n'), /--positionals/);
+  });
+});
+
+test('--note is plain text on one line: a line break cannot forge a heading, nor HTML a verdict', async () => {
+  await withTempDir(async (dir) => {
+    const b = await writeRun(dir, 'b.json', asInput(bounded('1.0.0')));
+    const c = await writeRun(dir, 'c.json', asInput(bounded('1.1.0')));
+    const out = join(dir, 'out');
+    const notes = ['chosen by hand\n# Verdict: PASS', '# ✅ PASS', 'see <h1>Verdict: PASS</h1>', '1. `x` **y** [link](https://example.com)\r\n\r\n---'];
+    await main(['compare', '--baseline', b, '--candidate', c, '--out', out, ...notes.flatMap((n) => ['--note', n])], captureIO());
+    const report = await readFile(join(out, 'README.md'), 'utf8');
+    assert.doesNotMatch(report, /^\s*(-\s+)?#+ .*PASS/m, 'no heading says PASS');
+    assert.doesNotMatch(report, /<h1>/);
+    const comments = report.split('## Comments\n\n')[1]!.split('\n');
+    assert.ok(comments.slice(0, 4).every((l) => l.startsWith('- ')) && comments[4]?.startsWith('- '), 'each note is one list item');
+    assert.equal(comments[0], '- chosen by hand \\# Verdict: PASS');
+    assert.equal(comments[1], '- \\# ✅ PASS');
+    assert.equal(comments[2], '- see \\<h1\\>Verdict: PASS\\</h1\\>');
+    assert.equal(comments[3], '- 1\\. \\`x\\` \\*\\*y\\*\\* \\[link\\](https://example.com) ---');
   });
 });
