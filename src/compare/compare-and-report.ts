@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { GateConfig, Tolerances } from '../config/schema.ts';
 import { tolerancesSchema } from '../config/schema.ts';
@@ -41,6 +43,25 @@ export async function compareSetup(options: Pick<CompareOptions, 'config' | 'con
   };
 }
 
+/** verdict.json's `config`: which file judged, by path as given and a hash of its bytes. */
+async function configIdentity(configFile: string | undefined): Promise<VerdictFile['config']> {
+  if (configFile === undefined) return undefined;
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(configFile);
+  } catch (error) {
+    throw new InputError(`cannot read gate config ${configFile}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+  return { path: configFile, sha256: createHash('sha256').update(bytes).digest('hex') };
+}
+
+/** compareRuns with the config's identity recorded in the verdict. */
+async function compareWithConfig(options: Omit<CompareOptions, 'notes'>): Promise<Comparison> {
+  const comparison = compareRuns(options.baseline, options.candidate, tolerancesOf(options.config), await compareSetup(options));
+  const config = options.config ? await configIdentity(options.configFile) : undefined;
+  return config ? { ...comparison, verdict: { ...comparison.verdict, config } } : comparison;
+}
+
 const safeName = (s: string) => s.replace(/[^A-Za-z0-9._-]/g, '_');
 
 const verdictText = (verdict: VerdictFile) => `${JSON.stringify(verdict, null, 2)}\n`;
@@ -53,7 +74,7 @@ const verdictText = (verdict: VerdictFile) => `${JSON.stringify(verdict, null, 2
 export async function compareAndReport(options: CompareOptions): Promise<VerdictFile> {
   const out = await OutDir.open(options.outDir);
   const tolerances = tolerancesOf(options.config);
-  const comparison: Comparison = compareRuns(options.baseline, options.candidate, tolerances, await compareSetup(options));
+  const comparison = await compareWithConfig(options);
   // The renderer (vega, vega-lite, resvg's WebAssembly) is most of a compare's start-up:
   // loaded here, a verdict alone (compareVerdict, the gate loop) never pays for it.
   const [{ renderTestGraphs }, { renderMarkdown }] = await Promise.all([import('../report/graphs.ts'), import('../report/markdown.ts')]);
@@ -89,7 +110,7 @@ export async function compareAndReport(options: CompareOptions): Promise<Verdict
  */
 export async function compareVerdict(options: Omit<CompareOptions, 'notes'>): Promise<VerdictFile> {
   const out = await OutDir.open(options.outDir);
-  const { verdict } = compareRuns(options.baseline, options.candidate, tolerancesOf(options.config), await compareSetup(options));
+  const { verdict } = await compareWithConfig(options);
   await out.removeWritten('README.md');
   await out.removeWritten('graphs');
   await out.writeFile('verdict.json', verdictText(verdict));

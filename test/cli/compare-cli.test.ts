@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { main } from '../../src/cli/main.ts';
@@ -213,5 +214,22 @@ test('--note is plain text on one line: a line break cannot forge a heading, nor
     assert.equal(comments[1], '- \\# ✅ PASS');
     assert.equal(comments[2], '- see \\<h1\\>Verdict: PASS\\</h1\\>');
     assert.equal(comments[3], '- 1\\. \\`x\\` \\*\\*y\\*\\* \\[link\\](https://example.com) ---');
+  });
+});
+
+test("verdict.json records the config that judged: its path as given and a sha256 of its bytes; none without --config", async () => {
+  await withTempDir(async (dir) => {
+    const b = await writeRun(dir, 'b.json', asInput(bounded('1.0.0')));
+    const c = await writeRun(dir, 'c.json', asInput(bounded('1.1.0')));
+    const config = 'examples/local-synapse.yml';
+    for (const extra of [[], ['--verdict-only']]) {
+      const out = join(dir, `with${extra.length}`);
+      const io = captureIO();
+      assert.notEqual(await main(['compare', '--baseline', b, '--candidate', c, '--config', config, '--out', out, ...extra], io), 3, io.stderr.join('\n'));
+      const verdict = verdictFileSchema.parse(JSON.parse(await readFile(join(out, 'verdict.json'), 'utf8')));
+      assert.deepEqual(verdict.config, { path: config, sha256: createHash('sha256').update(await readFile(config)).digest('hex') });
+    }
+    await main(['compare', '--baseline', b, '--candidate', c, '--out', join(dir, 'without')], captureIO());
+    assert.equal(JSON.parse(await readFile(join(dir, 'without', 'verdict.json'), 'utf8')).config, undefined);
   });
 });
