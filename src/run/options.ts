@@ -11,6 +11,7 @@ import { CapacityHints } from '../bench/capacity-hints.ts';
 import type { RunOptions, ScheduledRun, Side } from '../bench/gate-plan.ts';
 import { durationSchema } from '../util/duration.ts';
 import { jobBudgetSec, runnerLimitSchema } from '../aws/job-limits.ts';
+import { checkPairsFitRunJobs } from '../aws/run-jobs-fit.ts';
 import { candidateFirst } from '../compare/sequential.ts';
 import type { Override } from '../target/chat-server.ts';
 import { chatServerOf } from '../target/chat-servers.ts';
@@ -141,8 +142,17 @@ export async function parseRunOptions(argv: string[], cwd = process.cwd()): Prom
   };
   const baseline = side('baseline', flags.baseline, flags['baseline-set']);
   const candidate = side('candidate', flags.candidate, flags['candidate-set']);
+  const shared = sharedOptions(flags, config, cwd, baseline, candidate);
+  // One job of the workflow's multi-job AWS gate: the pairs asked for must fit in its run jobs.
+  const limit = flags['runner-limit'];
+  if (limit !== undefined) {
+    // maxRepeats follows a larger --repeats (sharedOptions), so the setting to name is the one that set the most.
+    const most = flags['max-repeats'] !== undefined ? '--max-repeats' : flags.repeats !== undefined && flags.repeats > config.maxRepeats ? '--repeats' : `maxRepeats (${flags.config})`;
+    const names = { repeats: flags.repeats !== undefined ? '--repeats' : `repeats (${flags.config})`, maxRepeats: most, limit: '--runner-limit' };
+    checkPairsFitRunJobs({ ...config, tests: shared.tests }, shared, limit, names);
+  }
   return {
-    ...sharedOptions(flags, config, cwd, baseline, candidate),
+    ...shared,
     datasetVersion: server.datasetVersion(baseline.version, candidate.version),
     ...benchInputs,
   };
