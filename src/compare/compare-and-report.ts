@@ -55,8 +55,32 @@ async function configIdentity(configFile: string | undefined): Promise<VerdictFi
   return { path: configFile, sha256: createHash('sha256').update(bytes).digest('hex') };
 }
 
+/**
+ * A config judges the runs of its own tests: its noise model's entries and its test
+ * settings are found by test name, so a run of a test it does not name would be judged
+ * under an assumed noise, silently. Every run's test must be one of the config's; the
+ * model's entries are the config's tests (loadNoiseModel checks its profile against it).
+ */
+function checkTestNames(options: Omit<CompareOptions, 'notes'>): void {
+  const config = options.config;
+  if (!config) return;
+  const ran = [...new Set([...options.baseline, ...options.candidate].map((r) => r.test.name))].sort();
+  const list = (names: readonly string[]) => names.map((n) => `"${n}"`).join(', ');
+  const source = options.configFile ?? 'the gate config';
+  const configured = config.tests.map((t) => t.name);
+  const unknown = ran.filter((n) => !configured.includes(n));
+  if (unknown.length) {
+    const none = unknown.length === ran.length;
+    throw new InputError(
+      `${source}: ${none ? 'its tests match none of the runs' : `the runs' test${unknown.length === 1 ? '' : 's'} ${list(unknown)} ${unknown.length === 1 ? 'is' : 'are'} not in it`}: the config names ${list(configured)}, the runs ${list(ran)}; ` +
+        `its noise model and test settings would not apply to them. Compare with the config the runs were made with, or compare only runs of its tests`,
+    );
+  }
+}
+
 /** compareRuns with the config's identity recorded in the verdict. */
 async function compareWithConfig(options: Omit<CompareOptions, 'notes'>): Promise<Comparison> {
+  checkTestNames(options);
   const comparison = compareRuns(options.baseline, options.candidate, tolerancesOf(options.config), await compareSetup(options));
   const config = options.config ? await configIdentity(options.configFile) : undefined;
   return config ? { ...comparison, verdict: { ...comparison.verdict, config } } : comparison;

@@ -233,3 +233,27 @@ test("verdict.json records the config that judged: its path as given and a sha25
     assert.equal(JSON.parse(await readFile(join(dir, 'without', 'verdict.json'), 'utf8')).config, undefined);
   });
 });
+
+test("a config whose tests are not the runs' is refused (exit 3), naming both lists, rather than judging without its noise model", async () => {
+  await withTempDir(async (dir) => {
+    // The seed runs are named postgresql-bounded and postgresql-unbounded; the AWS config's tests bounded and unbounded.
+    const io = captureIO();
+    const code = await main(
+      ['compare', '--baseline', `${EXAMPLE}/baseline-postgresql-bounded.json`, `${EXAMPLE}/baseline-postgresql-unbounded.json`,
+        '--candidate', `${EXAMPLE}/candidate-postgresql-bounded.json`, `${EXAMPLE}/candidate-postgresql-unbounded.json`,
+        '--config', 'examples/aws-mattermost-sequential.yml', '--out', join(dir, 'seed')],
+      io,
+    );
+    assert.equal(code, 3, io.stderr.join('\n'));
+    assert.match(io.stderr.join('\n'), /^loadgate compare: examples\/aws-mattermost-sequential\.yml: its tests match none of the runs: the config names "bounded", "unbounded", the runs "postgresql-bounded", "postgresql-unbounded"; its noise model and test settings would not apply/);
+    // One run of another test among runs of the config's: refused too, naming that test.
+    const b = await writeRun(dir, 'b.json', asInput(bounded('1.0.0')));
+    const c = await writeRun(dir, 'c.json', asInput(bounded('1.1.0')));
+    const other = asInput(bounded('1.1.0', 1));
+    const o = await writeRun(dir, 'o.json', { ...other, test: { ...other.test, name: 'soak' } });
+    const partial = captureIO();
+    assert.equal(await main(['compare', '--baseline', b, '--candidate', c, o, '--config', 'examples/local-synapse.yml', '--out', join(dir, 'partial'), '--verdict-only'], partial), 3);
+    assert.match(partial.stderr.join('\n'), /examples\/local-synapse\.yml: the runs' test "soak" is not in it: the config names "bounded", "unbounded", the runs "bounded", "soak"/);
+    assert.equal(await main(['compare', '--baseline', b, '--candidate', c, '--config', 'examples/local-synapse.yml', '--out', join(dir, 'ok'), '--verdict-only'], captureIO()), 2, 'runs of the config\'s tests are judged');
+  });
+});

@@ -12,7 +12,8 @@ const compareCommand = defineCommand({
   about: `Compares run results of a baseline and a candidate version and writes <dir>/verdict.json,
 <dir>/README.md (the report), <dir>/graphs/*.png and copies of the inputs in <dir>/results/.
 Tolerances, the noise model, repeats and maxRepeats come from --config (default: the seed
-reports' tolerances with noise assumed from them). The pairs are replayed in repeat order
+reports' tolerances with noise assumed from them); every run must be of one of its tests,
+by name, or the config is refused. The pairs are replayed in repeat order
 through the same sequential decision \`loadgate run\` uses, so the verdict is the one the run
 stopped with.`,
   flags: {
