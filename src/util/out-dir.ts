@@ -43,8 +43,9 @@ export class OutDir {
   ) {}
 
   /**
-   * Checks the directory and marks it as loadgate's. Anything else is an InputError naming
-   * the directory, what is in it and the fix; nothing has been written then.
+   * Checks that loadgate may write the directory (its marker comes with the first write).
+   * Anything else is an InputError naming the directory, what is in it and the fix;
+   * nothing has been written then.
    */
   static async open(dir: string, flag = '--out'): Promise<OutDir> {
     const out = new OutDir(resolve(dir), flag);
