@@ -2,16 +2,23 @@
 # The README's main job: set up a fresh machine and run the local gate with its default
 # target (Synapse), in duets. Extra arguments go to `loadgate run`, e.g. --max-repeats 4.
 # LOADGATE_CONFIG=examples/local-synapse.yml runs the sequential profile instead.
+# It writes under runs/local/ (git-ignored), so the checkout stays clean and the committed
+# sample in reports/local/ is never written over; it warm-starts unbounded tests only from
+# this machine's own earlier gates of the same profile (runs/local/<profile>/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BASELINE="${LOADGATE_BASELINE:-1.162.0}"
 CANDIDATE="${LOADGATE_CANDIDATE:-1.163.2}"
 CONFIG="${LOADGATE_CONFIG:-examples/local-synapse-duet.yml}"
-OUT="${LOADGATE_OUT:-reports/local/${BASELINE}-vs-${CANDIDATE}}"
+PROFILE_RUNS="runs/local/$(basename "$CONFIG" .yml)"
+OUT="${LOADGATE_OUT:-$PROFILE_RUNS/${BASELINE}-vs-${CANDIDATE}}"
 bash scripts/setup.sh
 export PATH="$PWD/.cache/bin:$PATH"
 export LOADGATE_CACHE_DIR="${LOADGATE_CACHE_DIR:-$PWD/.cache/loadgate}"
 K6_VERSION="$(sed -n 's/^k6 go.k6.io\/k6@//p' scripts/go-tools.txt)"
 export LOADGATE_K6_BIN="$LOADGATE_CACHE_DIR/k6/$K6_VERSION/k6"
+# --history refuses a folder that does not exist: the first gate on a machine has none.
+history=()
+if [ -d "$PROFILE_RUNS" ]; then history=(--history "$PROFILE_RUNS"); fi
 exec npx --no-install loadgate run --config "$CONFIG" \
-  --baseline "$BASELINE" --candidate "$CANDIDATE" --out "$OUT" "$@"
+  --baseline "$BASELINE" --candidate "$CANDIDATE" --out "$OUT" "${history[@]}" "$@"

@@ -1,18 +1,28 @@
 #!/usr/bin/env bash
-# Installs everything loadgate's tests and local bench need on a fresh Debian machine.
-# Idempotent: each step is skipped when its result is already there. Run as root (CI) or
-# with sudo available. Usage: bash scripts/setup.sh
+# Installs what the local gate runs on a fresh Debian machine (scripts/gate-local.sh); with
+# --tests, also what only the tests use (scripts/test.sh). Idempotent: each step is skipped
+# when its result is already there. Run as root (CI) or with sudo available.
+# Usage: bash scripts/setup.sh [--tests]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 log() { printf '[setup] %s\n' "$*"; }
 
+TESTS=false
+case "${1:-}" in
+  '') ;;
+  --tests) TESTS=true ;;
+  *) log "unknown argument: $1 (usage: bash scripts/setup.sh [--tests])"; exit 2 ;;
+esac
+
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
-# Debian packages: fonts for the graphs, `time` for the benchmark, shellcheck, and the local bench's
-# real components (PostgreSQL, nginx, Prometheus, node_exporter).
-APT_PACKAGES=(fonts-dejavu-core time python3-venv shellcheck)
+# Debian packages: fonts for the graphs and python3-venv for the Synapse virtualenvs (the
+# local bench's other components come from setup-local.sh); for the tests, `time` for the
+# benchmark and shellcheck.
+APT_PACKAGES=(fonts-dejavu-core python3-venv)
+if $TESTS; then APT_PACKAGES+=(time shellcheck); fi
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
@@ -27,8 +37,18 @@ if [ -f scripts/setup-local.sh ]; then
   bash scripts/setup-local.sh
 fi
 
+# The gate runs on the dependencies alone; the tests also need the devDependencies
+# (TypeScript, ESLint, esbuild and the stand-ins' schemas), which a gate-only install lacks.
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  log "npm ci"
+  if $TESTS; then
+    log "npm ci"
+    npm ci --no-audit --no-fund --loglevel=error
+  else
+    log "npm ci --omit=dev"
+    npm ci --omit=dev --no-audit --no-fund --loglevel=error
+  fi
+elif $TESTS && [ ! -d node_modules/typescript ]; then
+  log "npm ci (the devDependencies are missing)"
   npm ci --no-audit --no-fund --loglevel=error
 fi
 
@@ -42,16 +62,17 @@ if [ ! -x "$LOADGATE_CACHE_DIR/k6/$K6_VERSION/k6" ]; then
   (cd /tmp && GOBIN="$LOADGATE_CACHE_DIR/k6/$K6_VERSION" CGO_ENABLED=0 GOFLAGS=-mod=mod go install "go.k6.io/k6@$K6_VERSION")
 fi
 
-# Other Go-built tools, pinned; cached in GOBIN so a second run costs nothing.
-export GOBIN="${GOBIN:-$PWD/.cache/bin}"
-mkdir -p "$GOBIN"
-go_tool() { # name module@version
-  if [ ! -x "$GOBIN/$1" ]; then
-    log "go install $2"
-    (cd /tmp && GOFLAGS=-mod=mod go install "$2")
-  fi
-}
-if [ -f scripts/go-tools.txt ]; then
+# The other Go-built tools (act, actionlint) only the tests use, pinned; cached in GOBIN so
+# a second run costs nothing.
+if $TESTS; then
+  export GOBIN="${GOBIN:-$PWD/.cache/bin}"
+  mkdir -p "$GOBIN"
+  go_tool() { # name module@version
+    if [ ! -x "$GOBIN/$1" ]; then
+      log "go install $2"
+      (cd /tmp && GOFLAGS=-mod=mod go install "$2")
+    fi
+  }
   while read -r name module; do
     case "$name" in ''|'#'*|k6|terraform*) continue ;; esac # terraform*: scripts/infra-tools.sh
     go_tool "$name" "$module"

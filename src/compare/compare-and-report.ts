@@ -1,4 +1,5 @@
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { GateConfig, Tolerances } from '../config/schema.ts';
 import { tolerancesSchema } from '../config/schema.ts';
@@ -6,6 +7,7 @@ import type { RunResult } from '../results/schema.ts';
 import type { RenderedGraph } from '../report/graphs.ts';
 import { assumedModel, loadNoiseModel, noiseModelPath } from '../noise/model.ts';
 import { InputError } from '../util/errors.ts';
+import { OutDir } from '../util/out-dir.ts';
 import { compareRuns, type CompareSetup } from './compare-runs.ts';
 import type { Comparison } from '../results/comparison.ts';
 import type { VerdictFile } from '../results/verdict-schema.ts';
@@ -41,6 +43,49 @@ export async function compareSetup(options: Pick<CompareOptions, 'config' | 'con
   };
 }
 
+/** verdict.json's `config`: which file judged, by path as given and a hash of its bytes. */
+async function configIdentity(configFile: string | undefined): Promise<VerdictFile['config']> {
+  if (configFile === undefined) return undefined;
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(configFile);
+  } catch (error) {
+    throw new InputError(`cannot read gate config ${configFile}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+  return { path: configFile, sha256: createHash('sha256').update(bytes).digest('hex') };
+}
+
+/**
+ * A config judges the runs of its own tests: its noise model's entries and its test
+ * settings are found by test name, so a run of a test it does not name would be judged
+ * under an assumed noise, silently. Every run's test must be one of the config's; the
+ * model's entries are the config's tests (loadNoiseModel checks its profile against it).
+ */
+function checkTestNames(options: Omit<CompareOptions, 'notes'>): void {
+  const config = options.config;
+  if (!config) return;
+  const ran = [...new Set([...options.baseline, ...options.candidate].map((r) => r.test.name))].sort();
+  const list = (names: readonly string[]) => names.map((n) => `"${n}"`).join(', ');
+  const source = options.configFile ?? 'the gate config';
+  const configured = config.tests.map((t) => t.name);
+  const unknown = ran.filter((n) => !configured.includes(n));
+  if (unknown.length) {
+    const none = unknown.length === ran.length;
+    throw new InputError(
+      `${source}: ${none ? 'its tests match none of the runs' : `the runs' test${unknown.length === 1 ? '' : 's'} ${list(unknown)} ${unknown.length === 1 ? 'is' : 'are'} not in it`}: the config names ${list(configured)}, the runs ${list(ran)}; ` +
+        `its noise model and test settings would not apply to them. Compare with the config the runs were made with, or compare only runs of its tests`,
+    );
+  }
+}
+
+/** compareRuns with the config's identity recorded in the verdict. */
+async function compareWithConfig(options: Omit<CompareOptions, 'notes'>): Promise<Comparison> {
+  checkTestNames(options);
+  const comparison = compareRuns(options.baseline, options.candidate, tolerancesOf(options.config), await compareSetup(options));
+  const config = options.config ? await configIdentity(options.configFile) : undefined;
+  return config ? { ...comparison, verdict: { ...comparison.verdict, config } } : comparison;
+}
+
 const safeName = (s: string) => s.replace(/[^A-Za-z0-9._-]/g, '_');
 
 const verdictText = (verdict: VerdictFile) => `${JSON.stringify(verdict, null, 2)}\n`;
@@ -51,33 +96,33 @@ const verdictText = (verdict: VerdictFile) => `${JSON.stringify(verdict, null, 2
  * nothing here reads the clock or depends on file order.
  */
 export async function compareAndReport(options: CompareOptions): Promise<VerdictFile> {
+  const out = await OutDir.open(options.outDir);
   const tolerances = tolerancesOf(options.config);
-  const comparison: Comparison = compareRuns(options.baseline, options.candidate, tolerances, await compareSetup(options));
+  const comparison = await compareWithConfig(options);
   // The renderer (vega, vega-lite, resvg's WebAssembly) is most of a compare's start-up:
   // loaded here, a verdict alone (compareVerdict, the gate loop) never pays for it.
   const [{ renderTestGraphs }, { renderMarkdown }] = await Promise.all([import('../report/graphs.ts'), import('../report/markdown.ts')]);
   const graphs: RenderedGraph[] = [];
   for (const test of comparison.tests) graphs.push(...(await renderTestGraphs(test.name, test.baseline, test.candidate)));
 
-  const out = options.outDir;
-  await mkdir(out, { recursive: true });
-  // Only the folders loadgate writes are replaced, so stale graphs never survive a re-run.
-  await rm(join(out, 'graphs'), { recursive: true, force: true });
-  await rm(join(out, 'results'), { recursive: true, force: true });
-  await mkdir(join(out, 'graphs'), { recursive: true });
-  await mkdir(join(out, 'results'), { recursive: true });
-  for (const graph of graphs) await writeFile(join(out, graph.file), graph.png);
+  // Only what loadgate wrote is replaced, so stale graphs never survive a re-run and a
+  // person's own files in the directory are never touched.
+  await out.removeWritten('graphs');
+  await out.removeWritten('results');
+  await out.mkdir('graphs');
+  await out.mkdir('results');
+  for (const graph of graphs) await out.writeFile(graph.file, graph.png);
   for (const [side, runs] of [
     ['baseline', options.baseline],
     ['candidate', options.candidate],
   ] as const) {
     for (const run of runs) {
       const name = `${side}-${safeName(run.target.version)}-${safeName(run.test.name)}-${run.repeat}.json`;
-      await writeFile(join(out, 'results', name), `${JSON.stringify(run, null, 2)}\n`);
+      await out.writeFile(join('results', name), `${JSON.stringify(run, null, 2)}\n`);
     }
   }
-  await writeFile(join(out, 'verdict.json'), verdictText(comparison.verdict));
-  await writeFile(join(out, 'README.md'), renderMarkdown(comparison, graphs, tolerances.listing, options.notes));
+  await out.writeFile('verdict.json', verdictText(comparison.verdict));
+  await out.writeFile('README.md', renderMarkdown(comparison, graphs, tolerances.listing, options.notes));
   return comparison.verdict;
 }
 
@@ -88,11 +133,10 @@ export async function compareAndReport(options: CompareOptions): Promise<Verdict
  * they are removed; `results/` is left alone, since the inputs may live there.
  */
 export async function compareVerdict(options: Omit<CompareOptions, 'notes'>): Promise<VerdictFile> {
-  const { verdict } = compareRuns(options.baseline, options.candidate, tolerancesOf(options.config), await compareSetup(options));
-  const out = options.outDir;
-  await mkdir(out, { recursive: true });
-  await rm(join(out, 'README.md'), { force: true });
-  await rm(join(out, 'graphs'), { recursive: true, force: true });
-  await writeFile(join(out, 'verdict.json'), verdictText(verdict));
+  const out = await OutDir.open(options.outDir);
+  const { verdict } = await compareWithConfig(options);
+  await out.removeWritten('README.md');
+  await out.removeWritten('graphs');
+  await out.writeFile('verdict.json', verdictText(verdict));
   return verdict;
 }

@@ -35,8 +35,11 @@ export function compareRuns(baselineRuns: readonly RunResult[], candidateRuns: r
   const c = groupByTest(candidateRuns);
   const mode = runsMode(baselineRuns, candidateRuns, setup.mode);
   const globalProblems: string[] = mode === 'duet' ? unpairedDuets(baselineRuns, candidateRuns) : [];
-  const systems = new Set([...baselineRuns, ...candidateRuns].map((r) => r.target.system));
-  if (systems.size > 1) globalProblems.push(`the runs are of different target systems (${[...systems].sort().join(', ')})`);
+  // Two chat servers are two products, not a baseline and its candidate: bad input, not a judgement.
+  const systems = (runs: readonly RunResult[]) => [...new Set(runs.map((r) => r.target.system))].sort().join(' and ');
+  if (new Set([...baselineRuns, ...candidateRuns].map((r) => r.target.system)).size > 1) {
+    throw new InputError(`the runs are of different chat servers (target.system: baseline ${systems(baselineRuns)}, candidate ${systems(candidateRuns)}); compare runs of one chat server`);
+  }
 
   const inputs: CheckInput[] = [];
   const tests: TestComparison[] = [];

@@ -65,16 +65,36 @@ export function parseGateConfig(data: unknown, source: string): GateConfig {
   return result.data;
 }
 
-export async function loadGateConfig(path: string): Promise<GateConfig> {
-  let text: string;
+/** YAML errors shown at most: a file that is not YAML at all would give thousands. */
+const MAX_YAML_ERRORS = 10;
+
+/**
+ * The file as text, or why it is not: a NUL byte or bytes that are not UTF-8 mean a
+ * binary file, whose bytes must never reach the terminal in an error message.
+ */
+async function readConfigText(path: string): Promise<string> {
+  let bytes: Buffer;
   try {
-    text = await readFile(path, 'utf8');
+    bytes = await readFile(path);
   } catch (error) {
     throw new InputError(`cannot read gate config ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
   }
+  const binary = (what: string) => new InputError(`${path} is not a text file: it holds ${what}; a gate config is YAML text (e.g. .github/loadgate.yml)`, [`not a text file (a gate config is YAML text): it holds ${what}`]);
+  const nul = bytes.indexOf(0);
+  if (nul >= 0) throw binary(`a NUL byte at offset ${nul}`);
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw binary('bytes that are not UTF-8');
+  }
+}
+
+export async function loadGateConfig(path: string): Promise<GateConfig> {
+  const text = await readConfigText(path);
   const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
   if (doc.errors.length) {
-    const lines = doc.errors.map((e) => `line ${e.linePos?.[0]?.line ?? '?'}: ${e.message.split('\n')[0]}`);
+    const shown = doc.errors.slice(0, MAX_YAML_ERRORS).map((e) => `line ${e.linePos?.[0]?.line ?? '?'}: ${e.message.split('\n')[0]}`);
+    const lines = doc.errors.length > MAX_YAML_ERRORS ? [...shown, `and ${doc.errors.length - MAX_YAML_ERRORS} more YAML errors`] : shown;
     throw new InputError(`${path} is not valid YAML:\n${lines.join('\n')}`, lines);
   }
   return parseGateConfig(doc.toJS(), path);

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { GateConfig } from '../config/schema.ts';
 import { GITHUB_HOSTED_JOB_LIMIT_MINUTES, jobBudgetFix, jobBudgetSec, runnerLimitSchema } from '../aws/job-limits.ts';
+import { checkPairsFitRunJobs } from '../aws/run-jobs-fit.ts';
 import { InputError } from '../util/errors.ts';
 import { durationSchema } from '../util/duration.ts';
 import { matchesFilterPatterns, parseFilterPatterns } from './glob.ts';
@@ -221,13 +222,20 @@ export function validateGateInputs(input: RawGateInputs, config?: GateConfig): G
     throw new InputError('bench: Mattermost cannot run on the local bench; use bench aws or a Synapse gate config');
   }
   const runnerLimitMinutes = parseRunnerLimit(given(raw.runnerLimitMinutes));
+  const tests = parseTests(given(raw.tests), config);
+  const repeats = parseRepeats(given(raw.repeats), config);
+  const configPath = validateConfigPath(given(raw.config) ?? DEFAULT_CONFIG_PATH);
+  if (config && bench === 'aws') {
+    const selected = { ...config, tests: config.tests.filter((t) => tests.includes(t.name)) };
+    checkPairsFitRunJobs(selected, { repeats, maxRepeats: config.maxRepeats }, runnerLimitMinutes, { repeats: 'repeats', maxRepeats: `maxRepeats (${configPath})`, limit: 'runner-limit-minutes' });
+  }
   return {
     candidate,
     baseline,
-    tests: parseTests(given(raw.tests), config),
-    repeats: parseRepeats(given(raw.repeats), config),
+    tests,
+    repeats,
     bench,
-    config: validateConfigPath(given(raw.config) ?? DEFAULT_CONFIG_PATH),
+    config: configPath,
     checkName: validateCheckName(given(raw.checkName) ?? DEFAULT_CHECK_NAME),
     rcPattern,
     maxCost: parseMaxCost(given(raw.maxCost)),

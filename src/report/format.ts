@@ -15,3 +15,14 @@ export function fmtDelta(check: Pick<Check, 'deltaPct' | 'baseline' | 'candidate
   if (check.baseline === 0 && check.candidate !== null && check.candidate > 0) return 'new (+∞)';
   return 'not judged';
 }
+
+/**
+ * Text from outside (a `--note`) as one line of plain Markdown text: line breaks become
+ * spaces, so it cannot start a heading or a block of its own, and the characters that
+ * make inline markup or HTML are escaped, as are a list item's block markers at its start
+ * (CommonMark: any ASCII punctuation may be backslash-escaped).
+ */
+export function plainMarkdown(text: string): string {
+  const line = text.replace(/[\r\n\v\f\u0085\u2028\u2029]+/g, ' ').trim();
+  return line.replace(/[\\`*_[\]<>#|~&!]/g, (c) => `\\${c}`).replace(/^([-+=>]|\d+[.)])/, (m) => `${m.slice(0, -1)}\\${m.slice(-1)}`);
+}

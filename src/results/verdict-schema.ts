@@ -126,6 +126,12 @@ export const verdictFileSchema = z.strictObject({
   /** "repeat": undecided below maxRepeats, another pair would help (a resumed run adds it). */
   next: z.enum(['stop', 'repeat']),
   decision: decisionSchema,
+  /**
+   * The gate config that judged: its path as given (--config) and a sha256 of its bytes, so
+   * a verdict can be traced to the exact file. Absent without a config (the defaults), and
+   * in verdicts written before.
+   */
+  config: z.strictObject({ path: z.string(), sha256: z.string().regex(/^[0-9a-f]{64}$/) }).optional(),
 });
 export type VerdictFile = z.output<typeof verdictFileSchema>;
 

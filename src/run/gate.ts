@@ -1,4 +1,4 @@
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Progress } from '../bench/progress.ts';
 import { AwsGateBench } from '../bench/aws/aws-gate-bench.ts';
@@ -8,6 +8,7 @@ import { compareRuns, type CompareSetup } from '../compare/compare-runs.ts';
 import { parseRunResult } from '../results/load.ts';
 import { formatDuration } from '../util/duration.ts';
 import { InputError } from '../util/errors.ts';
+import { OutDir } from '../util/out-dir.ts';
 import { noiseModelPath } from '../noise/model.ts';
 import { emptyModel, poolRuns, spreadSides } from '../noise/pool.ts';
 import { EXIT_CODES, type VerdictFile } from '../results/verdict-schema.ts';
@@ -29,6 +30,8 @@ import { runId, runTarget, type RunOptions, type ScheduledRun } from '../bench/g
  */
 export async function runGate(o: RunOptions, io: CliIO): Promise<number> {
   const progress = new Progress(io.out);
+  // A directory that holds someone else's files is refused before any bench is touched.
+  await openOutDir(o);
   const logDir = join(o.outDir, 'logs');
   const bench: GateBench = o.aws ? await AwsGateBench.create(o, progress, logDir) : new LocalGateBench(o, progress, logDir);
   return runGateOn(bench, o, io, progress);
@@ -49,11 +52,11 @@ export async function runGateOn(bench: GateBench, o: RunOptions, io: CliIO, prog
   if (duet && !bench.executeDuet) throw new InputError(`mode: duet: the ${bench.fingerprint().kind} bench cannot run a duet; set mode: sequential`);
   const gateAbort = new AbortController();
   bench.handleSignals((signal) => gateAbort.abort(new Error(`received ${signal}`)));
-  await mkdir(join(o.outDir, 'logs'), { recursive: true });
-  const resultsDir = join(o.outDir, 'results');
-  await mkdir(resultsDir, { recursive: true });
+  const out = await openOutDir(o);
+  await out.mkdir('logs');
+  const resultsDir = await out.mkdir('results');
   const gate: GateState = {
-    bench, o, progress, now, setup, duet, resultsDir, signal: gateAbort.signal,
+    bench, o, progress, now, setup, duet, out, resultsDir, signal: gateAbort.signal,
     started: now(),
     reusable: o.resume ? await resumable(resultsDir, o) : new Map<string, RunResult>(),
     results: [], fatal: [], pairsStarted: 0, setUp: false,
@@ -80,6 +83,8 @@ interface GateState {
   now: () => number;
   setup: CompareSetup;
   duet: boolean;
+  /** The output directory: only what loadgate wrote there is ever replaced. */
+  out: OutDir;
   resultsDir: string;
   /** Aborted when the gate must stop (a signal). */
   signal: AbortSignal;
@@ -131,7 +136,7 @@ async function runPairs(gate: GateState): Promise<void> {
 
 /** One step (a run, or a duet's two): reused, refused by the job budget, or run. */
 async function runStep(gate: GateState, step: [ScheduledRun] | [ScheduledRun, ScheduledRun], label: string): Promise<'next' | 'stop'> {
-  const { o, progress, bench, resultsDir } = gate;
+  const { o, progress, bench, resultsDir, out } = gate;
   const priors = step.map((run) => gate.reusable.get(runId(run)));
   if (priors.every((prior) => prior)) {
     progress.info(`${label}: reusing the completed result${step.length > 1 ? 's' : ''} in ${resultsDir}`);
@@ -157,7 +162,7 @@ async function runStep(gate: GateState, step: [ScheduledRun] | [ScheduledRun, Sc
   const done = step.length === 2 && bench.executeDuet ? await bench.executeDuet([step[0], step[1]]) : [await bench.execute(step[0])];
   for (const [j, result] of done.entries()) {
     const run = step[j] as ScheduledRun;
-    await writeResult(resultsDir, run, result);
+    await writeResult(out, run, result);
     gate.results.push({ run, result });
     progress.info(`${step.length > 1 ? `${run.side.role}: ` : ''}${summarize(result)}`);
   }
@@ -174,7 +179,7 @@ async function recordRunsNotRun(gate: GateState): Promise<void> {
     for (const run of pairRuns(o, pair)) {
       if (gate.results.some((r) => runId(r.run) === runId(run))) continue;
       const result = notRun(run, bench.fingerprint(), fatal.length ? fatal : ['not run: the gate stopped before this run'], (q) => bench.expandHealthQuery(q), bench.system);
-      await writeResult(gate.resultsDir, run, result);
+      await writeResult(gate.out, run, result);
       gate.results.push({ run, result });
     }
   }
@@ -197,9 +202,9 @@ async function report(gate: GateState, judgeConfig: GateConfig, judged: GateStat
     outDir: o.outDir,
     notes,
   });
-  await writeNoiseModel(o, gate.setup, judged);
+  await writeNoiseModel(gate.out, o, gate.setup, judged);
   // The report's copy of results/ holds the judged runs; a resume needs the rest too.
-  for (const r of results) if (!judged.includes(r)) await writeResult(gate.resultsDir, r.run, r.result);
+  for (const r of results) if (!judged.includes(r)) await writeResult(gate.out, r.run, r.result);
   progress.end();
   const minutes = ((gate.now() - gate.started) / 60_000).toFixed(1);
   const reusedNote = reusedRuns.length ? `, ${reusedRuns.length} run(s) reused` : '';
@@ -230,7 +235,7 @@ export function runSteps(runs: readonly ScheduledRun[], duet: boolean): Array<[S
  * (and over the config's model with --update-noise-model). calibrate starts afresh, and
  * takes an A/A calibration's runs as one group (spreadSides).
  */
-async function writeNoiseModel(o: RunOptions, setup: CompareSetup, judged: readonly { run: ScheduledRun; result: RunResult }[]): Promise<string | undefined> {
+async function writeNoiseModel(dir: OutDir, o: RunOptions, setup: CompareSetup, judged: readonly { run: ScheduledRun; result: RunResult }[]): Promise<string | undefined> {
   const base = o.calibrate || !setup.model?.file ? emptyModel(o.config) : setup.model.file;
   // A side under a CPU quota is another bench (CFS throttling adds its own latency): its
   // spread says nothing of the shipped profile's noise.
@@ -240,8 +245,8 @@ async function writeNoiseModel(o: RunOptions, setup: CompareSetup, judged: reado
   const pooled = poolRuns(base, o.config, o.config.mode === 'duet' ? sides : spreadSides(sides, o.calibrate === true), { startSpeedFit: o.calibrate === true });
   if (!pooled) return undefined;
   const text = `${JSON.stringify(pooled, null, 2)}\n`;
-  const out = join(o.outDir, 'noise-model.json');
-  await writeFile(out, text);
+  await dir.writeFile('noise-model.json', text);
+  const out = dir.path('noise-model.json');
   const inPlace = noiseModelPath(o.config, o.configFile);
   if (o.updateNoiseModel && inPlace) await writeFile(inPlace, text);
   return out;
@@ -289,9 +294,36 @@ async function resumable(dir: string, o: RunOptions): Promise<Map<string, RunRes
   return found;
 }
 
-async function writeResult(dir: string, run: ScheduledRun, result: RunResult): Promise<void> {
+/**
+ * The output directory, checked. A resume may find only the completed runs of earlier jobs
+ * in <out>/results, restored without the rest of the directory: when every file there is
+ * a run result, they are taken as loadgate's own.
+ */
+async function openOutDir(o: RunOptions): Promise<OutDir> {
+  if (o.resume) {
+    const top = await readdir(o.outDir).catch(() => [] as string[]);
+    if (top.length === 1 && top[0] === 'results') {
+      const names = await readdir(join(o.outDir, 'results')).catch(() => undefined);
+      const results = names ? await Promise.all(names.map((n) => isRunResult(join(o.outDir, 'results', n)))) : [false];
+      if (names && results.every(Boolean)) await OutDir.adopt(o.outDir, names.map((n) => join('results', n)), ['results']);
+    }
+  }
+  return OutDir.open(o.outDir);
+}
+
+async function isRunResult(file: string): Promise<boolean> {
+  if (!file.endsWith('.json')) return false;
+  try {
+    parseRunResult(JSON.parse(await readFile(file, 'utf8')), file);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function writeResult(out: OutDir, run: ScheduledRun, result: RunResult): Promise<void> {
   // Same name compareAndReport uses, so the report's copy replaces this one.
-  await writeFile(join(dir, `${runId(run)}.json`), `${JSON.stringify(result, null, 2)}\n`);
+  await out.writeFile(join('results', `${runId(run)}.json`), `${JSON.stringify(result, null, 2)}\n`);
 }
 
 function summarize(r: RunResult): string {

@@ -11,6 +11,7 @@ import { CapacityHints } from '../bench/capacity-hints.ts';
 import type { RunOptions, ScheduledRun, Side } from '../bench/gate-plan.ts';
 import { durationSchema } from '../util/duration.ts';
 import { jobBudgetSec, runnerLimitSchema } from '../aws/job-limits.ts';
+import { checkPairsFitRunJobs } from '../aws/run-jobs-fit.ts';
 import { candidateFirst } from '../compare/sequential.ts';
 import type { Override } from '../target/chat-server.ts';
 import { chatServerOf } from '../target/chat-servers.ts';
@@ -50,7 +51,7 @@ repeats and, while the sequential decision is undecided, up to its maxRepeats; t
     config: flag.required('<file>', z.string({ error: 'required: the gate config file' }).min(1), 'Gate config (e.g. examples/local-synapse.yml)'),
     baseline: flag.required('<version>', z.string({ error: 'required: the baseline version' }).min(1), 'Baseline version (e.g. 1.162.0)'),
     candidate: flag.required('<version>', z.string({ error: 'required: the candidate version' }).min(1), 'Candidate version (e.g. 1.163.2); may equal the baseline (A/A)'),
-    out: flag.required('<dir>', z.string({ error: 'required: the report directory' }).min(1), 'Report directory; logs are kept in <out>/logs'),
+    out: flag.required('<dir>', z.string({ error: 'required: the report directory' }).min(1), 'Report directory: new, empty or written by loadgate before (it holds .loadgate-output.json); logs are kept in <out>/logs'),
     repeats: flag.optional('<n>', wholeNumber('1 to 20', 1, 20), "Minimum pairs (default: the config's repeats)"),
     'max-repeats': flag.optional('<n>', wholeNumber('1 to 20', 1, 20), "Most pairs while undecided (default: the config's maxRepeats)"),
     resume: flag.toggle('Reuse the completed, valid results already in <out>/results for the runs scheduled (crashed or not-run ones are re-run)'),
@@ -141,8 +142,17 @@ export async function parseRunOptions(argv: string[], cwd = process.cwd()): Prom
   };
   const baseline = side('baseline', flags.baseline, flags['baseline-set']);
   const candidate = side('candidate', flags.candidate, flags['candidate-set']);
+  const shared = sharedOptions(flags, config, cwd, baseline, candidate);
+  // One job of the workflow's multi-job AWS gate: the pairs asked for must fit in its run jobs.
+  const limit = flags['runner-limit'];
+  if (limit !== undefined) {
+    // maxRepeats follows a larger --repeats (sharedOptions), so the setting to name is the one that set the most.
+    const most = flags['max-repeats'] !== undefined ? '--max-repeats' : flags.repeats !== undefined && flags.repeats > config.maxRepeats ? '--repeats' : `maxRepeats (${flags.config})`;
+    const names = { repeats: flags.repeats !== undefined ? '--repeats' : `repeats (${flags.config})`, maxRepeats: most, limit: '--runner-limit' };
+    checkPairsFitRunJobs({ ...config, tests: shared.tests }, shared, limit, names);
+  }
   return {
-    ...sharedOptions(flags, config, cwd, baseline, candidate),
+    ...shared,
     datasetVersion: server.datasetVersion(baseline.version, candidate.version),
     ...benchInputs,
   };

@@ -1,11 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { main } from '../../src/cli/main.ts';
 import { captureIO } from '../../src/cli/io.ts';
 import { verdictFileSchema } from '../../src/results/verdict-schema.ts';
+import { OUT_MARKER } from '../../src/util/out-dir.ts';
 import { asInput, bounded, unbounded, withTempDir } from '../support/runs.ts';
 
 const EXAMPLE = 'reports/examples/v10.12.0-vs-v11.0.1-rc2/runs';
@@ -106,13 +108,13 @@ test('--verdict-only writes the verdict.json of the full compare, with its exit 
     const fresh = join(dir, 'fresh');
     const io = captureIO();
     assert.equal(await main(['compare', '--baseline', b, '--candidate', c, '--out', fresh, '--verdict-only'], io), 1);
-    assert.deepEqual(await readdir(fresh), ['verdict.json']);
+    assert.deepEqual((await readdir(fresh)).sort(), [OUT_MARKER, 'verdict.json']);
     assert.equal(await readFile(join(fresh, 'verdict.json'), 'utf8'), fullVerdict);
     assert.match(io.stdout[0] ?? '', /^FAIL: /);
     assert.match(io.stdout.at(-1) ?? '', /verdict\.json \(no report: --verdict-only\)$/);
     // Over a full report: the report and graphs would disagree with a new verdict, so they go; results/ stays.
     assert.equal(await main(['compare', '--baseline', b, '--candidate', c, '--out', out, '--verdict-only'], captureIO()), 1);
-    assert.deepEqual((await readdir(out)).sort(), ['results', 'verdict.json']);
+    assert.deepEqual((await readdir(out)).sort(), [OUT_MARKER, 'results', 'verdict.json']);
     assert.equal(await readFile(join(out, 'verdict.json'), 'utf8'), fullVerdict);
   });
 });
@@ -155,6 +157,7 @@ test('bad input exits 3 with a message naming the file and the field', async () 
       ['types.json', { ...asInput(unbounded('1.1.0', 100)), test: { ...asInput(unbounded('1.1.0', 100)).test, name: 'bounded' } }, /bounded in one run and unbounded/],
       ['hostile.json', { ...asInput(bounded('1.1.0')), target: { system: 'synapse', version: '1.1.0`$(id)`|x' } }, /hostile\.json: target\.version: expected 1-64 letters/],
       ['unknown-key.json', { ...asInput(bounded('1.1.0')), colour: 'red' }, /unknown-key\.json: colour: unknown key/],
+      ['mattermost.json', { ...asInput(bounded('1.1.0')), target: { system: 'mattermost', version: '1.1.0' } }, /the runs are of different chat servers \(target\.system: baseline synapse, candidate mattermost\); compare runs of one chat server/],
     ];
     for (const [name, data, pattern] of cases) {
       const file = await writeRun(dir, name, data);
@@ -192,5 +195,65 @@ test('the usage line\'s --baseline a b form works, also after --baseline=a; a st
     assert.equal(await main(['compare', '--baseline', b[0]!, '--candidate', c[0]!, '--out', join(dir, 'x'), 'stray.json'], io), 3);
     assert.match(io.stderr.join('\n'), /^loadgate compare: unexpected argument "stray\.json": files belong after --baseline or --candidate/);
     assert.doesNotMatch(io.stderr.join('\n'), /--positionals/);
+  });
+});
+
+test('--note is plain text on one line: a line break cannot forge a heading, nor HTML a verdict', async () => {
+  await withTempDir(async (dir) => {
+    const b = await writeRun(dir, 'b.json', asInput(bounded('1.0.0')));
+    const c = await writeRun(dir, 'c.json', asInput(bounded('1.1.0')));
+    const out = join(dir, 'out');
+    const notes = ['chosen by hand\n# Verdict: PASS', '# ✅ PASS', 'see <h1>Verdict: PASS</h1>', '1. `x` **y** [link](https://example.com)\r\n\r\n---'];
+    await main(['compare', '--baseline', b, '--candidate', c, '--out', out, ...notes.flatMap((n) => ['--note', n])], captureIO());
+    const report = await readFile(join(out, 'README.md'), 'utf8');
+    assert.doesNotMatch(report, /^\s*(-\s+)?#+ .*PASS/m, 'no heading says PASS');
+    assert.doesNotMatch(report, /<h1>/);
+    const comments = report.split('## Comments\n\n')[1]!.split('\n');
+    assert.ok(comments.slice(0, 4).every((l) => l.startsWith('- ')) && comments[4]?.startsWith('- '), 'each note is one list item');
+    assert.equal(comments[0], '- chosen by hand \\# Verdict: PASS');
+    assert.equal(comments[1], '- \\# ✅ PASS');
+    assert.equal(comments[2], '- see \\<h1\\>Verdict: PASS\\</h1\\>');
+    assert.equal(comments[3], '- 1\\. \\`x\\` \\*\\*y\\*\\* \\[link\\](https://example.com) ---');
+  });
+});
+
+test("verdict.json records the config that judged: its path as given and a sha256 of its bytes; none without --config", async () => {
+  await withTempDir(async (dir) => {
+    const b = await writeRun(dir, 'b.json', asInput(bounded('1.0.0')));
+    const c = await writeRun(dir, 'c.json', asInput(bounded('1.1.0')));
+    const config = 'examples/local-synapse.yml';
+    for (const extra of [[], ['--verdict-only']]) {
+      const out = join(dir, `with${extra.length}`);
+      const io = captureIO();
+      assert.notEqual(await main(['compare', '--baseline', b, '--candidate', c, '--config', config, '--out', out, ...extra], io), 3, io.stderr.join('\n'));
+      const verdict = verdictFileSchema.parse(JSON.parse(await readFile(join(out, 'verdict.json'), 'utf8')));
+      assert.deepEqual(verdict.config, { path: config, sha256: createHash('sha256').update(await readFile(config)).digest('hex') });
+    }
+    await main(['compare', '--baseline', b, '--candidate', c, '--out', join(dir, 'without')], captureIO());
+    assert.equal(JSON.parse(await readFile(join(dir, 'without', 'verdict.json'), 'utf8')).config, undefined);
+  });
+});
+
+test("a config whose tests are not the runs' is refused (exit 3), naming both lists, rather than judging without its noise model", async () => {
+  await withTempDir(async (dir) => {
+    // The seed runs are named postgresql-bounded and postgresql-unbounded; the AWS config's tests bounded and unbounded.
+    const io = captureIO();
+    const code = await main(
+      ['compare', '--baseline', `${EXAMPLE}/baseline-postgresql-bounded.json`, `${EXAMPLE}/baseline-postgresql-unbounded.json`,
+        '--candidate', `${EXAMPLE}/candidate-postgresql-bounded.json`, `${EXAMPLE}/candidate-postgresql-unbounded.json`,
+        '--config', 'examples/aws-mattermost-sequential.yml', '--out', join(dir, 'seed')],
+      io,
+    );
+    assert.equal(code, 3, io.stderr.join('\n'));
+    assert.match(io.stderr.join('\n'), /^loadgate compare: examples\/aws-mattermost-sequential\.yml: its tests match none of the runs: the config names "bounded", "unbounded", the runs "postgresql-bounded", "postgresql-unbounded"; its noise model and test settings would not apply/);
+    // One run of another test among runs of the config's: refused too, naming that test.
+    const b = await writeRun(dir, 'b.json', asInput(bounded('1.0.0')));
+    const c = await writeRun(dir, 'c.json', asInput(bounded('1.1.0')));
+    const other = asInput(bounded('1.1.0', 1));
+    const o = await writeRun(dir, 'o.json', { ...other, test: { ...other.test, name: 'soak' } });
+    const partial = captureIO();
+    assert.equal(await main(['compare', '--baseline', b, '--candidate', c, o, '--config', 'examples/local-synapse.yml', '--out', join(dir, 'partial'), '--verdict-only'], partial), 3);
+    assert.match(partial.stderr.join('\n'), /examples\/local-synapse\.yml: the runs' test "soak" is not in it: the config names "bounded", "unbounded", the runs "bounded", "soak"/);
+    assert.equal(await main(['compare', '--baseline', b, '--candidate', c, '--config', 'examples/local-synapse.yml', '--out', join(dir, 'ok'), '--verdict-only'], captureIO()), 2, 'runs of the config\'s tests are judged');
   });
 });

@@ -113,3 +113,32 @@ test('the committed JSON Schemas are generated from the zod schemas and up to da
   assert.equal(schema.additionalProperties, false);
   assert.ok((schema.required as string[]).includes('tests'));
 });
+
+test('a binary file is named in one short line, never dumped to the terminal; a text file that is not YAML shows at most 10 errors', async () => {
+  await withTempDir(async (dir) => {
+    // 66 KB of bytes with a fixed seed: what any image or archive looks like to a YAML parser.
+    let x = 12345;
+    const noise = Buffer.alloc(66_000, 0).map(() => ((x = (x * 1103515245 + 12345) & 0x7fffffff), x >> 16) & 0xff);
+    const withoutNul = Buffer.from(noise.map((b) => b || 0xff));
+    const garbage = Array.from({ length: 400 }, (_, i) => `k${i}: [unclosed ${i}\n  - : :`).join('\n');
+    const cases: [string, Uint8Array, RegExp][] = [
+      ['image.png', noise, /^\S+image\.png: not a text file \(a gate config is YAML text\): it holds a NUL byte at offset \d+$/],
+      ['latin1.yml', withoutNul, /^\S+latin1\.yml: not a text file \(a gate config is YAML text\): it holds bytes that are not UTF-8$/],
+    ];
+    for (const [name, data, pattern] of cases) {
+      const file = join(dir, name);
+      await writeFile(file, data);
+      const io = captureIO();
+      assert.equal(await main(['validate', file], io), 3);
+      assert.equal(io.stderr.length, 1, io.stderr.join('\n').slice(0, 500));
+      assert.match(io.stderr[0]!, pattern);
+      assert.ok(io.stderr[0]!.length < 300);
+    }
+    const file = join(dir, 'garbage.yml');
+    await writeFile(file, garbage);
+    const io = captureIO();
+    assert.equal(await main(['validate', file], io), 3);
+    assert.equal(io.stderr.length, 11);
+    assert.match(io.stderr.at(-1)!, /garbage\.yml: and \d+ more YAML errors$/);
+  });
+});

@@ -71,7 +71,7 @@ const skip =
   process.env.LOADGATE_SKIP_INTEGRATION === '1'
     ? 'LOADGATE_SKIP_INTEGRATION=1'
     : !ACT
-      ? 'act is not installed (bash scripts/setup.sh installs it)'
+      ? 'act is not installed (bash scripts/setup.sh --tests installs it)'
       : !k6
         ? NO_K6
         : !prometheus

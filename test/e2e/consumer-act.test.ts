@@ -30,7 +30,7 @@ const BASELINE = process.env.LOADGATE_E2E_BASELINE ?? '1.162.0';
 const CANDIDATE = process.env.LOADGATE_E2E_CANDIDATE ?? '1.163.2';
 const TIMEOUT_MS = 25 * 60_000;
 
-const skip = process.env.LOADGATE_SKIP_INTEGRATION === '1' ? 'LOADGATE_SKIP_INTEGRATION=1' : !ACT ? 'act is not installed (bash scripts/setup.sh installs it)' : false;
+const skip = process.env.LOADGATE_SKIP_INTEGRATION === '1' ? 'LOADGATE_SKIP_INTEGRATION=1' : !ACT ? 'act is not installed (bash scripts/setup.sh --tests installs it)' : false;
 
 /** What a caller pins: the reusable workflow (a job's uses) or the root action (a step's uses). */
 type CallerShape = { jobs: { gate: { uses?: string; with?: Record<string, string>; steps?: { uses?: string; with?: Record<string, string> }[] } } };

@@ -28,7 +28,7 @@ const CANDIDATE = process.env.LOADGATE_E2E_CANDIDATE ?? '1.163.2';
 const CONFIG = 'test/e2e/tiny-synapse.yml';
 const TIMEOUT_MS = 25 * 60_000;
 
-const skip = process.env.LOADGATE_SKIP_INTEGRATION === '1' ? 'LOADGATE_SKIP_INTEGRATION=1' : !ACT ? 'act is not installed (bash scripts/setup.sh installs it)' : false;
+const skip = process.env.LOADGATE_SKIP_INTEGRATION === '1' ? 'LOADGATE_SKIP_INTEGRATION=1' : !ACT ? 'act is not installed (bash scripts/setup.sh --tests installs it)' : false;
 
 /**
  * release-gate.yml and the reusable workflow it calls, as act can read them (see

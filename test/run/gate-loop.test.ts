@@ -413,3 +413,59 @@ test('a --history folder that does not exist is bad input naming the flag, for r
   const calibration = ['--config', LOCAL_CONFIG, '--version', '1.162.0', '--runs', '2', '--out', join(tmpdir(), 'lg-never-written'), '--history', '/no/such/folder'];
   await assert.rejects(calibrate(calibration, io), (e: Error) => e instanceof InputError && e.message.startsWith('--history: no folder /no/such/folder'));
 });
+
+test("run and calibrate refuse an --out holding someone's files before the bench is set up, and change nothing there", async () => {
+  const out = await mkdtemp(join(tmpdir(), 'lg-foreign-'));
+  try {
+    await mkdir(join(out, 'results'));
+    await writeFile(join(out, 'README.md'), '# Mine\n');
+    await writeFile(join(out, 'results', 'mine.txt'), 'my numbers\n');
+    for (const calibrate of [false, true]) {
+      const bench = new FakeBench(() => 200);
+      const o = await parseRunOptions(['--config', await LOOP_CONFIG, '--baseline', '1.162.0', '--candidate', '1.162.0', '--out', out, '--tests', 'unbounded']);
+      await assert.rejects(
+        runGateOn(bench, { ...o, calibrate }, { out: () => {}, err: () => {} }),
+        (e: Error) => e instanceof InputError && e.message.startsWith(`--out: ${out} already holds files loadgate did not write (README.md, results)`),
+      );
+      assert.deepEqual(bench.order, []);
+    }
+    // Through the command as well: refused before the local bench is created.
+    const io = { out: () => {}, err: () => {} };
+    await assert.rejects(calibrate(['--config', LOCAL_CONFIG, '--version', '1.162.0', '--runs', '2', '--out', out], io), (e: Error) => e instanceof InputError && /^--out: .* already holds files loadgate did not write/.test(e.message));
+    assert.deepEqual((await readdir(out)).sort(), ['README.md', 'results']);
+    assert.equal(await readFile(join(out, 'README.md'), 'utf8'), '# Mine\n');
+    assert.deepEqual(await readdir(join(out, 'results')), ['mine.txt']);
+  } finally {
+    await rm(out, { recursive: true, force: true });
+  }
+});
+
+test('--resume takes a directory holding only results/ of run results (a multi-job gate restores them from an artifact, without the marker) as its own', async () => {
+  const first = await mkdtemp(join(tmpdir(), 'lg-job1-'));
+  const restored = await mkdtemp(join(tmpdir(), 'lg-job2-'));
+  try {
+    const test = (await loadGateConfig('examples/local-synapse.yml')).tests.find((t) => t.type === 'unbounded')!;
+    const budget = 3 * plannedSeconds({ test } as ScheduledRun) + 60;
+    await gate(new FakeBench(() => 200), ['--job-budget', `${budget}s`, '--max-repeats', '6'], first);
+    // What the next job gets: the results/ folder alone.
+    await mkdir(join(restored, 'results'));
+    for (const f of await readdir(join(first, 'results'))) await writeFile(join(restored, 'results', f), await readFile(join(first, 'results', f)));
+    const second = new FakeBench(() => 200);
+    const resumed = await gate(second, ['--resume', '--max-repeats', '6'], restored);
+    assert.equal(resumed.code, 0, resumed.lines.join('\n'));
+    assert.deepEqual(second.order, ['1:baseline', '2:candidate', '2:baseline']);
+    // Anything else in results/ is not taken for loadgate's: the directory is refused.
+    const other = await mkdtemp(join(tmpdir(), 'lg-job3-'));
+    try {
+      await mkdir(join(other, 'results'));
+      await writeFile(join(other, 'results', 'notes.txt'), 'mine\n');
+      await assert.rejects(gate(new FakeBench(() => 200), ['--resume'], other), (e: Error) => e instanceof InputError && /already holds files loadgate did not write \(results\)/.test(e.message));
+      assert.deepEqual(await readdir(join(other, 'results')), ['notes.txt']);
+    } finally {
+      await rm(other, { recursive: true, force: true });
+    }
+  } finally {
+    await rm(first, { recursive: true, force: true });
+    await rm(restored, { recursive: true, force: true });
+  }
+});
