@@ -76,8 +76,8 @@ test('a product repository calls the janitor (workflow_call); it runs loadgate f
   assert.match(sweep?.run ?? '', /--infra \.loadgate\/infra\/aws/);
   for (const step of steps) assert.doesNotMatch(step.run ?? '', /npm ci|npx /, 'the bundled CLI runs with no install');
   // Called, the config and regions come from the caller's inputs; here, from this repository's variables.
-  assert.equal(sweep?.env?.GATE_CONFIG, '${{ inputs.config || vars.LOADGATE_CONFIG }}');
-  assert.equal(sweep?.env?.BENCH_REGIONS, '${{ inputs.regions || vars.LOADGATE_BENCH_REGIONS }}');
+  assert.equal(sweep?.env?.GATE_CONFIG, "${{ inputs.loadgate-ref == '' && vars.LOADGATE_CONFIG || inputs.config }}");
+  assert.equal(sweep?.env?.BENCH_REGIONS, "${{ inputs.loadgate-ref == '' && vars.LOADGATE_BENCH_REGIONS || inputs.regions }}");
 });
 
 test(`${CALLER} calls the janitor as GitHub would accept it, hourly, at the ref it repeats`, () => {
