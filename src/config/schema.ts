@@ -136,7 +136,7 @@ const awsBenchSchema = z.strictObject({
     .refine((d) => !(d.snapshotIdentifier && d.dumpUrl), 'give at most one of snapshotIdentifier and dumpUrl')
     .optional()
     .describe('Where the dataset comes from; command-line flags of `loadgate plan` override it'),
-  maxCostUsd: z.number().positive().optional().describe('Refuse to start a gate whose estimate exceeds this'),
+  maxCostUsd: z.number().positive().optional().describe('Refuse to start a gate whose worst-case cost (every pair maxRepeats allows, unbounded tests at maxDuration: what the bench may run) exceeds this; the expected cost is lower'),
   maxEngineCpuPercent: z
     .number()
     .positive()

@@ -22,7 +22,7 @@ const INPUTS = fromEnv({
   tests: flag.optional('LIST', z.string(), 'Test names, comma-separated'),
   repeats: flag.optional('N', z.string(), 'Runs per side'),
   bench: flag.optional('local|aws', z.string(), 'Bench'),
-  'max-cost': flag.optional('USD', z.string(), 'AWS bench budget'),
+  'max-cost': flag.optional('USD', z.string(), 'AWS bench budget: a cap on the worst-case cost'),
   config: flag.optional('FILE', z.string(), 'Gate config'),
   'check-name': flag.optional('NAME', z.string(), 'Check run name'),
   'rc-pattern': flag.optional('GLOBS', z.string(), 'Release tags: GitHub filter patterns, comma-separated, as on.push.tags lists them'),

@@ -38,7 +38,7 @@ const publishCommand = defineCommand({
     tests: flag.optional('LIST', z.string(), 'Test names for the plan, comma-separated (default: all)'),
     repeats: flag.optional('N', z.string(), "Runs per side for the plan (default: the config's)"),
     bench: flag.optional('local|aws', z.string(), "Bench for the plan (default: the config's)"),
-    'max-cost': flag.optional('USD', z.string(), 'AWS bench budget for the plan (default: bench.aws.maxCostUsd)'),
+    'max-cost': flag.optional('USD', z.string(), 'AWS bench budget, a cap on the worst-case cost, for the plan (default: bench.aws.maxCostUsd)'),
     'baseline-choice': flag.optional('F', z.string(), 'JSON written by `pick-baseline --write-choice`'),
     'gate-result': flag.optional('R', z.enum(['success', 'failure', 'cancelled', 'skipped']), "The gate job's result (success|failure|cancelled|skipped), said when there is no verdict"),
     'report-withheld': flag.toggle('The gate job refused to upload the report (it held a secret): say so'),
