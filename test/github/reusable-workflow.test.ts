@@ -122,3 +122,14 @@ test(`${REUSABLE}: a prepare job that fails before its check run started complet
   assert.equal(step.with?.config, '${{ steps.inputs.outputs.config }}');
   assert.equal(step.with?.['check-name'], '${{ steps.inputs.outputs.check-name }}');
 });
+
+test('the root action also completes the check run of a gate that could not start', () => {
+  const action = parse(readFileSync('action.yml', 'utf8')) as { runs: { steps: { id?: string; if?: string; env?: Record<string, string> }[] } };
+  const steps = action.runs.steps;
+  const start = steps.findIndex((s) => s.id === 'start');
+  const abort = steps.findIndex((s) => s.env?.LG_MODE === 'abort');
+  assert.ok(start >= 0 && abort > start, 'the abort step comes after the start step');
+  assert.equal(steps[abort]!.if, "failure() && steps.inputs.outputs.candidate != '' && steps.start.outputs.check-run-id == ''");
+  assert.equal(steps[abort]!.env?.LG_CANDIDATE, '${{ steps.inputs.outputs.candidate }}');
+  assert.equal(steps[abort]!.env?.GITHUB_TOKEN, '${{ inputs.token }}');
+});
