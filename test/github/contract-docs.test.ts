@@ -117,3 +117,11 @@ test("the README names only inputs and secrets the reusable workflow declares; i
   assert.ok(adopt, 'the README has "Adopt it in five steps"');
   for (const m of (adopt + steps).matchAll(/LOADGATE_[A-Z0-9_]+/g)) assert.ok(known.has(m[0]), `${m[0]} is in the "Secrets and variables" table`);
 });
+
+test("the README's adoption steps put the secrets where the caller can pass them: repository or organisation secrets, never the bench environment's", () => {
+  const adopt = read('README.md').split('## Adopt it in five steps')[1]?.split('\n## ')[0] ?? '';
+  const flat = adopt.replace(/\s+/g, ' ');
+  assert.match(flat, /\*\*repository\*\* \(or organisation\) secrets, which the caller passes to the reusable workflow/);
+  assert.doesNotMatch(flat, /`bench` environment and its secrets/);
+  assert.match(flat, /`bench` environment with its \*\*variables\*\*/);
+});
