@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Check run and report pull request. env: LG_MODE (start|finish|scan), LG_BASELINE,
+# Check run and report pull request. env: LG_MODE (start|finish|abort|scan), LG_BASELINE,
 # LG_CANDIDATE, LG_SHA, LG_CONFIG, LG_TESTS, LG_REPEATS, LG_BENCH, LG_MAX_COST, LG_REPORT,
 # LG_CHECK_RUN_ID, LG_CHECK_NAME, LG_BASELINE_CHOICE, LG_GATE_RESULT, LG_REPORT_WITHHELD,
 # LG_FAIL_ON_VERDICT; GITHUB_TOKEN.
@@ -17,12 +17,15 @@ if [ "${LG_MODE:-}" = scan ]; then
   exit 0
 fi
 
-args=(publish --mode "$LG_MODE" --baseline "$LG_BASELINE" --candidate "$LG_CANDIDATE" --github-output)
+args=(publish --mode "$LG_MODE" --candidate "$LG_CANDIDATE" --github-output)
+if [ -n "${LG_BASELINE:-}" ]; then args+=(--baseline "$LG_BASELINE"); fi
 if [ -n "${LG_SHA:-}" ]; then args+=(--sha "$LG_SHA"); fi
 if [ -n "${LG_CONFIG:-}" ]; then args+=(--config "$LG_CONFIG"); fi
 if [ -n "${LG_CHECK_NAME:-}" ]; then args+=(--check-name "$LG_CHECK_NAME"); fi
 if [ -n "${LG_BASELINE_CHOICE:-}" ] && [ -f "$LG_BASELINE_CHOICE" ]; then args+=(--baseline-choice "$LG_BASELINE_CHOICE"); fi
-if [ "$LG_MODE" = start ]; then
+if [ "$LG_MODE" = abort ]; then
+  : # the check run of a gate that could not start: what is wrong with the config, or that prepare failed
+elif [ "$LG_MODE" = start ]; then
   if [ -n "${LG_TESTS:-}" ]; then args+=(--tests "$LG_TESTS"); fi
   if [ -n "${LG_REPEATS:-}" ]; then args+=(--repeats "$LG_REPEATS"); fi
   if [ -n "${LG_BENCH:-}" ]; then args+=(--bench "$LG_BENCH"); fi

@@ -223,14 +223,17 @@ export function renderPlanText(plan: Plan): string {
   if (plan.expected) lines.push('', ...renderExpected(plan.expected.duration, plan.expected.cost.totalUsd));
   if (plan.modes) lines.push('', ...renderModes(plan.modes));
   lines.push('');
+  // max-cost caps the worst case: the bench may run that long (its expiry allows it), so a
+  // cap on the expected cost would not bound what a gate can spend.
+  const expected = plan.expected ? `; the expected cost is ${usd(plan.expected.cost.totalUsd)}` : '';
   if (plan.maxCostUsd === null) {
-    lines.push('Budget: no max-cost set (bench.aws.maxCostUsd or --max-cost).');
+    lines.push('Budget: no max-cost set (bench.aws.maxCostUsd or --max-cost), which caps the worst-case cost.');
   } else if (plan.withinBudget) {
-    lines.push(`Budget: ${usd(cost.totalUsd)} is within the max-cost of ${usd(plan.maxCostUsd)} (${plan.maxCostSource === 'flag' ? '--max-cost' : 'bench.aws.maxCostUsd'}).`);
+    lines.push(`Budget: the worst case ${usd(cost.totalUsd)} is within the max-cost of ${usd(plan.maxCostUsd)} (${plan.maxCostSource === 'flag' ? '--max-cost' : 'bench.aws.maxCostUsd'})${expected}.`);
   } else {
     lines.push(
-      `REFUSED: the estimate ${usd(cost.totalUsd)} exceeds the max-cost of ${usd(plan.maxCostUsd)} (${plan.maxCostSource === 'flag' ? '--max-cost' : 'bench.aws.maxCostUsd'}); ` +
-        'nothing was provisioned. Raise the limit, pick a smaller preset, or shorten the tests.',
+      `REFUSED: the worst case ${usd(cost.totalUsd)} (every pair maxRepeats allows, unbounded tests at their maxDuration) exceeds the max-cost of ${usd(plan.maxCostUsd)} (${plan.maxCostSource === 'flag' ? '--max-cost' : 'bench.aws.maxCostUsd'})${expected}; ` +
+        'max-cost caps the worst case, since the bench may run that long. Nothing was provisioned. Raise the limit, lower maxRepeats, pick a smaller preset, or shorten the tests.',
     );
   }
   return lines.join('\n');

@@ -136,7 +136,7 @@ const awsBenchSchema = z.strictObject({
     .refine((d) => !(d.snapshotIdentifier && d.dumpUrl), 'give at most one of snapshotIdentifier and dumpUrl')
     .optional()
     .describe('Where the dataset comes from; command-line flags of `loadgate plan` override it'),
-  maxCostUsd: z.number().positive().optional().describe('Refuse to start a gate whose estimate exceeds this'),
+  maxCostUsd: z.number().positive().optional().describe('Refuse to start a gate whose worst-case cost (every pair maxRepeats allows, unbounded tests at maxDuration: what the bench may run) exceeds this; the expected cost is lower'),
   maxEngineCpuPercent: z
     .number()
     .positive()
@@ -249,7 +249,7 @@ export const gateConfigSchema = z.strictObject({
     .describe('sequential: the baseline and the candidate run one after the other on the whole bench; duet: both at once, each on its own servers sharing the same CPUs, so the machine\'s speed moves both alike and cancels in their ratio (on AWS: two Mattermost services per app node, a bench provisioned with duet slots). A noise model measured in one mode is refused in the other'),
   repeats: z.number().int().min(1).max(20).default(1).describe('Minimum baseline/candidate pairs per test, in counterbalanced order'),
   maxRepeats: z.number().int().min(1).max(20).default(3).describe('Pairs added while the sequential decision is undecided, at most; undecided then is inconclusive'),
-  noiseModel: z.string().min(1).optional().describe('Noise model file (loadgate calibrate), relative to this config; without it the noise is assumed from the tolerances'),
+  noiseModel: z.string().min(1).optional().describe('Noise model: builtin:<name> for one loadgate ships (noise/<name>.json, wherever loadgate is installed), or a file (loadgate calibrate) relative to this config; without it the noise is assumed from the tolerances'),
   tolerances: tolerancesSchema.prefault({}),
 }).superRefine((c, ctx) => {
   if (c.mode !== 'duet' || c.bench.kind !== 'aws') return;

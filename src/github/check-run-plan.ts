@@ -104,8 +104,8 @@ function awsMarkdown(aws: AwsPlanSummary): string[] {
     aws.maxCostUsd === null
       ? 'no max-cost set'
       : aws.withinBudget
-        ? `within the max-cost of ${usd(aws.maxCostUsd)}`
-        : `**over the max-cost of ${usd(aws.maxCostUsd)}: provisioning will refuse it**`;
+        ? `worst case within the max-cost of ${usd(aws.maxCostUsd)}`
+        : `**worst case over the max-cost of ${usd(aws.maxCostUsd)} (max-cost caps the worst case): provisioning will refuse it**`;
   // The plan text never holds a backtick fence (names are validated), but make sure.
   const text = aws.text.replace(/`{3,}/g, "'''");
   return [
@@ -116,7 +116,7 @@ function awsMarkdown(aws: AwsPlanSummary): string[] {
     '|---|---:|---|---|',
     ...aws.resources.map((r) => `| ${escapeCell(r.role)} | ${r.count} | ${escapeCell(r.type)} | ${escapeCell(r.resource)} |`),
     '',
-    `Estimated cost: **${usd(aws.totalUsd)}** (on-demand ${escapeInline(aws.pricesRegion)} prices as of ${escapeInline(aws.pricesAsOf)}), ${budget}.`,
+    `Worst-case cost: **${usd(aws.totalUsd)}**, every pair maxRepeats allows (on-demand ${escapeInline(aws.pricesRegion)} prices as of ${escapeInline(aws.pricesAsOf)}), ${budget}; the full plan gives the expected cost.`,
     '',
     '<details><summary>Full plan (<code>loadgate plan</code>)</summary>',
     '',

@@ -96,6 +96,8 @@ export interface FinishOptions {
   verdict: VerdictFile | null;
   /** Why there is no verdict, shown in the check run. */
   problem?: string | undefined;
+  /** The title without a verdict (default: the gate did not finish). */
+  noVerdictTitle?: string | undefined;
   reportUrl?: string | undefined;
   runUrl?: string | undefined;
   /** Used when neither the report nor the run URL is known (action_required needs a link). */
@@ -138,7 +140,7 @@ function reportProblemMarkdown(problem: string, runUrl: string | undefined): str
 export function finishedOutput(options: FinishOptions): { conclusion: CheckConclusion; output: CheckRunOutput; summary: string } {
   if (!options.verdict) {
     const summary = noVerdictMarkdown(options.problem ?? 'no verdict.json was produced', options.runUrl);
-    return { conclusion: 'action_required', summary, output: { title: 'No verdict: the gate did not finish', summary: truncateForGitHub(summary, GITHUB_TEXT_LIMIT, 'the workflow run') } };
+    return { conclusion: 'action_required', summary, output: { title: options.noVerdictTitle ?? 'No verdict: the gate did not finish', summary: truncateForGitHub(summary, GITHUB_TEXT_LIMIT, 'the workflow run') } };
   }
   const v = options.verdict;
   const summary = [

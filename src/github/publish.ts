@@ -211,6 +211,31 @@ export async function publishFinish(ctx: PublishContext, options: FinishOptions)
 }
 
 /**
+ * Completes the check run of a gate that could not start (its config cannot be read, its
+ * baseline cannot be picked, ...): action_required, saying why, so a ruleset that
+ * requires the check shows a reason instead of waiting for a check that never comes.
+ */
+export async function publishAbort(ctx: PublishContext, options: { checkName: string; candidate: string; sha?: string | undefined; problem: string }): Promise<{ outputs: Outputs; summary: string }> {
+  const api = repoApi(ctx);
+  const sha = await resolveSha(api, options.candidate, options.sha);
+  const run = runUrl(ctx.env);
+  const checkOptions: CheckFinishOptions = {
+    name: options.checkName,
+    sha,
+    runId: ctx.env.runId,
+    log: ctx.log,
+    verdict: null,
+    problem: options.problem,
+    noVerdictTitle: 'No verdict: the gate could not start',
+    runUrl: run,
+    fallbackUrl: `${ctx.env.serverUrl}/${ctx.env.owner}/${ctx.env.repo}/commit/${sha}/checks`,
+  };
+  const finished = await finishCheckRun(api, withoutSecrets(ctx, checkOptions));
+  ctx.log(`check run ${options.checkName} #${finished.checkRun.id} completed: ${finished.conclusion} (the gate could not start)`);
+  return { outputs: { conclusion: finished.conclusion, 'check-run-id': finished.checkRun.id, 'check-run-url': finished.checkRun.html_url ?? '', sha }, summary: finished.summary };
+}
+
+/**
  * The check run must still be completed with the verdict when its text would carry a
  * secret (a verdict reason quoting a log line, say): the text is then replaced by a
  * notice, and the conclusion is kept.

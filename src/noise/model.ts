@@ -1,5 +1,7 @@
+import { readdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { GateConfig, Tolerances } from '../config/schema.ts';
 import { describeIssues } from '../config/load.ts';
 import { InputError } from '../util/errors.ts';
@@ -77,9 +79,39 @@ export function modelOf(file: NoiseModelFile, path: string): NoiseModel {
   };
 }
 
-/** Resolves `noiseModel:` against the config file's folder. */
+/**
+ * The noise models loadgate ships (noise/ beside src/ in a checkout or a package, beside
+ * dist/ in the bundle, whose build rebases this URL), named `builtin:<name>` in a config
+ * so that a config copied into another repository still finds them.
+ */
+export const BUILTIN_NOISE_DIR = fileURLToPath(new URL('../../noise/', import.meta.url));
+export const BUILTIN_PREFIX = 'builtin:';
+const BUILTIN_NAME = /^[a-z0-9][a-z0-9-]{0,63}$/;
+
+/** The names `builtin:` accepts: the shipped models' file names without .json. */
+export function builtinNoiseModels(): string[] {
+  return readdirSync(BUILTIN_NOISE_DIR)
+    .filter((f) => f.endsWith('.json'))
+    .map((f) => f.slice(0, -'.json'.length))
+    .filter((n) => BUILTIN_NAME.test(n))
+    .sort();
+}
+
+export function isBuiltinNoiseModel(value: string | undefined): boolean {
+  return value?.startsWith(BUILTIN_PREFIX) === true;
+}
+
+/** Resolves `noiseModel:`: `builtin:<name>` to loadgate's shipped model, anything else against the config file's folder. */
 export function noiseModelPath(config: GateConfig, configFile: string): string | null {
-  return config.noiseModel ? resolve(dirname(configFile), config.noiseModel) : null;
+  const value = config.noiseModel;
+  if (!value) return null;
+  if (!isBuiltinNoiseModel(value)) return resolve(dirname(configFile), value);
+  const name = value.slice(BUILTIN_PREFIX.length);
+  const known = builtinNoiseModels();
+  if (!BUILTIN_NAME.test(name) || !known.includes(name)) {
+    throw new InputError(`noiseModel: ${JSON.stringify(value)} is not a model loadgate ships; the built-in ones are ${known.map((n) => `${BUILTIN_PREFIX}${n}`).join(', ')} (or give a file path relative to the config)`);
+  }
+  return join(BUILTIN_NOISE_DIR, `${name}.json`);
 }
 
 /**
@@ -107,11 +139,18 @@ export async function loadNoiseModel(path: string, config: GateConfig): Promise<
   return modelOf(parsed.data, path);
 }
 
+/**
+ * Whether a model can judge this config. An assumed model (no entry measured) describes a
+ * bench and a mode, not a config: a renamed gate or a nudged test keeps it. A measured
+ * one holds for the profile it was measured under: the same name, test shapes and bench.
+ * Both need the same mode, gating metric set and bench.
+ */
 export function checkProfile(file: NoiseModelFile, config: GateConfig, path: string): void {
   const want = noiseProfile(config);
   const got = file.profile;
+  const measured = file.entries.some((e) => e.kind === 'measured');
   const fix = 'recalibrate (loadgate calibrate) or point noiseModel at the model of this profile';
-  if (got.name !== want.name) throw new InputError(`${path}: noise model is for profile "${got.name}", the config is "${want.name}"; ${fix}`);
+  if (measured && got.name !== want.name) throw new InputError(`${path}: noise model is for profile "${got.name}", the config is "${want.name}"; ${fix}`);
   const missing = want.metrics.filter((m) => !got.metrics.includes(m));
   const extra = got.metrics.filter((m) => !want.metrics.includes(m));
   if (missing.length || extra.length) {
@@ -120,8 +159,26 @@ export function checkProfile(file: NoiseModelFile, config: GateConfig, path: str
   }
   const [gotMode, wantMode] = [file.mode ?? 'sequential', config.mode];
   if (gotMode !== wantMode) throw new InputError(`${path}: noise model was measured in ${gotMode} mode, the config runs in ${wantMode} (mode: ${wantMode}); the noise of one does not tell the other's: calibrate in ${wantMode} mode (loadgate calibrate) or set mode: ${gotMode}`);
-  if (got.hash !== want.hash) throw new InputError(`${path}: noise model was measured with other test shapes (profile hash ${got.hash}, config ${want.hash}); ${fix}`);
+  const benchDiff = got.bench ? shapeDifferences(got.bench, want.bench ?? {}) : [];
+  if (benchDiff.length) throw new InputError(`${path}: noise model is of another bench (${benchDiff.join('; ')}); its noise does not tell this bench's: calibrate on this bench (loadgate calibrate), or remove noiseModel to assume the noise from the tolerances`);
+  if (measured && got.hash !== want.hash) throw new InputError(`${path}: noise model was measured with other test shapes (${testDifferences(got.tests, want.tests) ?? `profile hash ${got.hash}, config ${want.hash}`}); ${fix}`);
   const entryIds = new Set(file.entries.map((e) => `${e.test}.${e.metric}`));
   const noEntry = want.metrics.filter((m) => !entryIds.has(m));
   if (noEntry.length) throw new InputError(`${path}: noise model has no entry for ${noEntry.join(', ')}; ${fix}`);
+}
+
+/** "field: model's value, config's value" for every field of the bench that differs. */
+function shapeDifferences(got: Record<string, string | number>, want: Record<string, string | number>): string[] {
+  if (got.kind !== want.kind) return [`bench.kind: the model's ${JSON.stringify(got.kind)}, the config's ${JSON.stringify(want.kind)}`];
+  const keys = [...new Set([...Object.keys(got), ...Object.keys(want)])];
+  const show = (v: string | number | undefined) => (v === undefined ? "the preset's" : JSON.stringify(v));
+  return keys.filter((k) => got[k] !== want[k]).map((k) => `bench.${String(want.kind)}.${k}: the model's ${show(got[k])}, the config's ${show(want[k])}`);
+}
+
+/** Which tests' shapes differ, when the model names each test's hash. */
+function testDifferences(got: Record<string, string> | undefined, want: Record<string, string> | undefined): string | undefined {
+  if (!got || !want) return undefined;
+  const names = [...new Set([...Object.keys(got), ...Object.keys(want)])].sort();
+  const differ = names.filter((n) => got[n] !== want[n]);
+  return differ.length ? `test${differ.length === 1 ? '' : 's'} ${differ.join(', ')} ${differ.length === 1 ? 'differs' : 'differ'} from the model's` : undefined;
 }

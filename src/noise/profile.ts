@@ -29,17 +29,38 @@ export function gatingMetrics(config: Pick<GateConfig, 'tests' | 'tolerances'>):
   return out;
 }
 
+const hash16 = (value: unknown) => createHash('sha256').update(JSON.stringify(value)).digest('hex').slice(0, 16);
+
+/** The hardware fields of an AWS bench that change what a run measures (src/aws/presets.ts fills the rest from the preset). */
+const AWS_HARDWARE = ['appInstanceType', 'appCount', 'agentInstanceType', 'agentCount', 'proxyInstanceType', 'dbInstanceType', 'dbCount', 'openSearchCount'] as const;
+
 /**
- * The profile a noise model belongs to: the config's name, and a hash of its tests (the
- * load shapes) and gating metric set. A model measured under other load shapes says
- * nothing about these.
+ * The bench a model is measured on, as the config names it: the kind, and on AWS the
+ * preset with every hardware field the config sets over it; on the local bench the CPU
+ * lists of the target and the engine. Region, budget and dataset source are left out:
+ * they do not change the machines.
  */
-export function noiseProfile(config: Pick<GateConfig, 'name' | 'tests' | 'tolerances'>): NoiseProfile {
+export function benchShape(bench: GateConfig['bench']): Record<string, string | number> {
+  if (bench.kind === 'local') return { kind: 'local', targetCpus: bench.local.targetCpus, engineCpus: bench.local.engineCpus };
+  const shape: Record<string, string | number> = { kind: 'aws', preset: bench.aws.preset };
+  for (const key of AWS_HARDWARE) {
+    const value = bench.aws[key];
+    if (value !== undefined) shape[key] = value;
+  }
+  return shape;
+}
+
+/**
+ * The profile a noise model belongs to: the config's name, a hash of its tests (the load
+ * shapes) and gating metric set, each test's own hash, and the bench. A model measured
+ * under other load shapes or on other machines says nothing about these.
+ */
+export function noiseProfile(config: Pick<GateConfig, 'name' | 'tests' | 'tolerances' | 'bench'>): NoiseProfile {
   const metrics = gatingMetrics(config)
     .map((m) => `${m.test}.${m.key}`)
     .sort();
-  const hash = createHash('sha256').update(JSON.stringify({ tests: config.tests, metrics })).digest('hex').slice(0, 16);
-  return { name: config.name, hash, metrics };
+  const tests = Object.fromEntries([...config.tests].sort((a, b) => a.name.localeCompare(b.name)).map((t) => [t.name, hash16(t)]));
+  return { name: config.name, hash: hash16({ tests: config.tests, metrics }), metrics, tests, bench: benchShape(config.bench) };
 }
 
 /** z(0.975) = 1.959963984540054 (scipy.stats.norm.ppf(0.975), scipy 1.x). */

@@ -86,6 +86,17 @@ export const noiseProfileSchema = z.strictObject({
   hash: z.string().regex(/^[0-9a-f]{16}$/),
   /** The gating checks, "test.metric", sorted. */
   metrics: z.array(z.string()),
+  /**
+   * sha256 (first 16 hex) of each test's shape, by test name: which test differs when the
+   * hash does. Optional, so models written before it still read.
+   */
+  tests: z.record(z.string(), z.string().regex(/^[0-9a-f]{16}$/)).optional(),
+  /**
+   * The bench the runs ran on: its kind and hardware (the AWS preset and any instance
+   * type or count the config sets; the local bench's CPU lists). Optional, so models
+   * written before it still read; a model that has it is refused on another bench.
+   */
+  bench: z.record(z.string(), z.union([z.string(), z.number()])).optional(),
 });
 export type NoiseProfile = z.output<typeof noiseProfileSchema>;
 

@@ -13,6 +13,7 @@ import { durationSchema } from '../util/duration.ts';
 import { jobBudgetSec, runnerLimitSchema } from '../aws/job-limits.ts';
 import { checkPairsFitRunJobs } from '../aws/run-jobs-fit.ts';
 import { candidateFirst } from '../compare/sequential.ts';
+import { BUILTIN_PREFIX, isBuiltinNoiseModel } from '../noise/model.ts';
 import type { Override } from '../target/chat-server.ts';
 import { chatServerOf } from '../target/chat-servers.ts';
 
@@ -195,6 +196,7 @@ function sharedOptions(flags: Flags, config: GateConfig, cwd: string, baseline: 
   // The config's maxRepeats follows a larger --repeats; an explicit --max-repeats must not be below it.
   const maxRepeats = flags['max-repeats'] ?? Math.max(config.maxRepeats, repeats);
   if (flags['update-noise-model'] && !config.noiseModel) throw new InputError(`--update-noise-model: ${flags.config} has no noiseModel to update; add noiseModel: <file> to it (the pooled model is always written to <out>/noise-model.json)`);
+  if (flags['update-noise-model'] && isBuiltinNoiseModel(config.noiseModel)) throw new InputError(`--update-noise-model: ${flags.config} names ${config.noiseModel}, a model loadgate ships, which is not written over; copy noise/${config.noiseModel?.slice(BUILTIN_PREFIX.length)}.json from loadgate next to the config and name that file in noiseModel`);
   if (maxRepeats < repeats) throw new InputError(`--max-repeats: ${maxRepeats} is below the minimum of ${repeats} pairs (--repeats or the config's repeats)`);
   return {
     configFile: flags.config,

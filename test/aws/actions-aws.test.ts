@@ -174,7 +174,7 @@ test('provision records the state key first, stores the tfvars it applies beside
     try {
       const refused = poor.run('provision', { ...provisionEnv, LG_MAX_COST: '1' });
       assert.equal(refused.code, 1);
-      assert.match(refused.stderr, /REFUSED: the estimate/);
+      assert.match(refused.stderr, /REFUSED: the worst case \$[0-9.]+ .*exceeds the max-cost of \$1\.00/);
       assert.ok(!poor.calls().some((c) => c.startsWith('terraform') || c.startsWith('aws')));
     } finally {
       poor.close();

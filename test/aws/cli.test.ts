@@ -79,7 +79,19 @@ test('loadgate plan --max-cost refuses a gate over budget with exit 1', async ()
   const io = captureIO();
   assert.equal(await main(['plan', '--config', EXAMPLE, '--max-cost', '40'], io), 1);
   assert.equal(io.stdout.length, 0, 'nothing on stdout: no tfvars, no plan to act on');
-  assert.match(io.stderr.join('\n'), /REFUSED: the estimate \$73\.35 exceeds the max-cost of \$40\.00 \(--max-cost\)/);
+  assert.match(io.stderr.join('\n'), /REFUSED: the worst case \$73\.35 .*exceeds the max-cost of \$40\.00 \(--max-cost\)/);
+});
+
+test('max-cost caps the worst case and says so: a limit above the expected cost but below the worst case refuses, naming both', async () => {
+  const io = captureIO();
+  assert.equal(await main(['plan', '--config', EXAMPLE, '--max-cost', '50'], io), 1);
+  assert.match(
+    io.stderr.join('\n'),
+    /REFUSED: the worst case \$73\.35 \(every pair maxRepeats allows, unbounded tests at their maxDuration\) exceeds the max-cost of \$50\.00 \(--max-cost\); the expected cost is \$40\.36; max-cost caps the worst case, since the bench may run that long\./,
+  );
+  const ok = captureIO();
+  assert.equal(await main(['plan', '--config', EXAMPLE, '--max-cost', '80'], ok), 0);
+  assert.match(ok.stdout.join('\n'), /Budget: the worst case \$73\.35 is within the max-cost of \$80\.00 \(--max-cost\); the expected cost is \$40\.36\./);
 });
 
 test('loadgate plan --format json carries the numbers for the check run', async () => {

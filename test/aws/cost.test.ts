@@ -111,11 +111,11 @@ test('a plan over budget is refused; the flag wins over the config', () => {
   const refused = buildPlan(gate, { dbSource: 'empty' });
   assert.equal(refused.withinBudget, false);
   assert.equal(refused.maxCostSource, 'config');
-  assert.match(renderPlanText(refused), /REFUSED: the estimate \$71\.11 exceeds the max-cost of \$50\.00 \(bench\.aws\.maxCostUsd\)/);
+  assert.match(renderPlanText(refused), /REFUSED: the worst case \$71\.11 \(every pair maxRepeats allows, unbounded tests at their maxDuration\) exceeds the max-cost of \$50\.00 \(bench\.aws\.maxCostUsd\)/);
   const allowed = buildPlan(gate, { dbSource: 'empty', maxCostUsd: 100 });
   assert.equal(allowed.withinBudget, true);
   assert.equal(allowed.maxCostSource, 'flag');
-  assert.match(renderPlanText(allowed), /within the max-cost of \$100\.00 \(--max-cost\)/);
+  assert.match(renderPlanText(allowed), /the worst case \$71\.11 is within the max-cost of \$100\.00 \(--max-cost\)/);
   assert.equal(buildPlan(awsGate(), { dbSource: 'empty' }).withinBudget, true, 'no limit, no refusal');
 });
 

@@ -23,8 +23,8 @@ test('the AWS plan in the check run: resources, cost with the price date, durati
   const md = planMarkdown(plan);
   assert.match(md, /### AWS bench: preset perfcomp in us-east-1/);
   assert.match(md, /\| app \| 2 \| c7i\.2xlarge \| aws_instance \|/);
-  assert.match(md, new RegExp(`Estimated cost: \\*\\*\\$${aws.cost.totalUsd.toFixed(2)}\\*\\* \\(on-demand us-east-1 prices as of ${aws.cost.pricesAsOf}\\)`));
-  assert.match(md, /over the max-cost of \$10\.00: provisioning will refuse it/);
+  assert.match(md, new RegExp(`Worst-case cost: \\*\\*\\$${aws.cost.totalUsd.toFixed(2)}\\*\\*, every pair maxRepeats allows \\(on-demand us-east-1 prices as of ${aws.cost.pricesAsOf}\\)`));
+  assert.match(md, /worst case over the max-cost of \$10\.00 \(max-cost caps the worst case\): provisioning will refuse it/);
   assert.match(md, /Estimated duration: up to .*provisioning, both sides of every run/);
   assert.match(md, /<details><summary>Full plan/);
 });
@@ -54,7 +54,7 @@ test('publish start posts the AWS plan on the check run, within GitHub\'s limits
   const config = await loadGateConfig('examples/aws-mattermost.yml');
   const plan = planGate(config, { baseline: 'v10.12.0', candidate: 'v11.0.1-rc2', tests: [], repeats: 1, bench: 'aws' });
   await publishStart(contextFor(s), { checkName: 'loadgate', candidate: 'v11.0.1-rc2', plan });
-  assert.match(s.checkRuns[0]?.output.summary ?? '', /Estimated cost: \*\*\$[0-9.]+\*\* \(on-demand us-east-1 prices as of /);
+  assert.match(s.checkRuns[0]?.output.summary ?? '', /Worst-case cost: \*\*\$[0-9.]+\*\*, every pair maxRepeats allows \(on-demand us-east-1 prices as of /);
   assert.deepEqual(s.rejected, []);
 });
 

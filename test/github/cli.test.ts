@@ -1,6 +1,6 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GitHubStandin, startStandin } from '../support/github-standin/server.ts';
@@ -200,4 +200,50 @@ test('publish finish with the PR refused: outputs and the check run are written,
   assert.match(await readFile(output, 'utf8'), /^conclusion=success$/m);
   assert.equal(s.checkRuns[0]?.status, 'completed');
   assert.equal(s.checkRuns[0]?.conclusion, 'success');
+});
+
+test('check-inputs: a config that cannot be read exits 3 naming it and the fix, after writing the other inputs for the check run', async () => {
+  const output = join(scratch, 'out-typo');
+  await writeFile(output, '');
+  const r = await runCli(['check-inputs', '--json', '--github-output'], { ...CLEAN_INPUTS, INPUT_CONFIG: '.github/lodgate.yml', GITHUB_EVENT_NAME: 'push', GITHUB_REF: `refs/tags/${CANDIDATE}`, GITHUB_OUTPUT: output });
+  assert.equal(r.code, 3);
+  assert.match(r.err, /config: \.github\/lodgate\.yml does not exist at the commit this workflow runs on; fix the caller's config input/);
+  const written = await readFile(output, 'utf8');
+  assert.match(written, /^candidate=v1\.3\.0-rc1$/m);
+  assert.match(written, /^config=\.github\/lodgate\.yml$/m);
+  assert.match(written, /^check-name=loadgate$/m);
+  // A config whose noise model is refused is caught here too, before anything is provisioned.
+  // The config input is a path inside the repository.
+  await mkdir('tmp', { recursive: true });
+  const dir = await mkdtemp(join('tmp', 'check-inputs-'));
+  try {
+    const config = join(dir, 'gate.yml');
+    await writeFile(config, `${await readFile(CONFIG, 'utf8')}noiseModel: builtin:local-synapse\n`);
+    const model = await runCli(['check-inputs', '--json', '--candidate', CANDIDATE, '--config', config], CLEAN_INPUTS);
+    assert.equal(model.code, 3, model.err);
+    assert.match(model.err, /noise model is for profile "synapse-local", the config is "cli-test"/);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('publish --mode abort completes the check run of a gate that could not start, action_required, saying why', async (t) => {
+  const { s, env } = await repoWithCandidate();
+  t.after(() => s.close());
+  const output = join(scratch, 'out-abort');
+  await writeFile(output, '');
+  const r = await runCli(['publish', '--mode', 'abort', '--candidate', CANDIDATE, '--config', '.github/lodgate.yml', '--github-output'], { ...env, GITHUB_OUTPUT: output });
+  assert.equal(r.code, 0, r.err);
+  assert.match(await readFile(output, 'utf8'), /^conclusion=action_required$/m);
+  assert.equal(s.checkRuns.length, 1);
+  const run = s.checkRuns[0]!;
+  assert.equal(run.name, 'loadgate');
+  assert.equal(run.conclusion, 'action_required');
+  assert.equal(run.output.title, 'No verdict: the gate could not start');
+  assert.match(run.output.summary ?? '', /the gate could not start: config: \.github\/lodgate\.yml does not exist/);
+  // A readable config: the reason given, else that the job failed before the check run.
+  const other = await runCli(['publish', '--mode', 'abort', '--candidate', CANDIDATE, '--config', CONFIG], env);
+  assert.equal(other.code, 0, other.err);
+  assert.match(s.checkRuns.at(-1)?.output.summary ?? '', /the gate could not start: the job that validates the inputs and starts the check run failed/);
+  assert.deepEqual(s.rejected, []);
 });

@@ -23,6 +23,13 @@ const WORKFLOWS = [
   ...readdirSync(join(ROOT, 'examples', 'workflows')).map((f) => `examples/workflows/${f}`),
 ].filter((f) => f.endsWith('.yml'));
 const DOCS = ['docs/aws.md', 'docs/github.md'];
+/**
+ * Repository variables only loadgate's own workflows read: release-gate.yml, and the janitor
+ * when it runs here (no loadgate-ref input). A product repository passes the same as inputs.
+ */
+const OWN_ONLY = ['LOADGATE_CONFIG', 'LOADGATE_BENCH_REGIONS'];
+const OWN_WORKFLOWS = ['.github/workflows/release-gate.yml', '.github/workflows/ci.yml', '.github/workflows/release.yml'];
+
 /** Environment variables the docs mention (of the act and infra tests, and the one the workflow sets for the run step), never secrets or variables. */
 const TOOLING_ENV = ['LOADGATE_ACT_ARTIFACTS', 'LOADGATE_ACT_SHARE', 'LOADGATE_INFRA_CALL_LOG', 'LOADGATE_SNAPSHOT_GRAFANA'];
 
@@ -30,20 +37,37 @@ type Kind = 'secret' | 'variable';
 type Job = { environment?: string | { name: string }; uses?: string; secrets?: Record<string, string> | 'inherit' };
 type Workflow = { on?: { workflow_call?: { secrets?: Record<string, unknown> } }; jobs: Record<string, Job> };
 
+type Read = { name: string; kind: Kind; file: string; job: string; environment: boolean; expression: string };
+
 /** Every `secrets.LOADGATE_*` and `vars.LOADGATE_*` a workflow reads, with whether the reading job has an environment. */
-function reads(): { name: string; kind: Kind; file: string; job: string; environment: boolean }[] {
-  const found: { name: string; kind: Kind; file: string; job: string; environment: boolean }[] = [];
+function reads(): Read[] {
+  const found: Read[] = [];
   for (const file of WORKFLOWS) {
     const workflow = parse(read(file)) as Workflow;
     for (const [id, job] of Object.entries(workflow.jobs)) {
       const text = JSON.stringify(job);
-      for (const m of text.matchAll(/\b(secrets|vars)\.(LOADGATE_[A-Z0-9_]+)/g)) {
-        found.push({ name: m[2] as string, kind: m[1] === 'secrets' ? 'secret' : 'variable', file, job: id, environment: job.environment !== undefined });
+      for (const e of text.matchAll(/\$\{\{(.*?)\}\}/g)) {
+        for (const m of (e[1] as string).matchAll(/\b(secrets|vars)\.(LOADGATE_[A-Z0-9_]+)/g)) {
+          found.push({ name: m[2] as string, kind: m[1] === 'secrets' ? 'secret' : 'variable', file, job: id, environment: job.environment !== undefined, expression: e[0] });
+        }
       }
     }
   }
   return found;
 }
+
+/** What a product repository sets: every read but the own-only variables. */
+const adopterReads = () => reads().filter((r) => !OWN_ONLY.includes(r.name));
+
+test("the own-only variables are read only by loadgate's own workflows, or by the janitor when it is not called", () => {
+  const own = reads().filter((r) => OWN_ONLY.includes(r.name));
+  assert.deepEqual([...new Set(own.map((r) => r.name))].sort(), [...OWN_ONLY].sort());
+  for (const r of own) {
+    if (OWN_WORKFLOWS.includes(r.file)) continue;
+    assert.equal(r.file, '.github/workflows/janitor.yml', `${r.file} reads ${r.name}`);
+    assert.match(r.expression, new RegExp(`^\\$\\{\\{ inputs\\.loadgate-ref == '' && vars\\.${r.name} \\|\\| inputs\\.[\\w-]+ \\}\\}$`), `the janitor reads ${r.name} only when run here`);
+  }
+});
 
 /** The rows of docs/github.md's "Secrets and variables" table. */
 function table(): { name: string; kind: Kind }[] {
@@ -55,7 +79,7 @@ function table(): { name: string; kind: Kind }[] {
 const key = (r: { name: string; kind: Kind }) => `${r.kind} ${r.name}`;
 
 test('the docs table lists exactly the secrets and variables the workflows read, each as the kind it is read as', () => {
-  const read = [...new Set(reads().map(key))].sort();
+  const read = [...new Set(adopterReads().map(key))].sort();
   const documented = table().map(key);
   assert.equal(new Set(documented).size, documented.length, 'each row once');
   assert.deepEqual([...documented].sort(), read);
@@ -92,10 +116,10 @@ test('a secret the callers read is never documented as an environment secret (th
 });
 
 test("docs/aws.md's bench-environment table holds only variables read in jobs of the bench environment", () => {
-  const inBench = new Set(reads().filter((r) => r.kind === 'variable' && r.environment).map((r) => r.name));
+  const inBench = new Set(adopterReads().filter((r) => r.kind === 'variable' && r.environment).map((r) => r.name));
   const rows = [...read('docs/aws.md').matchAll(/^ {3}\| `(LOADGATE_[A-Z0-9_]+)`/gm)].map((m) => m[1] as string);
   assert.ok(rows.length > 0, 'docs/aws.md has the bench environment table');
-  assert.deepEqual([...rows].sort(), [...inBench].filter((n) => n !== 'LOADGATE_CONFIG').sort(), 'the table lists every bench variable (LOADGATE_CONFIG is described beside it)');
+  assert.deepEqual([...rows].sort(), [...inBench].sort(), 'the table lists every bench variable a product repository sets');
 });
 
 test('the shipped caller passes every secret the reusable workflow declares, from the documented secret', () => {

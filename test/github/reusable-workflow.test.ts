@@ -83,3 +83,53 @@ test(`${REUSABLE} takes its actions from the loadgate checkout, never from the c
     }
   }
 });
+
+/** The token every step that talks to GitHub gets: the App's, minted in its job, else the workflow's. */
+const JOB_TOKEN = '${{ steps.app-token.outputs.token || github.token }}';
+
+test(`${REUSABLE}: with app-client-id and the app-private-key secret, every step that talks to GitHub uses a GitHub App token minted in its own job`, () => {
+  assert.ok('app-client-id' in reusable.on.workflow_call.inputs);
+  assert.ok('app-private-key' in reusable.on.workflow_call.secrets);
+  const talking: string[] = [];
+  for (const [name, job] of Object.entries(reusable.jobs)) {
+    job.steps.forEach((s, i) => {
+      const publishes = s.uses === './.loadgate/action/publish' && s.with?.mode !== 'scan';
+      const env = (s as { env?: Record<string, string> }).env ?? {};
+      if (!publishes && env.GITHUB_TOKEN === undefined) return;
+      talking.push(`${name}: ${s.name ?? s.id ?? s.uses}`);
+      assert.equal(publishes ? s.with?.token : env.GITHUB_TOKEN, JOB_TOKEN, `${name}: step ${i} talks to GitHub with the App's token when there is one`);
+      const mint = job.steps.findIndex((m) => (m as { id?: string }).id === 'app-token');
+      assert.ok(mint >= 0 && mint < i, `${name}: the App token is minted before step ${i}`);
+      const minted = job.steps[mint]! as { if?: string; uses?: string; with?: Record<string, string> };
+      assert.match(minted.uses ?? '', /^actions\/create-github-app-token@[0-9a-f]{40}$/);
+      assert.equal(minted.if, "${{ inputs.app-client-id != '' }}");
+      assert.equal(minted.with?.['client-id'], '${{ inputs.app-client-id }}');
+      assert.equal(minted.with?.['private-key'], '${{ secrets.app-private-key }}');
+    });
+  }
+  assert.ok(talking.some((t) => t.startsWith('prepare:')) && talking.some((t) => t.startsWith('publish:')), talking.join('\n'));
+});
+
+test(`${REUSABLE}: a prepare job that fails before its check run started completes one (publish --mode abort)`, () => {
+  const steps = reusable.jobs.prepare!.steps as { id?: string; if?: string; uses?: string; with?: Record<string, string> }[];
+  const start = steps.findIndex((s) => s.id === 'start');
+  const abort = steps.findIndex((s) => s.with?.mode === 'abort');
+  assert.ok(start >= 0 && abort > start, 'the abort step comes after the start step');
+  const step = steps[abort]!;
+  assert.equal(step.uses, './.loadgate/action/publish');
+  assert.equal(step.if, "${{ failure() && steps.inputs.outputs.candidate != '' && steps.start.outputs.check-run-id == '' }}");
+  assert.equal(step.with?.candidate, '${{ steps.inputs.outputs.candidate }}');
+  assert.equal(step.with?.config, '${{ steps.inputs.outputs.config }}');
+  assert.equal(step.with?.['check-name'], '${{ steps.inputs.outputs.check-name }}');
+});
+
+test('the root action also completes the check run of a gate that could not start', () => {
+  const action = parse(readFileSync('action.yml', 'utf8')) as { runs: { steps: { id?: string; if?: string; env?: Record<string, string> }[] } };
+  const steps = action.runs.steps;
+  const start = steps.findIndex((s) => s.id === 'start');
+  const abort = steps.findIndex((s) => s.env?.LG_MODE === 'abort');
+  assert.ok(start >= 0 && abort > start, 'the abort step comes after the start step');
+  assert.equal(steps[abort]!.if, "failure() && steps.inputs.outputs.candidate != '' && steps.start.outputs.check-run-id == ''");
+  assert.equal(steps[abort]!.env?.LG_CANDIDATE, '${{ steps.inputs.outputs.candidate }}');
+  assert.equal(steps[abort]!.env?.GITHUB_TOKEN, '${{ inputs.token }}');
+});

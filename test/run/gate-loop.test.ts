@@ -236,13 +236,13 @@ test('--job-budget too short for any run is bad input, naming the flag', async (
 test('calibrate runs when the configured noise model is stale (measured with another profile): it measures a new one', async () => {
   const out = await mkdtemp(join(tmpdir(), 'lg-gate-'));
   try {
-    // The AWS profile's model: the wrong test shapes for the local config.
+    // The AWS profile's model: another bench and other test shapes for the local config.
     const yml = (await readFile('examples/local-synapse.yml', 'utf8')).replace(/^noiseModel: .*$/m, `noiseModel: ${join(process.cwd(), 'noise/aws-mattermost.json')}`);
     await writeFile(join(out, 'gate.yml'), yml);
     const args = ['--config', join(out, 'gate.yml'), '--baseline', '1.162.0', '--candidate', '1.162.0', '--out', join(out, 'gate'), '--tests', 'unbounded', '--repeats', '2', '--max-repeats', '2'];
     const o = await parseRunOptions(args);
     // A gate refuses it before anything starts (exit 3) ...
-    await assert.rejects(runGateOn(new FakeBench(() => 100), o, { out: () => {}, err: () => {} }), /noise model is for profile "mattermost-perfcomp".*recalibrate \(loadgate calibrate\)/);
+    await assert.rejects(runGateOn(new FakeBench(() => 100), o, { out: () => {}, err: () => {} }), /noise model is of another bench \(bench\.kind: the model's "aws", the config's "local"\).*calibrate on this bench \(loadgate calibrate\)/);
     // ... calibrate does not, and its report says no model was used.
     const values = [100, 104, 98, 102];
     const bench = new FakeBench((role, repeat) => values[2 * repeat + (role === 'baseline' ? 0 : 1)]!);

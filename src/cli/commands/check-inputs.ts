@@ -1,8 +1,9 @@
-import { existsSync } from 'node:fs';
 import { z } from 'zod';
-import { loadGateConfig } from '../../config/load.ts';
+import type { GateConfig } from '../../config/schema.ts';
 import { readActionsContext } from '../../github/actions-context.ts';
 import { emitOutputs } from '../../github/outputs.ts';
+import { loadGateConfigInput } from '../../inputs/gate-config.ts';
+import { InputError } from '../../util/errors.ts';
 import { validateConfigPath, validateGateInputs, DEFAULT_CONFIG_PATH, type RawGateInputs } from '../../inputs/validate.ts';
 import { defineCommand, flag, type FlagTable } from '../../util/flags.ts';
 import type { CliIO } from '../../util/io.ts';
@@ -21,7 +22,7 @@ const INPUTS = fromEnv({
   tests: flag.optional('LIST', z.string(), 'Test names, comma-separated'),
   repeats: flag.optional('N', z.string(), 'Runs per side'),
   bench: flag.optional('local|aws', z.string(), 'Bench'),
-  'max-cost': flag.optional('USD', z.string(), 'AWS bench budget'),
+  'max-cost': flag.optional('USD', z.string(), 'AWS bench budget: a cap on the worst-case cost'),
   config: flag.optional('FILE', z.string(), 'Gate config'),
   'check-name': flag.optional('NAME', z.string(), 'Check run name'),
   'rc-pattern': flag.optional('GLOBS', z.string(), 'Release tags: GitHub filter patterns, comma-separated, as on.push.tags lists them'),
@@ -35,10 +36,11 @@ const INPUTS = fromEnv({
 
 const checkInputsCommand = defineCommand({
   command: 'check-inputs',
-  about: `Validates the gate's workflow inputs against strict patterns (and the gate config, when
-it exists) before anything uses them, then prints them as key=value lines (or JSON).
-Each value can also come from the environment, which is how the workflow passes them;
-flags win over the environment.`,
+  about: `Validates the gate's workflow inputs against strict patterns and the gate config (with
+its noise model) before anything uses them, then prints them as key=value lines (or JSON).
+A config that cannot be read exits 3 after the other inputs are printed. Each value can
+also come from the environment, which is how the workflow passes them; flags win over the
+environment.`,
   flags: {
     ...INPUTS,
     json: flag.toggle('Print the outputs as JSON'),
@@ -64,9 +66,17 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
     refName: context.refName,
   };
   // The path is validated before it is opened; the config then refines the other inputs.
+  // A config that cannot be read still lets the others be checked and written, so that
+  // the workflow can complete the candidate's check run saying why (publish --mode abort).
   const configPath = validateConfigPath(raw.config || DEFAULT_CONFIG_PATH);
-  const config = existsSync(configPath) ? await loadGateConfig(configPath) : undefined;
-  if (!config) io.err(`note: ${configPath} not found; tests and versions are checked against the strict patterns only`);
+  let config: GateConfig | undefined;
+  let configError: InputError | undefined;
+  try {
+    config = await loadGateConfigInput(configPath);
+  } catch (error) {
+    if (!(error instanceof InputError)) throw error;
+    configError = error;
+  }
   const inputs = validateGateInputs({ ...raw, config: configPath }, config);
   const outputs = {
     candidate: inputs.candidate,
@@ -87,5 +97,6 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
   } else {
     emitOutputs(outputs, io, githubOutput);
   }
+  if (configError) throw configError;
   return 0;
 }

@@ -21,10 +21,10 @@ const planCommand = defineCommand({
   about: `Prints what the AWS bench of a gate creates (preset resolved, every resource),
 its estimated duration (unbounded tests at their maxDuration) and cost (on-demand
 prices from src/aws/prices.ts, with their date). Exits 1 without output other
-than the refusal when the estimate exceeds --max-cost or bench.aws.maxCostUsd.`,
+than the refusal when the worst-case cost exceeds --max-cost or bench.aws.maxCostUsd.`,
   flags: {
     config: flag.required('FILE', z.string({ error: 'name the gate config with --config' }).min(1), 'gate config (bench.kind: aws)'),
-    'max-cost': flag.optional('USD', z.coerce.number({ error: 'expected a number of US dollars' }).positive('must be above 0'), 'refuse a gate whose estimate exceeds this (wins over bench.aws.maxCostUsd)'),
+    'max-cost': flag.optional('USD', z.coerce.number({ error: 'expected a number of US dollars' }).positive('must be above 0'), 'refuse a gate whose worst-case cost exceeds this (wins over bench.aws.maxCostUsd)'),
     format: flag.withDefault('FORMAT', z.enum(['text', 'json', 'tfvars']), 'text', 'text, json, or tfvars: terraform.tfvars.json for infra/aws'),
     out: flag.optional('FILE', z.string().min(1), 'write the output to FILE instead of stdout'),
     'runner-limit': flag.withDefault(

@@ -6,7 +6,8 @@ import { readActionsContext } from '../../github/actions-context.ts';
 import { readGitHubEnv } from '../../github/env.ts';
 import { emitOutputs, writeJobSummary } from '../../github/outputs.ts';
 import { planGate, planMarkdown } from '../../github/check-run-plan.ts';
-import { publishFinish, publishStart, type PublishContext } from '../../github/publish.ts';
+import { publishAbort, publishFinish, publishStart, type PublishContext } from '../../github/publish.ts';
+import { loadGateConfigInput } from '../../inputs/gate-config.ts';
 import { secretsFromEnv } from '../../github/secret-scan.ts';
 import { COMMIT_SHA } from '../../inputs/patterns.ts';
 import { validateCheckName, validateConfigPath, validateGateInputs, validateVersionLabel, DEFAULT_CHECK_NAME } from '../../inputs/validate.ts';
@@ -18,12 +19,12 @@ const publishCommand = defineCommand({
   command: 'publish',
   flags: {
     mode: flag.withDefault(
-      'start|finish',
-      z.enum(['start', 'finish']),
+      'start|finish|abort',
+      z.enum(['start', 'finish', 'abort']),
       'finish',
-      'start: create the check run (in_progress) with the gate plan; needs --config.\nfinish: commit --report to perf-report/A-vs-B, open or update its pull request, and complete the check run with the verdict (pass: success, fail: failure, inconclusive or no verdict: action_required)',
+      'start: create the check run (in_progress) with the gate plan; needs --config.\nfinish: commit --report to perf-report/A-vs-B, open or update its pull request, and complete the check run with the verdict (pass: success, fail: failure, inconclusive or no verdict: action_required).\nabort: complete the check run of a gate that could not start, action_required, saying why: what is wrong with --config, else --problem',
     ),
-    baseline: flag.required('A', z.string({ error: 'required: the baseline version' }), 'Baseline version'),
+    baseline: flag.optional('A', z.string(), 'Baseline version (start, finish)'),
     candidate: flag.required('B', z.string({ error: 'required: the candidate version' }), 'Candidate version'),
     report: flag.optional('DIR', z.string().min(1), 'Report directory from `loadgate compare|run --out` (finish)'),
     sha: flag.optional('SHA', z.string().regex(COMMIT_SHA, 'expected a 40- or 64-character lower-case commit SHA'), 'Commit of the candidate (default: resolved from the candidate tag)'),
@@ -37,12 +38,13 @@ const publishCommand = defineCommand({
     tests: flag.optional('LIST', z.string(), 'Test names for the plan, comma-separated (default: all)'),
     repeats: flag.optional('N', z.string(), "Runs per side for the plan (default: the config's)"),
     bench: flag.optional('local|aws', z.string(), "Bench for the plan (default: the config's)"),
-    'max-cost': flag.optional('USD', z.string(), 'AWS bench budget for the plan (default: bench.aws.maxCostUsd)'),
+    'max-cost': flag.optional('USD', z.string(), 'AWS bench budget, a cap on the worst-case cost, for the plan (default: bench.aws.maxCostUsd)'),
     'baseline-choice': flag.optional('F', z.string(), 'JSON written by `pick-baseline --write-choice`'),
     'gate-result': flag.optional('R', z.enum(['success', 'failure', 'cancelled', 'skipped']), "The gate job's result (success|failure|cancelled|skipped), said when there is no verdict"),
     'report-withheld': flag.toggle('The gate job refused to upload the report (it held a secret): say so'),
     'github-output': flag.toggle('Also append the outputs to $GITHUB_OUTPUT'),
     'fail-on-verdict': flag.toggle('Exit 1 on fail and 2 on inconclusive after publishing'),
+    problem: flag.optional('TEXT', z.string().min(1).max(2000), 'Why the gate could not start, when --config reads (abort)'),
   },
   notes: `The check run is always completed with the verdict, even when the report pull request
 cannot be published; the command then prints why and exits 3 (or 2 for an unexpected
@@ -65,12 +67,21 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
   const env = readGitHubEnv(await readActionsContext());
   const checkName = validateCheckName(flags['check-name']);
   const configPath = flags.config === undefined ? undefined : validateConfigPath(flags.config);
+  const ctx: PublishContext = { env, secrets: [{ name: 'GITHUB_TOKEN', value: env.token }, ...secretsFromEnv()], log: (l) => io.err(l) };
+  const githubOutput = flags['github-output'] ? process.env.GITHUB_OUTPUT : undefined;
+  if (flags.mode === 'abort') {
+    const candidate = validateVersionLabel(flags.candidate, 'candidate');
+    const problem = (configPath ? await configProblem(configPath) : undefined) ?? flags.problem ?? 'the job that validates the inputs and starts the check run failed before the check run started (see its log)';
+    const aborted = await publishAbort(ctx, { checkName, candidate, sha: flags.sha, problem: `the gate could not start: ${problem}` });
+    emitOutputs(aborted.outputs, io, githubOutput);
+    await writeJobSummary(aborted.summary);
+    return 0;
+  }
   const config = configPath ? await loadGateConfig(configPath) : undefined;
+  if (flags.baseline === undefined) throw new InputError(`--baseline: required with --mode ${flags.mode}\n\n${usage}`);
   const baseline = validateVersionLabel(flags.baseline, 'baseline', config?.target.versionPattern);
   const candidate = validateVersionLabel(flags.candidate, 'candidate', config?.target.versionPattern);
   const choice = flags['baseline-choice'] ? await readBaselineChoice(flags['baseline-choice']) : undefined;
-  const ctx: PublishContext = { env, secrets: [{ name: 'GITHUB_TOKEN', value: env.token }, ...secretsFromEnv()], log: (l) => io.err(l) };
-  const githubOutput = flags['github-output'] ? process.env.GITHUB_OUTPUT : undefined;
 
   if (flags.mode === 'start') {
     if (!config) throw new InputError(`--config: required with --mode start (the plan comes from the gate config)\n\n${usage}`);
@@ -109,4 +120,15 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
   if (result.reportError) throw result.reportError;
   if (!flags['fail-on-verdict']) return 0;
   return result.verdict ? EXIT_CODES[result.verdict] : EXIT_CODES.inconclusive;
+}
+
+/** What is wrong with the gate config, as check-inputs would say it; undefined when it reads. */
+async function configProblem(path: string): Promise<string | undefined> {
+  try {
+    await loadGateConfigInput(path);
+    return undefined;
+  } catch (error) {
+    if (!(error instanceof InputError)) throw error;
+    return error.message;
+  }
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { loadGateConfig } from '../../config/load.ts';
+import { loadNoiseModel, noiseModelPath } from '../../noise/model.ts';
 import { InputError } from '../../util/errors.ts';
 import { defineCommand } from '../../util/flags.ts';
 import type { CliIO } from '../../util/io.ts';
@@ -7,8 +8,9 @@ import type { CliIO } from '../../util/io.ts';
 const validateCommand = defineCommand({
   command: 'validate',
   synopsis: '<gate.yml>...',
-  about: `Checks each gate config. Exit 0 when all are valid; otherwise prints one line per
-problem, naming its path in the file (tests[1].health[3].threshold: expected number), and exits 3.`,
+  about: `Checks each gate config, and the noise model it names against it (its profile, mode and
+bench). Exit 0 when all are valid; otherwise prints one line per problem, naming its path
+in the file (tests[1].health[3].threshold: expected number), and exits 3.`,
   flags: {},
   positionals: z.array(z.string()).min(1, 'name a gate config file'),
 });
@@ -21,7 +23,10 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
   for (const file of files) {
     try {
       const config = await loadGateConfig(file);
-      io.out(`${file}: ok (${config.tests.length} test${config.tests.length === 1 ? '' : 's'}, bench ${config.bench.kind}, target ${config.target.system})`);
+      const modelPath = noiseModelPath(config, file);
+      const model = modelPath ? await loadNoiseModel(modelPath, config) : undefined;
+      const noise = model ? `, noise model ${config.noiseModel} (${model.kind})` : ', noise assumed from the tolerances';
+      io.out(`${file}: ok (${config.tests.length} test${config.tests.length === 1 ? '' : 's'}, bench ${config.bench.kind}, target ${config.target.system}${noise})`);
     } catch (error) {
       if (!(error instanceof InputError)) throw error;
       failed++;
