@@ -153,6 +153,10 @@ test('loadgate run drives an AWS bench: versions switched, load split over agent
     // refused from the controller as a VPC address is from a GitHub runner, was never needed.
     await assert.rejects(fetch(`${bench.privateUrl}/api/v4/system/ping`), /fetch failed/);
     assert.ok(bench.mattermost.received.some((r) => r.path === '/api/v4/license/client' && r.query.includes('format')), 'the licence was asked');
+    // The servers user data started ran on the dump's expired licence (the database's wins
+    // over the file, and start-up removes an expired one): the gate asked only servers started
+    // after a restore whose licence rows it had cleared, which loaded the bench's file.
+    assert.equal(bench.mattermost.databaseLicence?.id, 'benchlicence00000000000000');
 
     // What the gate did on the nodes, through the shell: per run, stop → restore → install
     // (once per version switch) → configure (the candidate with its override) → start.

@@ -17,7 +17,7 @@ import { AppNodes } from './app-nodes.ts';
 import { agentNodes, createLoadAgents, type LoadAgents } from './load-agents.ts';
 import { executeAwsRun } from './run-attempt.ts';
 import { runOnNodes, type BenchNode, type RemoteShell } from './remote-shell.ts';
-import { readinessScript } from './scripts.ts';
+import { dumpLoadWarning, readinessScript } from './scripts.ts';
 import { RunSnapshots } from './snapshots.ts';
 import { SsmShell } from './ssm-shell.ts';
 
@@ -220,14 +220,19 @@ export class AwsGateBench implements GateBench {
     const nodes = this.nodes();
     this.progress.begin(`AWS bench ${this.bench.benchName} in ${this.bench.region}: waiting for every node's user data`);
     const limit = { timeoutSec: this.timing.readinessTimeoutSec };
-    await Promise.all([
+    const [apps] = await Promise.all([
       runOnNodes(shell, nodes.apps, readinessScript('loadgate-mattermost'), 'app node set-up', limit),
       runOnNodes(shell, nodes.agents, readinessScript(this.bench.agents.engine === 'k6' ? 'loadgate-agent' : 'none'), 'agent set-up', limit),
       runOnNodes(shell, nodes.others, readinessScript('none'), 'metrics and proxy set-up', limit),
     ]);
+    const dumpWarning = [...apps.values()].map((r) => dumpLoadWarning(r.stdout)).find((w) => w !== undefined);
+    if (dumpWarning) {
+      this.warnings.push(`The bench's set-up: ${dumpWarning}.`);
+      this.progress.problem(dumpWarning, 'warning');
+    }
     for (const rig of this.rigs) await waitForPrometheus(rig.prometheus);
-    // Before any test: an unlicensed Mattermost has no metrics to judge (licence.ts).
-    for (const rig of this.rigs) await rig.appNodes.requireLicence();
+    // The licence is asked after each run's restore and start (AppNodes.prepare), not here:
+    // the servers user data started may still hold the dump's licence rows.
     this.progress.begin('AWS bench: uploading the users file and the scenario to the agents');
     // In a duet each agent group runs the same users against its own copy of the dataset.
     for (const rig of this.rigs) await rig.agents.prepare(aws.usersFile);

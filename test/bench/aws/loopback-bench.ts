@@ -11,7 +11,7 @@ import { allocatePort, allocatePorts } from '../../../src/util/ports.ts';
 import { httpOk, waitUntilReady } from '../../../src/util/readiness.ts';
 import type { CommandResult, CommandRunner } from '../../../src/util/command-runner.ts';
 import type { RemoteResult, RemoteShell } from '../../../src/bench/aws/remote-shell.ts';
-import { MattermostStandIn } from '../../target/mattermost/mattermost-stand-in.ts';
+import { MattermostStandIn, type StandInLicence } from '../../target/mattermost/mattermost-stand-in.ts';
 import { GrafanaStandIn } from '../../grafana/stand-in.ts';
 
 /**
@@ -102,7 +102,18 @@ export interface LoopbackOptions {
    * slows every request by this many ms per open websocket (default 2).
    */
   latencyPerUserMs?: Record<string, number>;
+  /**
+   * The licence rows the dataset's dump carries (Systems.ActiveLicenseId and Licenses), in
+   * the pristine copy and in the database the servers user data started run on; default: an
+   * expired licence, as the seed dumps from 2021-22 hold. `null`: none.
+   */
+  dumpLicence?: StandInLicence | null;
+  /** The bench's licence file (default: valid for a year, 1000 seats). */
+  licenceFile?: StandInLicence;
 }
+
+/** An Enterprise licence of the kind the seed dumps carry: expired long ago. */
+export const EXPIRED_DUMP_LICENCE: StandInLicence = { id: 'dumplicence000000000000000', expiresAtMs: Date.parse('2022-03-01T00:00:00Z'), users: 100_000 };
 
 type Slot = 'a' | 'b';
 const SLOT_APP_PORTS: Record<Slot, number> = { a: 8065, b: 8165 };
@@ -136,10 +147,16 @@ export async function startLoopbackBench(k6Path: string, users = 40, options: Lo
   // every attempt is refused. Inside the "VPC" (the agents' k6, scripts on app nodes) it
   // routes to the stand-in.
   const privateUrls = {} as Record<Slot, string>;
+  // The dump's licence rows are in the pristine copy; the servers user data started run on
+  // that data, and each restore copies it again until the gate's SQL clears them.
+  const dumpLicence = options.dumpLicence === undefined ? EXPIRED_DUMP_LICENCE : (options.dumpLicence ?? undefined);
+  const licenceFile = options.licenceFile ?? { id: 'benchlicence00000000000000', expiresAtMs: Date.now() + 365 * 24 * 3600 * 1000, users: 1000 };
   for (const slot of slots) {
     const standIn = new MattermostStandIn();
     standIn.latencyPerUserMs = 2;
     for (let i = 1; i <= users; i++) standIn.addUser(`user${i}`, `pass-${i}`);
+    standIn.licenceFile = licenceFile;
+    standIn.databaseLicence = dumpLicence;
     await standIn.start();
     standIns[slot] = standIn;
     standInPorts[slot] = Number(new URL(standIn.baseUrl).port);
@@ -236,14 +253,21 @@ export async function startLoopbackBench(k6Path: string, users = 40, options: Lo
       // fails while another session copies the same template), so they run one at a time.
       const restored = restores.then(() => {
         standIn!.resetData();
+        standIn!.databaseLicence = dumpLicence;
       });
       restores = restored;
       await restored;
       return ok(`restored slot ${slot}\n`);
     }
     // The SQL the gate runs on the restored database; its effect is tested against a real
-    // PostgreSQL (aws-dataset.test.ts).
-    if (call.cmd === 'psql') return ['postgres://loopback/mattermost', 'postgres://loopback/mattermost_b'].includes(call.args[0] ?? '') && call.args.includes('ON_ERROR_STOP=1') ? ok() : fail(`psql ${call.args.join(' ')}: not the helpers' connection`);
+    // PostgreSQL (aws-dataset.test.ts). Here: load-test-ng's ClearLicensesData statements
+    // remove the database's licence rows.
+    if (call.cmd === 'psql') {
+      const target = ({ 'postgres://loopback/mattermost': 'a', 'postgres://loopback/mattermost_b': 'b' } as Record<string, Slot>)[call.args[0] ?? ''];
+      if (!target || !call.args.includes('ON_ERROR_STOP=1') || !standIns[target]) return fail(`psql ${call.args.join(' ')}: not the helpers' connection`);
+      if (call.stdin.includes("DELETE FROM Systems WHERE Name = 'ActiveLicenseId'") && call.stdin.includes('DELETE FROM Licenses')) standIns[target].databaseLicence = undefined;
+      return ok();
+    }
     if (call.cmd === 'loadgate-mattermost') {
       const mm = standIn as MattermostStandIn;
       const [sub, arg] = args;
