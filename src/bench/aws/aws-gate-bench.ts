@@ -164,7 +164,7 @@ export class AwsGateBench implements GateBench {
         grafanaUrl: deps.grafanaUrl ?? bench.metrics.grafanaUrl,
         token,
         mode: aws.snapshots,
-        ...(slot ? { datasourceUid: slot.slot === 'a' ? 'prometheus' : 'prometheus-b' } : {}),
+        ...(slot ? { datasourceUid: slot.slot === 'a' ? 'prometheus' : 'prometheus-b', metricsPort: slot.metricsPort } : {}),
       }),
     });
     if (o.config.mode === 'duet') {

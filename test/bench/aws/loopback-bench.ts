@@ -171,7 +171,12 @@ export async function startLoopbackBench(k6Path: string, users = 40, options: Lo
 
   const grafana = new GrafanaStandIn({ editor: GRAFANA_TOKEN });
   // metrics.sh.tftpl provisions slot b's Prometheus as a second data source, uid prometheus-b.
-  if (options.duet) grafana.datasources.add('prometheus-b');
+  // Each holds its own slot's Mattermost, under the instance names of its scrape config.
+  for (const slot of slots) {
+    const uid = slot === 'a' ? 'prometheus' : 'prometheus-b';
+    grafana.datasources.add(uid);
+    grafana.instances.set(uid, [`app0:${SLOT_METRICS_PORTS[slot]}`]);
+  }
   await grafana.start();
 
   const started: ManagedProcess[] = [];
