@@ -123,6 +123,8 @@ test('the stand-in loads licences as Mattermost does: the database licence wins 
     await server.start();
     assert.equal(await ask(), 'false');
     assert.match(server.licenceLog.join('\n'), /unique_users.*Users: 4, Count: 5/);
+    // The gate's refusal says what to check.
+    await assert.rejects(requireLicensedServer(server.baseUrl), /has no licence installed: .*whose user count is at least the dataset's users/);
   } finally {
     await server.stop();
   }
