@@ -78,6 +78,8 @@ export interface LoopbackBench {
   calls: HelperCall[];
   /** Every `aws ...` command line the gate ran. */
   awsCalls: string[];
+  /** Every ExpiresAt the gate tagged the instances with (ec2 create-tags), in order. */
+  expiryTags: { atMs: number; resources: string[]; value: string }[];
   /** The `terraform output -json` of this bench, as infra/aws/outputs.tf would print it. */
   terraformOutputs: Record<string, { sensitive: boolean; type: string; value: unknown }>;
   /** k6 processes started by loadgate-agent and still running. */
@@ -390,9 +392,19 @@ exit "$(jq -r .code <<< "$answer")"
   };
 
   const awsCalls: string[] = [];
+  const expiryTags: LoopbackBench['expiryTags'] = [];
   const aws: CommandRunner = {
     async run(command, args): Promise<CommandResult> {
       awsCalls.push([command, ...args].join(' '));
+      // ec2 create-tags (EC2 API CreateTags): prints nothing on success; every resource must exist.
+      if (command === 'aws' && args[0] === 'ec2' && args[1] === 'create-tags') {
+        const resources = args.slice(args.indexOf('--resources') + 1, args.indexOf('--tags'));
+        const tag = /^Key=ExpiresAt,Value=(.+)$/.exec(args[args.indexOf('--tags') + 1] ?? '');
+        const unknown = resources.filter((id) => !nodeNames[id]);
+        if (unknown.length || !tag) return { code: 254, stdout: '', stderr: `An error occurred (InvalidInstanceID.NotFound) when calling the CreateTags operation: ${unknown.join(', ')}` };
+        expiryTags.push({ atMs: Date.now(), resources, value: tag[1] as string });
+        return { code: 0, stdout: '', stderr: '' };
+      }
       if (command === 'aws' && args[0] === 'secretsmanager' && args[1] === 'get-secret-value' && args.includes(TOKEN_ARN)) {
         return { code: 0, stdout: JSON.stringify({ ARN: TOKEN_ARN, Name: 'lg-loop-1/grafana-token', SecretString: GRAFANA_TOKEN }), stderr: '' };
       }
@@ -461,6 +473,7 @@ exit "$(jq -r .code <<< "$answer")"
     grafana,
     calls,
     awsCalls,
+    expiryTags,
     terraformOutputs,
     runningK6: () => k6ByAgent.size,
     async close() {
