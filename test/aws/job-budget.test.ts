@@ -243,6 +243,8 @@ test("plan books the provision job's release wait and apply against its own time
   assert.match(viaCli.out, /^ {2}provision +1h10m of 2h \(release wait 30m, apply 40m\)$/m);
   assert.match(viaCli.out, /^ {2}run 1 +\d/m);
   assert.doesNotMatch(viaCli.out, /dump load/);
+  // Mattermost refuses a licence with fewer users than the database (SaveLicense): plan says so.
+  assert.match(viaCli.out, /licence: its user count must be at least the dataset's users/);
 
   // The dump load and the first run together must fit the first run job: a 150-minute
   // runner fits a duet of the bounded test (1h56m30s, set-up included), not that and the load.
