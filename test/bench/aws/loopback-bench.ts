@@ -107,7 +107,10 @@ export interface LoopbackOptions {
   /**
    * The licence rows the dataset's dump carries (Systems.ActiveLicenseId and Licenses), in
    * the pristine copy and in the database the servers user data started run on; default: an
-   * expired licence, as the seed dumps from 2021-22 hold. `null`: none.
+   * expired licence, as the seed dumps from 2021-22 hold, left in place. User data clears
+   * them before the pristine copy (app.sh.tftpl, run against PostgreSQL in
+   * aws-dataset.test.ts); here they stay, so the gate is shown not to depend on that (a
+   * bench built before it did, a snapshot taken elsewhere). `null`: none.
    */
   dumpLicence?: StandInLicence | null;
   /** The bench's licence file (default: valid for a year, 1000 seats). */
