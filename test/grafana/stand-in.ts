@@ -14,9 +14,9 @@ import type { AddressInfo } from 'node:net';
  * - POST /api/ds/query: 400 on bad bodies, 404 for an unknown data source, else the frames of
  *   the series that exist in that data source (`instances`: each Prometheus's scrape targets):
  *   as Prometheus evaluates a query, a selector whose label matchers (=, !=, =~, !~, regexes
- *   fully anchored) match no series yields no data, and so an expression with any such
- *   selector answers status 200 with no frames (Prometheus HTTP API, "Expression queries";
- *   Grafana passes the data source's result through, pkg/tsdb/prometheus); an aggregation
+ *   fully anchored) match no series yields no data (Prometheus HTTP API, "Expression
+ *   queries"), and Grafana then answers status 200 with one frame that has no fields, only
+ *   metadata (pkg/promlib: "Add frame to attach metadata", ExecutedQueryString); an aggregation
  *   (sum, histogram_quantile) answers one series, anything else one per matching instance
  *   (a `fail_query` expr answers a per-query error);
  * - POST /api/snapshots: 400 without a dashboard or with external=true lacking key/deleteKey,
@@ -166,7 +166,7 @@ export class GrafanaStandIn {
       for (let t = Math.ceil(from / step) * step; t <= to; t += step) times.push(t);
       const matching = matchingInstances(q.expr, this.instances.get(q.datasource.uid) ?? []);
       if (!matching.length) {
-        results[refId] = { status: 200, frames: [] };
+        results[refId] = { status: 200, frames: [{ schema: { refId, meta: { typeVersion: [0, 0], executedQueryString: `Expr: ${q.expr}\nStep: ${step}ms` }, fields: [] }, data: { values: [] } }] };
         continue;
       }
       const instances = q.expr.includes('sum(') || q.expr.includes('histogram_quantile') ? [undefined] : matching;
