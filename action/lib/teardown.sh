@@ -60,7 +60,34 @@ case "${LG_BENCH:-}" in
     fi
     terraform -chdir="$infra" init -input=false -reconfigure \
       -backend-config="bucket=$LG_TF_STATE_BUCKET" -backend-config="region=$state_region" -backend-config="key=$key"
-    terraform -chdir="$infra" destroy -input=false -auto-approve -var-file="$tfvars"
+    destroy_log="$LOADGATE_WORK/destroy.log"
+    destroy() {
+      local rc=0
+      terraform -chdir="$infra" destroy -input=false -auto-approve -var-file="$tfvars" 2> "$destroy_log" || rc=$?
+      cat "$destroy_log" >&2
+      return "$rc"
+    }
+    if destroy; then exit 0; fi
+    # A job killed in the middle of an apply (provision past its timeout) leaves the S3
+    # lock file behind, and every later destroy fails on it. By the time teardown runs
+    # every job of this run has ended, so a lock on this run's own state is stale; the
+    # janitor may destroy it too, but only past the bench's expires_at. Terraform prints
+    # the holder as its LockInfo (internal/states/statemgr/locker.go: ID, Path, ...).
+    grep -q 'Error acquiring the state lock' "$destroy_log" || exit 1
+    lock_id=$(grep -oE 'ID: +[0-9a-f-]{36}' "$destroy_log" | head -n 1 | awk '{print $2}')
+    lock_path=$(grep -oE 'Path: +[^ ]+' "$destroy_log" | head -n 1 | awk '{print $2}')
+    if [ -z "$lock_id" ] || { [ "$lock_path" != "$LG_TF_STATE_BUCKET/$key" ] && [ "$lock_path" != "$LG_TF_STATE_BUCKET/$key.tflock" ]; }; then
+      echo "::error::the state is locked by something other than this bench's state (${lock_path:-no path}); not unlocking it" >&2
+      exit 1
+    fi
+    expires_at=$(jq -r '.expires_at // empty' "$tfvars")
+    if [ -n "$expires_at" ] && [ "$(date -u +%s)" -ge "$(date -u -d "$expires_at" +%s)" ]; then
+      echo "::error::the state is locked ($lock_id) and the bench expired at $expires_at, so the janitor may be destroying it now; not unlocking. Re-run teardown once the lock is gone, or run terraform force-unlock $lock_id yourself" >&2
+      exit 1
+    fi
+    echo "::warning::the state $lock_path is locked ($lock_id), left by a job killed during an apply; unlocking it and destroying again"
+    terraform -chdir="$infra" force-unlock -force "$lock_id"
+    destroy
     ;;
   *)
     echo "::error::bench: expected local or aws" >&2

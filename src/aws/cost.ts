@@ -83,7 +83,16 @@ export function slotOverheadSec(side: RunSlot['side']): number {
 }
 
 export interface DurationEstimate {
+  /** From the apply's start until the dataset is ready: what the bench bills before its first run. */
   provisionSec: number;
+  /**
+   * What the provision job itself spends (the workflow's provision-aws): the wait for the
+   * release tarballs (target.releaseWait at most), then `terraform apply`, which returns once
+   * the network, the instances and the database (and search) exist.
+   */
+  provisionJob: { releaseWaitSec: number; applySec: number };
+  /** The dump load on app0 after the apply: the first run job waits for it before its first run. */
+  datasetSec: number;
   runs: RunSlot[];
   testsSec: number;
   teardownSec: number;
@@ -93,7 +102,9 @@ export interface DurationEstimate {
 export function estimateDuration(config: GateConfig, bench: ResolvedBench, dbSource: DbSource): DurationEstimate {
   const database = dbSource === 'snapshot' ? TIMING_SEC.auroraRestore : TIMING_SEC.auroraCreate;
   const search = bench.openSearchCount > 0 ? TIMING_SEC.openSearchCreate : 0;
-  const provisionSec = TIMING_SEC.networkAndNodes + Math.max(database, search) + (dbSource === 'dump' ? TIMING_SEC.dumpLoad : 0);
+  const applySec = TIMING_SEC.networkAndNodes + Math.max(database, search);
+  const datasetSec = dbSource === 'dump' ? TIMING_SEC.dumpLoad : 0;
+  const provisionSec = applySec + datasetSec;
   const runs: RunSlot[] = [];
   // The worst case: every pair the sequential rule may ask for (maxRepeats), interleaved
   // as the gate runs them. The bench's expiry and the budget check use this bound.
@@ -107,7 +118,15 @@ export function estimateDuration(config: GateConfig, bench: ResolvedBench, dbSou
   }
   const testsSec = runs.reduce((sum, r) => sum + r.seconds, 0);
   const teardownSec = bench.openSearchCount > 0 ? TIMING_SEC.teardownOpenSearch : TIMING_SEC.teardown;
-  return { provisionSec, runs, testsSec, teardownSec, totalSec: provisionSec + testsSec + teardownSec };
+  return {
+    provisionSec,
+    provisionJob: { releaseWaitSec: config.target.releaseWait, applySec },
+    datasetSec,
+    runs,
+    testsSec,
+    teardownSec,
+    totalSec: provisionSec + testsSec + teardownSec,
+  };
 }
 
 export interface CostLine {

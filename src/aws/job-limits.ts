@@ -12,10 +12,22 @@ import type { DurationEstimate, RunSlot } from './cost.ts';
  * job execution time 6 hours; self-hosted runners 5 days), so the limit is an input.
  */
 export const GITHUB_HOSTED_JOB_LIMIT_MINUTES = 360;
-/** Run jobs in `.github/workflows/loadgate.yml` (run-aws-1 …); a test holds the two equal. */
-export const WORKFLOW_RUN_JOBS = 4;
+/**
+ * Run jobs in `.github/workflows/loadgate.yml` (run-aws-1 …); a test holds the two equal.
+ * Five: the seed comparison run sequentially, with every pair its maxRepeats allows, fills
+ * four jobs with its runs, and the first also waits for the dump load.
+ */
+export const WORKFLOW_RUN_JOBS = 5;
 /** Kept free in every job for checkout, credentials, Terraform init and the artifacts. */
 export const JOB_MARGIN_SEC = 20 * 60;
+/**
+ * The `timeout-minutes` of the reusable workflow's provision-aws and teardown jobs (a test
+ * holds them equal to `.github/workflows/loadgate.yml`). Provisioning waits for the release
+ * tarballs (target.releaseWait, 30 minutes by default: an rc tag often comes before its
+ * tarball), then applies; a job killed mid-apply leaves its state locked.
+ */
+export const PROVISION_JOB_TIMEOUT_MINUTES = 120;
+export const TEARDOWN_JOB_TIMEOUT_MINUTES = 60;
 
 /**
  * A runner's job limit in whole minutes: `plan --runner-limit`, `run --runner-limit` and
@@ -64,6 +76,10 @@ export function jobBudgetSec(limitMinutes: number, askedSec?: number, names: Job
 export interface PlannedJob {
   name: string;
   seconds: number;
+  /** The job's timeout-minutes in the workflow. */
+  limitMinutes: number;
+  /** What the job spends besides runs: the release wait and the apply, the dataset's load. */
+  parts?: { what: string; seconds: number }[];
   runs?: RunSlot[];
 }
 
@@ -106,11 +122,21 @@ export function planJobs(config: GateConfig, duration: DurationEstimate, limitMi
       );
     }
   }
-  if (duration.provisionSec > budget) throw new InputError(`provisioning takes up to ${formatDuration(duration.provisionSec)}, longer than ${limit}. ${selfHosted}`);
-  if (duration.teardownSec > budget) throw new InputError(`teardown takes up to ${formatDuration(duration.teardownSec)}, longer than ${limit}. ${selfHosted}`);
+  const provision = provisionJob(config, duration);
+  if (duration.teardownSec > TEARDOWN_JOB_TIMEOUT_MINUTES * 60 - JOB_MARGIN_SEC) {
+    throw new InputError(`teardown takes up to ${formatDuration(duration.teardownSec)}, longer than the teardown job's timeout-minutes (${TEARDOWN_JOB_TIMEOUT_MINUTES}) less ${formatDuration(JOB_MARGIN_SEC)} for set-up`);
+  }
+  // Run job 1 first waits for the nodes' user data: the dump load, when there is one.
+  const first = duration.runs[0];
+  if (first && duration.datasetSec + first.seconds > budget) {
+    throw new InputError(
+      `the first run job waits for the dataset's dump load (up to ${formatDuration(duration.datasetSec)}) before its first run (${first.test}, up to ${formatDuration(first.seconds)}), longer than ${limit}. ` +
+        `Restore a snapshot instead (bench.aws.database.snapshotIdentifier or --db-snapshot: no load), shorten that test, or ${selfHosted.charAt(0).toLowerCase()}${selfHosted.slice(1)}`,
+    );
+  }
   const slots: RunSlot[][] = [];
   let current: RunSlot[] = [];
-  let used = 0;
+  let used = duration.datasetSec;
   for (const run of duration.runs) {
     if (used + run.seconds > budget && current.length) {
       slots.push(current);
@@ -127,19 +153,50 @@ export function planJobs(config: GateConfig, duration: DurationEstimate, limitMi
         `Lower maxRepeats (now ${config.maxRepeats}) or the tests' duration/maxDuration. ${selfHosted}`,
     );
   }
+  const dataset = duration.datasetSec ? [{ what: 'dump load', seconds: duration.datasetSec }] : [];
   const jobs: PlannedJob[] = [
-    { name: 'provision', seconds: duration.provisionSec },
-    ...slots.map((runs, i) => ({ name: `run ${i + 1}`, seconds: runs.reduce((sum, r) => sum + r.seconds, 0), runs })),
-    { name: 'teardown', seconds: duration.teardownSec },
+    provision,
+    ...slots.map((runs, i): PlannedJob => {
+      const parts = i === 0 ? dataset : [];
+      return { name: `run ${i + 1}`, seconds: parts.reduce((sum, p) => sum + p.seconds, 0) + runs.reduce((sum, r) => sum + r.seconds, 0), limitMinutes, ...(parts.length ? { parts } : {}), runs };
+    }),
+    { name: 'teardown', seconds: duration.teardownSec, limitMinutes: TEARDOWN_JOB_TIMEOUT_MINUTES },
   ];
   return { limitMinutes, jobs, runJobs: slots.length };
 }
 
+/**
+ * The provision job: the release wait and the apply, against its own timeout-minutes
+ * (not the run jobs' limit), or refused naming the limit and the setting that fills it.
+ */
+function provisionJob(config: GateConfig, duration: DurationEstimate): PlannedJob {
+  const { releaseWaitSec, applySec } = duration.provisionJob;
+  const seconds = releaseWaitSec + applySec;
+  const budget = PROVISION_JOB_TIMEOUT_MINUTES * 60 - JOB_MARGIN_SEC;
+  if (seconds > budget) {
+    const most = budget - applySec;
+    throw new InputError(
+      `target.releaseWait: the provision job waits up to ${formatDuration(releaseWaitSec)} for the release, then applies for up to ${formatDuration(applySec)} (network, instances, Aurora and any OpenSearch), ` +
+        `longer than the provision job's timeout-minutes (${PROVISION_JOB_TIMEOUT_MINUTES}) less ${formatDuration(JOB_MARGIN_SEC)} for set-up; a job killed mid-apply leaves the bench half built and its state locked. ` +
+        (most > 0 ? `Lower target.releaseWait to at most ${formatDuration(most)}.` : `The apply alone fills the job: use a smaller bench (no OpenSearch, a new cluster rather than a snapshot restore).`),
+    );
+  }
+  return {
+    name: 'provision',
+    seconds,
+    limitMinutes: PROVISION_JOB_TIMEOUT_MINUTES,
+    parts: [
+      { what: 'release wait', seconds: releaseWaitSec },
+      { what: 'apply', seconds: applySec },
+    ],
+  };
+}
+
 export function renderJobPlan(plan: JobPlan): string {
-  const lines = [`Jobs (each under the ${formatDuration(plan.limitMinutes * 60)} runner limit, ${formatDuration(JOB_MARGIN_SEC)} kept for set-up):`];
+  const lines = [`Jobs (each under its limit, ${formatDuration(JOB_MARGIN_SEC)} kept for set-up; run jobs: the ${formatDuration(plan.limitMinutes * 60)} runner limit):`];
   for (const job of plan.jobs) {
-    const runs = job.runs ? ` (${job.runs.map((r) => `${r.test} ${r.side} #${r.repeat + 1}`).join(', ')})` : '';
-    lines.push(`  ${job.name.padEnd(14)} ${formatDuration(job.seconds)}${runs}`);
+    const pieces = [...(job.parts ?? []).map((p) => `${p.what} ${formatDuration(p.seconds)}`), ...(job.runs ?? []).map((r) => `${r.test} ${r.side} #${r.repeat + 1}`)];
+    lines.push(`  ${job.name.padEnd(14)} ${formatDuration(job.seconds)} of ${formatDuration(job.limitMinutes * 60)}${pieces.length ? ` (${pieces.join(', ')})` : ''}`);
   }
   return lines.join('\n');
 }

@@ -2,10 +2,10 @@ import { z } from 'zod';
 import type { GateConfig } from '../config/schema.ts';
 import { MATTERMOST_DOWNLOAD_URL } from '../target/mattermost/defaults.ts';
 import { InputError } from '../util/errors.ts';
-import { checkedOverrides } from '../target/mattermost/config-patch.ts';
+import { benchNodeDefaults, checkedOverrides, deepMerge } from '../target/mattermost/config-patch.ts';
 import { isSupportedLoadTestNgVersion, SUPPORTED_LOADTEST_NG_VERSIONS } from '../config/engine-versions.ts';
 import type { DurationEstimate } from './cost.ts';
-import type { ResolvedBench } from './presets.ts';
+import { usersNeeded, type ResolvedBench } from './presets.ts';
 import { benchName, stateKey, type RunInfo } from './run-info.ts';
 
 /**
@@ -154,7 +154,9 @@ export function buildTfvars(
       db_count: bench.dbCount,
       opensearch_count: bench.openSearchCount,
       mattermost_download_url: mattermostDownloadUrl(config, inputs.version),
-      mattermost_config_patch: JSON.stringify(checkedOverrides(config.target.settings, 'target.settings')),
+      // The nodes start from the release's defaults: the bench's own defaults (prepackaged
+      // plugins off among them), then target.settings over them.
+      mattermost_config_patch: JSON.stringify(deepMerge(benchNodeDefaults(usersNeeded(config.tests)), checkedOverrides(config.target.settings, 'target.settings'))),
       load_engine: engine,
       agent_api_port: AGENT_API_PORTS[engine],
       duet: config.mode === 'duet',

@@ -174,7 +174,9 @@ async function panelsWithData(
           if (result?.error) warnings.push(`panel "${panel.title}" query ${query.refId}: ${result.error}`);
           snapshotData = snapshotData.concat(toSnapshotFrames(query.refId, result?.frames ?? [], query.legendFormat));
         }
-        if (snapshotData.length) withData++;
+        // A query that finds no series still answers a frame, with no fields, to carry its
+        // metadata (Grafana pkg/promlib, "Add frame to attach metadata"): data means values.
+        if (snapshotData.some((frame) => frame.fields.some((field) => field.values.length > 0))) withData++;
       } catch (error) {
         if (!(error instanceof GrafanaError) || error.httpStatus === 401 || error.httpStatus === 403) throw error;
         warnings.push(`panel "${panel.title}": ${error.message}`);

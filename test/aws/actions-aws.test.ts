@@ -102,6 +102,10 @@ case " $* " in
     grep -q '^state-key=' "$GITHUB_OUTPUT" || { echo "apply before the state key was recorded" >&2; exit 9; }
     key=$(cat "$FAKE_ROOT/key"); mkdir -p "$(dirname "$FAKE_S3/acme-loadgate-state/$key")"; echo '{"version":4}' > "$FAKE_S3/acme-loadgate-state/$key" ;;
   *" output "*) cat "$FAKE_ROOT/outputs.json" ;;
+  # A lock left behind: every destroy fails as Terraform does, until force-unlock names its ID.
+  *" destroy "*) if [ -f "$FAKE_ROOT/lock" ]; then cat "$FAKE_ROOT/lock" >&2; exit 1; fi ;;
+  *" force-unlock "*)
+    if grep -q "ID: *\${@: -1}\$" "$FAKE_ROOT/lock" 2> /dev/null; then rm "$FAKE_ROOT/lock"; echo "Terraform state has been successfully unlocked!"; else echo "Failed to unlock state: lock ID does not match" >&2; exit 1; fi ;;
 esac`,
   );
   return {
@@ -358,4 +362,72 @@ test('provision waits for the candidate tarball as well as the baseline, and the
   const step = workflow.jobs['provision-aws']?.steps.find((st) => st.uses === './.loadgate/action/provision');
   assert.equal(step?.with?.candidate, '${{ needs.prepare.outputs.candidate }}');
   assert.equal(step?.with?.version, '${{ needs.prepare.outputs.baseline }}');
+});
+
+/**
+ * What `terraform destroy` prints when the S3 backend's lock file is held: the diagnostic of
+ * internal/command/clistate (Error acquiring the state lock) with the holder's LockInfo
+ * (internal/states/statemgr/locker.go), in the box Terraform draws around diagnostics.
+ */
+function lockError(path: string, created: string): string {
+  return [
+    '╷',
+    '│ Error: Error acquiring the state lock',
+    '│ ',
+    '│ Error message: operation error S3: PutObject, https response error StatusCode: 412, api error PreconditionFailed: At least one of the pre-conditions you specified did not hold',
+    '│ Lock Info:',
+    '│   ID:        5c1f0b3e-2a47-4d8e-9b61-0f2d8c7a9e13',
+    `│   Path:      ${path}`,
+    '│   Operation: OperationTypeApply',
+    '│   Who:       runner@fv-az1234-567',
+    '│   Version:   1.11.4',
+    `│   Created:   ${created}`,
+    '│   Info:      ',
+    '│ ',
+    '│ Terraform acquires a state lock to protect the state from being written',
+    '│ by multiple users at the same time. Please resolve the issue above and try',
+    '│ again. For most commands, you can disable locking with the "-lock=false"',
+    '│ flag, but this is not recommended.',
+    '╵',
+    '',
+  ].join('\n');
+}
+
+test("teardown survives the state lock a killed apply left: it unlocks this bench's own state and destroys; anything else it leaves locked", { timeout: 120_000 }, () => {
+  const box = sandbox();
+  try {
+    assert.equal(box.run('provision', provisionEnv).code, 0);
+    const lock = join(box.root, 'lock');
+    const created = '2026-11-21 10:31:02.123456789 +0000 UTC';
+    // The provision job was killed mid-apply: its lock file stays on this bench's state.
+    writeFileSync(lock, lockError(`acme-loadgate-state/${KEY}.tflock`, created));
+    writeFileSync(box.log, '');
+    const unlocked = box.run('teardown', { LG_STATE_KEY: KEY });
+    assert.equal(unlocked.code, 0, unlocked.stderr);
+    assert.match(unlocked.stdout, /::warning::the state acme-loadgate-state\/loadgate\/acme\/chat\/42\/2\/terraform\.tfstate\.tflock is locked \(5c1f0b3e-2a47-4d8e-9b61-0f2d8c7a9e13\), left by a job killed during an apply/);
+    const calls = box.calls().filter((c) => c.startsWith('terraform'));
+    assert.equal(calls.filter((c) => / destroy /.test(c)).length, 2, 'destroyed again after the unlock');
+    assert.ok(calls.some((c) => c.endsWith('force-unlock -force 5c1f0b3e-2a47-4d8e-9b61-0f2d8c7a9e13')));
+    assert.equal(existsSync(lock), false);
+
+    // A lock on another state (another run's key) is not this teardown's to break.
+    writeFileSync(lock, lockError('acme-loadgate-state/loadgate/acme/chat/41/1/terraform.tfstate', created));
+    writeFileSync(box.log, '');
+    const other = box.run('teardown', { LG_STATE_KEY: KEY });
+    assert.equal(other.code, 1);
+    assert.match(other.stderr, /the state is locked by something other than this bench's state \(acme-loadgate-state\/loadgate\/acme\/chat\/41\/1\/terraform\.tfstate\); not unlocking it/);
+    assert.ok(!box.calls().some((c) => c.includes('force-unlock')));
+
+    // Past the bench's expiry the janitor may hold the lock: teardown leaves it and says so.
+    writeFileSync(lock, lockError(`acme-loadgate-state/${KEY}`, created));
+    const tfvars = join(box.s3, TFVARS);
+    writeFileSync(tfvars, JSON.stringify({ ...JSON.parse(readFileSync(tfvars, 'utf8')), expires_at: '2020-01-01T00:00:00Z' }));
+    writeFileSync(box.log, '');
+    const expired = box.run('teardown', { LG_STATE_KEY: KEY });
+    assert.equal(expired.code, 1);
+    assert.match(expired.stderr, /the bench expired at 2020-01-01T00:00:00Z, so the janitor may be destroying it now; not unlocking/);
+    assert.ok(!box.calls().some((c) => c.includes('force-unlock')));
+  } finally {
+    box.close();
+  }
 });

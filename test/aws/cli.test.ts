@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -128,7 +129,19 @@ test('loadgate plan --format tfvars writes variables infra/aws declares and vali
   assert.equal(tfvars.bench.duet, true);
   assert.equal(tfvars.bench.agent_count, 12);
   assert.deepEqual(tfvars.bench.controller_cidr_blocks, ['203.0.113.7/32']);
-  assert.equal(tfvars.bench.mattermost_config_patch, '{}');
+  // The nodes' config is the release's defaults merged with this patch (user data's jq, as
+  // app.sh.tftpl runs it): Mattermost's defaults install and enable the prepackaged plugins
+  // (server/public/model/config.go PluginSettings.SetDefaults), so the bench's own defaults
+  // travel in the patch and turn them off, and both duet slots carry the same plugin load.
+  const releaseDefaults = { PluginSettings: { Enable: true, AutomaticPrepackagedPlugins: true, EnableMarketplace: true, PluginStates: { 'com.mattermost.calls': { Enable: true }, playbooks: { Enable: true } } }, TeamSettings: { MaxUsersPerTeam: 50 } };
+  const appTemplate = readFileSync(new URL('../../infra/aws/modules/bench/templates/app.sh.tftpl', import.meta.url), 'utf8');
+  assert.ok(appTemplate.includes(`jq --slurpfile patch /etc/mattermost/patch.json '. * $patch[0]' /etc/mattermost/config.base.json`), "user data's base-config merge");
+  const patchFile = join(work, 'patch.json');
+  writeFileSync(patchFile, tfvars.bench.mattermost_config_patch);
+  const base = JSON.parse(execFileSync('jq', ['-n', '--argjson', 'base', JSON.stringify(releaseDefaults), '--slurpfile', 'patch', patchFile, '$base * $patch[0]'], { encoding: 'utf8' })) as typeof releaseDefaults;
+  assert.equal(base.PluginSettings.AutomaticPrepackagedPlugins, false);
+  assert.equal(base.PluginSettings.EnableMarketplace, false);
+  assert.ok(base.TeamSettings.MaxUsersPerTeam >= 20000, 'users per team do not cap the largest test');
   // The example runs load-test-ng, pinned to a real release (its download must exist).
   assert.equal(tfvars.bench.load_engine, 'load-test-ng');
   assert.equal(tfvars.bench.agent_api_port, 4000);

@@ -85,6 +85,14 @@ test('instances launched with an SSH key pair are allowed (RunInstances on key-p
   assert.deepEqual(denied(await decisions([vpc, group, subnet, run])), []);
 });
 
+test("a run job may move its bench's ExpiresAt (ec2 create-tags on the bench's instances, src/bench/aws/expiry.ts), and no other instance's", async () => {
+  const subnet = call('ec2', 'CreateSubnet', { Action: 'CreateSubnet', VpcId: 'vpc-0123456789abcdef0' }, BENCH_TAGS, '<subnetId>subnet-0123456789abcdef0</subnetId>');
+  const run = call('ec2', 'RunInstances', { Action: 'RunInstances', ImageId: 'ami-0123456789abcdef0', SubnetId: 'subnet-0123456789abcdef0', 'SecurityGroupId.1': 'sg-0123456789abcdef0', 'IamInstanceProfile.Name': 'lg-test-1-app' }, BENCH_TAGS, '<instancesSet><item><instanceId>i-0123456789abcdef0</instanceId></item></instancesSet>');
+  const retag = (id: string) => call('ec2', 'CreateTags', { Action: 'CreateTags', 'ResourceId.1': id, 'Tag.1.Key': 'ExpiresAt', 'Tag.1.Value': '2030-02-01T02:00:00Z' }, { ExpiresAt: '2030-02-01T02:00:00Z' });
+  assert.deepEqual(denied(await decisions([vpc, group, subnet, run, retag('i-0123456789abcdef0')])), []);
+  assert.equal(denied(await decisions([retag('i-0fedcba9876543210')])).length, 1, 'an instance the bench did not create');
+});
+
 test("Terraform's S3 backend may list the workspaces (prefix env:/) at init, found by simulating the emulator's calls", async () => {
   const list: LoggedCall = { ...call('s3', 'ListBucket', { 'list-type': '2', prefix: 'env:/' }), method: 'GET', path: '/acme-loadgate-state' };
   assert.deepEqual(denied(await decisions([list])), []);

@@ -10,7 +10,8 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { JOB_MARGIN_SEC, jobBudgetSec, planJobs, WORKFLOW_RUN_JOBS } from '../../src/aws/job-limits.ts';
+import { JOB_MARGIN_SEC, jobBudgetSec, planJobs, PROVISION_JOB_TIMEOUT_MINUTES, TEARDOWN_JOB_TIMEOUT_MINUTES, WORKFLOW_RUN_JOBS } from '../../src/aws/job-limits.ts';
+import { parse } from 'yaml';
 import { estimateDuration, RUN_SETUP_SEC, TIMING_SEC } from '../../src/aws/cost.ts';
 import { resolveBench } from '../../src/aws/presets.ts';
 import { SetupTimes } from '../../src/bench/aws/aws-gate-bench.ts';
@@ -211,4 +212,44 @@ test('at run time the AWS bench budgets the longest set-up its job has measured,
   assert.equal(times.budgetSec(), 3600, 'a migration that took an hour is budgeted for the next run');
   times.record(Number.NaN);
   assert.equal(times.budgetSec(), 3600);
+});
+
+test("plan books the provision job's release wait and apply against its own timeout-minutes, and the dump load in the first run job", async () => {
+  const workflow = parse(readFileSync(join(ROOT, '.github', 'workflows', 'loadgate.yml'), 'utf8')) as { jobs: Record<string, { 'timeout-minutes'?: unknown }> };
+  assert.equal(workflow.jobs['provision-aws']?.['timeout-minutes'], PROVISION_JOB_TIMEOUT_MINUTES, "the workflow's provision job has the limit plan books against");
+  assert.equal(workflow.jobs.teardown?.['timeout-minutes'], TEARDOWN_JOB_TIMEOUT_MINUTES);
+  const shipped = await loadGateConfig('examples/aws-mattermost.yml');
+  const duration = estimateDuration(shipped, resolveBench(shipped.bench.aws, shipped.tests, shipped.mode), 'dump');
+  const jobs = planJobs(shipped, duration);
+  const provision = jobs.jobs[0]!;
+  // An rc tag's tarball is waited for (30 minutes), then the apply builds the network, the nodes and Aurora.
+  assert.deepEqual(provision.parts, [{ what: 'release wait', seconds: 30 * 60 }, { what: 'apply', seconds: TIMING_SEC.networkAndNodes + TIMING_SEC.auroraCreate }]);
+  assert.equal(provision.limitMinutes, PROVISION_JOB_TIMEOUT_MINUTES);
+  assert.ok(provision.seconds <= PROVISION_JOB_TIMEOUT_MINUTES * 60 - JOB_MARGIN_SEC);
+  const first = jobs.jobs[1]!;
+  assert.deepEqual(first.parts, [{ what: 'dump load', seconds: TIMING_SEC.dumpLoad }]);
+  assert.equal(first.seconds, TIMING_SEC.dumpLoad + (first.runs ?? []).reduce((sum, r) => sum + r.seconds, 0));
+  for (const job of jobs.jobs) assert.ok(job.seconds <= job.limitMinutes * 60 - JOB_MARGIN_SEC, `${job.name}: ${job.seconds} s within ${job.limitMinutes} minutes less the margin`);
+
+  // A release wait that, with the apply, overruns the provision job: refused before anything is spent.
+  const longWait = { ...shipped, target: { ...shipped.target, releaseWait: 2 * 3600 } };
+  assert.throws(
+    () => planJobs(longWait, estimateDuration(longWait, resolveBench(longWait.bench.aws, longWait.tests, longWait.mode), 'dump')),
+    (e: Error) => e.name === 'InputError' && /^target\.releaseWait: the provision job waits up to 2h for the release, then applies for up to 25m .*longer than the provision job's timeout-minutes \(120\) less 20m for set-up.*Lower target\.releaseWait to at most 1h15m\.$/.test(e.message),
+  );
+  const viaCli = await runCli(['plan', '--config', 'examples/aws-mattermost.yml', '--db-snapshot', 'lt-12m', '--runner-limit', '360'], {});
+  assert.equal(viaCli.code, 0, viaCli.err);
+  // A snapshot restore is a longer apply (30 minutes), and no dump load.
+  assert.match(viaCli.out, /^ {2}provision +1h10m of 2h \(release wait 30m, apply 40m\)$/m);
+  assert.match(viaCli.out, /^ {2}run 1 +\d/m);
+  assert.doesNotMatch(viaCli.out, /dump load/);
+  // Mattermost refuses a licence with fewer users than the database (SaveLicense): plan says so.
+  assert.match(viaCli.out, /licence: its user count must be at least the dataset's users/);
+
+  // The dump load and the first run together must fit the first run job: a 150-minute
+  // runner fits a duet of the bounded test (1h56m30s, set-up included), not that and the load.
+  const once = { ...shipped, maxRepeats: 1, tests: shipped.tests.slice(0, 1) };
+  const onceDuration = estimateDuration(once, resolveBench(once.bench.aws, once.tests, once.mode), 'dump');
+  assert.equal(planJobs(once, { ...onceDuration, datasetSec: 0 }, 150).runJobs, 1);
+  assert.throws(() => planJobs(once, onceDuration, 150), /the first run job waits for the dataset's dump load \(up to 45m\) before its first run \(bounded, up to 1h56m30s\), longer than the runner's job limit of 2h30m .*Restore a snapshot instead/);
 });

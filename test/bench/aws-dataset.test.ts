@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,8 +23,13 @@ function datasetHelper(dbEnv: string, dir: string): string {
   const template = readFileSync(APP_TEMPLATE, 'utf8');
   const body = /cat > \/usr\/local\/bin\/loadgate-dataset <<'DATASET'\n([^]*?)\nDATASET\n/.exec(template)?.[1];
   assert.ok(body, 'the loadgate-dataset helper in app.sh.tftpl');
-  const relocated = body.replaceAll('$$', '$').replace('/etc/loadgate/db.env', dbEnv).replace('/var/lib/loadgate/dataset.lock', join(dir, 'dataset.lock')).replace('/etc/loadgate/duet', join(dir, 'duet'));
-  assert.ok(!/\/etc\/loadgate|\/var\/lib\/loadgate/.test(relocated), 'every path of the helper is relocated');
+  const relocated = body
+    .replaceAll('$$', '$')
+    .replace('/etc/loadgate/db.env', dbEnv)
+    .replaceAll('/var/lib/loadgate/', `${dir}/`)
+    .replaceAll('/etc/loadgate/duet', join(dir, 'duet'))
+    .replaceAll('/var/log/loadgate-dump.log', join(dir, 'dump.log'));
+  assert.ok(!/\/etc\/loadgate|\/var\/lib\/loadgate|\/var\/log/.test(relocated), 'every path of the helper is relocated');
   return `${relocated}\n`;
 }
 
@@ -115,6 +120,81 @@ test('on a duet bench both slots restore at once from the one pristine copy, eac
       assert.equal(pg.psql('mattermost_b', "select count(*) from systems where name = 'OnlySlotA'").trim(), '0');
     }
     assert.equal(pg.psql('mattermost_pristine', 'select count(*) from licenses').trim(), '1', 'the pristine copy is untouched');
+  } finally {
+    pg.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+/**
+ * A dump as the seed datasets are: Mattermost's tables with data, the licence the source
+ * server had (long expired), and statements a newer pg_dump writes that this server refuses
+ * (an owner role the bench lacks, a setting PostgreSQL 15 does not know).
+ */
+const SEED_DUMP = `SET transaction_timeout = 0;
+${MATTERMOST_TABLES}
+create table users (id varchar(26) primary key, username varchar(64));
+create table posts (id varchar(26) primary key, userid varchar(26), message text);
+ALTER TABLE public.users OWNER TO mmuser;
+insert into users select 'user' || i, 'user' || i from generate_series(1, 30) i;
+insert into posts select 'post' || i, 'user' || (i % 30 + 1), 'hello' from generate_series(1, 200) i;
+`;
+
+test('user data prepares the dataset as load-test-ng does: harmless dump errors counted, not fatal, and the dump\'s licence cleared before the pristine copy', { skip: !PG_BIN && 'PostgreSQL server binaries are not installed', timeout: 120_000 }, async () => {
+  const pg = await startLocalPostgres();
+  const dir = mkdtempSync(join(tmpdir(), 'loadgate-prepare-'));
+  try {
+    const dbEnv = join(dir, 'db.env');
+    const helper = join(dir, 'loadgate-dataset');
+    writeFileSync(dbEnv, `PSQL_URL='${pg.url('ltdb')}'\nPSQL_ADMIN_URL='${pg.url('postgres')}'\nDB_NAME='ltdb'\n`);
+    writeFileSync(helper, datasetHelper(dbEnv, dir));
+    chmodSync(helper, 0o755);
+    writeFileSync(join(dir, 'duet'), 'true\n');
+    const dump = join(dir, 'dump.sql');
+    writeFileSync(dump, SEED_DUMP);
+    execFileSync('gzip', ['-k', dump]);
+    const prepare = (url: string, env: Record<string, string> = {}) =>
+      spawnSync('bash', [helper, 'prepare', url], { env: { ...process.env, ...env }, encoding: 'utf8' });
+    pg.psql('postgres', 'create database ltdb');
+
+    const done = prepare(`file://${dump}.gz`);
+    assert.equal(done.status, 0, done.stderr);
+    // The load went on past the errors; they are counted where the readiness check reads them.
+    assert.equal(pg.psql('ltdb', 'select count(*) from posts').trim(), '200');
+    const report = readFileSync(join(dir, 'dataset-load.txt'), 'utf8');
+    assert.match(report, /^dump-load-errors: 2$/m, report);
+    assert.match(report, /^dump-load-error: .*transaction_timeout/m);
+    assert.match(report, /^dump-load-error: .*role "mmuser" does not exist/m);
+    // No copy any server starts on keeps the dump's licence: Mattermost would prefer it to the
+    // bench's file and, expired, remove it at start (platform/license.go, app/server.go).
+    for (const db of ['ltdb', 'ltdb_pristine', 'ltdb_b']) {
+      assert.equal(pg.psql(db, 'select count(*) from licenses').trim(), '0', db);
+      assert.equal(pg.psql(db, 'select name from systems order by name').trim(), 'Version', db);
+      assert.equal(pg.psql(db, 'select count(*) from users').trim(), '30', db);
+    }
+    assert.equal(pg.psql('postgres', 'select count(*) from loadgate_dataset_ready').trim(), '1', 'the marker the other nodes wait for');
+
+    // Too many errors: loud, early, and the other nodes stop waiting.
+    pg.psql('postgres', 'drop table loadgate_dataset_ready');
+    pg.psql('postgres', 'drop database ltdb');
+    pg.psql('postgres', 'create database ltdb');
+    const refused = prepare(`file://${dump}`, { LOADGATE_DUMP_MAX_ERRORS: '1' });
+    assert.equal(refused.status, 1);
+    assert.match(refused.stderr, /2 errors while loading the dump \(more than LOADGATE_DUMP_MAX_ERRORS=1\); the first:\n.*ERROR:/);
+    assert.equal(pg.psql('postgres', 'select count(*) from loadgate_dataset_failed').trim(), '1');
+    assert.equal(pg.psql('postgres', "select to_regclass('loadgate_dataset_ready') is null").trim(), 't');
+
+    // A dump that is not Mattermost's (or whose tables all failed) is refused, not marked ready.
+    const other = join(dir, 'other.sql');
+    writeFileSync(other, 'create table something (x int);\n');
+    pg.psql('postgres', 'drop database ltdb');
+    pg.psql('postgres', 'create database ltdb');
+    const empty = prepare(`file://${other}`);
+    assert.equal(empty.status, 1);
+    assert.match(empty.stderr, /the dump left no Mattermost users and posts tables in ltdb/);
+    // A download that fails is a failure, not an empty load.
+    const missing = prepare(`file://${dir}/nowhere.sql.gz`);
+    assert.equal(missing.status, 1, missing.stderr);
   } finally {
     pg.stop();
     rmSync(dir, { recursive: true, force: true });

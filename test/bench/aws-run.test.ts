@@ -12,7 +12,7 @@ import { verdictFileSchema } from '../../src/results/verdict-schema.ts';
 import { MATTERMOST_HEALTH_QUERIES } from '../../src/target/mattermost/defaults.ts';
 import { PrometheusClient } from '../../src/metrics/prometheus.ts';
 import { findK6, NO_K6 } from '../engine/k6/k6-binary.ts';
-import { APP_ID, GRAFANA_TOKEN, MACHINERY_TOLERANCES, readJson, startLoopbackBench } from './aws/loopback-bench.ts';
+import { AGENT_IDS, APP_ID, GRAFANA_TOKEN, MACHINERY_TOLERANCES, readJson, startLoopbackBench } from './aws/loopback-bench.ts';
 
 /**
  * `loadgate run` on bench.kind aws, end to end on loopback (see aws/loopback-bench.ts):
@@ -153,6 +153,19 @@ test('loadgate run drives an AWS bench: versions switched, load split over agent
     // refused from the controller as a VPC address is from a GitHub runner, was never needed.
     await assert.rejects(fetch(`${bench.privateUrl}/api/v4/system/ping`), /fetch failed/);
     assert.ok(bench.mattermost.received.some((r) => r.path === '/api/v4/license/client' && r.query.includes('format')), 'the licence was asked');
+    // The servers user data started ran on the dump's expired licence (the database's wins
+    // over the file, and start-up removes an expired one): the gate asked only servers started
+    // after a restore whose licence rows it had cleared, which loaded the bench's file.
+    assert.equal(bench.mattermost.databaseLicence?.id, 'benchlicence00000000000000');
+    // The bench's ExpiresAt followed the job: moved on every instance before the wait for the
+    // nodes and before each run that needed more, only ever later.
+    assert.ok(bench.expiryTags.length >= 2, JSON.stringify(bench.expiryTags));
+    const firstReadiness = bench.calls.find((c) => c.cmd === 'cloud-init')?.atMs ?? 0;
+    assert.ok((bench.expiryTags[0]?.atMs ?? Infinity) <= firstReadiness, 'extended before waiting for the nodes');
+    for (const tag of bench.expiryTags) assert.deepEqual([...tag.resources].sort(), [APP_ID, ...AGENT_IDS, 'i-0cccccccccccccccc'].sort());
+    const values = bench.expiryTags.map((t) => Date.parse(t.value));
+    assert.deepEqual(values, [...values].sort((a, b) => a - b));
+    assert.equal(new Set(values).size, values.length, 'each change moves it later');
 
     // What the gate did on the nodes, through the shell: per run, stop → restore → install
     // (once per version switch) → configure (the candidate with its override) → start.

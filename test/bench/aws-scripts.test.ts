@@ -1,10 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { UPLOAD_CHUNK_BYTES, clientLicenceScript, configureScript, installScript, restoreDatasetScript, shq, startK6Script, startScript, stopScript, uploadScripts, versionScript } from '../../src/bench/aws/scripts.ts';
+import { UPLOAD_CHUNK_BYTES, clientLicenceScript, dumpLoadWarning, readinessScript, configureScript, installScript, restoreDatasetScript, shq, startK6Script, startScript, stopScript, uploadScripts, versionScript } from '../../src/bench/aws/scripts.ts';
 
 /** The scripts the gate sends through SSM, run here with bash in a relocated home. */
 const run = (script: string, home: string, input?: string): string => execFileSync('bash', ['-c', script], { env: { PATH: process.env.PATH, LOADGATE_HOME: home }, encoding: 'utf8', ...(input !== undefined ? { input } : {}) });
@@ -80,4 +80,24 @@ test('a duet slot reaches the helpers as --slot a|b, its licence at its own port
   assert.match(clientLicenceScript(8165), /"\$\{LOADGATE_MATTERMOST_URL_8165:-http:\/\/127\.0\.0\.1:8165\}\/api\/v4\/license\/client/);
   assert.throws(() => stopScript('c' as 'a'), /not a duet slot: "c"/);
   assert.throws(() => clientLicenceScript(0), /not a port/);
+});
+
+test("app node readiness prints the dump load's error count, which the gate turns into a warning", () => {
+  const home = mkdtempSync(join(tmpdir(), 'loadgate-ready-'));
+  try {
+    const bin = join(home, 'bin');
+    mkdirSync(bin);
+    for (const tool of ['cloud-init', 'loadgate-mattermost']) writeFileSync(join(bin, tool), '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+    const ready = () => execFileSync('bash', ['-c', readinessScript('loadgate-mattermost')], { env: { PATH: `${bin}:${process.env.PATH}`, LOADGATE_HOME: home }, encoding: 'utf8' });
+    assert.equal(ready(), 'ready\n');
+    assert.equal(dumpLoadWarning(ready()), undefined);
+    // What loadgate-dataset prepare writes (app.sh.tftpl; run against PostgreSQL in aws-dataset.test.ts).
+    writeFileSync(join(home, 'dataset-load.txt'), 'dump-load-errors: 2\ndump-load-error: psql:<stdin>:1: ERROR:  unrecognized configuration parameter "transaction_timeout"\ndump-load-error: psql:<stdin>:9: ERROR:  role "mmuser" does not exist\n');
+    const warning = dumpLoadWarning(ready());
+    assert.match(warning ?? '', /^the dataset's dump loaded with 2 psql error\(s\), which did not stop the load \(as with load-test-ng\); check they are harmless \(\/var\/log\/loadgate-dump\.log on app0\): .*transaction_timeout.* \| .*role "mmuser" does not exist/);
+    writeFileSync(join(home, 'dataset-load.txt'), 'dump-load-errors: 0\n');
+    assert.equal(dumpLoadWarning(ready()), undefined);
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
 });

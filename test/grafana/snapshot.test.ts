@@ -263,3 +263,28 @@ test("snapshots outlive the bench: kept on the user's Grafana, or not taken at a
     await user.stop();
   }
 });
+
+test("a duet's slot b snapshot selects slot b's Mattermost (:8167); the dashboard's default matches only :8067", async () => {
+  const { RunSnapshots } = await import('../../src/bench/aws/snapshots.ts');
+  // Slot b's Prometheus holds slot b's Mattermost only, under its instance name (metrics.sh.tftpl).
+  grafana.datasources.add('prometheus-b');
+  grafana.instances.set('prometheus-b', ['app0:8167', 'app1:8167']);
+  const window = { from: new Date('2026-11-27T08:00:00Z'), to: new Date('2026-11-27T08:10:00Z') };
+  const dashboard = await loadDashboardFile(DASHBOARD_FILE);
+  const client = new GrafanaClient({ baseUrl, token: TOKEN });
+  process.env.LOADGATE_SNAPSHOT_GRAFANA = '';
+  try {
+    // What the dashboard's own app_instance (.*:8067) finds there: nothing.
+    await assert.rejects(publishSnapshot(client, { dashboard: { ...dashboard, uid: 'slotb-default' }, name: 'b', ...window, datasourceUid: 'prometheus-b' }), /no panel returned data/);
+    const slotB = new RunSnapshots({ grafanaUrl: baseUrl, token: async () => TOKEN, mode: 'local', datasourceUid: 'prometheus-b', metricsPort: 8167 });
+    const shot = await slotB.take('v11.0.1-rc2 bounded #1 (slot b)', window.from, window.to);
+    assert.deepEqual(shot.warnings, []);
+    assert.ok(shot.link, 'a link to the snapshot');
+    const key = decodeURIComponent(shot.link.url.split('/').pop()!);
+    const panels = grafana.snapshots.get(key)?.dashboard.panels as { title: string; snapshotData: { fields: { labels?: Record<string, string> }[] }[] }[];
+    const cpu = panels.find((p) => p.title === 'CPU utilization');
+    assert.deepEqual(cpu?.snapshotData.map((f) => f.fields[1]?.labels?.instance), ['app0:8167', 'app1:8167'], "slot b's own instances");
+  } finally {
+    delete process.env.LOADGATE_SNAPSHOT_GRAFANA;
+  }
+});

@@ -11,8 +11,14 @@ import type { AddressInfo } from 'node:net';
  * - POST /api/dashboards/db: 400 on a missing/untitled dashboard, 412 `name-exists` when the
  *   uid exists and `overwrite` is false, else 200 { id, uid, url, status, version, slug };
  * - GET /api/dashboards/uid/:uid: 200 { dashboard, meta } or 404;
- * - POST /api/ds/query: 400 on bad bodies, 404 for an unknown data source, else frames with
- *   a deterministic series per query (a `fail_query` expr answers a per-query error);
+ * - POST /api/ds/query: 400 on bad bodies, 404 for an unknown data source, else the frames of
+ *   the series that exist in that data source (`instances`: each Prometheus's scrape targets):
+ *   as Prometheus evaluates a query, a selector whose label matchers (=, !=, =~, !~, regexes
+ *   fully anchored) match no series yields no data (Prometheus HTTP API, "Expression
+ *   queries"), and Grafana then answers status 200 with one frame that has no fields, only
+ *   metadata (pkg/promlib: "Add frame to attach metadata", ExecutedQueryString); an aggregation
+ *   (sum, histogram_quantile) answers one series, anything else one per matching instance
+ *   (a `fail_query` expr answers a per-query error);
  * - POST /api/snapshots: 400 without a dashboard or with external=true lacking key/deleteKey,
  *   else 200 { deleteKey, deleteUrl, key, url, id }, with `url` and `deleteUrl` built from
  *   the server's root_url as Grafana does (pkg/api/dashboard_snapshot.go), whose default is
@@ -36,6 +42,11 @@ export class GrafanaStandIn {
   readonly snapshots = new Map<string, Snapshot>();
   readonly requests: { method: string; path: string; authorization?: string }[] = [];
   readonly datasources = new Set(['prometheus']);
+  /**
+   * The `instance` labels of the series each data source holds (every metric exists on each);
+   * a data source added to `datasources` without an entry here holds none.
+   */
+  readonly instances = new Map<string, string[]>([['prometheus', ['app0:8067', 'app1:8067']]]);
   /** Every PromQL expression `/api/ds/query` received. */
   readonly queriedExprs: string[] = [];
   /** The data source uids `/api/ds/query` was asked for. */
@@ -153,7 +164,12 @@ export class GrafanaStandIn {
       const step = Math.max(q.intervalMs ?? 15_000, Math.ceil((to - from) / (q.maxDataPoints ?? 100)));
       const times: number[] = [];
       for (let t = Math.ceil(from / step) * step; t <= to; t += step) times.push(t);
-      const instances = q.expr.includes('sum(') || q.expr.includes('histogram_quantile') ? [undefined] : ['app0:8067', 'app1:8067'];
+      const matching = matchingInstances(q.expr, this.instances.get(q.datasource.uid) ?? []);
+      if (!matching.length) {
+        results[refId] = { status: 200, frames: [{ schema: { refId, meta: { typeVersion: [0, 0], executedQueryString: `Expr: ${q.expr}\nStep: ${step}ms` }, fields: [] }, data: { values: [] } }] };
+        continue;
+      }
+      const instances = q.expr.includes('sum(') || q.expr.includes('histogram_quantile') ? [undefined] : matching;
       results[refId] = {
         status: 200,
         frames: instances.map((instance, k) => ({
@@ -199,4 +215,33 @@ function slug(title: unknown): string {
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, '-')
     .replace(/^-|-$/g, '');
+}
+
+/**
+ * The instances every selector of `expr` matches (the series all of its selectors find); an
+ * empty list when any selector matches none. Selectors are `name{...}`; only `instance`
+ * matchers narrow the set here, since every metric exists on every instance.
+ */
+function matchingInstances(expr: string, instances: readonly string[]): string[] {
+  let found = [...instances];
+  for (const selector of expr.matchAll(/\{([^}]*)\}/g)) {
+    for (const m of (selector[1] ?? '').matchAll(/(\w+)\s*(=~|!~|!=|=)\s*"((?:[^"\\]|\\.)*)"/g)) {
+      if (m[1] !== 'instance') continue;
+      const value = JSON.parse(`"${m[3]}"`) as string;
+      const test = (instance: string): boolean => {
+        switch (m[2]) {
+          case '=':
+            return instance === value;
+          case '!=':
+            return instance !== value;
+          case '=~':
+            return new RegExp(`^(?:${value})$`).test(instance);
+          default:
+            return !new RegExp(`^(?:${value})$`).test(instance);
+        }
+      };
+      found = found.filter(test);
+    }
+  }
+  return found;
 }

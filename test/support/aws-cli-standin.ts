@@ -32,6 +32,8 @@ import { answerAccountCall, type AwsAccount } from './aws-account-standin.ts';
  *   fails with InvalidPermission.Duplicate for a rule that exists; revoke removes rules by
  *   id. `admits` answers whether a source address may reach a port, for the bench's
  *   firewalls (test/support/bench-firewall.ts); destroy removes the groups.
+ * - `aws ec2 create-tags`: a run job moving its bench's ExpiresAt (src/bench/aws/expiry.ts);
+ *   recorded in `expiryTags`, answered as the CLI does on success (no output);
  * - `aws service-quotas get-service-quota` / `get-aws-default-service-quota` and `aws ec2
  *   describe-instances`: the account's quota and running instances, answered by
  *   test/support/aws-account-standin.ts, which carries the CLI's and the services' rules
@@ -84,6 +86,8 @@ export interface AwsCliStandin {
   rules: IngressRule[];
   /** Every rule ever authorized by a workflow job (revoked ones included), with when it was revoked. */
   authorized: (IngressRule & { revokedBy?: string })[];
+  /** Every ExpiresAt a job tagged instances with, and the job. */
+  expiryTags: { job: string; resources: string[]; value: string }[];
   /** The public address of the runner with this RUNNER_TEMP. */
   addressOf(runner: string): string;
   /** Whether a rule admits `address` to TCP `port` of any of the bench's groups. */
@@ -143,6 +147,7 @@ export async function startAwsCliStandin(o: { shell: RemoteShell; secrets: Comma
   let nextCommand = 1;
   const rules: IngressRule[] = [];
   const authorized: (IngressRule & { revokedBy?: string })[] = [];
+  const expiryTags: AwsCliStandin['expiryTags'] = [];
   let nextRule = 1;
   const ruleId = () => `sgr-${(nextRule++).toString(16).padStart(17, '0')}`;
   const runners = new Map<string, string>();
@@ -263,6 +268,13 @@ export async function startAwsCliStandin(o: { shell: RemoteShell; secrets: Comma
       }
       return ok(JSON.stringify({ Return: true }));
     }
+    if (service === 'ec2' && operation === 'create-tags') {
+      const resources = values(args, '--resources');
+      const value = /^Key=ExpiresAt,Value=(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)$/.exec(option(args, '--tags') ?? '')?.[1];
+      if (!resources.length || !resources.every((id) => /^i-[0-9a-f]{8,17}$/.test(id)) || !value) return fail('An error occurred (InvalidParameterValue) when calling the CreateTags operation: not an ExpiresAt tag on instances', 254);
+      expiryTags.push({ job, resources, value });
+      return ok('');
+    }
     if (service === 'secretsmanager') return o.secrets.run('aws', args);
     const accountAnswer = answerAccountCall(o.account ?? BENCH_ACCOUNT, args);
     if (accountAnswer) return accountAnswer;
@@ -346,6 +358,7 @@ export async function startAwsCliStandin(o: { shell: RemoteShell; secrets: Comma
     objects,
     rules,
     authorized,
+    expiryTags,
     addressOf,
     admits,
     async close() {

@@ -60,6 +60,12 @@ export class AppNodes {
     await runOnNodes(shell, nodes, configureScript(side.configPatch, slot), `configure Mattermost ${side.label}`, { timeoutSec: 120 });
     step(`starting ${first.name} (schema migrations run here)`);
     await runOnNodes(shell, [first], startScript(this.o.firstStartTimeoutSec, slot), `start Mattermost ${side.label}`, { timeoutSec: this.o.firstStartTimeoutSec + 60 });
+    // Asked only now, of a server started on the restored database with the dump's licence
+    // rows cleared: Mattermost prefers a licence in its database to the licence file and
+    // removes an expired one at start (platform/license.go LoadLicense, app/server.go), so a
+    // server started on an uncleaned dump says "unlicensed" whatever the bench's file holds.
+    step(`asking ${first.name} for its licence`);
+    await this.requireLicence();
     if (rest.length) {
       step(`starting ${rest.map((n) => n.name).join(', ')}`);
       await runOnNodes(shell, rest, startScript(this.o.startTimeoutSec, slot), `start Mattermost ${side.label}`, { timeoutSec: this.o.startTimeoutSec + 60 });
@@ -81,6 +87,7 @@ export class AppNodes {
   /**
    * Refuses an unlicensed server (licence.ts), asking node 0 over the remote shell: the
    * proxy and app addresses are private to the VPC, which a GitHub runner is not in.
+   * Thrown as an InputError: no later run can be judged either.
    */
   async requireLicence(): Promise<void> {
     const first = this.o.nodes[0] as BenchNode;

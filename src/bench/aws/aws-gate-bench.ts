@@ -17,7 +17,9 @@ import { AppNodes } from './app-nodes.ts';
 import { agentNodes, createLoadAgents, type LoadAgents } from './load-agents.ts';
 import { executeAwsRun } from './run-attempt.ts';
 import { runOnNodes, type BenchNode, type RemoteShell } from './remote-shell.ts';
-import { readinessScript } from './scripts.ts';
+import { dumpLoadWarning, readinessScript } from './scripts.ts';
+import { BenchExpiry } from './expiry.ts';
+import { slotOverheadSec } from '../../aws/cost.ts';
 import { RunSnapshots } from './snapshots.ts';
 import { SsmShell } from './ssm-shell.ts';
 
@@ -116,6 +118,7 @@ export class AwsGateBench implements GateBench {
   private broken: string | undefined;
   private readonly warnings: string[] = [];
   private current: BenchFingerprint;
+  private readonly expiry: BenchExpiry;
 
   static async create(o: RunOptions, progress: Progress, logDir: string): Promise<AwsGateBench> {
     if (!o.aws) throw new Error('not an AWS run');
@@ -137,6 +140,15 @@ export class AwsGateBench implements GateBench {
     this.clock = deps.clock ?? realClock;
     const endpoint = deps.endpoint ?? ((host: string, port: number) => `http://${host}:${port}`);
     this.apps = bench.app.instanceIds.map((id, i) => ({ id, name: `app${i}` }));
+    this.expiry = new BenchExpiry({
+      aws: deps.aws,
+      region: bench.region,
+      instanceIds: [...bench.app.instanceIds, ...bench.agents.instanceIds, bench.metrics.instanceId, ...(bench.proxy.instanceId ? [bench.proxy.instanceId] : [])],
+      warn: (note) => {
+        this.progress.problem(note, 'warning');
+        if (!this.warnings.includes(note)) this.warnings.push(note);
+      },
+    });
     const token = (): Promise<string> => readSecretString(deps.aws, bench.region, bench.metrics.grafanaTokenSecretArn);
     const rig = (slot?: AwsBenchDescription['duetSlots'][number]): SlotRig => ({
       ...(slot ? { slot: slot.slot } : {}),
@@ -164,7 +176,7 @@ export class AwsGateBench implements GateBench {
         grafanaUrl: deps.grafanaUrl ?? bench.metrics.grafanaUrl,
         token,
         mode: aws.snapshots,
-        ...(slot ? { datasourceUid: slot.slot === 'a' ? 'prometheus' : 'prometheus-b' } : {}),
+        ...(slot ? { datasourceUid: slot.slot === 'a' ? 'prometheus' : 'prometheus-b', metricsPort: slot.metricsPort } : {}),
       }),
     });
     if (o.config.mode === 'duet') {
@@ -218,16 +230,23 @@ export class AwsGateBench implements GateBench {
     await mkdir(this.logDir, { recursive: true });
     const { shell } = this.deps;
     const nodes = this.nodes();
+    // This job may wait for the dump load, then run until its budget: the bench must outlive both.
+    await this.expiry.extend(this.o.jobBudgetSec ?? this.timing.readinessTimeoutSec);
     this.progress.begin(`AWS bench ${this.bench.benchName} in ${this.bench.region}: waiting for every node's user data`);
     const limit = { timeoutSec: this.timing.readinessTimeoutSec };
-    await Promise.all([
+    const [apps] = await Promise.all([
       runOnNodes(shell, nodes.apps, readinessScript('loadgate-mattermost'), 'app node set-up', limit),
       runOnNodes(shell, nodes.agents, readinessScript(this.bench.agents.engine === 'k6' ? 'loadgate-agent' : 'none'), 'agent set-up', limit),
       runOnNodes(shell, nodes.others, readinessScript('none'), 'metrics and proxy set-up', limit),
     ]);
+    const dumpWarning = [...apps.values()].map((r) => dumpLoadWarning(r.stdout)).find((w) => w !== undefined);
+    if (dumpWarning) {
+      this.warnings.push(`The bench's set-up: ${dumpWarning}.`);
+      this.progress.problem(dumpWarning, 'warning');
+    }
     for (const rig of this.rigs) await waitForPrometheus(rig.prometheus);
-    // Before any test: an unlicensed Mattermost has no metrics to judge (licence.ts).
-    for (const rig of this.rigs) await rig.appNodes.requireLicence();
+    // The licence is asked after each run's restore and start (AppNodes.prepare), not here:
+    // the servers user data started may still hold the dump's licence rows.
     this.progress.begin('AWS bench: uploading the users file and the scenario to the agents');
     // In a duet each agent group runs the same users against its own copy of the dataset.
     for (const rig of this.rigs) await rig.agents.prepare(aws.usersFile);
@@ -276,12 +295,20 @@ export class AwsGateBench implements GateBench {
     return { ...test, health: test.health.map((h) => (dropped.includes(h) ? { ...h, enabled: false } : h)) };
   }
 
-  execute(run: ScheduledRun): Promise<RunResult> {
+  async execute(run: ScheduledRun): Promise<RunResult> {
+    await this.extendFor(run, 'baseline');
     return this.timed(async () => [await this.runOn(this.rigs[0] as SlotRig, run)]).then(([r]) => r as RunResult);
+  }
+
+  /** Before a step: the bench must outlive its test and set-up (the longer of the stated and the measured). */
+  private async extendFor(run: ScheduledRun, side: 'baseline' | 'duet'): Promise<void> {
+    const testSec = run.test.type === 'bounded' ? run.test.duration : run.test.maxDuration;
+    await this.expiry.extend(testSec + Math.max(slotOverheadSec(side), this.runOverheadSec));
   }
 
   async executeDuet(runs: readonly [ScheduledRun, ScheduledRun]): Promise<[RunResult, RunResult]> {
     if (this.rigs.length !== 2) throw new Error('the AWS bench is not set up for duets (mode: duet)');
+    await this.extendFor(runs[0], 'duet');
     const start = new Barrier(2);
     const end = new Barrier(2);
     const [a, b] = await this.timed(() =>

@@ -11,6 +11,7 @@ import { MATTERMOST_SERIES_QUERY, MattermostSeriesWatch } from '../../target/mat
 import type { AppNodes } from './app-nodes.ts';
 import type { LoadAgents, RunningLoad } from './load-agents.ts';
 import type { RunSnapshots } from './snapshots.ts';
+import { InputError } from '../../util/errors.ts';
 
 /** What an AWS run uses of the bench; `report` carries what a run learns back to it. */
 export interface AwsRunDeps extends Pick<RunStage, 'signal' | 'clock' | 'hints' | 'state'> {
@@ -83,7 +84,13 @@ class AwsAttempt implements RunAttempt {
     const side = this.run.side;
     if (!side.releaseUrl || !side.configPatch) throw new Error(`${side.role} ${side.label}: no release URL or config patch (options were not parsed for the AWS bench)`);
     d.progress.info(`preparing the app nodes for Mattermost ${side.label}`);
-    this.versions = await d.appNodes.prepare({ label: side.label, version: side.version, releaseUrl: side.releaseUrl, configPatch: side.configPatch });
+    try {
+      this.versions = await d.appNodes.prepare({ label: side.label, version: side.version, releaseUrl: side.releaseUrl, configPatch: side.configPatch });
+    } catch (error) {
+      // An unlicensed server (or another problem of the bench's inputs) stops the gate: no later run could be judged.
+      if (error instanceof InputError) d.report.broken(error.message);
+      throw error;
+    }
     d.progress.info(`app nodes run ${[...this.versions].map(([n, v]) => `${n} ${v}`).join(', ')}`);
     d.progress.info(`${this.slot ? `slot ${this.slot}: ` : ''}starting ${d.bench.agents.engine} on ${d.agents.size} agent(s)`);
     const load = await d.agents.start(this.test);

@@ -38,6 +38,8 @@ export function readinessScript(helper: 'loadgate-mattermost' | 'loadgate-agent'
     '  exit 1\n' +
     'fi\n' +
     (helper === 'none' ? '' : `command -v ${helper} > /dev/null || { echo "${helper} is not installed: was this bench built by this version of infra/aws?" >&2; exit 1; }\n`) +
+    // App node 0 counted the errors of the dump's load (loadgate-dataset prepare).
+    (helper === 'loadgate-mattermost' ? 'if [ -s "$home/dataset-load.txt" ]; then cat "$home/dataset-load.txt"; fi\n' : '') +
     'echo ready\n'
   );
 }
@@ -175,4 +177,16 @@ export function startK6Script(scenarioPath: string, env: Record<string, string>)
 
 export function stopK6Script(): string {
   return `${HEADER}loadgate-agent stop-k6\n`;
+}
+
+/**
+ * The dump-load note app node 0's readiness check prints: how many errors psql reported
+ * while loading the dump (which did not stop it, as with load-test-ng) and the first few.
+ * Undefined when the output has none (a snapshot, or a clean load).
+ */
+export function dumpLoadWarning(readinessOutput: string): string | undefined {
+  const count = Number(/^dump-load-errors: (\d+)$/m.exec(readinessOutput)?.[1] ?? 0);
+  if (!count) return undefined;
+  const first = [...readinessOutput.matchAll(/^dump-load-error: (.*)$/gm)].map((m) => (m[1] as string).slice(0, 200));
+  return `the dataset's dump loaded with ${count} psql error(s), which did not stop the load (as with load-test-ng); check they are harmless (/var/log/loadgate-dump.log on app0)${first.length ? `: ${first.join(' | ')}` : ''}`;
 }

@@ -17,6 +17,11 @@ export interface RunSnapshotsOptions {
   mode: 'local' | 'external' | 'off';
   /** The Grafana datasource of the series to show: a duet's slot b has its own Prometheus. */
   datasourceUid?: string;
+  /**
+   * The port of the slot's Mattermost metrics (8067; a duet's slot b 8167): the dashboard's
+   * panels select `instance=~"$app_instance"`, whose default matches :8067 only.
+   */
+  metricsPort?: number;
   dashboardFile?: string;
   fetch?: FetchLike;
 }
@@ -40,6 +45,7 @@ export class RunSnapshots {
         from,
         to,
         datasourceUid: this.o.datasourceUid ?? 'prometheus',
+        ...(this.o.metricsPort ? { variables: { app_instance: `.*:${this.o.metricsPort}` } } : {}),
         ...(this.o.mode === 'external' ? { external: true } : {}),
       });
       return { link: { title: `Grafana snapshot: ${name}`, url: outcome.url }, warnings: outcome.warnings.map((w) => `Grafana snapshot "${name}": ${w}`) };

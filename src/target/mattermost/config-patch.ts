@@ -85,10 +85,26 @@ function benchSettings(t: z.output<typeof benchTopologySchema>): MattermostConfi
   const credentials = `${encodeURIComponent(db.user)}:${encodeURIComponent(db.password)}`;
   const dsn = (hostPort: string) => `postgres://${credentials}@${hostPort}/${db.name}?sslmode=${db.sslmode}&connect_timeout=10`;
   const withPort = (host: string) => (host.includes(':') ? host : `${host}:${db.port}`);
+  const topology: MattermostConfigPatch = {
+    ServiceSettings: { SiteURL: t.siteUrl.replace(/\/+$/, ''), ListenAddress: ':8065' },
+    SqlSettings: { DriverName: db.driver, DataSource: dsn(withPort(db.host)), DataSourceReplicas: db.readers.map((r) => dsn(withPort(r))) },
+    ClusterSettings: { Enable: t.appNodes > 1, ClusterName: t.clusterName, GossipPort: 8074 },
+    MetricsSettings: { Enable: true, ListenAddress: ':8067' },
+  };
+  return deepMerge(benchNodeDefaults(t.maxUsers), topology) as MattermostConfigPatch;
+}
+
+/**
+ * The bench settings that do not depend on where the node is (layer 1 without the
+ * topology): the AWS bench sends them with `target.settings` merged over them as its base
+ * patch (tfvars `mattermost_config_patch`), since a node's config there starts from the
+ * release's defaults, where Mattermost installs and enables its prepackaged plugins
+ * (server/public/model/config.go PluginSettings.SetDefaults: AutomaticPrepackagedPlugins
+ * true, Calls and Playbooks enabled). No bench-owned key is among them.
+ */
+export function benchNodeDefaults(maxUsers: number): MattermostConfigPatch {
   return {
     ServiceSettings: {
-      SiteURL: t.siteUrl.replace(/\/+$/, ''),
-      ListenAddress: ':8065',
       ReadTimeout: 60,
       WriteTimeout: 60,
       IdleTimeout: 90,
@@ -105,25 +121,10 @@ function benchSettings(t: z.output<typeof benchTopologySchema>): MattermostConfi
       // The bench makes no outbound calls: no security bulletins, no marketplace.
       EnableSecurityFixAlert: false,
     },
-    SqlSettings: {
-      DriverName: db.driver,
-      DataSource: dsn(withPort(db.host)),
-      DataSourceReplicas: db.readers.map((r) => dsn(withPort(r))),
-      MaxIdleConns: 100,
-      MaxOpenConns: 100,
-      Trace: false,
-    },
-    ClusterSettings: {
-      Enable: t.appNodes > 1,
-      ClusterName: t.clusterName,
-      UseIPAddress: true,
-      GossipPort: 8074,
-      ReadOnlyConfig: false,
-      EnableGossipCompression: false,
-    },
-    MetricsSettings: { Enable: true, ListenAddress: ':8067' },
+    SqlSettings: { MaxIdleConns: 100, MaxOpenConns: 100, Trace: false },
+    ClusterSettings: { UseIPAddress: true, ReadOnlyConfig: false, EnableGossipCompression: false },
     TeamSettings: {
-      MaxUsersPerTeam: Math.max(200_000, t.maxUsers),
+      MaxUsersPerTeam: Math.max(200_000, maxUsers),
       MaxChannelsPerTeam: 200_000,
       EnableOpenServer: true,
       MaxNotificationsPerChannel: 1000,
@@ -133,7 +134,8 @@ function benchSettings(t: z.output<typeof benchTopologySchema>): MattermostConfi
     EmailSettings: { SendEmailNotifications: false, EnableSignUpWithEmail: true, EnableSignInWithEmail: true, EnableSignInWithUsername: true },
     RateLimitSettings: { Enable: false },
     // Prepackaged plugins stay uninstalled: they are not what the gate measures, and in a
-    // duet both slots' Calls plugins would bind the same port (8443).
+    // duet both slots' Calls plugins would bind the same port (8443). Mattermost installs
+    // them only with AutomaticPrepackagedPlugins (server/channels/app/plugin.go).
     PluginSettings: { Enable: true, EnableUploads: true, EnableMarketplace: false, EnableRemoteMarketplace: false, AutomaticPrepackagedPlugins: false },
   };
 }

@@ -28,7 +28,11 @@ export function checkClientLicence(answer: unknown, where: string): void {
   const parsed = clientLicenseSchema.safeParse(answer);
   if (!parsed.success) throw new Error(`Mattermost at ${where} answered /api/v4/license/client with an unexpected body: no IsLicensed "true" or "false"`);
   if (parsed.data.IsLicensed !== 'true') {
-    throw new InputError(`Mattermost at ${where} has no licence installed: ${LICENCE_REASON}. Provision the bench with license-secret-arn`);
+    // platform/license.go SaveLicense refuses a file licence with fewer users (Features.Users)
+    // than the database holds, and an expired one; LoadLicense then runs unlicensed.
+    throw new InputError(
+      `Mattermost at ${where} has no licence installed: ${LICENCE_REASON}. Provision the bench with license-secret-arn, with a licence that has not expired and whose user count is at least the dataset's users (Mattermost refuses one with fewer: "api.license.add_license.unique_users.app_error" in its log)`,
+    );
   }
 }
 

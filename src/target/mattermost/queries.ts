@@ -63,7 +63,10 @@ export type MattermostWindowQuery =
 /**
  * Per-handler and per-store-method numbers, client totals and the agents' health over a
  * window of `sec` seconds ending at the evaluation time. Agent CPU is each agent's whole
- * node (agents run nothing else), the most loaded agent at its busiest moment.
+ * node (agents run nothing else), the most loaded agent at its busiest moment, among the
+ * agents this Prometheus's `loadtest` job scrapes: in a duet each slot's Prometheus scrapes
+ * every node's node_exporter but only its own slot's agents' client metrics, so one side's
+ * saturated agents do not invalidate the other side's run.
  */
 export function mattermostWindowQueries(sec: number, rateWindow: string, stepSec: number): Record<MattermostWindowQuery, string> {
   const r = `${Math.max(Math.round(sec), 10)}s`;
@@ -77,7 +80,12 @@ export function mattermostWindowQueries(sec: number, rateWindow: string, stepSec
     requests: `sum(increase(loadtest_http_request_time_count{job="loadtest"}[${r}]))`,
     errors: `sum(increase(loadtest_http_errors_total{job="loadtest"}[${r}]))`,
     timeouts: `sum(increase(loadtest_http_timeouts_total{job="loadtest"}[${r}]))`,
-    agentCpuMax: `max_over_time((max(100 * (1 - avg by (instance) (rate(node_cpu_seconds_total{job="node",instance=~"agent.*",mode="idle"}[${rateWindow}])))))[${r}:${stepSec}s])`,
+    agentCpuMax: `max_over_time((max(100 * (1 - avg by (host) (${agentHost(`rate(node_cpu_seconds_total{job="node",instance=~"agent.*",mode="idle"}[${rateWindow}])`)})) and on (host) group by (host) (${agentHost('up{job="loadtest"}')})))[${r}:${stepSec}s])`,
     droppedIterations: `sum(increase(loadgate_engine_dropped_iterations_total{job="loadtest"}[${r}]))`,
   };
+}
+
+/** `expr` with a `host` label: its instance without the port (agent3:9100 and agent3:6566 are one node). */
+function agentHost(expr: string): string {
+  return `label_replace(${expr}, "host", "$1", "instance", "([^:]+):.*")`;
 }

@@ -11,7 +11,7 @@ import { allocatePort, allocatePorts } from '../../../src/util/ports.ts';
 import { httpOk, waitUntilReady } from '../../../src/util/readiness.ts';
 import type { CommandResult, CommandRunner } from '../../../src/util/command-runner.ts';
 import type { RemoteResult, RemoteShell } from '../../../src/bench/aws/remote-shell.ts';
-import { MattermostStandIn } from '../../target/mattermost/mattermost-stand-in.ts';
+import { MattermostStandIn, type StandInLicence } from '../../target/mattermost/mattermost-stand-in.ts';
 import { GrafanaStandIn } from '../../grafana/stand-in.ts';
 
 /**
@@ -78,6 +78,8 @@ export interface LoopbackBench {
   calls: HelperCall[];
   /** Every `aws ...` command line the gate ran. */
   awsCalls: string[];
+  /** Every ExpiresAt the gate tagged the instances with (ec2 create-tags), in order. */
+  expiryTags: { atMs: number; resources: string[]; value: string }[];
   /** The `terraform output -json` of this bench, as infra/aws/outputs.tf would print it. */
   terraformOutputs: Record<string, { sensitive: boolean; type: string; value: unknown }>;
   /** k6 processes started by loadgate-agent and still running. */
@@ -102,7 +104,21 @@ export interface LoopbackOptions {
    * slows every request by this many ms per open websocket (default 2).
    */
   latencyPerUserMs?: Record<string, number>;
+  /**
+   * The licence rows the dataset's dump carries (Systems.ActiveLicenseId and Licenses), in
+   * the pristine copy and in the database the servers user data started run on; default: an
+   * expired licence, as the seed dumps from 2021-22 hold, left in place. User data clears
+   * them before the pristine copy (app.sh.tftpl, run against PostgreSQL in
+   * aws-dataset.test.ts); here they stay, so the gate is shown not to depend on that (a
+   * bench built before it did, a snapshot taken elsewhere). `null`: none.
+   */
+  dumpLicence?: StandInLicence | null;
+  /** The bench's licence file (default: valid for a year, 1000 seats). */
+  licenceFile?: StandInLicence;
 }
+
+/** An Enterprise licence of the kind the seed dumps carry: expired long ago. */
+export const EXPIRED_DUMP_LICENCE: StandInLicence = { id: 'dumplicence000000000000000', expiresAtMs: Date.parse('2022-03-01T00:00:00Z'), users: 100_000 };
 
 type Slot = 'a' | 'b';
 const SLOT_APP_PORTS: Record<Slot, number> = { a: 8065, b: 8165 };
@@ -136,10 +152,16 @@ export async function startLoopbackBench(k6Path: string, users = 40, options: Lo
   // every attempt is refused. Inside the "VPC" (the agents' k6, scripts on app nodes) it
   // routes to the stand-in.
   const privateUrls = {} as Record<Slot, string>;
+  // The dump's licence rows are in the pristine copy; the servers user data started run on
+  // that data, and each restore copies it again until the gate's SQL clears them.
+  const dumpLicence = options.dumpLicence === undefined ? EXPIRED_DUMP_LICENCE : (options.dumpLicence ?? undefined);
+  const licenceFile = options.licenceFile ?? { id: 'benchlicence00000000000000', expiresAtMs: Date.now() + 365 * 24 * 3600 * 1000, users: 1000 };
   for (const slot of slots) {
     const standIn = new MattermostStandIn();
     standIn.latencyPerUserMs = 2;
     for (let i = 1; i <= users; i++) standIn.addUser(`user${i}`, `pass-${i}`);
+    standIn.licenceFile = licenceFile;
+    standIn.databaseLicence = dumpLicence;
     await standIn.start();
     standIns[slot] = standIn;
     standInPorts[slot] = Number(new URL(standIn.baseUrl).port);
@@ -154,7 +176,12 @@ export async function startLoopbackBench(k6Path: string, users = 40, options: Lo
 
   const grafana = new GrafanaStandIn({ editor: GRAFANA_TOKEN });
   // metrics.sh.tftpl provisions slot b's Prometheus as a second data source, uid prometheus-b.
-  if (options.duet) grafana.datasources.add('prometheus-b');
+  // Each holds its own slot's Mattermost, under the instance names of its scrape config.
+  for (const slot of slots) {
+    const uid = slot === 'a' ? 'prometheus' : 'prometheus-b';
+    grafana.datasources.add(uid);
+    grafana.instances.set(uid, [`app0:${SLOT_METRICS_PORTS[slot]}`]);
+  }
   await grafana.start();
 
   const started: ManagedProcess[] = [];
@@ -236,14 +263,21 @@ export async function startLoopbackBench(k6Path: string, users = 40, options: Lo
       // fails while another session copies the same template), so they run one at a time.
       const restored = restores.then(() => {
         standIn!.resetData();
+        standIn!.databaseLicence = dumpLicence;
       });
       restores = restored;
       await restored;
       return ok(`restored slot ${slot}\n`);
     }
     // The SQL the gate runs on the restored database; its effect is tested against a real
-    // PostgreSQL (aws-dataset.test.ts).
-    if (call.cmd === 'psql') return ['postgres://loopback/mattermost', 'postgres://loopback/mattermost_b'].includes(call.args[0] ?? '') && call.args.includes('ON_ERROR_STOP=1') ? ok() : fail(`psql ${call.args.join(' ')}: not the helpers' connection`);
+    // PostgreSQL (aws-dataset.test.ts). Here: load-test-ng's ClearLicensesData statements
+    // remove the database's licence rows.
+    if (call.cmd === 'psql') {
+      const target = ({ 'postgres://loopback/mattermost': 'a', 'postgres://loopback/mattermost_b': 'b' } as Record<string, Slot>)[call.args[0] ?? ''];
+      if (!target || !call.args.includes('ON_ERROR_STOP=1') || !standIns[target]) return fail(`psql ${call.args.join(' ')}: not the helpers' connection`);
+      if (call.stdin.includes("DELETE FROM Systems WHERE Name = 'ActiveLicenseId'") && call.stdin.includes('DELETE FROM Licenses')) standIns[target].databaseLicence = undefined;
+      return ok();
+    }
     if (call.cmd === 'loadgate-mattermost') {
       const mm = standIn as MattermostStandIn;
       const [sub, arg] = args;
@@ -361,9 +395,19 @@ exit "$(jq -r .code <<< "$answer")"
   };
 
   const awsCalls: string[] = [];
+  const expiryTags: LoopbackBench['expiryTags'] = [];
   const aws: CommandRunner = {
     async run(command, args): Promise<CommandResult> {
       awsCalls.push([command, ...args].join(' '));
+      // ec2 create-tags (EC2 API CreateTags): prints nothing on success; every resource must exist.
+      if (command === 'aws' && args[0] === 'ec2' && args[1] === 'create-tags') {
+        const resources = args.slice(args.indexOf('--resources') + 1, args.indexOf('--tags'));
+        const tag = /^Key=ExpiresAt,Value=(.+)$/.exec(args[args.indexOf('--tags') + 1] ?? '');
+        const unknown = resources.filter((id) => !nodeNames[id]);
+        if (unknown.length || !tag) return { code: 254, stdout: '', stderr: `An error occurred (InvalidInstanceID.NotFound) when calling the CreateTags operation: ${unknown.join(', ')}` };
+        expiryTags.push({ atMs: Date.now(), resources, value: tag[1] as string });
+        return { code: 0, stdout: '', stderr: '' };
+      }
       if (command === 'aws' && args[0] === 'secretsmanager' && args[1] === 'get-secret-value' && args.includes(TOKEN_ARN)) {
         return { code: 0, stdout: JSON.stringify({ ARN: TOKEN_ARN, Name: 'lg-loop-1/grafana-token', SecretString: GRAFANA_TOKEN }), stderr: '' };
       }
@@ -432,6 +476,7 @@ exit "$(jq -r .code <<< "$answer")"
     grafana,
     calls,
     awsCalls,
+    expiryTags,
     terraformOutputs,
     runningK6: () => k6ByAgent.size,
     async close() {

@@ -88,3 +88,44 @@ test('a run whose first minute shows no mattermost_* series is stopped with the 
   });
   assert.match((await failing.check(60))!, /no mattermost_\* series/);
 });
+
+test('the stand-in loads licences as Mattermost does: the database licence wins over the file, an expired one is removed at start, too few seats are refused', async () => {
+  const day = 24 * 3600 * 1000;
+  const server = new MattermostStandIn();
+  for (let i = 1; i <= 5; i++) server.addUser(`user${i}`, `pass-${i}`);
+  const bench = { id: 'benchlicence00000000000000', expiresAtMs: Date.now() + 90 * day, users: 100 };
+  const dumped = { id: 'dumplicence000000000000000', expiresAtMs: Date.parse('2022-03-01T00:00:00Z'), users: 100000 };
+  const ask = async () => ((await (await fetch(`${server.baseUrl}/api/v4/license/client?format=old`)).json()) as { IsLicensed: string }).IsLicensed;
+  try {
+    // A dump's licence, long expired, sits in the database: it wins over the file, then the
+    // start-up expiry check removes it, and the server runs unlicensed.
+    server.licenceFile = bench;
+    server.databaseLicence = dumped;
+    await server.start();
+    assert.equal(await ask(), 'false');
+    assert.match(server.licenceLog.join('\n'), /past its grace period/);
+    const active = () => server.databaseLicence;
+    assert.equal(active(), undefined, 'RemoveLicense blanked the active licence');
+    // Its next start finds no active licence and saves the file's.
+    await server.stop();
+    await server.start();
+    assert.equal(await ask(), 'true');
+    assert.equal(active()?.id, bench.id);
+    // With the dump's rows cleared before the first start (as load-test-ng does), the file wins at once.
+    await server.stop();
+    server.databaseLicence = undefined;
+    await server.start();
+    assert.equal(await ask(), 'true');
+    // Fewer seats than the database has users: SaveLicense refuses it.
+    await server.stop();
+    server.databaseLicence = undefined;
+    server.licenceFile = { ...bench, users: 4 };
+    await server.start();
+    assert.equal(await ask(), 'false');
+    assert.match(server.licenceLog.join('\n'), /unique_users.*Users: 4, Count: 5/);
+    // The gate's refusal says what to check.
+    await assert.rejects(requireLicensedServer(server.baseUrl), /has no licence installed: .*whose user count is at least the dataset's users/);
+  } finally {
+    await server.stop();
+  }
+});

@@ -98,6 +98,16 @@ class Histogram {
   }
 }
 
+/** A licence as the stand-in keeps it: its id, when it expires and its seats (Features.Users). */
+export interface StandInLicence {
+  id: string;
+  expiresAtMs: number;
+  users: number;
+}
+
+/** model/license.go LicenseGracePeriod: ten days. */
+const LICENCE_GRACE_PERIOD_MS = 10 * 24 * 3600 * 1000;
+
 export class MattermostStandIn {
   readonly hits = new Map<string, number>();
   /**
@@ -121,6 +131,16 @@ export class MattermostStandIn {
    * persistent notifications (501, Professional or higher).
    */
   licensed = true;
+  /**
+   * The licence rows of its database (Systems.ActiveLicenseId and its Licenses row), as a
+   * loaded dump carries them; undefined: none. Only with `licenceFile` set (a bench node)
+   * does start() decide `licensed` from these, as Mattermost does (loadLicence).
+   */
+  databaseLicence: StandInLicence | undefined;
+  /** The licence at ServiceSettings.LicenseFileLocation; set, start() loads the licence as Mattermost does. */
+  licenceFile: StandInLicence | undefined;
+  /** Why the last start left it unlicensed, as Mattermost would log it. */
+  licenceLog: string[] = [];
   /** Routes (as "METHOD /template") that answer 500, to exercise error accounting. */
   readonly failing = new Set<string>();
   wsOpened = 0;
@@ -150,6 +170,7 @@ export class MattermostStandIn {
 
   /** Listens on `port` (0: any free one; a restart passes the previous one). */
   async start(port = 0): Promise<string> {
+    if (this.licenceFile) this.loadLicence(Date.now());
     this.server = createServer((req, res) => void this.handle(req, res));
     this.server.on('upgrade', (req: IncomingMessage, socket: Socket) => this.upgrade(req, socket));
     await new Promise<void>((resolve) => this.server!.listen(port, '127.0.0.1', resolve));
@@ -177,6 +198,39 @@ export class MattermostStandIn {
     const post: Post = { id: id(), channel_id: channelId, user_id: user.id, message: `seeded by ${login}`, root_id: '' };
     this.posts.set(post.id, post);
     return post;
+  }
+
+  /**
+   * What Mattermost does with licences at start-up:
+   * - server/channels/app/platform/license.go LoadLicense: a licence whose id is in
+   *   Systems.ActiveLicenseId is used as it is (no expiry or seat check); only without one is
+   *   the file at LicenseFileLocation read and saved through SaveLicense;
+   * - SaveLicense refuses a licence whose Features.Users is below the count of users in the
+   *   database ("api.license.add_license.unique_users.app_error") or that has expired, and
+   *   otherwise stores it as the active licence;
+   * - server/channels/app/server.go doLicenseExpirationCheck (run at start): a licence past
+   *   its grace period (model/license.go IsPastGracePeriod, LicenseGracePeriod = 10 days)
+   *   is removed (RemoveLicense blanks ActiveLicenseId), so the server runs unlicensed
+   *   until its next start reads the file again.
+   */
+  private loadLicence(nowMs: number): void {
+    this.licenceLog = [];
+    let licence = this.databaseLicence;
+    if (!licence && this.licenceFile) {
+      const file = this.licenceFile;
+      if (this.users.size > file.users) {
+        this.licenceLog.push(`Failed to save license key loaded from disk: api.license.add_license.unique_users.app_error (Users: ${file.users}, Count: ${this.users.size})`);
+      } else if (file.expiresAtMs < nowMs) {
+        this.licenceLog.push('Failed to save license key loaded from disk: the license has expired');
+      } else {
+        this.databaseLicence = licence = file;
+      }
+    }
+    if (licence && nowMs - licence.expiresAtMs > LICENCE_GRACE_PERIOD_MS) {
+      this.licenceLog.push(`Remove license: licence ${licence.id} is past its grace period`);
+      this.databaseLicence = licence = undefined;
+    }
+    this.licensed = licence !== undefined;
   }
 
   /** Forgets the posts: a restored dataset. Users, team and channels stay. */
