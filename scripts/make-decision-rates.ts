@@ -59,7 +59,7 @@ export async function decisionRatesTable(): Promise<string> {
   const header = `| Case | ${rows.map((p) => `${p.label}: pass / fail / inconclusive % (pairs)`).join(' | ')} |`;
   const rule = `| --- | ${rows.map(() => '---').join(' | ')} |`;
   const body = LINES.map((l) => `| ${l.label} | ${rows.map((p) => cell(l.pick(p.rows))).join(' | ')} |`);
-  const settings = rows.map((p) => `${p.label}: ${p.config.repeats} to ${p.config.maxRepeats} pairs`).join('; ');
+  const settings = rows.map((p) => `${p.label}: ${p.config.repeats} to ${p.config.maxRepeats} pairs at ${p.config.errorRates.falseFailPct} % / ${p.config.errorRates.falsePassPct} %`).join('; ');
   return [header, rule, ...body, '', `${TRIALS} simulated gates per cell, seed ${SEED}; ${settings}. Regenerate with \`npm run decision-rates\`.`].join('\n');
 }
 

@@ -37,6 +37,19 @@ export interface Plan {
   expected?: { duration: ExpectedDuration; cost: CostEstimate };
   /** The gate in both modes, this config's first, for the side-by-side comparison; set by the CLI. */
   modes?: ModeEstimate[];
+  /** An unchanged release at the config's error rates and, when they differ, at 1 % and 1 %; set by the CLI. */
+  rates?: RatesEstimate[];
+}
+
+/** What an unchanged release's gate is expected to take at one pair of error rates. */
+export interface RatesEstimate {
+  falseFailPct: number;
+  falsePassPct: number;
+  /** Pairs (duets) expected, and the share of gates that end inconclusive at maxRepeats. */
+  pairs: number;
+  inconclusivePct: number;
+  totalSec: number;
+  costUsd: number;
 }
 
 /** One mode's figures on the same bench: the worst case, the expectation and the run jobs. */
@@ -223,6 +236,7 @@ export function renderPlanText(plan: Plan): string {
   lines.push(`  ${'total'.padEnd(itemWidth)}  ${' '.repeat(35)}${usd(cost.totalUsd).padStart(9)}`);
   for (const note of cost.notes) lines.push(`  ${note}`);
   if (plan.expected) lines.push('', ...renderExpected(plan.expected.duration, plan.expected.cost.totalUsd));
+  if (plan.rates) lines.push('', ...renderRates(plan.rates));
   if (plan.modes) lines.push('', ...renderModes(plan.modes));
   lines.push('');
   // max-cost caps the worst case: the bench may run that long (its expiry allows it), so a
@@ -239,6 +253,16 @@ export function renderPlanText(plan: Plan): string {
     );
   }
   return lines.join('\n');
+}
+
+/** The config's error rates beside 1 % and 1 %: what each costs an unchanged release in time, money and inconclusive gates. */
+function renderRates(rates: readonly RatesEstimate[]): string[] {
+  const lines = ['Error rates (errorRates: false fail over all checks, false pass per check), an unchanged release:'];
+  rates.forEach((r, i) => {
+    const which = i === 0 ? 'this config' : 'the default';
+    lines.push(`  ${`${r.falseFailPct} % / ${r.falsePassPct} %`.padEnd(12)} ${which.padEnd(12)} ${r.pairs.toFixed(2)} pairs expected, ${r.inconclusivePct.toFixed(1)} % inconclusive, ${formatDuration(r.totalSec)}, ${usd(r.costUsd)}`);
+  });
+  return lines;
 }
 
 function renderExpected(e: ExpectedDuration, costUsd: number): string[] {
@@ -292,5 +316,6 @@ export function planJson(plan: Plan): Record<string, unknown> {
       ? { expected: { runsPerSide: plan.expected.duration.runsPerSide, totalSec: plan.expected.duration.totalSec, longestRunSec: plan.expected.duration.longestRunSec, runs: plan.expected.duration.runs, costUsd: plan.expected.cost.totalUsd } }
       : {}),
     ...(plan.modes ? { modes: plan.modes } : {}),
+    ...(plan.rates ? { rates: plan.rates } : {}),
   };
 }

@@ -9,6 +9,7 @@ import { assumedModel, loadNoiseModel, noiseModelPath } from '../noise/model.ts'
 import { InputError } from '../util/errors.ts';
 import { OutDir } from '../util/out-dir.ts';
 import { compareRuns, type CompareSetup } from './compare-runs.ts';
+import { errorRatesOf } from './sequential.ts';
 import type { Comparison } from '../results/comparison.ts';
 import type { VerdictFile } from '../results/verdict-schema.ts';
 
@@ -40,6 +41,7 @@ export async function compareSetup(options: Pick<CompareOptions, 'config' | 'con
     minPairs: config.repeats,
     maxPairs: config.maxRepeats,
     mode: config.mode,
+    errorRates: errorRatesOf(config),
   };
 }
 

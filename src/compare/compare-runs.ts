@@ -5,6 +5,7 @@ import { runsMode, unpairedDuets, type RunMode } from './mode.ts';
 import { InputError } from '../util/errors.ts';
 import { fmtDelta } from '../report/format.ts';
 import { judge, materialPctOf, type CheckBase, type CheckInput } from './decision.ts';
+import type { ErrorRates } from './sequential.ts';
 import { atCap, groupByTest, runLabel, singleCpuQuota, singleVersion, testProblems, timingDeltas } from './group.ts';
 import type { Comparison, TestComparison } from '../results/comparison.ts';
 import { RATE_METRICS, RELATIVE_METRICS, type RateMetric, type RelativeMetric } from '../results/judged-metrics.ts';
@@ -21,6 +22,8 @@ export interface CompareSetup {
   maxPairs?: number;
   /** The config's mode; the runs must have run in it. */
   mode?: RunMode;
+  /** The config's error rates; 1 % and 1 % when absent. */
+  errorRates?: ErrorRates;
 }
 
 /** Grouping and shape checks, then the metrics per check, then the sequential decision. */
@@ -69,7 +72,7 @@ export function compareRuns(baselineRuns: readonly RunResult[], candidateRuns: r
   const allProblems = [...globalProblems, ...tests.flatMap((t) => t.problems)];
   const j = judge(
     inputs,
-    { model: setup.model ?? assumedModel(), tolerances, minPairs: setup.minPairs ?? 1, maxPairs: Math.max(setup.maxPairs ?? 3, setup.minPairs ?? 1) },
+    { model: setup.model ?? assumedModel(), tolerances, minPairs: setup.minPairs ?? 1, maxPairs: Math.max(setup.maxPairs ?? 3, setup.minPairs ?? 1), ...(setup.errorRates ? { errorRates: setup.errorRates } : {}) },
     allProblems,
     setup.modelPath ?? null,
   );

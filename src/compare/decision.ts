@@ -5,8 +5,7 @@ import { fmtPct } from '../report/format.ts';
 import { RELATIVE_METRICS } from '../results/judged-metrics.ts';
 import { geometricMeanAt, mean } from '../util/stats.ts';
 import {
-  GATE_FALSE_FAIL,
-  CHECK_FALSE_PASS,
+  DEFAULT_ERROR_RATES,
   defaultWeights,
   splitBudget,
   gateOnRecord,
@@ -24,6 +23,7 @@ import {
   type NoisePrior,
   type RateCount,
   type RunPairs,
+  type ErrorRates,
   type SlotPrior,
   type SprtRule,
 } from './sequential.ts';
@@ -66,6 +66,8 @@ export interface CheckInput {
 export interface DecisionSetup {
   model: NoiseModel;
   tolerances: Tolerances;
+  /** The error rates the gate keeps; 1 % and 1 % when absent. */
+  errorRates?: ErrorRates;
   /** `repeats`: the gate never stops before this many pairs. */
   minPairs: number;
   /** `maxRepeats`: undecided at this many pairs is inconclusive. */
@@ -180,17 +182,17 @@ function noiseOf(input: CheckInput, setup: DecisionSetup): CheckNoise {
 }
 
 /** Each check's weight (the config's, else defaultWeights) and its bounds from the gate's budget (splitBudget). */
-function rulesOf(checks: readonly CheckNoise[]): { weight: number; rule: SprtRule }[] {
+function rulesOf(checks: readonly CheckNoise[], rates: ErrorRates): { weight: number; rule: SprtRule }[] {
   const defaults = defaultWeights(checks.map((c) => ({ sdLog: c.sdLog, m: c.m, rate: !!c.input.rate, gating: c.input.base.gating })));
   const weighted = checks.map((c, i) => ({ weight: c.input.weight ?? (defaults[i] as number), gating: c.input.base.gating }));
-  const rules = splitBudget(weighted);
+  const rules = splitBudget(weighted, rates.falseFail, rates.falsePass);
   return weighted.map((w, i) => ({ weight: w.weight, rule: rules[i] as SprtRule }));
 }
 
 /** The core: one sequential walk per check, then the gate's walk over the pairs. */
 export function decideGate(inputs: readonly CheckInput[], setup: DecisionSetup): GateDecision {
   const noise = inputs.map((input) => noiseOf(input, setup));
-  const rules = rulesOf(noise);
+  const rules = rulesOf(noise, setup.errorRates ?? DEFAULT_ERROR_RATES);
   const judged: JudgedCheck[] = noise.map((c, i) => {
     const { input, m, prior, speed } = c;
     const { weight, rule } = rules[i] as { weight: number; rule: SprtRule };
@@ -295,8 +297,8 @@ export function judge(inputs: readonly CheckInput[], setup: DecisionSetup, probl
   const { verdict, next, stopReason, suggestedMorePairs } = gateOutcome(g, checks, problems, setup);
   const decision: Decision = {
     rule: 'sprt',
-    alpha: GATE_FALSE_FAIL,
-    beta: CHECK_FALSE_PASS,
+    alpha: (setup.errorRates ?? DEFAULT_ERROR_RATES).falseFail,
+    beta: (setup.errorRates ?? DEFAULT_ERROR_RATES).falsePass,
     gatingChecks: g.judged.filter((j) => j.input.base.gating).length,
     noiseModel: {
       path: modelPath,

@@ -53,9 +53,22 @@ export function sprtRule(alpha: number, falsePass = CHECK_FALSE_PASS): SprtRule 
  * (a weighted Bonferroni split: the gating checks' false-fail rates add up to at most the
  * budget). A context-only check is judged at the share it would have as one more.
  */
-export function splitBudget(checks: readonly { weight: number; gating: boolean }[], gateFalseFail = GATE_FALSE_FAIL): SprtRule[] {
+export function splitBudget(checks: readonly { weight: number; gating: boolean }[], gateFalseFail = GATE_FALSE_FAIL, falsePass = CHECK_FALSE_PASS): SprtRule[] {
   const total = checks.reduce((a, c) => a + (c.gating ? c.weight : 0), 0);
-  return checks.map((c) => sprtRule((gateFalseFail * c.weight) / Math.max(c.gating ? total : total + c.weight, c.weight)));
+  return checks.map((c) => sprtRule((gateFalseFail * c.weight) / Math.max(c.gating ? total : total + c.weight, c.weight), falsePass));
+}
+
+/** The two error rates a gate keeps, as fractions: the config's `errorRates`, else 1 % and 1 %. */
+export interface ErrorRates {
+  falseFail: number;
+  falsePass: number;
+}
+
+export const DEFAULT_ERROR_RATES: ErrorRates = { falseFail: GATE_FALSE_FAIL, falsePass: CHECK_FALSE_PASS };
+
+/** A config's `errorRates` (percentages) as fractions. */
+export function errorRatesOf(config: { errorRates: { falseFailPct: number; falsePassPct: number } }): ErrorRates {
+  return { falseFail: config.errorRates.falseFailPct / 100, falsePass: config.errorRates.falsePassPct / 100 };
 }
 
 /** The weight a check gets when the config gives none (see defaultWeight). */

@@ -4,7 +4,7 @@ import { gatingMetrics, type GatingMetric } from '../noise/profile.ts';
 import { decideGate, materialPctOf, type CheckInput, type DecisionSetup } from './decision.ts';
 import { RELATIVE_METRICS } from '../results/judged-metrics.ts';
 import { seededRandom } from '../util/random.ts';
-import { candidateFirst, gaussian, runSlot } from './sequential.ts';
+import { candidateFirst, DEFAULT_ERROR_RATES, errorRatesOf, gaussian, runSlot, type ErrorRates } from './sequential.ts';
 import { probeSdLog, speedFitUnclear } from '../noise/speed.ts';
 
 /**
@@ -192,7 +192,7 @@ export function syntheticInputs(metrics: readonly GatingMetric[], c: SimulationC
 }
 
 export function simulate(config: GateConfig, model: NoiseModel, options: SimulationOptions): SimulationRow[] {
-  const setup: DecisionSetup = { model, tolerances: config.tolerances, minPairs: config.repeats, maxPairs: config.maxRepeats };
+  const setup = decisionSetupOf(config, model);
   const metrics = gatingMetrics(config);
   const random = seededRandom(options.seed);
   const noise: SyntheticNoise = {
@@ -216,39 +216,65 @@ export function simulate(config: GateConfig, model: NoiseModel, options: Simulat
   });
 }
 
+/** The decision set-up a config gives a simulated gate: its model, tolerances, pairs and error rates. */
+export function decisionSetupOf(config: GateConfig, model: NoiseModel): DecisionSetup {
+  return { model, tolerances: config.tolerances, minPairs: config.repeats, maxPairs: config.maxRepeats, errorRates: errorRatesOf(config) };
+}
+
 /**
  * The decision's goals, per row: at the model's noise, no change passes ≥ 96 % and fails
- * ≤ 1 %, a material regression fails ≥ 95 % and passes ≤ 1 %; on a bench the model does not
- * describe (noisier, an unmodelled shared factor, a drift or a step), no change fails ≤ 1 %
- * and a material regression passes ≤ 1 %, while inconclusive may rise. A line per miss.
+ * within the gate's false-fail rate (1 % by default), a material regression fails ≥ 95 % and
+ * passes within its false-pass rate; on a bench the model does not describe (noisier, an
+ * unmodelled shared factor, a slot effect, a drift or a step), no change fails and a
+ * material regression passes within the same rates, while inconclusive may rise. A line
+ * per miss.
  */
-export function goalShortfalls(rows: readonly SimulationRow[]): string[] {
+export function goalShortfalls(rows: readonly SimulationRow[], rates: ErrorRates = DEFAULT_ERROR_RATES): string[] {
   const out: string[] = [];
+  const [falseFail, falsePass] = [100 * rates.falseFail, 100 * rates.falsePass];
   for (const r of rows) {
     const name = `${r.label}${r.metric ? ` on ${r.metric}` : ''}`;
     const atModel = r.bench === 'model' && (r.kind === 'none' || r.kind === 'material');
     if (r.kind === 'none' || r.kind === 'drift' || r.kind === 'step') {
-      if (r.fail > 1) out.push(`${name}: fail ${r.fail.toFixed(1)}% > 1%`);
+      if (r.fail > falseFail) out.push(`${name}: fail ${r.fail.toFixed(1)}% > ${falseFail}%`);
       if (atModel && r.pass < 96) out.push(`${name}: pass ${r.pass.toFixed(1)}% < 96%`);
     }
     if (r.kind === 'material') {
-      if (r.pass > 1) out.push(`${name}: pass ${r.pass.toFixed(1)}% > 1%`);
+      if (r.pass > falsePass) out.push(`${name}: pass ${r.pass.toFixed(1)}% > ${falsePass}%`);
       if (atModel && r.fail < 95) out.push(`${name}: fail ${r.fail.toFixed(1)}% < 95%`);
     }
   }
   return out;
 }
 
-/**
- * Expected pairs per test for an unchanged release (the usual case), by the same Monte
- * Carlo: what `loadgate plan` multiplies its expected run time by.
- */
-export function expectedPairsNoChange(config: GateConfig, model: NoiseModel, trials = 400, seed = 1): number {
-  const setup: DecisionSetup = { model, tolerances: config.tolerances, minPairs: config.repeats, maxPairs: config.maxRepeats };
+/** An unchanged release's gate, by the same Monte Carlo: its expected pairs and how often it ends inconclusive. */
+export interface NoChangeOutcome {
+  meanPairs: number;
+  inconclusivePct: number;
+}
+
+export function noChangeOutcome(config: GateConfig, model: NoiseModel, trials = 400, seed = 1): NoChangeOutcome {
+  const setup = decisionSetupOf(config, model);
   const metrics = gatingMetrics(config);
   const random = seededRandom(seed);
   const none = simulationCases(config, 0)[0] as SimulationCase;
   let sum = 0;
-  for (let t = 0; t < trials; t++) sum += decideGate(syntheticInputs(metrics, none, setup, config, setup.maxPairs, { order: 'abba', noiseScale: 1 }, random), setup).gate.stopAt;
-  return sum / trials;
+  let undecided = 0;
+  for (let t = 0; t < trials; t++) {
+    const g = decideGate(syntheticInputs(metrics, none, setup, config, setup.maxPairs, { order: 'abba', noiseScale: 1 }, random), setup).gate;
+    sum += g.stopAt;
+    if (g.outcome === 'undecided') undecided++;
+  }
+  return { meanPairs: sum / trials, inconclusivePct: (100 * undecided) / trials };
+}
+
+/** Expected pairs per test for an unchanged release (the usual case): what `loadgate plan` multiplies its expected run time by. */
+export function expectedPairsNoChange(config: GateConfig, model: NoiseModel, trials = 400, seed = 1): number {
+  return noChangeOutcome(config, model, trials, seed).meanPairs;
+}
+
+/** The config at loadgate's default error rates (1 % and 1 %), to set beside its own. */
+export function atDefaultRates(config: GateConfig): GateConfig | null {
+  const { falseFailPct, falsePassPct } = config.errorRates;
+  return falseFailPct === 1 && falsePassPct === 1 ? null : { ...config, errorRates: { falseFailPct: 1, falsePassPct: 1 } };
 }

@@ -251,6 +251,13 @@ export const gateConfigSchema = z.strictObject({
   maxRepeats: z.number().int().min(1).max(20).default(3).describe('Pairs added while the sequential decision is undecided, at most; undecided then is inconclusive'),
   noiseModel: z.string().min(1).optional().describe('Noise model: builtin:<name> for one loadgate ships (noise/<name>.json, wherever loadgate is installed), or a file (loadgate calibrate) relative to this config; without it the noise is assumed from the tolerances'),
   tolerances: tolerancesSchema.prefault({}),
+  errorRates: z
+    .strictObject({
+      falseFailPct: z.number().gt(0).max(20).default(1).describe('How often an unchanged release may fail, %, over all gating checks together'),
+      falsePassPct: z.number().gt(0).max(20).default(1).describe('How often a material regression may pass a check, %'),
+    })
+    .prefault({})
+    .describe('The error rates the sequential test keeps, at any pair it stops. Looser rates decide in fewer pairs: `loadgate plan` and `loadgate simulate` show both beside 1 % and 1 %'),
 }).superRefine((c, ctx) => {
   if (c.mode !== 'duet' || c.bench.kind !== 'aws') return;
   const agents = c.bench.aws.agentCount;

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { goalShortfalls, simulate, simulationCases, syntheticInputs, type SimulationRow } from '../../src/compare/simulate.ts';
 import { gatingMetrics } from '../../src/noise/profile.ts';
 import { seededRandom } from '../../src/util/random.ts';
+import { errorRatesOf } from '../../src/compare/sequential.ts';
 import { loadGateConfig } from '../../src/config/load.ts';
 import { loadNoiseModel } from '../../src/noise/model.ts';
 
@@ -22,20 +23,21 @@ const SHIPPED = ['local-synapse', 'aws-mattermost-sequential', 'aws-mattermost']
 
 const row = (rows: readonly SimulationRow[], kind: string, bench: string, metric: string | null = null) => rows.find((r) => r.kind === kind && r.bench === bench && r.metric === metric)!;
 
-test('every shipped profile: no false fail of an unchanged release and no false pass of a material regression at the model\'s noise or 1.5 × it; the shortfalls are those stated', async () => {
+test('every shipped profile: false fails of an unchanged release and false passes of a material regression within its stated rates at the model\'s noise or 1.5 × it; the shortfalls are those stated', async () => {
   for (const name of SHIPPED) {
     const { config, model } = await profile(name);
     const rows = simulate(config, model, { trials: 1000, seed: 1 });
+    const { falseFailPct, falsePassPct } = config.errorRates;
     for (const bench of ['model', 'noisier']) {
-      assert.ok(row(rows, 'none', bench).fail <= 1, `${name} ${bench}: ${JSON.stringify(row(rows, 'none', bench))}`);
-      for (const r of rows.filter((x) => x.kind === 'material' && x.bench === bench)) assert.ok(r.pass <= 1, `${name}: ${JSON.stringify(r)}`);
+      assert.ok(row(rows, 'none', bench).fail <= falseFailPct, `${name} ${bench}: ${JSON.stringify(row(rows, 'none', bench))}`);
+      for (const r of rows.filter((x) => x.kind === 'material' && x.bench === bench)) assert.ok(r.pass <= falsePassPct, `${name}: ${JSON.stringify(r)}`);
     }
     // What is not met, as the docs state it: passes and fails that take more than maxRepeats
     // pairs at an uncertain noise (inconclusive), and on a bench with an unmodelled 6 % per-run
     // factor (2 to 3.5 times the supported-users model) a few false passes of a 10 % loss.
     const stated = [/^no change: pass/, /^material on [a-z.A-Z0-9]+: fail/, /a shared per-run factor of 6%/];
     assert.deepEqual(
-      goalShortfalls(rows).filter((s) => !stated.some((re) => re.test(s))),
+      goalShortfalls(rows, errorRatesOf(config)).filter((s) => !stated.some((re) => re.test(s))),
       [],
       name,
     );

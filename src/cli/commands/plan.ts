@@ -3,10 +3,10 @@ import { z } from 'zod';
 import { loadGateConfig } from '../../config/load.ts';
 import type { GateConfig } from '../../config/schema.ts';
 import { InputError } from '../../util/errors.ts';
-import { buildPlan, planJson, renderPlanText, requireDataset, type ModeEstimate, type Plan } from '../../aws/bench-plan.ts';
+import { buildPlan, planJson, renderPlanText, requireDataset, type ModeEstimate, type Plan, type RatesEstimate } from '../../aws/bench-plan.ts';
 import { estimateCost, type DbSource } from '../../aws/cost.ts';
 import { expectedDuration } from '../../aws/expected.ts';
-import { expectedPairsNoChange } from '../../compare/simulate.ts';
+import { atDefaultRates, noChangeOutcome, type NoChangeOutcome } from '../../compare/simulate.ts';
 import { assumedModel, loadNoiseModel, noiseModelPath } from '../../noise/model.ts';
 import { GITHUB_HOSTED_JOB_LIMIT_MINUTES, planJobs, renderJobPlan, runnerLimitSchema } from '../../aws/job-limits.ts';
 import { readRunInfo, type RunContext } from '../../aws/run-info.ts';
@@ -119,9 +119,28 @@ async function planWithExpected(config: GateConfig, flags: Flags, dbSource: DbSo
   const plan = buildPlan(config, { dbSource, ...(flags['max-cost'] !== undefined ? { maxCostUsd: flags['max-cost'] } : {}) });
   const modelPath = noiseModelPath(config, flags.config);
   const model = modelPath ? await loadNoiseModel(modelPath, config) : assumedModel();
-  const expected = await expectedDuration(config, plan.duration, { runsPerSide: Math.max(1, expectedPairsNoChange(config, model)) });
+  const outcome = noChangeOutcome(config, model);
+  const expected = await expectedDuration(config, plan.duration, { runsPerSide: Math.max(1, outcome.meanPairs) });
   plan.expected = { duration: expected, cost: estimateCost(plan.bench, expected.totalSec) };
+  plan.rates = [rateEstimate(config, outcome, expected.totalSec, plan)];
+  const defaults = atDefaultRates(config);
+  if (defaults) {
+    const atDefaults = noChangeOutcome(defaults, model);
+    const duration = await expectedDuration(defaults, plan.duration, { runsPerSide: Math.max(1, atDefaults.meanPairs) });
+    plan.rates.push(rateEstimate(defaults, atDefaults, duration.totalSec, plan));
+  }
   return plan;
+}
+
+function rateEstimate(config: GateConfig, outcome: NoChangeOutcome, totalSec: number, plan: Plan): RatesEstimate {
+  return {
+    falseFailPct: config.errorRates.falseFailPct,
+    falsePassPct: config.errorRates.falsePassPct,
+    pairs: outcome.meanPairs,
+    inconclusivePct: outcome.inconclusivePct,
+    totalSec,
+    costUsd: estimateCost(plan.bench, totalSec).totalUsd,
+  };
 }
 
 /**
