@@ -273,6 +273,48 @@ export function expectedPairsNoChange(config: GateConfig, model: NoiseModel, tri
   return noChangeOutcome(config, model, trials, seed).meanPairs;
 }
 
+/** What becomes of the gates that end inconclusive at maxRepeats: continued, or started over. */
+export interface AfterInconclusive {
+  label: string;
+  metric: string | null;
+  /** The gate as configured. */
+  once: SimulationRow;
+  /** The same gates continued by `extra` more pairs: one sequential test over every pair. */
+  continued: SimulationRow;
+  /** The inconclusive ones run again from nothing, an independent gate of the same length. */
+  restarted: { pass: number; fail: number; inconclusive: number; meanPairs: number };
+}
+
+/**
+ * An inconclusive gate continued, against one started over, for no change and a material
+ * loss of supported users. Continuing keeps the stated error rates: Ville's bound holds at
+ * whatever pair the test stops. Starting over gives the undecided gates a second, independent
+ * chance to fail wrongly, and throws away the pairs already run.
+ */
+export function afterInconclusive(config: GateConfig, model: NoiseModel, extra: number, options: SimulationOptions): AfterInconclusive[] {
+  const pick = (rows: readonly SimulationRow[], kind: string, metric: string | null) => rows.find((r) => r.kind === kind && r.bench === 'model' && r.metric === metric);
+  const once = simulate(config, model, options);
+  const continued = simulate({ ...config, maxRepeats: config.maxRepeats + extra }, model, options);
+  const out: AfterInconclusive[] = [];
+  for (const [kind, metric, label] of [
+    ['none', null, 'no change'],
+    ['material', 'unbounded.supportedUsers', 'material loss of supported users'],
+  ] as const) {
+    const a = pick(once, kind, metric);
+    const b = pick(continued, kind, metric);
+    if (!a || !b) continue;
+    const i = a.inconclusive / 100;
+    out.push({
+      label,
+      metric,
+      once: a,
+      continued: b,
+      restarted: { pass: a.pass * (1 + i), fail: a.fail * (1 + i), inconclusive: a.inconclusive * i, meanPairs: a.meanPairs * (1 + i) },
+    });
+  }
+  return out;
+}
+
 /** The config at loadgate's default error rates (1 % and 1 %), to set beside its own. */
 export function atDefaultRates(config: GateConfig): GateConfig | null {
   const { falseFailPct, falsePassPct } = config.errorRates;

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { goalShortfalls, simulate, simulationCases, syntheticInputs, type SimulationRow } from '../../src/compare/simulate.ts';
+import { afterInconclusive, goalShortfalls, simulate, simulationCases, syntheticInputs, type SimulationRow } from '../../src/compare/simulate.ts';
 import { gatingMetrics } from '../../src/noise/profile.ts';
 import { seededRandom } from '../../src/util/random.ts';
 import { errorRatesOf } from '../../src/compare/sequential.ts';
@@ -184,4 +184,18 @@ test('duets with slot a 3 % faster than slot b, which the model does not know: n
     assert.ok(users('slots').fail >= 95, `${name}: ${JSON.stringify(users('slots'))}`);
     assert.ok(row(rows, 'none', 'slots').fail <= 1);
   }
+});
+
+test('an inconclusive gate continued keeps the stated error rates and decides the rest; started over, it runs more pairs for the same', async () => {
+  const { config, model } = await profile('aws-mattermost-sequential');
+  const strict = { ...config, errorRates: { falseFailPct: 1, falsePassPct: 1 } };
+  const after = afterInconclusive(strict, model, 3, { trials: 1000, seed: 1 });
+  const none = after.find((a) => a.label === 'no change')!;
+  const loss = after.find((a) => a.metric === 'unbounded.supportedUsers')!;
+  assert.ok(none.once.inconclusive > 10, JSON.stringify(none.once));
+  assert.ok(none.continued.fail <= 1 && loss.continued.pass <= 1, JSON.stringify({ none: none.continued, loss: loss.continued }));
+  assert.ok(none.continued.inconclusive < none.once.inconclusive / 2);
+  assert.ok(loss.continued.fail > loss.once.fail);
+  // Starting over runs the undecided gates' pairs again.
+  assert.ok(none.restarted.meanPairs > none.continued.meanPairs, `${none.restarted.meanPairs} against ${none.continued.meanPairs}`);
 });

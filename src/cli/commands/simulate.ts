@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { atDefaultRates, goalShortfalls, simulate, type SimulationRow } from '../../compare/simulate.ts';
+import { afterInconclusive, atDefaultRates, goalShortfalls, simulate, type AfterInconclusive, type SimulationRow } from '../../compare/simulate.ts';
 import { errorRatesOf } from '../../compare/sequential.ts';
 import { loadGateConfig } from '../../config/load.ts';
 import { assumedModel, loadNoiseModel, noiseModelPath } from '../../noise/model.ts';
@@ -50,6 +50,15 @@ Seeded: the same inputs print the same table.`,
         .refine((x) => x <= 10, 'expected a multiple from 0 to 10'),
       "For checks whose noise model has a speed fit (the local bench's CPU probe): the metric's true slope against the machine's speed as x times the fitted one (default 1; 0: the probe says nothing; 2: twice as steep)",
     ),
+    continue: flag.optional(
+      '<n>',
+      z
+        .string()
+        .regex(/^\d+$/, 'expected a whole number of pairs, e.g. 3')
+        .transform(Number)
+        .refine((n) => n >= 1 && n <= 20, 'expected 1 to 20 pairs'),
+      'Also show what becomes of the gates that end inconclusive: continued by n more pairs (run --resume --max-repeats), against started over as a new gate',
+    ),
     json: flag.toggle('Print the rows and the goals as JSON'),
   },
   notes: 'Exit codes: 0 printed (goals met or not: see the output), 3 bad input.',
@@ -70,20 +79,23 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
     if (!known.includes(scale.metric)) throw new InputError(`--noise-scale: ${scale.metric} is not a gating relative metric of ${flags.config}; use one of ${known.join(', ')}`);
   }
   const slopeScale = flags['slope-scale'];
-  const rows = simulate(config, model, {
+  const options = {
     trials: flags.trials,
     seed: flags.seed,
     noiseScale: scale?.scale ?? 1,
     ...(scale?.metric ? { noiseScaleMetric: scale.metric } : {}),
     ...(slopeScale !== undefined ? { slopeScale } : {}),
-  });
+  };
+  const rows = simulate(config, model, options);
   const rates = errorRatesOf(config);
   const shortfalls = goalShortfalls(rows, rates);
+  const extra = flags.continue;
+  const after = extra !== undefined ? afterInconclusive(config, model, extra, options) : null;
   // The same gate at 1 % and 1 %, beside the config's own rates.
   const defaults = atDefaultRates(config);
-  const atDefaults = defaults ? simulate(defaults, model, { trials: flags.trials, seed: flags.seed, noiseScale: scale?.scale ?? 1, ...(scale?.metric ? { noiseScaleMetric: scale.metric } : {}), ...(slopeScale !== undefined ? { slopeScale } : {}) }) : null;
+  const atDefaults = defaults ? simulate(defaults, model, options) : null;
   if (flags.json) {
-    io.out(JSON.stringify({ config: flags.config, noiseModel: path, kind: model.kind, trials: flags.trials, seed: flags.seed, noiseScale: scale ?? { scale: 1 }, slopeScale: slopeScale ?? 1, repeats: config.repeats, maxRepeats: config.maxRepeats, errorRates: config.errorRates, rows, shortfalls, ...(atDefaults ? { atDefaultRates: atDefaults } : {}) }, null, 2));
+    io.out(JSON.stringify({ config: flags.config, noiseModel: path, kind: model.kind, trials: flags.trials, seed: flags.seed, noiseScale: scale ?? { scale: 1 }, slopeScale: slopeScale ?? 1, repeats: config.repeats, maxRepeats: config.maxRepeats, errorRates: config.errorRates, rows, shortfalls, ...(atDefaults ? { atDefaultRates: atDefaults } : {}), ...(after ? { afterInconclusive: after } : {}) }, null, 2));
     return 0;
   }
   const noisier =
@@ -93,6 +105,7 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
   io.out(`${flags.config}: noise model ${path ?? 'assumed from the tolerances'} (${model.kind}), ${config.repeats}..${config.maxRepeats} pairs, error rates ${ff} % false fail and ${fp} % false pass, ${flags.trials} trials per row, seed ${flags.seed}${noisier}`);
   io.out(table(rows));
   if (atDefaults) io.out(beside(rows, atDefaults, ff, fp));
+  if (after && extra !== undefined) io.out(afterText(after, config.maxRepeats, extra));
   if (!shortfalls.length) io.out(`Goals met: at the model, no change passes ≥ 96 % and fails ≤ ${ff} %, a material regression on any one gating metric fails ≥ 95 % and passes ≤ ${fp} %; on benches the model does not describe, no change fails ≤ ${ff} % and a material regression passes ≤ ${fp} %.`);
   else {
     io.out(`Goals not met (${shortfalls.length}):`);
@@ -109,6 +122,13 @@ function beside(rows: readonly SimulationRow[], atDefaults: readonly SimulationR
   lines.push(`  no change: ${cell(pick(rows, 'none', null))} against ${cell(pick(atDefaults, 'none', null))}`);
   const users = 'unbounded.supportedUsers';
   if (pick(rows, 'material', users)) lines.push(`  material loss of supported users: ${cell(pick(rows, 'material', users))} against ${cell(pick(atDefaults, 'material', users))}`);
+  return lines.join('\n');
+}
+
+function afterText(after: readonly AfterInconclusive[], maxRepeats: number, extra: number): string {
+  const rates = (r: { pass: number; fail: number; inconclusive: number; meanPairs: number }) => `${r.pass.toFixed(1)} / ${r.fail.toFixed(1)} / ${r.inconclusive.toFixed(1)} % (${r.meanPairs.toFixed(2)} pairs)`;
+  const lines = [`An inconclusive gate (pass / fail / inconclusive): as configured (at most ${maxRepeats} pairs); continued by up to ${extra} more pairs, one test over every pair; started over as a new gate of at most ${maxRepeats}:`];
+  for (const a of after) lines.push(`  ${a.label}: ${rates(a.once)}; continued ${rates(a.continued)}; started over ${rates(a.restarted)}`);
   return lines.join('\n');
 }
 
