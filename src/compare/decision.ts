@@ -127,6 +127,12 @@ export function materialPctOf(tolerances: Tolerances, key: string): number {
  * rates by under 1 point with it, and halves a material loss's fails without it.
  */
 export const ASSUMED_SLOT_SHARE = 2;
+/**
+ * ...and never above this sd (log units): slots differ by their agents, ports and databases,
+ * a few per cent whatever a metric's own noise; a wider prior would let a noisy metric's
+ * collapse pass for a slot effect on a first duet.
+ */
+export const ASSUMED_SLOT_SD_MAX = 0.04;
 
 /**
  * A duet check's slot-effect prior (sequential.ts SlotPrior), in badness units: the model
@@ -135,7 +141,10 @@ export const ASSUMED_SLOT_SHARE = 2;
  */
 export function slotPriorFor(model: NoiseModel, test: string, metric: string, worse: 'higher' | 'lower', perSide: number): SlotPrior {
   const measured = slotEffectFor(model, test, metric);
-  if (!measured) return { gamma0: 0, c: ASSUMED_SLOT_SHARE * ASSUMED_SLOT_SHARE };
+  if (!measured) {
+    const pairSd = Math.SQRT2 * perSide;
+    return { gamma0: 0, c: Math.min(ASSUMED_SLOT_SHARE, ASSUMED_SLOT_SD_MAX / pairSd) ** 2 };
+  }
   // A difference with the candidate in slot a reads ln(a/b) more, in the metric's own direction.
   return { gamma0: (worse === 'higher' ? 1 : -1) * measured.logRatio, c: (measured.sd * measured.sd) / (2 * perSide * perSide) };
 }
