@@ -128,7 +128,7 @@ test('loadgate run drives an AWS bench: versions switched, load split over agent
       assert.equal(typeof r.generator?.cpuPercentMax, 'number');
       assert.equal(r.generator?.droppedIterations, 0);
       // The Grafana snapshot of this run, with the stand-in's token from "Secrets Manager".
-      assert.equal(r.links.length, 1, JSON.stringify(r.links));
+      assert.equal(r.links.length, 1, `${r.target.version} ${r.test.type}: ${JSON.stringify(r.links)}\n${log}`);
       assert.match(r.links[0]!.url, new RegExp(`^${bench.grafana.baseUrl}/dashboard/snapshot/`));
     }
     assert.match(of('baseline', 'bounded').bench.versions.target ?? '', /^Mattermost v10\.12\.0 \(10\.12\.0\./);

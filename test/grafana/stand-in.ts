@@ -163,7 +163,10 @@ export class GrafanaStandIn {
       // Deterministic data: one point per interval, at most maxDataPoints, two instances for per-instance exprs.
       const step = Math.max(q.intervalMs ?? 15_000, Math.ceil((to - from) / (q.maxDataPoints ?? 100)));
       const times: number[] = [];
-      for (let t = Math.ceil(from / step) * step; t <= to; t += step) times.push(t);
+      // Grafana's Prometheus data source aligns the range to the step, the start down and the
+      // end up (pkg/promlib AlignTimeRange; the frontend's alignRange), so a window shorter
+      // than one step still has a point.
+      for (let t = Math.floor(from / step) * step; t <= Math.ceil(to / step) * step; t += step) times.push(t);
       const matching = matchingInstances(q.expr, this.instances.get(q.datasource.uid) ?? []);
       if (!matching.length) {
         results[refId] = { status: 200, frames: [{ schema: { refId, meta: { typeVersion: [0, 0], executedQueryString: `Expr: ${q.expr}\nStep: ${step}ms` }, fields: [] }, data: { values: [] } }] };
