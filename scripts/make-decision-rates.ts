@@ -6,7 +6,7 @@
  * Usage: npm run decision-rates [-- --check]
  */
 import { readFile, writeFile } from 'node:fs/promises';
-import { simulate, type SimulationRow } from '../src/compare/simulate.ts';
+import { simulate, simulationRow, SUPPORTED_USERS, type SimulationRow } from '../src/compare/simulate.ts';
 import { loadGateConfig } from '../src/config/load.ts';
 import { loadNoiseModel } from '../src/noise/model.ts';
 
@@ -38,12 +38,12 @@ const LINES: readonly { label: string; pick: (rows: readonly SimulationRow[]) =>
 ];
 
 function users(rows: readonly SimulationRow[], bench: SimulationRow['bench']): SimulationRow | undefined {
-  return rows.find((r) => r.kind === 'material' && r.bench === bench && r.metric === 'unbounded.supportedUsers');
+  return simulationRow(rows, 'material', SUPPORTED_USERS, bench);
 }
 
 /** The material row of another metric that fails least often. */
 function weakest(rows: readonly SimulationRow[], bench: SimulationRow['bench']): SimulationRow | undefined {
-  return rows.filter((r) => r.kind === 'material' && r.bench === bench && r.metric !== 'unbounded.supportedUsers').sort((a, b) => a.fail - b.fail)[0];
+  return rows.filter((r) => r.kind === 'material' && r.bench === bench && r.metric !== SUPPORTED_USERS).sort((a, b) => a.fail - b.fail)[0];
 }
 
 const cell = (r: SimulationRow | undefined) => (r ? `${r.pass.toFixed(1)} / ${r.fail.toFixed(1)} / ${r.inconclusive.toFixed(1)} (${r.meanPairs.toFixed(2)})` : '—');

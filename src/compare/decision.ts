@@ -454,7 +454,7 @@ function detectable(g: GateDecision, setup: DecisionSetup): Decision['detectable
       if (!j.prior) return base;
       // At one machine speed the slope's uncertainty stays in every simulated gate: it does not shrink with pairs.
       const common = j.speed?.extraVariance[j.speed.extraVariance.length - 1] ?? 0;
-      const judging = { m: j.m, prior: j.prior, rule: j.rule, minPairs: setup.minPairs, maxPairs: setup.maxPairs, common };
+      const judging = { m: j.m, prior: j.prior, rule: j.rule, minPairs: setup.minPairs, maxPairs: setup.maxPairs, common, ...(j.slot ? { slot: j.slot } : {}) };
       const tolBad = materialLog(j.input.base.tolerancePct, j.input.base.worse);
       return {
         ...base,

@@ -548,6 +548,8 @@ export interface CheckJudging {
   maxPairs: number;
   /** Per-pair variance every pair shares (a speed fit's slope error): one draw per gate. */
   common?: number;
+  /** A duet check's slot-effect prior: the slots swap in the gate's order, and the test takes γ out as the gate does. */
+  slot?: SlotPrior;
 }
 
 /**
@@ -576,13 +578,16 @@ function simulatedFails(trueBad: number, judging: CheckJudging, trials: number, 
   const common = judging.common ?? 0;
   const share = common / (2 * judging.prior.sigmaLog ** 2);
   let fails = 0;
+  const slot = judging.slot;
   for (let t = 0; t < trials; t++) {
     const shared = common > 0 ? Math.sqrt(common) * gaussian(random) : 0;
     const s = emptySums();
     for (let k = 1; k <= judging.maxPairs; k++) {
-      addDifference(s, trueBad + shared + sdPair * gaussian(random));
+      // The bench's slot effect is the prior's mean: the spread around it is what costs pairs.
+      const sign = slot ? (candidateFirst(k - 1) ? 1 : -1) : 0;
+      addDifference(s, trueBad + sign * (slot?.gamma0 ?? 0) + shared + sdPair * gaussian(random), sign);
       if (k < judging.minPairs) continue;
-      const l = studentLlr(s, judging.m, judging.prior, share);
+      const l = studentLlr(s, judging.m, judging.prior, share, slot);
       if (l.fail >= judging.rule.upper) fails++;
       if (l.fail >= judging.rule.upper || l.pass <= judging.rule.lower) break;
     }

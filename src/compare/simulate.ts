@@ -49,6 +49,14 @@ export interface SimulationRow extends SimulationCase {
   maxPairs: number;
 }
 
+/** The metric the material-loss rows of supported users carry. */
+export const SUPPORTED_USERS = 'unbounded.supportedUsers';
+
+/** One row of a simulation: a case (kind), a metric (null for no change) and a bench (the model by default). */
+export function simulationRow(rows: readonly SimulationRow[], kind: SimulationRow['kind'], metric: string | null, bench: SimulationRow['bench'] = 'model'): SimulationRow | undefined {
+  return rows.find((r) => r.kind === kind && r.bench === bench && r.metric === metric);
+}
+
 export interface SimulationOptions {
   trials: number;
   seed: number;
@@ -292,16 +300,15 @@ export interface AfterInconclusive {
  * chance to fail wrongly, and throws away the pairs already run.
  */
 export function afterInconclusive(config: GateConfig, model: NoiseModel, extra: number, options: SimulationOptions): AfterInconclusive[] {
-  const pick = (rows: readonly SimulationRow[], kind: string, metric: string | null) => rows.find((r) => r.kind === kind && r.bench === 'model' && r.metric === metric);
   const once = simulate(config, model, options);
   const continued = simulate({ ...config, maxRepeats: config.maxRepeats + extra }, model, options);
   const out: AfterInconclusive[] = [];
   for (const [kind, metric, label] of [
     ['none', null, 'no change'],
-    ['material', 'unbounded.supportedUsers', 'material loss of supported users'],
+    ['material', SUPPORTED_USERS, 'material loss of supported users'],
   ] as const) {
-    const a = pick(once, kind, metric);
-    const b = pick(continued, kind, metric);
+    const a = simulationRow(once, kind, metric);
+    const b = simulationRow(continued, kind, metric);
     if (!a || !b) continue;
     const i = a.inconclusive / 100;
     out.push({

@@ -438,3 +438,14 @@ function invert(m: number[][]): number[][] {
   }
   return a.map((row) => row.slice(n));
 }
+
+test('the operating characteristic of a duet check takes its slot prior: an unknown slot effect costs a lone duet power, a known one is taken out', () => {
+  const m = Math.log(1 / 0.9);
+  const judging = { m, prior: { sigmaLog: 0.03, df: 24 }, rule: sprtRule(0.01), minPairs: 1, maxPairs: 1 };
+  const plain = probabilityFail(m * 1.3, judging);
+  const unknown = probabilityFail(m * 1.3, { ...judging, slot: { gamma0: 0, c: 4 } });
+  assert.ok(unknown < plain - 0.05, `unknown slot effect ${unknown} < ${plain} − 0.05`);
+  // A measured effect of 3 % with no spread is subtracted exactly: the walk is the plain one.
+  const known = probabilityFail(m * 1.3, { ...judging, slot: { gamma0: Math.log(1.03), c: 0 } });
+  assert.ok(Math.abs(known - plain) <= 0.02, `known slot effect ${known} ≈ ${plain}`);
+});

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { afterInconclusive, atDefaultRates, goalShortfalls, simulate, type AfterInconclusive, type SimulationRow } from '../../compare/simulate.ts';
+import { afterInconclusive, atDefaultRates, goalShortfalls, simulate, simulationRow, SUPPORTED_USERS, type AfterInconclusive, type SimulationRow } from '../../compare/simulate.ts';
 import { errorRatesOf } from '../../compare/sequential.ts';
 import { loadGateConfig } from '../../config/load.ts';
 import { assumedModel, loadNoiseModel, noiseModelPath } from '../../noise/model.ts';
@@ -117,11 +117,10 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
 /** The usual cases at the config's rates and at 1 % and 1 %: what looser rates buy in pairs and inconclusive gates. */
 function beside(rows: readonly SimulationRow[], atDefaults: readonly SimulationRow[], ff: number, fp: number): string {
   const cell = (r: SimulationRow | undefined) => (r ? `${r.pass.toFixed(1)} / ${r.fail.toFixed(1)} / ${r.inconclusive.toFixed(1)} % (${r.meanPairs.toFixed(2)} pairs)` : '—');
-  const pick = (rs: readonly SimulationRow[], kind: string, metric: string | null) => rs.find((r) => r.kind === kind && r.bench === 'model' && r.metric === metric);
+  const pick = (rs: readonly SimulationRow[], kind: SimulationRow['kind'], metric: string | null) => simulationRow(rs, kind, metric);
   const lines = [`Pass / fail / inconclusive at ${ff} % / ${fp} % (this config) and at 1 % / 1 %:`];
   lines.push(`  no change: ${cell(pick(rows, 'none', null))} against ${cell(pick(atDefaults, 'none', null))}`);
-  const users = 'unbounded.supportedUsers';
-  if (pick(rows, 'material', users)) lines.push(`  material loss of supported users: ${cell(pick(rows, 'material', users))} against ${cell(pick(atDefaults, 'material', users))}`);
+  if (pick(rows, 'material', SUPPORTED_USERS)) lines.push(`  material loss of supported users: ${cell(pick(rows, 'material', SUPPORTED_USERS))} against ${cell(pick(atDefaults, 'material', SUPPORTED_USERS))}`);
   return lines.join('\n');
 }
 
