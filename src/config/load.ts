@@ -64,6 +64,13 @@ function semanticProblems(config: GateConfig): string[] {
   if (config.target.system === 'mattermost' && config.bench.kind === 'local') {
     problems.push('bench.kind: Mattermost cannot run on the local bench (it is not installable here); use bench.kind: aws, or target.system: synapse');
   }
+  // The run refuses these too (src/run/options.ts), but only once it starts.
+  if (config.target.system === 'synapse' && config.bench.kind === 'aws') {
+    problems.push('bench.kind: the AWS bench runs Mattermost (target.system: mattermost), and target.system is "synapse"; Synapse runs on the local bench (bench.kind: local)');
+  }
+  if (config.bench.kind === 'local' && config.engine.kind !== 'k6') {
+    problems.push(`engine.kind: "${config.engine.kind}" cannot run on the local bench, which drives Synapse with k6 (engine.kind: k6)`);
+  }
   return [...problems, ...promqlProblems(config)];
 }
 

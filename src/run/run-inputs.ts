@@ -2,6 +2,8 @@ import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import type { GateConfig } from '../config/schema.ts';
 import { resolveBench } from '../aws/presets.ts';
+import { loadTestNgProblems } from '../engine/loadtest-ng/config.ts';
+import { chatServerOf } from '../target/chat-servers.ts';
 import { loadTestNgUserProblems, partitionUsers, perAgentMax } from '../bench/aws/agent-users.ts';
 import { snapshotStoreFromEnv } from '../grafana/snapshot.ts';
 import { InputError } from '../util/errors.ts';
@@ -37,7 +39,7 @@ const USERS_FILE_WHERE =
  * in the engine's format, and holding an account for every user of the largest test on
  * each agent (src/bench/aws/load-agents.ts refuses the same at run time).
  */
-async function usersFileProblems(config: GateConfig, file: string | undefined, notes: string[]): Promise<string[]> {
+async function usersFileProblems(config: GateConfig, file: string | undefined, agents: number | undefined, notes: string[]): Promise<string[]> {
   const dataset = config.bench.aws.database?.dumpUrl ?? config.bench.aws.database?.snapshotIdentifier;
   if (!file) {
     const what = dataset ? `the dataset's users (${dataset})` : "the dataset's users";
@@ -56,19 +58,11 @@ async function usersFileProblems(config: GateConfig, file: string | undefined, n
       return [`${USERS_FILE_FIELD}: ${basename(file)} is not a load-test-ng users file ("email password" per line, split on one space; api/agent.go getUserCredentials): ${shown.join('; ')}`];
     }
   }
-  return sliceProblems(config, file, text, notes);
+  return agents === undefined ? [] : sliceProblems(config, file, text, agents, notes);
 }
 
 /** Each agent's slice of the file must cover the most users a test puts on that agent (load-agents.ts checkSlices). */
-function sliceProblems(config: GateConfig, file: string, text: string, notes: string[]): string[] {
-  let agentsPerSide: number;
-  try {
-    const bench = resolveBench(config.bench.aws, config.tests, config.mode);
-    agentsPerSide = bench.agentCount / (bench.agentGroups ?? 1);
-  } catch (error) {
-    if (error instanceof InputError) return [error.message];
-    throw error;
-  }
+function sliceProblems(config: GateConfig, file: string, text: string, agentsPerSide: number, notes: string[]): string[] {
   const slices = partitionUsers(text, agentsPerSide).map((s) => s.length);
   const total = slices.reduce((a, b) => a + b, 0);
   const smallest = Math.min(...slices);
@@ -86,15 +80,42 @@ function sliceProblems(config: GateConfig, file: string, text: string, notes: st
   return problems;
 }
 
+/** The agents per side of the AWS bench, or why the bench cannot be resolved. */
+function agentsPerSide(config: GateConfig, problems: string[]): number | undefined {
+  try {
+    const bench = resolveBench(config.bench.aws, config.tests, config.mode);
+    return bench.agentCount / (bench.agentGroups ?? 1);
+  } catch (error) {
+    if (!(error instanceof InputError)) throw error;
+    problems.push(error.message);
+    return undefined;
+  }
+}
+
+/** The target's settings, as the run turns them into overrides before its first test. */
+function settingsProblems(config: GateConfig): string[] {
+  try {
+    chatServerOf(config.target.system).baseOverrides(config.target);
+    return [];
+  } catch (error) {
+    if (!(error instanceof InputError)) throw error;
+    return error.problems.length ? [...error.problems] : [error.message];
+  }
+}
+
 /**
- * What a run of `config` would refuse in its inputs from outside the config. Only the AWS
- * bench takes a users file and keeps snapshots in another Grafana; the local bench
- * generates its own users.
+ * What a run of `config` would refuse beyond the config's own schema: the target's
+ * settings, and on the AWS bench the engine's own rules (load-test-ng's, checked at each
+ * test's start), the users file and the Grafana that keeps the snapshots. The local bench
+ * generates its own users and keeps its snapshots where they are.
  */
 export async function runInputProblems(config: GateConfig, inputs: RunInputs): Promise<RunInputsReport> {
   const notes: string[] = [];
-  if (config.bench.kind !== 'aws') return { problems: [], notes };
-  const problems = await usersFileProblems(config, inputs.usersFile, notes);
+  const problems = settingsProblems(config);
+  if (config.bench.kind !== 'aws') return { problems, notes };
+  const agents = agentsPerSide(config, problems);
+  if (agents !== undefined && config.engine.kind === 'load-test-ng') problems.push(...loadTestNgProblems(config, agents));
+  problems.push(...(await usersFileProblems(config, inputs.usersFile, agents, notes)));
   try {
     const store = snapshotStoreFromEnv(inputs.env);
     if (store.kind === 'grafana') notes.push(`snapshots kept on ${store.client.baseUrl}`);

@@ -244,3 +244,32 @@ test('a Grafana named to keep the snapshots without its token is refused, naming
     assert.equal(local.code, 0, local.err);
   });
 });
+
+test("what the run refuses only as it starts a test is refused by validate: load-test-ng's rules, the target's settings, a bench that cannot run the target or the engine", async () => {
+  await withTempDir(async (dir) => {
+    const users = await writeUsers(dir, 24_000);
+    const engine = await awsConfig(dir, (t) =>
+      t
+        .replace('  version: v1.32.0\n', '  version: v1.12.0\n')
+        .replace('averageMs: 20000', 'averageMs: 1000')
+        .replace('    restTime: 2s\n', '    restTime: 0\n')
+        .replace('  releaseWait: 30m\n', '  releaseWait: 30m\n  settings: { EnableLinkPreviews: false }\n'),
+    );
+    const r = await runCli(['validate', '--users-file', users, engine], CLEAN_ENV);
+    assert.equal(r.code, 3, r.out);
+    assert.match(r.err, /engine\.version: "v1\.12\.0" is not a load-test-ng release loadgate supports/);
+    assert.match(r.err, /engine\.idle\.averageMs: must be greater than engine\.idle\.minimumMs \(load-test-ng rule\)/);
+    assert.match(r.err, /tests: "unbounded" restTime must be at least 1s/);
+    assert.match(r.err, /gate\.yml: target\.settings\.EnableLinkPreviews: expected an object of settings, such as \{ EnableLinkPreviews: false \}/);
+    const file = join(dir, 'local.yml');
+    const local = await readFile('examples/local-synapse.yml', 'utf8');
+    await writeFile(file, local.replace('  kind: k6\n', '  kind: load-test-ng\n').replace(/^  version: v1\.4\.2\n/m, '').replace(/^noiseModel: .*\n/m, ''));
+    const ltLocal = await runCli(['validate', file], CLEAN_ENV);
+    assert.equal(ltLocal.code, 3, ltLocal.out);
+    assert.match(ltLocal.err, /engine\.kind: "load-test-ng" cannot run on the local bench, which drives Synapse with k6 \(engine\.kind: k6\)/);
+    await writeFile(file, local.replace('bench:\n  kind: local', 'bench:\n  kind: aws').replace(/^noiseModel: .*\n/m, ''));
+    const synapseAws = await runCli(['validate', '--users-file', users, file], CLEAN_ENV);
+    assert.equal(synapseAws.code, 3, synapseAws.out);
+    assert.match(synapseAws.err, /bench\.kind: the AWS bench runs Mattermost \(target\.system: mattermost\), and target\.system is "synapse"/);
+  });
+});

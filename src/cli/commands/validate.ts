@@ -12,7 +12,8 @@ const validateCommand = defineCommand({
   command: 'validate',
   synopsis: '<gate.yml>...',
   about: `Checks each gate config, and the noise model it names against it (its profile, mode and
-bench), with no bench: every PromQL query is parsed with Prometheus's grammar. For the AWS
+bench), with no bench: every PromQL query is parsed with Prometheus's grammar, and the
+engine's rules and the target's settings are checked as the run checks them. For the AWS
 bench it also checks what the run takes from outside the config: the users file
 (--users-file, else $${USERS_FILE_ENV}) and, when LOADGATE_SNAPSHOT_GRAFANA names a
 Grafana, its token (LOADGATE_GRAFANA_TOKEN). Exit 0 when all are valid; otherwise prints
