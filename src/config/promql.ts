@@ -1,3 +1,4 @@
+import type { SyntaxNode, Tree } from '@lezer/common';
 import { parser } from '@prometheus-io/lezer-promql';
 
 /**
@@ -82,9 +83,9 @@ function bracketProblem(query: string): PromqlProblem | undefined {
 }
 
 /** The first error node of the grammar's tree, as [from, to]. */
-function firstErrorNode(query: string): [number, number] | undefined {
+function firstErrorNode(tree: Tree): [number, number] | undefined {
   let found: [number, number] | undefined;
-  parser.parse(query).iterate({
+  tree.iterate({
     enter(node) {
       if (found) return false;
       if (node.type.isError) {
@@ -106,8 +107,8 @@ function tokenAt(query: string, from: number, to: number): { at: number; text: s
   return { at, text: span.length > 24 ? `${span.slice(0, 24)}…` : span };
 }
 
-function grammarProblem(written: string, parsed: string, localBench: boolean): PromqlProblem | undefined {
-  const error = firstErrorNode(parsed);
+function grammarProblem(written: string, tree: Tree, localBench: boolean): PromqlProblem | undefined {
+  const error = firstErrorNode(tree);
   if (!error) return undefined;
   const { at, text } = tokenAt(written, error[0], error[1]);
   const column = at + 1;
@@ -127,12 +128,93 @@ function grammarProblem(written: string, parsed: string, localBench: boolean): P
 }
 
 /**
- * Why Prometheus would refuse `query` as PromQL, or undefined when it parses.
- * `localBench`: the local bench's placeholders are filled in first, as the bench does.
+ * The argument that must be a range vector, by function: the functions whose ArgTypes hold
+ * ValueTypeMatrix in Prometheus's promql/parser/functions.go, and that argument's index.
+ */
+const RANGE_ARGUMENT: Readonly<Record<string, number>> = {
+  ...Object.fromEntries(
+    [
+      'absent_over_time', 'avg_over_time', 'changes', 'count_over_time', 'delta', 'deriv', 'double_exponential_smoothing', 'first_over_time', 'idelta', 'increase',
+      'integral', 'irate', 'last_over_time', 'mad_over_time', 'max_over_time', 'min_over_time', 'predict_linear', 'present_over_time', 'rate', 'resets',
+      'stddev_over_time', 'stdvar_over_time', 'sum_over_time', 'ts_of_first_over_time', 'ts_of_last_over_time', 'ts_of_max_over_time', 'ts_of_min_over_time',
+    ].map((name) => [name, 0]),
+  ),
+  quantile_over_time: 1,
+};
+
+/** Nodes that keep their operand's type: parentheses, offset and @. */
+const TYPE_KEEPING = new Set(['ParenExpr', 'OffsetExpr', 'StepInvariantExpr']);
+const isRange = (node: SyntaxNode) => node.name === 'MatrixSelector' || node.name === 'SubqueryExpr';
+
+function unwrap(node: SyntaxNode): SyntaxNode {
+  let n = node;
+  while (TYPE_KEEPING.has(n.name) && n.firstChild) n = n.firstChild;
+  return n;
+}
+
+function children(node: SyntaxNode): SyntaxNode[] {
+  const out: SyntaxNode[] = [];
+  for (let c = node.firstChild; c; c = c.nextSibling) out.push(c);
+  return out;
+}
+
+/** The function a FunctionCallBody belongs to, if it is a function call's (an aggregation's body has none). */
+function calledFunction(query: string, body: SyntaxNode): string | undefined {
+  const id = body.parent?.name === 'FunctionCall' ? body.parent.getChild('FunctionIdentifier') : null;
+  return id ? query.slice(id.from, id.to) : undefined;
+}
+
+const shown = (query: string, node: SyntaxNode) => {
+  const text = query.slice(node.from, node.to);
+  return text.length > 40 ? `${text.slice(0, 40)}…` : text;
+};
+
+/** A range vector (x[1m], a subquery) where Prometheus's type check wants an instant one, or the reverse (promql/parser/parse.go checkAST). */
+function rangeProblem(query: string, node: SyntaxNode): PromqlProblem | undefined {
+  if (node.name === 'FunctionCallBody') {
+    const name = calledFunction(query, node);
+    const index = name === undefined ? undefined : RANGE_ARGUMENT[name];
+    const arg = index === undefined ? undefined : children(node)[index];
+    if (arg && !isRange(unwrap(arg))) {
+      return { column: arg.from + 1, message: `${name}() takes a range vector, not "${shown(query, arg)}": give the selector a range such as [1m] (or make it a subquery, [5m:30s])` };
+    }
+    return undefined;
+  }
+  if (!isRange(node)) return undefined;
+  let outer = node;
+  while (outer.parent && TYPE_KEEPING.has(outer.parent.name)) outer = outer.parent;
+  const parent = outer.parent;
+  if (parent?.name === 'FunctionCallBody') {
+    const name = calledFunction(query, parent);
+    if (name !== undefined && RANGE_ARGUMENT[name] === children(parent).findIndex((c) => c.from === outer.from && c.to === outer.to)) return undefined;
+  }
+  const text = shown(query, node);
+  const where = parent?.name === 'PromQL' ? 'which the query would return instead of a number' : 'which only a function over time takes';
+  return { column: node.from + 1, message: `"${text}" is a range vector, ${where}: pass it to one, e.g. rate(${text}) or avg_over_time(${text})` };
+}
+
+function typeProblem(query: string, tree: Tree): PromqlProblem | undefined {
+  let found: PromqlProblem | undefined;
+  tree.iterate({
+    enter(ref) {
+      if (found) return false;
+      found = rangeProblem(query, ref.node);
+      return undefined;
+    },
+  });
+  return found;
+}
+
+/**
+ * Why Prometheus would refuse `query` as PromQL, or undefined when it parses: its syntax,
+ * then where range vectors may stand. `localBench`: the local bench's placeholders are
+ * filled in first, as the bench does.
  */
 export function promqlProblem(query: string, options: { localBench: boolean }): PromqlProblem | undefined {
   if (query.trim() === '') return { column: 1, message: 'the query is empty' };
   const brackets = bracketProblem(query);
   if (brackets) return brackets;
-  return grammarProblem(query, options.localBench ? fillPlaceholders(query) : query, options.localBench);
+  const parsed = options.localBench ? fillPlaceholders(query) : query;
+  const tree = parser.parse(parsed);
+  return grammarProblem(query, tree, options.localBench) ?? typeProblem(parsed, tree);
 }

@@ -57,3 +57,22 @@ test("the local bench's placeholders parse where the bench fills them in, and ar
   // The regex of CPU numbers ("0|1") is only PromQL inside a matcher's quotes.
   assert.match(promqlProblem('avg(node_cpu_seconds_total{cpu=~$TARGET_CPUS})', { localBench: true })?.message ?? '', /\$TARGET_CPUS becomes a regular expression .* write it inside a label matcher's quotes/);
 });
+
+test("a range vector where Prometheus's type check wants an instant vector, or the reverse, is refused", () => {
+  const cases: [string, number, RegExp][] = [
+    ['sum(rate(loadtest_http_request_time_sum))', 10, /^rate\(\) takes a range vector, not "loadtest_http_request_time_sum": give the selector a range such as \[1m\]/],
+    ['quantile_over_time(0.99, x)', 26, /^quantile_over_time\(\) takes a range vector, not "x"/],
+    ['sum(x[1m])', 5, /^"x\[1m\]" is a range vector, which only a function over time takes: pass it to one, e.g. rate\(x\[1m\]\)/],
+    ['histogram_quantile(0.99, x_bucket[1m])', 26, /^"x_bucket\[1m\]" is a range vector, which only a function over time takes/],
+    ['x[5m]', 1, /^"x\[5m\]" is a range vector, which the query would return instead of a number/],
+  ];
+  for (const [query, column, message] of cases) {
+    const problem = promqlProblem(query, { localBench: false });
+    assert.ok(problem, query);
+    assert.equal(problem.column, column, `${query}: ${problem.message}`);
+    assert.match(problem.message, message, query);
+  }
+  for (const query of ['rate((x[1m]))', 'rate(x[1m] offset 5m)', 'rate(x[1m] @ 100)', 'quantile_over_time(0.9, x[1m])', 'max_over_time(rate(x[1m])[5m:30s])', 'label_replace(rate(x[1m]), "a", "$1", "b", "(.*)")']) {
+    assert.equal(promqlProblem(query, { localBench: false }), undefined, query);
+  }
+});

@@ -171,13 +171,15 @@ test('a PromQL syntax error in a health query or an early stop is refused, namin
     const file = await awsConfig(dir, (t) =>
       t
         .replace('query: histogram_quantile(0.99, sum(rate(loadtest_http_request_time_bucket[1m])) by (le))', 'query: histogram_quantile(0.99, sum(rate(loadtest_http_request_time_bucket[1m]) by (le))')
-        .replace('      query: sum(rate(loadtest_http_request_time_sum[1m]))/', '      query: sum(ratee(loadtest_http_request_time_sum[1m]))/'),
+        .replace('      query: sum(rate(loadtest_http_request_time_sum[1m]))/', '      query: sum(ratee(loadtest_http_request_time_sum[1m]))/')
+        .replace('        query: sum(rate(loadtest_http_request_time_sum[1m]))/', '        query: sum(rate(loadtest_http_request_time_sum))/'),
     );
     const r = await runCli(['validate', '--users-file', users, file], CLEAN_ENV);
     assert.equal(r.code, 3, r.out);
     assert.match(r.err, /tests\[0\]\.earlyStop\.query: not valid PromQL at column 5: "ratee" is not a PromQL function: check its spelling against https:\/\/prometheus\.io\/docs\/prometheus\/latest\/querying\/functions\//);
     assert.match(r.err, /tests\[1\]\.health\[2\]\.query: not valid PromQL at column 19: the "\(" opened at column 19 is never closed: add "\)"/);
-    assert.equal(r.err.split('\n').length, 2, r.err);
+    assert.match(r.err, /tests\[1\]\.health\[1\]\.query: not valid PromQL at column 10: rate\(\) takes a range vector, not "loadtest_http_request_time_sum"/);
+    assert.equal(r.err.split('\n').length, 3, r.err);
   });
 });
 
