@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { InputError, formatIssuePath } from '../util/errors.ts';
+import { promqlProblem } from './promql.ts';
 import { gateConfigSchema, type GateConfig } from './schema.ts';
 
 /** Turns zod issues into `path: message` lines, expanding unknown keys to their own path. */
@@ -17,6 +18,19 @@ export function describeIssues(issues: readonly z.core.$ZodIssue[]): string[] {
     }
   }
   return lines;
+}
+
+/** Every PromQL string of the config, by its path, parsed with Prometheus's grammar. */
+function promqlProblems(config: GateConfig): string[] {
+  const localBench = config.bench.kind === 'local';
+  const queries: [string, string][] = config.tests.flatMap((test, i) => {
+    if (test.type === 'bounded') return test.earlyStop ? [[`tests[${i}].earlyStop.query`, test.earlyStop.query] as [string, string]] : [];
+    return test.health.map((h, j) => [`tests[${i}].health[${j}].query`, h.query] as [string, string]);
+  });
+  return queries.flatMap(([path, query]) => {
+    const problem = promqlProblem(query, { localBench });
+    return problem ? [`${path}: not valid PromQL at column ${problem.column}: ${problem.message}`] : [];
+  });
 }
 
 /** Cross-field rules zod's shape cannot say. */
@@ -50,7 +64,14 @@ function semanticProblems(config: GateConfig): string[] {
   if (config.target.system === 'mattermost' && config.bench.kind === 'local') {
     problems.push('bench.kind: Mattermost cannot run on the local bench (it is not installable here); use bench.kind: aws, or target.system: synapse');
   }
-  return problems;
+  // The run refuses these too (src/run/options.ts), but only once it starts.
+  if (config.target.system === 'synapse' && config.bench.kind === 'aws') {
+    problems.push('bench.kind: the AWS bench runs Mattermost (target.system: mattermost), and target.system is "synapse"; Synapse runs on the local bench (bench.kind: local)');
+  }
+  if (config.bench.kind === 'local' && config.engine.kind !== 'k6') {
+    problems.push(`engine.kind: "${config.engine.kind}" cannot run on the local bench, which drives Synapse with k6 (engine.kind: k6)`);
+  }
+  return [...problems, ...promqlProblems(config)];
 }
 
 /** Parses already-loaded YAML/JSON data; `source` names the file in messages. */

@@ -12,7 +12,7 @@ const name = z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'expected a lower-cas
 
 export const healthQuerySchema = z.strictObject({
   name: z.string().min(1).max(120).describe('What the query measures, shown in logs and reports'),
-  query: z.string().min(1).describe('PromQL; must return a single number'),
+  query: z.string().min(1).describe("PromQL (checked with Prometheus's grammar; the local bench fills in $TARGET_CPUS and $TARGET_CPU_COUNT); must return a single number"),
   threshold: z.number().describe('The system is healthy while the value stays below this (load-test-ng alerts at value >= threshold)'),
   minInterval: durationSchema.default(0).describe('Minimum time between two evaluations of this query'),
   enabled: z.boolean().default(true),
@@ -27,7 +27,7 @@ export const boundedTestSchema = z.strictObject({
   duration: durationSchema.refine((s) => s > 0, 'must be longer than 0s').describe('Total test time, ramp-up included; a cap when earlyStop is set'),
   earlyStop: z
     .strictObject({
-      query: z.string().min(1).describe('PromQL of the gating metric watched (one number), e.g. the average client request duration'),
+      query: z.string().min(1).describe("PromQL of the gating metric watched (one number, checked with Prometheus's grammar), e.g. the average client request duration"),
       halfWidthPct: z.number().gt(0).describe('Stop once the mean of the query over the hold has a 95 % half-width within this % of it'),
       minHold: durationSchema.default(300).describe('Hold at least this long after the ramp-up'),
     })
@@ -135,7 +135,7 @@ const awsBenchSchema = z.strictObject({
     })
     .refine((d) => !(d.snapshotIdentifier && d.dumpUrl), 'give at most one of snapshotIdentifier and dumpUrl')
     .optional()
-    .describe('Where the dataset comes from; command-line flags of `loadgate plan` override it'),
+    .describe("Where the dataset comes from; command-line flags of `loadgate plan` override it. The agents log in as the dataset's users, listed in the users file (run's --users-file; in the workflow the variable LOADGATE_USERS_FILE), which `loadgate validate --users-file` checks"),
   maxCostUsd: z.number().positive().optional().describe('Refuse to start a gate whose worst-case cost (every pair maxRepeats allows, unbounded tests at maxDuration: what the bench may run) exceeds this; the expected cost is lower'),
   maxEngineCpuPercent: z
     .number()

@@ -50,7 +50,13 @@ export function snapshotStoreFromEnv(env: NodeJS.ProcessEnv = process.env, fetch
   if (target === 'none') return { kind: 'none' };
   if (!/^https?:\/\/\S+$/.test(target)) throw new InputError(`LOADGATE_SNAPSHOT_GRAFANA: expected the URL of a Grafana or none, got "${target.slice(0, 80)}"`);
   const token = env.LOADGATE_GRAFANA_TOKEN ?? '';
-  if (!token) throw new InputError(`LOADGATE_SNAPSHOT_GRAFANA names ${target}, but LOADGATE_GRAFANA_TOKEN (a service-account token with snapshots:create there) is empty`);
+  if (!token) {
+    throw new InputError(
+      `LOADGATE_GRAFANA_TOKEN: empty, but LOADGATE_SNAPSHOT_GRAFANA names ${target} to keep each test's snapshot, which takes a service-account token with snapshots:create there. ` +
+        'In the workflow: the repository (or organisation) secret LOADGATE_GRAFANA_TOKEN, passed by the caller as grafana-token, beside the variable LOADGATE_GRAFANA_URL (docs/github.md, "Secrets and variables"); ' +
+        'by hand: export LOADGATE_GRAFANA_TOKEN, or set LOADGATE_SNAPSHOT_GRAFANA=none to keep no snapshot',
+    );
+  }
   return { kind: 'grafana', client: new GrafanaClient({ baseUrl: target, token, ...(fetch ? { fetch } : {}) }) };
 }
 

@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { main } from '../../src/cli/main.ts';
 import { loadGateConfig } from '../../src/config/load.ts';
 import { loadNoiseModel } from '../../src/noise/model.ts';
@@ -34,16 +34,23 @@ function adopt(dir: string, example: string, edit: (text: string) => string = (t
   return '.github/loadgate.yml';
 }
 
+/** The dataset's users file the AWS examples' run needs (validate checks it): 12 agents' worth of accounts. */
+function usersFile(dir: string): string {
+  const file = join(dir, 'users.txt');
+  writeFileSync(file, Array.from({ length: 24_000 }, (_, i) => `user${i}@example.com pw-${i}`).join('\n'));
+  return file;
+}
+
 async function validate(file: string): Promise<{ code: number; out: string; err: string }> {
   const io = captureIO();
-  const code = await main(['validate', file], io);
+  const code = await main(['validate', '--users-file', usersFile(dirname(file)), file], io);
   return { code, out: io.stdout.join('\n'), err: io.stderr.join('\n') };
 }
 
 test('examples/aws-mattermost.yml copied into another repository validates and plans, with the model it names', async () => {
   await withTempDir(async (dir) => {
     const file = adopt(dir, 'aws-mattermost.yml');
-    const checked = cli(dir, 'validate', file);
+    const checked = cli(dir, 'validate', '--users-file', usersFile(dir), file);
     assert.equal(checked.code, 0, checked.err);
     assert.match(checked.out, /: ok \(2 tests, bench aws, target mattermost, noise model builtin:aws-mattermost-duet \(assumed\)\)/);
     const plan = cli(dir, 'plan', '--config', file);

@@ -50,7 +50,7 @@ test('an AWS or Mattermost config is refused by the local runner', async () => {
   try {
     const file = join(dir, 'aws.yml');
     await writeFile(file, 'version: 1\nname: x\ntarget: { system: synapse }\nbench: { kind: aws }\ntests: [{ type: bounded, users: 1, rampUp: 1s, duration: 2s }]\n');
-    await assert.rejects(parseRunOptions(['--config', file, '--baseline', '1.0.0', '--candidate', '1.0.1', '--out', 'x']), /bench.kind is "aws"/);
+    await assert.rejects(parseRunOptions(['--config', file, '--baseline', '1.0.0', '--candidate', '1.0.1', '--out', 'x']), /bench\.kind: the AWS bench runs Mattermost \(target\.system: mattermost\), and target\.system is "synapse"/);
   } finally {
     await rm(dir, { recursive: true });
   }

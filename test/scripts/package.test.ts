@@ -38,7 +38,9 @@ test('npm pack gives a scoped, public package whose loadgate runs after a clean 
     assert.equal(help.status, 0, help.stderr);
     assert.match(help.stdout, /^loadgate \d+\.\d+\.\d+\n\nUsage: loadgate <command>/);
     const example = join(consumer, 'node_modules', ...manifest.name.split('/'), 'examples', 'aws-mattermost.yml');
-    const validate = spawnSync(bin, ['validate', example], { cwd: consumer, encoding: 'utf8' });
+    // The AWS example's run logs in the dataset's users: validate checks the users file too.
+    await writeFile(join(consumer, 'users.txt'), Array.from({ length: 24_000 }, (_, i) => `user${i}@example.com pw-${i}`).join('\n'));
+    const validate = spawnSync(bin, ['validate', '--users-file', 'users.txt', example], { cwd: consumer, encoding: 'utf8' });
     assert.equal(validate.status, 0, validate.stderr);
     assert.match(validate.stdout, /noise model builtin:aws-mattermost-duet \(assumed\)/);
   } finally {

@@ -118,7 +118,7 @@ const BOUNDED_MONITOR_QUERIES: readonly HealthQuery[] = MATTERMOST_HEALTH_QUERIE
 
 export function buildLoadTestNgConfigs(config: GateConfig, test: TestSpec, endpointsInput: LoadTestNgEndpoints): LoadTestNgConfigs {
   const endpoints = parseEndpoints(endpointsInput);
-  const problems = configProblems(config, test, endpoints);
+  const problems = configProblems(config, test, endpoints.agents.length);
   if (problems.length) throw new InputError(`the gate config cannot be run with load-test-ng:\n${problems.join('\n')}`, problems);
   const { idle } = config.engine;
   const simulController: SimulControllerConfig = {
@@ -140,7 +140,15 @@ function clusterUsersOf(test: TestSpec): number {
 }
 
 /** What load-test-ng would refuse, or cannot do, in this gate config, each naming the field to change. */
-function configProblems(config: GateConfig, test: TestSpec, endpoints: Endpoints): string[] {
+/**
+ * What load-test-ng would refuse in the config on `agents` agents (per side in a duet), over
+ * every test: the run checks each test only as it starts it, after provisioning.
+ */
+export function loadTestNgProblems(config: GateConfig, agents: number): string[] {
+  return [...new Set(config.tests.flatMap((test) => configProblems(config, test, agents)))];
+}
+
+function configProblems(config: GateConfig, test: TestSpec, agents: number): string[] {
   const problems: string[] = [];
   const { idle, actions } = config.engine;
 
@@ -154,10 +162,10 @@ function configProblems(config: GateConfig, test: TestSpec, endpoints: Endpoints
 
   const usersPerAgent = config.bench.aws.usersPerAgent;
   const clusterUsers = clusterUsersOf(test);
-  const capacity = usersPerAgent * endpoints.agents.length;
+  const capacity = usersPerAgent * agents;
   if (capacity < clusterUsers) {
     problems.push(
-      `bench.aws.usersPerAgent: ${endpoints.agents.length} agent(s) x ${usersPerAgent} users = ${capacity}, fewer than the ${clusterUsers} users of test "${test.name}"; add agents (bench.aws.agentCount) or raise usersPerAgent`,
+      `bench.aws.usersPerAgent: ${agents} agent(s) x ${usersPerAgent} users = ${capacity}, fewer than the ${clusterUsers} users of test "${test.name}"; add agents (bench.aws.agentCount) or raise usersPerAgent`,
     );
   }
 
