@@ -92,3 +92,22 @@ test('a share that was not measured disturbs nothing, and one at the limit is no
   assert.equal(code, 0);
   assert.ok(!files.some((f) => f.includes('-disturbed-')), files.join(', '));
 });
+
+test('a resumed gate keeps naming the disturbed duets of the invocation before, and keeps their files', async () => {
+  const out = await mkdtemp(join(tmpdir(), 'lg-disturbed-resume-'));
+  try {
+    const io = { out: () => {}, err: () => {} };
+    const args = (n: string) => ['--config', DUET_CONFIG, '--baseline', '1.162.0', '--candidate', '1.163.2', '--out', out, '--tests', 'unbounded', '--repeats', n, '--max-repeats', n];
+    const first = new BusyBench((n) => (n === 0 ? 70 : 2));
+    await runGateOn(first, await parseRunOptions(args('1')), io, undefined, () => first.clock);
+    const second = new BusyBench(() => 2);
+    await runGateOn(second, await parseRunOptions([...args('2'), '--resume']), io, undefined, () => second.clock);
+    assert.deepEqual(second.duets, ['1:2'], 'the first pair is reused, the second runs');
+    const verdict = verdictFileSchema.parse(JSON.parse(await readFile(join(out, 'verdict.json'), 'utf8')));
+    assert.deepEqual(verdict.disturbed, ['test "unbounded" duet #1: other work used 70 % of the bench\'s CPUs during the measured window (limit 25 %, bench.local.maxOutsideCpuPercent)']);
+    const files = await readdir(join(out, 'results'));
+    assert.ok(files.includes('candidate-1.163.2-unbounded-0-disturbed-1.json'), files.join(', '));
+  } finally {
+    await rm(out, { recursive: true, force: true });
+  }
+});
