@@ -14,7 +14,9 @@ import type { RunResult } from '../src/results/schema.ts';
 
 async function sideRuns(dir: string, role: 'baseline' | 'candidate'): Promise<RunResult[]> {
   const files = (await readdir(dir)).filter((f) => f.startsWith(`${role}-`) && f.endsWith('.json')).sort();
-  return Promise.all(files.map(async (f) => parseRunResult(JSON.parse(await readFile(join(dir, f), 'utf8')), f)));
+  const runs = await Promise.all(files.map(async (f) => parseRunResult(JSON.parse(await readFile(join(dir, f), 'utf8')), f)));
+  // A disturbed duet's runs are kept beside the others, and judged by nothing.
+  return runs.filter((r) => !r.disturbed);
 }
 
 const pct = (x: number) => `${(100 * x).toFixed(2)}%`;

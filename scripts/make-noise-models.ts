@@ -72,7 +72,8 @@ async function calibrated(dir: string): Promise<Record<string, Measured>> {
   const results = join(dir, 'results');
   const files = (await readdir(results)).filter((f) => f.endsWith('.json')).sort();
   const runs = await Promise.all(files.map((f) => loadRunResult(join(results, f))));
-  const side = (role: string) => runs.filter((_, i) => files[i]?.startsWith(`${role}-`));
+  // A disturbed duet's runs (kept beside the others) are no measure of the bench's noise.
+  const side = (role: string) => runs.filter((r, i) => files[i]?.startsWith(`${role}-`) && !r.disturbed);
   const duet = file.mode === 'duet';
   return Object.fromEntries(
     file.entries

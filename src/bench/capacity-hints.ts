@@ -95,7 +95,7 @@ async function scanHistory(dir: string, benchKind: HintSettings['benchKind']): P
     } catch {
       continue;
     }
-    if (result.test.type !== 'unbounded' || !result.converged || result.status !== 'completed' || !result.supportedUsers) continue;
+    if (result.test.type !== 'unbounded' || !result.converged || result.status !== 'completed' || !result.supportedUsers || result.disturbed) continue;
     if (result.provenance.kind !== 'measured' || (benchKind && result.bench.kind !== benchKind)) continue;
     if (result.target.cpuQuota !== undefined) continue; // a slowed target says nothing of the version's capacity
     const key = `${result.target.version}\u0000${result.test.name}`;

@@ -92,8 +92,8 @@ export interface RunAttempt {
   /** Stops everything `start` started; `crash` names a component found dead only now. */
   stop(): Promise<{ problems: string[]; crash?: string }>;
   collect(window: CollectWindow): Promise<RunCollected>;
-  /** Optional result fields measured beside the test (machine speed, dashboard links). */
-  extras?(o: { stable: { startSec: number; endSec: number }; window: CollectWindow; ran: boolean }): Promise<Partial<Pick<RunResult, 'speedProbe' | 'links'>>>;
+  /** Optional result fields measured beside the test (machine speed, other work's CPU, dashboard links). */
+  extras?(o: { stable: { startSec: number; endSec: number }; window: CollectWindow; ran: boolean }): Promise<Partial<Pick<RunResult, 'speedProbe' | 'links' | 'outsideCpu'>>>;
   describe(): RunDescription;
 }
 

@@ -10,6 +10,7 @@ import { InputError } from '../util/errors.ts';
 import { OutDir } from '../util/out-dir.ts';
 import { compareRuns, type CompareSetup } from './compare-runs.ts';
 import { errorRatesOf } from './sequential.ts';
+import { disturbedFileName } from '../results/disturbed.ts';
 import type { Comparison } from '../results/comparison.ts';
 import type { VerdictFile } from '../results/verdict-schema.ts';
 
@@ -118,8 +119,13 @@ export async function compareAndReport(options: CompareOptions): Promise<Verdict
     ['baseline', options.baseline],
     ['candidate', options.candidate],
   ] as const) {
+    const disturbed = new Map<string, number>();
     for (const run of runs) {
-      const name = `${side}-${safeName(run.target.version)}-${safeName(run.test.name)}-${run.repeat}.json`;
+      const base = `${side}-${safeName(run.target.version)}-${safeName(run.test.name)}-${run.repeat}`;
+      // A disturbed duet's run and its re-run share a repeat: the gate's names (src/run/gate.ts) keep them apart.
+      const nth = run.disturbed ? (disturbed.get(base) ?? 0) + 1 : 0;
+      if (nth) disturbed.set(base, nth);
+      const name = nth ? disturbedFileName(base, nth) : `${base}.json`;
       await out.writeFile(join('results', name), `${JSON.stringify(run, null, 2)}\n`);
     }
   }

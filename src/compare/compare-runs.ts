@@ -11,6 +11,7 @@ import type { Comparison, TestComparison } from '../results/comparison.ts';
 import { RATE_METRICS, RELATIVE_METRICS, type RateMetric, type RelativeMetric } from '../results/judged-metrics.ts';
 import type { RunProbes } from './speed-adjust.ts';
 import { mean } from '../util/stats.ts';
+import { disturbedDuets, disturbedLines, nothingLeft, undisturbed } from './disturbed.ts';
 import { VERDICT_SCHEMA_VERSION, type Check, type Decision, type Verdict } from '../results/verdict-schema.ts';
 
 /** How the decision is set up: the noise model and the pair limits (the config's repeats and maxRepeats). */
@@ -34,10 +35,15 @@ export function compareRuns(baselineRuns: readonly RunResult[], candidateRuns: r
   const candidateVersion = singleVersion(candidateRuns, 'candidate');
   singleCpuQuota(baselineRuns, 'baseline');
   singleCpuQuota(candidateRuns, 'candidate');
-  const b = groupByTest(baselineRuns);
-  const c = groupByTest(candidateRuns);
+  // A disturbed duet's runs are named in the verdict and judged nowhere (disturbed.ts).
+  const disturbed = disturbedDuets(baselineRuns, candidateRuns);
+  const b = groupByTest(undisturbed(baselineRuns));
+  const c = groupByTest(undisturbed(candidateRuns));
+  // Every test given, with the type of its first run: one whose every duet was disturbed still has its checks, blocked.
+  const testType = new Map<string, RunResult['test']['type']>();
+  for (const r of [...baselineRuns, ...candidateRuns]) if (!testType.has(r.test.name)) testType.set(r.test.name, r.test.type);
   const mode = runsMode(baselineRuns, candidateRuns, setup.mode);
-  const globalProblems: string[] = mode === 'duet' ? unpairedDuets(baselineRuns, candidateRuns) : [];
+  const globalProblems: string[] = mode === 'duet' ? unpairedDuets(undisturbed(baselineRuns), undisturbed(candidateRuns)) : [];
   // Two chat servers are two products, not a baseline and its candidate: bad input, not a judgement.
   const systems = (runs: readonly RunResult[]) => [...new Set(runs.map((r) => r.target.system))].sort().join(' and ');
   if (new Set([...baselineRuns, ...candidateRuns].map((r) => r.target.system)).size > 1) {
@@ -46,10 +52,10 @@ export function compareRuns(baselineRuns: readonly RunResult[], candidateRuns: r
 
   const inputs: CheckInput[] = [];
   const tests: TestComparison[] = [];
-  for (const name of [...new Set([...b.keys(), ...c.keys()])].sort()) {
+  for (const name of [...testType.keys()].sort()) {
     const bRuns = b.get(name) ?? [];
     const cRuns = c.get(name) ?? [];
-    const type = (bRuns[0] ?? cRuns[0])!.test.type;
+    const type = (bRuns[0] ?? cRuns[0])?.test.type ?? testType.get(name)!;
     for (const run of [...bRuns, ...cRuns]) {
       if (run.test.type !== type) {
         throw new InputError(`test "${name}" is ${type} in one run and ${run.test.type} in ${runLabel(run)}; compare runs of the same test type`);
@@ -60,7 +66,7 @@ export function compareRuns(baselineRuns: readonly RunResult[], candidateRuns: r
       type,
       baseline: bRuns,
       candidate: cRuns,
-      problems: testProblems(name, bRuns, cRuns),
+      problems: [...nothingLeft(name, disturbed, { baseline: bRuns, candidate: cRuns }), ...testProblems(name, bRuns, cRuns)],
       api: timingDeltas(bRuns, cRuns, (r) => r.api, tolerances.listing),
       store: timingDeltas(bRuns, cRuns, (r) => r.store, tolerances.listing),
       notMeasured: [],
@@ -86,6 +92,7 @@ export function compareRuns(baselineRuns: readonly RunResult[], candidateRuns: r
       baseline: { version: baselineVersion, runs: baselineRuns.length },
       candidate: { version: candidateVersion, runs: candidateRuns.length },
       mode,
+      ...(disturbed.length ? { disturbed: disturbedLines(disturbed) } : {}),
       problems: allProblems,
       checks: j.checks,
       next: j.next,

@@ -165,6 +165,12 @@ const localBenchSchema = z.strictObject({
     .max(100)
     .default(85)
     .describe('Above this the load generator is the bottleneck and the run is invalid'),
+  maxOutsideCpuPercent: z
+    .number()
+    .positive()
+    .max(100)
+    .default(25)
+    .describe('Duets: above this share of the bench\'s cores (targetCpus and engineCpus) used by other work during a duet\'s measured window, the duet is disturbed: recorded, not judged, and run again'),
 });
 
 export const benchSchema = z.strictObject({

@@ -6,6 +6,7 @@ import { describeDuration } from '../util/duration.ts';
 import { capacitySection } from './capacity-curve.ts';
 import { decisionSection } from './decision-section.ts';
 import { findings } from './findings.ts';
+import { disturbedComments } from './disturbed.ts';
 import type { RenderedGraph } from './graphs.ts';
 import { machineSpeedRow } from './machine-speed.ts';
 
@@ -225,7 +226,7 @@ export function renderMarkdown(
   const sections: string[] = [];
   sections.push(`# Performance Comparison \`${v.baseline.version}\` vs \`${v.candidate.version}\``);
   sections.push(`${VERDICT_LINE[v.verdict]}: ${v.summary}`);
-  const comments = [...notes, ...findings(comparison)];
+  const comments = [...notes, ...disturbedComments(v), ...findings(comparison)];
   sections.push(`## Comments\n\n${comments.map((l) => `- ${l}`).join('\n')}`);
   sections.push(decisionSection(v));
   sections.push(setupSection(comparison));

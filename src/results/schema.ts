@@ -184,6 +184,27 @@ export const runResultSchema = z.strictObject({
       cpuMsMax: z.number().positive(),
     })
     .optional(),
+  /**
+   * Local bench: the CPU other work took from the bench's cores during the measured window
+   * (node_exporter's busy CPU less the bench's own processes'), % of those cores, and the
+   * limit above which a duet counts as disturbed (src/bench/local/outside-cpu.ts). `percent`
+   * is absent when it could not be measured, with the reason. AWS runs have none.
+   */
+  outsideCpu: z
+    .strictObject({
+      percent: nonNegative.optional(),
+      hostPercent: nonNegative.optional(),
+      benchPercent: nonNegative.optional(),
+      limitPercent: z.number().positive(),
+      unmeasured: z.string().min(1).optional(),
+    })
+    .optional(),
+  /**
+   * Set by the gate when this run's duet was disturbed (other work above the limit): why.
+   * The run is kept as recorded, and neither the gate nor `compare` judges it; the gate ran
+   * the duet again.
+   */
+  disturbed: z.string().min(1).optional(),
   /** The load generator's own health: a saturated generator makes the run invalid. */
   generator: z
     .strictObject({

@@ -120,6 +120,11 @@ export const verdictFileSchema = z.strictObject({
    * same time as the candidate run of its test and repeat). Absent in verdicts written before.
    */
   mode: z.enum(['sequential', 'duet']).optional(),
+  /**
+   * Duets the gate found disturbed (other work on the bench's CPUs above its limit), one line
+   * each: recorded with the runs, judged by no check. Absent when there were none.
+   */
+  disturbed: z.array(z.string()).optional(),
   /** Why the gate could not judge (crashed runs, missing data); empty on pass/fail. */
   problems: z.array(z.string()),
   checks: z.array(checkSchema),

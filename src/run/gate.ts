@@ -16,6 +16,8 @@ import { runResultSchema, RUN_RESULT_SCHEMA_VERSION, type BenchFingerprint, type
 import { expandQuery } from '../metrics/target-cpus.ts';
 import type { GateBench } from '../bench/gate-bench.ts';
 import { recordHint } from '../bench/capacity-hints.ts';
+import { disturbedRerunCap, disturbedStop, duetDisturbance } from '../bench/disturbance.ts';
+import { disturbedFileName } from '../results/disturbed.ts';
 import type { GateConfig } from '../config/schema.ts';
 import { LocalGateBench } from '../bench/local/local-gate-bench.ts';
 import { testParams } from '../results/test-params.ts';
@@ -60,6 +62,7 @@ export async function runGateOn(bench: GateBench, o: RunOptions, io: CliIO, prog
     started: now(),
     reusable: o.resume ? await resumable(resultsDir, o) : new Map<string, RunResult>(),
     results: [], fatal: [], pairsStarted: 0, setUp: false,
+    disturbed: o.resume ? await disturbedBefore(resultsDir, o) : [], duetsRun: 0, disturbedDuets: 0,
   };
 
   await runPairs(gate);
@@ -97,6 +100,11 @@ interface GateState {
   budgetStop?: string;
   pairsStarted: number;
   setUp: boolean;
+  /** Runs of disturbed duets: written to results/ and given to compare, which judges none of them. */
+  disturbed: { run: ScheduledRun; result: RunResult }[];
+  /** Duets this invocation ran, and how many of them were disturbed. */
+  duetsRun: number;
+  disturbedDuets: number;
 }
 
 /**
@@ -114,7 +122,10 @@ async function runPairs(gate: GateState): Promise<void> {
         if (gate.signal.aborted) return;
         const what = step.map((run) => `${run.side.role} ${run.side.label}`).join(' with ');
         const label = `pair ${pair + 1} ${gate.duet ? 'duet' : 'run'} ${i + 1}/${steps.length}: ${what}, test "${step[0].test.name}"`;
-        if ((await runStep(gate, step, label)) === 'stop') return;
+        let outcome: StepOutcome;
+        do outcome = await runStep(gate, step, label);
+        while (outcome === 'again');
+        if (outcome === 'stop') return;
       }
       if (pair + 1 < o.repeats) continue;
       const interim = decideSoFar(gate.results, pair + 1, o, gate.setup);
@@ -134,8 +145,11 @@ async function runPairs(gate: GateState): Promise<void> {
   }
 }
 
+/** After a step: the next one, the same one again (its duet was disturbed), or stop. */
+type StepOutcome = 'next' | 'again' | 'stop';
+
 /** One step (a run, or a duet's two): reused, refused by the job budget, or run. */
-async function runStep(gate: GateState, step: [ScheduledRun] | [ScheduledRun, ScheduledRun], label: string): Promise<'next' | 'stop'> {
+async function runStep(gate: GateState, step: [ScheduledRun] | [ScheduledRun, ScheduledRun], label: string): Promise<StepOutcome> {
   const { o, progress, bench, resultsDir, out } = gate;
   const priors = step.map((run) => gate.reusable.get(runId(run)));
   if (priors.every((prior) => prior)) {
@@ -160,16 +174,47 @@ async function runStep(gate: GateState, step: [ScheduledRun] | [ScheduledRun, Sc
   }
   progress.begin(label);
   const done = step.length === 2 && bench.executeDuet ? await bench.executeDuet([step[0], step[1]]) : [await bench.execute(step[0])];
+  const disturbance = step.length === 2 ? duetDisturbance(done) : undefined;
+  if (step.length === 2) gate.duetsRun++;
   for (const [j, result] of done.entries()) {
     const run = step[j] as ScheduledRun;
-    await writeResult(out, run, result);
-    gate.results.push({ run, result });
+    if (disturbance) await keepDisturbed(gate, run, { ...result, disturbed: disturbance });
+    else {
+      await writeResult(out, run, result);
+      gate.results.push({ run, result });
+    }
     progress.info(`${step.length > 1 ? `${run.side.role}: ` : ''}${summarize(result)}`);
   }
   const stop = bench.stopReason();
-  if (!stop) return 'next';
-  gate.fatal.push(stop);
-  return 'stop';
+  if (stop) {
+    gate.fatal.push(stop);
+    return 'stop';
+  }
+  return disturbance ? afterDisturbed(gate, disturbance) : 'next';
+}
+
+/**
+ * A disturbed duet is run again, up to disturbedRerunCap times in a gate; the next one stops
+ * the gate, whose runs left unrun then make it inconclusive, saying why.
+ */
+function afterDisturbed(gate: GateState, why: string): StepOutcome {
+  gate.disturbedDuets++;
+  const cap = disturbedRerunCap(gate.o.maxRepeats);
+  if (gate.disturbedDuets > cap) {
+    const stop = disturbedStop(gate.disturbedDuets, gate.duetsRun);
+    gate.fatal.push(stop);
+    gate.progress.problem(`duet disturbed: ${why}; ${stop}`);
+    return 'stop';
+  }
+  gate.progress.problem(`duet disturbed: ${why}: recorded in results/ but not judged; running it again (${gate.disturbedDuets} of at most ${cap} re-runs)`, 'warning');
+  return 'again';
+}
+
+/** A run of a disturbed duet: written beside the run's own file, which its re-run takes. */
+async function keepDisturbed(gate: GateState, run: ScheduledRun, result: RunResult): Promise<void> {
+  const nth = gate.disturbed.filter((d) => runId(d.run) === runId(run)).length + 1;
+  gate.disturbed.push({ run, result });
+  await gate.out.writeFile(join('results', disturbedFileName(runId(run), nth)), `${JSON.stringify(result, null, 2)}\n`);
 }
 
 /** Every scheduled run up to the minimum and the pairs begun that has no result: crashed, saying why. */
@@ -194,9 +239,11 @@ async function report(gate: GateState, judgeConfig: GateConfig, judged: GateStat
   const notes = gate.setUp ? bench.notes(fatal) : reusedRuns.length ? bench.notes(fatal, reusedRuns[0]?.result.bench) : fatal.map((f) => `The gate stopped: ${f}`);
   if (reusedRuns.length) notes.push(`${reusedRuns.length} of the ${results.length} runs were reused from an earlier invocation (--resume); their results are unchanged in results/.`);
   if (budgetStop) notes.push(`Stopped by the job budget: ${budgetStop}; run again with --resume to continue.`);
+  // Disturbed duets go to compare too, which names them and judges none of them.
+  const given = [...judged, ...gate.disturbed];
   const verdict: VerdictFile = await compareAndReport({
-    baseline: judged.filter((r) => r.run.side.role === 'baseline').map((r) => r.result),
-    candidate: judged.filter((r) => r.run.side.role === 'candidate').map((r) => r.result),
+    baseline: given.filter((r) => r.run.side.role === 'baseline').map((r) => r.result),
+    candidate: given.filter((r) => r.run.side.role === 'candidate').map((r) => r.result),
     config: { ...judgeConfig, repeats: o.repeats, maxRepeats: o.maxRepeats },
     configFile: o.configFile,
     outDir: o.outDir,
@@ -294,6 +341,23 @@ async function resumable(dir: string, o: RunOptions): Promise<Map<string, RunRes
   return found;
 }
 
+/** --resume: the disturbed duets' runs an earlier invocation kept in <out>/results, in order, so the report still names them. */
+async function disturbedBefore(dir: string, o: RunOptions): Promise<GateState['disturbed']> {
+  const found: GateState['disturbed'] = [];
+  for (let pair = 0; pair < o.maxRepeats; pair++) {
+    for (const run of pairRuns(o, pair)) {
+      for (let nth = 1; ; nth++) {
+        const file = join(dir, disturbedFileName(runId(run), nth));
+        const text = await readFile(file, 'utf8').catch(() => undefined);
+        if (text === undefined) break;
+        const result = parseRunResult(JSON.parse(text), file);
+        if (result.disturbed) found.push({ run, result });
+      }
+    }
+  }
+  return found;
+}
+
 /**
  * The output directory, checked. A resume may find only the completed runs of earlier jobs
  * in <out>/results, restored without the rest of the directory: when every file there is
@@ -331,6 +395,7 @@ function summarize(r: RunResult): string {
   if (r.supportedUsers !== undefined) parts.push(`supported users ${r.supportedUsers}${r.converged ? '' : ' (not converged)'}`);
   parts.push(`${r.totals.requests} requests, ${r.totals.errors} errors, ${r.totals.timeouts} timeouts`);
   if (r.generator?.cpuPercentMax !== undefined) parts.push(`load generator CPU max ${r.generator.cpuPercentMax}%`);
+  if (r.outsideCpu?.percent !== undefined) parts.push(`other work on the bench's CPUs ${r.outsideCpu.percent}%`);
   return `result: ${parts.join(', ')}${r.problems.length ? `\n  ${r.problems.join('\n  ')}` : ''}`;
 }
 

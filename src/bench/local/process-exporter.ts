@@ -11,6 +11,11 @@ import { LOOPBACK, assertPortFree } from '../../util/ports.ts';
  * It also sums the CPU time of every process in the target's process groups (Synapse,
  * PostgreSQL with its backends, nginx with its workers): on a machine shared with other
  * work, node_exporter's per-core CPU counts the neighbours too, this does not.
+ *
+ * And the CPU time of the whole bench: loadgate's own process and every process it
+ * started, directly or not (both duet slots' servers and databases, nginx, k6, Prometheus,
+ * node_exporter, the short-lived tools). node_exporter's busy CPU less this is the CPU
+ * other work took from the bench (src/bench/local/outside-cpu.ts).
  */
 export interface ProcSample {
   threads: number;
@@ -57,7 +62,79 @@ async function groupCpuSeconds(groups: ReadonlySet<number>, clockTicks: number):
   return perPid;
 }
 
-export function renderMetrics(sample: ProcSample | undefined, groupCpu?: number): string {
+/** One process's line of /proc/<pid>/stat, as the bench's CPU needs it. */
+export interface TreeStat {
+  pid: number;
+  ppid: number;
+  /** utime + stime + cutime + cstime: its own CPU and that of the children it has reaped. */
+  cpuSeconds: number;
+}
+
+/** Parses /proc/<pid>/stat text for the process tree; undefined when it is not that format. */
+export function parseTreeStat(statText: string, clockTicks: number): TreeStat | undefined {
+  const pid = Number(statText.slice(0, statText.indexOf(' ')));
+  // After comm: [0] state, [1] ppid, ..., [11] utime, [12] stime, [13] cutime, [14] cstime (proc(5)).
+  const f = statText.slice(statText.lastIndexOf(')') + 2).split(' ');
+  const ppid = Number(f[1]);
+  const ticks = [11, 12, 13, 14].map((i) => Number(f[i]));
+  if (!Number.isInteger(pid) || !Number.isInteger(ppid) || !ticks.every(Number.isFinite)) return undefined;
+  return { pid, ppid, cpuSeconds: ticks.reduce((a, b) => a + b, 0) / clockTicks };
+}
+
+/** `root` and its live descendants. */
+export function treeMembers(stats: readonly TreeStat[], root: number): TreeStat[] {
+  const children = new Map<number, TreeStat[]>();
+  for (const s of stats) children.set(s.ppid, [...(children.get(s.ppid) ?? []), s]);
+  const members: TreeStat[] = [];
+  const seen = new Set<number>();
+  const queue = stats.filter((s) => s.pid === root);
+  while (queue.length) {
+    const s = queue.pop() as TreeStat;
+    if (seen.has(s.pid)) continue;
+    seen.add(s.pid);
+    members.push(s);
+    queue.push(...(children.get(s.pid) ?? []));
+  }
+  return members;
+}
+
+/**
+ * CPU seconds of `root` and its live descendants. A child's CPU moves into its parent's
+ * cutime/cstime when the parent reaps it, so the sum keeps the CPU of short-lived children
+ * (a psql, a probe) once they are gone, and counts nothing twice.
+ */
+export function treeCpuSeconds(stats: readonly TreeStat[], root: number): number {
+  return treeMembers(stats, root).reduce((sum, s) => sum + s.cpuSeconds, 0);
+}
+
+/**
+ * A counter fed a sum that can fall (a process left the tree unreaped: an orphan is
+ * reparented to init when its parent dies first, as happens while a run stops): it adds
+ * only rises, so Prometheus never sees a reset. A fall costs the rise of that one scrape.
+ */
+export class RisingCounter {
+  private last: number | undefined;
+  private total = 0;
+  add(sum: number): number {
+    if (this.last !== undefined && sum > this.last) this.total += sum - this.last;
+    this.last = sum;
+    return Math.round(this.total * 100) / 100;
+  }
+}
+
+/** Every process's /proc/<pid>/stat, as the bench's CPU needs it. */
+export async function readTreeStats(clockTicks = CLOCK_TICKS): Promise<TreeStat[]> {
+  const entries = await readdir('/proc').catch(() => [] as string[]);
+  const stats = await Promise.all(
+    entries.filter((e) => /^\d+$/.test(e)).map(async (pid) => {
+      const text = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
+      return text ? parseTreeStat(text, clockTicks) : undefined;
+    }),
+  );
+  return stats.filter((s): s is TreeStat => s !== undefined);
+}
+
+export function renderMetrics(sample: ProcSample | undefined, groupCpu?: number, benchCpu?: number): string {
   const lines = [
     '# HELP loadgate_target_up 1 while the target process is running.',
     '# TYPE loadgate_target_up gauge',
@@ -81,6 +158,13 @@ export function renderMetrics(sample: ProcSample | undefined, groupCpu?: number)
       '# HELP loadgate_target_group_cpu_seconds_total CPU time of the system under test (target, database and proxy process groups).',
       '# TYPE loadgate_target_group_cpu_seconds_total counter',
       `loadgate_target_group_cpu_seconds_total ${groupCpu}`,
+    );
+  }
+  if (benchCpu !== undefined) {
+    lines.push(
+      '# HELP loadgate_bench_cpu_seconds_total CPU time of loadgate and every process it started (the whole bench, both duet slots).',
+      '# TYPE loadgate_bench_cpu_seconds_total counter',
+      `loadgate_bench_cpu_seconds_total ${benchCpu}`,
     );
   }
   return `${lines.join('\n')}\n`;
@@ -114,6 +198,8 @@ export async function startProcessExporter(port: number): Promise<ProcessExporte
     }
     return Math.round(sum * 100) / 100;
   };
+  const bench = new RisingCounter();
+  const benchCpu = async (): Promise<number> => bench.add(treeCpuSeconds(await readTreeStats(), process.pid));
   const sample = async (): Promise<ProcSample | undefined> => {
     if (pid === undefined) return undefined;
     try {
@@ -128,8 +214,8 @@ export async function startProcessExporter(port: number): Promise<ProcessExporte
       res.writeHead(404).end();
       return;
     }
-    void Promise.all([sample(), groupCpu()]).then(([s, cpu]) => {
-      res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end(renderMetrics(s, cpu));
+    void Promise.all([sample(), groupCpu(), benchCpu()]).then(([s, cpu, all]) => {
+      res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end(renderMetrics(s, cpu, all));
     });
   });
   await assertPortFree('process exporter', port);

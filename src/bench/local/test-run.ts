@@ -24,6 +24,7 @@ import { executeRun } from '../run-sequence.ts';
 import type { CollectWindow, DuetPart, GeneratorRule, RunAttempt, RunStage, StartedLoad } from '../run-stage.ts';
 import { limitCpu, type QuotaGroup } from './cpu-quota.ts';
 import { startSpeedProbe, summarizeProbes, type ProbeSample } from './speed-probe.ts';
+import { measureOutsideCpu, type OutsideCpu } from './outside-cpu.ts';
 
 /** What one slot of the local bench runs with: its own bench processes, the shared installs and dataset. */
 export interface RunContext {
@@ -227,10 +228,17 @@ class LocalAttempt implements RunAttempt {
     });
   }
 
-  async extras(o: { stable: { startSec: number; endSec: number } }): ReturnType<NonNullable<RunAttempt['extras']>> {
+  async extras(o: { stable: { startSec: number; endSec: number }; window: CollectWindow; ran: boolean }): ReturnType<NonNullable<RunAttempt['extras']>> {
     // The machine's speed while the measured window ran (the probe started with the test).
     const speed = summarizeProbes(this.probeSamples, o.stable.endSec > o.stable.startSec ? o.stable : undefined);
-    return speed ? { speedProbe: speed } : {};
+    const outsideCpu = o.ran ? await this.outsideCpu(o.window) : undefined;
+    return { ...(speed ? { speedProbe: speed } : {}), ...(outsideCpu ? { outsideCpu } : {}) };
+  }
+
+  /** Other work's CPU on the bench's cores over the measured window (outside-cpu.ts). */
+  private outsideCpu(w: CollectWindow): Promise<OutsideCpu> {
+    const { bench, config } = this.ctx;
+    return measureOutsideCpu(this.ctx.prometheus, w, { target: bench.targetCpus, engine: bench.engineCpus }, config.bench.local.maxOutsideCpuPercent);
   }
 
   describe(): { note: string; bench: BenchFingerprint } {
