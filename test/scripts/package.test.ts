@@ -3,12 +3,13 @@
  * publishes, a clean directory installs it from the tarball and the npm registry (its
  * dependencies; nothing else is reached), and the installed `loadgate` runs: its help,
  * and `validate` of a shipped example, whose `builtin:` noise model resolves inside the
- * package.
+ * package; then the README's step 1 as written, `npx … validate .github/loadgate.yml`, in
+ * that directory as a product repository.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -43,6 +44,19 @@ test('npm pack gives a scoped, public package whose loadgate runs after a clean 
     const validate = spawnSync(bin, ['validate', '--users-file', 'users.txt', example], { cwd: consumer, encoding: 'utf8' });
     assert.equal(validate.status, 0, validate.stderr);
     assert.match(validate.stdout, /noise model builtin:aws-mattermost-duet \(assumed\)/);
+
+    // The README's step 1, literally, in the product repository the tarball was installed
+    // into: the example copied to .github/loadgate.yml and checked with npx, offline (the
+    // installed package answers; nothing is fetched).
+    await mkdir(join(consumer, '.github'));
+    await copyFile(join(ROOT, 'examples', 'aws-mattermost.yml'), join(consumer, '.github', 'loadgate.yml'));
+    const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
+    const step1 = /`npx (@[a-z0-9-]+\/loadgate) validate \.github\/loadgate\.yml`/.exec(readme);
+    assert.ok(step1, "the README's step 1 checks .github/loadgate.yml with npx");
+    assert.equal(step1[1], manifest.name, 'the README names the published package');
+    const npx = spawnSync('npx', ['--offline', step1[1] as string, 'validate', '.github/loadgate.yml'], { cwd: consumer, encoding: 'utf8' });
+    assert.equal(npx.status, 0, npx.stderr);
+    assert.match(npx.stdout, /^\.github\/loadgate\.yml: ok .*noise model builtin:aws-mattermost-duet/);
   } finally {
     await rm(work, { recursive: true, force: true });
   }

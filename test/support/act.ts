@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { parse } from 'yaml';
 import { GitHubStandin } from './github-standin/server.ts';
@@ -59,6 +59,9 @@ export function writeReleaseTree(dir: string): string {
   for (const file of files) {
     const from = join(ROOT, file);
     if (!existsSync(from)) continue; // deleted in the work tree, not yet committed
+    // An untracked symlink to a directory (a worktree's node_modules or .cache, which the
+    // ignore rules' trailing slash does not match) is no part of a release.
+    if (statSync(from).isDirectory()) continue;
     mkdirSync(dirname(join(dir, file)), { recursive: true });
     copyFileSync(from, join(dir, file));
   }
