@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { storedProfileSchema } from './profile.ts';
 
 /**
  * Run results: one JSON file per test run, written by every bench and read by `compare`.
@@ -184,6 +185,11 @@ export const runResultSchema = z.strictObject({
       cpuMsMax: z.number().positive(),
     })
     .optional(),
+  /**
+   * The target's CPU profile over the measured window (gate config `profile: on`), for the
+   * report's profile diff. Optional: runs without profiling and older results have none.
+   */
+  profile: storedProfileSchema.optional(),
   /** The load generator's own health: a saturated generator makes the run invalid. */
   generator: z
     .strictObject({
