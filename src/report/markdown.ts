@@ -8,6 +8,7 @@ import { decisionSection } from './decision-section.ts';
 import { findings } from './findings.ts';
 import type { RenderedGraph } from './graphs.ts';
 import { machineSpeedRow } from './machine-speed.ts';
+import { profileSection } from './profile-section.ts';
 
 /** The report, in the shape of the seed comparison reports (title, comments, setup, results, graphs). */
 
@@ -238,6 +239,7 @@ export function renderMarkdown(
   results.push(checksSection(comparison));
   for (const test of comparison.tests) results.push(timingsSection(test, comparison, listing));
   for (const section of comparison.tests.map(capacitySection)) if (section) results.push(section);
+  for (const section of comparison.tests.map(profileSection)) if (section) results.push(section);
   for (const test of comparison.tests) {
     const g = graphsSection(test, graphs);
     if (g) results.push(g);

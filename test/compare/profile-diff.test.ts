@@ -1,37 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { diffProfiles } from '../../src/compare/profile-diff.ts';
-import { mergeRecordings, parseCollapsed } from '../../src/target/synapse/py-spy-raw.ts';
+import { parseCollapsed } from '../../src/target/synapse/py-spy-raw.ts';
 import type { RunResult } from '../../src/results/schema.ts';
-import { runResultSchema } from '../../src/results/schema.ts';
-import { bounded, asInput } from '../support/runs.ts';
-
-/**
- * Real py-spy recordings (test/fixtures/profiles/record.sh): a request loop profiled in
- * duets, both sides at once on one core, against itself (aa-*) and against a copy that
- * spends extra CPU in load_rows on every request (inj-*).
- */
-const DIR = join(import.meta.dirname, '..', 'fixtures', 'profiles');
-const manifest = JSON.parse(readFileSync(join(DIR, 'manifest.json'), 'utf8')) as { rateHz: number; seconds: number; requests: Record<string, number> };
-
-function recorded(name: string, version: string, repeat: number): RunResult {
-  const stacks = parseCollapsed(readFileSync(join(DIR, `${name}.txt`), 'utf8'), name);
-  const profile = mergeRecordings([{ stacks, weight: 1, coveredSec: manifest.seconds }], { tool: 'py-spy 0.4.3', sampleSec: 1 / manifest.rateHz, windowSec: manifest.seconds });
-  const run = asInput(bounded(version, repeat));
-  const requests = manifest.requests[name];
-  assert.ok(requests, `manifest.json has no request count for ${name}`);
-  return runResultSchema.parse({ ...run, totals: { ...run.totals, requests }, profile });
-}
-
-function duets(kind: 'aa' | 'inj', count: number): { baseline: RunResult[]; candidate: RunResult[] } {
-  const ds = Array.from({ length: count }, (_, i) => i + 1);
-  return {
-    baseline: ds.map((d) => recorded(`${kind}-${d}-baseline`, '1.0.0', d - 1)),
-    candidate: ds.map((d) => recorded(`${kind}-${d}-candidate`, '1.1.0', d - 1)),
-  };
-}
+import { bounded } from '../support/runs.ts';
+import { duets } from '../support/profiles.ts';
 
 test('the function with injected CPU is the top grown one, significant, over three duets', () => {
   const { baseline, candidate } = duets('inj', 3);
