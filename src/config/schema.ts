@@ -255,7 +255,7 @@ export const gateConfigSchema = z.strictObject({
     .enum(['off', 'on'])
     .default('off')
     .describe(
-      "on: profile each side's target over the measured window (local bench: py-spy at 50 Hz on the Synapse process) and add the profile diff to the report: the functions whose CPU per request grew or shrank, and a differential flame graph. " +
+      "on: profile each side's target over the measured window (local bench: py-spy at 20 Hz on the Synapse process) and add the profile diff to the report: the functions whose CPU per request grew or shrank, and a differential flame graph. " +
         'It costs each side a little CPU on the target cores (docs/explain.md); a duet samples both sides alike. Off by default until that cost is measured on your bench',
     ),
   errorRates: z

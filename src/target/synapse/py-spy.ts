@@ -24,7 +24,7 @@ import { mergeRecordings, parseCollapsed, type CollapsedStacks } from './py-spy-
  * it samples, alike on both sides of a duet.
  */
 export const PY_SPY_VERSION = '0.4.3';
-export const PY_SPY_RATE_HZ = 50;
+export const PY_SPY_RATE_HZ = 20;
 const SEGMENT_SEC = 10;
 const MARKER = 'loadgate-installed.json';
 
