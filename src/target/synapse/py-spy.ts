@@ -134,8 +134,11 @@ export function startPySpy(o: PySpyOptions): PySpyRecorder {
   return {
     async stop() {
       stopped = true;
-      current?.kill('SIGINT'); // py-spy writes what it sampled on Ctrl-C
+      const child = current;
+      child?.kill('SIGINT'); // py-spy writes what it sampled on Ctrl-C
+      const timer = setTimeout(() => child?.kill('SIGKILL'), 15_000);
       await loop;
+      clearTimeout(timer);
     },
     profile(window) {
       const windowSec = (window.endMs - window.startMs) / 1000;
