@@ -5,7 +5,7 @@ import { testParams } from '../results/test-params.ts';
 import { driveTest, type CoordinatorOutcome } from './drive-test.ts';
 import { judgeGenerator } from './generator.ts';
 import { runId, runTarget, type ScheduledRun } from './gate-plan.ts';
-import type { CollectWindow, DuetPart, EngineTotals, RunAttempt, RunCollected, RunStage } from './run-stage.ts';
+import type { CollectWindow, DuetPart, EngineTotals, RunAttempt, RunCollected, RunExtras, RunStage } from './run-stage.ts';
 
 /**
  * One test run on any bench, start to result: start the target and the load (the
@@ -169,7 +169,7 @@ async function measure(attempt: RunAttempt, t: Trial): Promise<Measured> {
   return { stable, window, ...(collected ? { collected } : {}), ...(cpuMax !== undefined ? { cpuMax } : {}), dropped, saturated: generator.saturated };
 }
 
-function assemble(stage: RunStage, attempt: RunAttempt, run: ScheduledRun, t: Trial, m: Measured, extras: Partial<Pick<RunResult, 'speedProbe' | 'links' | 'outsideCpu'>>, duet?: DuetPart): RunResult {
+function assemble(stage: RunStage, attempt: RunAttempt, run: ScheduledRun, t: Trial, m: Measured, extras: RunExtras, duet?: DuetPart): RunResult {
   const { coordinator, stats } = t;
   const { collected } = m;
   const described = attempt.describe();
@@ -193,6 +193,7 @@ function assemble(stage: RunStage, attempt: RunAttempt, run: ScheduledRun, t: Tr
     series: collected?.series ?? {},
     ...(extras.speedProbe ? { speedProbe: extras.speedProbe } : {}),
     ...(extras.outsideCpu ? { outsideCpu: extras.outsideCpu } : {}),
+    ...(extras.profile ? { profile: extras.profile } : {}),
     generator: {
       ...(m.cpuMax !== undefined ? { cpuPercentMax: Math.round(m.cpuMax * 10) / 10 } : {}),
       ...(stats || collected?.droppedIterations !== undefined ? { droppedIterations: m.dropped } : {}),

@@ -72,6 +72,9 @@ export interface RunDescription {
   bench: BenchFingerprint;
 }
 
+/** Result fields a bench measured beside the test: machine speed, dashboard links, the target's profile. */
+export type RunExtras = Partial<Pick<RunResult, 'speedProbe' | 'links' | 'outsideCpu' | 'profile'>>;
+
 export interface RunAttempt {
   /** The test as the coordinator runs it (a bench may disable checks it cannot evaluate). */
   readonly test: TestSpec;
@@ -92,8 +95,8 @@ export interface RunAttempt {
   /** Stops everything `start` started; `crash` names a component found dead only now. */
   stop(): Promise<{ problems: string[]; crash?: string }>;
   collect(window: CollectWindow): Promise<RunCollected>;
-  /** Optional result fields measured beside the test (machine speed, other work's CPU, dashboard links). */
-  extras?(o: { stable: { startSec: number; endSec: number }; window: CollectWindow; ran: boolean }): Promise<Partial<Pick<RunResult, 'speedProbe' | 'links' | 'outsideCpu'>>>;
+  /** Optional result fields measured beside the test (machine speed, other work's CPU, a profile, dashboard links). */
+  extras?(o: { stable: { startSec: number; endSec: number }; window: CollectWindow; ran: boolean }): Promise<RunExtras>;
   describe(): RunDescription;
 }
 

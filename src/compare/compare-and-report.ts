@@ -11,6 +11,7 @@ import { OutDir } from '../util/out-dir.ts';
 import { compareRuns, type CompareSetup } from './compare-runs.ts';
 import { errorRatesOf } from './sequential.ts';
 import { disturbedFileName } from '../results/disturbed.ts';
+import { diffProfiles } from './profile-diff.ts';
 import type { Comparison } from '../results/comparison.ts';
 import type { VerdictFile } from '../results/verdict-schema.ts';
 
@@ -104,9 +105,18 @@ export async function compareAndReport(options: CompareOptions): Promise<Verdict
   const comparison = await compareWithConfig(options);
   // The renderer (vega, vega-lite, resvg's WebAssembly) is most of a compare's start-up:
   // loaded here, a verdict alone (compareVerdict, the gate loop) never pays for it.
-  const [{ renderTestGraphs }, { renderMarkdown }] = await Promise.all([import('../report/graphs.ts'), import('../report/markdown.ts')]);
+  const [{ renderTestGraphs }, { renderMarkdown }, { renderFlameGraph }] = await Promise.all([
+    import('../report/graphs.ts'), import('../report/markdown.ts'), import('../report/flame-graph.ts'),
+  ]);
   const graphs: RenderedGraph[] = [];
-  for (const test of comparison.tests) graphs.push(...(await renderTestGraphs(test.name, test.baseline, test.candidate)));
+  for (const test of comparison.tests) {
+    graphs.push(...(await renderTestGraphs(test.name, test.baseline, test.candidate)));
+    const profile = diffProfiles(test.baseline, test.candidate);
+    if (profile) {
+      test.profile = profile;
+      graphs.push(await renderFlameGraph(test.name, profile));
+    }
+  }
 
   // Only what loadgate wrote is replaced, so stale graphs never survive a re-run and a
   // person's own files in the directory are never touched.

@@ -257,6 +257,13 @@ export const gateConfigSchema = z.strictObject({
   maxRepeats: z.number().int().min(1).max(20).default(3).describe('Pairs added while the sequential decision is undecided, at most; undecided then is inconclusive'),
   noiseModel: z.string().min(1).optional().describe('Noise model: builtin:<name> for one loadgate ships (noise/<name>.json, wherever loadgate is installed), or a file (loadgate calibrate) relative to this config; without it the noise is assumed from the tolerances'),
   tolerances: tolerancesSchema.prefault({}),
+  profile: z
+    .enum(['off', 'on'])
+    .default('off')
+    .describe(
+      "on: profile each side's target over the measured window (local bench: py-spy at 20 Hz on the Synapse process) and add the profile diff to the report: the functions whose CPU per request grew or shrank, and a differential flame graph. " +
+        'It costs each side a little CPU on the target cores (docs/explain.md); a duet samples both sides alike. Off by default until that cost is measured on your bench',
+    ),
   errorRates: z
     .strictObject({
       falseFailPct: z.number().gt(0).max(20).default(1).describe('How often an unchanged release may fail, %, over all gating checks together'),

@@ -34,8 +34,8 @@ const GRAPHS: readonly GraphDef[] = [
   { key: 'stackInUseBytes', slug: 'stack-in-use', title: 'Stack in use', axis: 'MiB', scale: 1 / 1048576 },
 ];
 
-const FONT_FILE = '/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf';
-const FONT_FAMILY = 'DejaVu Sans';
+export const FONT_FILE = '/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf';
+export const FONT_FAMILY = 'DejaVu Sans';
 const MAX_POINTS_PER_LINE = 300;
 const COLORS = { baseline: '#1f77b4', candidate: '#e4572e' } as const;
 

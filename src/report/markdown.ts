@@ -9,6 +9,7 @@ import { findings } from './findings.ts';
 import { disturbedComments } from './disturbed.ts';
 import type { RenderedGraph } from './graphs.ts';
 import { machineSpeedRow } from './machine-speed.ts';
+import { profileSection } from './profile-section.ts';
 
 /** The report, in the shape of the seed comparison reports (title, comments, setup, results, graphs). */
 
@@ -239,6 +240,7 @@ export function renderMarkdown(
   results.push(checksSection(comparison));
   for (const test of comparison.tests) results.push(timingsSection(test, comparison, listing));
   for (const section of comparison.tests.map(capacitySection)) if (section) results.push(section);
+  for (const section of comparison.tests.map(profileSection)) if (section) results.push(section);
   for (const test of comparison.tests) {
     const g = graphsSection(test, graphs);
     if (g) results.push(g);

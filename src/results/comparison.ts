@@ -1,5 +1,6 @@
 import type { RunResult } from './schema.ts';
 import type { VerdictFile } from './verdict-schema.ts';
+import type { ProfileDiff } from './profile.ts';
 
 /**
  * What a comparison hands the report: the verdict and, per test, the runs it judged with
@@ -27,6 +28,8 @@ export interface TestComparison {
   store: { worsened: TimingDelta[]; improved: TimingDelta[] };
   /** Metrics neither side measured (e.g. stack in use on a Python target). */
   notMeasured: string[];
+  /** The profile diff, when the runs carry profiles on both sides. */
+  profile?: ProfileDiff;
 }
 
 export interface Comparison {

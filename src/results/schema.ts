@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { storedProfileSchema } from './profile.ts';
 
 /**
  * Run results: one JSON file per test run, written by every bench and read by `compare`.
@@ -205,6 +206,11 @@ export const runResultSchema = z.strictObject({
    * the duet again.
    */
   disturbed: z.string().min(1).optional(),
+  /**
+   * The target's CPU profile over the measured window (gate config `profile: on`), for the
+   * report's profile diff. Optional: runs without profiling and older results have none.
+   */
+  profile: storedProfileSchema.optional(),
   /** The load generator's own health: a saturated generator makes the run invalid. */
   generator: z
     .strictObject({

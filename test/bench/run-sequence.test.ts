@@ -143,3 +143,20 @@ test("a duet side that fails to start leaves both meeting points: its partner ru
   assert.deepEqual(b.calls, ['start', 'stop'], 'what a failed start began is still stopped');
   assert.equal(b.windows.length, 0, 'nothing ran, so nothing is collected');
 });
+
+test("the profile a bench recorded beside the test is kept in the result, cut to the measured window it was given", async () => {
+  const short = { ...first, test: { ...first.test, rampUp: 1, duration: 2 } } as ScheduledRun;
+  const windows: CollectWindow[] = [];
+  const attempt = Object.assign(new FakeAttempt(short.test), {
+    async extras(o: { window: CollectWindow }) {
+      windows.push(o.window);
+      const windowSec = o.window.stableEnd - o.window.stableStart;
+      return { profile: { tool: 'py-spy 0.4.3', sampleSec: 0.02, windowSec, coveredSec: windowSec, frames: [{ name: 'main', file: 'a.py', line: 1 }], stacks: [{ frames: [0], samples: 5 }] } };
+    },
+  });
+  const result = await executeRun(stage(attempt, undefined, realClock), short);
+  assert.equal(result.status, 'completed', result.problems.join('; '));
+  assert.equal(windows.length, 1);
+  assert.deepEqual(result.profile?.stacks, [{ frames: [0], samples: 5 }]);
+  assert.equal(result.profile?.windowSec, windows[0]!.stableEnd - windows[0]!.stableStart);
+});

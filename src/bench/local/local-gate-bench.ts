@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { ProcessSupervisor } from '../../util/process.ts';
 import type { Progress } from '../progress.ts';
+import { InputError } from '../../util/errors.ts';
 import { startLocalBench, type LocalBench } from './bench.ts';
 import { hostFingerprint } from './fingerprint.ts';
 import { ensureK6, k6Version } from '../../engine/k6/install.ts';
@@ -11,6 +12,7 @@ import type { BenchFingerprint, RunResult } from '../../results/schema.ts';
 import { SYNAPSE_PACKAGE } from '../../target/synapse/defaults.ts';
 import { buildDataset, datasetKey, describeDataset, findDataset, type DatasetArtifacts } from '../../target/synapse/dataset.ts';
 import { ensureSynapse, type SynapseInstall } from '../../target/synapse/install.ts';
+import { ensurePySpy, ptraceRefusal } from '../../target/synapse/py-spy.ts';
 import type { GateBench } from '../gate-bench.ts';
 import type { RunOptions, ScheduledRun } from '../gate-plan.ts';
 import { executeLocalRun, type RunContext } from './test-run.ts';
@@ -90,6 +92,7 @@ export class LocalGateBench implements GateBench {
       );
     }
     progress.info(`k6 ${k6Path}; Synapse ${[...installs.keys()].join(', ')} in ${o.cacheDir}`);
+    const pySpy = o.config.profile === 'on' ? await heartbeat(progress, 'py-spy', setUpPySpy(o.cacheDir, progress)) : undefined;
 
     // A duet's two slots are two whole benches on the same cores: each side has its own
     // PostgreSQL, nginx, Prometheus and process exporter, so each side's CPU and series are
@@ -140,6 +143,7 @@ export class LocalGateBench implements GateBench {
       signal,
       state: { lastLoadEndMs },
       hints: o.hints,
+      ...(pySpy ? { pySpy } : {}),
     }));
   }
 
@@ -208,4 +212,11 @@ async function heartbeat<T>(progress: Progress, what: string, work: Promise<T>):
   } finally {
     clearInterval(timer);
   }
+}
+
+/** py-spy for `profile: on`, refused up front when it could not attach to Synapse. */
+async function setUpPySpy(cacheDir: string, progress: Progress): Promise<string> {
+  const refusal = await ptraceRefusal();
+  if (refusal) throw new InputError(refusal);
+  return ensurePySpy({ cacheDir, onStep: (l) => progress.info(l) });
 }

@@ -19,6 +19,7 @@ import { DATABASE_NAME } from '../../target/synapse/config.ts';
 import { restoreDataset, SEARCH_WORDS, type DatasetArtifacts } from '../../target/synapse/dataset.ts';
 import type { SynapseInstall } from '../../target/synapse/install.ts';
 import { startSynapse, type RunningSynapse } from '../../target/synapse/server.ts';
+import { startPySpy, type PySpyRecorder } from '../../target/synapse/py-spy.ts';
 import { runId, type ScheduledRun } from '../gate-plan.ts';
 import { executeRun } from '../run-sequence.ts';
 import type { CollectWindow, DuetPart, GeneratorRule, RunAttempt, RunStage, StartedLoad } from '../run-stage.ts';
@@ -47,6 +48,8 @@ export interface RunContext {
   state: { lastLoadEndMs: number };
   /** The gate's warm-start hints. */
   hints: RunStage['hints'];
+  /** py-spy's path when the config says `profile: on`. */
+  pySpy?: string;
 }
 
 /** The local Prometheus' scrape interval and the collected series' rate window. */
@@ -90,6 +93,7 @@ class LocalAttempt implements RunAttempt {
   private quota?: QuotaGroup;
   private probe?: ReturnType<typeof startSpeedProbe>;
   private probeSamples: ProbeSample[] = [];
+  private profiler?: PySpyRecorder;
   private watcher?: ReturnType<typeof setInterval>;
 
   constructor(
@@ -196,12 +200,17 @@ class LocalAttempt implements RunAttempt {
   testStarted(): void {
     // A duet needs no probe: the machine's speed moves both sides alike.
     if (!this.duet && this.install) this.probe = startSpeedProbe({ python: this.install.python, cpus: this.ctx.bench.targetCpus });
+    const pid = this.synapse?.process.pid;
+    if (this.ctx.pySpy && pid !== undefined) {
+      this.profiler = startPySpy({ pySpy: this.ctx.pySpy, pid, cpus: this.ctx.bench.targetCpus, dir: join(this.ctx.bench.dataRoot, 'runs', this.id, 'py-spy') });
+    }
   }
 
   async stop(): Promise<{ problems: string[]; crash?: string }> {
     // Stop probing now, but wait for a probe in flight only after the load is down.
     const probeStopped = this.probe?.stop();
     clearInterval(this.watcher);
+    await this.profiler?.stop();
     await this.exporter?.close().catch(() => {});
     await this.k6?.stop().catch(() => {});
     let crash: string | undefined;
@@ -232,7 +241,9 @@ class LocalAttempt implements RunAttempt {
     // The machine's speed while the measured window ran (the probe started with the test).
     const speed = summarizeProbes(this.probeSamples, o.stable.endSec > o.stable.startSec ? o.stable : undefined);
     const outsideCpu = o.ran ? await this.outsideCpu(o.window) : undefined;
-    return { ...(speed ? { speedProbe: speed } : {}), ...(outsideCpu ? { outsideCpu } : {}) };
+    const profile = this.profiler?.profile({ startMs: o.window.stableStart * 1000, endMs: o.window.stableEnd * 1000 });
+    if (typeof profile === 'string') this.ctx.progress.info(`no profile of ${this.id}: ${profile}`);
+    return { ...(speed ? { speedProbe: speed } : {}), ...(outsideCpu ? { outsideCpu } : {}), ...(profile && typeof profile !== 'string' ? { profile } : {}) };
   }
 
   /** Other work's CPU on the bench's cores over the measured window (outside-cpu.ts). */

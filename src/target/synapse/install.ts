@@ -45,7 +45,7 @@ async function readMarker(venvDir: string): Promise<z.output<typeof markerSchema
 }
 
 /** Holds an exclusive lock file for the duration of `work` (bounded wait for another holder). */
-async function withLock<T>(lockFile: string, work: () => Promise<T>): Promise<T> {
+export async function withLock<T>(lockFile: string, work: () => Promise<T>): Promise<T> {
   const deadline = Date.now() + 20 * 60_000;
   for (;;) {
     try {
