@@ -17,7 +17,7 @@ import { SCRAPE_INTERVAL_SEC } from './prometheus-server.ts';
 import type { BenchFingerprint, RunResult } from '../../results/schema.ts';
 import { DATABASE_NAME } from '../../target/synapse/config.ts';
 import { restoreDataset, SEARCH_WORDS, type DatasetArtifacts } from '../../target/synapse/dataset.ts';
-import type { SynapseInstall } from '../../target/synapse/install.ts';
+import { installKey, type SynapseInstall } from '../../target/synapse/install.ts';
 import { startSynapse, type RunningSynapse } from '../../target/synapse/server.ts';
 import { runId, type ScheduledRun } from '../gate-plan.ts';
 import { executeRun } from '../run-sequence.ts';
@@ -99,7 +99,7 @@ class LocalAttempt implements RunAttempt {
     this.test = run.test;
     this.id = runId(run);
     this.runLogDir = join(ctx.logDir, this.id);
-    this.install = ctx.installs.get(run.side.version);
+    this.install = ctx.installs.get(installKey(run.side));
     this.share = (duet?.cpuShare ?? 1) * (run.side.cpuQuota ?? 1);
     this.generator = localGeneratorRule(ctx.config.bench.local.maxEngineCpuPercent, duet?.cpuShare, () => this.k6?.logFile ?? this.runLogDir);
   }

@@ -1,10 +1,11 @@
+import { buildLabel, isBuildValue, parseLocalBuild } from '../build-source.ts';
 import type { ChatServer } from '../chat-server.ts';
 import { collectRun } from './collect.ts';
 import { parseOverride, settingsToOverrides } from './overrides.ts';
 import { compareVersions, toPipVersion } from './version.ts';
 
 /**
- * Synapse as the gate sees it: PyPI versions, homeserver.yaml overrides (target.settings
+ * Synapse as the gate sees it: PyPI versions or local builds (wheels, source directories), homeserver.yaml overrides (target.settings
  * for both sides, then each side's flags, applied at every run), and the collector of its
  * metrics listener beside the local bench's process exporter and k6.
  */
@@ -12,9 +13,14 @@ export const synapse: ChatServer = {
   system: 'synapse',
   bench: 'local',
   baseOverrides: (target) => settingsToOverrides(target.settings),
-  side(role, label, sets, target, base) {
-    const version = toPipVersion(label, target.versionPattern, `--${role}`);
+  side(role, label, sets, target, base, cwd) {
     const sideOverrides = sets.map((s) => parseOverride(s, `--${role}-set`));
+    if (isBuildValue(label)) {
+      // A local wheel or source directory: no versionPattern (that is for release tags).
+      const build = parseLocalBuild(label, `--${role}`, cwd ?? process.cwd());
+      return { label: buildLabel(build), build, version: build.kind === 'url' ? '' : build.version, overrides: [...base, ...sideOverrides], sideOverrides };
+    }
+    const version = toPipVersion(label, target.versionPattern, `--${role}`);
     return { version, overrides: [...base, ...sideOverrides], sideOverrides };
   },
   datasetVersion: (baseline, candidate) => (compareVersions(baseline, candidate) <= 0 ? baseline : candidate),
