@@ -22,8 +22,19 @@ export interface ChatServer {
   side(role: 'baseline' | 'candidate', label: string, sets: readonly string[], target: GateConfig['target'], base: readonly Override[], cwd?: string): ServerSide;
   /** The version whose data the runs start from: the older side's where the bench builds the dataset (schemas migrate forward only), else the baseline's. */
   datasetVersion(baseline: string, candidate: string): string;
+  /** Where its source lives on GitHub, for the commits behind a profile's hot functions. */
+  readonly source: SourceRepository;
   /** Reads one run's series, timings and totals; a missing measurement is a problem naming its source, never a zero. */
   collect(client: PrometheusClient, window: CollectWindow, context: CollectContext): Promise<ServerCollected>;
+}
+
+export interface SourceRepository {
+  owner: string;
+  repo: string;
+  /** A profile's file as a path in the repository, or undefined when the file is not the server's own. */
+  path(file: string): string | undefined;
+  /** The repository's tag of a side's version (ServerSide.version). */
+  tag(version: string): string;
 }
 
 /** One config setting changed for a side (`--candidate-set key=value`). */

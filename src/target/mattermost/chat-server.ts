@@ -35,7 +35,20 @@ export const mattermost: ChatServer = {
       configPatch: overridesToPatch(sideOverrides),
     };
   },
+  source: { owner: 'mattermost', repo: 'mattermost', path: mattermostRepoPath, tag: (version) => version },
   // The dataset is the bench's: a dump or snapshot restored before every run.
   datasetVersion: (baseline) => baseline,
   collect: collectMattermostRun,
 };
+
+/**
+ * A Go profile names files by module path (github.com/mattermost/mattermost/server/v8/…,
+ * server/go.mod; server/public/… is its own module) or, built without -trimpath, by the
+ * build's absolute path; both map to server/… in the repository.
+ */
+export function mattermostRepoPath(file: string): string | undefined {
+  const mod = /^github\.com\/mattermost\/mattermost\/server\/(?:v\d+\/)?(.+\.go)$/.exec(file);
+  if (mod) return `server/${mod[1]}`;
+  const i = file.lastIndexOf('/mattermost/server/');
+  return i >= 0 && file.endsWith('.go') ? file.slice(i + '/mattermost/'.length) : undefined;
+}

@@ -1,5 +1,6 @@
 import { buildLabel, isBuildValue, parseLocalBuild } from '../build-source.ts';
 import type { ChatServer } from '../chat-server.ts';
+import { packagePath } from './changed-functions.ts';
 import { collectRun } from './collect.ts';
 import { parseOverride, settingsToOverrides } from './overrides.ts';
 import { compareVersions, toPipVersion } from './version.ts';
@@ -22,6 +23,16 @@ export const synapse: ChatServer = {
     }
     const version = toPipVersion(label, target.versionPattern, `--${role}`);
     return { version, overrides: [...base, ...sideOverrides], sideOverrides };
+  },
+  // The installed package keeps the repository's layout (synapse/… at its root); release tags are v<version>.
+  source: {
+    owner: 'element-hq',
+    repo: 'synapse',
+    path: (file) => {
+      const path = packagePath(file);
+      return path?.startsWith('synapse/') ? path : undefined;
+    },
+    tag: (version) => `v${version}`,
   },
   datasetVersion: (baseline, candidate) => (compareVersions(baseline, candidate) <= 0 ? baseline : candidate),
   collect: collectRun,
