@@ -7,9 +7,12 @@ import { aggregateGoCpuProfile, type GoCpuProfile } from '../../target/mattermos
  *
  * Mattermost serves Go's net/http/pprof handlers on its metrics listener, beside
  * /metrics, whenever MetricsSettings.Enable is on (server/channels/app/platform/metrics.go
- * initMetricsRouter; ListenAddress, the bench's :8067, slot b :8167), the listener
- * load-test-ng's Pyroscope scrapes. The handler refuses a duration above the listener's
- * WriteTimeout (ServiceSettings.WriteTimeout, 300 s by default; net/http/pprof Profile).
+ * initMetricsRouter; ListenAddress, the bench's :8067, slot b :8167). It is the listener
+ * load-test-ng's Pyroscope scrapes: with PyroscopeSettings.EnableAppProfiling, Alloy's
+ * pyroscope.scrape gets the app nodes' metrics targets (app-0:8067) with
+ * profile.process_cpu on, whose path is /debug/pprof/profile (deployment/terraform/
+ * pyroscope.go NewAlloyConfig, metrics.go). The handler refuses a duration above the
+ * listener's WriteTimeout (ServiceSettings.WriteTimeout, 300 s by default).
  *
  * The listener is private to the VPC, so the node fetches the profile itself into a file,
  * then hands it back in base64 chunks: SSM's list-command-invocations returns only the

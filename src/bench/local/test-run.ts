@@ -239,7 +239,7 @@ class LocalAttempt implements RunAttempt {
     const { fingerprint } = ctx;
     return {
       note: `local bench run ${this.id}${duet ? ` (duet, slot ${duet.slot})` : ''}${overrides}`,
-      bench: { ...fingerprint, versions: { ...fingerprint.versions, target: `Synapse ${this.install?.version ?? run.side.version}` } },
+      bench: { ...fingerprint, versions: { ...fingerprint.versions, target: `Synapse ${run.side.build ? run.side.label : (this.install?.version ?? run.side.version)}` } },
     };
   }
 }
