@@ -1,5 +1,6 @@
 import type { GateConfig, TestSpec } from '../config/schema.ts';
 import type { RunResult } from '../results/schema.ts';
+import type { BuildRef } from '../target/build-source.ts';
 import type { Override } from '../target/chat-server.ts';
 import type { CapacityHints } from './capacity-hints.ts';
 
@@ -22,8 +23,10 @@ export interface Side {
   overrides: Override[];
   /** Only this side's flags, for the report. */
   sideOverrides: Override[];
-  /** Mattermost: the release tarball of this version. */
+  /** Mattermost: the release or build tarball this side installs. */
   releaseUrl?: string;
+  /** The build this side runs, when not a released version (`label` is then the build's). */
+  build?: BuildRef;
   /** Mattermost: this side's config.json patch (checked by config-patch.ts). */
   configPatch?: Record<string, unknown>;
   /** Local bench: the target's CPU quota as a fraction of the target cores. */
@@ -31,8 +34,8 @@ export interface Side {
 }
 
 /** What a run of this side records as its target: the label, and a CPU quota when one slowed it. */
-export function runTarget(system: RunResult['target']['system'], side: Pick<Side, 'label' | 'cpuQuota'>): RunResult['target'] {
-  return { system, version: side.label, ...(side.cpuQuota !== undefined ? { cpuQuota: side.cpuQuota } : {}) };
+export function runTarget(system: RunResult['target']['system'], side: Pick<Side, 'label' | 'cpuQuota' | 'build'>): RunResult['target'] {
+  return { system, version: side.label, ...(side.cpuQuota !== undefined ? { cpuQuota: side.cpuQuota } : {}), ...(side.build ? { build: side.build } : {}) };
 }
 
 /** What the AWS bench needs beyond the gate config. */

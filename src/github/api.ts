@@ -39,6 +39,24 @@ const pullSchema = z.object({
   /** Set when the pull request was merged; pulls.list has no `merged` field. */
   merged_at: z.string().nullable().optional(),
 });
+// GET /repos/{owner}/{repo}/compare/{basehead} (operation repos/compare-commits-with-basehead,
+// schema commit-comparison) and GET /repos/{owner}/{repo}/commits (repos/list-commits, schema
+// commit), in GitHub's OpenAPI description (@octokit/openapi api.github.com.json): only the fields used.
+const listedCommitSchema = z.object({
+  sha: z.string().min(1),
+  html_url: z.string(),
+  commit: z.object({ message: z.string(), author: z.object({ name: z.string().optional(), date: z.string().optional() }).nullable() }),
+});
+const comparisonSchema = z.object({
+  html_url: z.string(),
+  status: z.enum(['diverged', 'ahead', 'behind', 'identical']),
+  total_commits: z.number().int().nonnegative(),
+  commits: z.array(listedCommitSchema),
+  files: z.array(z.object({ filename: z.string(), status: z.string(), additions: z.number().int(), deletions: z.number().int(), previous_filename: z.string().optional() })).optional(),
+});
+export type ListedCommit = z.output<typeof listedCommitSchema>;
+export type Comparison = z.output<typeof comparisonSchema>;
+
 const tagListSchema = z.array(z.object({ name: z.string(), commit: z.object({ sha: z.string() }) }));
 const refListSchema = z.array(refSchema);
 
@@ -153,6 +171,23 @@ export class GitHubRepoApi {
   async listMatchingTagNames(prefix = ''): Promise<string[]> {
     const refs = await this.call('git.listMatchingRefs', refListSchema, () => this.client.rest.git.listMatchingRefs({ ...this.repoParams, ref: `tags/${prefix}` }));
     return refs.map((r) => r.ref.replace(/^refs\/tags\//, ''));
+  }
+
+  /**
+   * The commits from `base` to `head` (tags or SHAs) and the files they changed. GitHub
+   * lists at most 250 commits and 300 files in one comparison; `total_commits` says how
+   * many there were.
+   */
+  compareCommits(base: string, head: string): Promise<Comparison> {
+    return this.call('repos.compareCommitsWithBasehead', comparisonSchema, () =>
+      this.client.rest.repos.compareCommitsWithBasehead({ ...this.repoParams, basehead: `${base}...${head}`, per_page: 250 }),
+      `${base} or ${head} is not a tag or commit of ${this.repository}`,
+    );
+  }
+
+  /** The newest commits reachable from `head` that touched `path` (one page). */
+  listCommitsTouching(path: string, head: string, perPage = 100): Promise<ListedCommit[]> {
+    return this.call('repos.listCommits', z.array(listedCommitSchema), () => this.client.rest.repos.listCommits({ ...this.repoParams, sha: head, path, per_page: perPage }));
   }
 
   getCommit(sha: string): Promise<GitCommit> {

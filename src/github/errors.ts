@@ -7,6 +7,8 @@ import { InputError } from '../util/errors.ts';
 const OPERATIONS = {
   'repos.get': { permission: 'metadata: read', doing: 'reading the repository' },
   'repos.listTags': { permission: 'contents: read', doing: 'listing tags' },
+  'repos.compareCommitsWithBasehead': { permission: 'contents: read', doing: 'comparing the baseline and candidate tags' },
+  'repos.listCommits': { permission: 'contents: read', doing: 'listing the commits that touched a file' },
   'git.listMatchingRefs': { permission: 'contents: read', doing: 'listing tag refs' },
   'git.getRef': { permission: 'contents: read', doing: 'reading a ref' },
   'git.getTag': { permission: 'contents: read', doing: 'reading an annotated tag' },

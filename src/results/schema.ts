@@ -102,6 +102,18 @@ const benchFingerprintSchema = z.strictObject({
 });
 export type BenchFingerprint = z.output<typeof benchFingerprintSchema>;
 
+const sha256 = z.string().regex(/^[0-9a-f]{64}$/, 'expected a SHA-256 in hex');
+
+/**
+ * A side run from a build rather than a released version (src/target/build-source.ts): a
+ * local Synapse wheel or source directory with its content hash, or a Mattermost build URL.
+ */
+export const buildSchema = z.discriminatedUnion('kind', [
+  z.strictObject({ kind: z.enum(['wheel', 'source']), path: z.string().min(1), sha256, version: z.string().min(1) }),
+  z.strictObject({ kind: z.literal('url'), url: z.string().url(), sha256 }),
+]);
+export type BuildRecord = z.output<typeof buildSchema>;
+
 export const runResultSchema = z.strictObject({
   $schema: z.string().optional(),
   schemaVersion: z.literal(RUN_RESULT_SCHEMA_VERSION),
@@ -116,6 +128,8 @@ export const runResultSchema = z.strictObject({
      * re-compare or a warm-start hint never takes it for an unrestricted one.
      */
     cpuQuota: z.number().gt(0).max(1).optional(),
+    /** The build this side ran, when not a released version; `version` is then its label. */
+    build: buildSchema.optional(),
   }),
   test: z.discriminatedUnion('type', [boundedParams, unboundedParams]),
   repeat: z.number().int().nonnegative(),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { buildSchema, type BuildRecord, type RunResult } from './schema.ts';
 
 /** `verdict.json`: the gate's decision and every check behind it. Read by the GitHub side. */
 export const VERDICT_SCHEMA_VERSION = 3;
@@ -58,7 +59,15 @@ export type Check = z.output<typeof checkSchema>;
 export const sideSchema = z.strictObject({
   version: z.string(),
   runs: z.number().int().nonnegative(),
+  /** The build the side ran, when not a released version: a local wheel or source directory (path, SHA-256) or a build URL. */
+  build: buildSchema.optional(),
 });
+
+/** The build a side's runs ran (they share one: a side's label names its build), as the verdict's side records it. */
+export function sideBuild(runs: readonly Pick<RunResult, 'target'>[]): { build?: BuildRecord } {
+  const build = runs.find((r) => r.target.build)?.target.build;
+  return build ? { build } : {};
+}
 
 /** How the verdict was reached (src/compare/sequential.ts): the rule, the noise model, why it stopped. */
 export const decisionSchema = z.strictObject({

@@ -50,8 +50,12 @@ repeats and, while the sequential decision is undecided, up to its maxRepeats; t
                       needs --bench-file and --users-file.`,
   flags: {
     config: flag.required('<file>', z.string({ error: 'required: the gate config file' }).min(1), 'Gate config (e.g. examples/local-synapse.yml)'),
-    baseline: flag.required('<version>', z.string({ error: 'required: the baseline version' }).min(1), 'Baseline version (e.g. 1.162.0)'),
-    candidate: flag.required('<version>', z.string({ error: 'required: the candidate version' }).min(1), 'Candidate version (e.g. 1.163.2); may equal the baseline (A/A)'),
+    baseline: flag.required(
+      '<version|build>',
+      z.string({ error: 'required: the baseline version' }).min(1),
+      'Baseline version (e.g. 1.162.0), or a build: a Synapse wheel or source directory (./path, /path or file:path), a Mattermost build tarball URL (https://…tar.gz)',
+    ),
+    candidate: flag.required('<version|build>', z.string({ error: 'required: the candidate version' }).min(1), 'Candidate version or build, the same forms (e.g. 1.163.2); may equal the baseline (A/A)'),
     out: flag.required('<dir>', z.string({ error: 'required: the report directory' }).min(1), 'Report directory: new, empty or written by loadgate before (it holds .loadgate-output.json); logs are kept in <out>/logs'),
     repeats: flag.optional('<n>', wholeNumber('1 to 20', 1, 20), "Minimum pairs (default: the config's repeats)"),
     'max-repeats': flag.optional('<n>', wholeNumber('1 to 20', 1, 20), "Most pairs while undecided (default: the config's maxRepeats)"),
@@ -139,7 +143,7 @@ export async function parseRunOptions(argv: string[], cwd = process.cwd()): Prom
   }
   const side = (role: 'baseline' | 'candidate', label: string, sets: string[]): Side => {
     const cpuQuota = flags[`${role}-cpu-quota`];
-    return { role, label, ...server.side(role, label, sets, config.target, base), ...(cpuQuota !== undefined ? { cpuQuota } : {}) };
+    return { role, label, ...server.side(role, label, sets, config.target, base, cwd), ...(cpuQuota !== undefined ? { cpuQuota } : {}) };
   };
   const baseline = side('baseline', flags.baseline, flags['baseline-set']);
   const candidate = side('candidate', flags.candidate, flags['candidate-set']);

@@ -85,7 +85,7 @@ class AwsAttempt implements RunAttempt {
     if (!side.releaseUrl || !side.configPatch) throw new Error(`${side.role} ${side.label}: no release URL or config patch (options were not parsed for the AWS bench)`);
     d.progress.info(`preparing the app nodes for Mattermost ${side.label}`);
     try {
-      this.versions = await d.appNodes.prepare({ label: side.label, version: side.version, releaseUrl: side.releaseUrl, configPatch: side.configPatch });
+      this.versions = await d.appNodes.prepare({ label: side.label, ...(side.build ? {} : { version: side.version }), releaseUrl: side.releaseUrl, configPatch: side.configPatch });
     } catch (error) {
       // An unlicensed server (or another problem of the bench's inputs) stops the gate: no later run could be judged.
       if (error instanceof InputError) d.report.broken(error.message);

@@ -11,10 +11,10 @@ import { expandQuery } from '../../metrics/target-cpus.ts';
 import type { BenchFingerprint, RunResult } from '../../results/schema.ts';
 import { SYNAPSE_PACKAGE } from '../../target/synapse/defaults.ts';
 import { buildDataset, datasetKey, describeDataset, findDataset, type DatasetArtifacts } from '../../target/synapse/dataset.ts';
-import { ensureSynapse, type SynapseInstall } from '../../target/synapse/install.ts';
+import { ensureSynapse, installKey, type SynapseInstall } from '../../target/synapse/install.ts';
 import { ensurePySpy, ptraceRefusal } from '../../target/synapse/py-spy.ts';
 import type { GateBench } from '../gate-bench.ts';
-import type { RunOptions, ScheduledRun } from '../gate-plan.ts';
+import type { RunOptions, ScheduledRun, Side } from '../gate-plan.ts';
 import { executeLocalRun, type RunContext } from './test-run.ts';
 import { Barrier } from '../../util/barrier.ts';
 
@@ -78,16 +78,21 @@ export class LocalGateBench implements GateBench {
     this.current = { kind: 'local', host, versions: {} };
     progress.begin('set-up: k6 and Synapse');
     const k6Path = await heartbeat(progress, 'k6', ensureK6(o.config.engine.version, o.cacheDir, { onProgress: (l) => progress.info(l) }));
+    // Keyed by installKey: a build has its own venv even when it declares a released version.
     const installs = new Map<string, SynapseInstall>();
-    for (const version of new Set([o.baseline.version, o.candidate.version, o.datasetVersion])) {
+    const dsSide = datasetSide(o);
+    for (const side of [o.baseline, o.candidate, dsSide]) {
+      const key = installKey(side);
+      if (installs.has(key)) continue;
       installs.set(
-        version,
-        await heartbeat(progress, `Synapse ${version}`, ensureSynapse({
-          version,
+        key,
+        await heartbeat(progress, `Synapse ${side.label}`, ensureSynapse({
+          version: side.version,
+          ...(side.build?.kind === 'wheel' || side.build?.kind === 'source' ? { build: side.build } : {}),
           cacheDir: o.cacheDir,
           packageName: o.config.target.package ?? SYNAPSE_PACKAGE,
           onStep: (l) => progress.info(l),
-          logFile: join(logDir, `pip-${version}.log`),
+          logFile: join(logDir, `pip-${key}.log`),
         })),
       );
     }
@@ -115,9 +120,9 @@ export class LocalGateBench implements GateBench {
 
     progress.begin('dataset');
     const size = o.config.bench.local.dataset;
-    const dsInstall = installs.get(o.datasetVersion) as SynapseInstall;
+    const dsInstall = installs.get(installKey(dsSide)) as SynapseInstall;
     const baseOverrides = o.baseline.overrides.slice(0, o.baseline.overrides.length - o.baseline.sideOverrides.length);
-    const key = datasetKey(size, o.datasetVersion, baseOverrides);
+    const key = datasetKey(size, installKey(dsSide), baseOverrides);
     let lastLoadEndMs = 0;
     let dataset: DatasetArtifacts | undefined = await findDataset(o.cacheDir, key);
     if (dataset) progress.info(`cached dataset ${dataset.dir}`);
@@ -219,4 +224,10 @@ async function setUpPySpy(cacheDir: string, progress: Progress): Promise<string>
   const refusal = await ptraceRefusal();
   if (refusal) throw new InputError(refusal);
   return ensurePySpy({ cacheDir, onStep: (l) => progress.info(l) });
+}
+
+/** The side whose Synapse builds the dataset: the one of datasetVersion, a released version before a build of it. */
+function datasetSide(o: Pick<RunOptions, 'baseline' | 'candidate' | 'datasetVersion'>): Side {
+  const sides = [o.baseline, o.candidate].filter((s) => s.version === o.datasetVersion);
+  return sides.find((s) => !s.build) ?? sides[0] ?? o.baseline;
 }

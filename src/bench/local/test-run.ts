@@ -17,7 +17,7 @@ import { SCRAPE_INTERVAL_SEC } from './prometheus-server.ts';
 import type { BenchFingerprint, RunResult } from '../../results/schema.ts';
 import { DATABASE_NAME } from '../../target/synapse/config.ts';
 import { restoreDataset, SEARCH_WORDS, type DatasetArtifacts } from '../../target/synapse/dataset.ts';
-import type { SynapseInstall } from '../../target/synapse/install.ts';
+import { installKey, type SynapseInstall } from '../../target/synapse/install.ts';
 import { startSynapse, type RunningSynapse } from '../../target/synapse/server.ts';
 import { startPySpy, type PySpyRecorder } from '../../target/synapse/py-spy.ts';
 import { runId, type ScheduledRun } from '../gate-plan.ts';
@@ -104,7 +104,7 @@ class LocalAttempt implements RunAttempt {
     this.test = run.test;
     this.id = runId(run);
     this.runLogDir = join(ctx.logDir, this.id);
-    this.install = ctx.installs.get(run.side.version);
+    this.install = ctx.installs.get(installKey(run.side));
     this.share = (duet?.cpuShare ?? 1) * (run.side.cpuQuota ?? 1);
     this.generator = localGeneratorRule(ctx.config.bench.local.maxEngineCpuPercent, duet?.cpuShare, () => this.k6?.logFile ?? this.runLogDir);
   }
@@ -258,7 +258,7 @@ class LocalAttempt implements RunAttempt {
     const { fingerprint } = ctx;
     return {
       note: `local bench run ${this.id}${duet ? ` (duet, slot ${duet.slot})` : ''}${overrides}`,
-      bench: { ...fingerprint, versions: { ...fingerprint.versions, target: `Synapse ${this.install?.version ?? run.side.version}` } },
+      bench: { ...fingerprint, versions: { ...fingerprint.versions, target: `Synapse ${run.side.build ? run.side.label : (this.install?.version ?? run.side.version)}` } },
     };
   }
 }

@@ -1,3 +1,4 @@
+import { buildLabel, isBuildValue, parseBuildUrl } from '../build-source.ts';
 import type { ChatServer } from '../chat-server.ts';
 import { collectMattermostRun } from './collect.ts';
 import { checkedOverrides } from './config-patch.ts';
@@ -6,7 +7,7 @@ import { resolveReleaseUrl } from './release.ts';
 import { validateVersionLabel } from './version.ts';
 
 /**
- * Mattermost as the gate sees it: release labels and their tarballs, config.json patches
+ * Mattermost as the gate sees it: release labels and their tarballs, or any build tarball URL, config.json patches
  * per side (target.settings is the bench's base config, applied at provisioning, so a
  * side carries only its own flags), and the collector of the app nodes' metrics.
  */
@@ -18,8 +19,14 @@ export const mattermost: ChatServer = {
     return [];
   },
   side(role, label, sets, target) {
-    const version = validateVersionLabel(label, target.versionPattern, `--${role}`);
     const sideOverrides = sets.map((s) => parseMattermostOverride(s, `--${role}-set`));
+    if (isBuildValue(label)) {
+      // Any build tarball (the nodes download it), named by its URL; its version is whatever it reports.
+      const build = parseBuildUrl(label, `--${role}`);
+      const buildName = buildLabel(build);
+      return { label: buildName, build, version: buildName, overrides: sideOverrides, sideOverrides, releaseUrl: label, configPatch: overridesToPatch(sideOverrides) };
+    }
+    const version = validateVersionLabel(label, target.versionPattern, `--${role}`);
     return {
       version,
       overrides: sideOverrides,
@@ -28,7 +35,20 @@ export const mattermost: ChatServer = {
       configPatch: overridesToPatch(sideOverrides),
     };
   },
+  source: { owner: 'mattermost', repo: 'mattermost', path: mattermostRepoPath, tag: (version) => version },
   // The dataset is the bench's: a dump or snapshot restored before every run.
   datasetVersion: (baseline) => baseline,
   collect: collectMattermostRun,
 };
+
+/**
+ * A Go profile names files by module path (github.com/mattermost/mattermost/server/v8/…,
+ * server/go.mod; server/public/… is its own module) or, built without -trimpath, by the
+ * build's absolute path; both map to server/… in the repository.
+ */
+export function mattermostRepoPath(file: string): string | undefined {
+  const mod = /^github\.com\/mattermost\/mattermost\/server\/(?:v\d+\/)?(.+\.go)$/.exec(file);
+  if (mod) return `server/${mod[1]}`;
+  const i = file.lastIndexOf('/mattermost/server/');
+  return i >= 0 && file.endsWith('.go') ? file.slice(i + '/mattermost/'.length) : undefined;
+}

@@ -3,12 +3,14 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { runTool } from '../../util/run-tool.ts';
 import { ComponentError } from '../../util/readiness.ts';
+import type { BuildRef } from '../build-source.ts';
 
 /**
  * Each Synapse version lives in its own virtualenv under `<cache>/synapse/<version>/`,
  * installed once with `pip install matrix-synapse[postgres]==<version>` and reused. A
  * marker file written last says the install finished; a venv without it (an interrupted
- * install) is removed and installed again. Venvs embed absolute paths, so they are built
+ * install) is removed and installed again. A local build (a wheel or source directory)
+ * gets its own venv keyed by its content hash, installed with `pip install <path>[postgres]`. Venvs embed absolute paths, so they are built
  * in place, under a lock file so two gates on one machine do not build the same one.
  */
 export interface SynapseInstall {
@@ -17,12 +19,14 @@ export interface SynapseInstall {
   python: string;
 }
 
-const markerSchema = z.strictObject({ package: z.string(), version: z.string(), installedAt: z.string(), python: z.string() });
+const markerSchema = z.strictObject({ package: z.string(), version: z.string(), installedAt: z.string(), python: z.string(), sha256: z.string().optional() });
 const MARKER = 'loadgate-installed.json';
 
 export interface InstallOptions {
-  /** PyPI version, already validated (see version.ts). */
+  /** PyPI version, already validated (see version.ts); a build's declared version. */
   version: string;
+  /** A local wheel or source directory to install instead of the PyPI release (build-source.ts). */
+  build?: LocalBuild;
   cacheDir: string;
   packageName: string;
   /** Python interpreter for the venv; LOADGATE_PYTHON or python3. */
@@ -32,8 +36,18 @@ export interface InstallOptions {
   logFile?: string;
 }
 
-function venvDirFor(cacheDir: string, version: string): string {
-  return join(cacheDir, 'synapse', version);
+type LocalBuild = Extract<BuildRef, { kind: 'wheel' | 'source' }>;
+
+/**
+ * The key of a side's install: its PyPI version, or its build's content hash, so a
+ * modified build of a released version never shares that version's venv.
+ */
+export function installKey(side: { version: string; build?: BuildRef | undefined }): string {
+  return side.build ? `build-${side.build.sha256.slice(0, 16)}` : side.version;
+}
+
+function venvDirFor(cacheDir: string, o: Pick<InstallOptions, 'version' | 'build'>): string {
+  return join(cacheDir, 'synapse', installKey(o));
 }
 
 async function readMarker(venvDir: string): Promise<z.output<typeof markerSchema> | undefined> {
@@ -82,39 +96,46 @@ function isAlive(pid: number): boolean {
 }
 
 export async function ensureSynapse(o: InstallOptions): Promise<SynapseInstall> {
-  const venvDir = venvDirFor(o.cacheDir, o.version);
+  const venvDir = venvDirFor(o.cacheDir, o);
   const python = join(venvDir, 'bin', 'python');
-  const ready = async () => (await readMarker(venvDir))?.version === o.version;
+  const ready = async () => {
+    const marker = await readMarker(venvDir);
+    return marker?.version === o.version && marker.sha256 === o.build?.sha256;
+  };
+  // pip takes a local path with extras as <path>[extra]; the release as <name>[extra]==<version>.
+  const what = o.build ? `${o.build.kind} ${o.build.path}` : `${o.packageName}==${o.version}`;
+  const requirement = o.build ? `${o.build.path}[postgres]` : `${o.packageName}[postgres]==${o.version}`;
   if (await ready()) return { version: o.version, venvDir, python };
 
   await mkdir(join(o.cacheDir, 'synapse'), { recursive: true });
   return withLock(`${venvDir}.lock`, async () => {
     if (await ready()) return { version: o.version, venvDir, python };
-    o.onStep?.(`installing ${o.packageName}==${o.version} into ${venvDir}`);
+    o.onStep?.(`installing ${what} into ${venvDir}`);
     await rm(venvDir, { recursive: true, force: true });
     const basePython = o.python ?? process.env.LOADGATE_PYTHON ?? 'python3';
     const log: string[] = [];
     try {
       await runTool(basePython, ['-m', 'venv', venvDir], { timeoutMs: 120_000 });
       const env = { ...process.env, PIP_DISABLE_PIP_VERSION_CHECK: '1', PIP_NO_INPUT: '1' };
-      const pip = await runTool(python, ['-m', 'pip', 'install', '--quiet', `${o.packageName}[postgres]==${o.version}`], {
+      const pip = await runTool(python, ['-m', 'pip', 'install', '--quiet', requirement], {
         env, timeoutMs: 20 * 60_000,
       });
       log.push(pip.stdout, pip.stderr);
       const { stdout } = await runTool(python, ['-c', 'import synapse, psycopg2; print(synapse.__version__)'], { timeoutMs: 60_000 });
       // Some releases append build info: "1.163.2 (b=main,b7312a0)".
       const installed = stdout.trim().split(/\s+/)[0] ?? '';
-      if (installed !== o.version) throw new Error(`pip installed Synapse ${installed}, expected ${o.version}`);
+      if (installed !== o.version) throw new Error(`pip installed Synapse ${installed}, expected ${o.version}${o.build ? ` (the version ${o.build.path} declares)` : ''}`);
     } catch (error) {
       await rm(venvDir, { recursive: true, force: true });
       if (o.logFile) await writeFile(o.logFile, `${log.join('\n')}\n${(error as Error).message}\n`, { flag: 'a' });
       throw new ComponentError(
         `synapse ${o.version}`,
-        `could not install ${o.packageName}==${o.version} (is it a published version? is python3-venv installed?): ${(error as Error).message}`,
+        `could not install ${what} (${o.build ? 'does pip install it, with its dependencies reachable?' : 'is it a published version?'} is python3-venv installed?): ${(error as Error).message}`,
         o.logFile,
       );
     }
-    await writeFile(join(venvDir, MARKER), JSON.stringify({ package: o.packageName, version: o.version, installedAt: new Date().toISOString(), python: basePython }));
+    const marker = { package: o.packageName, version: o.version, installedAt: new Date().toISOString(), python: basePython, ...(o.build ? { sha256: o.build.sha256 } : {}) };
+    await writeFile(join(venvDir, MARKER), JSON.stringify(marker));
     return { version: o.version, venvDir, python };
   });
 }

@@ -89,6 +89,8 @@ const WRITE_ALL: TokenSpec = { permissions: { checks: 'write', contents: 'write'
 const NEEDS: Record<ServedOperation, [Scope, Access]> = {
   'repos/get': ['metadata', 'read'],
   'repos/list-tags': ['contents', 'read'],
+  'repos/compare-commits-with-basehead': ['contents', 'read'],
+  'repos/list-commits': ['contents', 'read'],
   'git/get-ref': ['contents', 'read'],
   'git/create-ref': ['contents', 'write'],
   'git/update-ref': ['contents', 'write'],
@@ -353,6 +355,10 @@ export class GitHubStandin {
       switch (operation) {
         case 'repos/get':
           return { status: 200, body: this.mock(operation, { name: this.repo, full_name: `${this.owner}/${this.repo}`, default_branch: this.defaultBranch, html_url: this.repoHtmlUrl, private: true }) };
+        case 'repos/compare-commits-with-basehead':
+          return this.compare(decodeURIComponent(params.basehead as string));
+        case 'repos/list-commits':
+          return this.listCommits(query.sha, query.path, Number(query.per_page ?? 30));
         case 'repos/list-tags':
           return { status: 200, body: this.listTags(Number(query.per_page ?? 30), Number(query.page ?? 1)) };
         case 'git/get-ref':
@@ -500,6 +506,91 @@ export class GitHubStandin {
 
   private getTree(sha: string, recursive: boolean): Reply {
     return this.git.trees.has(sha) ? { status: 200, body: this.treeBody(sha, recursive) } : error(404, 'Not Found');
+  }
+
+  /** A tag, branch or commit SHA as the commit it names (annotated tags peeled). */
+  private commitish(name: string): string | undefined {
+    let sha = this.refs.get(`refs/tags/${name}`) ?? this.refs.get(`refs/heads/${name}`) ?? name;
+    for (let hops = 0; this.git.tags.has(sha) && hops < 5; hops++) sha = (this.git.tags.get(sha) as { object: string }).object;
+    return this.git.commits.has(sha) ? sha : undefined;
+  }
+
+  private ancestors(sha: string): string[] {
+    const seen: string[] = [];
+    const queue = [sha];
+    while (queue.length) {
+      const next = queue.shift() as string;
+      if (seen.includes(next)) continue;
+      seen.push(next);
+      queue.push(...((this.git.commits.get(next)?.parents ?? []) as string[]));
+    }
+    return seen;
+  }
+
+  /** A commit as repos/list-commits and the comparison list it (schema "commit"). */
+  private listedCommit(sha: string, files?: Record<string, unknown>[]): Record<string, unknown> {
+    const c = this.git.commits.get(sha) as { message: string; date: string; parents: string[] };
+    const person = { name: 'loadgate-standin', email: 'standin@127.0.0.1', date: c.date };
+    return this.mock('repos/list-commits', {
+      sha,
+      html_url: `${this.repoHtmlUrl}/commit/${sha}`,
+      url: `${this.url}/repos/${this.owner}/${this.repo}/commits/${sha}`,
+      commit: { ...(this.mock('repos/list-commits', {}).commit as Record<string, unknown>), message: c.message, author: person, committer: person },
+      parents: c.parents.map((p) => ({ sha: p, url: `${this.url}/x`, html_url: `${this.repoHtmlUrl}/commit/${p}` })),
+      ...(files ? { files } : {}),
+    });
+  }
+
+  /** GitHub's comparison of base...head: head's commits that base lacks, oldest first, and the files that differ. */
+  private compare(basehead: string): Reply {
+    const [baseName, headName] = basehead.split('...');
+    const base = this.commitish(baseName ?? '');
+    const head = this.commitish(headName ?? '');
+    if (!base || !head) return error(404, 'Not Found');
+    const behind = new Set(this.ancestors(base));
+    const range = this.ancestors(head).filter((c) => !behind.has(c)).reverse();
+    const before = this.git.filesAt(base);
+    const after = this.git.filesAt(head);
+    const files: Record<string, unknown>[] = [];
+    for (const path of [...new Set([...before.keys(), ...after.keys()])].sort()) {
+      const a = before.get(path)?.toString('utf8');
+      const b = after.get(path)?.toString('utf8');
+      if (a === b) continue;
+      const linesA = a === undefined ? [] : a.split('\n');
+      const linesB = b === undefined ? [] : b.split('\n');
+      const additions = linesB.filter((l) => !linesA.includes(l)).length;
+      const deletions = linesA.filter((l) => !linesB.includes(l)).length;
+      const status = a === undefined ? 'added' : b === undefined ? 'removed' : 'modified';
+      files.push({ sha: 'f'.repeat(40), filename: path, status, additions, deletions, changes: additions + deletions, blob_url: `${this.repoHtmlUrl}/blob/${head}/${path}`, raw_url: `${this.repoHtmlUrl}/raw/${head}/${path}`, contents_url: `${this.url}/repos/${this.owner}/${this.repo}/contents/${path}` });
+    }
+    return {
+      status: 200,
+      body: this.mock('repos/compare-commits-with-basehead', {
+        html_url: `${this.repoHtmlUrl}/compare/${basehead}`,
+        status: range.length ? 'ahead' : 'identical',
+        ahead_by: range.length,
+        behind_by: 0,
+        total_commits: range.length,
+        base_commit: this.listedCommit(base),
+        merge_base_commit: this.listedCommit(base),
+        commits: range.map((c) => this.listedCommit(c)),
+        files,
+      }),
+    };
+  }
+
+  /** repos/list-commits from `sha` (default branch when absent), newest first, only those that changed `path` when given. */
+  private listCommits(sha: string | undefined, path: string | undefined, perPage: number): Reply {
+    const head = this.commitish(sha ?? this.defaultBranch);
+    if (!head) return error(404, 'Not Found');
+    const touched = (c: string): boolean => {
+      if (path === undefined) return true;
+      const parent = (this.git.commits.get(c)?.parents ?? [])[0] as string | undefined;
+      const mine = this.git.filesAt(c).get(path);
+      const theirs = parent ? this.git.filesAt(parent).get(path) : undefined;
+      return mine === undefined ? theirs !== undefined : theirs === undefined || !mine.equals(theirs);
+    };
+    return { status: 200, body: this.ancestors(head).filter(touched).slice(0, perPage).map((c) => this.listedCommit(c)) };
   }
 
   private commitBody(sha: string): Record<string, unknown> {

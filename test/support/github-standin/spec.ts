@@ -12,6 +12,8 @@ import { OpenAPIBackend, type Document } from 'openapi-backend';
 export const SERVED_OPERATIONS = [
   'repos/get',
   'repos/list-tags',
+  'repos/compare-commits-with-basehead',
+  'repos/list-commits',
   'git/get-ref',
   'git/create-ref',
   'git/update-ref',

@@ -1,0 +1,95 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile, spawn } from 'node:child_process';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { captureProfileScript, fetchCpuProfile, fetchGoCpuProfile, PROFILE_CHUNK_BYTES, readProfileChunkScript } from '../../src/bench/aws/cpu-profile.ts';
+import type { RemoteResult, RemoteShell } from '../../src/bench/aws/remote-shell.ts';
+import { aggregateGoCpuProfile } from '../../src/target/mattermost/pprof.ts';
+
+/**
+ * The Mattermost profile path against a real Go CPU profile: a small Go program
+ * (test/fixtures/go-pprof) serves net/http/pprof on 127.0.0.1 with one known hot function
+ * on the CPU; the scripts the gate sends over SSM run with bash, the node's metrics
+ * listener relocated to the program. The profile comes back in chunks, is checked by its
+ * digest and decoded with pprof-format.
+ */
+const FIXTURE = fileURLToPath(new URL('../fixtures/go-pprof/', import.meta.url));
+const skip = process.env.LOADGATE_SKIP_INTEGRATION === '1' ? 'LOADGATE_SKIP_INTEGRATION=1' : false;
+
+function bashShell(env: Record<string, string>, sent: string[]): RemoteShell {
+  return {
+    async run(ids, script) {
+      sent.push(script);
+      const out = new Map<string, RemoteResult>();
+      for (const id of ids) {
+        const r = await promisify(execFile)('bash', ['-c', script], { env: { ...process.env, ...env }, maxBuffer: 1 << 20 }).then(
+          ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
+          (e: { code?: number; stdout?: string; stderr?: string }) => ({ code: e.code ?? 1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' }),
+        );
+        out.set(id, { instanceId: id, status: r.code === 0 ? 'Success' : 'Failed', exitCode: r.code, stdout: r.stdout.replace(/\n$/, ''), stderr: r.stderr });
+      }
+      return out;
+    },
+  };
+}
+
+function firstLine(child: ReturnType<typeof spawn>): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
+    lines.once('line', (line) => resolve(line.trim()));
+    child.once('exit', (code) => reject(new Error(`the Go program exited (${code}) before printing its address`)));
+  });
+}
+
+test('a CPU profile of a Go server under load is fetched over the remote shell in chunks, decoded, and names its hot function', { skip, timeout: 120_000 }, async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'loadgate-pprof-'));
+  const bin = join(dir, 'go-pprof');
+  // Standard library only: no module download.
+  await promisify(execFile)('go', ['build', '-o', bin, '.'], { cwd: FIXTURE, env: { ...process.env, GOPROXY: 'off', GOTOOLCHAIN: 'local', GOFLAGS: '' } });
+  const server = spawn(bin, [], { stdio: ['ignore', 'pipe', 'inherit'] });
+  try {
+    const address = await firstLine(server);
+    const home = join(dir, 'node-home');
+    const sent: string[] = [];
+    const shell = bashShell({ LOADGATE_HOME: home, LOADGATE_METRICS_URL_8167: `http://${address}` }, sent);
+    const node = { id: 'i-0aaaaaaaaaaaaaaa1', name: 'app0' };
+    // The tiny program's profile is smaller than a real server's: small chunks make several.
+    const bytes = await fetchCpuProfile({ shell, node, name: 'candidate-v1-test-0', seconds: 2, metricsPort: 8167, chunkBytes: 100 });
+    assert.ok(bytes.length > 300, `a profile of several chunks (${bytes.length} bytes)`);
+    assert.equal(sent.filter((s) => s.includes('base64 -w0')).length, Math.ceil(bytes.length / 100), 'one command per chunk');
+    assert.deepEqual(await readdir(join(home, 'profiles')), [], 'the node keeps no profile');
+
+    const profile = aggregateGoCpuProfile(bytes);
+    assert.ok(profile.durationSeconds >= 1.9 && profile.durationSeconds < 5, `sampled ${profile.durationSeconds} s`);
+    // One busy goroutine on a shared machine: well above nothing, at most about 2 CPU-seconds.
+    assert.ok(profile.cpuSeconds > 0.3 && profile.cpuSeconds < 2.5, `CPU-seconds in 2 s: ${profile.cpuSeconds}`);
+    const top = profile.functions[0];
+    assert.equal(top?.name, 'main.hotSpin', `the hot function first by self time: ${profile.functions.slice(0, 3).map((f) => f.name).join(', ')}`);
+    assert.ok(top.file.endsWith('go-pprof/main.go'), top.file);
+    assert.equal(top.line, 17, 'its first line in main.go');
+    assert.ok(top.selfSeconds > 0.5 * profile.cpuSeconds, `most of the CPU: ${top.selfSeconds} of ${profile.cpuSeconds} s`);
+    assert.ok(top.totalSeconds >= top.selfSeconds);
+    const caller = profile.functions.find((f) => f.name === 'main.main.func1');
+    assert.ok(caller && caller.totalSeconds >= top.selfSeconds * 0.99 && caller.selfSeconds < caller.totalSeconds, 'its caller holds it in its total time');
+
+    // The same through the decoding helper, from slot a's port: nothing listens there.
+    await assert.rejects(fetchGoCpuProfile({ shell, node, name: 'slot-a', seconds: 1, metricsPort: 8067 }), /profile Mattermost failed on 1 of 1 node\(s\)/);
+  } finally {
+    server.kill();
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('profile scripts take only validated names, ports and durations', () => {
+  assert.throws(() => captureProfileScript('../etc', 10, 8067), /not a safe profile name/);
+  assert.throws(() => captureProfileScript('run', 300, 8067), /below Mattermost's 300 s WriteTimeout/);
+  assert.throws(() => captureProfileScript('run', 10, 70000), /not a port/);
+  assert.throws(() => readProfileChunkScript('run', 0, PROFILE_CHUNK_BYTES + 1), /bad chunk/);
+  assert.match(captureProfileScript('run', 30, 8167), /\/debug\/pprof\/profile\?seconds=30/);
+  assert.throws(() => aggregateGoCpuProfile(Buffer.from([0x0a, 0x02, 0x08, 0x01])), /not a CPU profile/);
+});
