@@ -12,7 +12,7 @@ import { RATE_METRICS, RELATIVE_METRICS, type RateMetric, type RelativeMetric } 
 import type { RunProbes } from './speed-adjust.ts';
 import { mean } from '../util/stats.ts';
 import { disturbedDuets, disturbedLines, nothingLeft, undisturbed } from './disturbed.ts';
-import { VERDICT_SCHEMA_VERSION, type Check, type Decision, type Verdict } from '../results/verdict-schema.ts';
+import { sideBuild, VERDICT_SCHEMA_VERSION, type Check, type Decision, type Verdict } from '../results/verdict-schema.ts';
 
 /** How the decision is set up: the noise model and the pair limits (the config's repeats and maxRepeats). */
 export interface CompareSetup {
@@ -89,8 +89,8 @@ export function compareRuns(baselineRuns: readonly RunResult[], candidateRuns: r
       schemaVersion: VERDICT_SCHEMA_VERSION,
       verdict: j.verdict,
       summary: summarize(j.verdict, j.checks, allProblems, j.next, j.decision),
-      baseline: { version: baselineVersion, runs: baselineRuns.length },
-      candidate: { version: candidateVersion, runs: candidateRuns.length },
+      baseline: { version: baselineVersion, runs: baselineRuns.length, ...sideBuild(baselineRuns) },
+      candidate: { version: candidateVersion, runs: candidateRuns.length, ...sideBuild(candidateRuns) },
       mode,
       ...(disturbed.length ? { disturbed: disturbedLines(disturbed) } : {}),
       problems: allProblems,

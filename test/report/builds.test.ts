@@ -17,3 +17,16 @@ test('the verdict records the build each side ran, and the report names it with 
   assert.deepEqual(buildRows({ baseline: { ...baseline, build: url }, candidate: { ...baseline } }), [['Baseline build', `build ${url.url}`]]);
   assert.throws(() => sideSchema.parse({ version: 'x', runs: 1, build: { kind: 'wheel', path: '/w', sha256: 'short', version: '1' } }), /SHA-256/);
 });
+
+test('compare records in verdict.json the build each side ran, from its runs', async () => {
+  const { compareRuns } = await import('../../src/compare/compare-runs.ts');
+  const { tolerancesSchema } = await import('../../src/config/schema.ts');
+  const { unbounded } = await import('../support/runs.ts');
+  const wheel = { kind: 'wheel' as const, path: '/w/matrix_synapse-1.163.2-cp310-abi3-manylinux_2_28_x86_64.whl', sha256: SHA, version: '1.163.2' };
+  const built = (r: ReturnType<typeof unbounded>) => ({ ...r, target: { ...r.target, version: `1.163.2+whl.${SHA.slice(0, 12)}`, build: wheel } });
+  const baseline = [unbounded('1.162.0', 60, 0), unbounded('1.162.0', 60, 1)];
+  const candidate = [built(unbounded('1.163.2', 60, 0)), built(unbounded('1.163.2', 60, 1))];
+  const { verdict } = compareRuns(baseline, candidate, tolerancesSchema.parse({}), { mode: 'sequential', minPairs: 1, maxPairs: 3 });
+  assert.deepEqual(verdict.candidate.build, wheel);
+  assert.equal(verdict.baseline.build, undefined);
+});
