@@ -1,5 +1,6 @@
 import type { Comparison } from '../results/comparison.ts';
 import { fmtPct } from './format.ts';
+import { handlerFindings } from './handlers.ts';
 import type { Check } from '../results/verdict-schema.ts';
 
 /**
@@ -51,18 +52,7 @@ export function findings(comparison: Comparison): string[] {
     lines.push(`No evident changes in the other ${passing.length} checks (API and store times, errors, resources); ${largest}.`);
   }
   for (const test of tests) {
-    const worst = test.api.worsened[0];
-    if (worst && worst.deltaPct >= 10) {
-      lines.push(
-        `In the ${test.name} test, the most worsened API handler is \`${worst.name}\` (${worst.field === 'avgMs' ? 'avg' : 'p99'} ${worst.baselineMs.toFixed(1)} → ${worst.candidateMs.toFixed(1)} ms, ${fmtPct(worst.deltaPct)}).`,
-      );
-    }
-    const worstStore = test.store.worsened[0];
-    if (worstStore && worstStore.deltaPct >= 10) {
-      lines.push(
-        `In the ${test.name} test, the most worsened store method is \`${worstStore.name}\` (${worstStore.field === 'avgMs' ? 'avg' : 'p99'} ${worstStore.baselineMs.toFixed(1)} → ${worstStore.candidateMs.toFixed(1)} ms, ${fmtPct(worstStore.deltaPct)}).`,
-      );
-    }
+    lines.push(...handlerFindings(test));
     if (test.notMeasured.length) lines.push(`Not measured on this bench for the ${test.name} test: ${test.notMeasured.join(', ').toLowerCase()}.`);
   }
   return lines;

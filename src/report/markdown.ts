@@ -1,4 +1,5 @@
-import type { Comparison, TestComparison, TimingDelta } from '../results/comparison.ts';
+import { HANDLER_ALPHA, MIN_CALLS_PER_RUN, type Comparison, type TestComparison } from '../results/comparison.ts';
+import { handlerHeader, handlerRow, handlerRule } from './handlers.ts';
 import { fmtDelta, fmtPct } from './format.ts';
 import type { Check, Verdict } from '../results/verdict-schema.ts';
 import type { RunResult } from '../results/schema.ts';
@@ -171,14 +172,8 @@ function errorsSection(c: Comparison): string {
   )}`;
 }
 
-function timingRows(list: readonly TimingDelta[], limit: number): string[][] {
-  return list
-    .slice(0, limit)
-    .map((d) => [`\`${d.name}\``, d.field === 'avgMs' ? 'avg' : 'p99', d.baselineMs.toFixed(2), d.candidateMs.toFixed(2), `${d.deltaMs >= 0 ? '+' : '−'}${Math.abs(d.deltaMs).toFixed(2)}`, fmtPct(d.deltaPct)]);
-}
-
 function timingsSection(test: TestComparison, c: Comparison, listing: { minDeltaPct: number; minDeltaMs: number }): string {
-  const header = ['Name', 'Stat', `${c.verdict.baseline.version} (ms)`, `${c.verdict.candidate.version} (ms)`, 'Δ ms', 'Δ %'];
+  const header = handlerHeader(c.verdict.baseline.version, c.verdict.candidate.version);
   const parts: string[] = [];
   const limit = 15;
   for (const [kind, lists] of [
@@ -192,12 +187,17 @@ function timingsSection(test: TestComparison, c: Comparison, listing: { minDelta
       const more = list.length > limit ? ` (top ${limit} of ${list.length})` : '';
       parts.push(
         list.length
-          ? `**${kind}, ${label}**${more}\n\n${table(header, timingRows(list, limit))}`
-          : `**${kind}, ${label}**: none beyond ${listing.minDeltaPct}% and ${listing.minDeltaMs} ms.`,
+          ? `**${kind}, ${label}**${more}\n\n${table(header, list.slice(0, limit).map(handlerRow))}`
+          : `**${kind}, ${label}**: none beyond ${listing.minDeltaPct}% and ${listing.minDeltaMs} ms in mean.`,
       );
     }
+    if (lists.rare.length) {
+      const shown = lists.rare.slice(0, limit).map((d) => `\`${cell(d.name)}\` (${d.callsPerRun.toFixed(1)} calls per run, ${fmtPct(d.deltaPct)})`);
+      const more = lists.rare.length > limit ? `, and ${lists.rare.length - limit} more` : '';
+      parts.push(`**${kind}, too rare to judge** (fewer than ${MIN_CALLS_PER_RUN} calls in a run): ${shown.join(', ')}${more}.`);
+    }
   }
-  return `### API and store times - ${test.name}\n\nChanges smaller than ${listing.minDeltaPct}% or ${listing.minDeltaMs} ms are not listed.\n\n${parts.join('\n\n')}`;
+  return `### API and store times - ${test.name}\n\n${handlerRule(MIN_CALLS_PER_RUN, HANDLER_ALPHA)} Changes in mean smaller than ${listing.minDeltaPct}% or ${listing.minDeltaMs} ms are not listed.\n\n${parts.join('\n\n')}`;
 }
 
 function graphsSection(test: TestComparison, graphs: readonly RenderedGraph[]): string | undefined {
