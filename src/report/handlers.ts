@@ -21,6 +21,20 @@ export function judgementText(j: HandlerJudgement): string {
   }
 }
 
+/** The same, inside a sentence. */
+function judgementPhrase(j: HandlerJudgement): string {
+  switch (j.kind) {
+    case 'significant':
+      return `significant: p=${fmtP(j.p)} over ${j.n} pairs`;
+    case 'not-significant':
+      return `no significant change: p=${fmtP(j.p)} over ${j.n} pairs`;
+    case 'untested':
+      return `not tested: ${j.n} pair`;
+    case 'too-rare':
+      return 'too rare to judge';
+  }
+}
+
 function fmtP(p: number): string {
   return p < 0.001 ? '<0.001' : p.toFixed(3);
 }
@@ -67,7 +81,7 @@ function oneFinding(test: TestComparison, kind: string, lists: TimingDeltas): st
   if (!top) return undefined;
   const significant = lists.worsened.find((d) => d.judgement.kind === 'significant');
   const detail = (d: TimingDelta) =>
-    `\`${d.name}\` (${calls(d.callsPerRun)} calls per run, mean ${d.baselineMs.toFixed(1)} → ${d.candidateMs.toFixed(1)} ms, ${fmtPct(d.deltaPct)}, ${fmtMs(d.addedMsPerRun)} per run; ${judgementText(d.judgement)})`;
+    `\`${d.name}\` (${calls(d.callsPerRun)} calls per run, mean ${d.baselineMs.toFixed(1)} → ${d.candidateMs.toFixed(1)} ms, ${fmtPct(d.deltaPct)}, ${fmtMs(d.addedMsPerRun)} per run, ${judgementPhrase(d.judgement)})`;
   if (significant) return `In the ${test.name} test, the ${kind} adding the most time with a significant change is ${detail(significant)}.`;
   if (top.deltaPct < 10) return undefined;
   return `In the ${test.name} test, no ${kind} slowed significantly; the one adding the most time is ${detail(top)}.`;
