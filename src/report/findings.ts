@@ -46,7 +46,7 @@ function plainReason(reason: string): string {
 function sentence(check: Check): string {
   const label = `${metricInSentence(check.metric)} in the ${check.test} test`;
   if (check.deltaPct === null) return `${check.verdict === 'fail' ? '**Regression**' : '**Cannot judge**'}: ${label}: ${plainReason(check.reason)}.`;
-  const moved = `${check.deltaPct >= 0 ? 'rose' : 'fell'} by ${fmtPct(check.deltaPct).replace(/^[+−]/, '')}`;
+  const moved = check.deltaPct === 0 ? 'did not change' : `${check.deltaPct > 0 ? 'rose' : 'fell'} by ${fmtPct(check.deltaPct).replace(/^[+−]/, '')}`;
   if (check.verdict === 'pass') return `No significant change: ${label} ${moved}, ${beyondNoise(check)}.`;
   const status = { fail: '**Regression**', inconclusive: '**Cannot judge**', warn: '**Watch**' }[check.verdict];
   return `${status}: ${label} ${moved}: ${plainReason(check.reason)}.`;

@@ -75,6 +75,14 @@ function inconclusiveWhy(v: VerdictFile, oneTest: boolean): string {
     return `The gate could not judge: ${v.problems[0]}${more}.`;
   }
   const open = v.checks.filter((c) => c.gating && c.verdict === 'inconclusive');
+  const { pairs: ran, minRepeats } = v.decision;
+  if (ran < minRepeats) {
+    // Nothing is judged before the minimum: say so, and what the pairs so far show.
+    const users = open.find((c) => c.id.endsWith('.supportedUsers') && c.deltaPct !== null);
+    const lead = users ?? [...open].sort((a, b) => towardFailLine(b) - towardFailLine(a))[0];
+    const sofar = lead ? `; so far ${label(lead, oneTest)} ${moved(lead)}` : '';
+    return `The gate judges after at least ${plural(minRepeats, 'pair')} of runs and ${plural(ran, 'pair')} ${ran === 1 ? 'has' : 'have'} run${sofar}.`;
+  }
   const named = open.slice(0, 3).map((c) => `${label(c, oneTest)} (${moved(c)} so far)`);
   const list = `${named.join(', ')}${open.length > 3 ? `, and ${open.length - 3} more` : ''}`;
   const pairs = plural(v.decision.pairs, 'pair');

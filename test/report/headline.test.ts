@@ -49,7 +49,7 @@ test('the sequential sample (inconclusive): the first screen names the undecided
   assert.equal(c.verdict.verdict, 'inconclusive');
   const report = renderMarkdown(c, [], tol.listing);
   const top = firstScreen(report);
-  assert.match(top, /^\*\*Why\*\*: After 1 pair the runs cannot yet tell the candidate from the baseline on \d+ gating checks: /m);
+  assert.match(top, /^\*\*Why\*\*: The gate judges after at least 2 pairs of runs and 1 pair has run; so far supported users in the unbounded test rose 0\.91%\.$/m);
   assert.match(top, /^\*\*What to do next\*\*: Run another pair: a resumed run adds it/m);
   assert.doesNotMatch(top, STATISTICS);
   // Its context checks are undecided after one pair, with intervals across zero: no news.
@@ -79,4 +79,13 @@ test('the check run leads with the verdict, why and the next step, shows heap in
   const heap = lines.find((l) => l.includes('| Heap in use'));
   assert.match(heap ?? '', /\| \d+\.\d MiB \| \d+\.\d MiB \|/);
   assert.match(text, /\| Test \| Metric \| Baseline \| Candidate \| Change \| Interval \| Fails at \| Result \|/);
+});
+
+test('undecided at the most pairs the gate runs: why names the open checks, next says how many more pairs would likely decide', () => {
+  const noisy = tolerancesSchema.parse({ supportedUsers: { tolerancePct: 5, noiseFloorPct: 40 } });
+  const { verdict } = compareRuns([200, 240, 170].map((u, i) => unbounded('1.0.0', u, i)), [190, 215, 180].map((u, i) => unbounded('1.1.0', u, i)), noisy, { maxPairs: 3 });
+  assert.equal(verdict.verdict, 'inconclusive');
+  assert.match(whySentence(verdict), /^After 3 pairs, the most this gate runs, the runs cannot yet tell the candidate from the baseline on 1 gating check: supported users \(fell [\d.]+% so far\)\.$/);
+  assert.match(nextStep(verdict), /^About \d+ more pairs? would likely decide it: raise maxRepeats and resume/);
+  assert.doesNotMatch(whySentence(verdict), STATISTICS);
 });
