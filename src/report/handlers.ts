@@ -41,7 +41,7 @@ function fmtP(p: number): string {
 
 function fmtMs(ms: number): string {
   const a = Math.abs(ms);
-  const shown = a >= 10_000 ? `${(a / 1000).toFixed(1)} s` : `${a >= 100 ? a.toFixed(0) : a.toFixed(1)} ms`;
+  const shown = a >= 600_000 ? `${(a / 60_000).toFixed(1)} min` : a >= 10_000 ? `${(a / 1000).toFixed(1)} s` : `${a >= 100 ? a.toFixed(0) : a.toFixed(1)} ms`;
   return `${ms >= 0 ? '+' : '−'}${shown}`;
 }
 

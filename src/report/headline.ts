@@ -83,7 +83,9 @@ function inconclusiveWhy(v: VerdictFile, oneTest: boolean): string {
     const sofar = lead ? `; so far ${label(lead, oneTest)} ${moved(lead)}` : '';
     return `The gate judges after at least ${plural(minRepeats, 'pair')} of runs and ${plural(ran, 'pair')} ${ran === 1 ? 'has' : 'have'} run${sofar}.`;
   }
-  const named = open.slice(0, 3).map((c) => `${label(c, oneTest)} (${moved(c)} so far)`);
+  // Supported users first (the capacity a release manager asks about), then the closest to their fail lines.
+  const ranked = [...open].sort((a, b) => Number(b.id.endsWith('.supportedUsers')) - Number(a.id.endsWith('.supportedUsers')) || towardFailLine(b) - towardFailLine(a));
+  const named = ranked.slice(0, 3).map((c) => `${label(c, oneTest)} (${moved(c)} so far)`);
   const list = `${named.join(', ')}${open.length > 3 ? `, and ${open.length - 3} more` : ''}`;
   const pairs = plural(v.decision.pairs, 'pair');
   const stage = v.next === 'repeat' ? `After ${pairs}` : `After ${pairs}, the most this gate runs,`;
