@@ -109,7 +109,7 @@ export function nextStep(v: VerdictFile): string {
     return `Hold the release. Look first at ${what} (its row in the checks table and its graph in the report), then at the API handlers and store methods that add the most time.`;
   }
   if (v.problems.length) return 'Fix the cause and run the gate again: a run that could not be judged is not noise, so more pairs will not help.';
-  if (v.next === 'repeat') return 'Run another pair: a resumed run adds it, and the same test goes on.';
+  if (v.next === 'repeat') return 'Add another pair of runs: resume the run on the same output directory, and the gate judges every pair together.';
   const more = v.decision.suggestedMorePairs;
   if (more !== undefined) return `About ${plural(more, 'more pair')} would likely decide it: raise maxRepeats and resume, or lower the bench's noise.`;
   return 'Re-run the gate with more pairs, or have an approver accept the risk.';

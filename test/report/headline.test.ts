@@ -50,7 +50,7 @@ test('the sequential sample (inconclusive): the first screen names the undecided
   const report = renderMarkdown(c, [], tol.listing);
   const top = firstScreen(report);
   assert.match(top, /^\*\*Why\*\*: The gate judges after at least 2 pairs of runs and 1 pair has run; so far supported users in the unbounded test rose 0\.91%\.$/m);
-  assert.match(top, /^\*\*What to do next\*\*: Run another pair: a resumed run adds it/m);
+  assert.match(top, /^\*\*What to do next\*\*: Add another pair of runs: resume the run on the same output directory/m);
   assert.doesNotMatch(top, STATISTICS);
   // Its context checks are undecided after one pair, with intervals across zero: no news.
   assert.ok(c.verdict.checks.some((ch) => ch.verdict === 'warn'), 'the sample has undecided context checks');
