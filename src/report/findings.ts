@@ -58,7 +58,16 @@ export function findings(comparison: Comparison): string[] {
   for (const problem of verdict.problems) lines.push(`**Cannot judge**: ${problem}.`);
   // A context check that stayed undecided, with no evidence of change, is counted with the quiet ones.
   const quiet = (c: Check) => c.verdict === 'pass' || (c.verdict === 'warn' && !c.gating && !hasEvidenceOfChange(c));
+  // Below the minimum of pairs nothing is judged yet: one line for all the undecided checks, not one each.
+  const { pairs, minRepeats } = verdict.decision;
+  const early = pairs < minRepeats && !verdict.problems.length ? verdict.checks.filter((c) => c.verdict === 'inconclusive') : [];
+  if (early.length) {
+    const worst = [...early].sort((a, b) => badness(b) - badness(a) || a.id.localeCompare(b.id))[0] as Check;
+    const largest = badness(worst) > 0 ? `the largest move in the worse direction so far is ${metricInSentence(worst.metric)} in the ${worst.test} test at ${fmtPct(worst.deltaPct ?? 0)}` : 'none moved in the worse direction so far';
+    lines.push(`**Not judged yet**: ${early.length} checks wait for the minimum of ${minRepeats} pairs (${pairs} so far); ${largest}.`);
+  }
   const notable = [...verdict.checks]
+    .filter((c) => !early.includes(c))
     .filter((c) => !quiet(c) || (c.id.endsWith('.supportedUsers') && c.deltaPct !== null))
     .sort((a, b) => RANK[a.verdict] - RANK[b.verdict] || badness(b) - badness(a) || a.id.localeCompare(b.id));
   for (const check of notable) lines.push(sentence(check));

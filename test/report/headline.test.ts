@@ -55,6 +55,9 @@ test('the sequential sample (inconclusive): the first screen names the undecided
   // Its context checks are undecided after one pair, with intervals across zero: no news.
   assert.ok(c.verdict.checks.some((ch) => ch.verdict === 'warn'), 'the sample has undecided context checks');
   assert.doesNotMatch(report, /\*\*Watch\*\*/);
+  // Below the minimum of pairs, one line for the undecided checks rather than one each.
+  assert.match(top, /^- \*\*Not judged yet\*\*: 11 checks wait for the minimum of 2 pairs \(1 so far\); the largest move in the worse direction so far is heap in use in the bounded test at \+1\.02%\.$/m);
+  assert.doesNotMatch(report, /\*\*Cannot judge\*\*/);
   assert.match(report, /\| CPU per user \(stable phase\) \(context\) \| bounded \|.*\| no evidence of change \|/);
 });
 
