@@ -84,6 +84,9 @@ function oneFinding(test: TestComparison, kind: string, lists: TimingDeltas): st
     `\`${d.name}\` (${calls(d.callsPerRun)} calls per run, mean ${d.baselineMs.toFixed(1)} → ${d.candidateMs.toFixed(1)} ms, ${fmtPct(d.deltaPct)}, ${fmtMs(d.addedMsPerRun)} per run, ${judgementPhrase(d.judgement)})`;
   if (significant) return `In the ${test.name} test, the ${kind} adding the most time with a significant change is ${detail(significant)}.`;
   if (top.deltaPct < 10) return undefined;
+  // "No significant slowdown" only when some handler could be tested (two pairs or more).
+  const tested = lists.worsened.some((d) => d.judgement.kind === 'not-significant');
+  if (!tested) return `In the ${test.name} test, the ${kind} adding the most time is ${detail(top)}.`;
   return `In the ${test.name} test, no ${kind} slowed significantly; the one adding the most time is ${detail(top)}.`;
 }
 

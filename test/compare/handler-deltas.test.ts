@@ -54,6 +54,11 @@ test('a frequent handler whose mean doubled ranks first, above a rare one with p
   assert.equal(worsened[0]!.judgement.kind, 'significant');
   assert.ok(Math.abs(worsened[0]!.addedMsPerRun - 400 * (worsened[0]!.candidateMs - worsened[0]!.baselineMs)) < 1e-6);
   assert.match(findings({ verdict: compareRuns([base(0, 1)], [cand(0, 1)], tol).verdict, tests }).join('\n'), /API handler adding the most time .*`GET SyncRestServlet`/);
+  // One pair: ranked the same, but nothing could be tested, and the comment does not claim otherwise.
+  const one = compareRuns([base(0, 1)], [cand(0, 1)], tol);
+  const comment = findings(one).join('\n');
+  assert.match(comment, /the API handler adding the most time is `GET SyncRestServlet` \(400 calls per run, .*not tested: 1 pair\)/);
+  assert.doesNotMatch(comment, /slowed significantly/);
 });
 
 test('the per-pair test: consistent changes are significant, scattered ones are "~", one pair is not tested', () => {
