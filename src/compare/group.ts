@@ -1,8 +1,5 @@
-import type { Tolerances } from '../config/schema.ts';
-import type { RunResult, Timing } from '../results/schema.ts';
-import type { TimingDelta } from '../results/comparison.ts';
+import type { RunResult } from '../results/schema.ts';
 import { InputError } from '../util/errors.ts';
-import { pctChange } from '../util/stats.ts';
 
 /**
  * Grouping and shape checks: which runs belong together, and what stops a run from
@@ -89,52 +86,4 @@ export function testProblems(name: string, bRuns: readonly RunResult[], cRuns: r
   const repeats = (runs: readonly RunResult[]) => new Set(runs.map((r) => r.repeat)).size !== runs.length;
   if (repeats(bRuns) || repeats(cRuns)) problems.push(`test "${name}" has two runs with the same repeat index on one side`);
   return problems;
-}
-
-/** Count-weighted mean timing per name across runs, so repeats merge into one row. */
-function mergeTimings(runs: readonly RunResult[], pick: (r: RunResult) => Timing[]): Map<string, Timing> {
-  const acc = new Map<string, { count: number; avg: number; p99: number; w: number }>();
-  for (const run of runs) {
-    for (const t of pick(run)) {
-      const a = acc.get(t.name) ?? { count: 0, avg: 0, p99: 0, w: 0 };
-      const w = Math.max(t.count, 1e-9);
-      a.count += t.count;
-      a.avg += t.avgMs * w;
-      a.p99 += t.p99Ms * w;
-      a.w += w;
-      acc.set(t.name, a);
-    }
-  }
-  const out = new Map<string, Timing>();
-  for (const [name, a] of acc) out.set(name, { name, count: a.count, avgMs: a.avg / a.w, p99Ms: a.p99 / a.w });
-  return out;
-}
-
-/** Worsened/improved lists, skipping changes under either listing threshold (as the seed tooling does). */
-export function timingDeltas(
-  baseline: readonly RunResult[],
-  candidate: readonly RunResult[],
-  pick: (r: RunResult) => Timing[],
-  listing: Tolerances['listing'],
-): { worsened: TimingDelta[]; improved: TimingDelta[] } {
-  const b = mergeTimings(baseline, pick);
-  const c = mergeTimings(candidate, pick);
-  const worsened: TimingDelta[] = [];
-  const improved: TimingDelta[] = [];
-  for (const [name, bt] of b) {
-    const ct = c.get(name);
-    if (!ct) continue;
-    for (const field of ['avgMs', 'p99Ms'] as const) {
-      const baselineMs = bt[field];
-      const candidateMs = ct[field];
-      if (!(baselineMs > 0)) continue;
-      const deltaMs = candidateMs - baselineMs;
-      const deltaPct = pctChange(baselineMs, candidateMs);
-      if (Math.abs(deltaPct) < listing.minDeltaPct || Math.abs(deltaMs) < listing.minDeltaMs) continue;
-      (deltaMs > 0 ? worsened : improved).push({ name, field, baselineMs, candidateMs, deltaMs, deltaPct });
-    }
-  }
-  const byMagnitude = (x: TimingDelta, y: TimingDelta) =>
-    Math.abs(y.deltaPct) - Math.abs(x.deltaPct) || x.name.localeCompare(y.name) || x.field.localeCompare(y.field);
-  return { worsened: worsened.sort(byMagnitude), improved: improved.sort(byMagnitude) };
 }

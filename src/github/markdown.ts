@@ -1,4 +1,6 @@
 import type { Check, CheckOutcome, Verdict, VerdictFile } from '../results/verdict-schema.ts';
+import { hasEvidenceOfChange } from '../report/findings.ts';
+import { nextStep, whySentence } from '../report/headline.ts';
 import { nextStepsMarkdown, type NextStepsContext } from './next-steps.ts';
 
 /**
@@ -43,8 +45,14 @@ export function escapeInline(text: string): string {
   return escapeCell(text).replace(/[`*_[\]]/g, (c) => `\\${c}`);
 }
 
+/** Bytes as MiB or GiB: a heap of 153 000 000 bytes reads as 145.9 MiB. */
+function formatBytes(bytes: number): string {
+  return bytes >= 2 ** 30 ? `${(bytes / 2 ** 30).toFixed(2)} GiB` : `${(bytes / 2 ** 20).toFixed(1)} MiB`;
+}
+
 function formatValue(value: number | null, unit: string): string {
   if (value === null) return '—';
+  if (unit === 'bytes') return formatBytes(value);
   const digits = Math.abs(value) >= 100 ? 0 : Math.abs(value) >= 10 ? 1 : 2;
   return `${value.toFixed(digits)}${unit ? ` ${unit}` : ''}`;
 }
@@ -54,18 +62,23 @@ function formatPct(value: number | null): string {
   return `${value > 0 ? '+' : ''}${value.toFixed(1)}%`;
 }
 
+/** A context check that stayed undecided with no evidence of change: no news, not a warning. */
+function quietContext(c: Check): boolean {
+  return !c.gating && c.verdict === 'warn' && !hasEvidenceOfChange(c);
+}
+
 function sortChecks(checks: readonly Check[]): Check[] {
   return [...checks].sort((a, b) => OUTCOME_ORDER[a.verdict] - OUTCOME_ORDER[b.verdict] || Number(b.gating) - Number(a.gating));
 }
 
 function verdictTable(verdict: VerdictFile): string {
-  const header = ['| Test | Metric | Baseline | Candidate | Change | Interval | Tolerance | Result |', '|---|---|---:|---:|---:|---|---:|---|'];
+  const header = ['| Test | Metric | Baseline | Candidate | Change | Interval | Fails at | Result |', '|---|---|---:|---:|---:|---|---:|---|'];
   const rows = sortChecks(verdict.checks).map((c) => {
     const interval = c.interval ? `[${formatPct(c.interval[0])}, ${formatPct(c.interval[1])}]` : '—';
     const tolerance = `${c.worse === 'higher' ? '+' : '−'}${c.tolerancePct}%${c.gating ? '' : ' (non-gating)'}`;
     // Values taken to one machine speed are not the measured ones: say so where they are shown.
     const metric = c.speed?.adjusted ? `${c.metric} (at one machine speed; measured ${formatValue(c.speed.rawBaseline, c.unit)} → ${formatValue(c.speed.rawCandidate, c.unit)})` : c.metric;
-    return `| ${escapeCell(c.test)} | ${escapeCell(metric)} | ${escapeCell(formatValue(c.baseline, c.unit))} | ${escapeCell(formatValue(c.candidate, c.unit))} | ${formatPct(c.deltaPct)} | ${interval} | ${tolerance} | ${OUTCOME_LABEL[c.verdict]} |`;
+    return `| ${escapeCell(c.test)} | ${escapeCell(metric)} | ${escapeCell(formatValue(c.baseline, c.unit))} | ${escapeCell(formatValue(c.candidate, c.unit))} | ${formatPct(c.deltaPct)} | ${interval} | ${tolerance} | ${quietContext(c) ? 'no evidence of change' : OUTCOME_LABEL[c.verdict]} |`;
   });
   return rows.length ? [...header, ...rows].join('\n') : '_No checks were evaluated._';
 }
@@ -79,30 +92,36 @@ export interface SummaryContext {
   nextSteps?: NextStepsContext | undefined;
 }
 
-/** The shared body: headline, versions, baseline choice, problems, failing reasons, table. */
+/**
+ * What to do next, first: the check run's own steps for an inconclusive gate (how to re-run
+ * or override), otherwise the report's one line.
+ */
+function nextLines(v: VerdictFile, ctx: SummaryContext): string[] {
+  if (v.verdict === 'inconclusive' && ctx.nextSteps) {
+    const steps = nextStepsMarkdown(v, ctx.nextSteps);
+    if (steps.length) return steps;
+  }
+  return [`**What to do next**: ${escapeInline(nextStep(v))}`];
+}
+
+/**
+ * The shared body. First what a release manager needs: the verdict, why in one sentence,
+ * what to do next; then versions, links and problems; the statistics last.
+ */
 export function verdictMarkdown(ctx: SummaryContext): string {
   const v = ctx.verdict;
-  const lines = [
-    `## loadgate: ${VERDICT_LABEL[v.verdict]}`,
-    '',
-    escapeInline(v.summary),
-    '',
-    `Baseline **${escapeInline(v.baseline.version)}** (${v.baseline.runs} run${v.baseline.runs === 1 ? '' : 's'}) vs candidate **${escapeInline(v.candidate.version)}** (${v.candidate.runs} run${v.candidate.runs === 1 ? '' : 's'}).`,
-  ];
+  const lines = [`## loadgate: ${VERDICT_LABEL[v.verdict]}`, '', escapeInline(whySentence(v)), '', ...nextLines(v, ctx), ''];
+  lines.push(`Baseline **${escapeInline(v.baseline.version)}** (${v.baseline.runs} run${v.baseline.runs === 1 ? '' : 's'}) vs candidate **${escapeInline(v.candidate.version)}** (${v.candidate.runs} run${v.candidate.runs === 1 ? '' : 's'}).`);
   if (ctx.baselineReason) lines.push('', `Baseline choice: ${escapeInline(ctx.baselineReason)}`);
   const links = [ctx.reportUrl ? `[report pull request](${ctx.reportUrl})` : '', ctx.runUrl ? `[workflow run](${ctx.runUrl})` : ''].filter(Boolean);
   if (links.length) lines.push('', `Details: ${links.join(' · ')}`);
   if (v.problems.length) lines.push('', '### Why the gate could not judge', '', ...v.problems.map((p) => `- ${escapeInline(p)}`));
-  // Before the long lists, so the way forward survives truncation.
-  if (ctx.nextSteps) {
-    const steps = nextStepsMarkdown(v, ctx.nextSteps);
-    if (steps.length) lines.push('', ...steps);
-  }
-  const notPassing = sortChecks(v.checks).filter((c) => c.verdict !== 'pass');
+  lines.push('', '### Statistics', '', `The gate's own summary: ${escapeInline(v.summary)}`);
+  const notPassing = sortChecks(v.checks).filter((c) => c.verdict !== 'pass' && !quietContext(c));
   if (notPassing.length) {
-    lines.push('', '### Checks outside tolerance or undecided', '', ...notPassing.map((c) => `- **${escapeInline(c.test)} · ${escapeInline(c.metric)}** (${OUTCOME_LABEL[c.verdict]}): ${escapeInline(c.reason)}`));
+    lines.push('', '#### Checks outside tolerance or undecided', '', ...notPassing.map((c) => `- **${escapeInline(c.test)} · ${escapeInline(c.metric)}** (${OUTCOME_LABEL[c.verdict]}): ${escapeInline(c.reason)}`));
   }
-  lines.push('', '### All checks', '', verdictTable(v));
+  lines.push('', '#### All checks', '', '"Fails at" is the change at which a gating check fails.', '', verdictTable(v));
   return lines.join('\n');
 }
 

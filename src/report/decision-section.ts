@@ -1,7 +1,7 @@
 import type { VerdictFile } from '../results/verdict-schema.ts';
 
 /**
- * The report's "Decision" section: how much the verdict is worth. The noise model used,
+ * The report's statistics section, "How the gate decided": how much the verdict is worth. The noise model used,
  * the rule in one sentence, the pairs used and why the gate stopped, what it could detect.
  */
 export function decisionSection(v: VerdictFile): string {
@@ -46,9 +46,9 @@ export function decisionSection(v: VerdictFile): string {
       `| ${x.metric} | ${x.test} | ${x.weight} | ${pct(x.alpha)} | ${sign(x.metric)}${x.tolerancePct}% | ${x.failAtTolerance === undefined ? '—' : probability(x.failAtTolerance)} | ${sign(x.metric)}${x.materialPct}% | ${x.probabilityFail === undefined ? 'at once (a rate)' : probability(x.probabilityFail)} |`,
   );
   const table = rows.length
-    ? `\n\nEach gating check's share of the false-fail budget, and the chance it fails within ${d.maxRepeats} pairs at a true change of its tolerance and of its material regression, at the noise model's noise (as if it were the only gating check):\n\n| Metric | Test | Weight | False-fail share | Tolerance | Fails with | Material change | Fails with |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n${rows.join('\n')}`
+    ? `\n\nEach gating check's share of the false-fail budget, and the chance it fails within ${d.maxRepeats} pairs at a true change of its fail line and of its material regression, at the noise model's noise (as if it were the only gating check):\n\n| Metric | Test | Weight | False-fail share | Fails at (tolerance) | Chance of failing at that change | Material change | Chance of failing at that change |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n${rows.join('\n')}`
     : '';
-  return `## Decision\n\n${lines.join('\n')}${table}`;
+  return `## How the gate decided (statistics)\n\n${lines.join('\n')}${table}`;
 }
 
 /** Simulated with 1000 trials: 100 % would claim more than the simulation shows. */

@@ -21,7 +21,7 @@ export interface GraphDef {
   scale?: number;
 }
 
-const GRAPHS: readonly GraphDef[] = [
+export const GRAPHS: readonly GraphDef[] = [
   { key: 'apiAvgMs', slug: 'avg-api-times', title: 'Avg API times', axis: 'ms' },
   { key: 'apiP99Ms', slug: 'p99-api-times', title: 'P99 API times', axis: 'ms' },
   { key: 'storeAvgMs', slug: 'avg-store-times', title: 'Avg store times', axis: 'ms' },
@@ -82,11 +82,40 @@ function rows(def: GraphDef, runs: readonly RunResult[], side: 'baseline' | 'can
   return out;
 }
 
-function chartSpec(def: GraphDef, testName: string, baseline: readonly RunResult[], candidate: readonly RunResult[]): TopLevelSpec | undefined {
+/**
+ * Where the ramp-up ends, in minutes: the earliest start of a run's measured (stable) window,
+ * so the shaded band is outside every run's measurements. Undefined when none starts later than 0.
+ */
+export function rampUpEndMinute(runs: readonly RunResult[]): number | undefined {
+  const starts = runs.map((r) => r.stableWindow.startSec).filter((s) => s > 0);
+  return starts.length ? Math.min(...starts) / 60 : undefined;
+}
+
+const X_TITLE = 'Minutes since start';
+
+/** A grey band over the ramp-up, labelled, drawn under the lines. */
+function rampUpLayers(endMinute: number): NonNullable<Extract<TopLevelSpec, { layer: unknown }>['layer']> {
+  const data = { values: [{ from: 0, to: endMinute, label: 'ramp-up' }] };
+  return [
+    {
+      data,
+      mark: { type: 'rect', color: '#ececec' },
+      encoding: { x: { field: 'from', type: 'quantitative', title: X_TITLE }, x2: { field: 'to' } },
+    },
+    {
+      data,
+      mark: { type: 'text', align: 'left', baseline: 'top', dx: 3, dy: 3, color: '#777', fontSize: 10 },
+      encoding: { x: { field: 'from', type: 'quantitative', title: X_TITLE }, y: { value: 0 }, text: { field: 'label' } },
+    },
+  ];
+}
+
+export function chartSpec(def: GraphDef, testName: string, baseline: readonly RunResult[], candidate: readonly RunResult[]): TopLevelSpec | undefined {
   const data = [...rows(def, baseline, 'baseline'), ...rows(def, candidate, 'candidate')];
   if (!data.length) return undefined;
   const bLabel = baseline[0] ? `${baseline[0].target.version} (baseline)` : 'baseline';
   const cLabel = candidate[0] ? `${candidate[0].target.version} (candidate)` : 'candidate';
+  const rampUp = rampUpEndMinute([...baseline, ...candidate]);
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
     title: { text: `${def.title} (${def.axis})`, subtitle: testName },
@@ -94,20 +123,25 @@ function chartSpec(def: GraphDef, testName: string, baseline: readonly RunResult
     height: 240,
     background: 'white',
     padding: 8,
-    data: { values: data },
-    mark: { type: 'line', strokeWidth: 1.5, interpolate: 'linear' },
-    encoding: {
-      x: { field: 'minute', type: 'quantitative', title: 'Minutes since start' },
-      y: { field: 'value', type: 'quantitative', title: def.axis },
-      color: {
-        field: 'side',
-        type: 'nominal',
-        title: null,
-        scale: { domain: [bLabel, cLabel], range: [COLORS.baseline, COLORS.candidate] },
-        legend: { orient: 'top', labelLimit: 400 },
+    layer: [
+      ...(rampUp === undefined ? [] : rampUpLayers(rampUp)),
+      {
+        data: { values: data },
+        mark: { type: 'line', strokeWidth: 1.5, interpolate: 'linear' },
+        encoding: {
+          x: { field: 'minute', type: 'quantitative', title: X_TITLE },
+          y: { field: 'value', type: 'quantitative', title: def.axis },
+          color: {
+            field: 'side',
+            type: 'nominal',
+            title: null,
+            scale: { domain: [bLabel, cLabel], range: [COLORS.baseline, COLORS.candidate] },
+            legend: { orient: 'top', labelLimit: 400 },
+          },
+          detail: { field: 'line', type: 'nominal' },
+        },
       },
-      detail: { field: 'line', type: 'nominal' },
-    },
+    ],
     config: { font: FONT_FAMILY, view: { stroke: '#ddd' } },
   };
 }

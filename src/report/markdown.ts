@@ -1,12 +1,14 @@
-import type { Comparison, TestComparison, TimingDelta } from '../results/comparison.ts';
+import { HANDLER_ALPHA, MIN_CALLS_PER_RUN, type Comparison, type TestComparison } from '../results/comparison.ts';
+import { handlerHeader, handlerRow, handlerRule } from './handlers.ts';
 import { fmtDelta, fmtPct } from './format.ts';
 import type { Check, Verdict } from '../results/verdict-schema.ts';
 import type { RunResult } from '../results/schema.ts';
 import { describeDuration } from '../util/duration.ts';
 import { capacitySection } from './capacity-curve.ts';
 import { decisionSection } from './decision-section.ts';
-import { findings } from './findings.ts';
+import { findings, hasEvidenceOfChange } from './findings.ts';
 import { disturbedComments } from './disturbed.ts';
+import { nextStep, whySentence } from './headline.ts';
 import type { RenderedGraph } from './graphs.ts';
 import { machineSpeedRow } from './machine-speed.ts';
 import { profileSection } from './profile-section.ts';
@@ -115,6 +117,12 @@ function linksSection(c: Comparison): string | undefined {
   return links.length ? `### Grafana\n\nSnapshots of the Grafana dashboards.\n\n${links.join('\n')}` : undefined;
 }
 
+/** A check's result cell: a context check that moved within its noise shows no evidence of change, not a warning. */
+function resultCell(ch: Check): string {
+  if (!ch.gating && ch.verdict === 'warn' && !hasEvidenceOfChange(ch)) return 'no evidence of change';
+  return OUTCOME[ch.verdict];
+}
+
 function checksSection(c: Comparison): string {
   const rows = c.verdict.checks.map((ch) => [
     ch.metric + (ch.speed?.adjusted ? ' (at one machine speed)' : '') + (ch.gating ? '' : ' (context)'),
@@ -124,9 +132,9 @@ function checksSection(c: Comparison): string {
     ch.deltaPct === null ? (fmtDelta(ch) === 'not judged' ? 'n/a' : fmtDelta(ch)) : fmtPct(ch.deltaPct),
     formatInterval(ch),
     `${ch.worse === 'lower' ? '−' : '+'}${ch.tolerancePct}%`,
-    OUTCOME[ch.verdict],
+    resultCell(ch),
   ]);
-  return `### Checks\n\n${table(['Check', 'Test', c.verdict.baseline.version, c.verdict.candidate.version, 'Delta', 'Interval', 'Tolerance', 'Result'], rows)}`;
+  return `### Checks\n\n"Fails at" is the change at which a gating check fails; a context check never fails the gate.\n\n${table(['Check', 'Test', c.verdict.baseline.version, c.verdict.candidate.version, 'Delta', 'Interval', 'Fails at', 'Result'], rows)}`;
 }
 
 function supportedUsersSection(c: Comparison): string | undefined {
@@ -173,14 +181,8 @@ function errorsSection(c: Comparison): string {
   )}`;
 }
 
-function timingRows(list: readonly TimingDelta[], limit: number): string[][] {
-  return list
-    .slice(0, limit)
-    .map((d) => [`\`${d.name}\``, d.field === 'avgMs' ? 'avg' : 'p99', d.baselineMs.toFixed(2), d.candidateMs.toFixed(2), `${d.deltaMs >= 0 ? '+' : '−'}${Math.abs(d.deltaMs).toFixed(2)}`, fmtPct(d.deltaPct)]);
-}
-
 function timingsSection(test: TestComparison, c: Comparison, listing: { minDeltaPct: number; minDeltaMs: number }): string {
-  const header = ['Name', 'Stat', `${c.verdict.baseline.version} (ms)`, `${c.verdict.candidate.version} (ms)`, 'Δ ms', 'Δ %'];
+  const header = handlerHeader(c.verdict.baseline.version, c.verdict.candidate.version);
   const parts: string[] = [];
   const limit = 15;
   for (const [kind, lists] of [
@@ -194,12 +196,17 @@ function timingsSection(test: TestComparison, c: Comparison, listing: { minDelta
       const more = list.length > limit ? ` (top ${limit} of ${list.length})` : '';
       parts.push(
         list.length
-          ? `**${kind}, ${label}**${more}\n\n${table(header, timingRows(list, limit))}`
-          : `**${kind}, ${label}**: none beyond ${listing.minDeltaPct}% and ${listing.minDeltaMs} ms.`,
+          ? `**${kind}, ${label}**${more}\n\n${table(header, list.slice(0, limit).map(handlerRow))}`
+          : `**${kind}, ${label}**: none beyond ${listing.minDeltaPct}% and ${listing.minDeltaMs} ms in mean.`,
       );
     }
+    if (lists.rare.length) {
+      const shown = lists.rare.slice(0, limit).map((d) => `\`${cell(d.name)}\` (${d.callsPerRun.toFixed(1)} calls per run, ${fmtPct(d.deltaPct)})`);
+      const more = lists.rare.length > limit ? `, and ${lists.rare.length - limit} more` : '';
+      parts.push(`**${kind}, too rare to judge** (fewer than ${MIN_CALLS_PER_RUN} calls in a run): ${shown.join(', ')}${more}.`);
+    }
   }
-  return `### API and store times - ${test.name}\n\nChanges smaller than ${listing.minDeltaPct}% or ${listing.minDeltaMs} ms are not listed.\n\n${parts.join('\n\n')}`;
+  return `### API and store times - ${test.name}\n\n${handlerRule(MIN_CALLS_PER_RUN, HANDLER_ALPHA)} Changes in mean smaller than ${listing.minDeltaPct}% or ${listing.minDeltaMs} ms are not listed.\n\n${parts.join('\n\n')}`;
 }
 
 function graphsSection(test: TestComparison, graphs: readonly RenderedGraph[]): string | undefined {
@@ -214,7 +221,7 @@ function graphsSection(test: TestComparison, graphs: readonly RenderedGraph[]): 
     if (i === 0) lines.push('| --- | --- |');
   }
   const kind = test.type === 'bounded' ? 'Bounded' : 'Unbounded';
-  return `### Graphs - ${kind} (${test.name})\n\n${lines.join('\n')}`;
+  return `### Graphs - ${kind} (${test.name})\n\nThe grey band is the ramp-up, before the measured window of every run.\n\n${lines.join('\n')}`;
 }
 
 export function renderMarkdown(
@@ -226,10 +233,11 @@ export function renderMarkdown(
   const v = comparison.verdict;
   const sections: string[] = [];
   sections.push(`# Performance Comparison \`${v.baseline.version}\` vs \`${v.candidate.version}\``);
-  sections.push(`${VERDICT_LINE[v.verdict]}: ${v.summary}`);
+  sections.push(VERDICT_LINE[v.verdict]);
+  sections.push(`**Why**: ${whySentence(v)}`);
+  sections.push(`**What to do next**: ${nextStep(v)}`);
   const comments = [...notes, ...disturbedComments(v), ...findings(comparison)];
   sections.push(`## Comments\n\n${comments.map((l) => `- ${l}`).join('\n')}`);
-  sections.push(decisionSection(v));
   sections.push(setupSection(comparison));
   const results: string[] = ['## Results'];
   const links = linksSection(comparison);
@@ -246,9 +254,10 @@ export function renderMarkdown(
     if (g) results.push(g);
   }
   sections.push(results.join('\n\n'));
+  sections.push(decisionSection(v));
   sections.push(
     '---\n\nGenerated by loadgate from the run results in `results/`; the decision for every check is in `verdict.json`. ' +
-      'Each check is decided by a sequential probability ratio test on the log ratio of candidate to baseline, pair by pair (see Decision).',
+      'Each check is decided by a sequential probability ratio test on the log ratio of candidate to baseline, pair by pair (see How the gate decided).',
   );
   return `${sections.join('\n\n')}\n`;
 }

@@ -8,14 +8,47 @@ import type { ProfileDiff } from './profile.ts';
  * produces it and report renders it without either importing the other.
  */
 
-/** A per-handler (or per-store-method) change worth listing. */
+/**
+ * The per-handler rule's constants (applied in compare/handler-deltas.ts, stated in the report).
+ * Fewer calls than MIN_CALLS_PER_RUN in a run, on either side, make that run's mean too rough
+ * to compare: the usual threshold for a mean of skewed values to be close to normal.
+ */
+export const MIN_CALLS_PER_RUN = 30;
+/** Two-sided level of the per-handler test. */
+export const HANDLER_ALPHA = 0.05;
+
+/**
+ * How one handler's change in mean was judged (compare/handler-deltas.ts): a t-test over
+ * the pairs where both runs called it often enough; one such pair cannot be tested; none,
+ * and the handler is too rare to judge.
+ */
+export type HandlerJudgement =
+  | { kind: 'significant' | 'not-significant'; p: number; n: number }
+  | { kind: 'untested'; n: number }
+  | { kind: 'too-rare' };
+
+/** A per-handler (or per-store-method) change in mean worth listing. */
 export interface TimingDelta {
   name: string;
-  field: 'avgMs' | 'p99Ms';
+  /** Calls per run, over both sides' runs. */
+  callsPerRun: number;
+  /** Mean time per call, count-weighted over each side's runs. */
   baselineMs: number;
   candidateMs: number;
   deltaMs: number;
   deltaPct: number;
+  baselineP99Ms: number;
+  candidateP99Ms: number;
+  /** Calls per run × change in mean: what the change adds to a run's total time (negative: saves). */
+  addedMsPerRun: number;
+  judgement: HandlerJudgement;
+}
+
+/** Ranked by the time they add or save; `rare`: too few calls to judge, by calls. */
+export interface TimingDeltas {
+  worsened: TimingDelta[];
+  improved: TimingDelta[];
+  rare: TimingDelta[];
 }
 
 export interface TestComparison {
@@ -24,8 +57,8 @@ export interface TestComparison {
   baseline: RunResult[];
   candidate: RunResult[];
   problems: string[];
-  api: { worsened: TimingDelta[]; improved: TimingDelta[] };
-  store: { worsened: TimingDelta[]; improved: TimingDelta[] };
+  api: TimingDeltas;
+  store: TimingDeltas;
   /** Metrics neither side measured (e.g. stack in use on a Python target). */
   notMeasured: string[];
   /** The profile diff, when the runs carry profiles on both sides. */

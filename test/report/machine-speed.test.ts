@@ -36,7 +36,7 @@ test('with a check judged at one speed, the row takes that check\'s own figures;
   const tests = [...sides([run(46), run(46.4)], [run(49.5), run(49.56)]), ...sides([run(80)], [run(40)], 'bounded')];
   assert.equal(
     machineSpeedRow(tests, [adjusted])![1],
-    "a fixed workload took 46.2 ms of CPU in the baseline's runs and 49.53 ms in the candidate's (geometric means of the runs' medians: 46.0, 46.4 and 49.5, 49.6): the candidate's runs on a 7.2 % slower machine; Supported users (unbounded) is judged at one machine speed (see Decision)",
+    "a fixed workload took 46.2 ms of CPU in the baseline's runs and 49.53 ms in the candidate's (geometric means of the runs' medians: 46.0, 46.4 and 49.5, 49.6): the candidate's runs on a 7.2 % slower machine; Supported users (unbounded) is judged at one machine speed (see How the gate decided)",
   );
   const skipped = { ...check, speed: { adjusted: false as const, why: "the runs' speed probe lies outside the noise model's speed fit" } };
   assert.match(
