@@ -67,6 +67,8 @@ export interface FinishOptions {
   gateProblem?: string | undefined;
   /** The gate config path in the repository, for annotations. */
   configPath?: string | undefined;
+  /** The gate stopped before it started (the preflight refused): the check run's title says so. */
+  notStarted?: boolean | undefined;
 }
 
 export interface FinishResult {
@@ -184,6 +186,7 @@ export async function publishFinish(ctx: PublishContext, options: FinishOptions)
     runUrl: run,
     fallbackUrl,
     baselineReason: reason,
+    ...(options.notStarted && !read.verdict ? { noVerdictTitle: NOT_STARTED_TITLE } : {}),
     nextSteps: nextStepsContext(ctx.env),
     annotations: read.verdict ? annotationsFor(read.verdict, options.configPath) : [],
     reportProblem: reportError ? redact(reportError.message, secretValues(ctx)) : undefined,
@@ -210,6 +213,8 @@ export async function publishFinish(ctx: PublishContext, options: FinishOptions)
   };
 }
 
+const NOT_STARTED_TITLE = 'No verdict: the gate could not start';
+
 /**
  * Completes the check run of a gate that could not start (its config cannot be read, its
  * baseline cannot be picked, ...): action_required, saying why, so a ruleset that
@@ -226,7 +231,7 @@ export async function publishAbort(ctx: PublishContext, options: { checkName: st
     log: ctx.log,
     verdict: null,
     problem: options.problem,
-    noVerdictTitle: 'No verdict: the gate could not start',
+    noVerdictTitle: NOT_STARTED_TITLE,
     runUrl: run,
     fallbackUrl: `${ctx.env.serverUrl}/${ctx.env.owner}/${ctx.env.repo}/commit/${sha}/checks`,
   };

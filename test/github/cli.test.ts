@@ -247,3 +247,20 @@ test('publish --mode abort completes the check run of a gate that could not star
   assert.match(s.checkRuns.at(-1)?.output.summary ?? '', /the gate could not start: the job that validates the inputs and starts the check run failed/);
   assert.deepEqual(s.rejected, []);
 });
+
+test('publish --mode finish with --problem (the preflight refused the bench): the check run names what is missing, not the skipped job', async (t) => {
+  const { s, env } = await repoWithCandidate();
+  t.after(() => s.close());
+  const start = await runCli(['publish', '--mode', 'start', '--baseline', BASELINE, '--candidate', CANDIDATE, '--config', CONFIG], env);
+  assert.equal(start.code, 0, start.err);
+  const empty = join(scratch, 'no-report');
+  const problem = 'the aws bench needs a setting that is not set, so nothing was provisioned: (1) the secret admin-email: load-test-ng logs the admin in; set the repository secret LOADGATE_ADMIN_EMAIL';
+  const r = await runCli(['publish', '--mode', 'finish', '--report', empty, '--baseline', BASELINE, '--candidate', CANDIDATE, '--gate-result', 'skipped', '--problem', problem, '--fail-on-verdict'], env);
+  assert.equal(r.code, 2, r.err);
+  const run = s.checkRuns.at(-1)!;
+  assert.equal(run.conclusion, 'action_required');
+  assert.equal(run.output.title, 'No verdict: the gate could not start');
+  assert.match(run.output.summary ?? '', /the gate could not start: the aws bench needs a setting .* the secret admin-email/);
+  assert.doesNotMatch(run.output.summary ?? '', /skipped/);
+  assert.equal(s.checkRuns.length, 1, 'the started check run is completed, not another');
+});

@@ -44,7 +44,7 @@ const publishCommand = defineCommand({
     'report-withheld': flag.toggle('The gate job refused to upload the report (it held a secret): say so'),
     'github-output': flag.toggle('Also append the outputs to $GITHUB_OUTPUT'),
     'fail-on-verdict': flag.toggle('Exit 1 on fail and 2 on inconclusive after publishing'),
-    problem: flag.optional('TEXT', z.string().min(1).max(2000), 'Why the gate could not start, when --config reads (abort)'),
+    problem: flag.optional('TEXT', z.string().min(1).max(4000), 'Why the gate could not start: when --config reads (abort), or a job before the bench failed on it (finish, e.g. the preflight)'),
   },
   notes: `The check run is always completed with the verdict, even when the report pull request
 cannot be published; the command then prints why and exits 3 (or 2 for an unexpected
@@ -105,13 +105,9 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
     checkRunId: flags['check-run-id'],
     reportDir: flags.report,
     baselineChoice: choice,
-    gateProblem:
-      [
-        flags['report-withheld'] ? "the gate job withheld the report because it held a secret (see its step \"Refuse a report holding a secret\")" : '',
-        flags['gate-result'] && flags['gate-result'] !== 'success' ? GATE_RESULT_PROBLEM[flags['gate-result']] : '',
-      ]
-        .filter(Boolean)
-        .join('; ') || undefined,
+    // A gate stopped before its bench (the preflight): that reason alone, not the skipped job it left.
+    ...(flags.problem ? { notStarted: true } : {}),
+    gateProblem: flags.problem ? `the gate could not start: ${flags.problem}` : gateProblem(flags['report-withheld'], flags['gate-result']),
     configPath,
   });
   emitOutputs(result.outputs, io, githubOutput);
@@ -120,6 +116,15 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
   if (result.reportError) throw result.reportError;
   if (!flags['fail-on-verdict']) return 0;
   return result.verdict ? EXIT_CODES[result.verdict] : EXIT_CODES.inconclusive;
+}
+
+/** Why there may be no verdict, from the gate jobs' outputs. */
+function gateProblem(withheld: boolean, result: keyof typeof GATE_RESULT_PROBLEM | 'success' | undefined): string | undefined {
+  const parts = [
+    withheld ? 'the gate job withheld the report because it held a secret (see its step "Refuse a report holding a secret")' : '',
+    result && result !== 'success' ? GATE_RESULT_PROBLEM[result] : '',
+  ];
+  return parts.filter(Boolean).join('; ') || undefined;
 }
 
 /** What is wrong with the gate config, as check-inputs would say it; undefined when it reads. */
