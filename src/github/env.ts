@@ -74,7 +74,7 @@ export function readGitHubEnv(context: ActionsContext, env: NodeJS.ProcessEnv = 
 
 /** The workflow run's page, the fallback details link of the check run. */
 export function nextStepsContext(env: GitHubEnv): NextStepsContext {
-  return { serverUrl: env.serverUrl, owner: env.owner, repo: env.repo, workflowFile: env.workflowFile, approvers: env.approvers };
+  return { serverUrl: env.serverUrl, owner: env.owner, repo: env.repo, workflowFile: env.workflowFile, approvers: env.approvers, runId: env.runId };
 }
 
 export function runUrl(env: GitHubEnv): string | undefined {

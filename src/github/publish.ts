@@ -6,7 +6,9 @@ import { createGitHubClient, type ClientOptions } from './client.ts';
 import { nextStepsContext, runUrl, type GitHubEnv } from './env.ts';
 import { redact } from './errors.ts';
 import { VERDICT_LABEL, truncateForGitHub, verdictMarkdown } from './markdown.ts';
-import type { GatePlan } from './check-run-plan.ts';
+import { continuationEstimate, type GatePlan } from './check-run-plan.ts';
+import type { NextStepsContext } from './next-steps.ts';
+import type { GateConfig } from '../config/schema.ts';
 import { readReportDir, type ReportFile } from './report-files.ts';
 import { addReportNotes } from './report-notes.ts';
 import { packForCommit } from './report-pack.ts';
@@ -69,6 +71,17 @@ export interface FinishOptions {
   configPath?: string | undefined;
   /** The gate stopped before it started (the preflight refused): the check run's title says so. */
   notStarted?: boolean | undefined;
+  /** The gate config, read: what a continuation of an inconclusive gate costs. */
+  config?: GateConfig | undefined;
+}
+
+/** The next steps' context, with what a continuation of this gate costs when the config is known. */
+function nextStepsFor(ctx: PublishContext, options: FinishOptions, verdict: VerdictFile | null | undefined): NextStepsContext {
+  const base = nextStepsContext(ctx.env);
+  const config = options.config;
+  if (!config || !verdict) return base;
+  const tests = [...new Set(verdict.checks.map((c) => c.test))].filter((t) => config.tests.some((c) => c.name === t));
+  return { ...base, estimate: (more) => continuationEstimate(config, tests, config.bench.kind, more) };
 }
 
 export interface FinishResult {
@@ -99,10 +112,10 @@ function annotationsFor(verdict: VerdictFile, configPath: string | undefined): C
     }));
 }
 
-function pullBody(verdict: VerdictFile, ctx: PublishContext, baselineReason: string | undefined, directory: string): string {
+function pullBody(verdict: VerdictFile, ctx: PublishContext, options: FinishOptions, directory: string): string {
   const run = runUrl(ctx.env);
   const body = [
-    verdictMarkdown({ verdict, runUrl: run, baselineReason, nextSteps: nextStepsContext(ctx.env) }),
+    verdictMarkdown({ verdict, runUrl: run, baselineReason: options.baselineChoice?.reason, nextSteps: nextStepsFor(ctx, options, verdict) }),
     '',
     '---',
     `The full report, graphs and run results are in \`${directory}/\` on this branch. ` +
@@ -131,7 +144,7 @@ async function reportFiles(ctx: PublishContext, options: FinishOptions, title: s
 async function publishReport(ctx: PublishContext, api: GitHubRepoApi, options: FinishOptions, verdict: VerdictFile): Promise<PublishedReport> {
   const run = runUrl(ctx.env);
   const { directory } = reportNames(options.baseline, options.candidate);
-  const body = pullBody(verdict, ctx, options.baselineChoice?.reason, directory);
+  const body = pullBody(verdict, ctx, options, directory);
   const title = `Performance report: ${options.baseline} vs ${options.candidate} (${VERDICT_LABEL[verdict.verdict]})`;
   const files = await reportFiles(ctx, options, title, body);
   const report = await publishReportPr(api, {
@@ -187,7 +200,7 @@ export async function publishFinish(ctx: PublishContext, options: FinishOptions)
     fallbackUrl,
     baselineReason: reason,
     ...(options.notStarted && !read.verdict ? { noVerdictTitle: NOT_STARTED_TITLE } : {}),
-    nextSteps: nextStepsContext(ctx.env),
+    nextSteps: nextStepsFor(ctx, options, read.verdict),
     annotations: read.verdict ? annotationsFor(read.verdict, options.configPath) : [],
     reportProblem: reportError ? redact(reportError.message, secretValues(ctx)) : undefined,
   };

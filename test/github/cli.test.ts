@@ -34,6 +34,8 @@ const CLEAN_INPUTS = {
   INPUT_MAX_COST: undefined,
   INPUT_RUNNER_LIMIT_MINUTES: undefined,
   INPUT_RUN_JOB_BUDGET: undefined,
+  INPUT_MAX_REPEATS: undefined,
+  INPUT_CONTINUE_FROM: undefined,
   GITHUB_EVENT_NAME: undefined,
   GITHUB_REF: undefined,
   // Under GitHub-hosted CI the runner's own event payload must not leak into these tests.
@@ -78,6 +80,9 @@ test('check-inputs --json', async () => {
     'max-cost': '',
     config: CONFIG,
     'check-name': 'loadgate',
+    'max-repeats': '',
+    'continue-from': '',
+    'new-pairs-at-most': 3,
   });
 });
 

@@ -26,6 +26,8 @@ const INPUTS = fromEnv({
   config: flag.optional('FILE', z.string(), 'Gate config'),
   'check-name': flag.optional('NAME', z.string(), 'Check run name'),
   'rc-pattern': flag.optional('GLOBS', z.string(), 'Release tags: GitHub filter patterns, comma-separated, as on.push.tags lists them'),
+  'max-repeats': flag.optional('N', z.string(), "Most pairs while undecided (1-20); empty: the config's maxRepeats"),
+  'continue-from': flag.optional('RUN_ID', z.string(), 'Workflow run id of an earlier, inconclusive gate to continue (needs max-repeats)'),
   'runner-limit-minutes': flag.optional('N', z.string(), 'Job limit of the runners in whole minutes, 30 to 7200; empty: 360'),
   'run-job-budget': flag.optional(
     'DURATION',
@@ -89,6 +91,9 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
     'max-cost': inputs.maxCost ?? '',
     config: inputs.config,
     'check-name': inputs.checkName,
+    'max-repeats': inputs.maxRepeats ?? '',
+    'continue-from': inputs.continueFrom ?? '',
+    'new-pairs-at-most': inputs.newPairsAtMost,
   };
   const githubOutput = flags['github-output'] ? process.env.GITHUB_OUTPUT : undefined;
   if (flags.json) {

@@ -109,6 +109,7 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
     ...(flags.problem ? { notStarted: true } : {}),
     gateProblem: flags.problem ? `the gate could not start: ${flags.problem}` : gateProblem(flags['report-withheld'], flags['gate-result']),
     configPath,
+    config,
   });
   emitOutputs(result.outputs, io, githubOutput);
   await writeJobSummary(result.summary);
