@@ -22,7 +22,7 @@ const publishCommand = defineCommand({
       'start|finish|abort',
       z.enum(['start', 'finish', 'abort']),
       'finish',
-      'start: create the check run (in_progress) with the gate plan; needs --config.\nfinish: commit --report to perf-report/A-vs-B, open or update its pull request, and complete the check run with the verdict (pass: success, fail: failure, inconclusive or no verdict: action_required).\nabort: complete the check run of a gate that could not start, action_required, saying why: what is wrong with --config, else --problem',
+      'start: create the check run (in_progress) with the gate plan; needs --config.\nfinish: commit --report to perf-report/A-vs-B, open or update its pull request, and complete the check run with the verdict (pass: success, fail: failure, inconclusive or no verdict: action_required).\nabort: complete the check run of a gate that could not start, action_required, saying why: --problem, else what is wrong with --config',
     ),
     baseline: flag.optional('A', z.string(), 'Baseline version (start, finish)'),
     candidate: flag.required('B', z.string({ error: 'required: the candidate version' }), 'Candidate version'),
@@ -71,7 +71,8 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
   const githubOutput = flags['github-output'] ? process.env.GITHUB_OUTPUT : undefined;
   if (flags.mode === 'abort') {
     const candidate = validateVersionLabel(flags.candidate, 'candidate');
-    const problem = (configPath ? await configProblem(configPath) : undefined) ?? flags.problem ?? 'the job that validates the inputs and starts the check run failed before the check run started (see its log)';
+    // check-inputs' own reason (its config-problem output) names the tag the config was read at.
+    const problem = flags.problem ?? (configPath ? await configProblem(configPath) : undefined) ?? 'the job that validates the inputs and starts the check run failed before the check run started (see its log)';
     const aborted = await publishAbort(ctx, { checkName, candidate, sha: flags.sha, problem: `the gate could not start: ${problem}` });
     emitOutputs(aborted.outputs, io, githubOutput);
     await writeJobSummary(aborted.summary);
