@@ -2,7 +2,7 @@
 # Check run and report pull request. env: LG_MODE (start|finish|abort|scan), LG_BASELINE,
 # LG_CANDIDATE, LG_SHA, LG_CONFIG, LG_TESTS, LG_REPEATS, LG_BENCH, LG_MAX_COST, LG_REPORT,
 # LG_CHECK_RUN_ID, LG_CHECK_NAME, LG_BASELINE_CHOICE, LG_GATE_RESULT, LG_REPORT_WITHHELD,
-# LG_FAIL_ON_VERDICT, LG_PROBLEM; GITHUB_TOKEN.
+# LG_FAIL_ON_VERDICT, LG_PROBLEM, LG_REPORTS_REPOSITORY; GITHUB_TOKEN, LOADGATE_REPORTS_TOKEN.
 # shellcheck source=action/lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
@@ -38,5 +38,6 @@ else
   if [ -n "${LG_GATE_RESULT:-}" ]; then args+=(--gate-result "$LG_GATE_RESULT"); fi
   if [ "${LG_REPORT_WITHHELD:-false}" = true ]; then args+=(--report-withheld); fi
   if [ "${LG_FAIL_ON_VERDICT:-true}" = true ]; then args+=(--fail-on-verdict); fi
+  if [ -n "${LG_REPORTS_REPOSITORY:-}" ]; then args+=(--reports-repository "$LG_REPORTS_REPOSITORY"); fi
 fi
 loadgate "${args[@]}"

@@ -26,15 +26,41 @@ export interface PublishContext {
   log: (line: string) => void;
 }
 
-export function repoApi(ctx: PublishContext): GitHubRepoApi {
+export function repoApi(ctx: PublishContext, target?: ReportsRepository): GitHubRepoApi {
   const client = createGitHubClient({
-    token: ctx.env.token,
-    baseUrl: ctx.env.apiUrl,
+    token: target?.token ?? ctx.env.token,
+    baseUrl: target?.apiUrl ?? ctx.env.apiUrl,
     log: ctx.log,
     ...(ctx.env.writeIntervalMs !== undefined ? { writeIntervalMs: ctx.env.writeIntervalMs } : {}),
     ...ctx.clientOptions,
   });
-  return new GitHubRepoApi(client, ctx.env.owner, ctx.env.repo, secretValues(ctx));
+  const secrets = [...secretValues(ctx), ...(target?.token ? [target.token] : [])];
+  return target ? new GitHubRepoApi(client, target.owner, target.repo, secrets) : new GitHubRepoApi(client, ctx.env.owner, ctx.env.repo, secrets);
+}
+
+/**
+ * Where the report pull request goes when not to the calling repository: a reports
+ * repository, written with its own token (the workflow's GITHUB_TOKEN reaches only the
+ * repository it runs in).
+ */
+export interface ReportsRepository {
+  owner: string;
+  repo: string;
+  /** Contents and pull-requests write on that repository; undefined: none was given. */
+  token: string | undefined;
+  /** Its GitHub API; the workflow's unless given (a second GitHub stand-in in tests). */
+  apiUrl?: string | undefined;
+}
+
+/** The API the report PR is written through: the calling repository's, or the reports repository's with its token. */
+function reportsApi(ctx: PublishContext, api: GitHubRepoApi, reports: ReportsRepository | undefined): GitHubRepoApi {
+  if (!reports || (reports.owner === ctx.env.owner && reports.repo === ctx.env.repo && !reports.token)) return api;
+  if (!reports.token) {
+    throw new Error(
+      `reports-repository ${reports.owner}/${reports.repo}: no token that can write there (the workflow's own token reaches only ${ctx.env.owner}/${ctx.env.repo}); pass the reports-token secret (contents and pull-requests write on ${reports.owner}/${reports.repo}), or a GitHub App (app-client-id) installed on both repositories`,
+    );
+  }
+  return repoApi(ctx, { ...reports, token: reports.token });
 }
 
 function secretValues(ctx: PublishContext): string[] {
@@ -73,6 +99,8 @@ export interface FinishOptions {
   notStarted?: boolean | undefined;
   /** The gate config, read: what a continuation of an inconclusive gate costs. */
   config?: GateConfig | undefined;
+  /** Where the report pull request goes; undefined: the calling repository. */
+  reports?: ReportsRepository | undefined;
 }
 
 /** The next steps' context, with what a continuation of this gate costs when the config is known. */
@@ -147,7 +175,7 @@ async function publishReport(ctx: PublishContext, api: GitHubRepoApi, options: F
   const body = pullBody(verdict, ctx, options, directory);
   const title = `Performance report: ${options.baseline} vs ${options.candidate} (${VERDICT_LABEL[verdict.verdict]})`;
   const files = await reportFiles(ctx, options, title, body);
-  const report = await publishReportPr(api, {
+  const report = await publishReportPr(reportsApi(ctx, api, options.reports), {
     baseline: options.baseline,
     candidate: options.candidate,
     files,

@@ -6,7 +6,7 @@ import { readActionsContext } from '../../github/actions-context.ts';
 import { readGitHubEnv } from '../../github/env.ts';
 import { emitOutputs, writeJobSummary } from '../../github/outputs.ts';
 import { planGate, planMarkdown } from '../../github/check-run-plan.ts';
-import { publishAbort, publishFinish, publishStart, type PublishContext } from '../../github/publish.ts';
+import { publishAbort, publishFinish, publishStart, type PublishContext, type ReportsRepository } from '../../github/publish.ts';
 import { loadGateConfigInput } from '../../inputs/gate-config.ts';
 import { secretsFromEnv } from '../../github/secret-scan.ts';
 import { COMMIT_SHA } from '../../inputs/patterns.ts';
@@ -44,13 +44,19 @@ const publishCommand = defineCommand({
     'report-withheld': flag.toggle('The gate job refused to upload the report (it held a secret): say so'),
     'github-output': flag.toggle('Also append the outputs to $GITHUB_OUTPUT'),
     'fail-on-verdict': flag.toggle('Exit 1 on fail and 2 on inconclusive after publishing'),
+    'reports-repository': flag.optional(
+      'OWNER/NAME',
+      z.string().regex(/^[A-Za-z0-9-]{1,39}\/[A-Za-z0-9._-]{1,100}$/, 'expected owner/name of a GitHub repository'),
+      'Where the report pull request goes (finish; default: GITHUB_REPOSITORY), written with LOADGATE_REPORTS_TOKEN',
+    ),
     problem: flag.optional('TEXT', z.string().min(1).max(4000), 'Why the gate could not start: when --config reads (abort), or a job before the bench failed on it (finish, e.g. the preflight)'),
   },
   notes: `The check run is always completed with the verdict, even when the report pull request
 cannot be published; the command then prints why and exits 3 (or 2 for an unexpected
 error), after writing the outputs.
 
-Environment: GITHUB_TOKEN, GITHUB_REPOSITORY, GITHUB_API_URL, GITHUB_SERVER_URL, GITHUB_RUN_ID.`,
+Environment: GITHUB_TOKEN, GITHUB_REPOSITORY, GITHUB_API_URL, GITHUB_SERVER_URL, GITHUB_RUN_ID;
+LOADGATE_REPORTS_TOKEN, the token for --reports-repository.`,
 });
 
 export const usage = publishCommand.usage;
@@ -111,6 +117,7 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
     gateProblem: flags.problem ? `the gate could not start: ${flags.problem}` : gateProblem(flags['report-withheld'], flags['gate-result']),
     configPath,
     config,
+    reports: reportsRepository(flags['reports-repository']),
   });
   emitOutputs(result.outputs, io, githubOutput);
   await writeJobSummary(result.summary);
@@ -118,6 +125,13 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
   if (result.reportError) throw result.reportError;
   if (!flags['fail-on-verdict']) return 0;
   return result.verdict ? EXIT_CODES[result.verdict] : EXIT_CODES.inconclusive;
+}
+
+/** The reports repository and its token (LOADGATE_REPORTS_TOKEN), when one is named. */
+function reportsRepository(name: string | undefined): ReportsRepository | undefined {
+  if (!name) return undefined;
+  const [owner, repo] = name.split('/') as [string, string];
+  return { owner, repo, token: process.env.LOADGATE_REPORTS_TOKEN || undefined };
 }
 
 /** Why there may be no verdict, from the gate jobs' outputs. */
