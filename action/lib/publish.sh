@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Check run and report pull request. env: LG_MODE (start|finish|abort|scan), LG_BASELINE,
-# LG_CANDIDATE, LG_SHA, LG_CONFIG, LG_TESTS, LG_REPEATS, LG_BENCH, LG_MAX_COST, LG_REPORT,
+# LG_CANDIDATE, LG_SHA, LG_CONFIG, LG_TESTS, LG_REPEATS, LG_BENCH, LG_MAX_COST, LG_MAX_REPEATS, LG_CONTINUE_FROM, LG_REPORT,
 # LG_CHECK_RUN_ID, LG_CHECK_NAME, LG_BASELINE_CHOICE, LG_GATE_RESULT, LG_REPORT_WITHHELD,
 # LG_FAIL_ON_VERDICT, LG_PROBLEM, LG_REPORTS_REPOSITORY; GITHUB_TOKEN, LOADGATE_REPORTS_TOKEN.
 # shellcheck source=action/lib/common.sh
@@ -32,6 +32,8 @@ elif [ "$LG_MODE" = start ]; then
   if [ -n "${LG_REPEATS:-}" ]; then args+=(--repeats "$LG_REPEATS"); fi
   if [ -n "${LG_BENCH:-}" ]; then args+=(--bench "$LG_BENCH"); fi
   if [ -n "${LG_MAX_COST:-}" ]; then args+=(--max-cost "$LG_MAX_COST"); fi
+  if [ -n "${LG_MAX_REPEATS:-}" ]; then args+=(--max-repeats "$LG_MAX_REPEATS"); fi
+  if [ -n "${LG_CONTINUE_FROM:-}" ]; then args+=(--continue-from "$LG_CONTINUE_FROM"); fi
 else
   args+=(--report "${LG_REPORT:?report: the report directory is required to finish}")
   if [ -n "${LG_CHECK_RUN_ID:-}" ]; then args+=(--check-run-id "$LG_CHECK_RUN_ID"); fi

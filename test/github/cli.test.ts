@@ -299,3 +299,20 @@ test("publish --mode abort says check-inputs' own reason (--problem) over its ow
   assert.equal(r.code, 0, r.err);
   assert.match(s.checkRuns.at(-1)?.output.summary ?? '', /the gate could not start: config: \.github\/lodgate\.yml does not exist at the commit of tag v1\.3\.0-rc1/);
 });
+
+test('publish --mode start of a continued gate plans only the pairs beyond the reused repeats, as provisioning does', async (t) => {
+  const { s, env } = await repoWithCandidate();
+  t.after(() => s.close());
+  const { loadGateConfig } = await import('../../src/config/load.ts');
+  const { buildPlan } = await import('../../src/aws/bench-plan.ts');
+  const config = await loadGateConfig('examples/aws-mattermost.yml');
+  const start = (extra: string[]) => runCli(['publish', '--mode', 'start', '--baseline', BASELINE, '--candidate', CANDIDATE, '--config', 'examples/aws-mattermost.yml', ...extra], env);
+  const cost = (pairs: number) => `$${buildPlan({ ...config, maxRepeats: pairs }, { dbSource: 'dump' }).cost.totalUsd.toFixed(2)}`;
+  const continued = await start(['--max-repeats', '5', '--continue-from', '987']);
+  assert.equal(continued.code, 0, continued.err);
+  // repeats 1 reused: at most 4 new pairs on the new bench.
+  assert.ok(s.checkRuns.at(-1)?.output.summary?.includes(`Worst-case cost: **${cost(4)}**`), s.checkRuns.at(-1)?.output.summary ?? undefined);
+  const fresh = await start(['--max-repeats', '5']);
+  assert.equal(fresh.code, 0, fresh.err);
+  assert.ok(s.checkRuns.at(-1)?.output.summary?.includes(`Worst-case cost: **${cost(5)}**`));
+});

@@ -39,6 +39,8 @@ const publishCommand = defineCommand({
     repeats: flag.optional('N', z.string(), "Runs per side for the plan (default: the config's)"),
     bench: flag.optional('local|aws', z.string(), "Bench for the plan (default: the config's)"),
     'max-cost': flag.optional('USD', z.string(), 'AWS bench budget, a cap on the worst-case cost, for the plan (default: bench.aws.maxCostUsd)'),
+    'max-repeats': flag.optional('N', z.string(), "Most pairs for the plan (start; default: the config's maxRepeats)"),
+    'continue-from': flag.optional('RUN_ID', z.string(), 'The earlier gate this one continues, for the plan (start): only the pairs beyond the reused repeats are planned'),
     'baseline-choice': flag.optional('F', z.string(), 'JSON written by `pick-baseline --write-choice`'),
     'gate-result': flag.optional('R', z.enum(['success', 'failure', 'cancelled', 'skipped']), "The gate job's result (success|failure|cancelled|skipped), said when there is no verdict"),
     'report-withheld': flag.toggle('The gate job refused to upload the report (it held a secret): say so'),
@@ -93,10 +95,12 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
   if (flags.mode === 'start') {
     if (!config) throw new InputError(`--config: required with --mode start (the plan comes from the gate config)\n\n${usage}`);
     const inputs = validateGateInputs(
-      { candidate, baseline, tests: flags.tests, repeats: flags.repeats, bench: flags.bench, maxCost: flags['max-cost'], config: configPath, checkName },
+      { candidate, baseline, tests: flags.tests, repeats: flags.repeats, bench: flags.bench, maxCost: flags['max-cost'], maxRepeats: flags['max-repeats'], continueFrom: flags['continue-from'], config: configPath, checkName },
       config,
     );
-    const plan = planGate(config, { ...inputs, baseline, baselineReason: choice?.reason });
+    // The pairs this bench may run, as provisioning plans them (a continuation's new pairs only).
+    const planned = inputs.maxRepeats !== null ? { ...config, maxRepeats: inputs.newPairsAtMost } : config;
+    const plan = planGate(planned, { ...inputs, baseline, baselineReason: choice?.reason });
     const started = await publishStart(ctx, { checkName, candidate, sha: flags.sha, plan });
     emitOutputs(started.outputs, io, githubOutput);
     await writeJobSummary(planMarkdown(plan));
