@@ -4,7 +4,7 @@
 # env: LG_BENCH (local|aws), LG_CONFIG; aws also LG_TF_STATE_BUCKET, AWS_REGION (from the
 # credentials step), LG_VERSION (the Mattermost version installed first: the baseline),
 # and optionally LG_TF_STATE_REGION (default AWS_REGION), LG_LICENSE_SECRET_ARN,
-# LG_DB_SNAPSHOT, LG_DB_DUMP_URL, LG_DB_NAME, LG_MAX_COST, LG_CONTROLLER_IP (default: this
+# LG_DB_SNAPSHOT, LG_DB_DUMP_URL, LG_DB_NAME, LG_MAX_COST, LG_MAX_REPEATS, LG_CONTROLLER_IP (default: this
 # runner's public address from checkip.amazonaws.com), LG_ADMIT_RUNNER=false (admit no
 # controller at apply: the run jobs admit themselves, admit.sh), LG_CANDIDATE (its tarball is waited
 # for too, `loadgate wait-release`), LG_RELEASE_WAIT=off (skips that wait).
@@ -46,6 +46,7 @@ case "${LG_BENCH:-}" in
     if [ -n "${LG_DB_DUMP_URL:-}" ]; then plan+=(--db-dump-url "$LG_DB_DUMP_URL"); fi
     if [ -n "${LG_DB_NAME:-}" ]; then plan+=(--db-name "$LG_DB_NAME"); fi
     if [ -n "${LG_MAX_COST:-}" ]; then plan+=(--max-cost "$LG_MAX_COST"); fi
+    if [ -n "${LG_MAX_REPEATS:-}" ]; then plan+=(--max-repeats "$LG_MAX_REPEATS"); fi
     if [ -n "${LG_RUNNER_LIMIT_MINUTES:-}" ]; then plan+=(--runner-limit "$LG_RUNNER_LIMIT_MINUTES"); fi
     # Prints the plan (resources, duration, cost); exit 1 refuses a gate over max-cost.
     loadgate "${plan[@]}"

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Check run and report pull request. env: LG_MODE (start|finish|abort|scan), LG_BASELINE,
-# LG_CANDIDATE, LG_SHA, LG_CONFIG, LG_TESTS, LG_REPEATS, LG_BENCH, LG_MAX_COST, LG_REPORT,
+# LG_CANDIDATE, LG_SHA, LG_CONFIG, LG_TESTS, LG_REPEATS, LG_BENCH, LG_MAX_COST, LG_MAX_REPEATS, LG_CONTINUE_FROM, LG_REPORT,
 # LG_CHECK_RUN_ID, LG_CHECK_NAME, LG_BASELINE_CHOICE, LG_GATE_RESULT, LG_REPORT_WITHHELD,
-# LG_FAIL_ON_VERDICT; GITHUB_TOKEN.
+# LG_FAIL_ON_VERDICT, LG_PROBLEM, LG_REPORTS_REPOSITORY; GITHUB_TOKEN, LOADGATE_REPORTS_TOKEN.
 # shellcheck source=action/lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
@@ -23,6 +23,8 @@ if [ -n "${LG_SHA:-}" ]; then args+=(--sha "$LG_SHA"); fi
 if [ -n "${LG_CONFIG:-}" ]; then args+=(--config "$LG_CONFIG"); fi
 if [ -n "${LG_CHECK_NAME:-}" ]; then args+=(--check-name "$LG_CHECK_NAME"); fi
 if [ -n "${LG_BASELINE_CHOICE:-}" ] && [ -f "$LG_BASELINE_CHOICE" ]; then args+=(--baseline-choice "$LG_BASELINE_CHOICE"); fi
+# Why the gate could not start (the preflight's problem output), said in the check run.
+if [ -n "${LG_PROBLEM:-}" ] && [ "$LG_MODE" != start ]; then args+=(--problem "$LG_PROBLEM"); fi
 if [ "$LG_MODE" = abort ]; then
   : # the check run of a gate that could not start: what is wrong with the config, or that prepare failed
 elif [ "$LG_MODE" = start ]; then
@@ -30,11 +32,14 @@ elif [ "$LG_MODE" = start ]; then
   if [ -n "${LG_REPEATS:-}" ]; then args+=(--repeats "$LG_REPEATS"); fi
   if [ -n "${LG_BENCH:-}" ]; then args+=(--bench "$LG_BENCH"); fi
   if [ -n "${LG_MAX_COST:-}" ]; then args+=(--max-cost "$LG_MAX_COST"); fi
+  if [ -n "${LG_MAX_REPEATS:-}" ]; then args+=(--max-repeats "$LG_MAX_REPEATS"); fi
+  if [ -n "${LG_CONTINUE_FROM:-}" ]; then args+=(--continue-from "$LG_CONTINUE_FROM"); fi
 else
   args+=(--report "${LG_REPORT:?report: the report directory is required to finish}")
   if [ -n "${LG_CHECK_RUN_ID:-}" ]; then args+=(--check-run-id "$LG_CHECK_RUN_ID"); fi
   if [ -n "${LG_GATE_RESULT:-}" ]; then args+=(--gate-result "$LG_GATE_RESULT"); fi
   if [ "${LG_REPORT_WITHHELD:-false}" = true ]; then args+=(--report-withheld); fi
   if [ "${LG_FAIL_ON_VERDICT:-true}" = true ]; then args+=(--fail-on-verdict); fi
+  if [ -n "${LG_REPORTS_REPOSITORY:-}" ]; then args+=(--reports-repository "$LG_REPORTS_REPOSITORY"); fi
 fi
 loadgate "${args[@]}"

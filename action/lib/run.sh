@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the gate's tests for baseline and candidate (interleaved) and compares them.
-# env: LG_CONFIG, LG_BASELINE, LG_CANDIDATE, LG_TESTS, LG_REPEATS, LG_OUT; on the AWS bench
+# env: LG_CONFIG, LG_BASELINE, LG_CANDIDATE, LG_TESTS, LG_REPEATS, LG_MAX_REPEATS, LG_RESUME, LG_OUT; on the AWS bench
 # also LG_BENCH_FILE (provision's `bench-file` output) and LG_USERS_FILE (the dataset's
 # "login password" file). A fail or inconclusive verdict is an outcome here, not a step
 # failure: publish reports it and fails the job. Bad input (3) or a crash fails the step.
@@ -11,6 +11,7 @@ safe_path "$LG_OUT" out
 args=(run --config "$LG_CONFIG" --baseline "$LG_BASELINE" --candidate "$LG_CANDIDATE" --out "$LG_OUT")
 if [ -n "${LG_TESTS:-}" ]; then args+=(--tests "$LG_TESTS"); fi
 if [ -n "${LG_REPEATS:-}" ]; then args+=(--repeats "$LG_REPEATS"); fi
+if [ -n "${LG_MAX_REPEATS:-}" ]; then args+=(--max-repeats "$LG_MAX_REPEATS"); fi
 # The bench file lives under RUNNER_TEMP (outside the workspace), so it is not a
 # workspace path; `loadgate run` parses and checks it.
 if [ -n "${LG_BENCH_FILE:-}" ]; then args+=(--bench-file "$LG_BENCH_FILE"); fi
@@ -28,6 +29,10 @@ if [ -n "${LG_RUNNER_LIMIT_MINUTES:-}" ]; then
 elif [ -n "${LG_JOB_BUDGET:-}" ]; then
   echo "::error::job-budget: applies only with runner-limit-minutes (one job of a multi-job gate)" >&2
   exit 3
+elif [ "${LG_RESUME:-false}" = true ]; then
+  # A continued gate: the earlier gate's completed runs are in $LG_OUT/results; the same
+  # sequential test goes on from them, up to the new max-repeats.
+  args+=(--resume)
 fi
 
 run_for_verdict "${args[@]}"

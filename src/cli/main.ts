@@ -23,6 +23,7 @@ export const COMMANDS: Record<string, { summary: string; group: CommandGroup; lo
   'grafana-snapshot': { summary: 'Upload the dashboard and create a snapshot per test', group: 'AWS bench', load: () => import('./commands/grafana-snapshot.ts') },
   'pick-baseline': { summary: 'Pick the newest stable tag below the candidate', group: 'GitHub', load: () => import('./commands/pick-baseline.ts') },
   'check-inputs': { summary: 'Validate workflow inputs and print them as outputs', group: 'GitHub', load: () => import('./commands/check-inputs.ts') },
+  preflight: { summary: 'Check that every secret and variable the gate needs is set, before provisioning', group: 'GitHub', load: () => import('./commands/preflight.ts') },
   publish: { summary: 'Post the check run and open or update the report pull request', group: 'GitHub', load: () => import('./commands/publish.ts') },
   'scan-report': { summary: 'Refuse a report that holds a secret, before it is uploaded', group: 'GitHub', load: () => import('./commands/scan-report.ts') },
 };

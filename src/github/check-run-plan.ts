@@ -97,6 +97,18 @@ export function planGate(
   return { ...rest, tests, estimatedSeconds, ...(aws ? { aws } : {}) };
 }
 
+/**
+ * What continuing a gate by `more` pairs costs at most, from the same plan: on AWS a new
+ * bench (provisioning and teardown included) for the extra pairs, each at its cap; on the
+ * local bench the time alone. Undefined when the plan cannot be built.
+ */
+export function continuationEstimate(config: GateConfig, tests: readonly string[], bench: BenchKind, more: number): { bench: BenchKind; seconds: number; costUsd: number | null } | undefined {
+  const plan = planGate({ ...config, maxRepeats: more }, { baseline: 'earlier', candidate: 'continued', tests: [...tests], repeats: more, bench });
+  if (bench === 'local') return { bench, seconds: plan.estimatedSeconds, costUsd: null };
+  if (!plan.aws || 'error' in plan.aws) return undefined;
+  return { bench, seconds: plan.aws.totalSec, costUsd: plan.aws.totalUsd };
+}
+
 function awsMarkdown(aws: AwsPlanSummary): string[] {
   if ('error' in aws) return ['', `**AWS plan unavailable:** ${escapeInline(aws.error)}`];
   const usd = (v: number) => `$${v.toFixed(2)}`;

@@ -72,9 +72,15 @@ export function readGitHubEnv(context: ActionsContext, env: NodeJS.ProcessEnv = 
   };
 }
 
+/** The caller workflow's path in its repository (GITHUB_WORKFLOW_REF names the caller of a reusable workflow), or undefined. */
+export function callerWorkflowPath(workflowRef: string | undefined): string | undefined {
+  const file = workflowRef ? WORKFLOW_REF.exec(workflowRef)?.[1] : undefined;
+  return file ? `.github/workflows/${file}` : undefined;
+}
+
 /** The workflow run's page, the fallback details link of the check run. */
 export function nextStepsContext(env: GitHubEnv): NextStepsContext {
-  return { serverUrl: env.serverUrl, owner: env.owner, repo: env.repo, workflowFile: env.workflowFile, approvers: env.approvers };
+  return { serverUrl: env.serverUrl, owner: env.owner, repo: env.repo, workflowFile: env.workflowFile, approvers: env.approvers, runId: env.runId };
 }
 
 export function runUrl(env: GitHubEnv): string | undefined {

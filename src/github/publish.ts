@@ -6,7 +6,9 @@ import { createGitHubClient, type ClientOptions } from './client.ts';
 import { nextStepsContext, runUrl, type GitHubEnv } from './env.ts';
 import { redact } from './errors.ts';
 import { VERDICT_LABEL, truncateForGitHub, verdictMarkdown } from './markdown.ts';
-import type { GatePlan } from './check-run-plan.ts';
+import { continuationEstimate, type GatePlan } from './check-run-plan.ts';
+import type { NextStepsContext } from './next-steps.ts';
+import type { GateConfig } from '../config/schema.ts';
 import { readReportDir, type ReportFile } from './report-files.ts';
 import { addReportNotes } from './report-notes.ts';
 import { packForCommit } from './report-pack.ts';
@@ -24,15 +26,41 @@ export interface PublishContext {
   log: (line: string) => void;
 }
 
-export function repoApi(ctx: PublishContext): GitHubRepoApi {
+export function repoApi(ctx: PublishContext, target?: ReportsRepository): GitHubRepoApi {
   const client = createGitHubClient({
-    token: ctx.env.token,
-    baseUrl: ctx.env.apiUrl,
+    token: target?.token ?? ctx.env.token,
+    baseUrl: target?.apiUrl ?? ctx.env.apiUrl,
     log: ctx.log,
     ...(ctx.env.writeIntervalMs !== undefined ? { writeIntervalMs: ctx.env.writeIntervalMs } : {}),
     ...ctx.clientOptions,
   });
-  return new GitHubRepoApi(client, ctx.env.owner, ctx.env.repo, secretValues(ctx));
+  const secrets = [...secretValues(ctx), ...(target?.token ? [target.token] : [])];
+  return target ? new GitHubRepoApi(client, target.owner, target.repo, secrets) : new GitHubRepoApi(client, ctx.env.owner, ctx.env.repo, secrets);
+}
+
+/**
+ * Where the report pull request goes when not to the calling repository: a reports
+ * repository, written with its own token (the workflow's GITHUB_TOKEN reaches only the
+ * repository it runs in).
+ */
+export interface ReportsRepository {
+  owner: string;
+  repo: string;
+  /** Contents and pull-requests write on that repository; undefined: none was given. */
+  token: string | undefined;
+  /** Its GitHub API; the workflow's unless given (a second GitHub stand-in in tests). */
+  apiUrl?: string | undefined;
+}
+
+/** The API the report PR is written through: the calling repository's, or the reports repository's with its token. */
+function reportsApi(ctx: PublishContext, api: GitHubRepoApi, reports: ReportsRepository | undefined): GitHubRepoApi {
+  if (!reports || (reports.owner === ctx.env.owner && reports.repo === ctx.env.repo && !reports.token)) return api;
+  if (!reports.token) {
+    throw new Error(
+      `reports-repository ${reports.owner}/${reports.repo}: no token that can write there (the workflow's own token reaches only ${ctx.env.owner}/${ctx.env.repo}); pass the reports-token secret (contents and pull-requests write on ${reports.owner}/${reports.repo}), or a GitHub App (app-client-id) installed on both repositories`,
+    );
+  }
+  return repoApi(ctx, { ...reports, token: reports.token });
 }
 
 function secretValues(ctx: PublishContext): string[] {
@@ -67,6 +95,21 @@ export interface FinishOptions {
   gateProblem?: string | undefined;
   /** The gate config path in the repository, for annotations. */
   configPath?: string | undefined;
+  /** The gate stopped before it started (the preflight refused): the check run's title says so. */
+  notStarted?: boolean | undefined;
+  /** The gate config, read: what a continuation of an inconclusive gate costs. */
+  config?: GateConfig | undefined;
+  /** Where the report pull request goes; undefined: the calling repository. */
+  reports?: ReportsRepository | undefined;
+}
+
+/** The next steps' context, with what a continuation of this gate costs when the config is known. */
+function nextStepsFor(ctx: PublishContext, options: FinishOptions, verdict: VerdictFile | null | undefined): NextStepsContext {
+  const base = nextStepsContext(ctx.env);
+  const config = options.config;
+  if (!config || !verdict) return base;
+  const tests = [...new Set(verdict.checks.map((c) => c.test))].filter((t) => config.tests.some((c) => c.name === t));
+  return { ...base, estimate: (more) => continuationEstimate(config, tests, config.bench.kind, more) };
 }
 
 export interface FinishResult {
@@ -97,10 +140,10 @@ function annotationsFor(verdict: VerdictFile, configPath: string | undefined): C
     }));
 }
 
-function pullBody(verdict: VerdictFile, ctx: PublishContext, baselineReason: string | undefined, directory: string): string {
+function pullBody(verdict: VerdictFile, ctx: PublishContext, options: FinishOptions, directory: string): string {
   const run = runUrl(ctx.env);
   const body = [
-    verdictMarkdown({ verdict, runUrl: run, baselineReason, nextSteps: nextStepsContext(ctx.env) }),
+    verdictMarkdown({ verdict, runUrl: run, baselineReason: options.baselineChoice?.reason, nextSteps: nextStepsFor(ctx, options, verdict) }),
     '',
     '---',
     `The full report, graphs and run results are in \`${directory}/\` on this branch. ` +
@@ -129,10 +172,10 @@ async function reportFiles(ctx: PublishContext, options: FinishOptions, title: s
 async function publishReport(ctx: PublishContext, api: GitHubRepoApi, options: FinishOptions, verdict: VerdictFile): Promise<PublishedReport> {
   const run = runUrl(ctx.env);
   const { directory } = reportNames(options.baseline, options.candidate);
-  const body = pullBody(verdict, ctx, options.baselineChoice?.reason, directory);
+  const body = pullBody(verdict, ctx, options, directory);
   const title = `Performance report: ${options.baseline} vs ${options.candidate} (${VERDICT_LABEL[verdict.verdict]})`;
   const files = await reportFiles(ctx, options, title, body);
-  const report = await publishReportPr(api, {
+  const report = await publishReportPr(reportsApi(ctx, api, options.reports), {
     baseline: options.baseline,
     candidate: options.candidate,
     files,
@@ -184,7 +227,8 @@ export async function publishFinish(ctx: PublishContext, options: FinishOptions)
     runUrl: run,
     fallbackUrl,
     baselineReason: reason,
-    nextSteps: nextStepsContext(ctx.env),
+    ...(options.notStarted && !read.verdict ? { noVerdictTitle: NOT_STARTED_TITLE } : {}),
+    nextSteps: nextStepsFor(ctx, options, read.verdict),
     annotations: read.verdict ? annotationsFor(read.verdict, options.configPath) : [],
     reportProblem: reportError ? redact(reportError.message, secretValues(ctx)) : undefined,
   };
@@ -210,6 +254,8 @@ export async function publishFinish(ctx: PublishContext, options: FinishOptions)
   };
 }
 
+const NOT_STARTED_TITLE = 'No verdict: the gate could not start';
+
 /**
  * Completes the check run of a gate that could not start (its config cannot be read, its
  * baseline cannot be picked, ...): action_required, saying why, so a ruleset that
@@ -226,7 +272,7 @@ export async function publishAbort(ctx: PublishContext, options: { checkName: st
     log: ctx.log,
     verdict: null,
     problem: options.problem,
-    noVerdictTitle: 'No verdict: the gate could not start',
+    noVerdictTitle: NOT_STARTED_TITLE,
     runUrl: run,
     fallbackUrl: `${ctx.env.serverUrl}/${ctx.env.owner}/${ctx.env.repo}/commit/${sha}/checks`,
   };

@@ -40,6 +40,10 @@ export interface RawGateInputs {
   runnerLimitMinutes?: string | undefined;
   /** Time each AWS run job may spend starting runs (a duration); empty: the limit less the margin. */
   runJobBudget?: string | undefined;
+  /** Most pairs while undecided; empty: the config's maxRepeats. */
+  maxRepeats?: string | undefined;
+  /** The workflow run id of an earlier, inconclusive gate whose pairs this one continues. */
+  continueFrom?: string | undefined;
   /** GITHUB_EVENT_NAME, GITHUB_REF_TYPE, GITHUB_REF_NAME: where the candidate came from. */
   eventName?: string | undefined;
   refType?: string | undefined;
@@ -62,6 +66,15 @@ export interface GateInputs {
   runnerLimitMinutes: number;
   /** Seconds each AWS run job may spend starting runs (src/aws/job-limits.ts jobBudgetSec). */
   runJobBudgetSec: number;
+  /** Most pairs while undecided; null: the config's maxRepeats. */
+  maxRepeats: number | null;
+  /** The earlier gate's workflow run id; null: a new gate. */
+  continueFrom: string | null;
+  /**
+   * Most pairs this gate may still run (the bench's plan and the run jobs' fit): a
+   * continuation reuses at least the earlier gate's `repeats` pairs.
+   */
+  newPairsAtMost: number;
 }
 
 export const DEFAULT_CONFIG_PATH = '.github/loadgate.yml';
@@ -96,6 +109,8 @@ const rawSchema = z.strictObject({
   maxCost: z.string().optional(),
   runnerLimitMinutes: z.string().optional(),
   runJobBudget: z.string().optional(),
+  maxRepeats: z.string().optional(),
+  continueFrom: z.string().optional(),
   eventName: z.string().optional(),
   refType: z.string().optional(),
   refName: z.string().optional(),
@@ -134,6 +149,28 @@ function parseRepeats(value: string | undefined, config: GateConfig | undefined)
     throw new InputError(`repeats: ${quoteForMessage(value)} is not a number of runs; give a whole number from 1 to ${MAX_REPEATS}`);
   }
   return n;
+}
+
+function parseMaxRepeats(value: string | undefined, repeats: number): number | null {
+  if (value === undefined) return null;
+  const n = Number(value);
+  if (!REPEATS.test(value) || n < 1 || n > MAX_REPEATS) {
+    throw new InputError(`max-repeats: ${quoteForMessage(value)} is not a number of pairs; give a whole number from 1 to ${MAX_REPEATS}`);
+  }
+  if (n < repeats) throw new InputError(`max-repeats: ${n} is below the ${repeats} pairs every gate runs (repeats); give at least ${repeats}`);
+  return n;
+}
+
+/** A workflow run id, as in the run's address (…/actions/runs/<id>). */
+function parseContinueFrom(value: string | undefined, maxRepeats: number | null): string | null {
+  if (value === undefined) return null;
+  if (!/^[0-9]{1,20}$/.test(value)) {
+    throw new InputError(`continue-from: ${quoteForMessage(value)} is not a workflow run id; give the number at the end of the earlier gate's run address (…/actions/runs/<id>)`);
+  }
+  if (maxRepeats === null) {
+    throw new InputError('continue-from: give max-repeats too, the new cap on the pairs (above the pairs the earlier gate ran): without it the continued gate stops where the earlier one did');
+  }
+  return value;
 }
 
 function parseMaxCost(value: string | undefined): number | null {
@@ -225,9 +262,15 @@ export function validateGateInputs(input: RawGateInputs, config?: GateConfig): G
   const tests = parseTests(given(raw.tests), config);
   const repeats = parseRepeats(given(raw.repeats), config);
   const configPath = validateConfigPath(given(raw.config) ?? DEFAULT_CONFIG_PATH);
+  const maxRepeats = parseMaxRepeats(given(raw.maxRepeats), repeats);
+  const continueFrom = parseContinueFrom(given(raw.continueFrom), maxRepeats);
+  const cap = Math.max(maxRepeats ?? config?.maxRepeats ?? repeats, repeats);
+  // The earlier gate ran at least `repeats` pairs, and --resume reuses them.
+  const newPairsAtMost = continueFrom ? Math.max(1, cap - repeats) : cap;
   if (config && bench === 'aws') {
     const selected = { ...config, tests: config.tests.filter((t) => tests.includes(t.name)) };
-    checkPairsFitRunJobs(selected, { repeats, maxRepeats: config.maxRepeats }, runnerLimitMinutes, { repeats: 'repeats', maxRepeats: `maxRepeats (${configPath})`, limit: 'runner-limit-minutes' });
+    const capName = maxRepeats !== null ? (continueFrom ? 'max-repeats (less the repeats a continuation reuses)' : 'max-repeats') : `maxRepeats (${configPath})`;
+    checkPairsFitRunJobs(selected, { repeats: Math.min(repeats, newPairsAtMost), maxRepeats: newPairsAtMost }, runnerLimitMinutes, { repeats: 'repeats', maxRepeats: capName, limit: 'runner-limit-minutes' });
   }
   return {
     candidate,
@@ -241,5 +284,8 @@ export function validateGateInputs(input: RawGateInputs, config?: GateConfig): G
     maxCost: parseMaxCost(given(raw.maxCost)),
     runnerLimitMinutes,
     runJobBudgetSec: parseRunJobBudget(given(raw.runJobBudget), runnerLimitMinutes),
+    maxRepeats,
+    continueFrom,
+    newPairsAtMost,
   };
 }

@@ -70,3 +70,17 @@ test('self-hosted runners have longer limits: the same gate needs one run job un
     assert.match(r.err, /--runner-limit: /);
   }
 });
+
+test('plan --max-repeats counts that many pairs in the worst case (a continued gate on a new bench)', async () => {
+  const config = 'examples/aws-mattermost.yml';
+  const runsOf = async (extra: string[]) => {
+    const { code, out, err } = await runCli(['plan', '--config', config, '--format', 'json', ...extra]);
+    assert.equal(code, 0, err);
+    return jsonPlan.parse(JSON.parse(out)).runs;
+  };
+  const two = await runsOf(['--max-repeats', '2']);
+  assert.equal(Math.max(...two.map((r) => r.repeat)), 1, 'pairs 0 and 1');
+  const five = await runsOf(['--max-repeats', '5']);
+  assert.equal(Math.max(...five.map((r) => r.repeat)), 4);
+  assert.equal(five.length, (two.length / 2) * 5);
+});

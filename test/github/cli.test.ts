@@ -34,6 +34,10 @@ const CLEAN_INPUTS = {
   INPUT_MAX_COST: undefined,
   INPUT_RUNNER_LIMIT_MINUTES: undefined,
   INPUT_RUN_JOB_BUDGET: undefined,
+  INPUT_MAX_REPEATS: undefined,
+  INPUT_CONTINUE_FROM: undefined,
+  INPUT_CONFIG_AT_TAG: undefined,
+  GITHUB_WORKFLOW_REF: undefined,
   GITHUB_EVENT_NAME: undefined,
   GITHUB_REF: undefined,
   // Under GitHub-hosted CI the runner's own event payload must not leak into these tests.
@@ -78,6 +82,10 @@ test('check-inputs --json', async () => {
     'max-cost': '',
     config: CONFIG,
     'check-name': 'loadgate',
+    'max-repeats': '',
+    'continue-from': '',
+    'new-pairs-at-most': 3,
+    'config-problem': '',
   });
 });
 
@@ -207,8 +215,11 @@ test('check-inputs: a config that cannot be read exits 3 naming it and the fix, 
   await writeFile(output, '');
   const r = await runCli(['check-inputs', '--json', '--github-output'], { ...CLEAN_INPUTS, INPUT_CONFIG: '.github/lodgate.yml', GITHUB_EVENT_NAME: 'push', GITHUB_REF: `refs/tags/${CANDIDATE}`, GITHUB_OUTPUT: output });
   assert.equal(r.code, 3);
-  assert.match(r.err, /config: \.github\/lodgate\.yml does not exist at the commit this workflow runs on; fix the caller's config input/);
+  // A pushed tag's run reads the config at the tagged commit: the message says so, and the release-branch fix.
+  assert.match(r.err, /config: \.github\/lodgate\.yml does not exist at the commit of tag v1\.3\.0-rc1, where the gate reads it/);
+  assert.match(r.err, /Add the caller workflow, \.github\/lodgate\.yml and its noise model to the branch v1\.3\.0-rc1 was cut from \(every release-X\.Y or ESR branch/);
   const written = await readFile(output, 'utf8');
+  assert.match(written, /^config-problem=config: \.github\/lodgate\.yml does not exist at the commit of tag v1\.3\.0-rc1/m);
   assert.match(written, /^candidate=v1\.3\.0-rc1$/m);
   assert.match(written, /^config=\.github\/lodgate\.yml$/m);
   assert.match(written, /^check-name=loadgate$/m);
@@ -246,4 +257,62 @@ test('publish --mode abort completes the check run of a gate that could not star
   assert.equal(other.code, 0, other.err);
   assert.match(s.checkRuns.at(-1)?.output.summary ?? '', /the gate could not start: the job that validates the inputs and starts the check run failed/);
   assert.deepEqual(s.rejected, []);
+});
+
+test('publish --mode finish with --problem (the preflight refused the bench): the check run names what is missing, not the skipped job', async (t) => {
+  const { s, env } = await repoWithCandidate();
+  t.after(() => s.close());
+  const start = await runCli(['publish', '--mode', 'start', '--baseline', BASELINE, '--candidate', CANDIDATE, '--config', CONFIG], env);
+  assert.equal(start.code, 0, start.err);
+  const empty = join(scratch, 'no-report');
+  const problem = 'the aws bench needs a setting that is not set, so nothing was provisioned: (1) the secret admin-email: load-test-ng logs the admin in; set the repository secret LOADGATE_ADMIN_EMAIL';
+  const r = await runCli(['publish', '--mode', 'finish', '--report', empty, '--baseline', BASELINE, '--candidate', CANDIDATE, '--gate-result', 'skipped', '--problem', problem, '--fail-on-verdict'], env);
+  assert.equal(r.code, 2, r.err);
+  const run = s.checkRuns.at(-1)!;
+  assert.equal(run.conclusion, 'action_required');
+  assert.equal(run.output.title, 'No verdict: the gate could not start');
+  assert.match(run.output.summary ?? '', /the gate could not start: the aws bench needs a setting .* the secret admin-email/);
+  assert.doesNotMatch(run.output.summary ?? '', /skipped/);
+  assert.equal(s.checkRuns.length, 1, 'the started check run is completed, not another');
+});
+
+test('check-inputs: a dispatch that checked the candidate tag out names the tag when its commit lacks the config, and warns when it lacks the caller', async () => {
+  const dispatch = { ...CLEAN_INPUTS, INPUT_CANDIDATE: CANDIDATE, INPUT_CONFIG: '.github/loadgate.yml', GITHUB_EVENT_NAME: 'workflow_dispatch', GITHUB_REF: 'refs/heads/main' };
+  const atTag = await runCli(['check-inputs', '--json'], { ...dispatch, INPUT_CONFIG_AT_TAG: 'true', GITHUB_WORKFLOW_REF: 'acme/chat/.github/workflows/loadgate-absent.yml@refs/heads/main' });
+  assert.equal(atTag.code, 3);
+  assert.match(atTag.err, /config: \.github\/loadgate\.yml does not exist at the commit of tag v1\.3\.0-rc1, where the gate reads it \(a tag's workflow runs from the tagged commit, and a workflow_dispatch for that tag reads the config there too\)/);
+  assert.match(atTag.err, /::warning::\.github\/workflows\/loadgate-absent\.yml does not exist at the candidate tag's commit: release-candidate tags pushed on that branch will not start a gate/);
+  // Not at a tag (the CLI on a branch): the message is about this commit.
+  const here = await runCli(['check-inputs', '--json'], dispatch);
+  assert.equal(here.code, 3);
+  assert.match(here.err, /does not exist at the commit this workflow runs on/);
+  // The caller present at the tag: no warning.
+  const present = await runCli(['check-inputs', '--json', '--config', CONFIG], { ...dispatch, INPUT_CONFIG_AT_TAG: 'true', GITHUB_WORKFLOW_REF: 'acme/chat/.github/workflows/release-gate.yml@refs/heads/main' });
+  assert.equal(present.code, 0, present.err);
+  assert.doesNotMatch(present.err, /::warning::/);
+});
+
+test("publish --mode abort says check-inputs' own reason (--problem) over its own reading of the config", async (t) => {
+  const { s, env } = await repoWithCandidate();
+  t.after(() => s.close());
+  const r = await runCli(['publish', '--mode', 'abort', '--candidate', CANDIDATE, '--config', '.github/lodgate.yml', '--problem', 'config: .github/lodgate.yml does not exist at the commit of tag v1.3.0-rc1, where the gate reads it'], env);
+  assert.equal(r.code, 0, r.err);
+  assert.match(s.checkRuns.at(-1)?.output.summary ?? '', /the gate could not start: config: \.github\/lodgate\.yml does not exist at the commit of tag v1\.3\.0-rc1/);
+});
+
+test('publish --mode start of a continued gate plans only the pairs beyond the reused repeats, as provisioning does', async (t) => {
+  const { s, env } = await repoWithCandidate();
+  t.after(() => s.close());
+  const { loadGateConfig } = await import('../../src/config/load.ts');
+  const { buildPlan } = await import('../../src/aws/bench-plan.ts');
+  const config = await loadGateConfig('examples/aws-mattermost.yml');
+  const start = (extra: string[]) => runCli(['publish', '--mode', 'start', '--baseline', BASELINE, '--candidate', CANDIDATE, '--config', 'examples/aws-mattermost.yml', ...extra], env);
+  const cost = (pairs: number) => `$${buildPlan({ ...config, maxRepeats: pairs }, { dbSource: 'dump' }).cost.totalUsd.toFixed(2)}`;
+  const continued = await start(['--max-repeats', '5', '--continue-from', '987']);
+  assert.equal(continued.code, 0, continued.err);
+  // repeats 1 reused: at most 4 new pairs on the new bench.
+  assert.ok(s.checkRuns.at(-1)?.output.summary?.includes(`Worst-case cost: **${cost(4)}**`), s.checkRuns.at(-1)?.output.summary ?? undefined);
+  const fresh = await start(['--max-repeats', '5']);
+  assert.equal(fresh.code, 0, fresh.err);
+  assert.ok(s.checkRuns.at(-1)?.output.summary?.includes(`Worst-case cost: **${cost(5)}**`));
 });

@@ -16,25 +16,45 @@ function inconclusive(extra: Record<string, unknown> = {}, problems: string[] = 
   return { ...v, baseline: { ...v.baseline, runs: 2 }, candidate: { ...v.candidate, runs: 2 }, problems, ...extra };
 }
 
-test('an inconclusive gate says how to re-run with more repeats, pre-filled, and who may override', () => {
-  const text = nextStepsMarkdown(inconclusive(), CTX).join('\n');
+test('an inconclusive gate says how to continue, pre-filled with its run id and the new cap, what that costs, and who may override', () => {
+  const estimate = (more: number) => ({ bench: 'aws' as const, seconds: 3600 + more * 1800, costUsd: 10 + more * 5 });
+  const text = nextStepsMarkdown(inconclusive(), { ...CTX, runId: '987654', estimate }).join('\n');
   assert.match(text, /^### What to do now$/m);
-  assert.match(text, /Re-run with more repeats\*\* \(1 → 3 per side/);
+  assert.match(text, /Continue this gate\*\* with up to 2 more pairs \(1 → at most 3 in all\): the same sequential test goes on from the 1 pair already measured/);
   assert.match(text, /\[Run workflow\]\(https:\/\/github\.com\/mattermost\/mattermost\/actions\/workflows\/loadgate\.yml\)/);
-  assert.ok(text.includes(`   gh workflow run loadgate.yml --repo mattermost/mattermost -f candidate=${CANDIDATE} -f baseline=${BASELINE} -f repeats=3\n`), text);
-  assert.match(text, /Expect about 3× this gate's duration and AWS cost/);
+  assert.ok(text.includes(`   gh workflow run loadgate.yml --repo mattermost/mattermost -f candidate=${CANDIDATE} -f baseline=${BASELINE} -f continue-from=987654 -f max-repeats=3\n`), text);
+  assert.match(text, /At most about \$20\.00 and 2h \(`loadgate plan`: a new AWS bench for the extra pairs/);
   assert.match(text, /\*\*Override\*\*: @release-lead, @perf-owner may accept the risk/);
 });
 
-test("the re-run asks for the gate's own suggestion (decision.suggestedMorePairs), capped at decision.maxRepeats and 20", () => {
+test('a gate inconclusive at its maxRepeats is continued beyond it, never advised "N → N"', () => {
+  // The case of a gate that stopped at maxRepeats 3 with 3 pairs: the old advice read "3 → 3 per side".
+  const v = inconclusive({ decision: { ...verdictFile('inconclusive').decision, pairs: 3, maxRepeats: 3, suggestedMorePairs: 2 } });
+  const atCap = { ...v, baseline: { ...v.baseline, runs: 6 }, candidate: { ...v.candidate, runs: 6 } };
+  const text = nextStepsMarkdown(atCap, { ...CTX, runId: '11' }).join('\n');
+  assert.match(text, /3 → at most 5 in all/);
+  assert.match(text, /-f continue-from=11 -f max-repeats=5$/m);
+  assert.doesNotMatch(text, /(\d+) → (?:at most )?\1\b/, 'no N → N');
+  assert.doesNotMatch(text, /-f repeats=/, 'a continuation, not a new gate');
+  const local = nextStepsMarkdown(atCap, { ...CTX, runId: '11', estimate: () => ({ bench: 'local', seconds: 1500, costUsd: null }) }).join('\n');
+  assert.match(local, /At most about 25m on the local bench \(no AWS cost\)/);
+  // At the most any gate may run, there is nothing to continue: said, with no command.
+  const full = inconclusive({ decision: { ...verdictFile('inconclusive').decision, pairs: 20, maxRepeats: 20 } });
+  const none = nextStepsMarkdown(full, CTX).join('\n');
+  assert.match(none, /No more pairs are available\*\*: the gate already ran 20 pairs/);
+  assert.doesNotMatch(none, /gh workflow run|20 → 20/);
+});
+
+test("the continuation asks for the gate's own suggestion (decision.suggestedMorePairs) on top of the pairs that ran, capped only at 20", () => {
   const three = (decision: Record<string, number>) => {
     const v = inconclusive({ decision });
     return suggestedRepeats({ ...v, baseline: { ...v.baseline, runs: 6 }, candidate: { ...v.candidate, runs: 6 } });
   };
   assert.deepEqual(three({ suggestedMorePairs: 4 }), { ran: 3, next: 7 });
-  assert.deepEqual(three({ suggestedMorePairs: 4, maxRepeats: 5 }), { ran: 3, next: 5 });
+  assert.deepEqual(three({ suggestedMorePairs: 4, maxRepeats: 3 }), { ran: 3, next: 7 }, "the earlier gate's maxRepeats does not cap its continuation");
   assert.deepEqual(three({ suggestedMorePairs: 40 }), { ran: 3, next: 20 });
   assert.deepEqual(three({}), { ran: 3, next: 6 }, 'without a suggestion: double');
+  assert.deepEqual(three({ pairs: 4 }), { ran: 4, next: 8 }, 'decision.pairs, when recorded, is what ran');
 });
 
 test('a gate that could not judge a run says to fix the cause and re-run with the same repeats, not more', () => {
@@ -71,9 +91,36 @@ test('publish puts the next steps into the check run summary and the report PR b
   t.after(() => report.cleanup());
   const result = await publishFinish(contextFor(s), { checkName: 'loadgate', baseline: BASELINE, candidate: CANDIDATE, reportDir: report.dir });
   assert.equal(result.conclusion, 'action_required');
-  const command = `gh workflow run loadgate.yml --repo ${s.owner}/${s.repo} -f candidate=${CANDIDATE} -f baseline=${BASELINE} -f repeats=3`;
+  const command = `gh workflow run loadgate.yml --repo ${s.owner}/${s.repo} -f candidate=${CANDIDATE} -f baseline=${BASELINE} -f continue-from=4242 -f max-repeats=3`;
   assert.ok(s.checkRuns[0]?.output.summary?.includes(command), 'check run summary');
   assert.ok((s.pulls[0]?.body ?? '').includes(command), 'report PR body');
   assert.match(s.pulls[0]?.body ?? '', /@release-lead may accept the risk/);
   assert.deepEqual(s.rejected, []);
+});
+
+test("a continuation's cost is the plan's: a new AWS bench for the extra pairs, each at its cap", async () => {
+  const { loadGateConfig } = await import('../../src/config/load.ts');
+  const { buildPlan } = await import('../../src/aws/bench-plan.ts');
+  const { continuationEstimate } = await import('../../src/github/check-run-plan.ts');
+  const config = await loadGateConfig('examples/aws-mattermost.yml');
+  const tests = config.tests.map((t) => t.name);
+  const two = continuationEstimate(config, tests, 'aws', 2);
+  const plan = buildPlan({ ...config, repeats: 2, maxRepeats: 2 }, { dbSource: 'dump' });
+  assert.ok(two && two.costUsd !== null);
+  assert.equal(two.costUsd, plan.cost.totalUsd);
+  assert.equal(two.seconds, plan.duration.totalSec);
+  const one = continuationEstimate(config, tests, 'aws', 1)!;
+  assert.ok(one.costUsd! < two.costUsd!, 'fewer pairs cost less');
+});
+
+test('publish with the config prices the continuation in the check run (local bench: its time, no AWS cost)', async (t) => {
+  const { loadGateConfig } = await import('../../src/config/load.ts');
+  const s = await new GitHubStandin({ tags: [BASELINE] }).start();
+  t.after(() => s.close());
+  s.addTag(CANDIDATE, s.commitOnDefaultBranch('rc', { VERSION: '1\n' }));
+  const report = await writeReport(inconclusive());
+  t.after(() => report.cleanup());
+  const config = await loadGateConfig('test/github/fixtures/gate.yml');
+  await publishFinish(contextFor(s), { checkName: 'loadgate', baseline: BASELINE, candidate: CANDIDATE, reportDir: report.dir, config });
+  assert.match(s.checkRuns[0]?.output.summary ?? '', /-f continue-from=4242 -f max-repeats=3[\s\S]*At most about \S+ on the local bench \(no AWS cost\)/);
 });

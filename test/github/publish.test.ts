@@ -247,3 +247,41 @@ test('a verdict whose text holds a secret still completes the check run, with th
   assert.ok(!JSON.stringify(s.checkRuns).includes('AKIAABCDEFGHIJKLMNOP'));
   assert.match(s.checkRuns[0]?.output.summary ?? '', /contained the value of a secret/);
 });
+
+test('a reports repository gets the report pull request, written with its own token; the check run stays on the candidate', async (t) => {
+  const product = await freshStandin();
+  t.after(() => product.close());
+  const reportsToken = 'reports-token-0123456789';
+  const reports = await new GitHubStandin({ owner: 'octo-org', repo: 'perf-reports', tokens: { [reportsToken]: { permissions: { contents: 'write', 'pull-requests': 'write', metadata: 'read' } } } }).start();
+  t.after(() => reports.close());
+  const report = await writeReport(verdictFile('pass'));
+  t.after(() => report.cleanup());
+  const result = await publishFinish(contextFor(product), {
+    checkName: 'loadgate',
+    baseline: BASELINE,
+    candidate: CANDIDATE,
+    reportDir: report.dir,
+    reports: { owner: 'octo-org', repo: 'perf-reports', token: reportsToken, apiUrl: reports.url },
+  });
+  assert.equal(result.reportError, undefined, String(result.reportError));
+  assert.equal(reports.pulls.length, 1, 'the PR is in the reports repository');
+  assert.equal(reports.pulls[0]?.head, BRANCH);
+  assert.equal(product.pulls.length, 0, 'none in the product repository');
+  assert.ok(reports.refs.has(`refs/heads/${BRANCH}`));
+  assert.ok(!product.refs.has(`refs/heads/${BRANCH}`), 'no report branch in the product repository');
+  assert.equal(product.checkRuns.length, 1, 'the check run is on the candidate');
+  assert.equal(product.checkRuns[0]?.conclusion, 'success');
+  assert.match(product.checkRuns[0]?.output.summary ?? '', /github\.com\/octo-org\/perf-reports\/pull\/1/, 'the check run links the PR in the reports repository');
+  assert.deepEqual([...product.rejected, ...reports.rejected], []);
+});
+
+test('a reports repository without a token that can write there: the check run still gets the verdict and says what to pass', async (t) => {
+  const product = await freshStandin();
+  t.after(() => product.close());
+  const report = await writeReport(verdictFile('pass'));
+  t.after(() => report.cleanup());
+  const result = await publishFinish(contextFor(product), { checkName: 'loadgate', baseline: BASELINE, candidate: CANDIDATE, reportDir: report.dir, reports: { owner: 'octo-org', repo: 'perf-reports', token: undefined } });
+  assert.match(String(result.reportError), /reports-repository octo-org\/perf-reports: no token that can write there .*pass the reports-token secret/);
+  assert.equal(product.checkRuns[0]?.conclusion, 'success');
+  assert.equal(product.pulls.length, 0);
+});

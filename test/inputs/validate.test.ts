@@ -90,7 +90,30 @@ test('inputs from a workflow_dispatch are validated and defaulted from the confi
     maxCost: null,
     runnerLimitMinutes: 360,
     runJobBudgetSec: 340 * 60,
+    maxRepeats: null,
+    continueFrom: null,
+    newPairsAtMost: 3,
   });
+});
+
+test('continue-from: the earlier gate\'s run id, with a new max-repeats; the bench runs at most the pairs beyond the reused repeats', () => {
+  const continued = validateGateInputs({ candidate: 'v1.3.0-rc1', baseline: 'v1.2.0', repeats: '2', maxRepeats: '6', continueFrom: '12345678901' }, config);
+  assert.equal(continued.continueFrom, '12345678901');
+  assert.equal(continued.maxRepeats, 6);
+  assert.equal(continued.newPairsAtMost, 4);
+  const fresh = validateGateInputs({ candidate: 'v1.3.0-rc1', maxRepeats: '6' }, config);
+  assert.deepEqual([fresh.continueFrom, fresh.maxRepeats, fresh.newPairsAtMost], [null, 6, 6]);
+  const refused: [Record<string, string>, RegExp][] = [
+    [{ continueFrom: '123' }, /^continue-from: give max-repeats too/],
+    [{ continueFrom: '12$(id)', maxRepeats: '6' }, /^continue-from: "12\$\(id\)" is not a workflow run id/],
+    [{ continueFrom: 'https://github.com/o/r/actions/runs/1', maxRepeats: '6' }, /^continue-from: /],
+    [{ maxRepeats: '21' }, /^max-repeats: /],
+    [{ maxRepeats: '2;id' }, /^max-repeats: /],
+    [{ maxRepeats: '2' }, /^max-repeats: 2 is below the 3 pairs every gate runs/],
+  ];
+  for (const [input, pattern] of refused) {
+    assert.throws(() => validateGateInputs({ candidate: 'v1.3.0-rc1', ...input }, config), { message: pattern }, JSON.stringify(input));
+  }
 });
 
 test('max-cost: digits and one dot only, above 0', () => {

@@ -1,6 +1,8 @@
+import { existsSync } from 'node:fs';
 import { z } from 'zod';
 import type { GateConfig } from '../../config/schema.ts';
 import { readActionsContext } from '../../github/actions-context.ts';
+import { callerWorkflowPath } from '../../github/env.ts';
 import { emitOutputs } from '../../github/outputs.ts';
 import { loadGateConfigInput } from '../../inputs/gate-config.ts';
 import { InputError } from '../../util/errors.ts';
@@ -26,6 +28,13 @@ const INPUTS = fromEnv({
   config: flag.optional('FILE', z.string(), 'Gate config'),
   'check-name': flag.optional('NAME', z.string(), 'Check run name'),
   'rc-pattern': flag.optional('GLOBS', z.string(), 'Release tags: GitHub filter patterns, comma-separated, as on.push.tags lists them'),
+  'max-repeats': flag.optional('N', z.string(), "Most pairs while undecided (1-20); empty: the config's maxRepeats"),
+  'continue-from': flag.optional('RUN_ID', z.string(), 'Workflow run id of an earlier, inconclusive gate to continue (needs max-repeats)'),
+  'config-at-tag': flag.optional(
+    'true|false',
+    z.enum(['true', 'false', '']),
+    "true: the checkout is the candidate tag's commit (the reusable workflow checks it out), so a missing config is reported as missing at that tag, with the release-branch fix",
+  ),
   'runner-limit-minutes': flag.optional('N', z.string(), 'Job limit of the runners in whole minutes, 30 to 7200; empty: 360'),
   'run-job-budget': flag.optional(
     'DURATION',
@@ -54,13 +63,35 @@ const envSchema = z.object(Object.fromEntries(Object.keys(INPUTS).map((name) => 
 
 const camelCase = (flagName: string) => flagName.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
 
+/** The candidate as a tag name, validated, or undefined when it is not one (validateGateInputs says why next). */
+function candidateTag(raw: RawGateInputs): string | undefined {
+  try {
+    return validateGateInputs({ ...raw, config: undefined }).candidate;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A dispatch for a tag whose commit lacks the caller workflow: it runs (the dispatch runs
+ * the default branch's caller), but the rc tags pushed on that branch never trigger a
+ * gate, and the ruleset then waits for a check run that never comes.
+ */
+function warnWithoutCaller(workflowPath: string | undefined, io: CliIO): void {
+  if (!workflowPath || existsSync(workflowPath)) return;
+  io.err(
+    `::warning::${workflowPath} does not exist at the candidate tag's commit: release-candidate tags pushed on that branch will not start a gate, and a ruleset requiring the check will block the release tag. Add the caller workflow, the config and its model to that release branch (docs/github.md, "Release branches")`,
+  );
+}
+
 export async function run(argv: string[], io: CliIO): Promise<number> {
   const flags = checkInputsCommand.parse(argv);
   const env = envSchema.parse(process.env);
   // Where the candidate came from: the event and the pushed ref.
   const context = await readActionsContext();
+  const { 'config-at-tag': _atTag, ...gateInputs } = INPUTS;
   const raw: RawGateInputs = {
-    ...Object.fromEntries(Object.keys(INPUTS).map((name) => [camelCase(name), flags[name as keyof typeof INPUTS] ?? env[envName(name)]])),
+    ...Object.fromEntries(Object.keys(gateInputs).map((name) => [camelCase(name), flags[name as keyof typeof INPUTS] ?? env[envName(name)]])),
     eventName: context.eventName,
     refType: context.refType,
     refName: context.refName,
@@ -69,14 +100,17 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
   // A config that cannot be read still lets the others be checked and written, so that
   // the workflow can complete the candidate's check run saying why (publish --mode abort).
   const configPath = validateConfigPath(raw.config || DEFAULT_CONFIG_PATH);
+  const atTag = (flags['config-at-tag'] ?? env.INPUT_CONFIG_AT_TAG) === 'true' || context.refType === 'tag';
   let config: GateConfig | undefined;
   let configError: InputError | undefined;
   try {
-    config = await loadGateConfigInput(configPath);
+    // The tag named in a missing config's message is checked first (candidateTag validates it).
+    config = await loadGateConfigInput(configPath, atTag ? { tag: candidateTag(raw) } : {});
   } catch (error) {
     if (!(error instanceof InputError)) throw error;
     configError = error;
   }
+  if (atTag) warnWithoutCaller(callerWorkflowPath(process.env.GITHUB_WORKFLOW_REF), io);
   const inputs = validateGateInputs({ ...raw, config: configPath }, config);
   const outputs = {
     candidate: inputs.candidate,
@@ -89,6 +123,11 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
     'max-cost': inputs.maxCost ?? '',
     config: inputs.config,
     'check-name': inputs.checkName,
+    'max-repeats': inputs.maxRepeats ?? '',
+    'continue-from': inputs.continueFrom ?? '',
+    'new-pairs-at-most': inputs.newPairsAtMost,
+    // Why the config cannot be read, for the check run that publish --mode abort completes.
+    'config-problem': configError ? configError.message.replace(/[\r\n]+/g, ' ').slice(0, 3900) : '',
   };
   const githubOutput = flags['github-output'] ? process.env.GITHUB_OUTPUT : undefined;
   if (flags.json) {

@@ -33,6 +33,7 @@ than the refusal when the worst-case cost exceeds --max-cost or bench.aws.maxCos
       String(GITHUB_HOSTED_JOB_LIMIT_MINUTES),
       'job time limit of the runners (the default is GitHub-hosted runners\'); exit 3 when one run, provisioning or teardown cannot fit in a job',
     ),
+    'max-repeats': flag.optional('N', z.coerce.number().int().min(1).max(20), "most pairs while undecided (default: the config's maxRepeats): the worst case, the budget check and the bench's expiry count them"),
     'db-snapshot': flag.optional('ID', z.string(), 'Aurora cluster snapshot with the dataset (restore)'),
     'db-dump-url': flag.optional('URL', z.string(), 'PostgreSQL dump the first app node loads (https, .sql or .sql.gz)'),
     'db-name': flag.optional('NAME', z.string(), 'database Mattermost uses (the seed dumps use ltdb)'),
@@ -55,7 +56,9 @@ export const usage = planCommand.usage;
 
 export async function run(argv: string[], io: CliIO, readContext: () => Promise<Partial<RunContext>> = readActionsContext): Promise<number> {
   const flags = planCommand.parse(argv);
-  const config = await loadGateConfig(flags.config);
+  const loaded = await loadGateConfig(flags.config);
+  // A workflow's max-repeats (a continued gate's new cap) replaces the config's for the worst case.
+  const config = flags['max-repeats'] !== undefined ? { ...loaded, maxRepeats: flags['max-repeats'] } : loaded;
   if (config.bench.kind !== 'aws') {
     throw new InputError(`${flags.config}: bench.kind is "${config.bench.kind}"; plan estimates the AWS bench (bench.kind: aws)`);
   }
