@@ -242,7 +242,6 @@ describe('a product repository adopts loadgate from the README and docs/github.m
     'step 3: secrets kept only in the bench environment (not passed by the caller) fail the gate before provisioning, naming each secret',
     {
       skip: skipAct,
-      todo: 'open (issue item 5): the reusable workflow has no preflight job that checks the secrets the config needs before provision-aws; until it has, this case stops here rather than start the AWS jobs',
       timeout: ACT_SHORT_TIMEOUT_MS + 60_000,
     },
     async (t) => {
@@ -295,7 +294,7 @@ describe('a product repository adopts loadgate from the README and docs/github.m
   );
 
   // Defect 7: every report landed in the product repository (1.5–4 MB a comparison).
-  test('the reusable workflow can send the report pull request to a reports repository', { todo: 'open (issue item 9): the reusable workflow has no reports-repository input' }, () => {
+  test('the reusable workflow can send the report pull request to a reports repository', () => {
     const reusable = parse(readFileSync(join(ROOT, '.github', 'workflows', 'loadgate.yml'), 'utf8')) as { on: { workflow_call: { inputs: Record<string, unknown> } } };
     const inputs = Object.keys(reusable.on.workflow_call.inputs);
     assert.ok(inputs.some((i) => /report.*repo/.test(i)), `no reports repository among the inputs: ${inputs.join(', ')}`);
@@ -312,7 +311,7 @@ describe('a product repository adopts loadgate from the README and docs/github.m
 
   // Defect 6: a tag-triggered workflow runs from the tagged commit, so the caller and the
   // config must exist on every release branch; nothing said so.
-  test('step 2: docs/github.md says the caller and config must be on every release branch a tag is cut from', { todo: 'open (issue item 8): release branches are not documented, and check-inputs does not say when the tag\'s commit lacks the caller or the config' }, () => {
+  test('step 2: docs/github.md says the caller and config must be on every release branch a tag is cut from', () => {
     const docs = readFileSync(join(ROOT, 'docs', 'github.md'), 'utf8');
     assert.match(docs, /release branch/i, 'docs/github.md names release branches');
   });
