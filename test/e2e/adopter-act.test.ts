@@ -220,7 +220,7 @@ describe('a product repository adopts loadgate from the README and docs/github.m
       ...actArgs(p, 'loadgate.yml', 'loadgate.yml'),
       '--input', `candidate=${candidate}`,
       '--input', `baseline=${baseline}`,
-      ...gateEnvArgs({ standin, loadgate: { repository: p.pin.repository, source: p.release }, share: join(p.work, 'share'), token: TOKEN }),
+      ...gateEnvArgs({ standin, loadgate: { repository: p.pin.repository, source: p.release }, workspace: p.dir, share: join(p.work, 'share'), token: TOKEN }),
       '--env', 'LG_RELEASE_WAIT=off',
     ];
     const { code } = await runLogged(ACT as string, args, { cwd: p.dir, logFile, timeoutMs: ACT_SHORT_TIMEOUT_MS });
@@ -269,7 +269,7 @@ describe('a product repository adopts loadgate from the README and docs/github.m
         ...actArgs(p, 'loadgate.yml', 'loadgate.yml'),
         '--input', `candidate=${candidate}`,
         '--input', `baseline=${baseline}`,
-        ...gateEnvArgs({ standin, loadgate: { repository: p.pin.repository, source: p.release }, share: join(p.work, 'share'), token: TOKEN }),
+        ...gateEnvArgs({ standin, loadgate: { repository: p.pin.repository, source: p.release }, workspace: p.dir, share: join(p.work, 'share'), token: TOKEN }),
         // The bench environment's variables (docs/github.md step 4); no repository secret.
         '--var', 'LOADGATE_AWS_ROLE_ARN=arn:aws:iam::123456789012:role/loadgate-bench',
         '--var', 'LOADGATE_LICENSE_SECRET_ARN=arn:aws:secretsmanager:us-east-1:123456789012:secret:mattermost-licence-AbCdEf',
@@ -329,7 +329,7 @@ describe('a product repository adopts loadgate from the README and docs/github.m
       ...actArgs(p, 'loadgate.yml', 'loadgate.yml'),
       '--input', `candidate=${candidate}`,
       '--input', `baseline=${baseline}`,
-      ...gateEnvArgs({ standin, loadgate: { repository: p.pin.repository, source: p.release }, share: join(p.work, 'share'), token: TOKEN }),
+      ...gateEnvArgs({ standin, loadgate: { repository: p.pin.repository, source: p.release }, workspace: p.dir, share: join(p.work, 'share'), token: TOKEN }),
     ];
     const { code } = await runLogged(ACT as string, args, { cwd: p.dir, logFile, timeoutMs: GATE_TIMEOUT_MS });
     const where = `act exit ${code}, log: ${logFile}`;

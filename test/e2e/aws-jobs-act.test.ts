@@ -192,7 +192,7 @@ async function gate(t: TestContext): Promise<void> {
     ...replacedActions([join(consumer, '.github', 'workflows', 'loadgate.yml'), join(release, '.github', 'workflows', 'loadgate.yml')]),
     '--input', `candidate=${CANDIDATE}`,
     '--input', `baseline=${BASELINE}`,
-    ...gateEnvArgs({ standin, loadgate: { repository: 'loadgate/loadgate', source: release }, share, token: TOKEN, artifacts }),
+    ...gateEnvArgs({ standin, loadgate: { repository: 'loadgate/loadgate', source: release }, workspace: consumer, share, token: TOKEN, artifacts }),
     // The repository's secrets, which only the shipped caller reads and passes on, and the
     // bench environment's variables, under the names docs/github.md gives them.
     '-s', 'LOADGATE_AWS_ROLE_ARN=arn:aws:iam::123456789012:role/loadgate-bench',

@@ -83,7 +83,7 @@ async function adopt(t: TestContext, name: string): Promise<void> {
       ...replacedActions([caller, join(release, '.github', 'workflows', 'loadgate.yml')]),
       '--input', `candidate=${CANDIDATE}`,
       '--input', `baseline=${BASELINE}`,
-      ...gateEnvArgs({ standin, loadgate: { repository: pin.repository, source: release }, share, token: TOKEN }),
+      ...gateEnvArgs({ standin, loadgate: { repository: pin.repository, source: release }, workspace: consumer, share, token: TOKEN }),
     ];
     const { code } = await runLogged(ACT as string, args, { cwd: consumer, logFile, timeoutMs: TIMEOUT_MS });
 

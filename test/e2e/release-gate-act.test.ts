@@ -67,7 +67,7 @@ test('release-gate.yml under act: local bench, tiny profile, check run and repor
       '--input', 'bench=local',
       '--var', `LOADGATE_CONFIG=${CONFIG}`,
       // The reusable workflow checks loadgate out into .loadgate: the files of this checkout.
-      ...gateEnvArgs({ standin, loadgate: { repository: `${standin.owner}/${standin.repo}`, source: ROOT }, share, token: TOKEN }),
+      ...gateEnvArgs({ standin, loadgate: { repository: `${standin.owner}/${standin.repo}`, source: ROOT }, workspace: ROOT, share, token: TOKEN }),
     ];
     const { code } = await runLogged(ACT as string, args, { cwd: ROOT, logFile, timeoutMs: TIMEOUT_MS });
 

@@ -76,8 +76,11 @@ export function writeReleaseTree(dir: string): string {
  * (and, for the AWS jobs, the artifacts' way),
  * the shared tool cache, and the token.
  */
-export function gateEnvArgs(o: { standin: { url: string; owner: string; repo: string }; loadgate: { repository: string; source: string }; share: string; token: string; artifacts?: string }): string[] {
+export function gateEnvArgs(o: { standin: { url: string; owner: string; repo: string }; loadgate: { repository: string; source: string }; workspace: string; share: string; token: string; artifacts?: string }): string[] {
   return [
+    // The repository act runs in: act copies it into the workspace itself only for a checkout
+    // without a ref (its isLocalCheckout); the reusable workflow checks out the candidate tag.
+    '--env', `LOADGATE_ACT_WORKSPACE_SOURCE=${o.workspace}`,
     // The AWS jobs' artifacts (bench description, completed runs), one directory per name.
     ...(o.artifacts ? ['--env', `LOADGATE_ACT_ARTIFACTS=${o.artifacts}`] : []),
     '--env', `GITHUB_API_URL=${o.standin.url}`,

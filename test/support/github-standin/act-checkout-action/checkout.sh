@@ -3,6 +3,16 @@
 # LOADGATE_ACT_CHECKOUT_REPOSITORY, LOADGATE_ACT_CHECKOUT_SOURCE.
 set -euo pipefail
 if [ -z "$CO_PATH" ]; then
+  # act copies the repository it runs in into the workspace for a checkout without a ref
+  # (act's isLocalCheckout); with a ref (the candidate tag) it runs this action instead,
+  # so the stand-in copies the same files act would have.
+  if [ -n "${CO_REF:-}" ] && [ -d "${LOADGATE_ACT_WORKSPACE_SOURCE:-}" ]; then
+    git -C "$LOADGATE_ACT_WORKSPACE_SOURCE" ls-files -z --cached --others --exclude-standard \
+      | tar -C "$LOADGATE_ACT_WORKSPACE_SOURCE" --null --no-recursion --ignore-failed-read -T - -cf - \
+      | tar -xf - -C .
+    echo "checkout stand-in: host mode, $CO_REF: the work tree of $LOADGATE_ACT_WORKSPACE_SOURCE, as act copies it"
+    exit 0
+  fi
   echo "checkout stand-in: host mode, the workspace is the repository"
   exit 0
 fi
