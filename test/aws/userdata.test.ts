@@ -488,7 +488,7 @@ function runExpiryCheck(work: string, last: string, tag: string | null): { power
   return { poweredOff, last: readFileSync(file, 'utf8').trim(), stdout: result.stdout };
 }
 
-test("every node powers itself off at the bench's expiry, honouring a later ExpiresAt tag a run job set", () => {
+test("every node powers itself off at the bench's expiry, honouring a later ExpiresAt tag a run job set and no earlier one", () => {
   const past = '2020-01-01T00:00:00Z';
   const future = '2999-01-01T00:00:00Z';
   for (const role of roles) {
@@ -501,11 +501,13 @@ test("every node powers itself off at the bench's expiry, honouring a later Expi
   try {
     // The plan's expiry passed, but a run job moved the tag later: the node stays up and remembers the new time.
     assert.deepEqual(runExpiryCheck(work, past, future), { poweredOff: false, last: future, stdout: '' });
-    // The tag has passed: the node powers off (EC2 terminates it).
-    const expired = runExpiryCheck(work, future, past);
+    // Both have passed: the node powers off (EC2 terminates it).
+    const expired = runExpiryCheck(work, past, '2021-01-01T00:00:00Z');
     assert.equal(expired.poweredOff, true);
-    assert.match(expired.stdout, /expired at 2020-01-01T00:00:00Z/);
-    // The metadata service does not answer, or answers no time: the last time read stands.
+    assert.match(expired.stdout, /expired at 2021-01-01T00:00:00Z/, 'the later of the two');
+    // An earlier tag never brings the expiry forward (the janitor reads the latest over the bench).
+    assert.deepEqual(runExpiryCheck(work, future, past), { poweredOff: false, last: future, stdout: '' });
+    // The metadata service does not answer, or answers no time: the latest time seen stands.
     assert.deepEqual(runExpiryCheck(work, future, null), { poweredOff: false, last: future, stdout: '' });
     assert.equal(runExpiryCheck(work, past, null).poweredOff, true);
     assert.deepEqual(runExpiryCheck(work, future, 'soon'), { poweredOff: false, last: future, stdout: '' });
