@@ -170,13 +170,15 @@ test('apply, tf-outputs, tags and security-group paths, the janitor, and every c
   assert.equal(bench.app.instanceIds.length, 2);
 
   // --- The bench's own expiry: the nodes terminate when they power off, and the
-  // schedules that delete Aurora exist, at the expiry and after it, as the bench's role.
+  // schedules that delete Aurora and the NAT gateway exist, at the expiry and after it,
+  // as the bench's role (no OpenSearch domain here: OPENSEARCH_SKIP).
   for (const id of [...bench.app.instanceIds, ...bench.agents.instanceIds]) {
     const attribute = JSON.parse((await aws('ec2', 'describe-instance-attribute', '--instance-id', id, '--attribute', 'instanceInitiatedShutdownBehavior')).stdout) as {
       InstanceInitiatedShutdownBehavior: { Value: string };
     };
     assert.equal(attribute.InstanceInitiatedShutdownBehavior.Value, 'terminate', `${id} terminates when it powers itself off`);
   }
+  const nat = JSON.parse((await aws('ec2', 'describe-nat-gateways', '--filter', `Name=tag:Bench,Values=${BENCH}`)).stdout) as { NatGateways: Array<{ NatGatewayId: string }> };
   const listed = JSON.parse((await aws('scheduler', 'list-schedules', '--group-name', BENCH)).stdout) as { Schedules: Array<{ Name: string }> };
   const schedules = new Map<string, { ScheduleExpression: string; Target: { Arn: string; RoleArn: string; Input: string } }>();
   for (const { Name } of listed.Schedules) schedules.set(Name, JSON.parse((await aws('scheduler', 'get-schedule', '--group-name', BENCH, '--name', Name)).stdout));
@@ -187,6 +189,7 @@ test('apply, tf-outputs, tags and security-group paths, the janitor, and every c
       ['db-cluster-again', 'at(2026-01-01T02:00:00)', 'deleteDBCluster', { DBClusterIdentifier: BENCH, SkipFinalSnapshot: true }],
       ['db-instance-0', 'at(2026-01-01T00:00:00)', 'deleteDBInstance', { DBInstanceIdentifier: `${BENCH}-0`, SkipFinalSnapshot: true, DeleteAutomatedBackups: true }],
       ['db-instance-1', 'at(2026-01-01T00:00:00)', 'deleteDBInstance', { DBInstanceIdentifier: `${BENCH}-1`, SkipFinalSnapshot: true, DeleteAutomatedBackups: true }],
+      ['nat-gateway', 'at(2026-01-01T00:00:00)', 'deleteNatGateway', { NatGatewayId: nat.NatGateways[0]?.NatGatewayId }],
     ],
   );
   assert.ok([...schedules.values()].every((s) => s.Target.RoleArn === `arn:aws:iam::${account.id}:role/${BENCH}-expiry`), 'every schedule runs as the bench\'s expiry role');

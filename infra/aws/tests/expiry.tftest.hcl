@@ -89,6 +89,7 @@ run "bench_schedules_its_database_deletion_at_its_expiry" {
       "db-instance-1"    = "at(2030-01-31T18:00:00)"
       "db-cluster"       = "at(2030-01-31T18:30:00)"
       "db-cluster-again" = "at(2030-01-31T20:00:00)"
+      "nat-gateway"      = "at(2030-01-31T18:00:00)"
     }
     error_message = "schedules: ${jsonencode(module.expiry.schedules)}"
   }
@@ -115,6 +116,8 @@ run "schedules_delete_the_instances_then_the_cluster" {
     db_cluster_identifier   = "lg-test-1"
     db_instance_identifiers = ["lg-test-1-0", "lg-test-1-1", "lg-test-1-2"]
     db_secret_arn           = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:rds!cluster-0123-AbCdEf"
+    nat_gateway_id          = "nat-0123456789abcdef0"
+    opensearch_domain_name  = "lg-test-1"
   }
 
   # at() across midnight and the year's end, in UTC.
@@ -127,7 +130,7 @@ run "schedules_delete_the_instances_then_the_cluster" {
     error_message = "the cluster is deleted 30 minutes and 2 hours after its instances"
   }
   assert {
-    condition = alltrue([for s in concat(aws_scheduler_schedule.db_instance, values(aws_scheduler_schedule.db_cluster)) :
+    condition = alltrue([for s in concat(aws_scheduler_schedule.db_instance, values(aws_scheduler_schedule.db_cluster), values(aws_scheduler_schedule.other)) :
       s.schedule_expression_timezone == "UTC" && s.flexible_time_window[0].mode == "OFF" && s.group_name == "lg-test-1" && s.state == "ENABLED"
       && s.target[0].role_arn == aws_iam_role.this.arn && s.target[0].retry_policy[0].maximum_retry_attempts == 185
     ])
@@ -143,6 +146,13 @@ run "schedules_delete_the_instances_then_the_cluster" {
     s.target[0].arn == "arn:aws:scheduler:::aws-sdk:rds:deleteDBCluster" && jsondecode(s.target[0].input) == { DBClusterIdentifier = "lg-test-1", SkipFinalSnapshot = true }])
     error_message = "the cluster schedules call RDS DeleteDBCluster without a final snapshot"
   }
+  assert {
+    condition = { for k, s in aws_scheduler_schedule.other : k => [s.schedule_expression, s.target[0].arn, jsondecode(s.target[0].input)] } == {
+      nat-gateway       = ["at(2030-12-31T23:45:00)", "arn:aws:scheduler:::aws-sdk:ec2:deleteNatGateway", { NatGatewayId = "nat-0123456789abcdef0" }]
+      opensearch-domain = ["at(2030-12-31T23:45:00)", "arn:aws:scheduler:::aws-sdk:opensearch:deleteDomain", { DomainName = "lg-test-1" }]
+    }
+    error_message = "the NAT gateway and the search domain are deleted at the expiry"
+  }
   # Least privilege: only this bench's schedules assume the role, and it deletes only this bench's database.
   assert {
     condition = one(data.aws_iam_policy_document.assume.statement[0].principals).identifiers == toset(["scheduler.amazonaws.com"]) && toset([for c in data.aws_iam_policy_document.assume.statement[0].condition : "${c.variable}=${join(",", c.values)}"]) == toset([
@@ -156,8 +166,10 @@ run "schedules_delete_the_instances_then_the_cluster" {
       "rds:DeleteDBInstance"        = toset(["arn:aws:rds:eu-west-1:123456789012:db:lg-test-1-0", "arn:aws:rds:eu-west-1:123456789012:db:lg-test-1-1", "arn:aws:rds:eu-west-1:123456789012:db:lg-test-1-2"])
       "rds:DeleteDBCluster"         = toset(["arn:aws:rds:eu-west-1:123456789012:cluster:lg-test-1"])
       "secretsmanager:DeleteSecret" = toset(["arn:aws:secretsmanager:eu-west-1:123456789012:secret:rds!cluster-0123-AbCdEf"])
+      "ec2:DeleteNatGateway"        = toset(["arn:aws:ec2:eu-west-1:123456789012:natgateway/nat-0123456789abcdef0"])
+      "es:DeleteDomain"             = toset(["arn:aws:es:eu-west-1:123456789012:domain/lg-test-1"])
     }
-    error_message = "the role may delete this bench's database instances, cluster and its secret, nothing else"
+    error_message = "the role may delete this bench's database instances, cluster and its secret, NAT gateway and search domain, nothing else"
   }
   assert {
     condition     = aws_iam_role.this.name == "lg-test-1-expiry" && aws_iam_role_policy.delete.role == aws_iam_role.this.id
@@ -181,6 +193,7 @@ run "refuses_an_expiry_that_is_not_a_utc_time" {
     db_cluster_identifier   = "lg-test-1"
     db_instance_identifiers = ["lg-test-1-0"]
     db_secret_arn           = "arn:aws:secretsmanager:us-east-1:123456789012:secret:rds!cluster-0123-AbCdEf"
+    nat_gateway_id          = "nat-0123456789abcdef0"
   }
 
   expect_failures = [var.expires_at]

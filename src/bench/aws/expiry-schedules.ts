@@ -2,11 +2,11 @@ import { z } from 'zod';
 import type { CommandRunner } from '../../util/command-runner.ts';
 
 /**
- * The bench's database expiry (infra/aws/modules/expiry): one-time EventBridge Scheduler
- * schedules in the group named after the bench delete the Aurora instances at the bench's
- * expiry and the cluster after them. When a run job moves the ExpiresAt tag later, it
- * moves these by the same amount, keeping their offsets, so the database outlives every
- * job the tag keeps alive. UpdateSchedule overrides the whole schedule with the request,
+ * The bench's expiry schedules (infra/aws/modules/expiry): one-time EventBridge Scheduler
+ * schedules in the group named after the bench delete the Aurora instances, the NAT gateway
+ * and the search domain at the bench's expiry and the cluster after them. When a run job
+ * moves the ExpiresAt tag later, it moves these by the same amount, keeping their offsets,
+ * so the bench outlives every job the tag keeps alive. UpdateSchedule overrides the whole schedule with the request,
  * empty values included (Scheduler API Reference, UpdateSchedule), so each one is read
  * (GetSchedule) and written back with only its at() time changed.
  */

@@ -22,7 +22,7 @@ export interface BenchExpiryOptions {
   region: string;
   /** Every instance of the bench: the janitor reads the latest tag of any resource. */
   instanceIds: readonly string[];
-  /** The bench's name, which its database expiry schedules' group carries; without it they stay. */
+  /** The bench's name, which the group of its expiry schedules carries; without it they stay. */
   scheduleGroup?: string;
   now?: () => number;
   warn: (note: string) => void;

@@ -401,8 +401,9 @@ module "db" {
   performance_insights_enabled = var.db_performance_insights
 }
 
-# Aurora's own expiry: deleted by schedules at expires_at whatever happens to the
-# workflow (the nodes power themselves off, common.sh.tftpl).
+# The bench's own expiry: Aurora, the NAT gateway and OpenSearch deleted by
+# schedules at expires_at whatever happens to the workflow (the nodes power
+# themselves off, common.sh.tftpl).
 module "expiry" {
   source = "../expiry"
 
@@ -414,6 +415,8 @@ module "expiry" {
   db_cluster_identifier   = module.db.cluster_identifier
   db_instance_identifiers = module.db.instance_identifiers
   db_secret_arn           = module.db.master_user_secret_arn
+  nat_gateway_id          = module.network.nat_gateway_id
+  opensearch_domain_name  = var.opensearch_count > 0 ? var.name : null
 }
 
 module "opensearch" {

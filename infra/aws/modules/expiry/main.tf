@@ -1,9 +1,11 @@
-# The bench's own expiry for Aurora, independent of GitHub: one-time EventBridge
-# Scheduler schedules, created with the bench, delete the database instances at
-# expires_at and the cluster after them, through universal targets (the RDS API
-# called as the role below). Teardown deletes the schedules with the bench; a run
-# job that moves the ExpiresAt tag later moves these schedules by the same amount
-# (src/bench/aws/expiry.ts).
+# The bench's own expiry for what bills by the hour besides the nodes (which power
+# themselves off), independent of GitHub: one-time EventBridge Scheduler
+# schedules, created with the bench, delete the database instances, the NAT
+# gateway and the OpenSearch domain at expires_at and the Aurora cluster after
+# its instances, through universal targets (each API called as the role below).
+# Teardown deletes the schedules with the bench; a run job that moves the
+# ExpiresAt tag later moves these schedules by the same amount
+# (src/bench/aws/expiry-schedules.ts).
 #
 # Schedule arguments as hashicorp/terraform-provider-aws documents them
 # (website/docs/r/scheduler_schedule.html.markdown; internal/service/scheduler/
@@ -29,6 +31,19 @@ locals {
 
   db_arn      = "arn:${var.partition}:rds:${var.region}:${var.account_id}:db"
   cluster_arn = "arn:${var.partition}:rds:${var.region}:${var.account_id}:cluster:${var.db_cluster_identifier}"
+  nat_arn     = "arn:${var.partition}:ec2:${var.region}:${var.account_id}:natgateway/${var.nat_gateway_id}"
+  domain_arn  = "arn:${var.partition}:es:${var.region}:${var.account_id}:domain/${coalesce(var.opensearch_domain_name, "none")}"
+
+  # The rest, at the expiry: EC2 DeleteNatGateway and OpenSearch DeleteDomain (each
+  # service's API Reference), the domain only when the bench has one.
+  others = merge(
+    {
+      nat-gateway = { target = "arn:aws:scheduler:::aws-sdk:ec2:deleteNatGateway", input = { NatGatewayId = var.nat_gateway_id } }
+    },
+    var.opensearch_domain_name == null ? {} : {
+      opensearch-domain = { target = "arn:aws:scheduler:::aws-sdk:opensearch:deleteDomain", input = { DomainName = var.opensearch_domain_name } }
+    },
+  )
 }
 
 # The group carries the bench's tags (schedules take none), so the janitor finds it.
@@ -79,6 +94,22 @@ data "aws_iam_policy_document" "delete" {
     sid       = "DeleteBenchDbCluster"
     actions   = ["rds:DeleteDBCluster"]
     resources = [local.cluster_arn]
+  }
+
+  statement {
+    sid       = "DeleteBenchNatGateway"
+    actions   = ["ec2:DeleteNatGateway"]
+    resources = [local.nat_arn]
+  }
+
+  dynamic "statement" {
+    for_each = var.opensearch_domain_name == null ? [] : [local.domain_arn]
+
+    content {
+      sid       = "DeleteBenchSearchDomain"
+      actions   = ["es:DeleteDomain"]
+      resources = [statement.value]
+    }
   }
 
   # RDS deletes the cluster's managed master-user secret as the caller.
@@ -157,6 +188,36 @@ resource "aws_scheduler_schedule" "db_cluster" {
       DBClusterIdentifier = var.db_cluster_identifier
       SkipFinalSnapshot   = true
     })
+
+    retry_policy {
+      maximum_event_age_in_seconds = 86400
+      maximum_retry_attempts       = 185
+    }
+  }
+
+  depends_on = [aws_iam_role_policy.delete]
+}
+
+resource "aws_scheduler_schedule" "other" {
+  #checkov:skip=CKV_AWS_297:The schedule holds only resource identifiers; a customer key would be one more thing whose policy or deletion could stop the bench expiring.
+  for_each = local.others
+
+  name                         = each.key
+  group_name                   = aws_scheduler_schedule_group.this.name
+  description                  = "Deletes the bench's ${each.key} at its expiry"
+  schedule_expression          = local.at.instances
+  schedule_expression_timezone = "UTC"
+  state                        = "ENABLED"
+  action_after_completion      = "NONE"
+
+  flexible_time_window {
+    mode = "OFF"
+  }
+
+  target {
+    arn      = each.value.target
+    role_arn = aws_iam_role.this.arn
+    input    = jsonencode(each.value.input)
 
     retry_policy {
       maximum_event_age_in_seconds = 86400

@@ -4,6 +4,6 @@ output "schedule_group" {
 }
 
 output "schedules" {
-  description = "Expiry schedules by name: their at() expressions, the database instances' first."
-  value       = { for schedule in concat(aws_scheduler_schedule.db_instance, values(aws_scheduler_schedule.db_cluster)) : schedule.name => schedule.schedule_expression }
+  description = "Expiry schedules by name: their at() expressions."
+  value       = { for schedule in concat(aws_scheduler_schedule.db_instance, values(aws_scheduler_schedule.db_cluster), values(aws_scheduler_schedule.other)) : schedule.name => schedule.schedule_expression }
 }

@@ -42,3 +42,14 @@ variable "db_secret_arn" {
   description = "The cluster's RDS-managed master-user secret, which RDS deletes with the cluster as the caller."
   type        = string
 }
+
+variable "nat_gateway_id" {
+  description = "The bench's NAT gateway, deleted at the expiry (it bills by the hour, and nothing in the VPC runs by then)."
+  type        = string
+}
+
+variable "opensearch_domain_name" {
+  description = "The bench's OpenSearch domain, deleted at the expiry; null when the bench has none."
+  type        = string
+  default     = null
+}
