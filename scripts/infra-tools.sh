@@ -25,10 +25,11 @@ AWS_PROVIDER_MODULE="$(sed -n 's/^terraform-provider-aws //p' scripts/go-tools.t
 AWS_PROVIDER_VERSION=6.48.0
 # Service packages infra/aws needs (resource/data-source prefixes → package in
 # internal/service/): ec2 (VPC, subnets, SGs, instances, AMI, AZs), iam, kms,
-# logs, opensearch, rds, secretsmanager, sts (aws_caller_identity) and meta
+# logs, opensearch, rds, scheduler (the bench's expiry schedules), secretsmanager,
+# sts (aws_caller_identity) and meta
 # (aws_partition, aws_region). The provider core registers nothing else itself;
 # the SDK clients these packages call are kept by the second trimming below.
-AWS_SERVICES=(ec2 iam kms logs meta opensearch rds secretsmanager sts)
+AWS_SERVICES=(ec2 iam kms logs meta opensearch rds scheduler secretsmanager sts)
 
 INFRA_CACHE=${LOADGATE_INFRA_CACHE:-$PWD/.cache/terraform}
 log() { printf '[infra-tools] %s\n' "$*" >&2; }

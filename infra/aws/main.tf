@@ -5,6 +5,7 @@ module "bench" {
   source = "./modules/bench"
 
   name                          = var.bench_name
+  expires_at                    = var.expires_at
   vpc_cidr                      = try(var.bench.vpc_cidr, null)
   availability_zones            = try(var.bench.availability_zones, null)
   controller_cidr_blocks        = try(var.bench.controller_cidr_blocks, null)

@@ -144,9 +144,9 @@ export function parseArn(arn: string): { service: string; type: string; id: stri
 
 /**
  * Deletes a bench's tagged resources when Terraform cannot: dependents first
- * (search domain, database instances, EC2 instances), then the database cluster,
- * NAT gateway and addresses, security groups, subnets, route tables, gateway and
- * VPC, then groups, secrets, the log group, the key and the instance roles. The
+ * (the expiry schedules, search domain, database instances, EC2 instances), then the
+ * database cluster, NAT gateway and addresses, security groups, subnets, route tables,
+ * gateway and VPC, then groups, secrets, the log group, the key and the roles. The
  * search domain and the instances are waited for, because their network
  * interfaces hold the security groups and subnets; those deletions are retried
  * while AWS still reports a dependency. Best effort: each failure is recorded
@@ -206,6 +206,8 @@ function startDeletion(runner: CommandRunner, bench: TaggedBench, options: Janit
 
 /** What holds network interfaces: the search domain, the databases and the instances, waited for until they are gone. */
 async function deleteDependents({ runner, bench, options, region, sleep, failures, of, step }: Deletion): Promise<void> {
+  // The bench's expiry schedules go first, so none fires on what this sweep is deleting.
+  await deleteScheduleGroup(runner, bench.bench, region, options, failures);
   const domains = of('es', 'domain');
   for (const domain of domains) await step(`delete OpenSearch domain ${domain}`, ['opensearch', 'delete-domain', '--domain-name', domain]);
   const dbInstances = of('rds', 'db');
@@ -274,7 +276,7 @@ async function deleteAccessories({ runner, bench, options, region, failures, of,
     await step(`schedule deletion of KMS key ${key}`, ['kms', 'schedule-key-deletion', '--key-id', key, '--pending-window-in-days', '7']);
   }
   // IAM is global and not always listed by the tagging API: the roles are found by name.
-  for (const role of ['app', 'metrics', 'node'].map((r) => `${bench.bench}-${r}`)) await deleteRole(runner, role, options, failures);
+  for (const role of ['app', 'metrics', 'node', 'expiry'].map((r) => `${bench.bench}-${r}`)) await deleteRole(runner, role, options, failures);
 }
 
 /** Retries while a network resource is still held by a deleting cluster, domain or instance. */
@@ -342,6 +344,23 @@ async function revokeRules(
   if (egress.length) await step(`revoke ${egress.length} egress rule(s) of ${group}`, ['ec2', 'revoke-security-group-egress', '--group-id', group, '--security-group-rule-ids', ...egress]);
 }
 
+/**
+ * The bench's expiry schedules (infra/aws/modules/expiry), found by their group's name,
+ * the bench's: deleting the group deletes its schedules (Scheduler API Reference,
+ * DeleteScheduleGroup).
+ */
+async function deleteScheduleGroup(runner: CommandRunner, group: string, region: string, options: JanitorOptions, failures: string[]): Promise<void> {
+  const exists = await runner.run('aws', ['scheduler', 'get-schedule-group', '--name', group, '--region', region, '--output', 'json']);
+  if (exists.code !== 0) return; // ResourceNotFoundException: gone, or a bench made before it had one.
+  if (options.dryRun) {
+    options.log(`would delete schedule group ${group} and its expiry schedules`);
+    return;
+  }
+  const result = await runner.run('aws', ['scheduler', 'delete-schedule-group', '--name', group, '--region', region]);
+  if (result.code !== 0) failures.push(`delete schedule group ${group}: ${lastLine(result.stderr)}`);
+  else options.log(`${group}: deleted its expiry schedules`);
+}
+
 async function deleteRole(runner: CommandRunner, role: string, options: JanitorOptions, failures: string[]): Promise<void> {
   const exists = await runner.run('aws', ['iam', 'get-role', '--role-name', role, '--output', 'json']);
   if (exists.code !== 0) return; // NoSuchEntity: Terraform or an earlier janitor run removed it.
@@ -354,8 +373,10 @@ async function deleteRole(runner: CommandRunner, role: string, options: JanitorO
     ['iam', 'delete-instance-profile', '--instance-profile-name', role],
     ['iam', 'detach-role-policy', '--role-name', role, '--policy-arn', 'arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore'],
     ['iam', 'delete-role-policy', '--role-name', role, '--policy-name', 'bench-secrets'],
+    // The expiry role's (infra/aws/modules/expiry).
+    ['iam', 'delete-role-policy', '--role-name', role, '--policy-name', 'bench-expiry'],
   ];
-  // The first four may already be gone; only the role deletion itself must succeed.
+  // These may not apply or already be gone; only the role deletion itself must succeed.
   for (const call of calls) await runner.run('aws', call);
   const result = await runner.run('aws', ['iam', 'delete-role', '--role-name', role]);
   if (result.code !== 0) failures.push(`delete IAM role ${role}: ${lastLine(result.stderr)}`);

@@ -169,11 +169,36 @@ test('apply, tf-outputs, tags and security-group paths, the janitor, and every c
   assert.equal(bench.agents.instanceIds.length, 2);
   assert.equal(bench.app.instanceIds.length, 2);
 
+  // --- The bench's own expiry: the nodes terminate when they power off, and the
+  // schedules that delete Aurora and the NAT gateway exist, at the expiry and after it,
+  // as the bench's role (no OpenSearch domain here: OPENSEARCH_SKIP).
+  for (const id of [...bench.app.instanceIds, ...bench.agents.instanceIds]) {
+    const attribute = JSON.parse((await aws('ec2', 'describe-instance-attribute', '--instance-id', id, '--attribute', 'instanceInitiatedShutdownBehavior')).stdout) as {
+      InstanceInitiatedShutdownBehavior: { Value: string };
+    };
+    assert.equal(attribute.InstanceInitiatedShutdownBehavior.Value, 'terminate', `${id} terminates when it powers itself off`);
+  }
+  const nat = JSON.parse((await aws('ec2', 'describe-nat-gateways', '--filter', `Name=tag:Bench,Values=${BENCH}`)).stdout) as { NatGateways: Array<{ NatGatewayId: string }> };
+  const listed = JSON.parse((await aws('scheduler', 'list-schedules', '--group-name', BENCH)).stdout) as { Schedules: Array<{ Name: string }> };
+  const schedules = new Map<string, { ScheduleExpression: string; Target: { Arn: string; RoleArn: string; Input: string } }>();
+  for (const { Name } of listed.Schedules) schedules.set(Name, JSON.parse((await aws('scheduler', 'get-schedule', '--group-name', BENCH, '--name', Name)).stdout));
+  assert.deepEqual(
+    [...schedules].map(([name, s]) => [name, s.ScheduleExpression, s.Target.Arn.replace(/^.*:/, ''), JSON.parse(s.Target.Input)]).sort(),
+    [
+      ['db-cluster', 'at(2026-01-01T00:30:00)', 'deleteDBCluster', { DBClusterIdentifier: BENCH, SkipFinalSnapshot: true }],
+      ['db-cluster-again', 'at(2026-01-01T02:00:00)', 'deleteDBCluster', { DBClusterIdentifier: BENCH, SkipFinalSnapshot: true }],
+      ['db-instance-0', 'at(2026-01-01T00:00:00)', 'deleteDBInstance', { DBInstanceIdentifier: `${BENCH}-0`, SkipFinalSnapshot: true, DeleteAutomatedBackups: true }],
+      ['db-instance-1', 'at(2026-01-01T00:00:00)', 'deleteDBInstance', { DBInstanceIdentifier: `${BENCH}-1`, SkipFinalSnapshot: true, DeleteAutomatedBackups: true }],
+      ['nat-gateway', 'at(2026-01-01T00:00:00)', 'deleteNatGateway', { NatGatewayId: nat.NatGateways[0]?.NatGatewayId }],
+    ],
+  );
+  assert.ok([...schedules.values()].every((s) => s.Target.RoleArn === `arn:aws:iam::${account.id}:role/${BENCH}-expiry`), 'every schedule runs as the bench\'s expiry role');
+
   // --- Every created resource carries the run's tags, ExpiresAt included (as the request sent them).
   const creates = applyCalls.filter((c) => c.status < 300 && /^(Create|RunInstances|AllocateAddress|Authorize)/.test(c.action) && c.action !== 'CreateTags');
   const untagged = creates.filter((c) => c.requestTags.ExpiresAt !== EXPIRES_AT || c.requestTags.Project !== 'loadgate' || c.requestTags.Bench !== BENCH);
-  // KMS aliases, IAM policy attachments and route-table routes take no tags.
-  const untaggable = /^(CreateAlias|CreateRoute|AttachRolePolicy|PutRolePolicy|AddRoleToInstanceProfile|CreateSubnetCidrReservation)$/;
+  // KMS aliases, IAM policy attachments, route-table routes and schedules (their group is tagged) take no tags.
+  const untaggable = /^(CreateAlias|CreateRoute|AttachRolePolicy|PutRolePolicy|AddRoleToInstanceProfile|CreateSubnetCidrReservation|CreateSchedule)$/;
   assert.deepEqual(untagged.filter((c) => !untaggable.test(c.action)).map((c) => `${c.service} ${c.action}`), [], 'every create carries Project, Bench and ExpiresAt');
 
   // --- The security-group paths the bench needs, read back from the emulator.
@@ -255,6 +280,9 @@ test('apply, tf-outputs, tags and security-group paths, the janitor, and every c
     remaining.push(arn);
   }
   assert.deepEqual(remaining, [], 'no resource of the bench is left');
+  // The tagging API does not list schedule groups: teardown deleted the expiry schedules with their group.
+  const scheduleGroups = JSON.parse((await aws('scheduler', 'list-schedule-groups')).stdout) as { ScheduleGroups: Array<{ Name: string }> };
+  assert.deepEqual(scheduleGroups.ScheduleGroups.map((g) => g.Name).filter((n) => n === BENCH), [], 'the expiry schedules went with the bench');
   for (const arn of left.ResourceTagMappingList.map((m) => m.ResourceARN).filter((a) => /:kms:[^:]*:[^:]*:key\//.test(a))) {
     const state = JSON.parse((await aws('kms', 'describe-key', '--key-id', arn)).stdout) as { KeyMetadata: { KeyState: string } };
     assert.equal(state.KeyMetadata.KeyState, 'PendingDeletion', `${arn} is scheduled for deletion`);

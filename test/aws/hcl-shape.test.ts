@@ -24,7 +24,7 @@ test('every module has the terraform-aws-modules layout and examples are complet
   const dirs = moduleDirs();
   assert.ok(dirs.includes('.'), 'the root module is infra/aws');
   const modules = dirs.filter((d) => d.startsWith('modules/'));
-  assert.deepEqual(modules, ['modules/aurora-postgresql', 'modules/bench', 'modules/instance-role', 'modules/network', 'modules/nodes', 'modules/opensearch', 'modules/security-group']);
+  assert.deepEqual(modules, ['modules/aurora-postgresql', 'modules/bench', 'modules/expiry', 'modules/instance-role', 'modules/network', 'modules/nodes', 'modules/opensearch', 'modules/security-group']);
   for (const dir of ['.', ...modules]) {
     for (const file of ['main.tf', 'variables.tf', 'outputs.tf', 'versions.tf']) {
       assert.ok(existsSync(join(INFRA_DIR, dir, file)), `${dir}/${file} exists`);
@@ -46,6 +46,8 @@ test('examples call the bench module with a provider that sets default_tags', as
     const provider = only(json.provider.aws, `${dir} provider aws`);
     const tags = only(provider.default_tags as Array<{ tags: Record<string, string> }>, 'default_tags').tags;
     assert.ok(tags.ExpiresAt && tags.Project === 'loadgate', `${dir} tags its resources`);
+    assert.equal(tags.ExpiresAt, '${local.expires_at}', `${dir}: the tag the janitor reads is the bench's own expiry`);
+    assert.equal(bench.expires_at, '${local.expires_at}', `${dir}: the bench expires when its tag says`);
   }
 });
 
@@ -86,10 +88,12 @@ test('the root module declares only the run and passes every bench setting from 
   const bench = await loadModule('modules/bench');
   const runOnly = ['region', 'bench_name', 'repository', 'run_id', 'run_attempt', 'commit_sha', 'state_key', 'expires_at'];
   assert.deepEqual(Object.keys(root.variable).sort(), [...runOnly, 'bench'].sort(), 'no bench variable is declared twice');
-  const benchVariables = Object.keys(bench.variable).filter((n) => n !== 'name').sort();
+  // The bench's name and expiry are the run's, not bench settings.
+  const benchVariables = Object.keys(bench.variable).filter((n) => n !== 'name' && n !== 'expires_at').sort();
   const call = only(root.module.bench, 'module bench');
   assert.equal(call.source, './modules/bench');
   assert.equal(call.name, '${var.bench_name}');
+  assert.equal(call.expires_at, '${var.expires_at}');
   for (const name of benchVariables) assert.equal(call[name], `\${try(var.bench.${name}, null)}`, `${name} is passed to the bench`);
   // A setting left out of the object arrives as null, which must mean the module's default.
   for (const name of benchVariables) {

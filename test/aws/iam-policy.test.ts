@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { LoggedCall } from './emulator/call-log.ts';
+import { parseCall, type LoggedCall } from './emulator/call-log.ts';
 import { iamRequests, recordCreated, type Account, type TagRegistry } from './emulator/iam-requests.ts';
 import { POLICY_FILE, describeDecision, loadPolicy, simulate } from './emulator/simulate.ts';
 
@@ -91,6 +91,32 @@ test("a run job may move its bench's ExpiresAt (ec2 create-tags on the bench's i
   const retag = (id: string) => call('ec2', 'CreateTags', { Action: 'CreateTags', 'ResourceId.1': id, 'Tag.1.Key': 'ExpiresAt', 'Tag.1.Value': '2030-02-01T02:00:00Z' }, { ExpiresAt: '2030-02-01T02:00:00Z' });
   assert.deepEqual(denied(await decisions([vpc, group, subnet, run, retag('i-0123456789abcdef0')])), []);
   assert.equal(denied(await decisions([retag('i-0fedcba9876543210')])).length, 1, 'an instance the bench did not create');
+});
+
+/** A request to EventBridge Scheduler's REST API as the provider and the AWS CLI send it, parsed as the emulator's proxy parses it. */
+const schedulerCall = (method: string, url: string, body: Record<string, unknown> | null, response = '{}'): LoggedCall =>
+  parseCall(method, url, { authorization: 'AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20300131/us-east-1/scheduler/aws4_request, SignedHeaders=host, Signature=0' }, body ? JSON.stringify(body) : '', 200, response);
+
+test("the bench's expiry schedules: created in its tagged group, passing only its lg-*-expiry role to the scheduler, and moved by a run job", async () => {
+  const expiryRole = `arn:aws:iam::${account.id}:role/lg-test-1-expiry`;
+  const target = (role: string) => ({ Arn: 'arn:aws:scheduler:::aws-sdk:rds:deleteDBInstance', RoleArn: role, Input: '{"DBInstanceIdentifier":"lg-test-1-0"}' });
+  const group = schedulerCall('POST', '/schedule-groups/lg-test-1', { ClientToken: 'x', Tags: Object.entries(BENCH_TAGS).map(([Key, Value]) => ({ Key, Value })) });
+  const readGroup = schedulerCall('GET', '/schedule-groups/lg-test-1', null);
+  const groupTags = schedulerCall('GET', `/tags/${encodeURIComponent(`arn:aws:scheduler:us-east-1:${account.id}:schedule-group/lg-test-1`)}`, null);
+  const create = (groupName: string, role: string) =>
+    schedulerCall('POST', '/schedules/db-instance-0', { GroupName: groupName, ScheduleExpression: 'at(2030-01-31T18:00:00)', FlexibleTimeWindow: { Mode: 'OFF' }, Target: target(role) });
+  const read = schedulerCall('GET', '/schedules/db-instance-0?groupName=lg-test-1', null);
+  const list = schedulerCall('GET', '/schedules?ScheduleGroup=lg-test-1', null);
+  const move = schedulerCall('PUT', '/schedules/db-instance-0', { GroupName: 'lg-test-1', ScheduleExpression: 'at(2030-02-01T02:00:00)', FlexibleTimeWindow: { Mode: 'OFF' }, Target: target(expiryRole) });
+  const remove = schedulerCall('DELETE', '/schedules/db-instance-0?groupName=lg-test-1', null);
+  const removeGroup = schedulerCall('DELETE', '/schedule-groups/lg-test-1', null);
+  assert.deepEqual([group, create('lg-test-1', expiryRole), move, remove, removeGroup].map((c) => c.action), ['CreateScheduleGroup', 'CreateSchedule', 'UpdateSchedule', 'DeleteSchedule', 'DeleteScheduleGroup']);
+  assert.deepEqual(denied(await decisions([group, readGroup, groupTags, create('lg-test-1', expiryRole), read, list, move, remove, removeGroup])), []);
+  // Another role (the workflow's own, an instance role), another group, an untagged group: refused.
+  assert.equal(denied(await decisions([create('lg-test-1', `arn:aws:iam::${account.id}:role/loadgate-bench`)])).length, 1);
+  assert.equal(denied(await decisions([create('lg-test-1', `arn:aws:iam::${account.id}:role/lg-test-1-app`)])).length, 1);
+  assert.equal(denied(await decisions([create('payroll', expiryRole)])).length, 1);
+  assert.equal(denied(await decisions([schedulerCall('POST', '/schedule-groups/lg-test-2', { Tags: [{ Key: 'Name', Value: 'x' }] })])).length, 2, 'the group and its tags');
 });
 
 test("Terraform's S3 backend may list the workspaces (prefix env:/) at init, found by simulating the emulator's calls", async () => {

@@ -174,7 +174,7 @@ test('a dry run changes nothing', async () => {
   const opts = options({ dryRun: true });
   const report = await runJanitor(runner, opts);
   assert.deepEqual(report.expired, ['lg-100-1', 'lg-300-1']);
-  const mutating = runner.calls.filter((c) => !/get-resources|describe-security-group-rules|iam get-role|kms describe-key/.test(c));
+  const mutating = runner.calls.filter((c) => !/get-resources|describe-security-group-rules|iam get-role|scheduler get-schedule-group|kms describe-key/.test(c));
   assert.deepEqual(mutating, []);
   assert.ok(opts.lines.some((l) => l.includes('would run aws rds delete-db-cluster --db-cluster-identifier lg-300-1')));
 });
@@ -245,4 +245,29 @@ test('the janitor command sweeps the regions of its flags and of the AWS gate co
   const local = new URL('../../examples/local-synapse.yml', import.meta.url).pathname;
   assert.deepEqual(await sweepRegions({ region: ['eu-west-1'], regions: ['us-west-2', 'eu-west-1'], config: [example, local] }), ['eu-west-1', 'us-east-1', 'us-west-2']);
   await assert.rejects(sweepRegions({ region: [], config: [local] }), /no region to sweep/);
+});
+
+test("without a state, the bench's expiry schedules go first and its expiry role with the others", async () => {
+  const domain = domainDeletion();
+  const runner = new FakeRunner((line) => {
+    const d = domain(line);
+    if (d) return d;
+    if (line.includes('kms describe-key')) return { stdout: JSON.stringify({ KeyMetadata: { KeyId: 'k', KeyState: 'Enabled' } }) };
+    if (line.startsWith('aws scheduler get-schedule-group')) {
+      return line.includes('--name lg-300-1 ')
+        ? { stdout: JSON.stringify({ Name: 'lg-300-1', State: 'ACTIVE' }) }
+        : { code: 254, stderr: 'An error occurred (ResourceNotFoundException) when calling the GetScheduleGroup operation: Schedule group not found.' };
+    }
+    if (line.startsWith('aws iam get-role')) return line.includes('lg-300-1-expiry') ? { stdout: '{}' } : { code: 254, stderr: 'NoSuchEntity' };
+    return taggingAnswer(line) ?? { stdout: '{"SecurityGroupRules": []}' };
+  });
+  const report = await runJanitor(runner, options());
+  assert.deepEqual(report.deletedByTags, ['lg-300-1']);
+  assert.deepEqual(report.failures, []);
+  const mutating = runner.calls.filter((c) => /^aws (opensearch|rds|ec2|scheduler) (delete|terminate)/.test(c));
+  assert.equal(mutating[0], 'aws scheduler delete-schedule-group --name lg-300-1 --region us-east-1', 'no schedule fires on what the sweep deletes');
+  assert.ok(runner.calls.includes('aws iam delete-role-policy --role-name lg-300-1-expiry --policy-name bench-expiry'));
+  assert.ok(runner.calls.includes('aws iam delete-role --role-name lg-300-1-expiry'));
+  // The bench destroyed with Terraform keeps its schedules to Terraform.
+  assert.ok(!runner.calls.some((c) => c.startsWith('aws scheduler delete-schedule-group --name lg-100-1')));
 });

@@ -20,7 +20,7 @@ import { loadModule, only } from './hcl.ts';
 import { readFileSync } from 'node:fs';
 
 const LICENSE_ARN = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:loadgate/mattermost-license-AbCdEf';
-const common = { bench_name: 'lg-123456-1', region: 'us-east-1' };
+const common = { bench_name: 'lg-123456-1', region: 'us-east-1', expires_at: '2030-01-31T18:00:00Z' };
 const dashboard = readFileSync(new URL('../../infra/aws/modules/bench/files/bench-overview.json', import.meta.url), 'utf8');
 const exporter = readFileSync(new URL('../../infra/aws/modules/bench/files/k6-exporter.py', import.meta.url), 'utf8');
 
@@ -456,4 +456,70 @@ test('a duet metrics node runs a second Prometheus for slot b with the same jobs
   assert.match(script, /run prometheus-b "\$PROMETHEUS_IMAGE" \\\n {4}-v \/etc\/loadgate\/prometheus-b:\/etc\/prometheus:ro -v \/var\/lib\/loadgate\/prometheus-b:\/prometheus \\\n[\s\S]*?--web\.listen-address=0\.0\.0\.0:9091/);
   const sources = heredocs(script, 'GRAFANA');
   assert.match(sources[1]!, /^ {2}- name: Prometheus slot b\n {4}uid: prometheus-b\n {4}type: prometheus\n {4}access: proxy\n {4}url: http:\/\/127\.0\.0\.1:9091$/);
+});
+
+/**
+ * Runs the node's expiry check (common.sh.tftpl's loadgate-expiry) with `curl` and
+ * `systemctl` stand-ins on PATH: curl answers the IMDSv2 token and the ExpiresAt tag
+ * as the instance metadata service does (or fails, as when it is unreachable), and
+ * systemctl records what it was asked to do.
+ */
+function runExpiryCheck(work: string, last: string, tag: string | null): { poweredOff: boolean; last: string; stdout: string } {
+  const bin = join(work, 'bin');
+  mkdirSync(bin, { recursive: true });
+  const script = join(work, 'loadgate-expiry');
+  writeFileSync(script, heredoc(renderUserData('agent', samples.agent), 'EXPIRY'), { mode: 0o755 });
+  // IMDSv2: PUT /latest/api/token, then GET /latest/meta-data/tags/instance/<key> with the token.
+  writeFileSync(
+    join(bin, 'curl'),
+    tag === null
+      ? '#!/bin/sh\nexit 7\n'
+      : `#!/bin/sh\ncase "$*" in\n  *"-X PUT"*/latest/api/token*) echo token-1 ;;\n  *"X-aws-ec2-metadata-token: token-1"*/latest/meta-data/tags/instance/ExpiresAt*) printf %s '${tag}' ;;\n  *) exit 22 ;;\nesac\n`,
+    { mode: 0o755 },
+  );
+  const calls = join(work, 'systemctl.calls');
+  writeFileSync(join(bin, 'systemctl'), `#!/bin/sh\necho "$*" >> ${JSON.stringify(calls)}\n`, { mode: 0o755 });
+  const file = join(work, 'expires-at');
+  writeFileSync(file, `${last}\n`);
+  rmSync(calls, { force: true });
+  const result = spawnSync('bash', [script, file], { env: { PATH: `${bin}:/usr/bin:/bin` }, encoding: 'utf8' });
+  assert.equal(result.status, 0, result.stderr);
+  const poweredOff = existsSync(calls) && readFileSync(calls, 'utf8').trim() === 'poweroff';
+  return { poweredOff, last: readFileSync(file, 'utf8').trim(), stdout: result.stdout };
+}
+
+test("every node powers itself off at the bench's expiry, honouring a later ExpiresAt tag a run job set and no earlier one", () => {
+  const past = '2020-01-01T00:00:00Z';
+  const future = '2999-01-01T00:00:00Z';
+  for (const role of roles) {
+    const script = renderUserData(role, samples[role] as never);
+    // Armed before the first command that can fail under set -e (apt-get, downloads).
+    assert.ok(script.indexOf('systemctl enable --now loadgate-expiry.timer') < script.indexOf('retry apt-get'), `${role}: the timer is armed first`);
+    assert.match(script, /^EXPIRES_AT='2030-01-31T18:00:00Z'$/m, `${role}: the plan's expiry is the starting point`);
+  }
+  const work = mkdtempSync(join(tmpdir(), 'loadgate-expiry-'));
+  try {
+    // The plan's expiry passed, but a run job moved the tag later: the node stays up and remembers the new time.
+    assert.deepEqual(runExpiryCheck(work, past, future), { poweredOff: false, last: future, stdout: '' });
+    // Both have passed: the node powers off (EC2 terminates it).
+    const expired = runExpiryCheck(work, past, '2021-01-01T00:00:00Z');
+    assert.equal(expired.poweredOff, true);
+    assert.match(expired.stdout, /expired at 2021-01-01T00:00:00Z/, 'the later of the two');
+    // An earlier tag never brings the expiry forward (the janitor reads the latest over the bench).
+    assert.deepEqual(runExpiryCheck(work, future, past), { poweredOff: false, last: future, stdout: '' });
+    // The metadata service does not answer, or answers no time: the latest time seen stands.
+    assert.deepEqual(runExpiryCheck(work, future, null), { poweredOff: false, last: future, stdout: '' });
+    assert.equal(runExpiryCheck(work, past, null).poweredOff, true);
+    assert.deepEqual(runExpiryCheck(work, future, 'soon'), { poweredOff: false, last: future, stdout: '' });
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+});
+
+test('the expiry timer runs the check every minute from boot', () => {
+  const script = renderUserData('app', samples.app);
+  const timer = heredoc(script, 'EXPIRY_TIMER');
+  assert.match(timer, /^OnUnitActiveSec=1min$/m);
+  assert.match(timer, /^WantedBy=timers\.target$/m);
+  assert.match(heredoc(script, 'EXPIRY_SERVICE'), /^ExecStart=\/usr\/local\/sbin\/loadgate-expiry \/etc\/loadgate\/expires-at$/m);
 });

@@ -67,3 +67,101 @@ test('a refused tag change is a warning naming the janitor\'s risk, not a failur
   assert.equal(await expiry.extend(3600), undefined);
   assert.match(warnings[0] ?? '', /could not move the bench's ExpiresAt tag to .* \(the janitor may destroy the bench at the plan's expiry\): An error occurred \(UnauthorizedOperation\)/);
 });
+
+/**
+ * The bench's database expiry schedules (infra/aws/modules/expiry) as EventBridge Scheduler
+ * keeps them, answered in the AWS CLI's JSON: list-schedules (names), get-schedule (the
+ * schedule with its ARN and dates), update-schedule (--cli-input-json replaces the whole
+ * schedule, as UpdateSchedule does, and is refused when a required field is missing).
+ */
+function scheduler(group = 'lg-1-1'): { runner: CommandRunner; schedules: Map<string, Record<string, unknown>>; refuseUpdates: { on: boolean } } {
+  const target = (action: string, input: object) => ({
+    Arn: `arn:aws:scheduler:::aws-sdk:rds:${action}`, RoleArn: `arn:aws:iam::123456789012:role/${group}-expiry`, Input: JSON.stringify(input),
+    RetryPolicy: { MaximumEventAgeInSeconds: 86400, MaximumRetryAttempts: 185 },
+  });
+  const schedule = (name: string, at: string, action: string, input: object): [string, Record<string, unknown>] => [name, {
+    Arn: `arn:aws:scheduler:us-east-1:123456789012:schedule/${group}/${name}`, Name: name, GroupName: group, ScheduleExpression: `at(${at})`,
+    ScheduleExpressionTimezone: 'UTC', State: 'ENABLED', ActionAfterCompletion: 'NONE', FlexibleTimeWindow: { Mode: 'OFF' },
+    Target: target(action, input), CreationDate: '2026-11-27T09:00:00+00:00', LastModificationDate: '2026-11-27T09:00:00+00:00',
+  }];
+  const schedules = new Map([
+    schedule('db-instance-0', '2026-11-27T12:00:00', 'deleteDBInstance', { DBInstanceIdentifier: `${group}-0` }),
+    schedule('db-cluster', '2026-11-27T12:30:00', 'deleteDBCluster', { DBClusterIdentifier: group, SkipFinalSnapshot: true }),
+    schedule('db-cluster-again', '2026-11-27T14:00:00', 'deleteDBCluster', { DBClusterIdentifier: group, SkipFinalSnapshot: true }),
+  ]);
+  const refuseUpdates = { on: false };
+  const option = (args: readonly string[], name: string): string | undefined => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
+  const runner: CommandRunner = {
+    async run(_command, args) {
+      const [service, operation] = args;
+      if (service === 'ec2' && operation === 'create-tags') return { code: 0, stdout: '', stderr: '' };
+      if (service !== 'scheduler') return { code: 255, stdout: '', stderr: 'not stood in' };
+      if (option(args, '--group-name') !== undefined && option(args, '--group-name') !== group) {
+        return { code: 254, stdout: '', stderr: `An error occurred (ResourceNotFoundException) when calling the ${operation} operation: Schedule group ${option(args, '--group-name')} does not exist.` };
+      }
+      if (operation === 'list-schedules') return { code: 0, stdout: JSON.stringify({ Schedules: [...schedules.keys()].map((Name) => ({ Name, GroupName: group, State: 'ENABLED' })) }), stderr: '' };
+      if (operation === 'get-schedule') return { code: 0, stdout: JSON.stringify(schedules.get(option(args, '--name') ?? '')), stderr: '' };
+      if (operation === 'update-schedule') {
+        if (refuseUpdates.on) return { code: 254, stdout: '', stderr: 'An error occurred (AccessDeniedException) when calling the UpdateSchedule operation: not authorized to perform: iam:PassRole' };
+        const input = JSON.parse(option(args, '--cli-input-json') ?? '{}') as Record<string, unknown>;
+        const missing = ['Name', 'ScheduleExpression', 'FlexibleTimeWindow', 'Target'].filter((k) => !(k in input));
+        if (missing.length || 'Arn' in input || 'CreationDate' in input) return { code: 252, stdout: '', stderr: `Parameter validation failed: ${missing.join(', ')} missing, or unknown parameter` };
+        const previous = schedules.get(String(input.Name))!;
+        schedules.set(String(input.Name), { Arn: previous.Arn, CreationDate: previous.CreationDate, ...input });
+        return { code: 0, stdout: JSON.stringify({ ScheduleArn: previous.Arn }), stderr: '' };
+      }
+      return { code: 255, stdout: '', stderr: 'not stood in' };
+    },
+  };
+  return { runner, schedules, refuseUpdates };
+}
+
+const expressions = (schedules: Map<string, Record<string, unknown>>): Record<string, unknown> =>
+  Object.fromEntries([...schedules].map(([name, s]) => [name, s.ScheduleExpression]));
+
+test('a later ExpiresAt moves the database expiry schedules by as much, keeping the cluster after its instances', async () => {
+  const { runner, schedules } = scheduler();
+  const before = structuredClone(schedules.get('db-cluster'));
+  let now = Date.parse('2026-11-27T11:30:00Z');
+  const warnings: string[] = [];
+  const expiry = new BenchExpiry({ aws: runner, region: 'us-east-1', instanceIds: INSTANCES, scheduleGroup: 'lg-1-1', now: () => now, warn: (w) => warnings.push(w) });
+  const moved = await expiry.extend(3 * 3600);
+  assert.ok(moved);
+  const shiftMs = Date.parse(moved) - Date.parse('2026-11-27T12:00:00Z');
+  const at = (iso: string): string => `at(${new Date(Date.parse(iso) + shiftMs).toISOString().slice(0, 19)})`;
+  assert.deepEqual(expressions(schedules), {
+    'db-instance-0': `at(${moved.slice(0, 19)})`,
+    'db-cluster': at('2026-11-27T12:30:00Z'),
+    'db-cluster-again': at('2026-11-27T14:00:00Z'),
+  });
+  // Everything else of the schedule is written back as it was: target, role, retries, time zone.
+  const { LastModificationDate: _, ...unchanged } = before ?? {};
+  assert.deepEqual({ ...schedules.get('db-cluster'), ScheduleExpression: before?.ScheduleExpression }, unchanged);
+  // A shorter need later moves nothing back.
+  now += 60_000;
+  await expiry.extend(600);
+  assert.equal(schedules.get('db-instance-0')?.ScheduleExpression, `at(${moved.slice(0, 19)})`);
+  assert.deepEqual(warnings, []);
+});
+
+test("an earlier need than the schedules' leaves them, and a bench without an expiry group is no warning", async () => {
+  const { runner, schedules } = scheduler();
+  const original = expressions(schedules);
+  const warnings: string[] = [];
+  // At 08:00 a 30-minute need ends well before the planned 12:00: the tag moves (as before), the schedules stay.
+  const early = new BenchExpiry({ aws: runner, region: 'us-east-1', instanceIds: INSTANCES, scheduleGroup: 'lg-1-1', now: () => Date.parse('2026-11-27T08:00:00Z'), warn: (w) => warnings.push(w) });
+  assert.ok(await early.extend(1800));
+  assert.deepEqual(expressions(schedules), original);
+  const older = new BenchExpiry({ aws: runner, region: 'us-east-1', instanceIds: INSTANCES, scheduleGroup: 'lg-0-1', warn: (w) => warnings.push(w) });
+  assert.ok(await older.extend(3 * 3600));
+  assert.deepEqual(warnings, []);
+});
+
+test('a refused schedule move is a warning naming the risk to the database, not a failure', async () => {
+  const { runner, refuseUpdates } = scheduler();
+  refuseUpdates.on = true;
+  const warnings: string[] = [];
+  const expiry = new BenchExpiry({ aws: runner, region: 'us-east-1', instanceIds: INSTANCES, scheduleGroup: 'lg-1-1', warn: (w) => warnings.push(w) });
+  assert.ok(await expiry.extend(3 * 3600), 'the tag still moved');
+  assert.match(warnings.join('\n'), /could not move the bench's database expiry schedules to .* \(EventBridge Scheduler may delete the database at the plan's expiry\): aws scheduler update-schedule: An error occurred \(AccessDeniedException\)/);
+});

@@ -34,6 +34,10 @@ import { answerAccountCall, type AwsAccount } from './aws-account-standin.ts';
  *   firewalls (test/support/bench-firewall.ts); destroy removes the groups.
  * - `aws ec2 create-tags`: a run job moving its bench's ExpiresAt (src/bench/aws/expiry.ts);
  *   recorded in `expiryTags`, answered as the CLI does on success (no output);
+ * - `aws scheduler list-schedules` / `get-schedule` / `update-schedule`: the bench's database
+ *   expiry schedules, which Terraform's apply creates in the group named after the bench
+ *   (infra/aws/modules/expiry: one per database instance at expires_at, the cluster 30
+ *   minutes and 2 hours later) and a run job moves with the tag; kept in `expirySchedules`;
  * - `aws service-quotas get-service-quota` / `get-aws-default-service-quota` and `aws ec2
  *   describe-instances`: the account's quota and running instances, answered by
  *   test/support/aws-account-standin.ts, which carries the CLI's and the services' rules
@@ -88,6 +92,8 @@ export interface AwsCliStandin {
   authorized: (IngressRule & { revokedBy?: string })[];
   /** Every ExpiresAt a job tagged instances with, and the job. */
   expiryTags: { job: string; resources: string[]; value: string }[];
+  /** The bench's database expiry schedules by name: their at() expressions now. */
+  readonly expirySchedules: Map<string, string>;
   /** The public address of the runner with this RUNNER_TEMP. */
   addressOf(runner: string): string;
   /** Whether a rule admits `address` to TCP `port` of any of the bench's groups. */
@@ -133,6 +139,53 @@ fetch(${JSON.stringify(url)}, { method: 'POST', headers: { 'content-type': 'appl
   .catch((e) => { process.stderr.write('${tool} stand-in unreachable: ' + e.message + '\\n'); process.exitCode = 255; });
 `;
 
+/** EventBridge Scheduler's schedules of the bench, in the AWS CLI's JSON shapes. */
+function expiryScheduler() {
+  const schedules = new Map<string, Record<string, unknown>>();
+  let group = '';
+  const at = (iso: string, minutes: number) => `at(${new Date(Date.parse(iso) + minutes * 60_000).toISOString().slice(0, 19)})`;
+  const notFound = (operation: string, what: string) => fail(`An error occurred (ResourceNotFoundException) when calling the ${operation} operation: ${what} does not exist.`, 254);
+  return {
+    schedules,
+    apply(vars: Record<string, unknown>): void {
+      const v = z.object({ bench_name: z.string(), expires_at: z.string(), bench: z.object({ db_count: z.number().int().default(2) }) }).parse(vars);
+      group = v.bench_name;
+      schedules.clear();
+      const add = (name: string, expression: string, action: string, input: object) =>
+        schedules.set(name, {
+          Name: name, GroupName: group, ScheduleExpression: expression, ScheduleExpressionTimezone: 'UTC', State: 'ENABLED', ActionAfterCompletion: 'NONE',
+          FlexibleTimeWindow: { Mode: 'OFF' }, Target: { Arn: `arn:aws:scheduler:::aws-sdk:rds:${action}`, RoleArn: `arn:aws:iam::123456789012:role/${group}-expiry`, Input: JSON.stringify(input) },
+        });
+      for (let i = 0; i < v.bench.db_count; i++) add(`db-instance-${i}`, at(v.expires_at, 0), 'deleteDBInstance', { DBInstanceIdentifier: `${group}-${i}` });
+      add('db-cluster', at(v.expires_at, 30), 'deleteDBCluster', { DBClusterIdentifier: group, SkipFinalSnapshot: true });
+      add('db-cluster-again', at(v.expires_at, 120), 'deleteDBCluster', { DBClusterIdentifier: group, SkipFinalSnapshot: true });
+    },
+    destroy(): void {
+      schedules.clear();
+      group = '';
+    },
+    answer(operation: string | undefined, args: readonly string[]): Answer {
+      const groupName = option(args, '--group-name');
+      if (operation === 'list-schedules') {
+        if (!group || groupName !== group) return notFound('ListSchedules', `Schedule group ${groupName}`);
+        return ok(JSON.stringify({ Schedules: [...schedules.keys()].map((Name) => ({ Name, GroupName: group })) }));
+      }
+      if (operation === 'get-schedule') {
+        const found = groupName === group ? schedules.get(option(args, '--name') ?? '') : undefined;
+        return found ? ok(JSON.stringify(found)) : notFound('GetSchedule', `Schedule ${option(args, '--name')}`);
+      }
+      if (operation === 'update-schedule') {
+        const input = z.object({ Name: z.string(), GroupName: z.string(), ScheduleExpression: z.string().regex(/^at\(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\)$/) }).passthrough().safeParse(JSON.parse(option(args, '--cli-input-json') ?? '{}'));
+        if (!input.success) return fail(`Parameter validation failed: ${input.error.issues[0]?.message}`, 252);
+        if (input.data.GroupName !== group || !schedules.has(input.data.Name)) return notFound('UpdateSchedule', `Schedule ${input.data.Name}`);
+        schedules.set(input.data.Name, input.data);
+        return ok(JSON.stringify({ ScheduleArn: `arn:aws:scheduler:us-east-1:123456789012:schedule/${group}/${input.data.Name}` }));
+      }
+      return fail(`An error occurred (AccessDenied) when calling scheduler ${operation}: not stood in`, 254);
+    },
+  };
+}
+
 /** An account whose on-demand vCPU quota was raised for benches in us-east-1, with nothing running. */
 const BENCH_ACCOUNT: AwsAccount = { standardVcpus: { default: 32, applied: { 'us-east-1': 256 } } };
 
@@ -148,6 +201,7 @@ export async function startAwsCliStandin(o: { shell: RemoteShell; secrets: Comma
   const rules: IngressRule[] = [];
   const authorized: (IngressRule & { revokedBy?: string })[] = [];
   const expiryTags: AwsCliStandin['expiryTags'] = [];
+  const scheduler = expiryScheduler();
   let nextRule = 1;
   const ruleId = () => `sgr-${(nextRule++).toString(16).padStart(17, '0')}`;
   const runners = new Map<string, string>();
@@ -275,6 +329,7 @@ export async function startAwsCliStandin(o: { shell: RemoteShell; secrets: Comma
       expiryTags.push({ job, resources, value });
       return ok('');
     }
+    if (service === 'scheduler') return scheduler.answer(operation, args);
     if (service === 'secretsmanager') return o.secrets.run('aws', args);
     const accountAnswer = answerAccountCall(o.account ?? BENCH_ACCOUNT, args);
     if (accountAnswer) return accountAnswer;
@@ -308,6 +363,7 @@ export async function startAwsCliStandin(o: { shell: RemoteShell; secrets: Comma
       const state = s3Url(backend.bucket, backend.key);
       if (command === 'apply') {
         objects.set(state, Buffer.from(JSON.stringify({ version: 4, outputs: o.terraformOutputs })));
+        scheduler.apply(vars);
         // The controller rules infra/aws/modules/bench creates for each controller_cidr_blocks entry
         // (infra/aws passes var.bench.controller_cidr_blocks; the module's default is none).
         const cidrs = z.object({ bench: z.object({ controller_cidr_blocks: z.array(z.string()).default([]) }) }).parse(vars).bench.controller_cidr_blocks;
@@ -318,6 +374,7 @@ export async function startAwsCliStandin(o: { shell: RemoteShell; secrets: Comma
         objects.set(state, Buffer.from(JSON.stringify({ version: 4, outputs: {}, resources: [] })));
         // Deleting a group deletes its rules, the ones added outside Terraform too.
         rules.splice(0, rules.length);
+        scheduler.destroy();
       }
       return ok(`${command === 'apply' ? 'Apply' : 'Destroy'} complete!\n`);
     }
@@ -359,6 +416,9 @@ export async function startAwsCliStandin(o: { shell: RemoteShell; secrets: Comma
     rules,
     authorized,
     expiryTags,
+    get expirySchedules() {
+      return new Map([...scheduler.schedules].map(([name, s]) => [name, String(s.ScheduleExpression)]));
+    },
     addressOf,
     admits,
     async close() {

@@ -40,6 +40,7 @@ const duet = z.enum(['true', 'false']);
 const commonVars = z.object({
   bench_name: z.string().regex(/^[a-z][a-z0-9-]{1,23}[a-z0-9]$/, 'expected a bench name such as lg-123-1'),
   region: z.string().regex(/^[a-z]{2}(-[a-z]+)+-\d$/, 'expected an AWS region'),
+  expires_at: z.string().regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/, 'expected an RFC 3339 UTC time'),
   node_index: z.string().regex(/^\d+$/),
   node_name: z.string().regex(/^(app|agent|proxy|metrics)\d+$/),
 });

@@ -48,6 +48,12 @@ mock_provider "aws" {
       }]
     }
   }
+  # The expiry schedules' role_arn must be an ARN (the provider validates it).
+  mock_resource "aws_iam_role" {
+    defaults = {
+      arn = "arn:aws:iam::123456789012:role/lg-test-1-expiry"
+    }
+  }
   mock_resource "aws_opensearch_domain" {
     defaults = {
       endpoint = "vpc-lg-test-abc.us-east-1.es.amazonaws.com"

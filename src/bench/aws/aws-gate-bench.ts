@@ -144,6 +144,7 @@ export class AwsGateBench implements GateBench {
       aws: deps.aws,
       region: bench.region,
       instanceIds: [...bench.app.instanceIds, ...bench.agents.instanceIds, bench.metrics.instanceId, ...(bench.proxy.instanceId ? [bench.proxy.instanceId] : [])],
+      scheduleGroup: bench.benchName,
       warn: (note) => {
         this.progress.problem(note, 'warning');
         if (!this.warnings.includes(note)) this.warnings.push(note);

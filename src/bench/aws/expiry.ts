@@ -1,5 +1,6 @@
 import { TIMING_SEC } from '../../aws/cost.ts';
 import type { CommandRunner } from '../../util/command-runner.ts';
+import { moveExpirySchedules } from './expiry-schedules.ts';
 
 /**
  * Keeps the bench's `ExpiresAt` tag ahead of what this job still needs. The tag is set at
@@ -9,8 +10,10 @@ import type { CommandRunner } from '../../util/command-runner.ts';
  * bench destroyed under a running job. So before a job waits for the nodes and before
  * each run, the instances' tag is moved to now + what is still needed + the teardown +
  * the plan's hour of margin (`ec2 create-tags`, allowed on resources tagged
- * Project=loadgate). It is only ever moved later; a failure is a warning, since the
- * plan's expiry still stands.
+ * Project=loadgate). The bench's own expiry follows: the nodes read the tag themselves
+ * (infra/aws/modules/bench/templates/common.sh.tftpl), and the schedules that delete its
+ * database move by the same amount (expiry-schedules.ts). It is only ever moved later; a
+ * failure is a warning, since the plan's expiry still stands.
  */
 export const EXPIRY_MARGIN_SEC = 3600;
 
@@ -19,6 +22,8 @@ export interface BenchExpiryOptions {
   region: string;
   /** Every instance of the bench: the janitor reads the latest tag of any resource. */
   instanceIds: readonly string[];
+  /** The bench's name, which the group of its expiry schedules carries; without it they stay. */
+  scheduleGroup?: string;
   now?: () => number;
   warn: (note: string) => void;
 }
@@ -41,6 +46,13 @@ export class BenchExpiry {
       return undefined;
     }
     this.extendedToMs = untilMs;
+    if (this.o.scheduleGroup) {
+      try {
+        await moveExpirySchedules({ aws: this.o.aws, region: this.o.region, group: this.o.scheduleGroup, untilMs });
+      } catch (error) {
+        this.o.warn(`could not move the bench's database expiry schedules to ${value} (EventBridge Scheduler may delete the database at the plan's expiry): ${(error as Error).message}`);
+      }
+    }
     return value;
   }
 }

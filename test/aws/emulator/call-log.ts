@@ -9,12 +9,12 @@ import type { AddressInfo } from 'node:net';
  * are read. Protocols, as the AWS SDKs speak them:
  *   - query (EC2, RDS, IAM, STS): form body with Action=...;
  *   - JSON (KMS, Secrets Manager, CloudWatch Logs, Tagging API): X-Amz-Target;
- *   - REST (S3, OpenSearch): method and path.
+ *   - REST (S3, OpenSearch, EventBridge Scheduler): method and path.
  * The service is the SigV4 credential scope's (Authorization header).
  */
 
 export interface LoggedCall {
-  /** SigV4 service name: ec2, rds, iam, sts, kms, secretsmanager, logs, es, s3, tagging. */
+  /** SigV4 service name: ec2, rds, iam, sts, kms, secretsmanager, logs, es, s3, tagging, scheduler. */
   service: string;
   /** API operation, e.g. CreateVpc, PutObject. */
   action: string;
@@ -96,6 +96,8 @@ export function parseCall(method: string, url: string, headers: IncomingHttpHead
     action = s3Action(method, parsedUrl);
   } else if (service === 'es') {
     ({ action, params } = openSearchCall(method, parsedUrl, body));
+  } else if (service === 'scheduler') {
+    ({ action, params } = schedulerCall(method, parsedUrl, body));
   }
   return { service, action, params, method, path: parsedUrl.pathname, status, requestTags: requestTags(service, params, headers), response };
 }
@@ -121,6 +123,32 @@ function openSearchCall(method: string, url: URL, body: string): { action: strin
   }
   if (parts[1] === 'opensearch' && parts[2] === 'domain-info') return { action: 'DescribeDomains', params: json };
   return { action: `${method} ${url.pathname}`, params: json };
+}
+
+/**
+ * EventBridge Scheduler's REST API (botocore's scheduler/2021-06-30/service-2.json):
+ * /schedules/{Name} (groupName in the query or body), /schedule-groups/{Name},
+ * /tags/{ResourceArn}.
+ */
+function schedulerCall(method: string, url: URL, body: string): { action: string; params: Record<string, unknown> } {
+  const json = body ? (JSON.parse(body) as Record<string, unknown>) : {};
+  const query = Object.fromEntries(url.searchParams);
+  const [collection, ...rest] = url.pathname.split('/').filter(Boolean);
+  const name = rest.length ? decodeURIComponent(rest.join('/')) : undefined;
+  if (collection === 'tags') {
+    const action = { GET: 'ListTagsForResource', POST: 'TagResource', DELETE: 'UntagResource' }[method] ?? `${method}Tags`;
+    return { action, params: { ...query, ...json, ResourceArn: name } };
+  }
+  const verbs = name
+    ? { POST: 'Create', GET: 'Get', PUT: 'Update', DELETE: 'Delete' }[method]
+    : method === 'GET' ? 'List' : undefined;
+  const noun = collection === 'schedule-groups' ? 'ScheduleGroup' : collection === 'schedules' ? 'Schedule' : undefined;
+  if (!verbs || !noun) return { action: `${method} ${url.pathname}`, params: json };
+  const params: Record<string, unknown> = { ...query, ...json };
+  if (name) params.Name = name;
+  // The schedule's group travels in the query (Get, Delete) or the body (Create, Update).
+  if (noun === 'Schedule') params.GroupName = json.GroupName ?? query.groupName ?? query.ScheduleGroup ?? 'default';
+  return { action: `${verbs}${noun}${name ? '' : 's'}`, params };
 }
 
 /** The tags a request carries, in each service's own shape. */

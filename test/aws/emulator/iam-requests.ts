@@ -227,6 +227,32 @@ export function iamRequests(call: LoggedCall, account: Account, registry: TagReg
       }
       return [on(`es:${call.action}`, domain, { ...tagContext(lookupTags(registry, name), 'aws:ResourceTag'), ...(call.action === 'AddTags' ? requested : {}) })];
     }
+    case 'scheduler': {
+      // Service Authorization Reference (list_amazoneventbridgescheduler.html): schedules
+      // are schedule/<group>/<name> and take no tags; groups take tags; creating or
+      // changing a schedule passes its target's role to the scheduler.
+      if (call.action === 'ListSchedules' || call.action === 'ListScheduleGroups') return [on(`scheduler:${call.action}`, '*')];
+      const group = (name: string): string => arn('scheduler', `schedule-group/${name}`);
+      if (call.action.endsWith('ScheduleGroup')) {
+        const name = str('Name') ?? '';
+        if (call.action === 'CreateScheduleGroup') {
+          const requests = [on('scheduler:CreateScheduleGroup', group(name), requested)];
+          if (hasTags) requests.push(on('scheduler:TagResource', group(name), requested));
+          return requests;
+        }
+        return [on(`scheduler:${call.action}`, group(name), tagContext(lookupTags(registry, name), 'aws:ResourceTag'))];
+      }
+      if (['ListTagsForResource', 'TagResource', 'UntagResource'].includes(call.action)) {
+        const resource = str('ResourceArn') ?? '';
+        return [on(`scheduler:${call.action}`, resource, { ...tagContext(lookupTags(registry, resource.split('/').pop() ?? ''), 'aws:ResourceTag'), ...(call.action === 'TagResource' ? requested : {}) })];
+      }
+      const name = str('Name');
+      if (!name || !call.action.endsWith('Schedule')) return undefined;
+      const requests = [on(`scheduler:${call.action}`, arn('scheduler', `schedule/${str('GroupName') ?? 'default'}/${name}`))];
+      const role = (p.Target as { RoleArn?: unknown } | undefined)?.RoleArn;
+      if (typeof role === 'string') requests.push(on('iam:PassRole', role, { 'iam:PassedToService': 'scheduler.amazonaws.com' }));
+      return requests;
+    }
     case 'servicequotas': {
       // GetServiceQuota is authorised on the quota (resource type quota, optional, with
       // servicequotas:service); GetAWSDefaultServiceQuota takes no resource (Service

@@ -408,6 +408,11 @@ exit "$(jq -r .code <<< "$answer")"
         expiryTags.push({ atMs: Date.now(), resources, value: tag[1] as string });
         return { code: 0, stdout: '', stderr: '' };
       }
+      // scheduler list-schedules: a loopback bench has no Aurora, so no database expiry
+      // schedules (infra/aws/modules/expiry) and no group of them, as EventBridge Scheduler says it.
+      if (command === 'aws' && args[0] === 'scheduler' && args[1] === 'list-schedules') {
+        return { code: 254, stdout: '', stderr: `An error occurred (ResourceNotFoundException) when calling the ListSchedules operation: Schedule group ${args[args.indexOf('--group-name') + 1]} does not exist.` };
+      }
       if (command === 'aws' && args[0] === 'secretsmanager' && args[1] === 'get-secret-value' && args.includes(TOKEN_ARN)) {
         return { code: 0, stdout: JSON.stringify({ ARN: TOKEN_ARN, Name: 'lg-loop-1/grafana-token', SecretString: GRAFANA_TOKEN }), stderr: '' };
       }

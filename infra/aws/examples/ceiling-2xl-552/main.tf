@@ -4,6 +4,12 @@
 # users per agent (the preset derives this count from gate.yml). A complete root
 # module with local state, for `terraform plan` by hand.
 
+locals {
+  # The nodes power off and the database is deleted at this time, whatever
+  # happens to the state: set it to when you are done with the bench.
+  expires_at = "2030-01-01T00:00:00Z"
+}
+
 provider "aws" {
   region = "us-east-1"
 
@@ -11,7 +17,7 @@ provider "aws" {
     tags = {
       Project   = "loadgate"
       Bench     = "lg-example-2xl552"
-      ExpiresAt = "2030-01-01T00:00:00Z"
+      ExpiresAt = local.expires_at
     }
   }
 }
@@ -20,6 +26,7 @@ module "bench" {
   source = "../../modules/bench"
 
   name                    = "lg-example-2xl552"
+  expires_at              = local.expires_at
   mattermost_download_url = "https://releases.mattermost.com/9.5.7/mattermost-9.5.7-linux-amd64.tar.gz"
 
   app_instance_type     = "c7i.2xlarge"

@@ -3,6 +3,12 @@
 # PostgreSQL on 2 x db.r7g.2xlarge. A complete root module with local state, for
 # `terraform plan` by hand; the gate itself uses infra/aws with S3 state.
 
+locals {
+  # The nodes power off and the database is deleted at this time, whatever
+  # happens to the state: set it to when you are done with the bench.
+  expires_at = "2030-01-01T00:00:00Z"
+}
+
 provider "aws" {
   region = "us-east-1"
 
@@ -10,7 +16,7 @@ provider "aws" {
     tags = {
       Project   = "loadgate"
       Bench     = "lg-example-perfcomp"
-      ExpiresAt = "2030-01-01T00:00:00Z"
+      ExpiresAt = local.expires_at
     }
   }
 }
@@ -19,6 +25,7 @@ module "bench" {
   source = "../../modules/bench"
 
   name                    = "lg-example-perfcomp"
+  expires_at              = local.expires_at
   mattermost_download_url = "https://releases.mattermost.com/10.12.0/mattermost-10.12.0-linux-amd64.tar.gz"
 
   # The defaults of modules/bench are this preset; spelled out for the reader.

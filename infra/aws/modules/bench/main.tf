@@ -145,6 +145,7 @@ locals {
   common_user_data_vars = {
     bench_name = var.name
     region     = local.region
+    expires_at = var.expires_at
   }
 }
 
@@ -398,6 +399,24 @@ module "db" {
   snapshot_identifier          = var.db_snapshot_identifier
   cluster_parameters           = var.db_cluster_parameters
   performance_insights_enabled = var.db_performance_insights
+}
+
+# The bench's own expiry: Aurora, the NAT gateway and OpenSearch deleted by
+# schedules at expires_at whatever happens to the workflow (the nodes power
+# themselves off, common.sh.tftpl).
+module "expiry" {
+  source = "../expiry"
+
+  name                    = var.name
+  expires_at              = var.expires_at
+  partition               = data.aws_partition.current.partition
+  account_id              = data.aws_caller_identity.current.account_id
+  region                  = local.region
+  db_cluster_identifier   = module.db.cluster_identifier
+  db_instance_identifiers = module.db.instance_identifiers
+  db_secret_arn           = module.db.master_user_secret_arn
+  nat_gateway_id          = module.network.nat_gateway_id
+  opensearch_domain_name  = var.opensearch_count > 0 ? var.name : null
 }
 
 module "opensearch" {

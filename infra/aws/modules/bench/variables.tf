@@ -15,6 +15,17 @@ variable "name" {
   }
 }
 
+variable "expires_at" {
+  description = "RFC 3339 UTC time the bench expires (the ExpiresAt tag): its nodes power off and terminate, and its Aurora is deleted, then or at a later ExpiresAt a run job sets."
+  type        = string
+  nullable    = false
+
+  validation {
+    condition     = can(regex("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$", var.expires_at)) && can(formatdate("YYYY", var.expires_at))
+    error_message = "expires_at must be an RFC 3339 UTC time such as 2026-01-31T18:00:00Z."
+  }
+}
+
 variable "vpc_cidr" {
   description = "IPv4 /16 of the bench VPC."
   type        = string

@@ -46,3 +46,8 @@ output "private_fixed_cidr_block" {
   description = "Reserved range of the first private subnet for fixed addresses (explicit assignment only)."
   value       = aws_ec2_subnet_cidr_reservation.private_fixed.cidr_block
 }
+
+output "nat_gateway_id" {
+  description = "NAT gateway of the private subnets."
+  value       = aws_nat_gateway.this.id
+}

@@ -28,14 +28,21 @@ resource "aws_instance" "this" {
   ebs_optimized               = true
   monitoring                  = true
 
+  # The node's own expiry (common.sh.tftpl) powers it off; EC2 then terminates
+  # it, so a bench nobody tears down stops billing for its instances.
+  instance_initiated_shutdown_behavior = "terminate"
+
   user_data_base64            = base64gzip(local.user_data[count.index])
   user_data_replace_on_change = true
 
   # IMDSv2 only; one hop so containers on the node cannot reach the credentials.
+  # Tags in the metadata: the node reads its ExpiresAt tag, which run jobs move
+  # later, without any IAM permission.
   metadata_options {
     http_endpoint               = "enabled"
     http_tokens                 = "required"
     http_put_response_hop_limit = 1
+    instance_metadata_tags      = "enabled"
   }
 
   root_block_device {
