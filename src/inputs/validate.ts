@@ -308,7 +308,7 @@ export function validateGateInputs(input: RawGateInputs, config?: GateConfig): G
   const newPairsAtMost = continueFrom ? Math.max(1, cap - repeats) : cap;
   if (config && bench === 'aws') {
     const selected = { ...config, tests: config.tests.filter((t) => tests.includes(t.name)) };
-    const capName = maxRepeats !== null ? (continueFrom ? 'max-repeats (less the repeats a continuation reuses)' : 'max-repeats') : `maxRepeats (${configPath})`;
+    const capName = mode === 'calibrate' ? 'repeats (the A/A pairs of a calibration)' : maxRepeats !== null ? (continueFrom ? 'max-repeats (less the repeats a continuation reuses)' : 'max-repeats') : `maxRepeats (${configPath})`;
     checkPairsFitRunJobs(selected, { repeats: Math.min(repeats, newPairsAtMost), maxRepeats: newPairsAtMost }, runnerLimitMinutes, { repeats: 'repeats', maxRepeats: capName, limit: 'runner-limit-minutes' });
   }
   return {

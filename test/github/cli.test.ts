@@ -103,6 +103,12 @@ test('check-inputs with INPUT_MODE=calibrate: the candidate on both sides, repea
   const bad = await runCli(['check-inputs', '--json'], { ...env, INPUT_BASELINE: 'v1.1.0' });
   assert.equal(bad.code, 3);
   assert.match(bad.err, /baseline: not used by a calibration/);
+  // On AWS the pairs must fit in the run jobs, as a gate's; the input to lower is repeats.
+  const aws = { ...CLEAN_INPUTS, INPUT_MODE: 'calibrate', INPUT_CANDIDATE: 'v10.11.0', INPUT_CONFIG: 'examples/aws-mattermost.yml' };
+  assert.equal((await runCli(['check-inputs', '--json'], { ...aws, INPUT_REPEATS: '5' })).code, 0);
+  const tooMany = await runCli(['check-inputs', '--json'], { ...aws, INPUT_REPEATS: '6' });
+  assert.equal(tooMany.code, 3);
+  assert.match(tooMany.err, /repeats \(the A\/A pairs of a calibration\): 6 pairs do not fit in the AWS workflow's 5 run jobs/);
 });
 
 test('check-inputs passes a validated max-cost and refuses anything else', async () => {
