@@ -97,3 +97,17 @@ test('publish-calibration: plan writes the cost to the job summary; finish commi
   assert.ok(!files.has('reports/calibration-v1.2.0/graph.png'), 'graphs stay in the artifact');
   assert.match(await readFile(output, 'utf8'), /^model-path=\.github\/loadgate-noise\.json$/m);
 });
+
+test("publish-calibration --mode plan on AWS: the worst-case cost against max-cost, and the pairs the runners' job limit allows", async () => {
+  const plan = (args: string[]) => runCli(['publish-calibration', '--mode', 'plan', '--config', 'examples/aws-mattermost.yml', '--version', 'v10.11.0', ...args], { GITHUB_STEP_SUMMARY: undefined });
+  const five = await plan(['--repeats', '5']);
+  assert.equal(five.code, 0, five.err);
+  assert.match(five.out, /^Worst-case cost: \*\*\$\d+\.\d\d\*\* \(no max-cost set\), up to /m);
+  assert.match(five.out, /<summary>loadgate plan<\/summary>/);
+  const capped = await plan(['--repeats', '5', '--max-cost', '50']);
+  assert.match(capped.out, /\(max-cost \$50\.00: \*\*over it: provisioning refuses this calibration\*\*\)/);
+  const seven = await plan(['--repeats', '7']);
+  assert.equal(seven.code, 3);
+  assert.match(seven.err, /repeats \(the A\/A pairs of a calibration\): 7 pairs do not fit in the AWS workflow's 5 run jobs/);
+  assert.equal((await plan(['--repeats', '7', '--runner-limit-minutes', '720'])).code, 0, 'self-hosted runners with a longer limit hold more');
+});

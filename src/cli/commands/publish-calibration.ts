@@ -32,6 +32,7 @@ beside it, on loadgate-calibration/<version>, and opens or updates its pull requ
     tests: flag.optional('LIST', z.string(), 'Test names, comma-separated (default: all)'),
     bench: flag.optional('local|aws', z.string(), "Bench (default: the config's)"),
     'max-cost': flag.optional('USD', z.string(), 'AWS bench budget, a cap on the worst-case cost (default: bench.aws.maxCostUsd)'),
+    'runner-limit-minutes': flag.optional('N', z.string(), "The runners' job limit in whole minutes, which bounds the pairs the AWS run jobs hold (default: 360)"),
     report: flag.optional('DIR', z.string().min(1), 'The calibration\'s --out directory, holding noise-model.json (finish)'),
     'github-output': flag.toggle('Also append the outputs (pull-request-url, model-path) to $GITHUB_OUTPUT'),
   },
@@ -47,7 +48,7 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
   const configPath = validateConfigPath(flags.config);
   const config = await loadGateConfig(configPath);
   const inputs = validateGateInputs(
-    { mode: 'calibrate', candidate: flags.version, repeats: flags.repeats, tests: flags.tests, bench: flags.bench, maxCost: flags['max-cost'], config: configPath },
+    { mode: 'calibrate', candidate: flags.version, repeats: flags.repeats, tests: flags.tests, bench: flags.bench, maxCost: flags['max-cost'], runnerLimitMinutes: flags['runner-limit-minutes'], config: configPath },
     config,
   );
   // Every pair runs: the bench is planned and budgeted for exactly that many.
