@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Validates the gate inputs (check-inputs) and, when no baseline is given, picks the newest
 # stable tag below the candidate (pick-baseline), writing both as step outputs.
-# env: INPUT_CANDIDATE, INPUT_BASELINE, INPUT_TESTS, INPUT_REPEATS, INPUT_BENCH, INPUT_CONFIG,
+# env: INPUT_MODE, INPUT_CANDIDATE, INPUT_BASELINE, INPUT_TESTS, INPUT_REPEATS, INPUT_BENCH, INPUT_CONFIG,
 # INPUT_MAX_COST, INPUT_CHECK_NAME, INPUT_RC_PATTERN, INPUT_RUNNER_LIMIT_MINUTES, INPUT_RUN_JOB_BUDGET, INPUT_MAX_REPEATS, INPUT_CONTINUE_FROM, GITHUB_EVENT_NAME, GITHUB_REF (read through @actions/github's context);
 # GITHUB_TOKEN for the tag list.
 # shellcheck source=action/lib/common.sh

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs the gate's tests for baseline and candidate (interleaved) and compares them.
-# env: LG_CONFIG, LG_BASELINE, LG_CANDIDATE, LG_TESTS, LG_REPEATS, LG_MAX_REPEATS, LG_RESUME, LG_OUT; on the AWS bench
+# Runs the gate's tests for baseline and candidate (interleaved) and compares them, or
+# with LG_MODE=calibrate runs `loadgate calibrate` (the candidate on both sides).
+# env: LG_MODE, LG_CONFIG, LG_BASELINE, LG_CANDIDATE, LG_TESTS, LG_REPEATS, LG_MAX_REPEATS, LG_RESUME, LG_OUT; on the AWS bench
 # also LG_BENCH_FILE (provision's `bench-file` output) and LG_USERS_FILE (the dataset's
 # "login password" file). A fail or inconclusive verdict is an outcome here, not a step
 # failure: publish reports it and fails the job. Bad input (3) or a crash fails the step.
@@ -8,10 +9,21 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 safe_path "$LG_CONFIG" config
 safe_path "$LG_OUT" out
 
-args=(run --config "$LG_CONFIG" --baseline "$LG_BASELINE" --candidate "$LG_CANDIDATE" --out "$LG_OUT")
+calibrate=false
+case "${LG_MODE:-gate}" in
+  gate | '') ;;
+  calibrate) calibrate=true ;;
+  *) echo "::error::mode: expected gate or calibrate" >&2; exit 3 ;;
+esac
+if [ "$calibrate" = true ]; then
+  # The candidate on both sides for exactly LG_REPEATS pairs (check-inputs checked both).
+  args=(calibrate --config "$LG_CONFIG" --version "$LG_CANDIDATE" --runs "$LG_REPEATS" --out "$LG_OUT")
+else
+  args=(run --config "$LG_CONFIG" --baseline "$LG_BASELINE" --candidate "$LG_CANDIDATE" --out "$LG_OUT")
+  if [ -n "${LG_REPEATS:-}" ]; then args+=(--repeats "$LG_REPEATS"); fi
+  if [ -n "${LG_MAX_REPEATS:-}" ]; then args+=(--max-repeats "$LG_MAX_REPEATS"); fi
+fi
 if [ -n "${LG_TESTS:-}" ]; then args+=(--tests "$LG_TESTS"); fi
-if [ -n "${LG_REPEATS:-}" ]; then args+=(--repeats "$LG_REPEATS"); fi
-if [ -n "${LG_MAX_REPEATS:-}" ]; then args+=(--max-repeats "$LG_MAX_REPEATS"); fi
 # The bench file lives under RUNNER_TEMP (outside the workspace), so it is not a
 # workspace path; `loadgate run` parses and checks it.
 if [ -n "${LG_BENCH_FILE:-}" ]; then args+=(--bench-file "$LG_BENCH_FILE"); fi
@@ -35,10 +47,26 @@ elif [ "${LG_RESUME:-false}" = true ]; then
   args+=(--resume)
 fi
 
-run_for_verdict "${args[@]}"
+if [ "$calibrate" = true ]; then
+  # 0: the model is written; 2: pairs remain (the job budget, next: repeat) or no model was
+  # measured, which fails the step. calibrate writes verdict.json like run.
+  set +e
+  loadgate "${args[@]}"
+  code=$?
+  set -e
+  set_output exit-code "$code"
+  set_output report-dir "$LG_OUT"
+  if [ "$code" -ne 0 ] && [ "$code" -ne 2 ]; then exit "$code"; fi
+else
+  run_for_verdict "${args[@]}"
+fi
 # verdict.json's next (absent before multi-job gates): repeat while runs remain.
 next=stop
 if [ -f "$LG_OUT/verdict.json" ]; then
   next="$(node -e 'const v=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8"));process.stdout.write(v.next==="repeat"?"repeat":"stop")' "$LG_OUT/verdict.json")"
 fi
 set_output next "$next"
+if [ "$calibrate" = true ] && [ "$code" -eq 2 ] && [ "$next" != repeat ]; then
+  echo "::error::calibrate measured no noise model (too few completed runs); see $LG_OUT/README.md" >&2
+  exit 2
+fi

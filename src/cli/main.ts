@@ -25,6 +25,7 @@ export const COMMANDS: Record<string, { summary: string; group: CommandGroup; lo
   'check-inputs': { summary: 'Validate workflow inputs and print them as outputs', group: 'GitHub', load: () => import('./commands/check-inputs.ts') },
   preflight: { summary: 'Check that every secret and variable the gate needs is set, before provisioning', group: 'GitHub', load: () => import('./commands/preflight.ts') },
   publish: { summary: 'Post the check run and open or update the report pull request', group: 'GitHub', load: () => import('./commands/publish.ts') },
+  'publish-calibration': { summary: "A calibration's plan and cost, then the pull request with its noise model", group: 'GitHub', load: () => import('./commands/publish-calibration.ts') },
   'scan-report': { summary: 'Refuse a report that holds a secret, before it is uploaded', group: 'GitHub', load: () => import('./commands/scan-report.ts') },
 };
 

@@ -20,6 +20,13 @@ export interface PublishReportOptions {
   baseline: string;
   candidate: string;
   files: readonly ReportFile[];
+  /** Another branch and report directory than the comparison's (a calibration's). */
+  names?: { branch: string; directory: string };
+  /**
+   * Files at their own paths in the repository, outside the report directory (a
+   * calibration's noise model, where the config reads it): written, never deleted.
+   */
+  repositoryFiles?: readonly ReportFile[];
   title: string;
   body: string;
   commitMessage: string;
@@ -53,7 +60,12 @@ async function commitReport(
   for (const file of options.files) {
     entries.push({ path: `${directory}/${file.path}`, mode: '100644', type: 'blob', sha: await api.createBlob(file.content) });
   }
+  for (const file of options.repositoryFiles ?? []) {
+    if (file.path === directory || file.path.startsWith(`${directory}/`)) throw new Error(`${file.path} is inside the report directory ${directory}`);
+    entries.push({ path: file.path, mode: '100644', type: 'blob', sha: await api.createBlob(file.content) });
+  }
   const current = new Set(entries.map((e) => e.path));
+  // Only the report directory's own leftovers are deleted (the repository files are outside it).
   for (const path of previous) if (!current.has(path)) entries.push({ path, mode: '100644', type: 'blob', sha: null });
   const tree = await api.createTree(parent.tree.sha, entries);
   if (tree === parent.tree.sha) return { commitSha: parentSha, committed: false };
@@ -61,7 +73,7 @@ async function commitReport(
 }
 
 export async function publishReportPr(api: GitHubRepoApi, options: PublishReportOptions): Promise<PublishedReport> {
-  const { branch, directory } = reportNames(options.baseline, options.candidate);
+  const { branch, directory } = options.names ?? reportNames(options.baseline, options.candidate);
   const base = (await api.getRepository()).default_branch;
   const pulls = await api.listPulls(branch, base);
   const open = pulls.find((p) => p.state === 'open');

@@ -44,13 +44,18 @@ export interface RawGateInputs {
   maxRepeats?: string | undefined;
   /** The workflow run id of an earlier, inconclusive gate whose pairs this one continues. */
   continueFrom?: string | undefined;
+  /** gate (empty) or calibrate: the candidate on both sides, `repeats` A/A pairs, no verdict. */
+  mode?: string | undefined;
   /** GITHUB_EVENT_NAME, GITHUB_REF_TYPE, GITHUB_REF_NAME: where the candidate came from. */
   eventName?: string | undefined;
   refType?: string | undefined;
   refName?: string | undefined;
 }
 
+export type WorkflowMode = 'gate' | 'calibrate';
+
 export interface GateInputs {
+  mode: WorkflowMode;
   candidate: string;
   /** null: pick the newest stable tag below the candidate. */
   baseline: string | null;
@@ -111,6 +116,7 @@ const rawSchema = z.strictObject({
   runJobBudget: z.string().optional(),
   maxRepeats: z.string().optional(),
   continueFrom: z.string().optional(),
+  mode: z.string().optional(),
   eventName: z.string().optional(),
   refType: z.string().optional(),
   refName: z.string().optional(),
@@ -238,6 +244,36 @@ function candidateOf(raw: z.output<typeof rawSchema>, rcPattern: string): string
   throw new InputError('candidate: no candidate version; give the candidate input (for example v1.2.3-rc1) or run on a pushed release-candidate tag');
 }
 
+function parseMode(value: string | undefined): WorkflowMode {
+  if (value === undefined || value === 'gate' || value === 'calibrate') return value ?? 'gate';
+  throw new InputError(`mode: ${quoteForMessage(value)} is not a mode; use gate (compare a candidate with a baseline) or calibrate (measure the bench's noise)`);
+}
+
+/**
+ * A calibration runs the candidate input on both sides for exactly `repeats` A/A pairs, as
+ * `loadgate calibrate --version --runs` does: the gate-only inputs would be ignored, so
+ * they are refused rather than silently dropped.
+ */
+function checkCalibrationInputs(raw: z.output<typeof rawSchema>): void {
+  if (given(raw.candidate) === undefined) {
+    throw new InputError('candidate: a calibration needs the version to run on both sides; give the candidate input (for example v10.11.0, a released version)');
+  }
+  for (const [value, name, why] of [
+    [raw.baseline, 'baseline', 'it runs the candidate on both sides'],
+    [raw.maxRepeats, 'max-repeats', 'it runs exactly repeats pairs, with no early stop'],
+    [raw.continueFrom, 'continue-from', 'it starts afresh'],
+  ] as const) {
+    if (given(value) !== undefined) throw new InputError(`${name}: not used by a calibration (${why}); leave it empty with mode calibrate`);
+  }
+  const repeats = given(raw.repeats);
+  const n = Number(repeats);
+  if (repeats === undefined || !REPEATS.test(repeats) || n < 2 || n > MAX_REPEATS) {
+    throw new InputError(
+      `repeats: a calibration needs the number of A/A pairs, 2 to ${MAX_REPEATS} (with n pairs each metric gets 2n − 1 degrees of freedom, n − 1 in duet mode; use at least 3), got ${repeats === undefined ? 'none' : quoteForMessage(repeats)}`,
+    );
+  }
+}
+
 /**
  * Validates every gate input before anything uses it. With the gate config, tests are
  * checked against its test names and versions against its `target.versionPattern`;
@@ -247,6 +283,8 @@ export function validateGateInputs(input: RawGateInputs, config?: GateConfig): G
   const parsed = rawSchema.safeParse(input);
   if (!parsed.success) throw new InputError(`inputs: ${parsed.error.issues.map((i) => i.message).join('; ')}`);
   const raw = parsed.data;
+  const mode = parseMode(given(raw.mode));
+  if (mode === 'calibrate') checkCalibrationInputs(raw);
   const rcPattern = given(raw.rcPattern) ?? DEFAULT_RC_PATTERN;
   parseFilterPatterns(rcPattern);
   const versionPattern = config?.target.versionPattern;
@@ -262,19 +300,22 @@ export function validateGateInputs(input: RawGateInputs, config?: GateConfig): G
   const tests = parseTests(given(raw.tests), config);
   const repeats = parseRepeats(given(raw.repeats), config);
   const configPath = validateConfigPath(given(raw.config) ?? DEFAULT_CONFIG_PATH);
-  const maxRepeats = parseMaxRepeats(given(raw.maxRepeats), repeats);
+  // A calibration runs exactly its repeats pairs: its cap is the same number.
+  const maxRepeats = mode === 'calibrate' ? repeats : parseMaxRepeats(given(raw.maxRepeats), repeats);
   const continueFrom = parseContinueFrom(given(raw.continueFrom), maxRepeats);
   const cap = Math.max(maxRepeats ?? config?.maxRepeats ?? repeats, repeats);
   // The earlier gate ran at least `repeats` pairs, and --resume reuses them.
   const newPairsAtMost = continueFrom ? Math.max(1, cap - repeats) : cap;
   if (config && bench === 'aws') {
     const selected = { ...config, tests: config.tests.filter((t) => tests.includes(t.name)) };
-    const capName = maxRepeats !== null ? (continueFrom ? 'max-repeats (less the repeats a continuation reuses)' : 'max-repeats') : `maxRepeats (${configPath})`;
+    const capName = mode === 'calibrate' ? 'repeats (the A/A pairs of a calibration)' : maxRepeats !== null ? (continueFrom ? 'max-repeats (less the repeats a continuation reuses)' : 'max-repeats') : `maxRepeats (${configPath})`;
     checkPairsFitRunJobs(selected, { repeats: Math.min(repeats, newPairsAtMost), maxRepeats: newPairsAtMost }, runnerLimitMinutes, { repeats: 'repeats', maxRepeats: capName, limit: 'runner-limit-minutes' });
   }
   return {
+    mode,
     candidate,
-    baseline,
+    // A calibration's two sides are the one version.
+    baseline: mode === 'calibrate' ? candidate : baseline,
     tests,
     repeats,
     bench,

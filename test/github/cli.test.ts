@@ -36,6 +36,7 @@ const CLEAN_INPUTS = {
   INPUT_RUN_JOB_BUDGET: undefined,
   INPUT_MAX_REPEATS: undefined,
   INPUT_CONTINUE_FROM: undefined,
+  INPUT_MODE: undefined,
   INPUT_CONFIG_AT_TAG: undefined,
   GITHUB_WORKFLOW_REF: undefined,
   GITHUB_EVENT_NAME: undefined,
@@ -72,6 +73,7 @@ test('check-inputs --json', async () => {
   const r = await runCli(['check-inputs', '--json', '--candidate', CANDIDATE, '--baseline', BASELINE, '--config', CONFIG, '--repeats', '1'], CLEAN_INPUTS);
   assert.equal(r.code, 0, r.err);
   assert.deepEqual(JSON.parse(r.out), {
+    mode: 'gate',
     candidate: CANDIDATE,
     baseline: BASELINE,
     'needs-baseline': false,
@@ -87,6 +89,26 @@ test('check-inputs --json', async () => {
     'new-pairs-at-most': 3,
     'config-problem': '',
   });
+});
+
+test('check-inputs with INPUT_MODE=calibrate: the candidate on both sides, repeats pairs and no more, and no baseline to pick', async () => {
+  const env = { ...CLEAN_INPUTS, INPUT_MODE: 'calibrate', INPUT_CANDIDATE: 'v1.2.0', INPUT_REPEATS: '3', INPUT_CONFIG: CONFIG };
+  const r = await runCli(['check-inputs', '--json'], env);
+  assert.equal(r.code, 0, r.err);
+  const out = JSON.parse(r.out);
+  assert.deepEqual(
+    [out.mode, out.candidate, out.baseline, out['needs-baseline'], out.repeats, out['max-repeats'], out['new-pairs-at-most']],
+    ['calibrate', 'v1.2.0', 'v1.2.0', false, 3, 3, 3],
+  );
+  const bad = await runCli(['check-inputs', '--json'], { ...env, INPUT_BASELINE: 'v1.1.0' });
+  assert.equal(bad.code, 3);
+  assert.match(bad.err, /baseline: not used by a calibration/);
+  // On AWS the pairs must fit in the run jobs, as a gate's; the input to lower is repeats.
+  const aws = { ...CLEAN_INPUTS, INPUT_MODE: 'calibrate', INPUT_CANDIDATE: 'v10.11.0', INPUT_CONFIG: 'examples/aws-mattermost.yml' };
+  assert.equal((await runCli(['check-inputs', '--json'], { ...aws, INPUT_REPEATS: '5' })).code, 0);
+  const tooMany = await runCli(['check-inputs', '--json'], { ...aws, INPUT_REPEATS: '6' });
+  assert.equal(tooMany.code, 3);
+  assert.match(tooMany.err, /repeats \(the A\/A pairs of a calibration\): 6 pairs do not fit in the AWS workflow's 5 run jobs/);
 });
 
 test('check-inputs passes a validated max-cost and refuses anything else', async () => {

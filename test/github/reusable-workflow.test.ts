@@ -117,10 +117,38 @@ test(`${REUSABLE}: a prepare job that fails before its check run started complet
   assert.ok(start >= 0 && abort > start, 'the abort step comes after the start step');
   const step = steps[abort]!;
   assert.equal(step.uses, './.loadgate/action/publish');
-  assert.equal(step.if, "${{ failure() && steps.inputs.outputs.candidate != '' && steps.start.outputs.check-run-id == '' }}");
+  // A calibration has no check run to complete.
+  assert.equal(step.if, "${{ failure() && steps.inputs.outputs.candidate != '' && steps.inputs.outputs.mode != 'calibrate' && steps.start.outputs.check-run-id == '' }}");
   assert.equal(step.with?.candidate, '${{ steps.inputs.outputs.candidate }}');
   assert.equal(step.with?.config, '${{ steps.inputs.outputs.config }}');
   assert.equal(step.with?.['check-name'], '${{ steps.inputs.outputs.check-name }}');
+});
+
+test(`${REUSABLE}: mode calibrate posts no check run, plans its cost first, runs calibrate in the gate's run jobs and opens the model's pull request`, () => {
+  type Step = { id?: string; name?: string; if?: string; uses?: string; run?: string; with?: Record<string, string>; env?: Record<string, string> };
+  const stepsOf = (job: string) => reusable.jobs[job]!.steps as Step[];
+  const prepare = stepsOf('prepare');
+  const inputs = prepare.find((s) => s.id === 'inputs')!;
+  assert.equal(inputs.env?.INPUT_MODE, '${{ inputs.mode }}', 'check-inputs validates the mode');
+  const start = prepare.find((s) => s.id === 'start')!;
+  assert.equal(start.if, "${{ steps.inputs.outputs.mode != 'calibrate' }}", 'no check run on the tag for a calibration');
+  const plan = prepare.findIndex((s) => s.run?.includes('publish-calibration --mode plan') === true);
+  assert.ok(plan >= 0, 'the calibration plan (its cost) goes to the job summary');
+  assert.equal(prepare[plan]!.if, "${{ steps.inputs.outputs.mode == 'calibrate' }}");
+  // The bench is provisioned and budgeted as for a gate: the candidate on both sides, repeats pairs.
+  const provision = stepsOf('provision-aws').find((s) => s.id === 'provision')!;
+  assert.equal(provision.with?.['max-repeats'], '${{ needs.prepare.outputs.new-pairs-at-most }}');
+  assert.equal(provision.with?.['max-cost'], '${{ needs.prepare.outputs.max-cost }}');
+  for (const job of ['gate-local', 'run-aws-1']) {
+    const run = stepsOf(job).find((s) => s.id === 'run')!;
+    assert.equal(run.with?.mode, '${{ needs.prepare.outputs.mode }}', `${job} runs calibrate in calibrate mode`);
+  }
+  const publish = stepsOf('publish');
+  const finish = publish.find((s) => s.with?.mode === 'finish')!;
+  assert.equal(finish.if, "${{ needs.prepare.outputs.mode != 'calibrate' }}", 'a calibration completes no check run');
+  const pr = publish.find((s) => s.run?.includes('publish-calibration --mode finish') === true)!;
+  assert.equal(pr.if, "${{ needs.prepare.outputs.mode == 'calibrate' }}");
+  assert.equal(pr.env?.LG_RESULT, finish.with?.['gate-result'], 'the calibration is published only when its last job succeeded, judged as a gate is');
 });
 
 test('the root action also completes the check run of a gate that could not start', () => {

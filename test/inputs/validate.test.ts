@@ -79,6 +79,7 @@ test("the gate's target.versionPattern applies on top of the strict pattern", ()
 test('inputs from a workflow_dispatch are validated and defaulted from the config', () => {
   const inputs = validateGateInputs({ candidate: 'v1.3.0-rc1', baseline: '', tests: 'bounded', repeats: '', bench: '' }, config);
   assert.deepEqual(inputs, {
+    mode: 'gate',
     candidate: 'v1.3.0-rc1',
     baseline: null,
     tests: ['bounded'],
@@ -113,6 +114,27 @@ test('continue-from: the earlier gate\'s run id, with a new max-repeats; the ben
   ];
   for (const [input, pattern] of refused) {
     assert.throws(() => validateGateInputs({ candidate: 'v1.3.0-rc1', ...input }, config), { message: pattern }, JSON.stringify(input));
+  }
+});
+
+test('mode calibrate: the candidate on both sides for exactly repeats A/A pairs; the gate-only inputs are refused, naming each', () => {
+  const calibration = validateGateInputs({ mode: 'calibrate', candidate: 'v1.2.0', repeats: '4', baseline: '', maxRepeats: '', continueFrom: '' }, config);
+  assert.deepEqual(
+    [calibration.mode, calibration.candidate, calibration.baseline, calibration.repeats, calibration.maxRepeats, calibration.newPairsAtMost],
+    ['calibrate', 'v1.2.0', 'v1.2.0', 4, 4, 4],
+  );
+  assert.equal(validateGateInputs({ mode: '', candidate: 'v1.3.0-rc1' }, config).mode, 'gate');
+  const refused: [Record<string, string>, RegExp][] = [
+    [{ mode: 'calibrate', repeats: '4' }, /^candidate: a calibration needs the version to run on both sides/],
+    [{ mode: 'calibrate', candidate: 'v1.2.0' }, /^repeats: a calibration needs the number of A\/A pairs, 2 to 20 .*got none/],
+    [{ mode: 'calibrate', candidate: 'v1.2.0', repeats: '1' }, /^repeats: a calibration needs the number of A\/A pairs.*got "1"/],
+    [{ mode: 'calibrate', candidate: 'v1.2.0', repeats: '4', baseline: 'v1.1.0' }, /^baseline: not used by a calibration \(it runs the candidate on both sides\)/],
+    [{ mode: 'calibrate', candidate: 'v1.2.0', repeats: '4', maxRepeats: '6' }, /^max-repeats: not used by a calibration/],
+    [{ mode: 'calibrate', candidate: 'v1.2.0', repeats: '4', continueFrom: '123' }, /^continue-from: not used by a calibration/],
+    [{ mode: 'calibrate;id', candidate: 'v1.2.0', repeats: '4' }, /^mode: "calibrate;id" is not a mode; use gate .* or calibrate/],
+  ];
+  for (const [input, pattern] of refused) {
+    assert.throws(() => validateGateInputs(input, config), (e: Error) => e instanceof InputError && pattern.test(e.message), JSON.stringify(input));
   }
 });
 

@@ -469,3 +469,38 @@ test('--resume takes a directory holding only results/ of run results (a multi-j
     await rm(restored, { recursive: true, force: true });
   }
 });
+
+test('calibrate --job-budget stops a multi-job calibration with pairs left (exit 2, no model reported), and --resume finishes it with the same model', async () => {
+  const out = await mkdtemp(join(tmpdir(), 'lg-gate-'));
+  try {
+    const values = [100, 100, 110, 105, 90, 95];
+    const test = (await loadGateConfig('examples/local-synapse.yml')).tests.find((t) => t.type === 'unbounded')!;
+    // Three runs and a bit: the first pair and one run of the second, of three pairs.
+    const budget = 3 * plannedSeconds({ test } as ScheduledRun) + 60;
+    const args = ['--config', 'examples/local-synapse.yml', '--version', '1.162.0', '--runs', '3', '--out', out, '--tests', 'unbounded'];
+    const calibrateOn = async (bench: FakeBench, extra: string[]) => {
+      const lines: string[] = [];
+      const io = { out: (l: string) => lines.push(l), err: (l: string) => lines.push(l) };
+      const code = await calibrate([...args, ...extra], io, (o, gateIo) => runGateOn(bench, o, gateIo, undefined, () => bench.clock));
+      return { code, lines };
+    };
+    const first = new FakeBench((role, repeat) => values[2 * repeat + (role === 'baseline' ? 0 : 1)]!);
+    const stopped = await calibrateOn(first, ['--job-budget', `${budget}s`]);
+    assert.equal(stopped.code, 2, stopped.lines.join('\n'));
+    assert.deepEqual(first.order, ['0:baseline', '0:candidate', '1:candidate']);
+    assert.ok(stopped.lines.includes('calibrate: 1 of 3 pairs done within the job budget; run it again with --resume and the same --out to go on'), stopped.lines.join('\n'));
+    assert.ok(!stopped.lines.some((l) => l.startsWith('noise model:')), 'a partial calibration reports no model');
+
+    const second = new FakeBench((role, repeat) => values[2 * repeat + (role === 'baseline' ? 0 : 1)]!);
+    const resumed = await calibrateOn(second, ['--resume', '--runner-limit', '360']);
+    assert.equal(resumed.code, 0, resumed.lines.join('\n'));
+    assert.deepEqual(second.order, ['1:baseline', '2:candidate', '2:baseline'], 'the missing run, then the last pair');
+    const model = noiseModelFileSchema.parse(JSON.parse(await readFile(join(out, 'noise-model.json'), 'utf8')));
+    const users = model.entries.find((e) => e.metric === 'supportedUsers')!;
+    // The same six runs as one uninterrupted calibration (the test above): one group, 5 df.
+    assert.equal(users.df, 5);
+    assert.ok(Math.abs(users.sdLog - 0.07095) < 1e-5, String(users.sdLog));
+  } finally {
+    await rm(out, { recursive: true, force: true });
+  }
+});

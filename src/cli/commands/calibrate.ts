@@ -2,6 +2,8 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { noiseModelFileSchema } from '../../noise/schema.ts';
+import type { RunOptions } from '../../bench/gate-plan.ts';
+import { verdictFileSchema } from '../../results/verdict-schema.ts';
 import { runGate } from '../../run/gate.ts';
 import { parseRunOptions, runCommand } from '../../run/options.ts';
 import { defineCommand, flag, section } from '../../util/flags.ts';
@@ -37,21 +39,30 @@ config's noiseModel is neither used nor checked (it is stale after a profile cha
     history: { ...gate.history, help: "Warm-start hints from the earlier run results in this folder, as for loadgate run; without it, only from this calibration's runs" },
     keep: gate.keep,
     'cache-dir': gate['cache-dir'],
-    ...section('AWS bench', { 'bench-file': gate['bench-file'], 'users-file': gate['users-file'] }),
+    ...section('AWS bench', {
+      'bench-file': gate['bench-file'],
+      'users-file': gate['users-file'],
+      'runner-limit': { ...gate['runner-limit'], help: 'One job of a multi-job calibration on runners with this job limit (whole minutes, 30 to 7200), as for loadgate run: the job budget is the limit less 20 minutes, or a lower --job-budget' },
+      'job-budget': { ...gate['job-budget'], help: 'Start no run that would end after this long (e.g. 5h30m); the calibration then stops with exit 2 and the next job goes on with --resume' },
+    }),
   },
-  notes: 'Exit codes: 0 model written, 2 too few completed runs to measure, 3 bad input.',
+  notes: 'Exit codes: 0 model written, 2 not measured yet (too few completed runs, or stopped by the job budget with pairs left: resume), 3 bad input.',
 });
 
 export const usage = calibrateCommand.usage;
 
-const GATE_FLAGS = ['tests', 'resume', 'history', 'keep', 'cache-dir', 'bench-file', 'users-file'] as const;
+const GATE_FLAGS = ['tests', 'resume', 'history', 'keep', 'cache-dir', 'bench-file', 'users-file', 'runner-limit', 'job-budget'] as const;
 
-export async function run(argv: string[], io: CliIO): Promise<number> {
+/** The gate loop on the bench the options name; a test hands in one on a fake bench. */
+type GateRunner = (o: RunOptions, io: CliIO) => Promise<number>;
+
+export async function run(argv: string[], io: CliIO, runOn: GateRunner = runGate): Promise<number> {
   const flags = calibrateCommand.parse(argv);
-  // The flags run shares are handed on as given; the rest become run's own.
+  // The flags run shares are handed on as given (the two parsed to numbers, as run reads
+  // them: whole minutes, and a bare number of seconds); the rest become run's own.
   const shared = GATE_FLAGS.flatMap((name) => {
     const value = flags[name];
-    return value === undefined || value === false ? [] : value === true ? [`--${name}`] : [`--${name}`, value];
+    return value === undefined || value === false ? [] : value === true ? [`--${name}`] : [`--${name}`, String(value)];
   });
   const runArgs = [
     ...['--config', flags.config, '--baseline', flags.version, '--candidate', flags.version, '--out', flags.out],
@@ -60,7 +71,13 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
     ...(flags.write ? ['--update-noise-model'] : []),
   ];
   const options = { ...(await parseRunOptions(runArgs)), calibrate: true };
-  await runGate(options, io);
+  await runOn(options, io);
+  // A job budget that ran out leaves pairs to run: the model so far is not the calibration's.
+  const verdict = await readFile(join(options.outDir, 'verdict.json'), 'utf8').then((t) => verdictFileSchema.parse(JSON.parse(t)), () => undefined);
+  if (verdict?.next === 'repeat') {
+    io.out(`calibrate: ${verdict.decision.pairs} of ${flags.runs} pairs done within the job budget; run it again with --resume and the same --out to go on`);
+    return 2;
+  }
   const file = join(options.outDir, 'noise-model.json');
   const text = await readFile(file, 'utf8').catch(() => undefined);
   if (text === undefined) {

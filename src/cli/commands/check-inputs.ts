@@ -30,6 +30,7 @@ const INPUTS = fromEnv({
   'rc-pattern': flag.optional('GLOBS', z.string(), 'Release tags: GitHub filter patterns, comma-separated, as on.push.tags lists them'),
   'max-repeats': flag.optional('N', z.string(), "Most pairs while undecided (1-20); empty: the config's maxRepeats"),
   'continue-from': flag.optional('RUN_ID', z.string(), 'Workflow run id of an earlier, inconclusive gate to continue (needs max-repeats)'),
+  mode: flag.optional('gate|calibrate', z.string(), 'gate (empty): compare the candidate with a baseline; calibrate: run the candidate on both sides for repeats A/A pairs and measure the noise model'),
   'config-at-tag': flag.optional(
     'true|false',
     z.enum(['true', 'false', '']),
@@ -113,6 +114,7 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
   if (atTag) warnWithoutCaller(callerWorkflowPath(process.env.GITHUB_WORKFLOW_REF), io);
   const inputs = validateGateInputs({ ...raw, config: configPath }, config);
   const outputs = {
+    mode: inputs.mode,
     candidate: inputs.candidate,
     baseline: inputs.baseline ?? '',
     'needs-baseline': inputs.baseline === null,
