@@ -12,6 +12,7 @@ import { nextStep, whySentence } from './headline.ts';
 import type { RenderedGraph } from './graphs.ts';
 import { machineSpeedRow } from './machine-speed.ts';
 import { profileSection } from './profile-section.ts';
+import { buildRows } from './builds.ts';
 
 /** The report, in the shape of the seed comparison reports (title, comments, setup, results, graphs). */
 
@@ -75,6 +76,7 @@ function setupSection(c: Comparison): string {
   const bench = run.bench;
   rows.push(['Target', run.target.system]);
   rows.push(['Versions', `\`${c.verdict.baseline.version}\` (baseline) vs \`${c.verdict.candidate.version}\` (candidate)`]);
+  rows.push(...buildRows(c.verdict));
   rows.push(['Bench', bench.kind === 'aws' ? 'AWS' : 'local (every component a process on loopback)']);
   for (const [role, runs] of [['baseline', c.tests.flatMap((t) => t.baseline)], ['candidate', c.tests.flatMap((t) => t.candidate)]] as const) {
     const quota = runs[0]?.target.cpuQuota;
