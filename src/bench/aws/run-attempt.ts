@@ -69,7 +69,7 @@ export function executeAwsRun(d: AwsRunDeps, run: ScheduledRun, test: TestSpec, 
  * or an app node that drops out of Prometheus aborts the run. Afterwards the Mattermost
  * series are read and, where configured, a Grafana snapshot is linked.
  */
-class AwsAttempt implements RunAttempt {
+export class AwsAttempt implements RunAttempt {
   readonly generator: GeneratorRule;
   private versions = new Map<string, string>();
   private watcher?: ReturnType<typeof setInterval>;
