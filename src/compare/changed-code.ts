@@ -57,7 +57,7 @@ function fromRecord(record: ChangedCodeFile | undefined, test: string, hot: read
  */
 export async function attachChangedCode(out: OutDir, comparison: Comparison, diff: ChangedFunctionsOf | undefined): Promise<void> {
   const hot = hotByTest(comparison);
-  const record = diff ? undefined : await recorded(out, comparison);
+  const record = diff || hot.length === 0 ? undefined : await recorded(out, comparison);
   const computed: ChangedCodeFile['tests'] = [];
   for (const { test, hot: functions } of hot) {
     const target = comparison.tests.find((t) => t.name === test);

@@ -129,3 +129,14 @@ test("the local bench diffs the cached Synapse 1.162.0 and 1.163.2 installs for 
   const missing = new LocalGateBench({ ...o, candidate: { role: 'candidate', label: '0.0.1', version: '0.0.1' } } as RunOptions, {} as Progress, '/nonexistent');
   assert.equal(await missing.changedFunctions([{ name: 'create_event', file: 'synapse/handlers/message.py' }]), undefined);
 });
+
+test('a changed-code.json that is not one is bad input naming the file and the fix, when the report needs it', async () => {
+  await withTempDir(async (dir) => {
+    const out = join(dir, 'report');
+    await compareAndReport({ ...duets('inj', 3), outDir: out, changedFunctions: async (hot) => hot.map((f) => ({ ...f, status: 'unchanged' as const, baselineLine: 1, candidateLine: 1 })) });
+    await writeFile(join(out, 'changed-code.json'), '{"baseline": "1.0.0"}');
+    await assert.rejects(compareAndReport({ ...duets('inj', 3), outDir: out }), (e: Error) => e.name === 'InputError' && /changed-code\.json: .*remove it, or compare into another --out directory/.test(e.message));
+    // Nothing grew: the report does not need it, so it is not read.
+    await compareAndReport({ ...duets('aa', 3), outDir: out });
+  });
+});
