@@ -1,5 +1,7 @@
 import type { BenchFingerprint, RunResult } from '../results/schema.ts';
 import type { ScheduledRun } from './gate-plan.ts';
+import type { ChangedFunctionRecord } from '../results/changed-code.ts';
+import type { FunctionKey } from '../results/profile.ts';
 
 /**
  * What the gate loop (src/run/gate.ts) needs from a bench. The loop owns the schedule
@@ -30,6 +32,12 @@ export interface GateBench {
    * servers sharing the same CPUs, the first in slot a. Results in the order given.
    */
   executeDuet?(runs: readonly [ScheduledRun, ScheduledRun]): Promise<[RunResult, RunResult]>;
+  /**
+   * Where the bench installs both versions side by side (the local bench): which of the
+   * profile's hot functions changed between the baseline's and the candidate's installed
+   * sources; undefined when either install is not there.
+   */
+  changedFunctions?(hot: readonly FunctionKey[]): Promise<ChangedFunctionRecord[] | undefined>;
   /** After a run: why the bench cannot go on (a component died), if it cannot. */
   stopReason(): string | undefined;
   /** Stops what the bench started; returns problems, which are warnings. */

@@ -12,6 +12,7 @@ import { compareRuns, type CompareSetup } from './compare-runs.ts';
 import { errorRatesOf } from './sequential.ts';
 import { disturbedFileName } from '../results/disturbed.ts';
 import { diffProfiles } from './profile-diff.ts';
+import { attachChangedCode, type ChangedFunctionsOf } from './changed-code.ts';
 import type { Comparison } from '../results/comparison.ts';
 import type { VerdictFile } from '../results/verdict-schema.ts';
 
@@ -25,6 +26,12 @@ export interface CompareOptions {
   configFile?: string;
   /** Extra lines for the report's Comments, e.g. how the baseline was chosen. */
   notes?: readonly string[];
+  /**
+   * Where both sides' installs are at hand (the bench that ran them): which of a test's
+   * significantly grown functions changed between the versions. Without it, the report
+   * uses the changed-code.json an earlier report left, or says the changed code is not known here.
+   */
+  changedFunctions?: ChangedFunctionsOf;
 }
 
 export function tolerancesOf(config: GateConfig | undefined): Tolerances {
@@ -95,8 +102,8 @@ const safeName = (s: string) => s.replace(/[^A-Za-z0-9._-]/g, '_');
 const verdictText = (verdict: VerdictFile) => `${JSON.stringify(verdict, null, 2)}\n`;
 
 /**
- * Compares, then writes `<outDir>/verdict.json`, `<outDir>/README.md`, `<outDir>/graphs/*.png`
- * and copies of the inputs under `<outDir>/results/`. Same inputs, byte-identical outputs:
+ * Compares, then writes `<outDir>/verdict.json`, `<outDir>/README.md`, `<outDir>/graphs/*.png`,
+ * `<outDir>/changed-code.json` (given `changedFunctions`) and copies of the inputs under `<outDir>/results/`. Same inputs, byte-identical outputs:
  * nothing here reads the clock or depends on file order.
  */
 export async function compareAndReport(options: CompareOptions): Promise<VerdictFile> {
@@ -117,6 +124,7 @@ export async function compareAndReport(options: CompareOptions): Promise<Verdict
       graphs.push(await renderFlameGraph(test.name, profile));
     }
   }
+  await attachChangedCode(out, comparison, options.changedFunctions);
 
   // Only what loadgate wrote is replaced, so stale graphs never survive a re-run and a
   // person's own files in the directory are never touched.

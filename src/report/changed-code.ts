@@ -10,7 +10,7 @@ import { plainMarkdown } from './format.ts';
 
 export interface ChangedFunctionRow {
   name: string;
-  path: string | undefined;
+  path?: string | undefined;
   status: 'changed' | 'unchanged' | 'added' | 'removed' | 'not-found';
   added?: number;
   removed?: number;
@@ -29,6 +29,8 @@ export interface ChangedCommitsInput {
 }
 
 export interface ChangedCodeInput {
+  /** The test whose profile the hot functions come from, for the heading. */
+  test?: string;
   baseline: string;
   candidate: string;
   /** The local tree diff of the hot functions, when both trees were at hand. */
@@ -88,5 +90,5 @@ export function changedCodeSection(input: ChangedCodeInput): string {
   if (input.functions) parts.push(functionsPart(input.functions, input.baseline, input.candidate));
   if (input.commits) parts.push(commitsPart(input.commits, input.maxCommitsPerFile ?? 5));
   if (parts.length === 0) return '';
-  return ['### The changed code behind the hot spots', '', ...parts.flatMap((p, i) => (i ? ['', ...p] : p)), ''].join('\n');
+  return [`### The changed code behind the hot spots${input.test ? ` - ${input.test}` : ''}`, '', ...parts.flatMap((p, i) => (i ? ['', ...p] : p)), ''].join('\n');
 }

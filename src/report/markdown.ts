@@ -12,6 +12,8 @@ import { nextStep, whySentence } from './headline.ts';
 import type { RenderedGraph } from './graphs.ts';
 import { machineSpeedRow } from './machine-speed.ts';
 import { profileSection } from './profile-section.ts';
+import { buildRows } from './builds.ts';
+import { changedCodeSection } from './changed-code.ts';
 
 /** The report, in the shape of the seed comparison reports (title, comments, setup, results, graphs). */
 
@@ -75,6 +77,7 @@ function setupSection(c: Comparison): string {
   const bench = run.bench;
   rows.push(['Target', run.target.system]);
   rows.push(['Versions', `\`${c.verdict.baseline.version}\` (baseline) vs \`${c.verdict.candidate.version}\` (candidate)`]);
+  rows.push(...buildRows(c.verdict));
   rows.push(['Bench', bench.kind === 'aws' ? 'AWS' : 'local (every component a process on loopback)']);
   for (const [role, runs] of [['baseline', c.tests.flatMap((t) => t.baseline)], ['candidate', c.tests.flatMap((t) => t.candidate)]] as const) {
     const quota = runs[0]?.target.cpuQuota;
@@ -224,6 +227,14 @@ function graphsSection(test: TestComparison, graphs: readonly RenderedGraph[]): 
   return `### Graphs - ${kind} (${test.name})\n\nThe grey band is the ramp-up, before the measured window of every run.\n\n${lines.join('\n')}`;
 }
 
+/** Under a test's profile: which of its grown functions changed, or why that is not known here. */
+function changedCodeOf(test: TestComparison, baseline: string, candidate: string): string | undefined {
+  const changed = test.changedCode;
+  if (!changed) return undefined;
+  if ('unavailable' in changed) return `### The changed code behind the hot spots - ${test.name}\n\n${changed.unavailable}`;
+  return changedCodeSection({ test: test.name, baseline, candidate, functions: changed.functions }).trimEnd() || undefined;
+}
+
 export function renderMarkdown(
   comparison: Comparison,
   graphs: readonly RenderedGraph[],
@@ -248,7 +259,12 @@ export function renderMarkdown(
   results.push(checksSection(comparison));
   for (const test of comparison.tests) results.push(timingsSection(test, comparison, listing));
   for (const section of comparison.tests.map(capacitySection)) if (section) results.push(section);
-  for (const section of comparison.tests.map(profileSection)) if (section) results.push(section);
+  for (const test of comparison.tests) {
+    const section = profileSection(test);
+    if (section) results.push(section);
+    const changed = changedCodeOf(test, v.baseline.version, v.candidate.version);
+    if (changed) results.push(changed);
+  }
   for (const test of comparison.tests) {
     const g = graphsSection(test, graphs);
     if (g) results.push(g);

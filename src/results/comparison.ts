@@ -1,6 +1,7 @@
 import type { RunResult } from './schema.ts';
 import type { VerdictFile } from './verdict-schema.ts';
 import type { ProfileDiff } from './profile.ts';
+import type { TestChangedCode } from './changed-code.ts';
 
 /**
  * What a comparison hands the report: the verdict and, per test, the runs it judged with
@@ -63,6 +64,8 @@ export interface TestComparison {
   notMeasured: string[];
   /** The profile diff, when the runs carry profiles on both sides. */
   profile?: ProfileDiff;
+  /** Which of the profile's significantly grown functions changed between the versions, when any grew. */
+  changedCode?: TestChangedCode;
 }
 
 export interface Comparison {

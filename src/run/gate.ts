@@ -241,6 +241,8 @@ async function report(gate: GateState, judgeConfig: GateConfig, judged: GateStat
   if (budgetStop) notes.push(`Stopped by the job budget: ${budgetStop}; run again with --resume to continue.`);
   // Disturbed duets go to compare too, which names them and judges none of them.
   const given = [...judged, ...gate.disturbed];
+  // A bench that installed both versions says which hot functions changed between them.
+  const changedFunctions = bench.changedFunctions?.bind(bench);
   const verdict: VerdictFile = await compareAndReport({
     baseline: given.filter((r) => r.run.side.role === 'baseline').map((r) => r.result),
     candidate: given.filter((r) => r.run.side.role === 'candidate').map((r) => r.result),
@@ -248,6 +250,7 @@ async function report(gate: GateState, judgeConfig: GateConfig, judged: GateStat
     configFile: o.configFile,
     outDir: o.outDir,
     notes,
+    ...(changedFunctions ? { changedFunctions } : {}),
   });
   await writeNoiseModel(gate.out, o, gate.setup, judged);
   // The report's copy of results/ holds the judged runs; a resume needs the rest too.

@@ -9,7 +9,11 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { captureProfileScript, fetchCpuProfile, fetchGoCpuProfile, PROFILE_CHUNK_BYTES, readProfileChunkScript } from '../../src/bench/aws/cpu-profile.ts';
 import type { RemoteResult, RemoteShell } from '../../src/bench/aws/remote-shell.ts';
-import { aggregateGoCpuProfile } from '../../src/target/mattermost/pprof.ts';
+import { aggregateGoCpuProfile, goStoredProfile } from '../../src/target/mattermost/pprof.ts';
+import { diffProfiles } from '../../src/compare/profile-diff.ts';
+import type { StoredProfile } from '../../src/results/profile.ts';
+import { runResultSchema } from '../../src/results/schema.ts';
+import { asInput, bounded } from '../support/runs.ts';
 
 /**
  * The Mattermost profile path against a real Go CPU profile: a small Go program
@@ -76,6 +80,22 @@ test('a CPU profile of a Go server under load is fetched over the remote shell i
     assert.ok(top.totalSeconds >= top.selfSeconds);
     const caller = profile.functions.find((f) => f.name === 'main.main.func1');
     assert.ok(caller && caller.totalSeconds >= top.selfSeconds * 0.99 && caller.selfSeconds < caller.totalSeconds, 'its caller holds it in its total time');
+
+    // Stored as a run result's profile, the profile diff applies unchanged: a candidate whose
+    // two app nodes each spent this CPU, against a baseline with one, per the same requests.
+    const stored = goStoredProfile([bytes], { windowSec: 2 });
+    assert.equal(stored.tool, 'Go pprof');
+    assert.equal(stored.sampleSec, 0.01, "runtime/pprof's 100 Hz");
+    const hot = stored.frames.findIndex((f) => f.name === 'main.hotSpin');
+    assert.ok(hot >= 0 && stored.frames[hot]?.line === 17);
+    const onHot = stored.stacks.filter((st) => st.frames.at(-1) === hot).reduce((n, st) => n + st.samples, 0);
+    assert.ok(Math.abs(onHot * stored.sampleSec - top.selfSeconds) < 1e-9, 'its leaf samples are its self time');
+    assert.ok(stored.stacks.every((st) => stored.frames[st.frames[0] as number]?.name !== 'main.hotSpin'), 'stacks are root first');
+    const run = (version: string, profile: StoredProfile) => runResultSchema.parse({ ...asInput(bounded(version, 0)), totals: { requests: 1000, errors: 0, timeouts: 0 }, profile });
+    const diff = diffProfiles([run('10.12.0', stored)], [run('11.0.1', goStoredProfile([bytes, bytes], { windowSec: 2 }))]);
+    assert.equal(diff?.grown[0]?.name, 'main.hotSpin', 'the hot function grew most');
+    assert.ok(Math.abs((diff?.totalPerKReq.candidate ?? 0) - 2 * (diff?.totalPerKReq.baseline ?? 0)) < 1e-9, 'two nodes pooled: twice the CPU per request');
+    assert.equal(goStoredProfile([bytes], { windowSec: 1 }).coveredSec, 1, 'a profile that ran past an early-stopped test covers at most its window');
 
     // The same through the decoding helper, from slot a's port: nothing listens there.
     await assert.rejects(fetchGoCpuProfile({ shell, node, name: 'slot-a', seconds: 1, metricsPort: 8067 }), /profile Mattermost failed on 1 of 1 node\(s\)/);

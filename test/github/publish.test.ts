@@ -5,6 +5,7 @@ import { planGate } from '../../src/github/check-run-plan.ts';
 import { parseGateConfig } from '../../src/config/load.ts';
 import { GitHubStandin, startStandin } from '../support/github-standin/server.ts';
 import { BASELINE, CANDIDATE, check, contextFor, verdictFile, writeReport } from './fixtures.ts';
+import type { RunResult } from '../../src/results/schema.ts';
 
 const BRANCH = `perf-report/${BASELINE}-vs-${CANDIDATE}`;
 const DIR = `reports/${BASELINE}-vs-${CANDIDATE}`;
@@ -284,4 +285,38 @@ test('a reports repository without a token that can write there: the check run s
   assert.match(String(result.reportError), /reports-repository octo-org\/perf-reports: no token that can write there .*pass the reports-token secret/);
   assert.equal(product.checkRuns[0]?.conclusion, 'success');
   assert.equal(product.pulls.length, 0);
+});
+
+test("the report PR lists the commits between the two release tags that touched the profile's grown functions' files", async (t) => {
+  const { compareAndReport } = await import('../../src/compare/compare-and-report.ts');
+  const { duets } = await import('../support/profiles.ts');
+  const { withTempDir } = await import('../support/runs.ts');
+  const VENV = '/cache/synapse/1.163.2/lib/python3.11/site-packages';
+  // Recorded duets with extra CPU in load_rows, as if that function were Synapse's own.
+  const asSynapse = (r: RunResult, version: string): RunResult => ({
+    ...r,
+    target: { ...r.target, version },
+    ...(r.profile ? { profile: { ...r.profile, frames: r.profile.frames.map((f) => (f.file === 'workload.py' ? { ...f, file: `${VENV}/synapse/storage/events.py` } : f)) } } : {}),
+  });
+  const recorded = duets('inj', 3);
+  // The gate runs in Synapse's own repository here, so one stand-in serves both the report PR and the tags.
+  const s = await new GitHubStandin({ owner: 'element-hq', repo: 'synapse', tags: [] }).start();
+  t.after(() => s.close());
+  const c0 = s.commitOnDefaultBranch('1.162.0', { 'synapse/storage/events.py': 'def load_rows():\n    pass\n' });
+  s.addTag('v1.162.0', c0, true);
+  const c1 = s.commitOnDefaultBranch('Hash every row (#77)', { 'synapse/storage/events.py': 'def load_rows():\n    hash()\n' });
+  const c2 = s.commitOnDefaultBranch('Docs', { 'docs/x.md': 'x\n' });
+  s.addTag('v1.163.2', c2, true);
+  await withTempDir(async (dir) => {
+    await compareAndReport({ baseline: recorded.baseline.map((r) => asSynapse(r, '1.162.0')), candidate: recorded.candidate.map((r) => asSynapse(r, '1.163.2')), outDir: dir });
+    const result = await publishFinish(contextFor(s), { checkName: 'loadgate', baseline: '1.162.0', candidate: '1.163.2', sha: c2, reportDir: dir });
+    assert.equal(result.reportError, undefined, String(result.reportError));
+  });
+  assertSchemaClean(s);
+  const body = s.pulls[0]?.body ?? '';
+  assert.match(body, /### The changed code behind the hot spots/);
+  assert.match(body, /\[v1\.162\.0…v1\.163\.2\]\(https:\/\/github\.com\/element-hq\/synapse\/compare\/v1\.162\.0\.\.\.v1\.163\.2\)/);
+  assert.ok(body.includes(`- \`synapse/storage/events.py\` (\`load_rows\``), body);
+  assert.ok(body.includes(`[${c1.slice(0, 7)}](https://github.com/element-hq/synapse/commit/${c1}) Hash every row (\\#77)`), body);
+  assert.ok(!body.includes(c2.slice(0, 7)), 'a commit that touched no hot file is not listed');
 });

@@ -504,3 +504,33 @@ test('calibrate --job-budget stops a multi-job calibration with pairs left (exit
     await rm(out, { recursive: true, force: true });
   }
 });
+
+test('the gate asks a bench that installed both versions which grown functions changed, and the report records its answer', async () => {
+  const { duets } = await import('../support/profiles.ts');
+  const recorded = duets('inj', 3);
+  /** Runs carry the recorded profiles of a duet with extra CPU in load_rows; the "installs" say it changed. */
+  class ProfilingBench extends FakeBench {
+    asked: string[][] = [];
+    override async execute(run: ScheduledRun): Promise<RunResult> {
+      const result = await super.execute(run);
+      const source = recorded[run.side.role][run.repeat] as RunResult;
+      return { ...result, profile: source.profile, totals: { ...result.totals, requests: source.totals.requests } };
+    }
+    async changedFunctions(hot: readonly { name: string; file: string; line?: number }[]) {
+      this.asked.push(hot.map((f) => f.name));
+      return hot.map((f) => (f.name === 'load_rows' ? { ...f, path: f.file, status: 'changed' as const, added: 4, removed: 0, baselineLine: 25, candidateLine: 25 } : { ...f, status: 'unchanged' as const, baselineLine: 1, candidateLine: 1 }));
+    }
+  }
+  const out = await mkdtemp(join(tmpdir(), 'lg-gate-'));
+  try {
+    const bench = new ProfilingBench(() => 200);
+    await gate(bench, ['--max-repeats', '3'], out);
+    assert.equal(bench.asked.length, 1, 'asked once, for the one test, after the runs');
+    assert.equal(bench.asked[0]?.[0], 'load_rows');
+    const record = JSON.parse(await readFile(join(out, 'changed-code.json'), 'utf8'));
+    assert.deepEqual([record.baseline, record.candidate, record.tests[0].test], ['1.162.0', '1.163.2', 'unbounded']);
+    assert.match(await readFile(join(out, 'README.md'), 'utf8'), /### The changed code behind the hot spots - unbounded\n\n1 of the \d+ hot functions in the server's source changed between `1\.162\.0` and `1\.163\.2`/);
+  } finally {
+    await rm(out, { recursive: true, force: true });
+  }
+});

@@ -153,6 +153,7 @@ export class AwsGateBench implements GateBench {
     const token = (): Promise<string> => readSecretString(deps.aws, bench.region, bench.metrics.grafanaTokenSecretArn);
     const rig = (slot?: AwsBenchDescription['duetSlots'][number]): SlotRig => ({
       ...(slot ? { slot: slot.slot } : {}),
+      metricsPort: slot?.metricsPort ?? SEQUENTIAL_METRICS_PORT,
       // Slot a's Prometheus is the bench's (prometheus_url); slot b has its own.
       prometheus: new PrometheusClient(slot?.slot === 'b' ? slot.prometheusUrl : (deps.prometheusUrl ?? slot?.prometheusUrl ?? bench.metrics.prometheusUrl)),
       appNodes: new AppNodes({
@@ -346,6 +347,7 @@ export class AwsGateBench implements GateBench {
         fingerprint: this.current,
         timing: this.timing,
         maxEngineCpuPercent: this.o.config.bench.aws.maxEngineCpuPercent,
+        ...(this.o.config.profile === 'on' ? { profile: { shell: this.deps.shell, nodes: this.apps, metricsPort: rig.metricsPort } } : {}),
         signal: this.signal,
         clock: this.clock,
         hints: this.o.hints,
@@ -363,9 +365,14 @@ export class AwsGateBench implements GateBench {
   }
 }
 
+/** A sequential bench's Mattermost metrics listener (MetricsSettings.ListenAddress ":8067", Mattermost's default). */
+const SEQUENTIAL_METRICS_PORT = 8067;
+
 /** What one slot of the bench is: a sequential run has one, a duet two. */
 interface SlotRig {
   slot?: 'a' | 'b';
+  /** Its Mattermost's metrics listener, which also serves /debug/pprof. */
+  metricsPort: number;
   prometheus: PrometheusClient;
   appNodes: AppNodes;
   agents: LoadAgents;

@@ -11,7 +11,10 @@ import { expandQuery } from '../../metrics/target-cpus.ts';
 import type { BenchFingerprint, RunResult } from '../../results/schema.ts';
 import { SYNAPSE_PACKAGE } from '../../target/synapse/defaults.ts';
 import { buildDataset, datasetKey, describeDataset, findDataset, type DatasetArtifacts } from '../../target/synapse/dataset.ts';
-import { ensureSynapse, installKey, type SynapseInstall } from '../../target/synapse/install.ts';
+import { ensureSynapse, installedPackages, installKey, type SynapseInstall } from '../../target/synapse/install.ts';
+import { changedFunctions } from '../../target/synapse/changed-functions.ts';
+import type { ChangedFunctionRecord } from '../../results/changed-code.ts';
+import type { FunctionKey } from '../../results/profile.ts';
 import { ensurePySpy, ptraceRefusal } from '../../target/synapse/py-spy.ts';
 import type { GateBench } from '../gate-bench.ts';
 import type { RunOptions, ScheduledRun, Side } from '../gate-plan.ts';
@@ -170,6 +173,13 @@ export class LocalGateBench implements GateBench {
     // A bench component (not the target) that died takes the bench with it.
     const dead = this.benches.map((b) => b.crashed()).find((p) => p);
     return dead ? `the bench stopped: ${dead.describeExit()}` : undefined;
+  }
+
+  /** Both Synapse versions stay installed in the cache after the runs: their sources are diffed there. */
+  async changedFunctions(hot: readonly FunctionKey[]): Promise<ChangedFunctionRecord[] | undefined> {
+    const [baseline, candidate] = await Promise.all([installedPackages(this.o.cacheDir, this.o.baseline), installedPackages(this.o.cacheDir, this.o.candidate)]);
+    if (!baseline || !candidate) return undefined;
+    return changedFunctions({ baseline, candidate }, hot);
   }
 
   async tearDown(): Promise<string[]> {

@@ -1,4 +1,4 @@
-import { mkdir, readFile, rm, writeFile, open } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, writeFile, open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { runTool } from '../../util/run-tool.ts';
@@ -48,6 +48,17 @@ export function installKey(side: { version: string; build?: BuildRef | undefined
 
 function venvDirFor(cacheDir: string, o: Pick<InstallOptions, 'version' | 'build'>): string {
   return join(cacheDir, 'synapse', installKey(o));
+}
+
+/**
+ * The installed packages (the venv's site-packages) of a side, when its install finished;
+ * the root the changed-code diff reads each version's sources from.
+ */
+export async function installedPackages(cacheDir: string, side: { version: string; build?: BuildRef | undefined }): Promise<string | undefined> {
+  const venvDir = join(cacheDir, 'synapse', installKey(side));
+  if (!(await readMarker(venvDir))) return undefined;
+  const python = (await readdir(join(venvDir, 'lib')).catch(() => [] as string[])).find((n) => /^python3\.\d+$/.test(n));
+  return python ? join(venvDir, 'lib', python, 'site-packages') : undefined;
 }
 
 async function readMarker(venvDir: string): Promise<z.output<typeof markerSchema> | undefined> {
