@@ -308,7 +308,17 @@ export function validateGateInputs(input: RawGateInputs, config?: GateConfig): G
   const newPairsAtMost = continueFrom ? Math.max(1, cap - repeats) : cap;
   if (config && bench === 'aws') {
     const selected = { ...config, tests: config.tests.filter((t) => tests.includes(t.name)) };
-    const capName = mode === 'calibrate' ? 'repeats (the A/A pairs of a calibration)' : maxRepeats !== null ? (continueFrom ? 'max-repeats (less the repeats a continuation reuses)' : 'max-repeats') : `maxRepeats (${configPath})`;
+    // The setting that sets the cap is the one to lower: repeats above the cap raise it.
+    const capName =
+      mode === 'calibrate'
+        ? 'repeats (the A/A pairs of a calibration)'
+        : maxRepeats !== null
+          ? continueFrom
+            ? 'max-repeats (less the repeats a continuation reuses)'
+            : 'max-repeats'
+          : repeats > (config.maxRepeats ?? 0)
+            ? 'repeats'
+            : `maxRepeats (${configPath})`;
     checkPairsFitRunJobs(selected, { repeats: Math.min(repeats, newPairsAtMost), maxRepeats: newPairsAtMost }, runnerLimitMinutes, { repeats: 'repeats', maxRepeats: capName, limit: 'runner-limit-minutes' });
   }
   return {
