@@ -1,5 +1,6 @@
 import type { GitHubRepoApi, ListedCommit } from './api.ts';
 import type { SourceRepository } from '../target/chat-server.ts';
+import type { ChangedCommits, FileCommits } from '../results/changed-code.ts';
 
 /**
  * The commits between the baseline's and the candidate's tags that touched the files of
@@ -14,29 +15,6 @@ export interface HotFileFunction {
   file: string;
 }
 
-export interface FileCommits {
-  path: string;
-  functions: string[];
-  additions: number;
-  deletions: number;
-  commits: { sha: string; url: string; title: string; author?: string; date?: string }[];
-}
-
-export interface ChangedCommits {
-  repository: string;
-  base: string;
-  head: string;
-  compareUrl: string;
-  totalCommits: number;
-  /** The comparison listed fewer commits than the range holds (GitHub lists at most 250). */
-  truncated: boolean;
-  /** Hot files the range changed, with the commits that touched them. */
-  files: FileCommits[];
-  /** Hot files the range did not change. */
-  untouched: string[];
-  /** Hot functions outside the server's own source (libraries, the runtime). */
-  outside: string[];
-}
 
 export async function changedCommits(
   api: GitHubRepoApi,

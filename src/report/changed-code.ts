@@ -1,4 +1,5 @@
 import { plainMarkdown } from './format.ts';
+import type { ChangedCommits } from '../results/changed-code.ts';
 
 /**
  * The report's "changed code" part: which hot functions changed between the two versions
@@ -17,16 +18,6 @@ export interface ChangedFunctionRow {
   candidateLine?: number;
 }
 
-export interface ChangedCommitsInput {
-  repository: string;
-  base: string;
-  head: string;
-  compareUrl: string;
-  totalCommits: number;
-  truncated: boolean;
-  files: { path: string; functions: string[]; additions: number; deletions: number; commits: { sha: string; url: string; title: string; author?: string }[] }[];
-  untouched: string[];
-}
 
 export interface ChangedCodeInput {
   /** The test whose profile the hot functions come from, for the heading. */
@@ -36,7 +27,7 @@ export interface ChangedCodeInput {
   /** The local tree diff of the hot functions, when both trees were at hand. */
   functions?: readonly ChangedFunctionRow[];
   /** The commits that touched the hot files, when both sides are tags of the repository. */
-  commits?: ChangedCommitsInput;
+  commits?: ChangedCommits;
   /** At most this many commits per file are listed. */
   maxCommitsPerFile?: number;
 }
@@ -67,7 +58,7 @@ function functionsPart(rows: readonly ChangedFunctionRow[], baseline: string, ca
   return lines;
 }
 
-function commitsPart(c: ChangedCommitsInput, max: number): string[] {
+function commitsPart(c: ChangedCommits, max: number): string[] {
   const range = `[${plainMarkdown(c.base)}…${plainMarkdown(c.head)}](${c.compareUrl})`;
   if (c.files.length === 0) {
     return [`No commit in ${range} (${c.totalCommits} commits in ${plainMarkdown(c.repository)}) touched the hot functions' files.`];

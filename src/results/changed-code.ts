@@ -37,3 +37,28 @@ export const CHANGED_CODE_FILE = 'changed-code.json';
 
 /** One test's changed code as the report renders it: the functions, or why it is not known here. */
 export type TestChangedCode = { functions: ChangedFunctionRecord[] } | { unavailable: string };
+
+/** The commits between the two release tags that touched the hot functions' files (src/github/changed-commits.ts), as the report renders them. */
+export interface FileCommits {
+  path: string;
+  functions: string[];
+  additions: number;
+  deletions: number;
+  commits: { sha: string; url: string; title: string; author?: string; date?: string }[];
+}
+
+export interface ChangedCommits {
+  repository: string;
+  base: string;
+  head: string;
+  compareUrl: string;
+  totalCommits: number;
+  /** The comparison listed fewer commits than the range holds (GitHub lists at most 250). */
+  truncated: boolean;
+  /** Hot files the range changed, with the commits that touched them. */
+  files: FileCommits[];
+  /** Hot files the range did not change. */
+  untouched: string[];
+  /** Hot functions outside the server's own source (libraries, the runtime). */
+  outside: string[];
+}
