@@ -65,7 +65,9 @@ function failWhy(v: VerdictFile, oneTest: boolean): string {
   const first = failed[0];
   if (!first) return 'A gating check failed.';
   const what = (c: Check) => `${label(c, oneTest)} ${moved(c)}${c.deltaPct === null ? '' : `, beyond ${failLine(c)}`}`;
-  const more = failed.length > 2 ? `, and ${plural(failed.length - 2, 'other check')} failed too` : failed.length === 2 ? `; ${what(failed[1] as Check)}` : '';
+  // The two nearest their fail lines are named; any others are counted.
+  const second = failed[1] ? `; ${what(failed[1])}` : '';
+  const more = failed.length > 2 ? `${second}, and ${plural(failed.length - 2, 'other check')} failed too` : second;
   return `${capitalised(what(first))}${more}.`;
 }
 

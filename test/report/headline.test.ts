@@ -92,3 +92,12 @@ test('undecided at the most pairs the gate runs: why names the open checks, next
   assert.match(nextStep(verdict), /^About \d+ more pairs? would likely decide it: raise maxRepeats and resume/);
   assert.doesNotMatch(whySentence(verdict), STATISTICS);
 });
+
+test('a fail of three or more checks names the two nearest their fail lines and counts the others', () => {
+  const c = compareRuns([bounded('1.0.0'), bounded('1.0.0', 1)], [bounded('1.1.0', 0, { apiFactor: 1.5 }), bounded('1.1.0', 1, { apiFactor: 1.5 })], tol);
+  const failed = c.verdict.checks.filter((x) => x.gating && x.verdict === 'fail');
+  assert.equal(failed.length, 2);
+  const third = { ...(failed[0] as (typeof failed)[number]), id: 'other.apiAvg', test: 'other' };
+  const why = whySentence({ ...c.verdict, checks: [...c.verdict.checks, third] });
+  assert.match(why, /^API time, (average|p99) .*rose \d+%, beyond .*; API time, (average|p99) .*rose \d+%, beyond .*, and 1 other check failed too\.$/);
+});
