@@ -385,6 +385,15 @@ describe('a product repository adopts loadgate from the README and docs/github.m
       aws('s3api', 'create-bucket', '--bucket', 'chat-server-loadgate-state');
       const leaked = bench('lg-4242-1', '2026-01-01T00:00:00Z', '10.42');
       const current = bench('lg-4343-1', '2099-01-01T00:00:00Z', '10.43');
+      // The sweep finds a bench's resources by the ARNs the tagging API lists, in AWS's form
+      // (arn:aws:ec2:<region>:<account>:instance/i-…). moto 5.1.12, the emulator
+      // scripts/check-infra.sh pins, lists EC2 ARNs as …:ec2:instance/i-…, which no AWS
+      // region returns; on it this case cannot tell a janitor defect from moto's.
+      const arns = aws('resourcegroupstaggingapi', 'get-resources', '--tag-filters', 'Key=Bench,Values=lg-4242-1', '--query', 'ResourceTagMappingList[].ResourceARN');
+      if (/:ec2:[a-z-]+\//.test(arns)) {
+        t.skip(`this moto lists EC2 ARNs in a form AWS never returns (${arns.split(/\s+/)[0]}); test/aws/emulator.test.ts sweeps with Terraform on it`);
+        return;
+      }
 
       const logFile = logFileFor('janitor');
       const args = [
