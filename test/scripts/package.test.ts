@@ -51,10 +51,14 @@ test('npm pack gives a scoped, public package whose loadgate runs after a clean 
     await mkdir(join(consumer, '.github'));
     await copyFile(join(ROOT, 'examples', 'aws-mattermost.yml'), join(consumer, '.github', 'loadgate.yml'));
     const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
-    const step1 = /`npx (@[a-z0-9-]+\/loadgate) validate \.github\/loadgate\.yml`/.exec(readme);
-    assert.ok(step1, "the README's step 1 checks .github/loadgate.yml with npx");
+    // The command may wrap across lines in the README.
+    const step1 = /`npx (@[a-z0-9-]+\/loadgate) validate --users-file (\S+)\s+\.github\/loadgate\.yml`/.exec(readme);
+    assert.ok(step1, "the README's step 1 checks .github/loadgate.yml and its users file with npx");
     assert.equal(step1[1], manifest.name, 'the README names the published package');
-    const npx = spawnSync('npx', ['--offline', step1[1] as string, 'validate', '.github/loadgate.yml'], { cwd: consumer, encoding: 'utf8' });
+    const usersFile = step1[2] as string;
+    // The dataset's users, committed beside the config (load-test-ng's `login password` lines).
+    await writeFile(join(consumer, usersFile), Array.from({ length: 24_000 }, (_, i) => `user${i}@example.com pw-${i}`).join('\n') + '\n');
+    const npx = spawnSync('npx', ['--offline', step1[1] as string, 'validate', '--users-file', usersFile, '.github/loadgate.yml'], { cwd: consumer, encoding: 'utf8' });
     assert.equal(npx.status, 0, npx.stderr);
     assert.match(npx.stdout, /^\.github\/loadgate\.yml: ok .*noise model builtin:aws-mattermost-duet/);
   } finally {
