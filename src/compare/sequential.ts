@@ -336,19 +336,20 @@ function spreadOf(s: DifferenceSums): Spread {
 
 /**
  * The alternatives the fail side mixes, as multiples of m, with their weights: mostly the
- * material regression itself, and some weight on far larger ones. A point alternative
- * alone is not enough under an uncertain σ: a change far beyond m fits δ = m as badly as
- * δ = 0, so its Student-t ratio falls back towards 1 and a collapse would never fail. The
- * pass side mixes no change with improvements the same way. A fixed mixture of likelihood
- * ratios is still a martingale, so Ville's bounds hold; it costs ln(1/0.8) ≈ 0.22 of Λ at
- * δ = m or 0.
+ * material regression itself, and the rest spread evenly over larger ones, 1.2 times apart
+ * up to about 18 m. A point alternative alone is not enough under an uncertain σ: a change
+ * far beyond m fits δ = m as badly as δ = 0, so its Student-t ratio falls back towards 1 and
+ * a collapse would never fail. The grid is dense because a change between two of its points
+ * fits neither: with points twice apart, 1.5 m gets at most (ν₀ + k)/2 · ln 9 of Λ, so on a
+ * low-weight check of an assumed model it would end inconclusive where m itself fails; at
+ * 1.2 apart every change beyond m gets most of the Λ that m gets. The pass
+ * side mixes no change with improvements the same way. A fixed mixture of likelihood ratios
+ * is still a martingale, so Ville's bounds hold; it costs ln(1/0.8) ≈ 0.22 of Λ at δ = m or 0.
  */
+const GRID_STEPS = 16;
 const MIXTURE: readonly (readonly [number, number])[] = [
   [1, 0.8],
-  [2, 0.05],
-  [4, 0.05],
-  [8, 0.05],
-  [16, 0.05],
+  ...Array.from({ length: GRID_STEPS }, (_, i) => [1.2 ** (i + 1), 0.2 / GRID_STEPS] as const),
 ];
 
 function logSumExp(xs: readonly number[]): number {

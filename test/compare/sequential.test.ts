@@ -92,6 +92,19 @@ test('a collapse fails and a large improvement passes: the mixtures keep Λ grow
   assert.ok(pass([0, 0]) <= point([0, 0]) - Math.log(0.8) + 1e-12);
 });
 
+test('every regression beyond m fails about as surely as m: the fail side\'s grid leaves no change between its points short of evidence', () => {
+  // A low-weight check under an assumed model: a tight σ against m, the prior on 4 df.
+  const m = Math.log(1.21);
+  const prior = { sigmaLog: 0.01, df: 4 };
+  const fail = (x: number[]) => studentLlr(sums(x), m, prior).fail;
+  const atM = fail([m, m]);
+  let weakest = Infinity;
+  for (let k = 1; k <= 18; k += 0.01) weakest = Math.min(weakest, fail([k * m, k * m]));
+  assert.ok(weakest >= 0.6 * atM, `weakest ${weakest} against ${atM} at m`);
+  // Two pairs 1.5 m worse cross the fail bound of a check holding the floor share of a 5 % budget.
+  assert.ok(fail([1.5 * m, 1.5 * m]) > sprtRule(0.05 * 0.01, 0.05).upper);
+});
+
 test('a spread wider than the model flattens Λ: the same mean difference is weaker evidence', () => {
   const m = -Math.log(0.9);
   const prior = { sigmaLog: 0.03, df: 6 };

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,52 +14,24 @@ import { ensureSynapse } from '../../src/target/synapse/install.ts';
 /**
  * A candidate given as a Synapse wheel: a modified build of the cached 1.163.2 release,
  * installed into its own venv keyed by its content hash. Offline: the release venv's
- * installed distributions are packed back into wheels (their files and metadata, as
- * listed in each RECORD) to make a wheelhouse pip installs from with PIP_NO_INDEX.
+ * installed distributions are packed back into wheels by scripts/repack-wheels.py, one
+ * line appended to synapse/__init__.py, to make a wheelhouse pip installs from with
+ * PIP_NO_INDEX.
  */
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const RELEASE = join(ROOT, '.cache/loadgate/synapse/1.163.2');
 const SITE = join(RELEASE, 'lib/python3.11/site-packages');
 const skip = process.env.LOADGATE_SKIP_INTEGRATION === '1' ? 'LOADGATE_SKIP_INTEGRATION=1' : !existsSync(SITE) ? `no cached Synapse 1.163.2 venv at ${RELEASE}` : false;
 
-const REPACK = `
-import csv, os, sys, zipfile
-site, out = sys.argv[1], sys.argv[2]
-for info in sorted(os.listdir(site)):
-    if not info.endswith('.dist-info'):
-        continue
-    meta = os.path.join(site, info)
-    tags = [l.split(':', 1)[1].strip().split('-') for l in open(os.path.join(meta, 'WHEEL')) if l.startswith('Tag:')]
-    # A wheel for several tags names them compressed (PEP 425): py2.py3-none-any.
-    tag = '-'.join('.'.join(dict.fromkeys(t[i] for t in tags)) for i in range(3))
-    name, version = info[:-len('.dist-info')].rsplit('-', 1)
-    files = []
-    with open(os.path.join(meta, 'RECORD')) as f:
-        for row in csv.reader(f):
-            p = row[0]
-            if p.startswith('..') or '__pycache__' in p or p.startswith(info + '/'):
-                continue
-            files.append(p)
-    files += [info + '/' + m for m in ('METADATA', 'WHEEL', 'entry_points.txt', 'top_level.txt') if os.path.exists(os.path.join(meta, m))]
-    whl = os.path.join(out, '%s-%s-%s.whl' % (name.replace('-', '_'), version, tag))
-    with zipfile.ZipFile(whl, 'w', zipfile.ZIP_DEFLATED, compresslevel=1) as z:
-        for p in files:
-            full = os.path.join(site, p)
-            if not os.path.isfile(full):
-                continue
-            data = open(full, 'rb').read()
-            if p == 'synapse/__init__.py':
-                data += b'\\nLOADGATE_TEST_BUILD = "modified"\\n'
-            z.writestr(p, data)
-        z.writestr(info + '/RECORD', ''.join('%s,,\\n' % p for p in files + [info + '/RECORD']))
-`;
+const REPACK = join(ROOT, 'scripts/repack-wheels.py');
 
 test('a Synapse wheel is installed into its own venv keyed by its content hash, apart from the release it modifies', { skip, timeout: 600_000 }, async () => {
   const dir = await mkdtemp(join(tmpdir(), 'loadgate-wheel-'));
   try {
     const wheelhouse = join(dir, 'wheels');
-    await promisify(execFile)('mkdir', ['-p', wheelhouse]);
-    await promisify(execFile)('python3', ['-c', REPACK, SITE, wheelhouse], { maxBuffer: 1 << 24 });
+    const edits = join(dir, 'edits.json');
+    await writeFile(edits, JSON.stringify([{ file: 'synapse/__init__.py', append: '\nLOADGATE_TEST_BUILD = "modified"\n' }]));
+    await promisify(execFile)('python3', [REPACK, SITE, wheelhouse, '--edits', edits], { maxBuffer: 1 << 24 });
     const wheel = join(wheelhouse, 'matrix_synapse-1.163.2-cp310-abi3-manylinux_2_28_x86_64.whl');
     assert.ok(existsSync(wheel), 'the modified Synapse wheel was packed');
 
