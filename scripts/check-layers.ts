@@ -28,7 +28,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['aws'],
   // What a bench drives: the chat servers, the load engines, the user-count search,
   // the metrics and dashboards it reads.
-  ['target', 'engine', 'coordinator', 'metrics', 'grafana'],
+  ['chat-servers', 'engine', 'coordinator', 'metrics', 'grafana'],
   ['compare'],
   // Noise models the decision reads; built from results, no knowledge of the decision.
   ['noise'],

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { mean, sampleVariance, studentTQuantile } from '../../src/util/stats.ts';
 import { leastSquaresSlope } from '../../src/coordinator/equilibrium.ts';
 import { fitOfSums, speedSums, type SpeedGroup } from '../../src/noise/speed.ts';
-import { RATE_WINDOW } from '../../src/target/synapse/queries.ts';
+import { RATE_WINDOW } from '../../src/chat-servers/synapse/queries.ts';
 import { loadRunResult } from '../../src/results/load.ts';
 import type { RunResult, Series } from '../../src/results/schema.ts';
 
@@ -28,7 +28,7 @@ export const ESTIMATOR_DESCRIPTIONS: Record<EstimatorName, string> = {
   'cpu-line-run': 'users where a straight line of CPU against users, over the whole run, crosses the threshold',
 };
 
-/** The window the stored cpuPercent series rates over (src/target/synapse/queries.ts), in seconds. */
+/** The window the stored cpuPercent series rates over (src/chat-servers/synapse/queries.ts), in seconds. */
 export const RATE_WINDOW_SEC = Number(/^(\d+)s$/.exec(RATE_WINDOW)?.[1]);
 if (!(RATE_WINDOW_SEC > 0)) throw new Error(`RATE_WINDOW "${RATE_WINDOW}" is not a whole number of seconds`);
 

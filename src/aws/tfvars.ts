@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import type { GateConfig } from '../config/schema.ts';
-import { MATTERMOST_DOWNLOAD_URL } from '../target/mattermost/defaults.ts';
+import { MATTERMOST_DOWNLOAD_URL } from '../chat-servers/mattermost/defaults.ts';
 import { InputError } from '../util/errors.ts';
-import { benchNodeDefaults, checkedOverrides, deepMerge } from '../target/mattermost/config-patch.ts';
+import { benchNodeDefaults, checkedOverrides, deepMerge } from '../chat-servers/mattermost/config-patch.ts';
 import { isSupportedLoadTestNgVersion, SUPPORTED_LOADTEST_NG_VERSIONS } from '../config/engine-versions.ts';
 import type { DurationEstimate } from './cost.ts';
 import { usersNeeded, type ResolvedBench } from './presets.ts';

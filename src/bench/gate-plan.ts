@@ -1,7 +1,7 @@
 import type { GateConfig, TestSpec } from '../config/schema.ts';
 import type { RunResult } from '../results/schema.ts';
-import type { BuildRef } from '../target/build-source.ts';
-import type { Override } from '../target/chat-server.ts';
+import type { BuildRef } from '../chat-servers/build-source.ts';
+import type { Override } from '../chat-servers/chat-server.ts';
 import type { CapacityHints } from './capacity-hints.ts';
 
 /**

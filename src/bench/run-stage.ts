@@ -2,7 +2,7 @@ import type { TestSpec } from '../config/schema.ts';
 import type { Progress } from './progress.ts';
 import type { Clock, HealthSource, UserControl } from '../coordinator/index.ts';
 import type { CollectWindow } from '../metrics/collected.ts';
-import type { ServerCollected } from '../target/chat-server.ts';
+import type { ServerCollected } from '../chat-servers/chat-server.ts';
 import type { BenchFingerprint, RunResult } from '../results/schema.ts';
 import type { Barrier } from '../util/barrier.ts';
 import type { CapacityHints } from './capacity-hints.ts';

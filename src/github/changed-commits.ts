@@ -1,5 +1,5 @@
 import type { GitHubRepoApi, ListedCommit } from './api.ts';
-import type { SourceRepository } from '../target/chat-server.ts';
+import type { SourceRepository } from '../chat-servers/chat-server.ts';
 import type { ChangedCommits, FileCommits } from '../results/changed-code.ts';
 
 /**

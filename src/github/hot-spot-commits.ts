@@ -3,7 +3,7 @@ import { parseRunResult } from '../results/load.ts';
 import type { RunResult } from '../results/schema.ts';
 import type { VerdictFile } from '../results/verdict-schema.ts';
 import { changedCodeSection } from '../report/changed-code.ts';
-import { chatServerOf } from '../target/chat-servers.ts';
+import { chatServerOf } from '../chat-servers/registry.ts';
 import type { GitHubRepoApi } from './api.ts';
 import { changedCommits, type HotFileFunction } from './changed-commits.ts';
 import type { ReportFile } from './report-files.ts';

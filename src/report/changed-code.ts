@@ -6,7 +6,7 @@ import type { ChangedCommits } from '../results/changed-code.ts';
  * (the local bench diffs both installed trees), and the commits between the two tags that
  * touched their files (GitHub's comparison), as links. When none of the hot functions
  * changed it says so plainly: the cause is then elsewhere. The shapes are the ones
- * target/synapse/changed-functions.ts and github/changed-commits.ts produce.
+ * chat-servers/synapse/changed-functions.ts and github/changed-commits.ts produce.
  */
 
 export interface ChangedFunctionRow {

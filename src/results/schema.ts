@@ -105,7 +105,7 @@ export type BenchFingerprint = z.output<typeof benchFingerprintSchema>;
 const sha256 = z.string().regex(/^[0-9a-f]{64}$/, 'expected a SHA-256 in hex');
 
 /**
- * A side run from a build rather than a released version (src/target/build-source.ts): a
+ * A side run from a build rather than a released version (src/chat-servers/build-source.ts): a
  * local Synapse wheel or source directory with its content hash, or a Mattermost build URL.
  */
 export const buildSchema = z.discriminatedUnion('kind', [

@@ -14,8 +14,8 @@ import { jobBudgetSec, runnerLimitSchema } from '../aws/job-limits.ts';
 import { checkPairsFitRunJobs } from '../aws/run-jobs-fit.ts';
 import { candidateFirst } from '../compare/sequential.ts';
 import { BUILTIN_PREFIX, isBuiltinNoiseModel } from '../noise/model.ts';
-import type { Override } from '../target/chat-server.ts';
-import { chatServerOf } from '../target/chat-servers.ts';
+import type { Override } from '../chat-servers/chat-server.ts';
+import { chatServerOf } from '../chat-servers/registry.ts';
 
 const wholeNumber = (range: string, min: number, max: number) =>
   z

@@ -3,7 +3,7 @@ import { basename } from 'node:path';
 import type { GateConfig } from '../config/schema.ts';
 import { resolveBench } from '../aws/presets.ts';
 import { loadTestNgProblems } from '../engine/loadtest-ng/config.ts';
-import { chatServerOf } from '../target/chat-servers.ts';
+import { chatServerOf } from '../chat-servers/registry.ts';
 import { loadTestNgUserProblems, partitionUsers, perAgentMax } from '../bench/aws/agent-users.ts';
 import { snapshotStoreFromEnv } from '../grafana/snapshot.ts';
 import { InputError } from '../util/errors.ts';

@@ -131,7 +131,7 @@ esac`,
           LG_BENCH: 'aws',
           LG_TF_STATE_BUCKET: 'acme-loadgate-state',
           AWS_REGION: 'us-east-1',
-          LG_RELEASE_WAIT: 'off', // wait-release would ask releases.mattermost.com (test/target/mattermost/release-wait.test.ts covers it)
+          LG_RELEASE_WAIT: 'off', // wait-release would ask releases.mattermost.com (test/chat-servers/mattermost/release-wait.test.ts covers it)
           FAKE_AWS_ACCOUNT: JSON.stringify(RAISED),
           ...env,
         },

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PERFCOMP, SEED_CEILING_PRESETS, presetSize } from '../../src/aws/presets.ts';
-import { BENCH_OWNED_SETTINGS } from '../../src/target/mattermost/config-patch.ts';
+import { BENCH_OWNED_SETTINGS } from '../../src/chat-servers/mattermost/config-patch.ts';
 import { INFRA_DIR, loadModule, moduleDirs, only, resource, ruleObjects, type ModuleJson } from './hcl.ts';
 
 /**

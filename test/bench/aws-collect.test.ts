@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { judgeGenerator } from '../../src/bench/generator.ts';
 import { awsGeneratorRule } from '../../src/bench/aws/run-attempt.ts';
-import { collectMattermostRun } from '../../src/target/mattermost/collect.ts';
-import { mattermostSeriesQueries } from '../../src/target/mattermost/queries.ts';
+import { collectMattermostRun } from '../../src/chat-servers/mattermost/collect.ts';
+import { mattermostSeriesQueries } from '../../src/chat-servers/mattermost/queries.ts';
 import { PrometheusClient, type FetchLike } from '../../src/metrics/prometheus.ts';
 
 /**

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { captureProfileScript, fetchCpuProfile, fetchGoCpuProfile, PROFILE_CHUNK_BYTES, readProfileChunkScript } from '../../src/bench/aws/cpu-profile.ts';
 import type { RemoteResult, RemoteShell } from '../../src/bench/aws/remote-shell.ts';
-import { aggregateGoCpuProfile, goStoredProfile } from '../../src/target/mattermost/pprof.ts';
+import { aggregateGoCpuProfile, goStoredProfile } from '../../src/chat-servers/mattermost/pprof.ts';
 import { diffProfiles } from '../../src/compare/profile-diff.ts';
 import type { StoredProfile } from '../../src/results/profile.ts';
 import { runResultSchema } from '../../src/results/schema.ts';

@@ -9,7 +9,7 @@ import { runGateOn } from '../../src/run/gate.ts';
 import { parseRunOptions } from '../../src/run/options.ts';
 import { runResultSchema, type RunResult } from '../../src/results/schema.ts';
 import { verdictFileSchema } from '../../src/results/verdict-schema.ts';
-import { MATTERMOST_HEALTH_QUERIES } from '../../src/target/mattermost/defaults.ts';
+import { MATTERMOST_HEALTH_QUERIES } from '../../src/chat-servers/mattermost/defaults.ts';
 import { PrometheusClient } from '../../src/metrics/prometheus.ts';
 import { findK6, NO_K6 } from '../engine/k6/k6-binary.ts';
 import { AGENT_IDS, APP_ID, GRAFANA_TOKEN, MACHINERY_TOLERANCES, readJson, startLoopbackBench } from './aws/loopback-bench.ts';

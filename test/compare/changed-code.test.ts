@@ -9,7 +9,7 @@ import { attachChangedCode, NOT_INSTALLED } from '../../src/compare/changed-code
 import { compareRuns } from '../../src/compare/compare-runs.ts';
 import { tolerancesSchema } from '../../src/config/schema.ts';
 import { renderMarkdown } from '../../src/report/markdown.ts';
-import { changedFunctions } from '../../src/target/synapse/changed-functions.ts';
+import { changedFunctions } from '../../src/chat-servers/synapse/changed-functions.ts';
 import { LocalGateBench } from '../../src/bench/local/local-gate-bench.ts';
 import type { RunOptions } from '../../src/bench/gate-plan.ts';
 import type { Progress } from '../../src/bench/progress.ts';

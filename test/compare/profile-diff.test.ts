@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { diffProfiles } from '../../src/compare/profile-diff.ts';
-import { parseCollapsed } from '../../src/target/synapse/py-spy-raw.ts';
+import { parseCollapsed } from '../../src/chat-servers/synapse/py-spy-raw.ts';
 import type { RunResult } from '../../src/results/schema.ts';
 import { bounded } from '../support/runs.ts';
 import { duets } from '../support/profiles.ts';

@@ -6,10 +6,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { promqlProblem } from '../../src/config/promql.ts';
-import { MATTERMOST_HEALTH_QUERIES } from '../../src/target/mattermost/defaults.ts';
-import { mattermostSeriesQueries, mattermostWindowQueries } from '../../src/target/mattermost/queries.ts';
-import { SYNAPSE_HEALTH_QUERIES, SYNAPSE_NODE_CPU_QUERY } from '../../src/target/synapse/defaults.ts';
-import { seriesQueries, storeIntervalMeans, windowQueries } from '../../src/target/synapse/queries.ts';
+import { MATTERMOST_HEALTH_QUERIES } from '../../src/chat-servers/mattermost/defaults.ts';
+import { mattermostSeriesQueries, mattermostWindowQueries } from '../../src/chat-servers/mattermost/queries.ts';
+import { SYNAPSE_HEALTH_QUERIES, SYNAPSE_NODE_CPU_QUERY } from '../../src/chat-servers/synapse/defaults.ts';
+import { seriesQueries, storeIntervalMeans, windowQueries } from '../../src/chat-servers/synapse/queries.ts';
 
 test("the adapters' built-in queries are valid PromQL", () => {
   const aws: [string, string][] = [

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { main } from '../../src/cli/main.ts';
 import { captureIO } from '../../src/cli/io.ts';
 import { loadGateConfig } from '../../src/config/load.ts';
-import { MATTERMOST_HEALTH_QUERIES } from '../../src/target/mattermost/defaults.ts';
+import { MATTERMOST_HEALTH_QUERIES } from '../../src/chat-servers/mattermost/defaults.ts';
 import { jsonSchemaFor } from '../../src/cli/json-schemas.ts';
 import { runCli } from '../support/cli.ts';
 import { withTempDir } from '../support/runs.ts';

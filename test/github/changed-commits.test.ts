@@ -4,8 +4,8 @@ import { GitHubRepoApi } from '../../src/github/api.ts';
 import { changedCommits } from '../../src/github/changed-commits.ts';
 import { createGitHubClient } from '../../src/github/client.ts';
 import { changedCodeSection } from '../../src/report/changed-code.ts';
-import { chatServerOf } from '../../src/target/chat-servers.ts';
-import { mattermostRepoPath } from '../../src/target/mattermost/chat-server.ts';
+import { chatServerOf } from '../../src/chat-servers/registry.ts';
+import { mattermostRepoPath } from '../../src/chat-servers/mattermost/chat-server.ts';
 import { GitHubStandin, startStandin } from '../support/github-standin/server.ts';
 import { TOKEN } from './fixtures.ts';
 

@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { loadGateConfig } from '../../src/config/load.ts';
-import { chatServerOf } from '../../src/target/chat-servers.ts';
-import { ensureSynapse } from '../../src/target/synapse/install.ts';
+import { chatServerOf } from '../../src/chat-servers/registry.ts';
+import { ensureSynapse } from '../../src/chat-servers/synapse/install.ts';
 
 /**
  * A candidate given as a Synapse wheel: a modified build of the cached 1.163.2 release,

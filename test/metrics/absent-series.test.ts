@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { MATTERMOST_HEALTH_QUERIES } from '../../src/target/mattermost/defaults.ts';
+import { MATTERMOST_HEALTH_QUERIES } from '../../src/chat-servers/mattermost/defaults.ts';
 import { unboundedTestSchema } from '../../src/config/schema.ts';
 import { runUnbounded } from '../../src/coordinator/unbounded.ts';
 import { ProcessSupervisor } from '../../src/util/process.ts';
@@ -15,7 +15,7 @@ import { allocatePort } from '../../src/util/ports.ts';
 import { httpOk, waitUntilReady } from '../../src/util/readiness.ts';
 import { createHealthSource } from '../../src/metrics/health.ts';
 import { NoDataError, PrometheusClient } from '../../src/metrics/prometheus.ts';
-import { MattermostStandIn } from '../target/mattermost/mattermost-stand-in.ts';
+import { MattermostStandIn } from '../chat-servers/mattermost/mattermost-stand-in.ts';
 import { FakeClock, FakeUsers } from '../coordinator/fakes.ts';
 
 /**

@@ -13,7 +13,7 @@ test('an import from a lower layer to a higher one is reported; downward and sam
     'report/markdown.ts': "import { mean } from '../util/stats.ts';\nexport type { Check } from '../report/types.ts';\nexport const render = mean;\n",
     'report/types.ts': 'export type Check = string;\n',
     'run/gate.ts': "import { render } from '../report/markdown.ts';\nconst later = () => import('../util/stats.ts');\n",
-    'target/server.ts': "import type { Clock } from '../coordinator/index.ts';\n",
+    'chat-servers/server.ts': "import type { Clock } from '../coordinator/index.ts';\n",
     'coordinator/index.ts': 'export type Clock = number;\n',
   });
   t.after(() => rmSync(dir, { recursive: true, force: true }));

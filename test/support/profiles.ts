@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { mergeRecordings, parseCollapsed } from '../../src/target/synapse/py-spy-raw.ts';
+import { mergeRecordings, parseCollapsed } from '../../src/chat-servers/synapse/py-spy-raw.ts';
 import { runResultSchema, type RunResult } from '../../src/results/schema.ts';
 import { asInput, bounded } from './runs.ts';
 

@@ -1,6 +1,6 @@
-import { stripLeadingV } from '../../target/mattermost/version.ts';
+import { stripLeadingV } from '../../chat-servers/mattermost/version.ts';
 import { runOnNodes, type BenchNode, type RemoteShell } from './remote-shell.ts';
-import { checkClientLicence } from '../../target/mattermost/licence.ts';
+import { checkClientLicence } from '../../chat-servers/mattermost/licence.ts';
 import { clientLicenceScript, configureScript, installScript, restoreDatasetScript, startScript, stopScript, versionScript, type Slot } from './scripts.ts';
 
 /**

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { runOnNodes, type BenchNode, type RemoteShell } from './remote-shell.ts';
-import { aggregateGoCpuProfile, type GoCpuProfile } from '../../target/mattermost/pprof.ts';
+import { aggregateGoCpuProfile, type GoCpuProfile } from '../../chat-servers/mattermost/pprof.ts';
 
 /**
  * A CPU profile of one slot's Mattermost on an app node, fetched over the remote shell.

@@ -1,13 +1,13 @@
 import type { Progress } from '../progress.ts';
 import type { AwsBenchDescription } from '../../aws/terraform-outputs.ts';
 import type { TestSpec } from '../../config/schema.ts';
-import { mattermost } from '../../target/mattermost/chat-server.ts';
+import { mattermost } from '../../chat-servers/mattermost/chat-server.ts';
 import type { PrometheusClient } from '../../metrics/prometheus.ts';
 import type { BenchFingerprint, RunResult } from '../../results/schema.ts';
 import { runId, type ScheduledRun } from '../gate-plan.ts';
 import { executeRun } from '../run-sequence.ts';
 import type { CollectWindow, DuetPart, GeneratorRule, RunAttempt, RunCollected, RunStage, StartedLoad } from '../run-stage.ts';
-import { MATTERMOST_SERIES_QUERY, MattermostSeriesWatch } from '../../target/mattermost/licence.ts';
+import { MATTERMOST_SERIES_QUERY, MattermostSeriesWatch } from '../../chat-servers/mattermost/licence.ts';
 import type { AppNodes } from './app-nodes.ts';
 import type { LoadAgents, RunningLoad } from './load-agents.ts';
 import type { RunSnapshots } from './snapshots.ts';
@@ -15,7 +15,7 @@ import { InputError } from '../../util/errors.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fetchCpuProfile } from './cpu-profile.ts';
 import type { BenchNode, RemoteShell } from './remote-shell.ts';
-import { goStoredProfile } from '../../target/mattermost/pprof.ts';
+import { goStoredProfile } from '../../chat-servers/mattermost/pprof.ts';
 
 /** Go's profile handler refuses a duration beyond the listener's 300 s WriteTimeout (cpu-profile.ts). */
 const MAX_PROFILE_SEC = 290;

@@ -12,7 +12,7 @@ import { GITHUB_HOSTED_JOB_LIMIT_MINUTES, planJobs, renderJobPlan, runnerLimitSc
 import { readRunInfo, type RunContext } from '../../aws/run-info.ts';
 import { readActionsContext } from '../../github/actions-context.ts';
 import { benchInputsSchema, buildTfvars, type BenchInputs } from '../../aws/tfvars.ts';
-import { requireLicenceSecret } from '../../target/mattermost/licence.ts';
+import { requireLicenceSecret } from '../../chat-servers/mattermost/licence.ts';
 import { defineCommand, flag, section } from '../../util/flags.ts';
 import type { CliIO } from '../../util/io.ts';
 

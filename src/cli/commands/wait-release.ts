@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { loadGateConfig } from '../../config/load.ts';
-import { resolveReleaseUrl } from '../../target/mattermost/release.ts';
-import { waitForReleases } from '../../target/mattermost/release-wait.ts';
+import { resolveReleaseUrl } from '../../chat-servers/mattermost/release.ts';
+import { waitForReleases } from '../../chat-servers/mattermost/release-wait.ts';
 import { durationSchema } from '../../util/duration.ts';
 import { InputError } from '../../util/errors.ts';
 import { defineCommand, flag } from '../../util/flags.ts';

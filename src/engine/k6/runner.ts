@@ -4,7 +4,7 @@ import { availableParallelism } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import { CEILING_ACTION_FREQUENCIES } from '../../target/mattermost/defaults.ts';
+import { CEILING_ACTION_FREQUENCIES } from '../../chat-servers/mattermost/defaults.ts';
 import type { ExitInfo, ManagedProcess, ProcessSupervisor } from '../../util/process.ts';
 import { InputError, formatIssuePath } from '../../util/errors.ts';
 import { K6Api } from './api.ts';

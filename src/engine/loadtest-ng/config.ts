@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { GateConfig, HealthQuery, TestSpec } from '../../config/schema.ts';
-import { CEILING_ACTION_FREQUENCIES, MATTERMOST_HEALTH_QUERIES } from '../../target/mattermost/defaults.ts';
+import { CEILING_ACTION_FREQUENCIES, MATTERMOST_HEALTH_QUERIES } from '../../chat-servers/mattermost/defaults.ts';
 import { InputError, formatIssuePath } from '../../util/errors.ts';
 import { resourceIdSchema } from './schema.ts';
 import { agentCreateRefusal, coordinatorCreateRefusal } from './rules.ts';

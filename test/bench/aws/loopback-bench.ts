@@ -11,7 +11,7 @@ import { allocatePort, allocatePorts } from '../../../src/util/ports.ts';
 import { httpOk, waitUntilReady } from '../../../src/util/readiness.ts';
 import type { CommandResult, CommandRunner } from '../../../src/util/command-runner.ts';
 import type { RemoteResult, RemoteShell } from '../../../src/bench/aws/remote-shell.ts';
-import { MattermostStandIn, type StandInLicence } from '../../target/mattermost/mattermost-stand-in.ts';
+import { MattermostStandIn, type StandInLicence } from '../../chat-servers/mattermost/mattermost-stand-in.ts';
 import { GrafanaStandIn } from '../../grafana/stand-in.ts';
 
 /**

@@ -1,10 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { CEILING_ACTION_FREQUENCIES } from '../../../src/target/mattermost/defaults.ts';
+import { CEILING_ACTION_FREQUENCIES } from '../../../src/chat-servers/mattermost/defaults.ts';
 
 /**
- * One action-frequency table, src/target/mattermost/defaults.ts: the runner passes it to the
+ * One action-frequency table, src/chat-servers/mattermost/defaults.ts: the runner passes it to the
  * k6 scenario (LOADGATE_ACTIONS) when the config names none, and the scenario accepts the
  * actions it implements. Both lists must be the same, or a default table would name an
  * action the scenario refuses, or the scenario would carry one no default ever runs.

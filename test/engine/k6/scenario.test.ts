@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { DEFAULT_SCENARIO } from '../../../src/engine/k6/runner.ts';
-import { CEILING_ACTION_FREQUENCIES } from '../../../src/target/mattermost/defaults.ts';
+import { CEILING_ACTION_FREQUENCIES } from '../../../src/chat-servers/mattermost/defaults.ts';
 import { standinUsers } from '../../fixtures/k6/matrix-standin.ts';
 import { findK6, NO_K6 } from './k6-binary.ts';
 

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseGateConfig } from '../../../src/config/load.ts';
 import type { GateConfig } from '../../../src/config/schema.ts';
-import { MATTERMOST_HEALTH_QUERIES, CEILING_ACTION_FREQUENCIES } from '../../../src/target/mattermost/defaults.ts';
+import { MATTERMOST_HEALTH_QUERIES, CEILING_ACTION_FREQUENCIES } from '../../../src/chat-servers/mattermost/defaults.ts';
 import { buildLoadTestNgConfigs, renderLoadTestNgFiles, type LoadTestNgEndpoints } from '../../../src/engine/loadtest-ng/config.ts';
 import { InputError } from '../../../src/util/errors.ts';
 

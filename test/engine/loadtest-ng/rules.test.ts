@@ -1,7 +1,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseGateConfig } from '../../../src/config/load.ts';
-import { MATTERMOST_HEALTH_QUERIES } from '../../../src/target/mattermost/defaults.ts';
+import { MATTERMOST_HEALTH_QUERIES } from '../../../src/chat-servers/mattermost/defaults.ts';
 import { buildLoadTestNgConfigs, type LoadTestNgConfigs } from '../../../src/engine/loadtest-ng/config.ts';
 import { goFloat } from '../../../src/engine/loadtest-ng/rules.ts';
 import { SUPPORTED_LOADTEST_NG_VERSIONS, type LoadTestNgVersion } from '../../../src/config/engine-versions.ts';

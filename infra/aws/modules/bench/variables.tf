@@ -420,7 +420,7 @@ variable "mattermost_config_patch" {
     error_message = "mattermost_config_patch must be a JSON object."
   }
 
-  # The bench wires these from its topology (src/target/mattermost/config-patch.ts
+  # The bench wires these from its topology (src/chat-servers/mattermost/config-patch.ts
   # refuses them first); a patch that set them could point a node at another database.
   validation {
     condition = alltrue([

@@ -15,7 +15,7 @@
 //   LOADGATE_WORKLOAD_SEED   optional: the same seed gives every VU the same sequence of
 //                            actions and idle times (lib/workload-random.js)
 //
-// Ceiling-test actions (src/target/mattermost/defaults.ts) mapped to Matrix:
+// Ceiling-test actions (src/chat-servers/mattermost/defaults.ts) mapped to Matrix:
 //
 // | Action                     | Matrix client-server requests                                     |
 // |----------------------------|-------------------------------------------------------------------|

@@ -23,7 +23,7 @@
  *                               allowed) or a JSON array of {"username"|"email"|"login", "password"}
  *   LOADGATE_ACTIONS            required, JSON {"Action": relativeFrequency}; loadgate passes the
  *                               config's engine.actions, else the ceiling table (CEILING_ACTION_FREQUENCIES
- *                               in src/target/mattermost/defaults.ts)
+ *                               in src/chat-servers/mattermost/defaults.ts)
  *   LOADGATE_IDLE_MIN_MS        default 1000;  LOADGATE_IDLE_AVG_MS default 20000
  *   LOADGATE_IDLE_RATE          idle multiplier, default 5.4 (alias LOADGATE_RATE)
  *   LOADGATE_REQUEST_TIMEOUT_MS default 5000, load-test-ng's client timeout
@@ -38,7 +38,7 @@
  * it reads k6 through its REST API.
  *
  * Request bodies come from ./lib/mattermost-bodies.js, typed with @mattermost/types and
- * checked by `npm run typecheck`; test/target/mattermost/k6-scenario.test.ts runs every
+ * checked by `npm run typecheck`; test/chat-servers/mattermost/k6-scenario.test.ts runs every
  * action and checks each request against Mattermost's API v4 description.
  *
  * Only k6 modules are used. Run k6 with K6_AUTO_EXTENSION_RESOLUTION=false and

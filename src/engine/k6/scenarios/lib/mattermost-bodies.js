@@ -6,7 +6,7 @@
  * this file opts in to checking with the line above. The types are imported in JSDoc only,
  * so k6 runs this file as plain JavaScript. Where @mattermost/types has no type for a body
  * (login, search terms, a reminder), the fields are written out and the request check
- * against Mattermost's API description (test/target/mattermost/openapi.ts) is their source.
+ * against Mattermost's API description (test/chat-servers/mattermost/openapi.ts) is their source.
  */
 
 /** @typedef {import('@mattermost/types/posts').Post} Post */

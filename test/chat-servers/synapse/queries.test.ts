@@ -1,11 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { seriesQueries } from '../../../src/target/synapse/queries.ts';
+import { seriesQueries } from '../../../src/chat-servers/synapse/queries.ts';
 import { availableCpus, cpuListRegex, expandQuery } from '../../../src/metrics/target-cpus.ts';
 import { longestRangeSec } from '../../../src/metrics/promql.ts';
 import { createHealthSource } from '../../../src/metrics/health.ts';
 import { PrometheusClient } from '../../../src/metrics/prometheus.ts';
-import { SYNAPSE_HEALTH_QUERIES, SYNAPSE_NODE_CPU_QUERY } from '../../../src/target/synapse/defaults.ts';
+import { SYNAPSE_HEALTH_QUERIES, SYNAPSE_NODE_CPU_QUERY } from '../../../src/chat-servers/synapse/defaults.ts';
 
 test('CPU lists become label regexes and $TARGET_CPUS is replaced', () => {
   assert.equal(cpuListRegex('0'), '0');

@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { validateVersionLabel, stripLeadingV } from '../../../src/target/mattermost/version.ts';
-import { resolveReleaseUrl } from '../../../src/target/mattermost/release.ts';
-import { buildMattermostConfigPatch, deepMerge, redactConfigPatch, type BenchTopology } from '../../../src/target/mattermost/config-patch.ts';
+import { validateVersionLabel, stripLeadingV } from '../../../src/chat-servers/mattermost/version.ts';
+import { resolveReleaseUrl } from '../../../src/chat-servers/mattermost/release.ts';
+import { buildMattermostConfigPatch, deepMerge, redactConfigPatch, type BenchTopology } from '../../../src/chat-servers/mattermost/config-patch.ts';
 import { targetSchema } from '../../../src/config/schema.ts';
 import { InputError } from '../../../src/util/errors.ts';
 

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { collectRun } from '../../../src/target/synapse/collect.ts';
+import { collectRun } from '../../../src/chat-servers/synapse/collect.ts';
 import { percentile, toSeries } from '../../../src/metrics/collected.ts';
 import { PrometheusClient } from '../../../src/metrics/prometheus.ts';
 import { seriesSchema } from '../../../src/results/schema.ts';

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { waitForReleases } from '../../../src/target/mattermost/release-wait.ts';
+import { waitForReleases } from '../../../src/chat-servers/mattermost/release-wait.ts';
 import { main } from '../../../src/cli/main.ts';
 import { captureIO } from '../../../src/cli/io.ts';
 import { InputError } from '../../../src/util/errors.ts';

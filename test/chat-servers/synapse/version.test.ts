@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { compareVersions, toPipVersion } from '../../../src/target/synapse/version.ts';
+import { compareVersions, toPipVersion } from '../../../src/chat-servers/synapse/version.ts';
 import { InputError } from '../../../src/util/errors.ts';
 
 const DEFAULT_PATTERN = '^v?[0-9]+\\.[0-9]+\\.[0-9]+(-rc[0-9]+)?$';

@@ -4,15 +4,15 @@ import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadGateConfig } from '../../src/config/load.ts';
-import { chatServerOf } from '../../src/target/chat-servers.ts';
-import { hashTree, isBuildValue } from '../../src/target/build-source.ts';
+import { chatServerOf } from '../../src/chat-servers/registry.ts';
+import { hashTree, isBuildValue } from '../../src/chat-servers/build-source.ts';
 import { runResultSchema } from '../../src/results/schema.ts';
 import { runTarget } from '../../src/bench/gate-plan.ts';
 import { AppNodes } from '../../src/bench/aws/app-nodes.ts';
 import { installScript } from '../../src/bench/aws/scripts.ts';
 import type { RemoteResult, RemoteShell } from '../../src/bench/aws/remote-shell.ts';
 import { InputError } from '../../src/util/errors.ts';
-import { installKey } from '../../src/target/synapse/install.ts';
+import { installKey } from '../../src/chat-servers/synapse/install.ts';
 
 const BUILD_URL = 'https://pr-builds.example.com/mattermost/commit/0123abc/mattermost-enterprise-linux-amd64.tar.gz';
 // The label pattern results/schema.ts gives target.version.

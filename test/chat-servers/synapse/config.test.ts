@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parse } from 'yaml';
-import { synapseConfig, synapseConfigYaml, synapseLogConfig, RATE_LIMITS, SERVER_NAME } from '../../../src/target/synapse/config.ts';
-import { parseOverride } from '../../../src/target/synapse/overrides.ts';
+import { synapseConfig, synapseConfigYaml, synapseLogConfig, RATE_LIMITS, SERVER_NAME } from '../../../src/chat-servers/synapse/config.ts';
+import { parseOverride } from '../../../src/chat-servers/synapse/overrides.ts';
 
 const input = {
   clientPort: 18008,

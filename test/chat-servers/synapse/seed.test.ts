@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
-import { MatrixClient, registrationMac, runPool } from '../../../src/target/synapse/client.ts';
-import { seedDataset, datasetUserSchema } from '../../../src/target/synapse/dataset.ts';
-import { planDataset } from '../../../src/target/synapse/dataset-plan.ts';
+import { MatrixClient, registrationMac, runPool } from '../../../src/chat-servers/synapse/client.ts';
+import { seedDataset, datasetUserSchema } from '../../../src/chat-servers/synapse/dataset.ts';
+import { planDataset } from '../../../src/chat-servers/synapse/dataset-plan.ts';
 
 /** A fake homeserver behind `fetch`: checks the shared-secret MAC and records every call. */
 function fakeHomeserver(secret: string) {

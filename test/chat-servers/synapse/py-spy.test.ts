@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { defaultCacheDir } from '../../../src/run/options.ts';
-import { ensurePySpy, startPySpy } from '../../../src/target/synapse/py-spy.ts';
+import { ensurePySpy, startPySpy } from '../../../src/chat-servers/synapse/py-spy.ts';
 import { withTempDir } from '../../support/runs.ts';
 
 /**

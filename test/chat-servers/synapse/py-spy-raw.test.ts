@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { mergeRecordings, parseCollapsed } from '../../../src/target/synapse/py-spy-raw.ts';
+import { mergeRecordings, parseCollapsed } from '../../../src/chat-servers/synapse/py-spy-raw.ts';
 import { storedProfileSchema } from '../../../src/results/profile.ts';
 
 /**

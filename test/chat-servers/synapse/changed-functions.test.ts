@@ -5,7 +5,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { changedFunctions, defBlocks, lineChanges, packagePath } from '../../../src/target/synapse/changed-functions.ts';
+import { changedFunctions, defBlocks, lineChanges, packagePath } from '../../../src/chat-servers/synapse/changed-functions.ts';
 
 const BEFORE = `import x
 

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { applyOverrides, parseOverride, settingsToOverrides } from '../../../src/target/synapse/overrides.ts';
+import { applyOverrides, parseOverride, settingsToOverrides } from '../../../src/chat-servers/synapse/overrides.ts';
 import { InputError } from '../../../src/util/errors.ts';
 
 test('key=value: dotted keys and YAML scalar values', () => {

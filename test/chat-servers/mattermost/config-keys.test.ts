@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { buildMattermostConfigPatch } from '../../../src/target/mattermost/config-patch.ts';
+import { buildMattermostConfigPatch } from '../../../src/chat-servers/mattermost/config-patch.ts';
 
 /**
  * Finding 6: every key loadgate patches must exist in Mattermost's config, or the patch

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { findK6, NO_K6 } from '../../engine/k6/k6-binary.ts';
 import { MattermostStandIn } from './mattermost-stand-in.ts';
 import { checkRequest, loadOperations } from './openapi.ts';
-import { CEILING_ACTION_FREQUENCIES } from '../../../src/target/mattermost/defaults.ts';
+import { CEILING_ACTION_FREQUENCIES } from '../../../src/chat-servers/mattermost/defaults.ts';
 
 /**
  * Runs the Mattermost k6 scenario for a few seconds against a loopback stand-in and checks

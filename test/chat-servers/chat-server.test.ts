@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadGateConfig } from '../../src/config/load.ts';
-import { chatServerOf } from '../../src/target/chat-servers.ts';
+import { chatServerOf } from '../../src/chat-servers/registry.ts';
 
 test('Synapse: a side runs its PyPI version with target.settings and then its own overrides; the older side builds the dataset', async () => {
   const config = await loadGateConfig('examples/local-synapse-duet.yml');

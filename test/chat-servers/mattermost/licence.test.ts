@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { main } from '../../../src/cli/main.ts';
 import { captureIO } from '../../../src/cli/io.ts';
-import { MattermostSeriesWatch, requireLicenceSecret, requireLicensedServer } from '../../../src/target/mattermost/licence.ts';
+import { MattermostSeriesWatch, requireLicenceSecret, requireLicensedServer } from '../../../src/chat-servers/mattermost/licence.ts';
 import { InputError } from '../../../src/util/errors.ts';
 import { spawn } from 'node:child_process';
 import { AppNodes } from '../../../src/bench/aws/app-nodes.ts';

@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { planDataset, DM_MESSAGES } from '../../../src/target/synapse/dataset-plan.ts';
-import { datasetKey } from '../../../src/target/synapse/dataset.ts';
-import { parseOverride } from '../../../src/target/synapse/overrides.ts';
+import { planDataset, DM_MESSAGES } from '../../../src/chat-servers/synapse/dataset-plan.ts';
+import { datasetKey } from '../../../src/chat-servers/synapse/dataset.ts';
+import { parseOverride } from '../../../src/chat-servers/synapse/overrides.ts';
 
 const size = { users: 50, rooms: 8, membersPerRoom: 10, directRooms: 6, messagesPerRoom: 20, threadRatio: 0.2, reactionRatio: 0.1 };
 

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { mattermostWindowQueries } from '../../../src/target/mattermost/queries.ts';
+import { mattermostWindowQueries } from '../../../src/chat-servers/mattermost/queries.ts';
 import { PrometheusClient } from '../../../src/metrics/prometheus.ts';
 import { ProcessSupervisor } from '../../../src/util/process.ts';
 import { allocatePort } from '../../../src/util/ports.ts';
