@@ -65,6 +65,10 @@ export const LOCAL_DUET_CALIBRATIONS = [
   'reports/calibration/local-synapse-duet-1.162.0',
   // A quiet hour, both sides drawing the same workload (common random numbers).
   'reports/calibration/local-synapse-duet-1.162.0-crn',
+  // Two more quiet hours the same way, one after the other, so the prior holds 12
+  // degrees of freedom (docs/research/2026-11-27-duet-prior-adopter-calibrate.md).
+  'reports/calibration/local-synapse-duet-1.162.0-crn-2',
+  'reports/calibration/local-synapse-duet-1.162.0-crn-3',
 ] as const;
 
 async function calibrated(dir: string): Promise<Record<string, Measured>> {

@@ -36,7 +36,8 @@ import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, writeFile
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { parse } from 'yaml';
+import { parse, stringify } from 'yaml';
+import { noiseModelFileSchema } from '../../src/noise/schema.ts';
 import { verdictFileSchema } from '../../src/results/verdict-schema.ts';
 import { runLogged } from '../support/logged-process.ts';
 import { ROOT, gateEnvArgs, replacedActions, startConsumerRepository, writeReleaseTree } from '../support/act.ts';
@@ -50,6 +51,8 @@ const JANITOR_CALLER = join(ROOT, 'examples', 'workflows', 'janitor.yml');
 const FIRST_CONFIG = join(ROOT, 'examples', 'aws-mattermost.yml');
 /** The local example docs/local.md and the README name. */
 const LOCAL_CONFIG = join(ROOT, 'examples', 'local-synapse-duet.yml');
+/** The tiny profile the loopback gates run: a few users for seconds. */
+const TINY_CONFIG = join(ROOT, 'test', 'e2e', 'tiny-synapse.yml');
 const GATE_TIMEOUT_MS = 25 * 60_000;
 const ACT_SHORT_TIMEOUT_MS = 6 * 60_000;
 
@@ -309,6 +312,65 @@ describe('a product repository adopts loadgate from the README and docs/github.m
     assert.ok(inputs.some(([name, spec]) => /calibrat/i.test(`${name} ${spec.description ?? ''}`)), `no input selects calibration: ${inputs.map(([n]) => n).join(', ')}`);
   });
 
+  // README step 4, run end to end: the shipped caller dispatched with mode calibrate. The
+  // product's config is the tiny profile cut to its bounded test, the least that still
+  // measures a model (two A/A pairs of a 20 s test).
+  test(
+    "step 4: the shipped caller's calibrate mode runs A/A pairs on the loopback bench and opens a pull request with the model where the config will read it, and no check run; the model then validates as measured",
+    { skip: skipAct, timeout: GATE_TIMEOUT_MS + 60_000 },
+    async (t) => {
+      const version = process.env.LOADGATE_E2E_BASELINE ?? '1.162.0';
+      const pairs = 2;
+      const tiny = parse(readFileSync(TINY_CONFIG, 'utf8')) as { tests: { type: string; duration?: string }[] };
+      const config = stringify({ ...tiny, tests: tiny.tests.filter((x) => x.type === 'bounded').map((x) => ({ ...x, duration: '20s' })) });
+      const p = await productRepository(t, { config: TINY_CONFIG, files: { [pinOf(readFileSync(CALLER, 'utf8')).config]: config } });
+      const { standin } = await startConsumerRepository(TOKEN, { candidate: version });
+      t.after(() => standin.close());
+      const logFile = logFileFor('calibrate');
+      const args = [
+        ...actArgs(p, 'loadgate.yml', 'loadgate.yml'),
+        '--input', 'mode=calibrate',
+        '--input', `candidate=${version}`,
+        '--input', `repeats=${pairs}`,
+        ...gateEnvArgs({ standin, loadgate: { repository: p.pin.repository, source: p.release }, workspace: p.dir, share: join(p.work, 'share'), token: TOKEN }),
+      ];
+      const { code } = await runLogged(ACT as string, args, { cwd: p.dir, logFile, timeoutMs: GATE_TIMEOUT_MS });
+      const where = `act exit ${code}, log: ${logFile}`;
+      assert.deepEqual(standin.rejected, [], `requests rejected by GitHub's OpenAPI schema (${where})`);
+      assert.deepEqual(standin.unmatched, [], `requests to routes outside the served operations (${where})`);
+      assert.equal(code, 0, where);
+      assert.deepEqual(standin.checkRuns, [], 'a calibration is not a verdict: no check run');
+
+      const branch = `loadgate-calibration/${version}`;
+      const pulls = standin.pulls.filter((pr) => pr.head === branch);
+      assert.equal(pulls.length, 1, `one calibration PR from ${branch} (${where})`);
+      assert.match(pulls[0]?.title ?? '', new RegExp(`noise model calibrated with ${version.replaceAll('.', '\\.')} \\(${pairs} A/A pairs\\)`));
+      // The tiny config names no model: the PR says which noiseModel: value reads it.
+      assert.match(pulls[0]?.body ?? '', /set `noiseModel: loadgate-noise\.json` in `\.github\/loadgate\.yml`/);
+      const files = standin.filesOnBranch(branch);
+      const modelBytes = files.get('.github/loadgate-noise.json');
+      assert.ok(modelBytes, `the model at .github/loadgate-noise.json: ${[...files.keys()].join(', ')}`);
+      const model = noiseModelFileSchema.parse(JSON.parse(modelBytes.toString('utf8')));
+      const measured = model.entries.filter((e) => e.kind === 'measured');
+      assert.ok(measured.length > 0, 'measured entries');
+      for (const e of measured) {
+        assert.equal(e.test, 'bounded');
+        // A sequential A/A calibration is one population: both sides' runs of every pair.
+        assert.equal(e.runs, 2 * pairs, `${e.metric}: the runs behind it`);
+        assert.deepEqual(e.versions, [version]);
+      }
+      const results = [...files.keys()].filter((f) => f.startsWith(`reports/calibration-${version}/results/`) && f.endsWith('.json'));
+      assert.equal(results.length, 2 * pairs, `both sides' runs of every pair beside the model: ${results.join(', ')}`);
+
+      // The adopter merges the PR and does what it says: the next validate reads the model as measured.
+      writeFileSync(join(p.dir, '.github', 'loadgate-noise.json'), modelBytes);
+      writeFileSync(join(p.dir, p.pin.config), `${config}noiseModel: loadgate-noise.json\n`);
+      const validate = cli(p, 'validate', p.pin.config);
+      assert.equal(validate.status, 0, validate.stdout + validate.stderr);
+      assert.match(validate.stdout, /noise model loadgate-noise\.json \(measured\)/);
+    },
+  );
+
   // Defect 6: a tag-triggered workflow runs from the tagged commit, so the caller and the
   // config must exist on every release branch; nothing said so.
   test('step 2: docs/github.md says the caller and config must be on every release branch a tag is cut from', () => {
@@ -320,7 +382,7 @@ describe('a product repository adopts loadgate from the README and docs/github.m
   test('step 5: the shipped caller runs a gate on the loopback bench: the loadgate check run on the candidate commit and the report PR', { skip: skipAct, timeout: GATE_TIMEOUT_MS + 60_000 }, async (t) => {
     const baseline = process.env.LOADGATE_E2E_BASELINE ?? '1.162.0';
     const candidate = process.env.LOADGATE_E2E_CANDIDATE ?? '1.163.2';
-    const p = await productRepository(t, { config: join(ROOT, 'test', 'e2e', 'tiny-synapse.yml') });
+    const p = await productRepository(t, { config: TINY_CONFIG });
     const { standin, candidateSha } = await startConsumerRepository(TOKEN, { baseline, candidate });
     t.after(() => standin.close());
     const logFile = logFileFor('gate');
@@ -337,11 +399,17 @@ describe('a product repository adopts loadgate from the README and docs/github.m
     assert.deepEqual(standin.unmatched, [], `requests to routes outside the served operations (${where})`);
     const log = readFileSync(logFile, 'utf8');
     assert.doesNotMatch(log, /npm (ci|install)/, 'nothing installed while the gate ran');
+    // act's host mode runs each job in a copy of the workspace, so the log is the witness
+    // that the reusable workflow's jobs each checked loadgate out at the pinned release.
+    const checkouts = log.match(new RegExp(`checkout stand-in: ${p.pin.repository}@${p.pin.ref} -> \\.loadgate`, 'g')) ?? [];
+    assert.equal(checkouts.length, 3, `prepare, gate and publish each checked loadgate out (${where})`);
 
     const branch = `perf-report/${baseline}-vs-${candidate}`;
     const dir = `reports/${baseline}-vs-${candidate}`;
     const files = standin.filesOnBranch(branch);
     assert.ok(files.has(`${dir}/README.md`) && files.has(`${dir}/verdict.json`), `the report on ${branch} (${where})`);
+    const graphs = [...files.keys()].filter((f) => f.startsWith(`${dir}/graphs/`) && f.endsWith('.png'));
+    assert.ok(graphs.length >= 10, `graphs drawn by the bundle's WebAssembly renderer: ${graphs.length}`);
     const verdict = verdictFileSchema.parse(JSON.parse((files.get(`${dir}/verdict.json`) as Buffer).toString('utf8')));
     const pulls = standin.pulls.filter((pr) => pr.head === branch);
     assert.equal(pulls.length, 1, 'one report PR in the product repository');

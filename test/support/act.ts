@@ -95,15 +95,16 @@ export function gateEnvArgs(o: { standin: { url: string; owner: string; repo: st
 }
 
 /**
- * The consumer's repository on the GitHub stand-in, started: the baseline tag, and the
- * candidate tagged on a new commit of the default branch. The token may write what the
- * reusable workflow's jobs write (checks, contents, pull requests).
+ * The consumer's repository on the GitHub stand-in, started: the baseline tag (a
+ * calibration has none), and the candidate tagged on a new commit of the default branch.
+ * The token may write what the reusable workflow's jobs write (checks, contents, pull
+ * requests).
  */
-export async function startConsumerRepository(token: string, versions: { baseline: string; candidate: string }): Promise<{ standin: GitHubStandin; candidateSha: string }> {
+export async function startConsumerRepository(token: string, versions: { baseline?: string; candidate: string }): Promise<{ standin: GitHubStandin; candidateSha: string }> {
   const standin = new GitHubStandin({
     owner: 'mattermost-like',
     repo: 'chat-server',
-    tags: [versions.baseline],
+    tags: versions.baseline ? [versions.baseline] : [],
     tokens: { [token]: { permissions: { checks: 'write', contents: 'write', 'pull-requests': 'write' }, actions: true } },
   });
   const candidateSha = standin.commitOnDefaultBranch(`release ${versions.candidate}`, { VERSION: `${versions.candidate}\n` });

@@ -3,14 +3,17 @@
 # LOADGATE_ACT_CHECKOUT_REPOSITORY, LOADGATE_ACT_CHECKOUT_SOURCE.
 set -euo pipefail
 if [ -z "$CO_PATH" ]; then
-  # act copies the repository it runs in into the workspace for a checkout without a ref
-  # (act's isLocalCheckout); with a ref (the candidate tag) it runs this action instead,
-  # so the stand-in copies the same files act would have.
-  if [ -n "${CO_REF:-}" ] && [ -d "${LOADGATE_ACT_WORKSPACE_SOURCE:-}" ]; then
-    git -C "$LOADGATE_ACT_WORKSPACE_SOURCE" ls-files -z --cached --others --exclude-standard \
-      | tar -C "$LOADGATE_ACT_WORKSPACE_SOURCE" --null --no-recursion --ignore-failed-read -T - -cf - \
+  # act copies the repository it runs in into the workspace only for a step it knows as
+  # actions/checkout without a ref (its isLocalCheckout). This stand-in replaces that
+  # action, so act copies nothing: the stand-in copies the same files, with a ref (the
+  # candidate tag) or without one (a calibration: the dispatched commit), unless the
+  # workspace already is that repository.
+  src=${LOADGATE_ACT_WORKSPACE_SOURCE:-}
+  if [ -d "$src" ] && [ "$(cd "$src" && pwd -P)" != "$(pwd -P)" ]; then
+    git -C "$src" ls-files -z --cached --others --exclude-standard \
+      | tar -C "$src" --null --no-recursion --ignore-failed-read -T - -cf - \
       | tar -xf - -C .
-    echo "checkout stand-in: host mode, $CO_REF: the work tree of $LOADGATE_ACT_WORKSPACE_SOURCE, as act copies it"
+    echo "checkout stand-in: host mode, ${CO_REF:-the dispatched commit}: the work tree of $src, as act copies it"
     exit 0
   fi
   echo "checkout stand-in: host mode, the workspace is the repository"
