@@ -2,6 +2,7 @@ import type { TestSpec } from '../config/schema.ts';
 import type { Progress } from './progress.ts';
 import { hintSource, type CapacityHints } from './capacity-hints.ts';
 import { runBounded, runUnbounded, type BoundedResult, type Clock, type HealthSource, type UnboundedResult, type UserControl } from '../coordinator/index.ts';
+import type { JointParty } from '../coordinator/joint-window.ts';
 
 /**
  * The coordinator part of one run, shared by every bench: drive the users through a
@@ -25,6 +26,8 @@ export interface DriveTestOptions {
   side?: string;
   /** The gate's warm-start hints (RunOptions.hints): asked before an unbounded run, told its answer after. */
   hints: CapacityHints;
+  /** One side of a duet: both sides stop together and are measured over the same interval. */
+  joint?: JointParty;
 }
 
 export interface DrivenTest {
@@ -45,6 +48,7 @@ export async function driveTest(o: DriveTestOptions): Promise<DrivenTest> {
       clock: o.clock,
       ...(watched ? { sample: () => o.health.query(watched) } : {}),
       signal: o.signal,
+      ...(o.joint ? { joint: o.joint } : {}),
       onProgress: (p) => progress.status({ ...label, users: p.users, detail: p.phase, leftSec: p.timeLeftSec }),
     });
     return { coordinator: { kind: 'bounded', result }, noData: false, problems: result.completed ? [] : [`the bounded test ${result.reason}`] };
@@ -60,6 +64,7 @@ export async function driveTest(o: DriveTestOptions): Promise<DrivenTest> {
     health: o.health,
     clock: o.clock,
     signal: o.signal,
+    ...(o.joint ? { joint: o.joint } : {}),
     onProgress: (p) =>
       progress.status({
         ...label,

@@ -17,7 +17,8 @@ import type { CollectWindow, DuetPart, EngineTotals, RunAttempt, RunCollected, R
  */
 export async function executeRun(stage: RunStage, run: ScheduledRun, duet?: DuetPart): Promise<RunResult> {
   const attempt = stage.attempt(run, duet);
-  const trial: Trial = { id: runId(run), startedAt: new Date(), status: 'completed', problems: [], runStart: Date.now() / 1000, runEnd: Date.now() / 1000 };
+  const now = stage.clock.now() / 1000;
+  const trial: Trial = { id: runId(run), startedAt: new Date(), status: 'completed', problems: [], runStart: now, runEnd: now };
   await runTrial(stage, attempt, run, trial, duet);
   const measured = await measure(attempt, trial);
   const extras = (await attempt.extras?.({ stable: measured.stable, window: measured.window, ran: trial.coordinator !== undefined })) ?? {};
@@ -64,7 +65,8 @@ async function runTrial(stage: RunStage, attempt: RunAttempt, run: ScheduledRun,
       stage.progress.status({ version: run.side.label, repeat: run.repeat, detail: `${party}: waiting for the other side` });
       await duet.start.arrive(party);
     }
-    t.runStart = Date.now() / 1000;
+    // The coordinator's clock: its windows count from here (the real clock in a gate).
+    t.runStart = stage.clock.now() / 1000;
     attempt.testStarted?.();
     const driven = await driveTest({
       test: attempt.test,
@@ -76,11 +78,12 @@ async function runTrial(stage: RunStage, attempt: RunAttempt, run: ScheduledRun,
       label: { version: run.side.label, repeat: run.repeat },
       side: run.side.role,
       hints: stage.hints,
+      ...(duet ? { joint: duet.joint } : {}),
     });
     t.coordinator = driven.coordinator;
     t.problems.push(...driven.problems);
     if (driven.noData) t.status = 'crashed';
-    t.runEnd = Date.now() / 1000;
+    t.runEnd = stage.clock.now() / 1000;
     attempt.testEnded?.(t.runEnd - t.runStart);
     if (duet) {
       // Keep this side's load on until the other side's test ends too: its measured window
@@ -101,11 +104,12 @@ async function runTrial(stage: RunStage, attempt: RunAttempt, run: ScheduledRun,
     });
   } catch (error) {
     t.status = 'crashed';
-    t.runEnd = Date.now() / 1000;
+    t.runEnd = stage.clock.now() / 1000;
     t.problems.push((error as Error).message);
     stage.progress.problem(`${t.id}: ${(error as Error).message}`);
   } finally {
     duet?.start.leave(party);
+    duet?.joint.leave();
     duet?.end.leave(party);
     stage.signal.removeEventListener('abort', onGate);
     await windDown(stage, attempt, t);
@@ -181,6 +185,7 @@ function assemble(stage: RunStage, attempt: RunAttempt, run: ScheduledRun, t: Tr
     repeat: run.repeat,
     ...(duet ? { duet: { slot: duet.slot, cpuShare: duet.cpuShare } } : {}),
     startedAt: t.startedAt.toISOString(),
+    ...(coordinator ? { testStartedAt: new Date(t.runStart * 1000).toISOString() } : {}),
     finishedAt: new Date().toISOString(),
     status: t.status,
     problems: t.problems,

@@ -4,7 +4,8 @@ import type { Clock, HealthSource, UserControl } from '../coordinator/index.ts';
 import type { CollectWindow } from '../metrics/collected.ts';
 import type { ServerCollected } from '../chat-servers/chat-server.ts';
 import type { BenchFingerprint, RunResult } from '../results/schema.ts';
-import type { Barrier } from '../util/barrier.ts';
+import { Barrier } from '../util/barrier.ts';
+import { JointWindow, type JointParty } from '../coordinator/joint-window.ts';
 import type { CapacityHints } from './capacity-hints.ts';
 import type { ScheduledRun } from './gate-plan.ts';
 
@@ -33,14 +34,25 @@ export interface RunStage {
 
 /**
  * One side of a duet: the slot it runs in, the share of the target CPUs each side is
- * measured against (the sides share the same cores), and the two meeting points that keep
- * both sides' load on together, from the first user to the end of the later side's test.
+ * measured against (the sides share the same cores), the two meeting points that keep
+ * both sides' load on together, from the first user to the end of the later side's test,
+ * and its handle on the window both sides are measured over.
  */
 export interface DuetPart {
   slot: 'a' | 'b';
   cpuShare: number;
   start: Barrier;
   end: Barrier;
+  joint: JointParty;
+}
+
+/** The two sides of one duet, slot a first, sharing their meeting points and their window. */
+export function duetParts(cpuShare: number): [DuetPart, DuetPart] {
+  const start = new Barrier(2);
+  const end = new Barrier(2);
+  const window = new JointWindow(2);
+  const part = (slot: 'a' | 'b'): DuetPart => ({ slot, cpuShare, start, end, joint: window.party(`slot ${slot}`) });
+  return [part('a'), part('b')];
 }
 
 /** The engine's own counts, read once the test is over. */

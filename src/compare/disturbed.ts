@@ -51,5 +51,5 @@ export function nothingLeft(test: string, duets: readonly DisturbedDuet[], judge
   const mine = duets.filter((d) => d.test === test);
   if (!mine.length || (judged.baseline.length && judged.candidate.length)) return [];
   const others = new Set([...judged.baseline, ...judged.candidate].map((r) => r.repeat)).size;
-  return [`the bench was disturbed in ${mine.length} of ${mine.length + others} duets of test "${test}", and no undisturbed duet of it is left to judge`];
+  return [`${mine.length} of ${mine.length + others} duets of test "${test}" could not be judged (disturbed, or their sides measured over different minutes), and no duet of it is left to judge`];
 }

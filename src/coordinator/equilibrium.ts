@@ -56,6 +56,11 @@ export function partialWindow(timeline: readonly TimelinePoint[], windowSec: num
   return statsOf(timeline.filter((p) => p.tSec >= startSec), startSec, last.tSec);
 }
 
+/** Stats of the points in [startSec, endSec]. */
+export function windowStats(timeline: readonly TimelinePoint[], startSec: number, endSec: number): WindowStats {
+  return statsOf(timeline.filter((p) => p.tSec >= startSec && p.tSec <= endSec), startSec, endSec);
+}
+
 function statsOf(points: readonly TimelinePoint[], startSec: number, endSec: number): WindowStats {
   const xs = points.map((p) => p.tSec / 60);
   const ys = points.map((p) => p.users);

@@ -32,11 +32,20 @@ export interface Sample {
 export function holdEstimate(samples: readonly Sample[], batchSec: number): HoldEstimate | undefined {
   const first = samples[0];
   const last = samples[samples.length - 1];
-  if (!first || !last || !(batchSec > 0)) return undefined;
-  const batches = Math.floor((last.tSec - first.tSec) / batchSec);
+  if (!first || !last) return undefined;
+  return windowEstimate(samples, first.tSec, last.tSec, batchSec);
+}
+
+/**
+ * Estimate over the whole batches of `batchSec` seconds that fit in [fromSec, toSec], the
+ * newest first: the oldest remainder is the part nearest the transient. The samples are a
+ * step function (each value holds until the next sample); a batch takes its time-weighted mean.
+ */
+export function windowEstimate(samples: readonly Sample[], fromSec: number, toSec: number, batchSec: number): HoldEstimate | undefined {
+  if (!samples.length || !(batchSec > 0)) return undefined;
+  const batches = Math.floor((toSec - fromSec) / batchSec + 1e-9);
   if (batches < 1) return undefined;
-  // The newest whole batches: the oldest remainder is the part nearest the transient.
-  const startSec = last.tSec - batches * batchSec;
+  const startSec = toSec - batches * batchSec;
   const means: number[] = [];
   for (let b = 0; b < batches; b++) {
     const from = startSec + b * batchSec;
@@ -55,7 +64,7 @@ export function holdEstimate(samples: readonly Sample[], batchSec: number): Hold
     sdPct: mean > 0 ? (100 * sd) / mean : 0,
     halfWidthPct: mean > 0 ? (100 * halfWidth) / mean : Infinity,
     startSec,
-    endSec: last.tSec,
+    endSec: toSec,
   };
 }
 

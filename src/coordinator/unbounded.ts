@@ -1,8 +1,9 @@
 import type { HealthQuery, UnboundedTest } from '../config/schema.ts';
 import { InputError } from '../util/errors.ts';
 import { abortReason, sleepUnlessAborted } from './clock.ts';
-import { isEquilibrium, lastWindow, partialWindow, type WindowStats } from './equilibrium.ts';
-import { holdEstimate, type HoldEstimate, type Sample } from './estimate.ts';
+import { isEquilibrium, lastWindow, partialWindow, windowStats, type WindowStats } from './equilibrium.ts';
+import { holdEstimate, windowEstimate, type HoldEstimate, type Sample } from './estimate.ts';
+import type { JointDecision, JointParty } from './joint-window.ts';
 import { initialSearchState, nextTarget, warmStartUsers, type SearchStart, type SearchState } from './search.ts';
 import type { Clock, HealthSource, TimelinePoint, UserControl } from './types.ts';
 import { overThreshold } from '../engine/loadtest-ng/alert.ts';
@@ -93,6 +94,11 @@ export interface RunUnboundedOptions {
    * --history run of that version). Used only with `warmStart`: the run ramps to marginPct below it.
    */
   startHint?: { users: number; source: string };
+  /**
+   * One side of a duet: neither side stops alone, and both are measured over the same
+   * interval (joint-window.ts). Without it the run stops at its own equilibrium.
+   */
+  joint?: JointParty;
 }
 
 /**
@@ -130,6 +136,7 @@ interface RunState {
   samples: Sample[];
   estimate: HoldEstimate | undefined;
   firstUnhealthySec: number | undefined;
+  joint: JointParty | undefined;
 }
 
 /** One step's readings, after the users were set for it. */
@@ -142,18 +149,29 @@ interface StepReading {
 }
 
 export async function runUnbounded(options: RunUnboundedOptions): Promise<UnboundedResult> {
-  const { test, users, signal } = options;
   const run = await startRun(options);
+  try {
+    return await steps(run, options);
+  } finally {
+    // Whatever ended this side, its partner no longer waits for it.
+    run.joint?.leave();
+  }
+}
+
+async function steps(run: RunState, options: RunUnboundedOptions): Promise<UnboundedResult> {
+  const { test, users, signal } = options;
   for (let step = 0; ; step++) {
     if (signal?.aborted) return finish(run, 'aborted', `stopped before equilibrium: ${abortReason(signal)}`, undefined);
     const tSec = elapsedSec(run);
-    if (tSec >= test.maxDuration) return maxDurationStop(run);
+    const agreed = run.joint?.decision();
+    if (agreed) return jointFinish(run, agreed);
+    if (tSec >= test.maxDuration) return joined(run) ? jointMaxDuration(run, tSec) : maxDurationStop(run);
     await evaluateDue(run.queries, options.health, run.clock.now());
     const starved = run.queries.find((q) => q.noDataStreak >= run.noDataLimit);
     if (starved) return noDataStop(run, starved);
 
     const reading = await takeStep(run, users, tSec);
-    const held = adaptiveHoldStop(run, reading);
+    const held = joined(run) ? jointStop(run, reading) : adaptiveHoldStop(run, reading);
     if (held) return held;
     const window = lastWindow(run.timeline, test.stabilityWindow);
     options.onProgress?.({
@@ -219,6 +237,7 @@ async function startRun(options: RunUnboundedOptions): Promise<RunState> {
     samples: [],
     estimate: undefined,
     firstUnhealthySec: undefined,
+    joint: options.joint,
   };
 }
 
@@ -308,6 +327,8 @@ function windowStop(run: RunState, window: WindowStats, { tSec, active }: StepRe
   if (inWindow.every((p) => p.users === 0 && !p.healthy)) {
     return finish(run, 'equilibrium', `unhealthy even without users for ${test.stabilityWindow} s: supported users 0`, window);
   }
+  // In a duet the joint rule (jointStop) decides equilibrium for both sides at once.
+  if (joined(run)) return undefined;
   // hold-mean: the stability window is the settled hold (the step at its floor), so the
   // estimate gets a whole window of it. A window that starts at the first alert, as
   // load-test-ng's does, holds the bisection's transient, and its mean varies about
@@ -336,6 +357,64 @@ function windowStop(run: RunState, window: WindowStats, { tSec, active }: StepRe
     );
   }
   return undefined;
+}
+
+/** One side of a duet whose partner is still running: the joint rule decides when both stop. */
+function joined(run: RunState): boolean {
+  return run.joint !== undefined && !run.joint.alone();
+}
+
+/**
+ * A duet side's step under the joint rule: once both sides have settled, this side judges
+ * its estimate over the hold they share (from the later side's settling to now) as it would
+ * judge its own hold, and says so; when every side agrees, the first to see it fixes the
+ * interval and both stop on it.
+ */
+function jointStop(run: RunState, reading: StepReading): UnboundedResult | undefined {
+  const joint = run.joint as JointParty;
+  const first = run.samples[0];
+  if (run.search.settled && first) joint.settled(run.start + first.tSec * 1000);
+  const commonMs = joint.commonStartMs();
+  const fromSec = commonMs === undefined ? undefined : (commonMs - run.start) / 1000;
+  const ready = fromSec !== undefined && reading.tSec > fromSec && jointReady(run, fromSec, reading.tSec);
+  joint.ready(ready);
+  if (!ready || !joint.allReady()) return undefined;
+  return jointFinish(run, joint.decide({ startMs: commonMs as number, endMs: run.start + reading.tSec * 1000 }, 'settled'));
+}
+
+/** Whether this side's estimate over [fromSec, toSec] would stop it: the adaptive hold's interval, or a whole flat stability window. */
+function jointReady(run: RunState, fromSec: number, toSec: number): boolean {
+  const { test } = run;
+  if (test.estimator === 'hold-mean' && test.holdHalfWidthPct !== undefined) {
+    const estimate = windowEstimate(run.timeline, fromSec, toSec, run.batchSec);
+    if (estimate && estimate.batches >= 4 && estimate.halfWidthPct <= test.holdHalfWidthPct) return true;
+  }
+  const window = lastWindow(run.timeline, test.stabilityWindow);
+  return toSec - fromSec >= test.stabilityWindow && window !== undefined && isEquilibrium(window, test.equilibriumSlope);
+}
+
+/** maxDuration in a duet: the first side there ends both, over the hold they share or, short of one, the last stability window. */
+function jointMaxDuration(run: RunState, tSec: number): UnboundedResult {
+  const joint = run.joint as JointParty;
+  const endMs = run.start + tSec * 1000;
+  const startMs = joint.commonStartMs() ?? endMs - run.test.stabilityWindow * 1000;
+  return jointFinish(run, joint.decide({ startMs: Math.min(startMs, endMs), endMs }, 'max-duration'));
+}
+
+/** This side's result over the interval both sides agreed on. */
+function jointFinish(run: RunState, agreed: JointDecision): UnboundedResult {
+  const { test } = run;
+  const fromSec = Math.max(0, (agreed.startMs - run.start) / 1000);
+  const toSec = Math.max(fromSec, (agreed.endMs - run.start) / 1000);
+  const estimate = test.estimator === 'hold-mean' ? windowEstimate(run.timeline, fromSec, toSec, run.batchSec) : undefined;
+  run.estimate = estimate;
+  const stats = estimate ? windowStats(run.timeline, estimate.startSec, estimate.endSec) : windowStats(run.timeline, Math.max(fromSec, toSec - test.stabilityWindow), toSec);
+  const users = estimate ? `${estimate.batches} batches of ${run.batchSec} s average ${round2(estimate.supportedUsers)} users` + (Number.isFinite(estimate.halfWidthPct) ? ` (±${round2(estimate.halfWidthPct)}%)` : '') : `users average ${round2(stats.meanUsers)}`;
+  const span = `${round2(stats.startSec)}-${round2(stats.endSec)} s, the same minutes for both sides of the duet`;
+  if (agreed.cause === 'max-duration') {
+    return finish(run, 'max-duration', `did not reach equilibrium on both sides of the duet within maxDuration (${test.maxDuration} s); over ${span}, ${users}`, stats);
+  }
+  return finish(run, 'equilibrium', `equilibrium of both sides of the duet after ${round2(toSec)} s: over the hold they share (${span}, from the later side's settling), ${users}`, stats);
 }
 
 /** The result: the estimate, the window it was averaged over, and why the run stopped. */

@@ -153,7 +153,7 @@ function runNote(side: string, r: RunResult): string | undefined {
   const who = `${r.target.version} (${side}) #${r.repeat}`;
   const minutes = (s: number): string => `${(s / 60).toFixed(1)} min`;
   if (r.test.type === 'bounded') {
-    if (r.earlyStop) return `${who}: stopped early at ${minutes(r.earlyStop.atSec)} of ${minutes(r.test.durationSec)} (the watched metric within ±${r.earlyStop.halfWidthPct}%)`;
+    if (r.earlyStop) return `${who}: stopped early at ${minutes(r.earlyStop.atSec)} of ${minutes(r.test.durationSec)}${r.earlyStop.halfWidthPct !== undefined ? ` (the watched metric within ±${r.earlyStop.halfWidthPct}%)` : ''}`;
     return r.stableWindow.endSec < r.test.durationSec ? `${who}: ran ${minutes(r.stableWindow.endSec)} of ${minutes(r.test.durationSec)}` : undefined;
   }
   const c = r.capacity;

@@ -140,6 +140,11 @@ export const runResultSchema = z.strictObject({
    */
   duet: z.strictObject({ slot: z.enum(['a', 'b']), cpuShare: z.number().gt(0).max(1) }).optional(),
   startedAt: z.iso.datetime(),
+  /**
+   * When the test's first step ran (after settling and, in a duet, the meeting of both
+   * sides): `stableWindow` counts from here, so a duet's two windows compare in wall-clock time.
+   */
+  testStartedAt: z.iso.datetime().optional(),
   finishedAt: z.iso.datetime(),
   /**
    * completed: ran to its end. crashed: the target or a component died. aborted: stopped
@@ -175,8 +180,8 @@ export const runResultSchema = z.strictObject({
     })
     .optional(),
   /** Bounded: set when the hold stopped before `duration` because the metrics were tight enough. */
-  earlyStop: z.strictObject({ atSec: nonNegative, halfWidthPct: nonNegative }).optional(),
-  /** Seconds since start of the phase the stable-phase metrics are averaged over. */
+  earlyStop: z.strictObject({ atSec: nonNegative, halfWidthPct: nonNegative.optional() }).optional(),
+  /** Seconds since the test started (testStartedAt) of the phase the stable-phase metrics are averaged over. */
   stableWindow: z.strictObject({ startSec: nonNegative, endSec: nonNegative }),
   totals: z.strictObject({ requests: nonNegative, errors: nonNegative, timeouts: nonNegative }),
   api: z.array(timingSchema),

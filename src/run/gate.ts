@@ -16,7 +16,7 @@ import { runResultSchema, RUN_RESULT_SCHEMA_VERSION, type BenchFingerprint, type
 import { expandQuery } from '../metrics/target-cpus.ts';
 import type { GateBench } from '../bench/gate-bench.ts';
 import { recordHint } from '../bench/capacity-hints.ts';
-import { disturbedRerunCap, disturbedStop, duetDisturbance } from '../bench/disturbance.ts';
+import { disturbedRerunCap, disturbedStop, duetNotJudged } from '../bench/disturbance.ts';
 import { disturbedFileName } from '../results/disturbed.ts';
 import type { GateConfig } from '../config/schema.ts';
 import { LocalGateBench } from '../bench/local/local-gate-bench.ts';
@@ -174,7 +174,7 @@ async function runStep(gate: GateState, step: [ScheduledRun] | [ScheduledRun, Sc
   }
   progress.begin(label);
   const done = step.length === 2 && bench.executeDuet ? await bench.executeDuet([step[0], step[1]]) : [await bench.execute(step[0])];
-  const disturbance = step.length === 2 ? duetDisturbance(done) : undefined;
+  const disturbance = step.length === 2 ? duetNotJudged(done) : undefined;
   if (step.length === 2) gate.duetsRun++;
   for (const [j, result] of done.entries()) {
     const run = step[j] as ScheduledRun;
@@ -194,8 +194,9 @@ async function runStep(gate: GateState, step: [ScheduledRun] | [ScheduledRun, Sc
 }
 
 /**
- * A disturbed duet is run again, up to disturbedRerunCap times in a gate; the next one stops
- * the gate, whose runs left unrun then make it inconclusive, saying why.
+ * A duet the gate does not judge (disturbed, or its two windows apart) is run again, up to
+ * disturbedRerunCap times in a gate; the next one stops the gate, whose runs left unrun then
+ * make it inconclusive, saying why.
  */
 function afterDisturbed(gate: GateState, why: string): StepOutcome {
   gate.disturbedDuets++;
@@ -203,10 +204,10 @@ function afterDisturbed(gate: GateState, why: string): StepOutcome {
   if (gate.disturbedDuets > cap) {
     const stop = disturbedStop(gate.disturbedDuets, gate.duetsRun);
     gate.fatal.push(stop);
-    gate.progress.problem(`duet disturbed: ${why}; ${stop}`);
+    gate.progress.problem(`duet not judged: ${why}; ${stop}`);
     return 'stop';
   }
-  gate.progress.problem(`duet disturbed: ${why}: recorded in results/ but not judged; running it again (${gate.disturbedDuets} of at most ${cap} re-runs)`, 'warning');
+  gate.progress.problem(`duet not judged: ${why}: recorded in results/ but not judged; running it again (${gate.disturbedDuets} of at most ${cap} re-runs)`, 'warning');
   return 'again';
 }
 

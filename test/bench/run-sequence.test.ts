@@ -6,8 +6,7 @@ import { CapacityHints } from '../../src/bench/capacity-hints.ts';
 import { parseRunOptions, schedule } from '../../src/run/options.ts';
 import type { ScheduledRun } from '../../src/bench/gate-plan.ts';
 import { executeRun } from '../../src/bench/run-sequence.ts';
-import type { CollectWindow, DuetPart, GeneratorRule, RunAttempt, RunCollected, RunStage, StartedLoad } from '../../src/bench/run-stage.ts';
-import { Barrier } from '../../src/util/barrier.ts';
+import { duetParts, type CollectWindow, type GeneratorRule, type RunAttempt, type RunCollected, type RunStage, type StartedLoad } from '../../src/bench/run-stage.ts';
 
 const options = await parseRunOptions(['--config', 'examples/local-synapse.yml', '--baseline', '1.162.0', '--candidate', '1.163.2', '--out', 'reports/x', '--tests', 'bounded']);
 const [first, second] = schedule(options) as [ScheduledRun, ScheduledRun];
@@ -130,12 +129,10 @@ test('a gate stopped from outside aborts the run; a dead component or a crash se
 });
 
 test("a duet side that fails to start leaves both meeting points: its partner runs alone, and each result carries its slot", async () => {
-  const start = new Barrier(2);
-  const end = new Barrier(2);
   const a = new FakeAttempt(first.test);
   const b = new FakeAttempt(second.test, { failStart: 'postgres would not start' });
-  const part = (slot: 'a' | 'b'): DuetPart => ({ slot, cpuShare: 0.5, start, end });
-  const [ra, rb] = await Promise.all([executeRun(stage(a), first, part('a')), executeRun(stage(b), second, part('b'))]);
+  const [partA, partB] = duetParts(0.5);
+  const [ra, rb] = await Promise.all([executeRun(stage(a), first, partA), executeRun(stage(b), second, partB)]);
   assert.equal(ra.status, 'completed', ra.problems.join('; '));
   assert.deepEqual(ra.duet, { slot: 'a', cpuShare: 0.5 });
   assert.equal(rb.status, 'crashed');

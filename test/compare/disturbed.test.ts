@@ -40,7 +40,7 @@ test('a disturbed duet whose metrics would fail the gate is judged by no check, 
   assert.deepEqual(verdict.problems, []);
   // The tables are drawn from the judged runs too, so they agree with the checks.
   assert.deepEqual(comparison.tests[0]!.candidate.map((r) => r.repeat), [1, 2]);
-  assert.match(renderMarkdown(comparison, [], tol.listing), /\*\*Disturbed\*\*: other work took the bench's CPUs during one duet, .* test "unbounded" duet #1: other work used 63 %/);
+  assert.match(renderMarkdown(comparison, [], tol.listing), /\*\*Not judged\*\*: one duet, run again; kept in `results\/` .* judged by no check: test "unbounded" duet #1: other work used 63 %/);
 });
 
 test('a disturbed duet run again keeps its repeat: the re-run is judged, the pair is not taken for two runs of one repeat', () => {
@@ -57,7 +57,7 @@ test('a record whose every duet was disturbed is inconclusive, saying how many, 
   const candidate = [duetRun('1.1.0', 60, 0, 'candidate', true), duetRun('1.1.0', 60, 0, 'candidate', true), duetRun('1.1.0', 60, 1, 'candidate', true)];
   const { verdict } = compareRuns(baseline, candidate, tol, setup);
   assert.equal(verdict.verdict, 'inconclusive');
-  assert.match(verdict.summary, /^Cannot judge: the bench was disturbed in 3 of 3 duets of test "unbounded", and no undisturbed duet of it is left to judge/);
+  assert.match(verdict.summary, /^Cannot judge: 3 of 3 duets of test "unbounded" could not be judged \(disturbed, or their sides measured over different minutes\), and no duet of it is left to judge/);
   assert.equal(verdict.disturbed?.length, 3);
   assert.ok(verdict.checks.every((c) => c.verdict !== 'pass'));
   // The runs are still counted as given.

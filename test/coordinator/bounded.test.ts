@@ -2,7 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { boundedTestSchema, type BoundedTest } from '../../src/config/schema.ts';
 import { runBounded, type BoundedProgress } from '../../src/coordinator/bounded.ts';
-import { gaussian } from '../../src/coordinator/simulation/model.ts';
+import { gaussian, SharedSimClock } from '../../src/coordinator/simulation/model.ts';
+import { JointWindow } from '../../src/coordinator/joint-window.ts';
 import { seededRandom } from '../../src/util/random.ts';
 import { InputError } from '../../src/util/errors.ts';
 import { FakeClock, FakeUsers } from './fakes.ts';
@@ -97,8 +98,26 @@ test('earlyStop: the hold ends once the watched metric is known within its half-
   assert.ok(steady.earlyStop.atSec >= 60 + 300, `not before minHold: ${steady.earlyStop.atSec}`);
   assert.ok(steady.earlyStop.atSec < 30 * 60, 'stopped before duration');
   assert.deepEqual(steady.window, { startSec: 60, endSec: steady.earlyStop.atSec }, 'the measured window ends where the run did');
-  assert.ok(steady.earlyStop.halfWidthPct <= 2);
+  assert.ok(steady.earlyStop.halfWidthPct !== undefined && steady.earlyStop.halfWidthPct <= 2, `half-width ${steady.earlyStop.halfWidthPct}`);
   const noisy = await run(1.5);
   assert.equal(noisy.earlyStop, undefined, 'a metric too noisy to pin down holds for the whole duration');
   assert.equal(noisy.window.endSec, 30 * 60);
+});
+
+test('earlyStop in a duet: neither side stops until both are sure, and both stop at the same moment', async () => {
+  const clock = new SharedSimClock();
+  const window = new JointWindow(2);
+  const spec = boundedTestSchema.parse({ type: 'bounded', users: 100, rampUp: '1m', duration: '30m', earlyStop: { query: 'api_avg', halfWidthPct: 2, minHold: '5m' } });
+  const side = (noise: number, seed: number, slot: string) => {
+    const random = seededRandom(seed);
+    return runBounded({ test: spec, users: new FakeUsers(), clock, joint: window.party(slot), sample: async () => 0.05 * Math.exp(noise * gaussian(random)) });
+  };
+  // Slot a's metric is quiet (sure after minHold); slot b's is noisier and needs longer.
+  const [a, b] = await Promise.all([side(0.05, 7, 'slot a'), side(0.2, 8, 'slot b')]);
+  assert.ok(a.earlyStop && b.earlyStop, `${a.reason}; ${b.reason}`);
+  assert.deepEqual(a.window, b.window, 'one window for both sides');
+  assert.ok(a.earlyStop.atSec > 60 + 5 * 60 + 60, `slot a waited for slot b: stopped at ${a.earlyStop.atSec} s`);
+  // Alone, slot a stops soon after minHold.
+  const alone = await runBounded({ test: spec, users: new FakeUsers(), clock: new FakeClock(), sample: ((random) => async () => 0.05 * Math.exp(0.05 * gaussian(random)))(seededRandom(7)) });
+  assert.ok(alone.earlyStop && alone.earlyStop.atSec < a.earlyStop.atSec, `alone ${alone.earlyStop?.atSec} s, in the duet ${a.earlyStop.atSec} s`);
 });

@@ -63,3 +63,4 @@ export class FakeHealth implements HealthSource {
     return this.calls.filter((c) => c.query === promql).map((c) => c.atSec);
   }
 }
+

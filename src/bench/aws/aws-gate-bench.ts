@@ -10,8 +10,7 @@ import { PrometheusClient } from '../../metrics/prometheus.ts';
 import type { BenchFingerprint, RunResult } from '../../results/schema.ts';
 import type { GateBench } from '../gate-bench.ts';
 import type { RunOptions, ScheduledRun } from '../gate-plan.ts';
-import type { DuetPart } from '../run-stage.ts';
-import { Barrier } from '../../util/barrier.ts';
+import { duetParts, type DuetPart } from '../run-stage.ts';
 import { InputError, formatIssuePath } from '../../util/errors.ts';
 import { AppNodes } from './app-nodes.ts';
 import { agentNodes, createLoadAgents, type LoadAgents } from './load-agents.ts';
@@ -311,12 +310,12 @@ export class AwsGateBench implements GateBench {
   async executeDuet(runs: readonly [ScheduledRun, ScheduledRun]): Promise<[RunResult, RunResult]> {
     if (this.rigs.length !== 2) throw new Error('the AWS bench is not set up for duets (mode: duet)');
     await this.extendFor(runs[0], 'duet');
-    const start = new Barrier(2);
-    const end = new Barrier(2);
+    const parts = duetParts(1);
     const [a, b] = await this.timed(() =>
       Promise.all(runs.map((run, i) => {
         const rig = this.rigs[i] as SlotRig;
-        return this.runOn(rig, run, { slot: rig.slot ?? 'a', cpuShare: 1, start, end });
+        const part = parts.find((p) => p.slot === (rig.slot ?? 'a')) as DuetPart;
+        return this.runOn(rig, run, part);
       })),
     );
     return [a as RunResult, b as RunResult];

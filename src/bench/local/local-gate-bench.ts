@@ -19,7 +19,7 @@ import { ensurePySpy, ptraceRefusal } from '../../chat-servers/synapse/py-spy.ts
 import type { GateBench } from '../gate-bench.ts';
 import type { RunOptions, ScheduledRun, Side } from '../gate-plan.ts';
 import { executeLocalRun, type RunContext } from './test-run.ts';
-import { Barrier } from '../../util/barrier.ts';
+import { duetParts } from '../run-stage.ts';
 
 /**
  * In a duet each side is measured against half the target cores: both sides together then
@@ -163,9 +163,8 @@ export class LocalGateBench implements GateBench {
 
   async executeDuet(runs: readonly [ScheduledRun, ScheduledRun]): Promise<[RunResult, RunResult]> {
     if (this.contexts.length !== 2) throw new Error('the local bench is not set up for duets (mode: duet)');
-    const start = new Barrier(2);
-    const end = new Barrier(2);
-    const [a, b] = await Promise.all(runs.map((run, i) => executeLocalRun(this.contexts[i] as RunContext, run, { slot: SLOTS[i] as 'a' | 'b', cpuShare: this.cpuShare, start, end })));
+    const parts = duetParts(this.cpuShare);
+    const [a, b] = await Promise.all(runs.map((run, i) => executeLocalRun(this.contexts[i] as RunContext, run, parts[i])));
     return [a as RunResult, b as RunResult];
   }
 

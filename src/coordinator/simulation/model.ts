@@ -54,6 +54,45 @@ export class SimClock implements Clock {
   }
 }
 
+/**
+ * A virtual clock several coroutines share (the two sides of a duet): a sleep wakes when
+ * every coroutine is asleep and its time is the earliest, so time advances in order, as on
+ * a real clock, and minutes of two interleaved searches run in milliseconds. Whatever the
+ * coroutines await besides sleeping must settle in microtasks (the model's does).
+ */
+export class SharedSimClock implements Clock {
+  private t = 0;
+  private readonly timers: Array<{ at: number; seq: number; wake: () => void }> = [];
+  private seq = 0;
+  private pending = false;
+
+  now(): number {
+    return this.t;
+  }
+
+  sleep(ms: number): Promise<void> {
+    return new Promise((wake) => {
+      this.timers.push({ at: this.t + Math.max(0, ms), seq: this.seq++, wake });
+      this.schedule();
+    });
+  }
+
+  private schedule(): void {
+    if (this.pending) return;
+    this.pending = true;
+    // setImmediate runs once every microtask has settled: every coroutine is asleep.
+    setImmediate(() => {
+      this.pending = false;
+      this.timers.sort((a, b) => a.at - b.at || a.seq - b.seq);
+      const next = this.timers.shift();
+      if (!next) return;
+      this.t = next.at;
+      next.wake();
+      if (this.timers.length) this.schedule();
+    });
+  }
+}
+
 /** The system under test: remembers the users over time and answers the health query. */
 export class SimSystem implements UserControl, HealthSource {
   private readonly changes: Array<{ tMs: number; users: number }> = [{ tMs: 0, users: 0 }];
@@ -63,7 +102,7 @@ export class SimSystem implements UserControl, HealthSource {
   peakStartsPerSec = 0;
 
   constructor(
-    private readonly clock: SimClock,
+    private readonly clock: Pick<Clock, 'now'>,
     readonly params: ModelParams,
     seed: number,
   ) {

@@ -1,6 +1,7 @@
 import type { UnboundedTest } from '../../config/schema.ts';
 import { runUnbounded, type UnboundedResult } from '../unbounded.ts';
-import { SimClock, SimSystem, type ModelParams } from './model.ts';
+import { SharedSimClock, SimClock, SimSystem, type ModelParams } from './model.ts';
+import { JointWindow } from '../joint-window.ts';
 import type { Profile } from './profiles.ts';
 
 /**
@@ -80,3 +81,55 @@ export function forCeiling(test: UnboundedTest, ceiling: number): UnboundedTest 
 }
 
 export type { Profile };
+
+export interface DuetSimOptions {
+  model: Omit<ModelParams, 'ceiling'>;
+  /** Each side's ceiling while both search. */
+  ceilings: [number, number];
+  test: UnboundedTest;
+  seeds: [number, number];
+  hints?: [number | undefined, number | undefined];
+  /** One window for both sides, as a duet runs; false: each side stops at its own equilibrium. */
+  joint: boolean;
+  /**
+   * The shared machine: once one side's search has stopped (its users no longer join and
+   * leave), the other side's ceiling rises by this share. 0: the sides do not interact.
+   */
+  freedPct?: number;
+  /** A side whose health reads `factor` times too high for its first `seconds`: a cold start's early alert. */
+  earlyAlert?: { side: 0 | 1; seconds: number; factor: number };
+}
+
+export interface DuetSimRun {
+  results: [UnboundedResult, UnboundedResult];
+}
+
+/** Both sides of a duet on one virtual clock, each against its own model, started together. */
+export async function simulateDuet(o: DuetSimOptions): Promise<DuetSimRun> {
+  const clock = new SharedSimClock();
+  const joint = o.joint ? new JointWindow(2) : undefined;
+  const systems = o.ceilings.map((ceiling, i) => new SimSystem(clock, { ...o.model, ceiling }, o.seeds[i] as number));
+  const sides = systems.map((system, i) => {
+    const early = o.earlyAlert?.side === i ? o.earlyAlert : undefined;
+    const health = early ? { query: async () => scaled(await system.query(), clock.now() < early.seconds * 1000 ? early.factor : 1) } : system;
+    const hint = o.hints?.[i];
+    return runUnbounded({
+      test: o.test,
+      users: system,
+      health,
+      clock,
+      settleSec: 0,
+      ...(hint !== undefined ? { startHint: { users: hint, source: 'simulated hint' } } : {}),
+      ...(joint ? { joint: joint.party(`slot ${i === 0 ? 'a' : 'b'}`) } : {}),
+    }).then((result) => {
+      // This side's users no longer join and leave: the other side has more of the machine.
+      const other = systems[1 - i] as SimSystem;
+      other.params.ceiling *= 1 + (o.freedPct ?? 0) / 100;
+      return result;
+    });
+  });
+  const [a, b] = await Promise.all(sides);
+  return { results: [a as UnboundedResult, b as UnboundedResult] };
+}
+
+const scaled = (value: number | null, factor: number): number | null => (value === null ? null : value * factor);
