@@ -2,6 +2,8 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseRunResult } from '../results/load.ts';
 import type { RunResult } from '../results/schema.ts';
+import type { CapacityEntry } from '../noise/schema.ts';
+import { workloadName } from '../noise/speed.ts';
 
 /**
  * Where an unbounded test's warm start gets its hint, best first:
@@ -11,7 +13,11 @@ import type { RunResult } from '../results/schema.ts';
  *      is the closer start;
  *   2. `--expect-users`;
  *   3. the newest converged run of that version and test on the same bench kind in the
- *      `--history` folder.
+ *      `--history` folder;
+ *   4. the capacity the profile's noise model states (calibrated, or assumed from the seed
+ *      reports), scaled by this machine's speed at set-up against the speed it was
+ *      measured at, where both are known: so a first gate, and every AWS gate, starts
+ *      near the ceiling instead of climbing from initialUsers.
  * Nothing else: results lying under the working directory may come from another machine
  * or profile, and a hint far above the ceiling costs minutes of overload.
  * Hints only choose where the search starts: it starts below them and climbs, and a
@@ -22,6 +28,12 @@ import type { RunResult } from '../results/schema.ts';
 export interface CapacityHint {
   users: number;
   source: string;
+}
+
+/** The speed probe at set-up: median CPU ms of its workload (`python-json-v1@setup CPython 3.11.7`). */
+export interface MachineSpeed {
+  workload: string;
+  cpuMs: number;
 }
 
 export interface HintSettings {
@@ -37,6 +49,8 @@ export class CapacityHints {
   /** The newest converged run of each test, whichever side ran it. */
   private readonly latest = new Map<string, CapacityHint>();
   private history: Promise<Map<string, CapacityHint>> | undefined;
+  private profile: readonly CapacityEntry[] = [];
+  private speed: MachineSpeed | undefined;
 
   /** One per gate: its runs share what they learn, and nothing outlives it. */
   constructor(private readonly settings: HintSettings = {}) {}
@@ -54,11 +68,41 @@ export class CapacityHints {
     const run = this.runs.get(testName)?.get(side) ?? this.latest.get(testName);
     if (run) return run;
     if (this.settings.expectUsers !== undefined) return { users: this.settings.expectUsers, source: '--expect-users' };
-    if (!this.settings.historyDir) return undefined;
-    this.history ??= scanHistory(this.settings.historyDir, this.settings.benchKind);
-    return (await this.history).get(`${version}\u0000${testName}`);
+    if (this.settings.historyDir) {
+      this.history ??= scanHistory(this.settings.historyDir, this.settings.benchKind);
+      const past = (await this.history).get(`${version}\u0000${testName}`);
+      if (past) return past;
+    }
+    return this.profileHint(testName);
+  }
+
+  /** The noise model's capacities: where a test's search starts when nothing closer is known. */
+  useProfileCapacity(entries: readonly CapacityEntry[]): void {
+    this.profile = entries;
+  }
+
+  /** The machine's speed at set-up, which scales a capacity measured on another machine. */
+  setMachineSpeed(speed: MachineSpeed): void {
+    this.speed = speed;
+  }
+
+  private profileHint(testName: string): CapacityHint | undefined {
+    const entry = this.profile.find((e) => e.test === testName);
+    if (!entry) return undefined;
+    const what = entry.kind === 'measured' ? 'calibrated' : 'assumed';
+    const { probe } = entry;
+    const speed = this.speed;
+    if (probe && speed && workloadName(probe.workload) === workloadName(speed.workload)) {
+      // Users scale with the machine's speed: a machine whose probe takes half the time holds
+      // about twice the users. Only the start depends on it.
+      const users = (entry.users * probe.cpuMs) / speed.cpuMs;
+      return { users, source: `the profile's ${what} capacity, ${round1(entry.users)} users at a speed probe of ${round1(probe.cpuMs)} ms, scaled to this machine's ${round1(speed.cpuMs)} ms` };
+    }
+    return { users: entry.users, source: `the profile's ${what} capacity (${entry.source})` };
   }
 }
+
+const round1 = (x: number): number => Math.round(x * 10) / 10;
 
 /** A hint's source as progress lines and run results show it: `baseline 1.162.0 run 2`. */
 export function hintSource(version: string, repeat: number, side?: string): string {

@@ -4,6 +4,7 @@ import type { GateConfig } from '../config/schema.ts';
 import type { RunResult } from '../results/schema.ts';
 import { assumedEntrySdLog, gatingMetrics, noiseProfile } from './profile.ts';
 import { NOISE_MODEL_SCHEMA_VERSION, type NoiseEntry, type NoiseModelFile, type SlotEffect, type SpeedFit } from './schema.ts';
+import { measuredCapacity } from './capacity.ts';
 import { addSums, fitOfSums, machineName, pooledScope, probeRange, sameMachine, speedSums, sumsOfFit, workloadName, type SpeedGroup, type SpeedMachine } from './speed.ts';
 
 /**
@@ -236,7 +237,7 @@ export function poolRuns(
   model: NoiseModelFile,
   config: GateConfig,
   sides: { baseline: readonly RunResult[]; candidate: readonly RunResult[] },
-  options: { startSpeedFit?: boolean } = {},
+  options: { startSpeedFit?: boolean; measureCapacity?: boolean } = {},
 ): NoiseModelFile | null {
   const runs = [...sides.baseline, ...sides.candidate];
   const dates = runs.map((r) => r.finishedAt.slice(0, 10)).sort();
@@ -274,7 +275,9 @@ export function poolRuns(
     };
   });
   if (!changed) return null;
-  return { ...model, profile: noiseProfile(config), ...(measuredAt ? { updatedAt: measuredAt } : {}), entries };
+  // A calibration measures where the search should start; a gate of two versions leaves the model's figure.
+  const capacity = options.measureCapacity ? measuredCapacity(runs) : model.capacity ?? [];
+  return { ...model, profile: noiseProfile(config), ...(measuredAt ? { updatedAt: measuredAt } : {}), entries, ...(capacity.length ? { capacity } : {}) };
 }
 
 /**

@@ -100,6 +100,25 @@ export const noiseProfileSchema = z.strictObject({
 });
 export type NoiseProfile = z.output<typeof noiseProfileSchema>;
 
+/**
+ * Where an unbounded test's search may start on a bench with no run of its own yet (every
+ * AWS gate, a first local gate): the supported users per side (duet) or per run that
+ * calibrations measured, or an assumption from the seed reports, with the machine's speed
+ * when it was measured. A start hint only places the start: a wrong one costs time, not
+ * accuracy.
+ */
+export const capacityEntrySchema = z.strictObject({
+  test: z.string().min(1),
+  users: z.number().positive(),
+  kind: z.enum(NOISE_KINDS),
+  /** Converged runs behind a measured figure (0 for an assumption). */
+  runs: z.number().int().nonnegative(),
+  /** The set-up speed probe's median CPU ms on the machine the runs ran on (the local bench's runs record it). */
+  probe: z.strictObject({ workload: z.string().min(1), cpuMs: z.number().positive() }).optional(),
+  source: z.string().min(1),
+});
+export type CapacityEntry = z.output<typeof capacityEntrySchema>;
+
 export const noiseModelFileSchema = z.strictObject({
   $comment: z.string().optional(),
   schemaVersion: z.literal(NOISE_MODEL_SCHEMA_VERSION),
@@ -112,5 +131,7 @@ export const noiseModelFileSchema = z.strictObject({
   mode: z.enum(['sequential', 'duet']).optional(),
   updatedAt: z.string().optional(),
   entries: z.array(noiseEntrySchema).min(1),
+  /** Per unbounded test, where a first gate's search starts (capacityEntrySchema). */
+  capacity: z.array(capacityEntrySchema).optional(),
 });
 export type NoiseModelFile = z.output<typeof noiseModelFileSchema>;

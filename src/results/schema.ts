@@ -83,6 +83,16 @@ const unboundedParams = z.strictObject({
   health: z.array(z.strictObject({ name: z.string(), query: z.string(), threshold: finite })),
 });
 
+/** The speed probe's summary (src/bench/local/speed-probe.ts): CPU ms of a fixed workload. */
+const speedProbeSchema = z.strictObject({
+  /** Probe times of different workloads do not compare. */
+  workload: z.string().min(1),
+  samples: z.number().int().positive(),
+  cpuMsMedian: z.number().positive(),
+  cpuMsMin: z.number().positive(),
+  cpuMsMax: z.number().positive(),
+});
+
 const benchFingerprintSchema = z.strictObject({
   kind: z.enum(['local', 'aws']),
   /** Local bench: the host; AWS bench: absent. */
@@ -96,6 +106,12 @@ const benchFingerprintSchema = z.strictObject({
     .optional(),
   /** AWS bench: role → "2 x c7i.2xlarge". */
   instances: z.record(z.string(), z.string()).optional(),
+  /**
+   * Local bench: the machine's speed at set-up, before any load (the speed probe on the
+   * target's cores, workload `…@setup`): what scales the profile's calibrated capacity to
+   * this machine, and what a calibration records beside the capacity it measures.
+   */
+  setupProbe: speedProbeSchema.optional(),
   /** Component → version, e.g. { engine: "k6 v1.4.2", database: "PostgreSQL 15.14" }. */
   versions: z.record(z.string(), z.string()),
   dataset: z.string().optional(),
@@ -194,16 +210,7 @@ export const runResultSchema = z.strictObject({
    * run's own metrics cannot tell from a costlier release. Optional: AWS runs and results
    * written before it have none.
    */
-  speedProbe: z
-    .strictObject({
-      /** Probe times of different workloads do not compare. */
-      workload: z.string().min(1),
-      samples: z.number().int().positive(),
-      cpuMsMedian: z.number().positive(),
-      cpuMsMin: z.number().positive(),
-      cpuMsMax: z.number().positive(),
-    })
-    .optional(),
+  speedProbe: speedProbeSchema.optional(),
   /**
    * Local bench: the CPU other work took from the bench's cores during the measured window
    * (node_exporter's busy CPU less the bench's own processes'), % of those cores, and the

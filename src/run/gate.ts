@@ -50,6 +50,8 @@ export async function runGateOn(bench: GateBench, o: RunOptions, io: CliIO, prog
   // model is stale exactly when the profile changed, which is when calibrate is run.
   const judgeConfig = o.calibrate ? withoutNoiseModel(o.config) : o.config;
   const setup = { ...(await compareSetup({ config: judgeConfig, configFile: o.configFile })), minPairs: o.repeats, maxPairs: o.maxRepeats };
+  // Where a test's search starts when this gate has no run of its own yet: the capacity its model states.
+  o.hints.useProfileCapacity(setup.model?.file?.capacity ?? []);
   const duet = o.config.mode === 'duet';
   if (duet && !bench.executeDuet) throw new InputError(`mode: duet: the ${bench.fingerprint().kind} bench cannot run a duet; set mode: sequential`);
   const gateAbort = new AbortController();
@@ -293,7 +295,7 @@ async function writeNoiseModel(dir: OutDir, o: RunOptions, setup: CompareSetup, 
   const side = (role: string) => judged.filter((r) => r.run.side.role === role && r.run.side.cpuQuota === undefined).map((r) => r.result);
   // A duet's noise is its ratio, so its sides stay paired even in an A/A calibration.
   const sides = { baseline: side('baseline'), candidate: side('candidate') };
-  const pooled = poolRuns(base, o.config, o.config.mode === 'duet' ? sides : spreadSides(sides, o.calibrate === true), { startSpeedFit: o.calibrate === true });
+  const pooled = poolRuns(base, o.config, o.config.mode === 'duet' ? sides : spreadSides(sides, o.calibrate === true), { startSpeedFit: o.calibrate === true, measureCapacity: o.calibrate === true });
   if (!pooled) return undefined;
   const text = `${JSON.stringify(pooled, null, 2)}\n`;
   await dir.writeFile('noise-model.json', text);

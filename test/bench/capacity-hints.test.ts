@@ -56,3 +56,30 @@ test("hints in a gate: a side's own last run first, the other side's while it ha
   hints.record('unbounded', 0, 'baseline 1.162.0 run 1', 'baseline');
   assert.equal((await hints.get('unbounded', '1.162.0', 'baseline'))?.users, 55, 'a run that supported no users is no hint');
 });
+
+test("with nothing closer, a test starts from the capacity its profile's model states, scaled by this machine's speed at set-up", async () => {
+  const hints = new CapacityHints({ benchKind: 'local' });
+  assert.equal(await hints.get('unbounded', '1.162.0'), undefined, 'no model capacity: a cold start');
+  hints.useProfileCapacity([
+    { test: 'unbounded', users: 30, kind: 'measured', runs: 8, probe: { workload: 'python-json-v1@setup CPython 3.11.7', cpuMs: 40 }, source: 'median of 8 runs' },
+    { test: 'other', users: 8600, kind: 'assumed', runs: 0, source: 'half the seed report\'s 17,273' },
+  ]);
+  // Speed not measured yet: the figure as stated.
+  assert.deepEqual(await hints.get('unbounded', '1.162.0'), { users: 30, source: "the profile's calibrated capacity (median of 8 runs)" });
+  // This machine's probe takes 60 ms where the calibration's took 40: two thirds of the users.
+  hints.setMachineSpeed({ workload: 'python-json-v1@setup CPython 3.12.1', cpuMs: 60 });
+  const scaled = await hints.get('unbounded', '1.163.2');
+  assert.equal(scaled?.users, 20);
+  assert.match(scaled?.source ?? '', /30 users at a speed probe of 40 ms, scaled to this machine's 60 ms/);
+  // An assumption with no probe is never scaled.
+  assert.deepEqual(await hints.get('other', '1.162.0'), { users: 8600, source: "the profile's assumed capacity (half the seed report's 17,273)" });
+  // A probe of another workload does not compare: the figure as stated.
+  hints.setMachineSpeed({ workload: 'python-json-v2@setup CPython 3.11.7', cpuMs: 60 });
+  assert.equal((await hints.get('unbounded', '1.162.0'))?.users, 30);
+  // Anything closer wins: --expect-users, then this gate's own runs.
+  const closer = new CapacityHints({ expectUsers: 25 });
+  closer.useProfileCapacity([{ test: 'unbounded', users: 30, kind: 'measured', runs: 8, source: 'x' }]);
+  assert.equal((await closer.get('unbounded', '1.162.0'))?.source, '--expect-users');
+  closer.record('unbounded', 27, 'baseline 1.162.0 run 0', 'baseline');
+  assert.equal((await closer.get('unbounded', '1.162.0', 'baseline'))?.users, 27);
+});

@@ -161,3 +161,17 @@ test('a speed fit records where it was measured: its runs\' probe range and mach
   const anonymous = usersEntry(poolRuns(emptyModel(config), config, spreadSides({ baseline: probedRuns().slice(0, 3), candidate: probedRuns().slice(3) }, true), { startSpeedFit: true })).speed!;
   assert.deepEqual([anonymous.probeMs, anonymous.machine], [{ min: 57, max: 70 }, undefined]);
 });
+
+test('a calibration records the capacity it found, with the machine speed at set-up; a gate of two versions keeps the model\'s', async () => {
+  const config = await loadGateConfig('examples/local-synapse.yml');
+  const probe = (cpuMs: number) => ({ workload: 'python-json-v1@setup CPython 3.11.7', samples: 5, cpuMsMedian: cpuMs, cpuMsMin: cpuMs, cpuMsMax: cpuMs });
+  const at = (runs: typeof baseline, ms: number[]) => runs.map((r, i) => ({ ...r, converged: true, bench: { ...r.bench, setupProbe: probe(ms[i] as number) } }));
+  const calibrated = noiseModelFileSchema.parse(poolRuns(emptyModel(config), config, spreadSides({ baseline: at(baseline, [40, 41, 42]), candidate: at(candidate, [39, 40, 44]) }, true), { measureCapacity: true }));
+  // The median of [100, 110, 90, 100, 105, 95] and of the probes.
+  assert.deepEqual(calibrated.capacity, [{ test: 'unbounded', users: 100, kind: 'measured', runs: 6, probe: { workload: 'python-json-v1@setup CPython 3.11.7', cpuMs: 40.5 }, source: 'median supported users of 6 converged runs of 1.162.0, with the machine speed at set-up' }]);
+  // A run that did not converge, or a bench without the probe, leaves the figure unscaled or out.
+  const someUnprobed = noiseModelFileSchema.parse(poolRuns(emptyModel(config), config, spreadSides({ baseline: at(baseline, [40, 41, 42]), candidate: candidate.map((r) => ({ ...r, converged: true })) }, true), { measureCapacity: true }));
+  assert.equal(someUnprobed.capacity?.[0]?.probe, undefined);
+  const refined = poolRuns(calibrated, config, { baseline: at(baseline, [50, 50, 50]), candidate: at(candidate, [50, 50, 50]).map((r) => ({ ...r, target: { ...r.target, version: '1.163.2' } })) });
+  assert.deepEqual(refined?.capacity, calibrated.capacity);
+});

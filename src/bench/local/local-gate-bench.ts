@@ -19,6 +19,7 @@ import { ensurePySpy, ptraceRefusal } from '../../chat-servers/synapse/py-spy.ts
 import type { GateBench } from '../gate-bench.ts';
 import type { RunOptions, ScheduledRun, Side } from '../gate-plan.ts';
 import { executeLocalRun, type RunContext } from './test-run.ts';
+import { machineSpeedAtSetup, type SpeedProbeSummary } from './speed-probe.ts';
 import { duetParts } from '../run-stage.ts';
 
 /**
@@ -142,7 +143,8 @@ export class LocalGateBench implements GateBench {
     progress.info(describeDataset(dataset.meta));
 
     const [componentVersions, k6Label] = await Promise.all([bench.versions(), k6Version(k6Path).catch(() => o.config.engine.version)]);
-    this.current = { kind: 'local', host, versions: { ...componentVersions, engine: `k6 ${k6Label}` }, dataset: describeDataset(dataset.meta) };
+    const setupProbe = await this.machineSpeed(dsInstall.python);
+    this.current = { kind: 'local', host, versions: { ...componentVersions, engine: `k6 ${k6Label}` }, dataset: describeDataset(dataset.meta), ...(setupProbe ? { setupProbe } : {}) };
 
     this.contexts = this.benches.map((slotBench) => ({
       supervisor, bench: slotBench, progress, config: o.config, configDir: dirname(o.configFile), k6Path, dataset, installs, fingerprint: this.current, logDir,
@@ -153,6 +155,21 @@ export class LocalGateBench implements GateBench {
       hints: o.hints,
       ...(pySpy ? { pySpy } : {}),
     }));
+  }
+
+  /**
+   * The machine's speed before the first run, on the target's cores: it scales the profile's
+   * calibrated capacity to this machine, so a first gate's search starts near its ceiling.
+   */
+  private async machineSpeed(python: string): Promise<SpeedProbeSummary | undefined> {
+    const speed = await machineSpeedAtSetup({ python, cpus: this.o.config.bench.local.targetCpus });
+    if (!speed) {
+      this.progress.info('speed probe at set-up: no probe succeeded; a first run starts from initialUsers');
+      return undefined;
+    }
+    this.progress.info(`machine speed at set-up: the speed probe took ${speed.cpuMsMedian} ms of CPU (median of ${speed.samples})`);
+    this.o.hints.setMachineSpeed({ workload: speed.workload, cpuMs: speed.cpuMsMedian });
+    return speed;
   }
 
   execute(run: ScheduledRun): Promise<RunResult> {

@@ -37,6 +37,12 @@ export const SPEED_PROBE_WORKLOAD = 'python-json-v1';
  */
 export const WINDOW_SPAN_SUFFIX = '@window';
 
+/** Appended to the workload's name for the probe at set-up, on an idle machine: another measurement again. */
+export const SETUP_SPAN_SUFFIX = '@setup';
+
+/** Probes at set-up: enough for a median that one slow start of the interpreter does not move. */
+const SETUP_SAMPLES = 5;
+
 /** Samples the window needs before its median stands for it; fewer, and the whole run is summarised. */
 export const MIN_WINDOW_SAMPLES = 6;
 
@@ -107,6 +113,21 @@ export function summarizeProbes(samples: readonly ProbeSample[], window?: { star
   const round = (x: number) => Math.round(x * 100) / 100;
   const name = `${SPEED_PROBE_WORKLOAD}${windowed ? WINDOW_SPAN_SUFFIX : ''}`;
   return { workload: `${name} ${interpreters}`, samples: ms.length, cpuMsMedian: round(median(ms)), cpuMsMin: round(Math.min(...ms)), cpuMsMax: round(Math.max(...ms)) };
+}
+
+/**
+ * The machine's speed before any load: a few probes one after another on the target's
+ * cores, summarised as `…@setup`. Undefined when every probe failed: a start hint is an
+ * optimisation, and the gate goes on without it.
+ */
+export async function machineSpeedAtSetup(options: SpeedProbeOptions): Promise<SpeedProbeSummary | undefined> {
+  const samples: ProbeSample[] = [];
+  for (let i = 0; i < SETUP_SAMPLES; i++) {
+    const sample = await probeOnce(options).catch(() => undefined);
+    if (sample) samples.push(sample);
+  }
+  const summary = summarizeProbes(samples);
+  return summary && { ...summary, workload: summary.workload.replace(SPEED_PROBE_WORKLOAD, `${SPEED_PROBE_WORKLOAD}${SETUP_SPAN_SUFFIX}`) };
 }
 
 /**
