@@ -315,6 +315,7 @@ export function judge(inputs: readonly CheckInput[], setup: DecisionSetup, probl
       ...(setup.model.measuredAt ? { measuredAt: setup.model.measuredAt } : {}),
       ...(setup.model.n !== undefined ? { n: setup.model.n } : {}),
       assumed: setup.model.assumed,
+      ...(setup.model.notInModel?.length ? { notInModel: setup.model.notInModel } : {}),
     },
     pairs: g.pairs,
     minRepeats: setup.minPairs,

@@ -16,8 +16,10 @@ export interface NoiseModel {
   /** Most runs behind any measured entry. */
   n?: number;
   file?: NoiseModelFile;
-  /** "test.metric" entries that are assumptions, not measurements. */
+  /** "test.metric" entries that are assumptions, not measurements (and the config's checks the model has no entry for). */
   assumed: string[];
+  /** The config's gating checks the model has no entry for: judged under the assumed prior. */
+  notInModel?: string[];
 }
 
 export function assumedModel(): NoiseModel {
@@ -116,8 +118,10 @@ export function noiseModelPath(config: GateConfig, configFile: string): string |
 
 /**
  * Reads and checks a noise model against the config it will judge: schema version,
- * profile name, test shapes and gating metric set must all match, or it is an InputError
- * naming the mismatch (a model of another bench would make the error rates fiction).
+ * profile name, test shapes, mode and bench must all match, or it is an InputError naming
+ * the mismatch (a model of another bench would make the error rates fiction). A gating
+ * check the model has no entry for (a check added since it was measured) is judged under
+ * the assumed prior, and the model says so; an entry the config no longer gates is unused.
  */
 export async function loadNoiseModel(path: string, config: GateConfig): Promise<NoiseModel> {
   let data: unknown;
@@ -136,14 +140,22 @@ export async function loadNoiseModel(path: string, config: GateConfig): Promise<
     throw new InputError(`${path} is not a valid noise model:\n${lines.join('\n')}`, lines);
   }
   checkProfile(parsed.data, config, path);
-  return modelOf(parsed.data, path);
+  const model = modelOf(parsed.data, path);
+  const notInModel = checksNotInModel(parsed.data, config);
+  return notInModel.length ? { ...model, assumed: [...model.assumed, ...notInModel], notInModel } : model;
+}
+
+/** The config's gating checks ("test.metric") the model has no entry for. */
+export function checksNotInModel(file: NoiseModelFile, config: GateConfig): string[] {
+  const entries = new Set(file.entries.map((e) => `${e.test}.${e.metric}`));
+  return noiseProfile(config).metrics.filter((m) => !entries.has(m));
 }
 
 /**
  * Whether a model can judge this config. An assumed model (no entry measured) describes a
  * bench and a mode, not a config: a renamed gate or a nudged test keeps it. A measured
  * one holds for the profile it was measured under: the same name, test shapes and bench.
- * Both need the same mode, gating metric set and bench.
+ * Both need the same mode and bench. The gating checks may differ: see loadNoiseModel.
  */
 export function checkProfile(file: NoiseModelFile, config: GateConfig, path: string): void {
   const want = noiseProfile(config);
@@ -151,22 +163,16 @@ export function checkProfile(file: NoiseModelFile, config: GateConfig, path: str
   const measured = file.entries.some((e) => e.kind === 'measured');
   const fix = 'recalibrate (loadgate calibrate) or point noiseModel at the model of this profile';
   if (measured && got.name !== want.name) throw new InputError(`${path}: noise model is for profile "${got.name}", the config is "${want.name}"; ${fix}`);
-  const missing = want.metrics.filter((m) => !got.metrics.includes(m));
-  const extra = got.metrics.filter((m) => !want.metrics.includes(m));
-  if (missing.length || extra.length) {
-    const parts = [missing.length ? `not in the model: ${missing.join(', ')}` : '', extra.length ? `not gating in the config: ${extra.join(', ')}` : ''].filter(Boolean);
-    throw new InputError(`${path}: noise model's gating metric set differs from the config's (${parts.join('; ')}); ${fix}`);
-  }
   const [gotMode, wantMode] = [file.mode ?? 'sequential', config.mode];
   if (gotMode !== wantMode) throw new InputError(`${path}: noise model was measured in ${gotMode} mode, the config runs in ${wantMode} (mode: ${wantMode}); the noise of one does not tell the other's: calibrate in ${wantMode} mode (loadgate calibrate) or set mode: ${gotMode}`);
   const benchDiff = got.bench ? shapeDifferences(got.bench, want.bench ?? {}) : [];
   if (benchDiff.length) throw new InputError(`${path}: noise model is of another bench (${benchDiff.join('; ')}); its noise does not tell this bench's: calibrate on this bench (loadgate calibrate), or remove noiseModel to assume the noise from the tolerances`);
-  if (measured && got.hash !== want.hash) throw new InputError(`${path}: noise model was measured with other test shapes (${testDifferences(got.tests, want.tests) ?? `profile hash ${got.hash}, config ${want.hash}`}); ${fix}`);
-  const entryIds = new Set(file.entries.map((e) => `${e.test}.${e.metric}`));
-  const noEntry = want.metrics.filter((m) => !entryIds.has(m));
-  if (noEntry.length) throw new InputError(`${path}: noise model has no entry for ${noEntry.join(', ')}; ${fix}`);
+  if (!measured) return;
+  // Each test's own shape: a test added since the model was measured has no entries and
+  // is judged under the assumed prior; one whose shape changed makes its entries fiction.
+  const changed = got.tests && want.tests ? testDifferences(got.tests, want.tests) : got.hash !== want.hash ? `profile hash ${got.hash}, config ${want.hash}` : undefined;
+  if (changed) throw new InputError(`${path}: noise model was measured with other test shapes (${changed}); ${fix}`);
 }
-
 /** "field: model's value, config's value" for every field of the bench that differs. */
 function shapeDifferences(got: Record<string, string | number>, want: Record<string, string | number>): string[] {
   if (got.kind !== want.kind) return [`bench.kind: the model's ${JSON.stringify(got.kind)}, the config's ${JSON.stringify(want.kind)}`];
@@ -175,10 +181,10 @@ function shapeDifferences(got: Record<string, string | number>, want: Record<str
   return keys.filter((k) => got[k] !== want[k]).map((k) => `bench.${String(want.kind)}.${k}: the model's ${show(got[k])}, the config's ${show(want[k])}`);
 }
 
-/** Which tests' shapes differ, when the model names each test's hash. */
-function testDifferences(got: Record<string, string> | undefined, want: Record<string, string> | undefined): string | undefined {
-  if (!got || !want) return undefined;
-  const names = [...new Set([...Object.keys(got), ...Object.keys(want)])].sort();
-  const differ = names.filter((n) => got[n] !== want[n]);
+/** Which of the model's tests have another shape in the config (a test only one side has is not a difference). */
+function testDifferences(got: Record<string, string>, want: Record<string, string>): string | undefined {
+  const differ = Object.keys(got)
+    .filter((n) => want[n] !== undefined && got[n] !== want[n])
+    .sort();
   return differ.length ? `test${differ.length === 1 ? '' : 's'} ${differ.join(', ')} ${differ.length === 1 ? 'differs' : 'differ'} from the model's` : undefined;
 }

@@ -53,7 +53,8 @@ export function benchShape(bench: GateConfig['bench']): Record<string, string | 
 /**
  * The profile a noise model belongs to: the config's name, a hash of its tests (the load
  * shapes) and gating metric set, each test's own hash, and the bench. A model measured
- * under other load shapes or on other machines says nothing about these.
+ * under other load shapes or on other machines says nothing about these; the loader
+ * compares each test's own hash, so a check or test added since leaves the rest valid.
  */
 export function noiseProfile(config: Pick<GateConfig, 'name' | 'tests' | 'tolerances' | 'bench'>): NoiseProfile {
   const metrics = gatingMetrics(config)

@@ -10,7 +10,11 @@ export function decisionSection(v: VerdictFile): string {
   const lines: string[] = [];
   const source = m.path ? `\`${m.path}\`` : 'none configured';
   if (m.kind === 'measured') {
-    const assumed = m.assumed.length ? `; assumed, not measured: ${m.assumed.join(', ')}` : '';
+    const missing = new Set(m.notInModel ?? []);
+    const assumedEntries = m.assumed.filter((a) => !missing.has(a));
+    const assumed =
+      (assumedEntries.length ? `; assumed, not measured: ${assumedEntries.join(', ')}` : '') +
+      (missing.size ? `; not in the model (checks added since it was measured), judged under the assumed prior: ${[...missing].join(', ')} (\`loadgate calibrate\` measures them)` : '');
     lines.push(`- **Noise model**: measured (${source}, ${m.n ?? '?'} runs, ${m.measuredAt ?? 'date unknown'})${assumed}.`);
   } else {
     lines.push(`- **Noise model**: assumed (${source}): the run-to-run noise is taken from the tolerances' noise floors, not measured on this bench. Run \`loadgate calibrate\` to measure it.`);

@@ -83,8 +83,10 @@ export const decisionSchema = z.strictObject({
     kind: z.enum(['measured', 'assumed']),
     measuredAt: z.string().optional(),
     n: z.number().int().nonnegative().optional(),
-    /** "test.metric" entries of the model that are assumptions. */
+    /** "test.metric" entries of the model that are assumptions, and the checks it has no entry for. */
     assumed: z.array(z.string()),
+    /** The config's gating checks the model has no entry for (added since it was measured): judged under the assumed prior. */
+    notInModel: z.array(z.string()).optional(),
   }),
   /** Baseline/candidate pairs recorded (per test). */
   pairs: z.number().int().nonnegative(),

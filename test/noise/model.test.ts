@@ -4,7 +4,8 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadGateConfig } from '../../src/config/load.ts';
-import { loadNoiseModel } from '../../src/noise/model.ts';
+import { ASSUMED_PRIOR_DF, dfFor, loadNoiseModel, sdLogFor } from '../../src/noise/model.ts';
+import { assumedSdLog } from '../../src/noise/profile.ts';
 import { InputError } from '../../src/util/errors.ts';
 import { noiseModels } from '../../scripts/make-noise-models.ts';
 
@@ -45,15 +46,15 @@ test('the local model is measured (supported users: four loadgate calibrations o
   assert.ok(Math.abs(aws.file!.entries.find((e) => e.metric === 'supportedUsers')!.sdLog - 0.02227) < 0.0001);
 });
 
-test('a model of another profile, metric set, test shape or schema version is bad input naming the mismatch', async () => {
+test('a model of another profile, test shape or schema version is bad input naming the mismatch', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'lg-noise-'));
   try {
     const config = await loadGateConfig('examples/local-synapse.yml');
     const good = JSON.parse(await readFile('noise/local-synapse.json', 'utf8'));
     const cases: Array<[string, unknown, RegExp]> = [
       ['profile', { ...good, profile: { ...good.profile, name: 'other' } }, /noise model is for profile "other", the config is "synapse-local"/],
-      ['metrics', { ...good, profile: { ...good.profile, metrics: good.profile.metrics.slice(1) } }, /gating metric set differs .*not in the model: bounded\.apiAvg/],
-      ['shape', { ...good, profile: { ...good.profile, hash: '0000000000000000' } }, /measured with other test shapes/],
+      ['shape', { ...good, profile: { ...good.profile, tests: { ...good.profile.tests, unbounded: '0000000000000000' } } }, /measured with other test shapes \(test unbounded differs from the model's\)/],
+      ['old shape', { ...good, profile: { ...good.profile, tests: undefined, hash: '0000000000000000' } }, /measured with other test shapes \(profile hash 0000000000000000/],
       ['version', { ...good, schemaVersion: 2 }, /schemaVersion is 2, this loadgate reads 1/],
       ['field', { ...good, entries: [{ ...good.entries[0], sdLog: -1 }] }, /entries\[0\]\.sdLog/],
     ];
@@ -63,6 +64,28 @@ test('a model of another profile, metric set, test shape or schema version is ba
       await assert.rejects(loadNoiseModel(file, config), (e: unknown) => e instanceof InputError && message.test(e.message), name);
     }
     await assert.rejects(loadNoiseModel(join(dir, 'missing.json'), config), /cannot read .* run loadgate calibrate/);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('a gating check the model has no entry for is judged under the assumed prior and named; an entry the config no longer gates is unused', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'lg-noise-'));
+  try {
+    const config = await loadGateConfig('examples/local-synapse.yml');
+    const good = JSON.parse(await readFile('noise/local-synapse.json', 'utf8')) as { profile: { metrics: string[] }; entries: Array<{ test: string; metric: string }> };
+    // Measured before bounded.apiAvg gated: no entry, and the profile's metric set lacks it.
+    const older = { ...good, profile: { ...good.profile, metrics: good.profile.metrics.filter((m) => m !== 'bounded.apiAvg') }, entries: good.entries.filter((e) => `${e.test}.${e.metric}` !== 'bounded.apiAvg') };
+    await writeFile(join(dir, 'older.json'), JSON.stringify(older));
+    const model = await loadNoiseModel(join(dir, 'older.json'), config);
+    assert.deepEqual(model.notInModel, ['bounded.apiAvg']);
+    assert.ok(model.assumed.includes('bounded.apiAvg'));
+    assert.equal(sdLogFor(model, config.tolerances, 'bounded', 'apiAvg'), assumedSdLog(config.tolerances, 'apiAvg'));
+    assert.equal(dfFor(model, 'bounded', 'apiAvg'), ASSUMED_PRIOR_DF);
+    // A config that gates one check fewer than the model measured: that entry is unused.
+    const fewer = { ...config, tolerances: { ...config.tolerances, apiP99: { ...config.tolerances.apiP99, gating: false } } };
+    const wider = await loadNoiseModel('noise/local-synapse.json', fewer);
+    assert.equal(wider.notInModel, undefined);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
