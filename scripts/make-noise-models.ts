@@ -10,7 +10,8 @@ import { loadGateConfig } from '../src/config/load.ts';
 import type { GateConfig } from '../src/config/schema.ts';
 import { pooledSlotEffect, slotEffectOf, speedScopeOf } from '../src/noise/pool.ts';
 import { assumedEntrySdLog, gatingMetrics, noiseProfile } from '../src/noise/profile.ts';
-import { NOISE_MODEL_SCHEMA_VERSION, noiseModelFileSchema, type NoiseEntry, type NoiseModelFile, type SlotEffect, type SpeedFit } from '../src/noise/schema.ts';
+import { NOISE_MODEL_SCHEMA_VERSION, noiseModelFileSchema, type CapacityEntry, type NoiseEntry, type NoiseModelFile, type SlotEffect, type SpeedFit } from '../src/noise/schema.ts';
+import { measuredCapacity } from '../src/noise/capacity.ts';
 import { addSums, fitOfSums, machineName, pooledScope, sameMachine, sumsOfFit } from '../src/noise/speed.ts';
 import { loadRunResult } from '../src/results/load.ts';
 import type { RunResult } from '../src/results/schema.ts';
@@ -70,6 +71,20 @@ export const LOCAL_DUET_CALIBRATIONS = [
   'reports/calibration/local-synapse-duet-1.162.0-crn-2',
   'reports/calibration/local-synapse-duet-1.162.0-crn-3',
 ] as const;
+
+/**
+ * Where the local duet's first run starts (the model's `capacity`): the supported users of
+ * recorded runs on a quiet machine, with the machine's speed at set-up where they recorded
+ * it, so a gate on another machine scales the figure by its own speed probe.
+ */
+export const LOCAL_DUET_CAPACITY: readonly string[] = LOCAL_DUET_CALIBRATIONS;
+
+/** The run results a recorded gate or calibration committed (its results/ folder). */
+async function resultsOf(dir: string): Promise<RunResult[]> {
+  const results = join(dir, 'results');
+  const files = (await readdir(results)).filter((f) => f.endsWith('.json')).sort();
+  return Promise.all(files.map((f) => loadRunResult(join(results, f))));
+}
 
 async function calibrated(dir: string): Promise<Record<string, Measured>> {
   const file = noiseModelFileSchema.parse(JSON.parse(await readFile(join(dir, 'noise-model.json'), 'utf8')));
@@ -169,7 +184,14 @@ interface Published {
   source: string;
 }
 
-function model(config: GateConfig, measured: Record<string, Measured>, comment: string, assumedSource: (key: string) => string, published: Record<string, Published> = {}): NoiseModelFile {
+function model(
+  config: GateConfig,
+  measured: Record<string, Measured>,
+  comment: string,
+  assumedSource: (key: string) => string,
+  published: Record<string, Published> = {},
+  capacity: CapacityEntry[] = [],
+): NoiseModelFile {
   const mode = config.mode === 'duet' ? { mode: 'duet' as const } : {};
   const entries: NoiseEntry[] = gatingMetrics(config).map((g) => {
     const m = measured[`${g.test}.${g.key}`];
@@ -180,10 +202,26 @@ function model(config: GateConfig, measured: Record<string, Measured>, comment: 
     if (p) return { test: g.test, metric: g.key, sdLog: round(p.sdLog), runs: 0, df: p.df, kind: 'assumed', versions: [], source: p.source };
     return { test: g.test, metric: g.key, sdLog: round(assumedEntrySdLog(config, g.key)), runs: 0, df: 0, kind: 'assumed', versions: [], source: assumedSource(g.key) };
   });
-  return { $comment: comment, schemaVersion: NOISE_MODEL_SCHEMA_VERSION, profile: noiseProfile(config), ...mode, entries };
+  return { $comment: comment, schemaVersion: NOISE_MODEL_SCHEMA_VERSION, profile: noiseProfile(config), ...mode, entries, ...(capacity.length ? { capacity } : {}) };
 }
 
 const round = (x: number) => Math.round(x * 1e5) / 1e5;
+
+/** The capacity the runs of these recorded gates or calibrations found (src/noise/capacity.ts), with each folder named in its source. */
+async function capacityOf(dirs: readonly string[]): Promise<CapacityEntry[]> {
+  const runs = (await Promise.all(dirs.map(resultsOf))).flat();
+  return measuredCapacity(runs).map((c) => ({ ...c, source: `${c.source} (${dirs.join(', ')})` }));
+}
+
+/**
+ * The seed reports' supported users on the release-comparison bench: v10.12.0 17,272 and
+ * v11.0.1-rc2 17,040 (/work/shared/seeds/perf-comparison-v10.12.0-vs-v11.0.1-rc2.md,
+ * "Supported users in unbounded test"). A duet side has about half the app nodes' CPU.
+ */
+const SEED_SUPPORTED_USERS = 17_272;
+function awsCapacity(perSide: number, what: string): CapacityEntry[] {
+  return [{ test: 'unbounded', users: perSide, kind: 'assumed', runs: 0, source: `assumed from the seed report's ${SEED_SUPPORTED_USERS.toLocaleString('en')} supported users of v10.12.0 on this bench${what}` }];
+}
 
 export async function noiseModels(): Promise<Record<string, NoiseModelFile>> {
   const local = await loadGateConfig('examples/local-synapse.yml');
@@ -197,12 +235,16 @@ export async function noiseModels(): Promise<Record<string, NoiseModelFile>> {
     pooled(await Promise.all(LOCAL_CALIBRATIONS.map(calibrated))),
     `Local bench (examples/local-synapse.yml). Measured by loadgate calibrate, 6 or 8 A/A runs per calibration, four of the unbounded test at different hours (and on three VMs) pooled (${LOCAL_CALIBRATIONS.join(', ')}); error and timeout rates (counting noise, computed per run) assumed from the tolerances.`,
     fromTolerance,
+    {},
+    await capacityOf(LOCAL_CALIBRATIONS),
   );
   const localDuet = model(
     duet,
     pooled(await Promise.all(LOCAL_DUET_CALIBRATIONS.map(calibrated))),
     `Local bench in duet mode (examples/local-synapse-duet.yml): each entry is the sd of one duet's log ratio ln(candidate / baseline). Measured by loadgate calibrate with A/A duets on a quiet machine, two hours pooled (${LOCAL_DUET_CALIBRATIONS.join(', ')}); error and timeout rates (counting noise, computed per run) assumed from the tolerances.`,
     fromTolerance,
+    {},
+    await capacityOf(LOCAL_DUET_CAPACITY),
   );
   const awsSequentialModel = model(
     awsSequential,
@@ -218,6 +260,7 @@ export async function noiseModels(): Promise<Record<string, NoiseModelFile>> {
           "assumed from Mattermost's published comparisons (mattermost/performance-reports): the supported-users changes of the 8 PostgreSQL comparisons from v11.0 on have an sd of 3.20 %; read as all noise, σ = ln(1.032)/√2 ≈ 2.23 % per run on 7 degrees of freedom (an upper bound: real changes between releases are in it too). It replaces the seed reports' ±5 % \"usual variance\" read as a 95 % band (1.76 %), which those comparisons contradict: over all 58 engine rows the sd is 4.79 %, and the same build (v11.7.1) measured 7.7 % apart in two runs ten days apart",
       },
     },
+    awsCapacity(SEED_SUPPORTED_USERS, ''),
   );
   return {
     'noise/local-synapse.json': localSequential,
@@ -229,6 +272,7 @@ export async function noiseModels(): Promise<Record<string, NoiseModelFile>> {
       "AWS bench in duet mode (examples/aws-mattermost.yml): each entry is the sd of one duet's log ratio ln(candidate / baseline). Assumed, not measured: from the local bench's measured duets and the AWS sequential assumption (each entry says how); error and timeout rates from the tolerances with nothing of the bench's drift cancelled (a sequential pair's difference). Run `loadgate calibrate` on a duet bench to replace it.",
       fromTolerance,
       awsDuetAssumptions(awsSequentialModel, localSequential, localDuet),
+      awsCapacity(Math.round(SEED_SUPPORTED_USERS / 2), ', halved: each duet side has about half the app nodes\' CPU'),
     ),
   };
 }
