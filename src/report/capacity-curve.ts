@@ -160,7 +160,8 @@ function runNote(side: string, r: RunResult): string | undefined {
   if (!c) return undefined;
   const sure = c.halfWidthPct !== undefined ? ` ±${c.halfWidthPct}%` : '';
   const start = c.startSource === 'cold' ? 'cold start' : `started at ${c.startUsers} users (${c.startSource})`;
-  return `${who}: ${c.supportedUsers}${sure} supported users (${c.estimator}; load-test-ng's window mean ${c.windowMeanUsers}), ${start}, ${minutes(r.stableWindow.endSec)} to the end of the estimate`;
+  const window = `measured ${Math.round(r.stableWindow.startSec)}-${Math.round(r.stableWindow.endSec)} s into its test${r.duet ? ` (slot ${r.duet.slot})` : ''}`;
+  return `${who}: ${c.supportedUsers}${sure} supported users (${c.estimator}; load-test-ng's window mean ${c.windowMeanUsers}), ${start}, ${window}`;
 }
 
 /** The capacity graphs of an unbounded test: requests/s and API times against active users. */
