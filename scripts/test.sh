@@ -22,5 +22,5 @@ bash scripts/lint-actions.sh
 shellcheck -x -S warning action/lib/*.sh scripts/*.sh
 echo "== Terraform: fmt, checkov, validate, test, apply and destroy on the moto emulator, IAM simulated"
 bash scripts/check-infra.sh
-echo "== tests"
+echo "== tests, then the skip guard: every skip or todo listed with its reason in test/skips.json"
 npm test
