@@ -10,6 +10,8 @@ export LOADGATE_K6_BIN="$LOADGATE_CACHE_DIR/k6/$K6_VERSION/k6"
 echo "== type-check and lint"
 npm run --silent typecheck
 npm run --silent lint
+echo "== dead code: knip (unused files, exports and dependencies; exports only the tests use)"
+npm run --silent knip
 echo "== layering: no upward imports between src/ folders"
 npm run --silent layers
 echo "== no function over 80 lines in src/ but the allowlisted ones"
