@@ -82,12 +82,20 @@ export function testResults(lines: readonly ResultLine[], root: string): TestRes
     const walk = (nodes: Node[], prefix: string): void => {
       for (const { line, children } of nodes) {
         const name = prefix ? `${prefix} > ${line.name}` : line.name;
-        const [status, reason] = line.skip !== undefined && line.skip !== false ? ['skip', line.skip] : line.todo !== undefined && line.todo !== false ? ['todo', line.todo] : ['ran', ''];
+        const [status, reason] =
+          line.skip !== undefined && line.skip !== false
+            ? ['skip', line.skip]
+            : line.todo !== undefined && line.todo !== false
+              ? ['todo', line.todo]
+              : ['ran', ''];
         results.push({ file, name, status: status as TestResult['status'], reason: reason === true ? '' : reason });
         walk(children, name);
       }
     };
-    walk([...pending.entries()].sort(([a], [b]) => a - b).flatMap(([, nodes]) => nodes), '');
+    walk(
+      [...pending.entries()].sort(([a], [b]) => a - b).flatMap(([, nodes]) => nodes),
+      '',
+    );
   }
   return results;
 }
@@ -171,7 +179,9 @@ export function describeReport(report: GuardReport, allowlistPath: string, stale
   lines.unshift(`skip guard: ${counts} (${allowlistPath})`);
   if (report.unlisted.length > 0) lines.push(`skip guard: make each UNLISTED test run, or list it in ${allowlistPath} with why it skips`);
   if (report.stale.length > 0) {
-    lines.push(`skip guard: remove each STALE entry from ${allowlistPath}${stale === 'fail' ? '' : ' (a warning here; CI=true fails on it, since CI runs a fresh clone)'}`);
+    lines.push(
+      `skip guard: remove each STALE entry from ${allowlistPath}${stale === 'fail' ? '' : ' (a warning here; CI=true fails on it, since CI runs a fresh clone)'}`,
+    );
   }
   return { lines, failed };
 }

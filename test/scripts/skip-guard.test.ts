@@ -36,7 +36,7 @@ function runSuite(files: string[], skips: AllowedSkip[], ci: boolean): { code: n
   }
 }
 
-test('a run whose every skip and todo is listed passes, and the console keeps the runner\'s own report', () => {
+test("a run whose every skip and todo is listed passes, and the console keeps the runner's own report", () => {
   const { code, out } = runSuite([MIXED], MIXED_SKIPS, true);
   assert.equal(code, 0, out);
   assert.match(out, /^(# |ℹ )pass 1$/m, 'the console reporter still prints its summary');
@@ -68,7 +68,14 @@ test('a failing test fails the run even when no test skips', () => {
 });
 
 test('results are named after their suites and parent tests; entries for files that did not run are judged only when the file is gone', () => {
-  const line = (name: string, nesting: number, extra: object = {}) => ({ file: join(ROOT, 'test/a.test.ts'), name, nesting, suite: false, passed: true, ...extra });
+  const line = (name: string, nesting: number, extra: object = {}) => ({
+    file: join(ROOT, 'test/a.test.ts'),
+    name,
+    nesting,
+    suite: false,
+    passed: true,
+    ...extra,
+  });
   // node:test reports subtests before the test that holds them.
   const results = testResults(
     [line('inner', 2, { skip: 'why' }), line('middle', 1), line('sibling', 1, { todo: true }), line('outer', 0), line('top', 0)],
@@ -76,19 +83,49 @@ test('results are named after their suites and parent tests; entries for files t
   );
   assert.deepEqual(
     results.map((r) => `${r.file}|${r.name}|${r.status}|${r.reason}`),
-    ['test/a.test.ts|outer|ran|', 'test/a.test.ts|outer > middle|ran|', 'test/a.test.ts|outer > middle > inner|skip|why', 'test/a.test.ts|outer > sibling|todo|', 'test/a.test.ts|top|ran|'],
+    [
+      'test/a.test.ts|outer|ran|',
+      'test/a.test.ts|outer > middle|ran|',
+      'test/a.test.ts|outer > middle > inner|skip|why',
+      'test/a.test.ts|outer > sibling|todo|',
+      'test/a.test.ts|top|ran|',
+    ],
   );
   const entry = (file: string, name: string): AllowedSkip => ({ file, test: name, why: 'a reason long enough' });
-  const report = judgeSkips(results, [entry('test/a.test.ts', 'outer > middle > inner'), entry('test/a.test.ts', 'renamed'), entry('test/b.test.ts', 'elsewhere'), entry('test/gone.test.ts', 'x')], (file) => file === 'test/b.test.ts');
-  assert.deepEqual(report.listed.map((l) => l.result.name), ['outer > middle > inner']);
-  assert.deepEqual(report.unlisted.map((r) => r.name), ['outer > sibling']);
-  assert.deepEqual(report.stale.map((s) => `${s.entry.test}: ${s.found}`), ['renamed: missing', 'x: no file']);
+  const report = judgeSkips(
+    results,
+    [
+      entry('test/a.test.ts', 'outer > middle > inner'),
+      entry('test/a.test.ts', 'renamed'),
+      entry('test/b.test.ts', 'elsewhere'),
+      entry('test/gone.test.ts', 'x'),
+    ],
+    (file) => file === 'test/b.test.ts',
+  );
+  assert.deepEqual(
+    report.listed.map((l) => l.result.name),
+    ['outer > middle > inner'],
+  );
+  assert.deepEqual(
+    report.unlisted.map((r) => r.name),
+    ['outer > sibling'],
+  );
+  assert.deepEqual(
+    report.stale.map((s) => `${s.entry.test}: ${s.found}`),
+    ['renamed: missing', 'x: no file'],
+  );
 });
 
 test('the allowlist refuses an entry without a reason, an unknown field, and a test listed twice', () => {
   const text = (skips: object[]) => JSON.stringify({ skips });
-  assert.throws(() => parseAllowlist(text([{ file: 'test/a.test.ts', test: 'x', why: '' }]), 'skips.json'), /skips\.json: skips\.0\.why: .*each entry is \{ "file", "test", "why" \}/);
-  assert.throws(() => parseAllowlist(text([{ file: 'test/a.test.ts', test: 'x', why: 'long enough reason', reason: 'y' }]), 'skips.json'), /skips\.json: skips\.0: .*reason/);
+  assert.throws(
+    () => parseAllowlist(text([{ file: 'test/a.test.ts', test: 'x', why: '' }]), 'skips.json'),
+    /skips\.json: skips\.0\.why: .*each entry is \{ "file", "test", "why" \}/,
+  );
+  assert.throws(
+    () => parseAllowlist(text([{ file: 'test/a.test.ts', test: 'x', why: 'long enough reason', reason: 'y' }]), 'skips.json'),
+    /skips\.json: skips\.0: .*reason/,
+  );
   const twice = { file: 'test/a.test.ts', test: 'x', why: 'long enough reason' };
   assert.throws(() => parseAllowlist(text([twice, twice]), 'skips.json'), /test\/a\.test\.ts "x" is listed twice/);
   assert.throws(() => parseAllowlist('{', 'skips.json'), /skips\.json: not JSON/);
