@@ -10,6 +10,14 @@ export LOADGATE_K6_BIN="$LOADGATE_CACHE_DIR/k6/$K6_VERSION/k6"
 echo "== type-check and lint"
 npm run --silent typecheck
 npm run --silent lint
+echo "== dead code: knip (unused files, exports and dependencies; exports only the tests use)"
+npm run --silent knip
+# Off until the tree has been formatted once (npm run format): LOADGATE_FORMAT_CHECK=1 turns
+# it on; then drop the condition so CI always checks.
+if [ "${LOADGATE_FORMAT_CHECK:-0}" = 1 ]; then
+  echo "== formatting: prettier --check"
+  npm run --silent format:check
+fi
 echo "== layering: no upward imports between src/ folders"
 npm run --silent layers
 echo "== no function over 80 lines in src/ but the allowlisted ones"
@@ -22,5 +30,5 @@ bash scripts/lint-actions.sh
 shellcheck -x -S warning action/lib/*.sh scripts/*.sh
 echo "== Terraform: fmt, checkov, validate, test, apply and destroy on the moto emulator, IAM simulated"
 bash scripts/check-infra.sh
-echo "== tests"
+echo "== tests, then the skip guard: every skip or todo listed with its reason in test/skips.json"
 npm test

@@ -113,7 +113,7 @@ export function isStandardFamily(type: string): boolean {
 }
 
 /** vCPUs of the region's pending and running on-demand instances of the Standard families. */
-export async function runningStandardVcpus(runner: CommandRunner, region: string): Promise<{ vcpus: number; uncounted: string[] }> {
+async function runningStandardVcpus(runner: CommandRunner, region: string): Promise<{ vcpus: number; uncounted: string[] }> {
   const args = ['ec2', 'describe-instances', '--region', region, '--filters', 'Name=instance-state-name,Values=pending,running'];
   const answer = await aws(runner, args, 'ec2:DescribeInstances');
   if (!answer.ok) throw new InputError(`aws ec2 describe-instances (${region}) failed: ${answer.stderr}`);

@@ -8,7 +8,7 @@ import type { CommandRunner } from '../util/command-runner.ts';
  */
 const secretValueSchema = z.object({ SecretString: z.string().min(1) });
 
-export class SecretReadError extends Error {
+class SecretReadError extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'SecretReadError';

@@ -34,7 +34,7 @@ export interface CompareOptions {
   changedFunctions?: ChangedFunctionsOf;
 }
 
-export function tolerancesOf(config: GateConfig | undefined): Tolerances {
+function tolerancesOf(config: GateConfig | undefined): Tolerances {
   return config?.tolerances ?? tolerancesSchema.parse({});
 }
 

@@ -126,20 +126,20 @@ export function materialPctOf(tolerances: Tolerances, key: string): number {
  * from the gate's own pairs. In simulation a 3 % slot effect moves the AWS duet profile's
  * rates by under 1 point with it, and halves a material loss's fails without it.
  */
-export const ASSUMED_SLOT_SHARE = 2;
+const ASSUMED_SLOT_SHARE = 2;
 /**
  * ...and never above this sd (log units): slots differ by their agents, ports and databases,
  * a few per cent whatever a metric's own noise; a wider prior would let a noisy metric's
  * collapse pass for a slot effect on a first duet.
  */
-export const ASSUMED_SLOT_SD_MAX = 0.04;
+const ASSUMED_SLOT_SD_MAX = 0.04;
 
 /**
  * A duet check's slot-effect prior (sequential.ts SlotPrior), in badness units: the model
  * entry's measured slot effect with its standard error, else ASSUMED_SLOT_SHARE. `perSide`
  * is the check's per-side σ (sdLogFor), so a difference's prior variance is 2·perSide².
  */
-export function slotPriorFor(model: NoiseModel, test: string, metric: string, worse: 'higher' | 'lower', perSide: number): SlotPrior {
+function slotPriorFor(model: NoiseModel, test: string, metric: string, worse: 'higher' | 'lower', perSide: number): SlotPrior {
   const measured = slotEffectFor(model, test, metric);
   if (!measured) {
     const pairSd = Math.SQRT2 * perSide;

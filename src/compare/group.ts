@@ -40,7 +40,7 @@ export function singleCpuQuota(runs: readonly RunResult[], side: string): number
 }
 
 /** Test parameters that must agree between sides for a comparison to mean anything. */
-export function loadShape(run: RunResult): string {
+function loadShape(run: RunResult): string {
   const { name: _name, ...params } = run.test;
   if (params.type === 'unbounded') {
     return JSON.stringify({ ...params, health: params.health.map((h) => [h.query, h.threshold]) });
@@ -61,7 +61,7 @@ export function runLabel(run: RunResult): string {
 }
 
 /** Problems that stop a run from being judged. */
-export function runProblems(run: RunResult): string[] {
+function runProblems(run: RunResult): string[] {
   const problems: string[] = [];
   if (run.status !== 'completed') {
     const why = run.problems.length ? `: ${run.problems.join('; ')}` : '';

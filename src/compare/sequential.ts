@@ -29,9 +29,9 @@
 import { seededRandom } from '../util/random.ts';
 
 /** The gate's false-fail budget at no change, over all gating checks together. */
-export const GATE_FALSE_FAIL = 0.01;
+const GATE_FALSE_FAIL = 0.01;
 /** Each check's false-pass probability at its material regression. */
-export const CHECK_FALSE_PASS = 0.01;
+const CHECK_FALSE_PASS = 0.01;
 
 /** One check's bounds: its share of the gate's false-fail budget and its false-pass rate. */
 export interface SprtRule {
@@ -72,7 +72,7 @@ export function errorRatesOf(config: { errorRates: { falseFailPct: number; false
 }
 
 /** The weight a check gets when the config gives none (see defaultWeight). */
-export const MIN_WEIGHT = 0.01;
+const MIN_WEIGHT = 0.01;
 
 /**
  * A check's default share of the false-fail budget, from its noise and its material change.
@@ -252,7 +252,7 @@ export interface DifferenceSums {
   sumSD: number;
 }
 
-export function emptySums(): DifferenceSums {
+function emptySums(): DifferenceSums {
   return { n: 0, sum: 0, sumSq: 0, sumS: 0, sumSD: 0 };
 }
 
@@ -384,6 +384,7 @@ function posteriorSdLog(s: DifferenceSums, prior: NoisePrior): number {
  * in one pair than the next. A steady drift adds +δ to the d of pairs run baseline first
  * and −δ to those run candidate first (ABBA); it is counted, because the verdict cancels it
  * only after an even number of pairs.
+ * @internal The batch form of the spread the decision accumulates pair by pair, for the tests.
  */
 export function runSpread(lb: readonly number[], lc: readonly number[], pairs?: RunPairs): Spread {
   const s = emptySums();

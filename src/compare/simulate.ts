@@ -87,13 +87,13 @@ export interface SimulationOptions {
  * That speed also moves within pairs; putting all of it between pairs is the case the
  * pair differences cancel completely, so this row shows the best case, not the typical one.
  */
-export const DEFAULT_STEP_PCT = 6.7;
+const DEFAULT_STEP_PCT = 6.7;
 
 /** The robustness rows: every residual this many times the model's, and an unmodelled per-run factor of this sd (%). */
-export const NOISIER_SCALE = 1.5;
-export const DEFAULT_SHARED_PCT = 6;
+const NOISIER_SCALE = 1.5;
+const DEFAULT_SHARED_PCT = 6;
 /** The duet rows' slot effect: slot a this % faster than slot b (other agents, ports, databases). */
-export const DEFAULT_SLOT_BIAS_PCT = 3;
+const DEFAULT_SLOT_BIAS_PCT = 3;
 
 /** A probe time on the local bench's scale; only its log differences matter. */
 const SIMULATED_PROBE_MS = 60;
@@ -228,7 +228,7 @@ export function simulate(config: GateConfig, model: NoiseModel, options: Simulat
 }
 
 /** The decision set-up a config gives a simulated gate: its model, tolerances, pairs and error rates. */
-export function decisionSetupOf(config: GateConfig, model: NoiseModel): DecisionSetup {
+function decisionSetupOf(config: GateConfig, model: NoiseModel): DecisionSetup {
   return { model, tolerances: config.tolerances, minPairs: config.repeats, maxPairs: config.maxRepeats, errorRates: errorRatesOf(config) };
 }
 
@@ -279,11 +279,6 @@ export function noChangeOutcome(config: GateConfig, model: NoiseModel, trials = 
     if (g.outcome === 'undecided') undecided++;
   }
   return { meanPairs: sum / trials, inconclusivePct: (100 * undecided) / trials };
-}
-
-/** Expected pairs per test for an unchanged release (the usual case): what `loadgate plan` multiplies its expected run time by. */
-export function expectedPairsNoChange(config: GateConfig, model: NoiseModel, trials = 400, seed = 1): number {
-  return noChangeOutcome(config, model, trials, seed).meanPairs;
 }
 
 /** What becomes of the gates that end inconclusive at maxRepeats: continued, or started over. */

@@ -173,13 +173,13 @@ const localBenchSchema = z.strictObject({
     .describe('Duets: above this share of the bench\'s cores (targetCpus and engineCpus) used by other work during a duet\'s measured window, the duet is disturbed: recorded, not judged, and run again'),
 });
 
-export const benchSchema = z.strictObject({
+const benchSchema = z.strictObject({
   kind: z.enum(['local', 'aws']),
   local: localBenchSchema.prefault({}),
   aws: awsBenchSchema.prefault({}),
 });
 
-export const idleSchema = z.strictObject({
+const idleSchema = z.strictObject({
   minimumMs: z.number().int().nonnegative().default(1000),
   averageMs: z.number().int().positive().default(20000),
   rateMultiplier: z.number().positive().default(5.4).describe('Multiplies idle time; >1 slows users down (load-test-ng RatesDistribution)'),
@@ -189,9 +189,9 @@ export const idleSchema = z.strictObject({
  * Each engine's own release numbering: k6's v1.4.2 is no load-test-ng release (its download
  * 404s), so the default follows engine.kind. load-test-ng: src/engine/loadtest-ng/rules.ts.
  */
-export const DEFAULT_ENGINE_VERSIONS = { k6: 'v1.4.2', 'load-test-ng': DEFAULT_LOADTEST_NG_VERSION } as const;
+const DEFAULT_ENGINE_VERSIONS = { k6: 'v1.4.2', 'load-test-ng': DEFAULT_LOADTEST_NG_VERSION } as const;
 
-export const engineSchema = z.strictObject({
+const engineSchema = z.strictObject({
   kind: z.enum(['k6', 'load-test-ng']).default('k6'),
   version: z.string().optional().describe('Pinned engine release; defaults to v1.4.2 for k6 and v1.32.0 for load-test-ng'),
   scenario: z.string().optional().describe('Path to the k6 scenario; defaults to the one for the target system'),
@@ -200,16 +200,15 @@ export const engineSchema = z.strictObject({
 }).transform((engine) => ({ ...engine, version: engine.version ?? DEFAULT_ENGINE_VERSIONS[engine.kind] }));
 
 /** One metric's tolerance. Percentages are relative changes of candidate vs baseline. */
-export const toleranceSchema = z.strictObject({
+const toleranceSchema = z.strictObject({
   tolerancePct: z.number().nonnegative().describe('The change in the bad direction at which a check is as likely to fail as to pass (the test\'s indifference point); smaller changes pass, larger ones fail, more surely the farther they are'),
   noiseFloorPct: z.number().nonnegative().describe('Without a measured noise model: the ±95 % band of the difference of two runs, from which the per-run noise is assumed'),
   materialPct: z.number().positive().optional().describe('A change this large in the bad direction must fail (default: twice the tolerance on the log scale, so the tolerance is where a check is as likely to fail as to pass: 30 → 69, 5 for supported users → 9.75)'),
   weight: z.number().positive().optional().describe("This check's share of the gate's false-fail budget, relative to the other gating checks' (default: (σ/material change)⁴ from the noise model, relative to the largest among the gating checks, at least 0.01: the budget goes to the checks that need the most pairs)"),
   gating: z.boolean().default(true).describe('false: reported as a warning, never fails the gate'),
 });
-export type Tolerance = z.output<typeof toleranceSchema>;
 
-export const rateToleranceSchema = z.strictObject({
+const rateToleranceSchema = z.strictObject({
   tolerancePct: z.number().nonnegative().describe('Largest relative increase of the rate per request the gate accepts'),
   ignoreBelowPct: z.number().nonnegative().describe('Rates (as % of requests) at or below this on both sides are healthy whatever the change'),
   materialPct: z.number().positive().optional().describe('An increase this large must fail (default: twice the tolerance on the log scale)'),
@@ -296,4 +295,5 @@ const SHARED_NODE_SERIES = /\bi?rate\(\s*node_cpu_seconds_total|node_memory_MemA
 const DUET_CPU_QUERY_EXAMPLE = '100 * sum(rate(mattermost_process_cpu_seconds_total[1m])) / (0.5 * count(node_cpu_seconds_total{instance=~"app.*",mode="idle"}))';
 
 export type GateConfig = z.output<typeof gateConfigSchema>;
+/** @internal For the tests' config fixtures, written as a user writes them. */
 export type GateConfigInput = z.input<typeof gateConfigSchema>;

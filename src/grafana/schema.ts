@@ -7,21 +7,20 @@ import { z } from 'zod';
  */
 
 /** A panel query. Only Prometheus targets are queried for snapshots. */
-export const panelTargetSchema = z.looseObject({
+const panelTargetSchema = z.looseObject({
   refId: z.string().min(1).default('A'),
   expr: z.string().optional(),
   legendFormat: z.string().optional(),
   datasource: z.looseObject({ type: z.string().optional(), uid: z.string().optional() }).optional(),
 });
 
-export const panelSchema = z.looseObject({
+const panelSchema = z.looseObject({
   id: z.number().int().nonnegative(),
   type: z.string().min(1),
   title: z.string().default(''),
   targets: z.array(panelTargetSchema).default([]),
   datasource: z.looseObject({ type: z.string().optional(), uid: z.string().optional() }).nullable().optional(),
 });
-export type Panel = z.output<typeof panelSchema>;
 
 const templateVariableSchema = z.looseObject({
   name: z.string().min(1),

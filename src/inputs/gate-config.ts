@@ -15,7 +15,7 @@ export interface ConfigSource {
  * commit, and the reusable workflow reads the config there, so every release branch
  * needs the caller, the config and its model.
  */
-export function missingAtTag(path: string, tag: string): string {
+function missingAtTag(path: string, tag: string): string {
   return (
     `config: ${path} does not exist at the commit of tag ${tag}, where the gate reads it (a tag's workflow runs from the tagged commit, and a workflow_dispatch for that tag reads the config there too). ` +
     `Add the caller workflow, ${path} and its noise model to the branch ${tag} was cut from (every release-X.Y or ESR branch that gets release-candidate tags), then push a new release-candidate tag there; or, if the path is wrong, fix the caller's config input`

@@ -109,10 +109,3 @@ export function matchesFilterPatterns(name: string, patterns: readonly FilterPat
   for (const p of patterns) if (p.regex.test(name)) included = !p.negated;
   return included;
 }
-
-/** A single positive pattern as an anchored RegExp. */
-export function globToRegExp(glob: string, field = 'rc-pattern'): RegExp {
-  const pattern = parseFilterPattern(glob, field);
-  if (pattern.negated) throw new InputError(`${field}: ${quoteForMessage(glob)} is a negated pattern; a single pattern must say what to include`);
-  return pattern.regex;
-}

@@ -23,7 +23,7 @@ export interface RelativeMetric {
 }
 
 /** Mean of a series over [startSec, endSec]; undefined when no point falls inside. */
-export function windowMean(series: Series | undefined, startSec: number, endSec: number): number | undefined {
+function windowMean(series: Series | undefined, startSec: number, endSec: number): number | undefined {
   if (!series) return undefined;
   let sum = 0;
   let n = 0;
@@ -42,7 +42,7 @@ function stableMean(run: RunResult, key: SeriesKey): number | undefined {
 }
 
 /** Overall average of per-handler timings, weighted by request count. */
-export function weightedAvg(timings: readonly Timing[], field: 'avgMs' | 'p99Ms'): number | undefined {
+function weightedAvg(timings: readonly Timing[], field: 'avgMs' | 'p99Ms'): number | undefined {
   let weight = 0;
   let sum = 0;
   for (const t of timings) {

@@ -274,7 +274,10 @@ export function pairRuns(o: Pick<RunOptions, 'tests' | 'baseline' | 'candidate'>
   return runs;
 }
 
-/** The runs of the first `repeats` pairs (the minimum), in the order they run. */
+/**
+ * The runs of the first `repeats` pairs (the minimum), in the order they run.
+ * @internal The gate schedules pair by pair (pairRuns); the tests read the whole order.
+ */
 export function schedule(o: Pick<RunOptions, 'repeats' | 'tests' | 'baseline' | 'candidate'>): ScheduledRun[] {
   const runs: ScheduledRun[] = [];
   for (let repeat = 0; repeat < o.repeats; repeat++) runs.push(...pairRuns(o, repeat));

@@ -7,7 +7,10 @@ import { connect, createServer } from 'node:net';
  */
 export const LOOPBACK = '127.0.0.1';
 
-/** Asks the kernel for a free loopback port. It is free now; the caller binds it soon after. */
+/**
+ * Asks the kernel for a free loopback port. It is free now; the caller binds it soon after.
+ * @internal For the tests' servers; the benches take theirs together (allocatePorts).
+ */
 export async function allocatePort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((resolve, reject) => {
@@ -41,7 +44,10 @@ export async function allocatePorts(n: number): Promise<number[]> {
   return ports;
 }
 
-/** True when something accepts TCP connections on 127.0.0.1:port. */
+/**
+ * True when something accepts TCP connections on 127.0.0.1:port.
+ * @internal For the tests, which check that a bench's ports are open and then closed.
+ */
 export function isListening(port: number, timeoutMs = 500): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = connect({ host: LOOPBACK, port });

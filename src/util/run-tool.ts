@@ -12,7 +12,7 @@ export interface ToolOptions {
   input?: string;
 }
 
-export class ToolError extends Error {
+class ToolError extends Error {
   constructor(
     readonly command: string,
     readonly stderr: string,

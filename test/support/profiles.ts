@@ -13,7 +13,7 @@ import { asInput, bounded } from './runs.ts';
 const DIR = join(import.meta.dirname, '..', 'fixtures', 'profiles');
 const manifest = JSON.parse(readFileSync(join(DIR, 'manifest.json'), 'utf8')) as { rateHz: number; seconds: number; requests: Record<string, number> };
 
-export function recorded(name: string, version: string, repeat: number): RunResult {
+function recorded(name: string, version: string, repeat: number): RunResult {
   const stacks = parseCollapsed(readFileSync(join(DIR, `${name}.txt`), 'utf8'), name);
   const profile = mergeRecordings([{ stacks, weight: 1, coveredSec: manifest.seconds }], { tool: 'py-spy 0.4.3', sampleSec: 1 / manifest.rateHz, windowSec: manifest.seconds });
   const run = asInput(bounded(version, repeat));

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { runResultSchema, type RunResult, type RunResultInput } from '../../src/results/schema.ts';
 import { syntheticRun, type BoundedSpec, type CommonSpec, type UnboundedSpec } from '../../scripts/lib/synthetic-runs.ts';
 
-export const COMMON: CommonSpec = {
+const COMMON: CommonSpec = {
   system: 'synapse',
   provenance: { kind: 'reconstructed', note: 'test fixture' },
   bench: { kind: 'local', versions: { engine: 'k6 v1.4.2' } },

@@ -7,7 +7,7 @@
  */
 
 /** The GitHub Actions app: check runs created with a workflow's GITHUB_TOKEN come from it. */
-export const GITHUB_ACTIONS_APP_ID = 15368;
+const GITHUB_ACTIONS_APP_ID = 15368;
 
 export interface TagRulesetOptions {
   /** The check name (the workflow's check-name input). */
@@ -18,7 +18,7 @@ export interface TagRulesetOptions {
   candidateTags: string[];
 }
 
-export const DEFAULT_TAG_RULESET: TagRulesetOptions = { checkName: 'loadgate', releaseTags: ['v*'], candidateTags: ['v*-rc*'] };
+const DEFAULT_TAG_RULESET: TagRulesetOptions = { checkName: 'loadgate', releaseTags: ['v*'], candidateTags: ['v*-rc*'] };
 
 export function tagRulesetRequest(options: TagRulesetOptions = DEFAULT_TAG_RULESET) {
   const refs = (patterns: string[]) => patterns.map((p) => `refs/tags/${p}`);

@@ -299,12 +299,3 @@ function parseEndpoints(input: LoadTestNgEndpoints) {
   const webSocketUrl = (result.data.webSocketUrl ?? serverUrl.replace(/^http/, 'ws')).replace(/\/+$/, '');
   return { ...result.data, serverUrl, webSocketUrl };
 }
-
-/** The three documents as the files load-test-ng reads (`config/config.json` etc.). */
-export function renderLoadTestNgFiles(configs: LoadTestNgConfigs): Record<'config.json' | 'simulcontroller.json' | 'coordinator.json', string> {
-  return {
-    'config.json': `${JSON.stringify(configs.loadTest, null, 2)}\n`,
-    'simulcontroller.json': `${JSON.stringify(configs.simulController, null, 2)}\n`,
-    'coordinator.json': `${JSON.stringify(configs.coordinator, null, 2)}\n`,
-  };
-}

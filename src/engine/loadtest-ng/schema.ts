@@ -12,7 +12,10 @@ import { z } from 'zod';
  * load-test-ng releases add fields (e.g. `ActiveBrowserUsers`) and that must not break a gate.
  */
 
-/** Go marshals the zero `time.Time` as this; it means "not set". */
+/**
+ * Go marshals the zero `time.Time` as this; it means "not set".
+ * @internal For the tests' load-test-ng coordinator client.
+ */
 export const GO_ZERO_TIME = '0001-01-01T00:00:00Z';
 
 const goTime = z.string().refine((s) => !Number.isNaN(Date.parse(s)), 'expected an RFC 3339 time');
@@ -42,6 +45,7 @@ const coordinatorStatusSchema = z.object({
   NumErrors: count,
   SupportedUsers: count,
 });
+/** @internal For the tests' load-test-ng coordinator client. */
 export type CoordinatorStatus = z.output<typeof coordinatorStatusSchema>;
 
 function responseSchema<S extends z.ZodType>(status: S) {
@@ -56,6 +60,7 @@ function responseSchema<S extends z.ZodType>(status: S) {
 export const agentResponseSchema = responseSchema(agentStatusSchema);
 export type AgentResponse = z.output<typeof agentResponseSchema>;
 
+/** @internal For the tests' load-test-ng coordinator client and its recorded responses. */
 export const coordinatorResponseSchema = responseSchema(coordinatorStatusSchema);
 
 /**

@@ -152,7 +152,7 @@ function schedulerCall(method: string, url: URL, body: string): { action: string
 }
 
 /** The tags a request carries, in each service's own shape. */
-export function requestTags(service: string, params: Record<string, unknown>, headers: IncomingHttpHeaders): Record<string, string> {
+function requestTags(service: string, params: Record<string, unknown>, headers: IncomingHttpHeaders): Record<string, string> {
   const tags: Record<string, string> = {};
   // Query protocol: TagSpecification.1.Tag.2.Key (EC2), Tags.member.1.Key / Tags.Tag.1.Key (RDS, IAM), Tag.1.Key (EC2 CreateTags).
   for (const [key, value] of Object.entries(params)) {

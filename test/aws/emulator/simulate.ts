@@ -27,7 +27,7 @@ export function loadPolicy(account: Account, bucket: string, file = POLICY_FILE)
 }
 
 /** infra/aws's key policy: the account administers the key through IAM (modules/bench/main.tf, data.aws_iam_policy_document.kms). */
-export const keyPolicy = (account: Account): unknown => ({
+const keyPolicy = (account: Account): unknown => ({
   Version: '2012-10-17',
   Statement: [{ Sid: 'AccountAdministersKey', Effect: 'Allow', Principal: { AWS: `arn:aws:iam::${account.id}:root` }, Action: 'kms:*', Resource: '*' }],
 });

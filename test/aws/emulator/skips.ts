@@ -18,7 +18,7 @@ export interface EmulatorSkip {
   hcl: string;
 }
 
-export const EMULATOR_SKIPS: readonly EmulatorSkip[] = [
+const EMULATOR_SKIPS: readonly EmulatorSkip[] = [
   {
     resource: 'module.network.aws_ec2_subnet_cidr_reservation.{public,private}_fixed',
     reason: 'moto does not implement CreateSubnetCidrReservation (its server answers 500)',

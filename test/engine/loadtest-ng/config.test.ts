@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { parseGateConfig } from '../../../src/config/load.ts';
 import type { GateConfig } from '../../../src/config/schema.ts';
 import { MATTERMOST_HEALTH_QUERIES, CEILING_ACTION_FREQUENCIES } from '../../../src/chat-servers/mattermost/defaults.ts';
-import { buildLoadTestNgConfigs, renderLoadTestNgFiles, type LoadTestNgEndpoints } from '../../../src/engine/loadtest-ng/config.ts';
+import { buildLoadTestNgConfigs, type LoadTestNgEndpoints } from '../../../src/engine/loadtest-ng/config.ts';
 import { InputError } from '../../../src/util/errors.ts';
 
 function gate(overrides: Record<string, unknown> = {}): GateConfig {
@@ -131,13 +131,4 @@ test('bad endpoints are reported by field without echoing secrets', () => {
     () => buildLoadTestNgConfigs(config, config.tests[0]!, leaky),
     (e: unknown) => e instanceof Error && !e.message.includes('secret-pass'),
   );
-});
-
-test('renders the three files as JSON documents', () => {
-  const config = gate();
-  const files = renderLoadTestNgFiles(buildLoadTestNgConfigs(config, config.tests[1]!, endpoints));
-  assert.deepEqual(Object.keys(files).sort(), ['config.json', 'coordinator.json', 'simulcontroller.json']);
-  const coordinator = JSON.parse(files['coordinator.json']) as { MonitorConfig: { Queries: unknown[] } };
-  assert.equal(coordinator.MonitorConfig.Queries.length, 9);
-  assert.ok(files['config.json'].endsWith('\n'));
 });

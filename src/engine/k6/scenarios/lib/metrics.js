@@ -25,7 +25,7 @@ import { Counter } from 'k6/metrics';
 
 // Upper bounds in seconds. Dense around the seed thresholds (0.1 s average, 2 s p99),
 // because histogram_quantile interpolates linearly inside a bucket.
-export const BUCKET_BOUNDS = [
+const BUCKET_BOUNDS = [
   0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10, 30,
 ];
 
