@@ -62,9 +62,6 @@ const config: KnipConfig = {
   ignoreDependencies: [
     // k6's built-in modules (k6/http, k6/metrics), resolved by k6 itself.
     'k6',
-    // No longer imported (its function had no caller but its test); to be removed from
-    // package.json's dependencies with the next change there.
-    '@stdlib/math-base-special-gammainc',
   ],
 };
 

@@ -77,7 +77,7 @@ export const LOCAL_DUET_CALIBRATIONS = [
  * recorded runs on a quiet machine, with the machine's speed at set-up where they recorded
  * it, so a gate on another machine scales the figure by its own speed probe.
  */
-export const LOCAL_DUET_CAPACITY: readonly string[] = LOCAL_DUET_CALIBRATIONS;
+const LOCAL_DUET_CAPACITY: readonly string[] = [...LOCAL_DUET_CALIBRATIONS];
 
 /** The run results a recorded gate or calibration committed (its results/ folder). */
 async function resultsOf(dir: string): Promise<RunResult[]> {

@@ -33,7 +33,7 @@ export function duetNotJudged(results: readonly RunResult[]): string | undefined
  * measures the whole bench) above the limit. A share that was not measured is unknown and
  * disturbs nothing.
  */
-export function duetDisturbance(results: readonly RunResult[]): string | undefined {
+function duetDisturbance(results: readonly RunResult[]): string | undefined {
   const measured = results.flatMap((r) => (r.outsideCpu?.percent !== undefined ? [r.outsideCpu as { percent: number; limitPercent: number }] : []));
   const worst = measured.sort((a, b) => b.percent - a.percent)[0];
   if (!worst || worst.percent <= worst.limitPercent) return undefined;

@@ -38,7 +38,7 @@ export const SPEED_PROBE_WORKLOAD = 'python-json-v1';
 export const WINDOW_SPAN_SUFFIX = '@window';
 
 /** Appended to the workload's name for the probe at set-up, on an idle machine: another measurement again. */
-export const SETUP_SPAN_SUFFIX = '@setup';
+const SETUP_SPAN_SUFFIX = '@setup';
 
 /** Probes at set-up: enough for a median that one slow start of the interpreter does not move. */
 const SETUP_SAMPLES = 5;
