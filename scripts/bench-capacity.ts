@@ -12,7 +12,7 @@ import { estimateDuration } from '../src/aws/cost.ts';
 import { expectedDuration } from '../src/aws/expected.ts';
 import { resolveBench } from '../src/aws/presets.ts';
 import { AWS, LOCAL, type Profile } from '../src/coordinator/simulation/profiles.ts';
-import { forCeiling, simulateMany, type SimSummary } from '../src/coordinator/simulation/simulate.ts';
+import { forCeiling, simulateDuet, simulateMany, type SimSummary } from '../src/coordinator/simulation/simulate.ts';
 
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '24' } } });
 const runs = Number(values.runs);
@@ -60,6 +60,38 @@ async function ceilings(n: number): Promise<void> {
   }
 }
 
+/**
+ * Both sides of a duet of one version on a shared machine (a side that stops searching frees
+ * 15 % for the other), one side's first alert early as a cold Synapse's can be: each side
+ * stopping alone against one window for both.
+ */
+async function duets(n: number): Promise<void> {
+  console.log(`\nduets of one version, one side alerting early, the machine shared (${n} seeded duets each):`);
+  for (const joint of [false, true]) {
+    const logs: number[] = [];
+    let apart = 0;
+    let longest = 0;
+    for (let seed = 1; seed <= n; seed++) {
+      const { results } = await simulateDuet({
+        model: LOCAL.model,
+        ceilings: [LOCAL.ceiling, LOCAL.ceiling],
+        test: LOCAL.scaleFree,
+        seeds: [2 * seed, 2 * seed + 1],
+        joint,
+        freedPct: 15,
+        earlyAlert: { side: 0, seconds: 40, factor: 2 },
+      });
+      const [a, b] = results;
+      logs.push(Math.log(b.supportedUsers / a.supportedUsers));
+      apart = Math.max(apart, Math.abs(a.window.endSec - b.window.endSec), Math.abs(a.window.startSec - b.window.startSec));
+      longest = Math.max(longest, a.durationSec, b.durationSec);
+    }
+    const mean = logs.reduce((x, y) => x + y, 0) / logs.length;
+    const sd = Math.sqrt(logs.reduce((x, y) => x + (y - mean) ** 2, 0) / (logs.length - 1));
+    console.log(`  ${(joint ? 'one window for both' : 'each side alone').padEnd(34)} ln(b/a) mean ${(100 * mean).toFixed(2)} %, sd ${(100 * sd).toFixed(2)} %, windows up to ${Math.round(apart)} s apart, longest ${fmtSec(longest)}`);
+  }
+}
+
 /** examples/aws-mattermost.yml with load-test-ng's search: no early stop, constant steps, the window mean. */
 function constantStepConfig(config: GateConfig): GateConfig {
   return {
@@ -90,5 +122,6 @@ const n = runs;
 await profile(LOCAL, n);
 await machines(Math.max(2, Math.round(n / 3)));
 await ceilings(Math.max(2, Math.round(n / 6)));
+await duets(Math.max(4, Math.round(n / 2)));
 await profile(AWS, Math.max(2, Math.round(n / 4)));
 await plan();
