@@ -1,0 +1,99 @@
+import { execFile } from 'node:child_process';
+import { mkdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { allocatePorts } from '../../src/util/ports.ts';
+import { httpOk, waitUntilReady } from '../../src/util/readiness.ts';
+import type { ManagedProcess, ProcessSupervisor } from '../../src/util/process.ts';
+
+/**
+ * The profile path's processes for tests, all on 127.0.0.1:
+ * - mattermost-core (test/support/mattermost-core): a Mattermost-like Go process whose
+ *   metrics listener serves Go's own net/http/pprof with Mattermost's 60 s WriteTimeout;
+ *   `knowncause` builds it with extra CPU in one function;
+ * - the Pyroscope and Alloy stand-ins (test/support/pyroscope-standin), since neither
+ *   can be installed here (see its main.go).
+ * Programs are built with the machine's Go into `dir`; the stand-ins' modules come from
+ * the Go module proxy (scripts/setup.sh --tests fetches them beforehand).
+ */
+
+const SUPPORT = fileURLToPath(new URL('.', import.meta.url));
+export const MATTERMOST_CORE_DIR = join(SUPPORT, 'mattermost-core');
+export const PYROSCOPE_STANDIN_DIR = join(SUPPORT, 'pyroscope-standin');
+
+export interface ProfilingBinaries {
+  core: string;
+  knownCause: string;
+  standins: string;
+}
+
+/** Builds the three programs (a few seconds once Go's build cache is warm). */
+export async function buildProfilingBinaries(dir: string): Promise<ProfilingBinaries> {
+  await mkdir(dir, { recursive: true });
+  const go = (cwd: string, out: string, extra: string[], env: NodeJS.ProcessEnv) =>
+    promisify(execFile)('go', ['build', '-trimpath', ...extra, '-o', out, '.'], { cwd, env: { ...process.env, GOTOOLCHAIN: 'local', GOFLAGS: '', ...env }, maxBuffer: 1 << 22 });
+  const out = { core: join(dir, 'mattermost-core'), knownCause: join(dir, 'mattermost-core-knowncause'), standins: join(dir, 'pyroscope-standin') };
+  // The core is standard library only: nothing to download.
+  await go(MATTERMOST_CORE_DIR, out.core, [], { GOPROXY: 'off' });
+  await go(MATTERMOST_CORE_DIR, out.knownCause, ['-tags', 'knowncause'], { GOPROXY: 'off' });
+  await go(PYROSCOPE_STANDIN_DIR, out.standins, [], {});
+  return out;
+}
+
+export interface CoreProcess {
+  process: ManagedProcess;
+  /** host:port of its metrics listener (/debug/pprof). */
+  metrics: string;
+  /** Base URL of its API handlers (POST /api/v4/handlers/<name>). */
+  appUrl: string;
+}
+
+/** Starts a mattermost-core build; `ports` keeps a slot's addresses across restarts. */
+export async function startCore(supervisor: ProcessSupervisor, bin: string, o: { name: string; logFile: string; ports?: [number, number]; args?: string[] }): Promise<CoreProcess> {
+  const [metricsPort, appPort] = o.ports ?? ((await allocatePorts(2)) as [number, number]);
+  const process = await supervisor.spawn({ name: o.name, command: bin, args: ['-metrics', `127.0.0.1:${metricsPort}`, '-app', `127.0.0.1:${appPort}`, ...(o.args ?? [])], logFile: o.logFile, stopTimeoutMs: 3000 });
+  const metrics = `127.0.0.1:${metricsPort}`;
+  await waitUntilReady(() => httpOk(`http://${metrics}/debug/pprof/`), { component: o.name, process, logFile: o.logFile, timeoutMs: 20_000, what: 'serving /debug/pprof/' });
+  return { process, metrics, appUrl: `http://127.0.0.1:${appPort}` };
+}
+
+export async function startPyroscope(supervisor: ProcessSupervisor, bin: string, logFile: string): Promise<{ process: ManagedProcess; url: string }> {
+  const [port] = (await allocatePorts(1)) as [number];
+  const process = await supervisor.spawn({ name: 'pyroscope stand-in', command: bin, args: ['pyroscope', '-listen', `127.0.0.1:${port}`], logFile, stopTimeoutMs: 3000 });
+  const url = `http://127.0.0.1:${port}`;
+  await waitUntilReady(() => httpOk(`${url}/ready`), { component: 'pyroscope stand-in', process, logFile, timeoutMs: 20_000, what: 'answering /ready' });
+  return { process, url };
+}
+
+export interface AlloyTarget {
+  /** host:port actually scraped. */
+  address: string;
+  labels: Record<string, string>;
+}
+
+/** Alloy's pyroscope.scrape "mattermost" writing to `endpoint`, as metrics.sh.tftpl configures it. */
+export async function startAlloy(supervisor: ProcessSupervisor, bin: string, o: { endpoint: string; intervalSec: number; targets: AlloyTarget[]; logFile: string }): Promise<ManagedProcess> {
+  const targets = o.targets.flatMap((t) => ['-target', [t.address, ...Object.entries(t.labels).map(([k, v]) => `${k}=${v}`)].join('|')]);
+  const process = await supervisor.spawn({
+    name: 'alloy stand-in',
+    command: bin,
+    args: ['alloy', '-endpoint', o.endpoint, '-interval', `${o.intervalSec}s`, '-job', 'pyroscope.scrape.mattermost', ...targets],
+    logFile: o.logFile,
+    stopTimeoutMs: 3000,
+  });
+  await waitUntilReady(async () => (await readFile(o.logFile, 'utf8').catch(() => '')).includes('scraping'), { component: 'alloy stand-in', process, logFile: o.logFile, timeoutMs: 10_000, what: 'scraping' });
+  return process;
+}
+
+/** Has the core spend requests' CPU in `handlers`, one after another in turn, until `untilMs` (Date.now()). */
+export async function driveCore(appUrl: string, handlers: readonly string[], untilMs: number): Promise<number> {
+  let done = 0;
+  while (Date.now() < untilMs) {
+    const handler = handlers[done % handlers.length] as string;
+    const r = await fetch(`${appUrl}/api/v4/handlers/${handler}`, { method: 'POST' });
+    if (r.status !== 204) throw new Error(`${handler}: HTTP ${r.status}`);
+    done++;
+  }
+  return done;
+}
