@@ -23,6 +23,7 @@ import { slotOverheadSec } from '../../aws/cost.ts';
 import { RunSnapshots } from './snapshots.ts';
 import { SsmShell } from './ssm-shell.ts';
 import { pyroscopeSlotProfile, type SlotProfileSource } from './cpu-profile.ts';
+import { BENCH_PROFILE_SCRAPE_INTERVAL_SEC } from '../../chat-servers/mattermost/cpu-profile.ts';
 
 /**
  * `loadgate run` on a provisioned AWS bench (bench.json from `loadgate tf-outputs`): the
@@ -61,7 +62,7 @@ const AWS_TIMING: AwsTiming = {
   agentReadyTimeoutSec: 300,
   readinessTimeoutSec: 3 * 3600,
   watchIntervalSec: 15,
-  profileScrapeIntervalSec: 15,
+  profileScrapeIntervalSec: BENCH_PROFILE_SCRAPE_INTERVAL_SEC,
 };
 
 export interface AwsBenchDeps {

@@ -19,6 +19,9 @@ import { goStoredProfile } from './pprof.ts';
  * (runtime/pprof), which is the time Pyroscope keeps and selects on.
  */
 
+/** The bench's Alloy scrape_interval for the app nodes' profiles (metrics.sh.tftpl alloy_config). */
+export const BENCH_PROFILE_SCRAPE_INTERVAL_SEC = 15;
+
 /** Go's CPU profile in Pyroscope: its cpu/nanoseconds sample type (the other is samples/count). */
 export const MATTERMOST_CPU_PROFILE_TYPE = 'process_cpu:cpu:nanoseconds:cpu:nanoseconds';
 
