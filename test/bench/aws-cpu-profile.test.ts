@@ -10,13 +10,14 @@ import type { StoredProfile } from '../../src/results/profile.ts';
 import { runResultSchema } from '../../src/results/schema.ts';
 import { ProcessSupervisor } from '../../src/util/process.ts';
 import { asInput, bounded } from '../support/runs.ts';
-import { buildProfilingBinaries, driveCore, startAlloy, startCore, startPyroscope, type ProfilingBinaries } from '../support/profiling-standins.ts';
+import { allocatePorts } from '../../src/util/ports.ts';
+import { buildProfilingBinaries, driveCore, renderAlloyConfig, startAlloy, startCore, startPyroscope, type ProfilingBinaries } from '../support/profiling-standins.ts';
 
 /**
  * The Mattermost profile path on loopback: Mattermost-like Go processes
  * (test/support/mattermost-core) whose metrics listeners are Go's own net/http/pprof
- * behind Mattermost's 60 s WriteTimeout, scraped by the Alloy stand-in into the Pyroscope
- * stand-in as the bench's metrics node does, and read back per slot over a window.
+ * behind Mattermost's 60 s WriteTimeout, scraped by the Alloy stand-in running the bench's
+ * own config.alloy into the Pyroscope stand-in, and read back per slot over a window.
  */
 const skip = process.env.LOADGATE_SKIP_INTEGRATION === '1' ? 'LOADGATE_SKIP_INTEGRATION=1' : false;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -48,7 +49,8 @@ test("today's request for the window's profile fails on Mattermost's listener: t
     const core = await startCore(supervisor, bins.core, { name: 'core', logFile: join(dir, 'core.log') });
     const pyroscope = await startPyroscope(supervisor, bins.standins, join(dir, 'pyroscope.log'));
     const alloyLog = join(dir, 'alloy.log');
-    await startAlloy(supervisor, bins.standins, { endpoint: pyroscope.url, intervalSec: 2, targets: [{ address: core.metrics, labels: { service_name: 'mattermost', instance: 'app0:8067' } }], logFile: alloyLog });
+    const config = await renderAlloyConfig({ appCount: 1, duet: false });
+    await startAlloy(supervisor, bins.standins, { config, resolve: { 'app0:8067': core.metrics, '127.0.0.1:4040': pyroscope.url.replace('http://', '') }, scrapeIntervalSec: 2, dir, logFile: alloyLog });
     await sleep(4500);
     // Either the gate's profile finds the profiler taken, or Alloy's scrapes do while the gate holds it.
     const answer = await fetch(`http://${core.metrics}/debug/pprof/profile?seconds=5`);
@@ -70,14 +72,14 @@ test("each slot's CPU profile over a window is read from Pyroscope, merged over 
     const pyroscope = await startPyroscope(supervisor, bins.standins, join(dir, 'pyroscope.log'));
     const client = new PyroscopeClient(pyroscope.url);
     const beforeSec = Date.now() / 1000;
+    // The bench's own config for two app nodes in a duet; app1's slot b is down (nothing listens there).
+    const config = await renderAlloyConfig({ appCount: 2, duet: true });
+    const [down] = await allocatePorts(1);
     await startAlloy(supervisor, bins.standins, {
-      endpoint: pyroscope.url,
-      intervalSec: 2,
-      targets: [
-        { address: a0.metrics, labels: { service_name: 'mattermost', instance: 'app0:8067' } },
-        { address: a1.metrics, labels: { service_name: 'mattermost', instance: 'app1:8067' } },
-        { address: b0.metrics, labels: { service_name: 'mattermost-b', instance: 'app0:8167' } },
-      ],
+      config,
+      resolve: { 'app0:8067': a0.metrics, 'app1:8067': a1.metrics, 'app0:8167': b0.metrics, 'app1:8167': `127.0.0.1:${down}`, '127.0.0.1:4040': pyroscope.url.replace('http://', '') },
+      scrapeIntervalSec: 2,
+      dir,
       logFile: join(dir, 'alloy.log'),
     });
     const untilMs = Date.now() + 10_000;
@@ -96,7 +98,8 @@ test("each slot's CPU profile over a window is read from Pyroscope, merged over 
       assert.match(p.tool, /^Go pprof via Pyroscope \(\d+ profiles of 1 s, \d node\(s\)\)$/);
     }
     assert.match(a.tool, /, 2 node\(s\)\)$/);
-    assert.match(b.tool, /, 1 node\(s\)\)$/);
+    assert.match(b.tool, /, 1 node\(s\)\)$/, 'slot b on app1 is down: its coverage is app0\'s alone');
+    assert.match(await readFile(join(dir, 'alloy.log'), 'utf8'), new RegExp(`fetch profile failed" target=http://127\\.0\\.0\\.1:${down}/debug/pprof/profile\\?seconds=1`));
     const self = (p: StoredProfile, name: string) => p.stacks.filter((s) => p.frames[s.frames.at(-1) as number]?.name === name).reduce((n, s) => n + s.samples, 0);
     const total = (p: StoredProfile) => p.stacks.reduce((n, s) => n + s.samples, 0);
     const hot = b.frames.find((f) => f.name === 'main.sanitizeMessage');

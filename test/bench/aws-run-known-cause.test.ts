@@ -15,12 +15,13 @@ import { MACHINERY_TOLERANCES, readJson, startLoopbackBench } from './aws/loopba
 
 /**
  * A Mattermost known cause, end to end on the loopback AWS bench (aws/loopback-bench.ts)
- * with `profile: on`: the candidate's server process is a build with extra CPU in one
- * function (test/support/mattermost-core, -tags knowncause: sanitizeMessage under
- * createPost), the baseline's the same code without it. The bench's metrics node profiles
- * the app node's process as on AWS (the Alloy stand-in scraping its Go pprof endpoint into
- * the Pyroscope stand-in), and the gate reads each run's profile over its measured window
- * from Pyroscope. The report must name that function and its file.
+ * in a duet with `profile: on`: the candidate's server process is a build with extra CPU
+ * in one function (test/support/mattermost-core, -tags knowncause: sanitizeMessage under
+ * createPost), the baseline's the same code without it, both at once in their slots. The
+ * bench's metrics node profiles both slots as on AWS (the Alloy stand-in running the
+ * bench's config.alloy into the Pyroscope stand-in), and the gate reads each run's
+ * profile over its measured window from Pyroscope by its slot's labels. The report must
+ * name that function and its file.
  */
 
 const k6 = findK6();
@@ -29,6 +30,7 @@ const skip = (!k6 && NO_K6) || (!prometheus && 'prometheus and prometheus-node-e
 
 const CONFIG = `version: 1
 name: aws-known-cause
+mode: duet
 dataset: Stand-in dataset, 40 users
 target:
   system: mattermost
@@ -53,7 +55,7 @@ ${MACHINERY_TOLERANCES}`;
 test('a Mattermost build with extra CPU in one function: the report names that function and its file, from the bench\'s Pyroscope', { skip, timeout: 420_000 }, async () => {
   const binDir = await mkdtemp(join(tmpdir(), 'loadgate-known-cause-'));
   const binaries = await buildProfilingBinaries(binDir);
-  const bench = await startLoopbackBench(k6 as string, 40, { profiling: { binaries, scrapeIntervalSec: 2, knownCauseVersions: ['11.0.1'] } });
+  const bench = await startLoopbackBench(k6 as string, 40, { duet: true, profiling: { binaries, scrapeIntervalSec: 2, knownCauseVersions: ['11.0.1'] } });
   try {
     const configFile = join(bench.dir, 'gate.yml');
     await writeFile(configFile, CONFIG);
@@ -75,6 +77,13 @@ test('a Mattermost build with extra CPU in one function: the report names that f
     const files = (await readdir(join(outDir, 'results'))).filter((f) => f.endsWith('.json'));
     const results = await Promise.all(files.map(async (f) => runResultSchema.parse(await readJson(join(outDir, 'results', f)))));
     assert.equal(results.length, 2);
+    assert.deepEqual(results.map((r) => r.duet?.slot).sort(), ['a', 'b'], 'one run per slot, at once');
+    // Each slot's profile is its own build's: the known cause dominates the candidate's only.
+    const share = (r: (typeof results)[number]): number => {
+      const p = r.profile!;
+      const hot = p.stacks.filter((st) => p.frames[st.frames.at(-1) as number]?.name === 'main.sanitizeMessage').reduce((n, st) => n + st.samples, 0);
+      return hot / p.stacks.reduce((n, st) => n + st.samples, 0);
+    };
     for (const r of results) {
       assert.equal(r.status, 'completed', `${r.target.version}: ${r.problems.join('; ')}\n${log}`);
       const p = r.profile;
@@ -83,6 +92,9 @@ test('a Mattermost build with extra CPU in one function: the report names that f
       assert.equal(p.windowSec, r.stableWindow.endSec - r.stableWindow.startSec, 'over the run\'s measured window');
       assert.ok(p.coveredSec > 0.3 * p.windowSec && p.coveredSec <= 0.6 * p.windowSec, `1 s of every 2 s covered: ${p.coveredSec} of ${p.windowSec}`);
     }
+    const candidate = results.find((r) => r.target.version === 'v11.0.1-rc2')!;
+    const baseline = results.find((r) => r.target.version === 'v10.12.0')!;
+    assert.ok(share(candidate) > 0.5 && share(baseline) < 0.4, `sanitizeMessage's share: candidate (slot ${candidate.duet?.slot}) ${share(candidate)}, baseline (slot ${baseline.duet?.slot}) ${share(baseline)}`);
 
     const report = await readFile(join(outDir, 'README.md'), 'utf8');
     const section = report.slice(report.indexOf('### Where the CPU went - posting'));

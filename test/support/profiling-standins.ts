@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdir, readFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -13,7 +13,7 @@ import type { ManagedProcess, ProcessSupervisor } from '../../src/util/process.t
  *   metrics listener serves Go's own net/http/pprof with Mattermost's 60 s WriteTimeout;
  *   `knowncause` builds it with extra CPU in one function;
  * - the Pyroscope and Alloy stand-ins (test/support/pyroscope-standin), since neither
- *   can be installed here (see its main.go).
+ *   can be installed here (see its main.go); Alloy runs the bench's own config.alloy.
  * Programs are built with the machine's Go into `dir`; the stand-ins' modules come from
  * the Go module proxy (scripts/setup.sh --tests fetches them beforehand).
  */
@@ -21,6 +21,7 @@ import type { ManagedProcess, ProcessSupervisor } from '../../src/util/process.t
 const SUPPORT = fileURLToPath(new URL('.', import.meta.url));
 export const MATTERMOST_CORE_DIR = join(SUPPORT, 'mattermost-core');
 export const PYROSCOPE_STANDIN_DIR = join(SUPPORT, 'pyroscope-standin');
+const METRICS_TEMPLATE = fileURLToPath(new URL('../../infra/aws/modules/bench/templates/metrics.sh.tftpl', import.meta.url));
 
 export interface ProfilingBinaries {
   core: string;
@@ -66,22 +67,28 @@ export async function startPyroscope(supervisor: ProcessSupervisor, bin: string,
   return { process, url };
 }
 
-export interface AlloyTarget {
-  /** host:port actually scraped. */
-  address: string;
-  labels: Record<string, string>;
+/**
+ * The bench's config.alloy as the metrics node writes it: metrics.sh.tftpl's alloy_config,
+ * run by bash with the bench's app node count and duet setting.
+ */
+export async function renderAlloyConfig(o: { appCount: number; duet: boolean }): Promise<string> {
+  const template = await readFile(METRICS_TEMPLATE, 'utf8');
+  const fn = template.slice(template.indexOf('alloy_config() {'), template.indexOf('mkdir -p /etc/loadgate/alloy'));
+  if (!fn.startsWith('alloy_config() {')) throw new Error(`no alloy_config function in ${METRICS_TEMPLATE}`);
+  const { stdout } = await promisify(execFile)('bash', ['-euo', 'pipefail', '-c', `DUET=${o.duet} APP_COUNT=${o.appCount}\n${fn}\nalloy_config`]);
+  return stdout;
 }
 
-/** Alloy's pyroscope.scrape "mattermost" writing to `endpoint`, as metrics.sh.tftpl configures it. */
-export async function startAlloy(supervisor: ProcessSupervisor, bin: string, o: { endpoint: string; intervalSec: number; targets: AlloyTarget[]; logFile: string }): Promise<ManagedProcess> {
-  const targets = o.targets.flatMap((t) => ['-target', [t.address, ...Object.entries(t.labels).map(([k, v]) => `${k}=${v}`)].join('|')]);
-  const process = await supervisor.spawn({
-    name: 'alloy stand-in',
-    command: bin,
-    args: ['alloy', '-endpoint', o.endpoint, '-interval', `${o.intervalSec}s`, '-job', 'pyroscope.scrape.mattermost', ...targets],
-    logFile: o.logFile,
-    stopTimeoutMs: 3000,
-  });
+/**
+ * Alloy running `config` (renderAlloyConfig's). `resolve` maps the bench's names
+ * (app0:8067, the node's own 127.0.0.1:4040) to where those processes listen here;
+ * `scrapeIntervalSec` replaces the file's 15 s, so seconds-long tests hold several profiles.
+ */
+export async function startAlloy(supervisor: ProcessSupervisor, bin: string, o: { config: string; resolve: Record<string, string>; scrapeIntervalSec: number; dir: string; logFile: string }): Promise<ManagedProcess> {
+  const configFile = join(o.dir, 'config.alloy');
+  await writeFile(configFile, o.config);
+  const resolve = Object.entries(o.resolve).flatMap(([from, to]) => ['-resolve', `${from}=${to}`]);
+  const process = await supervisor.spawn({ name: 'alloy stand-in', command: bin, args: ['alloy', '-config', configFile, '-scrape-interval', `${o.scrapeIntervalSec}s`, ...resolve], logFile: o.logFile, stopTimeoutMs: 3000 });
   await waitUntilReady(async () => (await readFile(o.logFile, 'utf8').catch(() => '')).includes('scraping'), { component: 'alloy stand-in', process, logFile: o.logFile, timeoutMs: 10_000, what: 'scraping' });
   return process;
 }

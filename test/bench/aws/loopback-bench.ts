@@ -13,7 +13,7 @@ import type { CommandResult, CommandRunner } from '../../../src/util/command-run
 import type { RemoteResult, RemoteShell } from '../../../src/bench/aws/remote-shell.ts';
 import { MattermostStandIn, type StandInLicence } from '../../chat-servers/mattermost/mattermost-stand-in.ts';
 import { GrafanaStandIn } from '../../grafana/stand-in.ts';
-import { startAlloy, startCore, startPyroscope, type CoreProcess, type ProfilingBinaries } from '../../support/profiling-standins.ts';
+import { renderAlloyConfig, startAlloy, startCore, startPyroscope, type CoreProcess, type ProfilingBinaries } from '../../support/profiling-standins.ts';
 
 /**
  * The AWS bench on loopback, for the end-to-end test of `loadgate run` on bench.kind aws:
@@ -119,8 +119,9 @@ export interface LoopbackOptions {
   /**
    * The metrics node's profiling, as metrics.sh.tftpl sets it up: each slot's stand-in has
    * a Go process do its requests' work (test/support/mattermost-core, the knowncause build
-   * for these release numbers), which the Alloy stand-in scrapes every scrapeIntervalSec
-   * into the Pyroscope stand-in under the slot's service_name; pyroscope_url points there.
+   * for these release numbers), which the Alloy stand-in, running the bench's own
+   * config.alloy every scrapeIntervalSec, scrapes into the Pyroscope stand-in under the
+   * slot's labels; pyroscope_url points there.
    */
   profiling?: { binaries: ProfilingBinaries; scrapeIntervalSec: number; knownCauseVersions?: string[] };
 }
@@ -527,12 +528,10 @@ async function startProfiling(supervisor: ProcessSupervisor, o: NonNullable<Loop
     };
   }
   const pyroscope = await startPyroscope(supervisor, o.binaries.standins, join(logs, 'pyroscope.log'));
-  await startAlloy(supervisor, o.binaries.standins, {
-    endpoint: pyroscope.url,
-    intervalSec: o.scrapeIntervalSec,
-    targets: slots.map((slot) => ({ address: cores[slot].metrics, labels: { service_name: slot === 'a' ? 'mattermost' : 'mattermost-b', instance: `app0:${SLOT_METRICS_PORTS[slot]}` } })),
-    logFile: join(logs, 'alloy.log'),
-  });
+  // The metrics node's own config.alloy for this bench (one app node, duet or not).
+  const resolve: Record<string, string> = { '127.0.0.1:4040': pyroscope.url.replace('http://', '') };
+  for (const slot of slots) resolve[`app0:${SLOT_METRICS_PORTS[slot]}`] = cores[slot].metrics;
+  await startAlloy(supervisor, o.binaries.standins, { config: await renderAlloyConfig({ appCount: 1, duet: slots.includes('b') }), resolve, scrapeIntervalSec: o.scrapeIntervalSec, dir: logs, logFile: join(logs, 'alloy.log') });
   return {
     url: pyroscope.url,
     async install(slot: Slot, version: string): Promise<void> {

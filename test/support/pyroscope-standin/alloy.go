@@ -42,66 +42,90 @@ type target struct {
 	labels  map[string]string
 }
 
-type targetList []target
+type resolveList map[string]string
 
-func (t *targetList) String() string { return fmt.Sprint(*t) }
+func (r resolveList) String() string { return fmt.Sprint(map[string]string(r)) }
 
-// Set reads "ADDRESS|name=value|name=value".
-func (t *targetList) Set(s string) error {
-	parts := strings.Split(s, "|")
-	tg := target{address: parts[0], labels: map[string]string{}}
-	for _, kv := range parts[1:] {
-		name, value, ok := strings.Cut(kv, "=")
-		if !ok || name == "" {
-			return fmt.Errorf("bad label %q in target %q", kv, s)
-		}
-		tg.labels[name] = value
+// Set reads "HOST:PORT=127.0.0.1:PORT": where a name of the bench (app0:8067) is on loopback.
+func (r resolveList) Set(s string) error {
+	from, to, ok := strings.Cut(s, "=")
+	if !ok || from == "" || to == "" {
+		return fmt.Errorf("bad -resolve %q (HOST:PORT=ADDRESS:PORT)", s)
 	}
-	*t = append(*t, tg)
+	r[from] = to
 	return nil
 }
 
+// runAlloy runs the pyroscope.scrape components of a config.alloy (the one
+// metrics.sh.tftpl's alloy_config writes). -resolve stands for the node's /etc/hosts and
+// network; -scrape-interval, when set, replaces the file's (loopback tests run seconds).
 func runAlloy(args []string) error {
 	fs := flag.NewFlagSet("alloy", flag.ContinueOnError)
-	endpoint := fs.String("endpoint", "", "pyroscope.write endpoint url")
-	interval := fs.Duration("interval", 15*time.Second, "scrape_interval")
+	configFile := fs.String("config", "", "config.alloy")
+	interval := fs.Duration("scrape-interval", 0, "replaces every component's scrape_interval")
 	timeout := fs.Duration("timeout", 10*time.Second, "scrape_timeout")
-	job := fs.String("job", "pyroscope.scrape.default", "the component's ID, the job label")
-	var targets targetList
-	fs.Var(&targets, "target", "ADDRESS|name=value|... (repeatable)")
+	resolve := resolveList{}
+	fs.Var(resolve, "resolve", "HOST:PORT=ADDRESS:PORT (repeatable)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *endpoint == "" || len(targets) == 0 {
-		return fmt.Errorf("alloy: -endpoint and at least one -target are required")
+	src, err := os.ReadFile(*configFile)
+	if err != nil {
+		return err
 	}
-	// scrape.go Validate: a delta profile needs scrape_interval of 2 s or more.
-	if *interval < 2*time.Second {
-		return fmt.Errorf("scrape_interval must be at least 2 seconds when using delta profiling")
+	jobs, err := parseAlloyConfig(string(src))
+	if err != nil {
+		return err
 	}
-	client := pushv1connect.NewPusherServiceClient(http.DefaultClient, *endpoint)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
+	var loops []func()
+	for _, j := range jobs {
+		if *interval > 0 {
+			j.interval = *interval
+		}
+		// scrape.go Validate: a delta profile needs scrape_interval of 2 s or more.
+		if j.interval < 2*time.Second {
+			return fmt.Errorf("%s: scrape_interval must be at least 2 seconds when using delta profiling", j.job)
+		}
+		endpoint := j.endpoint
+		for from, to := range resolve {
+			endpoint = strings.Replace(endpoint, "//"+from, "//"+to, 1)
+		}
+		client := pushv1connect.NewPusherServiceClient(http.DefaultClient, endpoint)
+		for _, t := range j.targets {
+			scraped := t.address
+			if to, ok := resolve[scraped]; ok {
+				scraped = to
+			}
+			labels := map[string]string{"instance": t.address}
+			for k, v := range t.labels {
+				labels[k] = v
+			}
+			job, every := j.job, j.interval
+			loops = append(loops, func() { scrapeLoop(ctx, client, scraped, labels, job, every, *timeout) })
+		}
+	}
 	fmt.Println("scraping")
 	done := make(chan struct{})
-	for _, t := range targets {
-		go func(t target) {
-			scrapeLoop(ctx, client, t, *job, *interval, *timeout)
+	for _, loop := range loops {
+		go func() {
+			loop()
 			done <- struct{}{}
-		}(t)
+		}()
 	}
-	for range targets {
+	for range loops {
 		<-done
 	}
 	return nil
 }
 
-func scrapeLoop(ctx context.Context, client pushv1connect.PusherServiceClient, t target, job string, interval, timeout time.Duration) {
-	labels := map[string]string{"__name__": "process_cpu", "job": job, "instance": t.address, "service_name": "unspecified"}
-	for k, v := range t.labels {
+func scrapeLoop(ctx context.Context, client pushv1connect.PusherServiceClient, address string, targetLabels map[string]string, job string, interval, timeout time.Duration) {
+	labels := map[string]string{"__name__": "process_cpu", "job": job, "service_name": "unspecified"}
+	for k, v := range targetLabels {
 		labels[k] = v
 	}
-	url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", t.address, int(interval/time.Second)-1)
+	url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", address, int(interval/time.Second)-1)
 	h := fnv.New64a()
 	_, _ = io.WriteString(h, url)
 	select {
