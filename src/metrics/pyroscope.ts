@@ -38,7 +38,7 @@ export interface ProfileSeries {
   points: { timestampMs: number; value: number }[];
 }
 
-export class PyroscopeError extends Error {
+class PyroscopeError extends Error {
   constructor(method: string, message: string) {
     super(`Pyroscope ${method} failed: ${message}`);
     this.name = 'PyroscopeError';

@@ -19,8 +19,8 @@ import type { ManagedProcess, ProcessSupervisor } from '../../src/util/process.t
  */
 
 const SUPPORT = fileURLToPath(new URL('.', import.meta.url));
-export const MATTERMOST_CORE_DIR = join(SUPPORT, 'mattermost-core');
-export const PYROSCOPE_STANDIN_DIR = join(SUPPORT, 'pyroscope-standin');
+const MATTERMOST_CORE_DIR = join(SUPPORT, 'mattermost-core');
+const PYROSCOPE_STANDIN_DIR = join(SUPPORT, 'pyroscope-standin');
 const METRICS_TEMPLATE = fileURLToPath(new URL('../../infra/aws/modules/bench/templates/metrics.sh.tftpl', import.meta.url));
 
 export interface ProfilingBinaries {
