@@ -77,5 +77,10 @@ if $TESTS; then
     case "$name" in ''|'#'*|k6|terraform*) continue ;; esac # terraform*: scripts/infra-tools.sh
     go_tool "$name" "$module"
   done < scripts/go-tools.txt
+  # The Pyroscope and Alloy stand-ins the profile tests build (test/support/pyroscope-standin,
+  # pinned by its go.sum): built once here (about 1.5 minutes cold, seconds once Go's build
+  # cache holds it), so the tests' own builds are quick.
+  log "go build test/support/pyroscope-standin"
+  (cd test/support/pyroscope-standin && go build -trimpath -o /dev/null .)
 fi
 log "done"

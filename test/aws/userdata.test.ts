@@ -16,6 +16,7 @@ import {
   type NodeRole,
 } from '../support/userdata.ts';
 import { InputError } from '../../src/util/errors.ts';
+import { BENCH_PROFILE_SCRAPE_INTERVAL_SEC, mattermostServiceName } from '../../src/chat-servers/mattermost/cpu-profile.ts';
 import { loadModule, only } from './hcl.ts';
 import { readFileSync } from 'node:fs';
 
@@ -456,6 +457,28 @@ test('a duet metrics node runs a second Prometheus for slot b with the same jobs
   assert.match(script, /run prometheus-b "\$PROMETHEUS_IMAGE" \\\n {4}-v \/etc\/loadgate\/prometheus-b:\/etc\/prometheus:ro -v \/var\/lib\/loadgate\/prometheus-b:\/prometheus \\\n[\s\S]*?--web\.listen-address=0\.0\.0\.0:9091/);
   const sources = heredocs(script, 'GRAFANA');
   assert.match(sources[1]!, /^ {2}- name: Prometheus slot b\n {4}uid: prometheus-b\n {4}type: prometheus\n {4}access: proxy\n {4}url: http:\/\/127\.0\.0\.1:9091$/);
+});
+
+test("the metrics node's Alloy profiles each slot's Mattermost under labels that tell the slots apart, at the interval the gate reads them with", () => {
+  const script = renderUserData('metrics', duetSamples.metrics);
+  const fn = script.slice(script.indexOf('alloy_config() {'), script.indexOf('mkdir -p /etc/loadgate/alloy'));
+  const render = (duet: boolean): string => execFileSync('bash', ['-euo', 'pipefail', '-c', `DUET=${duet} APP_COUNT=2\n${fn}\nalloy_config`], { encoding: 'utf8' });
+  const targets = (config: string): string[] => [...config.matchAll(/^ {4}(\{.*\}),$/gm)].map((m) => m[1] as string);
+  assert.deepEqual(targets(render(false)), [
+    '{"__address__" = "app0:8067", "service_name" = "mattermost", "slot" = "a", "instance" = "app0:8067"}',
+    '{"__address__" = "app1:8067", "service_name" = "mattermost", "slot" = "a", "instance" = "app1:8067"}',
+  ]);
+  assert.deepEqual(targets(render(true)), [
+    '{"__address__" = "app0:8067", "service_name" = "mattermost", "slot" = "a", "instance" = "app0:8067"}',
+    '{"__address__" = "app0:8167", "service_name" = "mattermost-b", "slot" = "b", "instance" = "app0:8167"}',
+    '{"__address__" = "app1:8067", "service_name" = "mattermost", "slot" = "a", "instance" = "app1:8067"}',
+    '{"__address__" = "app1:8167", "service_name" = "mattermost-b", "slot" = "b", "instance" = "app1:8167"}',
+  ]);
+  // The selectors the gate reads each slot with match these service names.
+  assert.ok(render(true).includes(`service_name" = "${mattermostServiceName('b')}"`) && render(true).includes(`service_name" = "${mattermostServiceName('a')}"`));
+  assert.match(render(true), new RegExp(`^ {2}scrape_interval = "${BENCH_PROFILE_SCRAPE_INTERVAL_SEC}s"$`, 'm'));
+  assert.match(render(true), /pyroscope\.write "local" \{\n {2}endpoint \{\n {4}url = "http:\/\/127\.0\.0\.1:4040"/);
+  assert.match(script, /alloy_config > \/etc\/loadgate\/alloy\/config\.alloy\n/);
 });
 
 /**

@@ -1,94 +1,69 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
-import { gzipSync } from 'node:zlib';
-import { Function as PprofFunction, Line, Location, Profile, Sample, StringTable, ValueType } from 'pprof-format';
 import { AwsAttempt, type AwsRunDeps } from '../../src/bench/aws/run-attempt.ts';
-import type { RemoteResult, RemoteShell } from '../../src/bench/aws/remote-shell.ts';
+import type { SlotProfileSource } from '../../src/bench/aws/cpu-profile.ts';
 import type { ScheduledRun } from '../../src/bench/gate-plan.ts';
 import type { CollectWindow } from '../../src/bench/run-stage.ts';
 import type { TestSpec } from '../../src/config/schema.ts';
+import type { StoredProfile } from '../../src/results/profile.ts';
 
-/** A CPU profile as runtime/pprof writes it (gzipped; samples/count and cpu/nanoseconds; 10 ms period): 3 samples in app.(*App).CreatePost under its handler. */
-function goProfile(): Buffer {
-  const strings = new StringTable();
-  const s = (text: string) => strings.dedup(text);
-  const profile = new Profile({
-    sampleType: [new ValueType({ type: s('samples'), unit: s('count') }), new ValueType({ type: s('cpu'), unit: s('nanoseconds') })],
-    periodType: new ValueType({ type: s('cpu'), unit: s('nanoseconds') }),
-    period: 10_000_000,
-    durationNanos: 1_000_000_000,
-    function: [
-      new PprofFunction({ id: 1, name: s('github.com/mattermost/mattermost/server/v8/channels/api4.createPost'), filename: s('github.com/mattermost/mattermost/server/v8/channels/api4/post.go'), startLine: 30 }),
-      new PprofFunction({ id: 2, name: s('github.com/mattermost/mattermost/server/v8/channels/app.(*App).CreatePost'), filename: s('github.com/mattermost/mattermost/server/v8/channels/app/post.go'), startLine: 200 }),
-    ],
-    location: [new Location({ id: 1, line: [new Line({ functionId: 2, line: 210 })] }), new Location({ id: 2, line: [new Line({ functionId: 1, line: 40 })] })],
-    sample: [new Sample({ locationId: [1, 2], value: [3, 30_000_000] })],
-    stringTable: strings,
-  });
-  return gzipSync(profile.encode());
-}
+/** A slot's profile as readMattermostCpuProfile returns it. */
+const PROFILE: StoredProfile = {
+  tool: 'Go pprof via Pyroscope (4 profiles of 14 s, 2 node(s))',
+  sampleSec: 0.01,
+  windowSec: 60,
+  coveredSec: 56,
+  frames: [
+    { name: 'github.com/mattermost/mattermost/server/v8/channels/api4.createPost', file: 'github.com/mattermost/mattermost/server/v8/channels/api4/post.go', line: 30 },
+    { name: 'github.com/mattermost/mattermost/server/v8/channels/app.(*App).CreatePost', file: 'github.com/mattermost/mattermost/server/v8/channels/app/post.go', line: 200 },
+  ],
+  stacks: [{ frames: [0, 1], samples: 6 }],
+};
 
-/** The node side of cpu-profile.ts's scripts: captures answer with the profile's size and digest, reads with its chunks. */
-function nodeShell(bytes: Buffer, captures: { at: number; script: string }[]): RemoteShell {
-  return {
-    async run(ids, script) {
-      let stdout = '';
-      if (script.includes('/debug/pprof/profile')) {
-        captures.push({ at: Date.now(), script });
-        stdout = `${bytes.length} ${createHash('sha256').update(bytes).digest('hex')}`;
-      } else if (script.includes('base64 -w0')) {
-        const [, from, length] = /tail -c \+(\d+) .* head -c (\d+)/.exec(script) ?? [];
-        stdout = bytes.subarray(Number(from) - 1, Number(from) - 1 + Number(length)).toString('base64');
-      }
-      return new Map(ids.map((id): [string, RemoteResult] => [id, { instanceId: id, status: 'Success', exitCode: 0, stdout, stderr: '' }]));
-    },
-  };
-}
-
-function attempt(captures: { at: number; script: string }[], test: Partial<TestSpec>) {
+function attempt(source: SlotProfileSource | undefined, test: Partial<TestSpec>, notes: string[] = []) {
   const d = {
-    profile: { shell: nodeShell(goProfile(), captures), nodes: [{ id: 'i-0a', name: 'app0' }, { id: 'i-0b', name: 'app1' }], metricsPort: 8167 },
+    ...(source ? { profile: source } : {}),
     signal: new AbortController().signal,
     progress: { info: () => {}, problem: () => {} },
     snapshots: { take: async () => ({ warnings: [] }) },
     agents: { stop: async () => [] },
+    report: { warning: (note: string) => notes.push(note) },
     maxEngineCpuPercent: 90,
   } as unknown as AwsRunDeps;
-  const spec = { name: 'bounded', type: 'bounded', users: 10, rampUp: 0.3, duration: 1.5, ...test } as TestSpec;
+  const spec = { name: 'bounded', type: 'bounded', users: 10, rampUp: 30, duration: 90, ...test } as TestSpec;
   const run = { side: { role: 'candidate', label: 'v11.0.1' }, test: spec, repeat: 0 } as unknown as ScheduledRun;
   return new AwsAttempt(d, run, spec, 'b');
 }
 
-const window = { runStart: 0, runEnd: 2, stableStart: 0.3, stableEnd: 1.5 } as CollectWindow;
+/** A run that started at 1 700 000 000 s and measured from its 30th to its 90th second. */
+const window: CollectWindow = { runStart: 1_700_000_000, runEnd: 1_700_000_095, stableStart: 1_700_000_030, stableEnd: 1_700_000_090 };
+const stable = { startSec: 30, endSec: 90 };
 
-test("profile: on: every app node's CPU profile is fetched after the ramp-up, for the measured window, and stored in the run result", async () => {
-  const captures: { at: number; script: string }[] = [];
-  const a = attempt(captures, {});
-  const started = Date.now();
-  a.testStarted();
-  const extras = await a.extras({ stable: { startSec: 0.3, endSec: 1.5 }, window, ran: true });
-  assert.equal(captures.length, 2, 'one capture per app node');
-  assert.ok(captures.every((c) => c.at - started >= 290), 'not before the ramp-up ended');
-  assert.ok(captures.every((c) => /:8167}\/debug\/pprof\/profile\?seconds=1"/.test(c.script)), "the slot's metrics listener, for the window's whole seconds");
-  assert.ok(captures[0]?.script.includes('candidate-v11.0.1-bounded-0-b-app0') && captures[1]?.script.includes('-b-app1'), 'a file per run, slot and node');
-  const p = extras.profile;
-  assert.ok(p, 'the run result carries the profile');
-  assert.equal(p.tool, 'Go pprof');
-  assert.equal(p.windowSec, 1.2);
-  assert.equal(p.coveredSec, 1);
-  assert.deepEqual(p.frames.map((f) => f.name.split('/').at(-1)), ['api4.createPost', 'app.(*App).CreatePost']);
-  assert.deepEqual(p.stacks, [{ frames: [0, 1], samples: 6 }], 'root first; both nodes pooled');
+test("profile: on: the slot's profile is read for the run's measured window, in seconds since the epoch, and stored in the run result", async () => {
+  const asked: { startSec: number; endSec: number }[] = [];
+  const a = attempt(async (w) => (asked.push(w), PROFILE), {});
+  const extras = await a.extras({ stable, window, ran: true });
+  assert.deepEqual(asked, [{ startSec: 1_700_000_030, endSec: 1_700_000_090 }]);
+  assert.deepEqual(extras, { links: [], profile: PROFILE });
 });
 
-test('a run that stops before its measured window fetches no profile, and an unbounded test is not profiled', async () => {
-  const captures: { at: number; script: string }[] = [];
-  const a = attempt(captures, { rampUp: 5, duration: 10 });
-  a.testStarted();
-  await a.stop();
-  assert.deepEqual(await a.extras({ stable: { startSec: 5, endSec: 10 }, window, ran: true }), { links: [] });
-  const u = attempt(captures, { type: 'unbounded' } as Partial<TestSpec>);
-  u.testStarted();
-  assert.deepEqual(await u.extras({ stable: { startSec: 0, endSec: 1 }, window, ran: true }), { links: [] });
-  assert.equal(captures.length, 0);
+test('an unbounded test is profiled over the window it found; a run that never ran or measured nothing is not', async () => {
+  const asked: { startSec: number; endSec: number }[] = [];
+  const source: SlotProfileSource = async (w) => (asked.push(w), PROFILE);
+  const unbounded = attempt(source, { type: 'unbounded' } as Partial<TestSpec>);
+  assert.equal((await unbounded.extras({ stable, window, ran: true })).profile, PROFILE);
+  assert.deepEqual(await attempt(source, {}).extras({ stable, window, ran: false }), { links: [] });
+  const empty = { ...window, stableEnd: window.stableStart };
+  assert.deepEqual(await attempt(source, {}).extras({ stable: { startSec: 30, endSec: 30 }, window: empty, ran: true }), { links: [] });
+  assert.equal(asked.length, 1);
+});
+
+test('a profile that cannot be read leaves the run judged without it, and the report says why', async () => {
+  const notes: string[] = [];
+  const a = attempt(async () => {
+    throw new Error('Pyroscope (http://203.0.113.10:4040) holds no process_cpu:cpu:nanoseconds:cpu:nanoseconds profile of {service_name="mattermost-b"}');
+  }, {}, notes);
+  assert.deepEqual(await a.extras({ stable, window, ran: true }), { links: [] });
+  assert.deepEqual(notes, ['No CPU profile of candidate-v11.0.1-bounded-0 (slot b): Pyroscope (http://203.0.113.10:4040) holds no process_cpu:cpu:nanoseconds:cpu:nanoseconds profile of {service_name="mattermost-b"}']);
+  assert.deepEqual(await attempt(undefined, {}).extras({ stable, window, ran: true }), { links: [] }, 'profile: off reads nothing');
 });

@@ -21,6 +21,8 @@ import { BenchExpiry } from './expiry.ts';
 import { slotOverheadSec } from '../../aws/cost.ts';
 import { RunSnapshots } from './snapshots.ts';
 import { SsmShell } from './ssm-shell.ts';
+import { pyroscopeSlotProfile, type SlotProfileSource } from './cpu-profile.ts';
+import { BENCH_PROFILE_SCRAPE_INTERVAL_SEC } from '../../chat-servers/mattermost/cpu-profile.ts';
 
 /**
  * `loadgate run` on a provisioned AWS bench (bench.json from `loadgate tf-outputs`): the
@@ -47,6 +49,8 @@ export interface AwsTiming {
   readinessTimeoutSec: number;
   /** Between two checks that the agents and app nodes are still up during a run. */
   watchIntervalSec: number;
+  /** The Alloy scrape_interval of the app nodes' CPU profiles (metrics.sh.tftpl). */
+  profileScrapeIntervalSec: number;
 }
 
 const AWS_TIMING: AwsTiming = {
@@ -57,6 +61,7 @@ const AWS_TIMING: AwsTiming = {
   agentReadyTimeoutSec: 300,
   readinessTimeoutSec: 3 * 3600,
   watchIntervalSec: 15,
+  profileScrapeIntervalSec: BENCH_PROFILE_SCRAPE_INTERVAL_SEC,
 };
 
 export interface AwsBenchDeps {
@@ -68,6 +73,7 @@ export interface AwsBenchDeps {
   /** Prometheus and Grafana base URLs, when they differ from the description's. */
   prometheusUrl?: string;
   grafanaUrl?: string;
+  pyroscopeUrl?: string;
   timing?: Partial<AwsTiming>;
   clock?: Clock;
   /** load-test-ng's admin login; default from LOADGATE_ADMIN_EMAIL / LOADGATE_ADMIN_PASSWORD. */
@@ -152,7 +158,7 @@ export class AwsGateBench implements GateBench {
     const token = (): Promise<string> => readSecretString(deps.aws, bench.region, bench.metrics.grafanaTokenSecretArn);
     const rig = (slot?: AwsBenchDescription['duetSlots'][number]): SlotRig => ({
       ...(slot ? { slot: slot.slot } : {}),
-      metricsPort: slot?.metricsPort ?? SEQUENTIAL_METRICS_PORT,
+      profile: pyroscopeSlotProfile({ pyroscopeUrl: deps.pyroscopeUrl ?? bench.metrics.pyroscopeUrl, slot: slot?.slot ?? 'a', scrapeIntervalSec: this.timing.profileScrapeIntervalSec, signal: () => this.signal }),
       // Slot a's Prometheus is the bench's (prometheus_url); slot b has its own.
       prometheus: new PrometheusClient(slot?.slot === 'b' ? slot.prometheusUrl : (deps.prometheusUrl ?? slot?.prometheusUrl ?? bench.metrics.prometheusUrl)),
       appNodes: new AppNodes({
@@ -346,7 +352,7 @@ export class AwsGateBench implements GateBench {
         fingerprint: this.current,
         timing: this.timing,
         maxEngineCpuPercent: this.o.config.bench.aws.maxEngineCpuPercent,
-        ...(this.o.config.profile === 'on' ? { profile: { shell: this.deps.shell, nodes: this.apps, metricsPort: rig.metricsPort } } : {}),
+        ...(this.o.config.profile === 'on' ? { profile: rig.profile } : {}),
         signal: this.signal,
         clock: this.clock,
         hints: this.o.hints,
@@ -364,14 +370,11 @@ export class AwsGateBench implements GateBench {
   }
 }
 
-/** A sequential bench's Mattermost metrics listener (MetricsSettings.ListenAddress ":8067", Mattermost's default). */
-const SEQUENTIAL_METRICS_PORT = 8067;
-
 /** What one slot of the bench is: a sequential run has one, a duet two. */
 interface SlotRig {
   slot?: 'a' | 'b';
-  /** Its Mattermost's metrics listener, which also serves /debug/pprof. */
-  metricsPort: number;
+  /** Its Mattermost's CPU profile over a window, from the bench's Pyroscope. */
+  profile: SlotProfileSource;
   prometheus: PrometheusClient;
   appNodes: AppNodes;
   agents: LoadAgents;

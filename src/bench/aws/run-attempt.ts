@@ -12,13 +12,7 @@ import type { AppNodes } from './app-nodes.ts';
 import type { LoadAgents, RunningLoad } from './load-agents.ts';
 import type { RunSnapshots } from './snapshots.ts';
 import { InputError } from '../../util/errors.ts';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { fetchCpuProfile } from './cpu-profile.ts';
-import type { BenchNode, RemoteShell } from './remote-shell.ts';
-import { goStoredProfile } from '../../chat-servers/mattermost/pprof.ts';
-
-/** Go's profile handler refuses a duration beyond the listener's 300 s WriteTimeout (cpu-profile.ts). */
-const MAX_PROFILE_SEC = 290;
+import type { SlotProfileSource } from './cpu-profile.ts';
 
 /** What an AWS run uses of the bench; `report` carries what a run learns back to it. */
 export interface AwsRunDeps extends Pick<RunStage, 'signal' | 'clock' | 'hints' | 'state'> {
@@ -31,8 +25,8 @@ export interface AwsRunDeps extends Pick<RunStage, 'signal' | 'clock' | 'hints' 
   fingerprint: BenchFingerprint;
   timing: { scrapeIntervalSec: number; rateWindowSec: number; watchIntervalSec: number };
   maxEngineCpuPercent: number;
-  /** `profile: on`: the app nodes whose Mattermost CPU profile is fetched during the measured window, over this shell. */
-  profile?: { shell: RemoteShell; nodes: readonly BenchNode[]; metricsPort: number };
+  /** `profile: on`: the slot's merged CPU profile over a window, read after the run. */
+  profile?: SlotProfileSource;
   report: {
     /** A problem that ends the gate (the metrics node stopped answering). */
     broken(reason: string): void;
@@ -73,10 +67,6 @@ export class AwsAttempt implements RunAttempt {
   readonly generator: GeneratorRule;
   private versions = new Map<string, string>();
   private watcher?: ReturnType<typeof setInterval>;
-  /** The app nodes' CPU profiles of the measured window, being fetched, or why there are none. */
-  private profiling?: Promise<Buffer[] | string>;
-  /** Ends a wait for the window when the run stops first. */
-  private readonly stopped = new AbortController();
 
   constructor(
     private readonly d: AwsRunDeps,
@@ -149,37 +139,18 @@ export class AwsAttempt implements RunAttempt {
   }
 
   /**
-   * `profile: on`: Go's CPU profile of every app node over a bounded test's measured
-   * window (after its ramp-up, up to the handler's limit), fetched while the load runs.
-   * An unbounded test's window is known only afterwards, so it is not profiled here.
+   * `profile: on`: the slot's CPU profile over the measured window, bounded or unbounded,
+   * read once the run is over. A failure is a note in the report and a progress line,
+   * never a failed run: the gate judges without the explanation.
    */
-  testStarted(): void {
-    const profile = this.d.profile;
-    if (!profile) return;
-    const test = this.test;
-    if (test.type !== 'bounded') {
-      this.profiling = Promise.resolve('an unbounded test is not profiled on the AWS bench (its measured window is found only after the run)');
-      return;
-    }
-    const seconds = Math.min(MAX_PROFILE_SEC, Math.floor(test.duration - test.rampUp));
-    if (seconds < 1) return;
-    const name = `${runId(this.run)}${this.slot ? `-${this.slot}` : ''}`;
-    const fetchAll = async (): Promise<Buffer[]> => {
-      await sleep(test.rampUp * 1000, undefined, { signal: AbortSignal.any([this.d.signal, this.stopped.signal]) });
-      return Promise.all(profile.nodes.map((node) => fetchCpuProfile({ shell: profile.shell, node, name: `${name}-${node.name}`, seconds, metricsPort: profile.metricsPort })));
-    };
-    this.profiling = fetchAll().catch((error: Error) => `fetching the CPU profile failed: ${error.message}`);
-  }
-
-  /** The profile fetched during the window, stored as the run result's; a failure is a progress line, never a failed run. */
-  private async storedProfile(stable: { startSec: number; endSec: number }): Promise<Pick<RunResult, 'profile'>> {
-    const fetched = await this.profiling;
-    if (fetched === undefined) return {};
+  private async storedProfile(window: CollectWindow): Promise<Pick<RunResult, 'profile'>> {
+    if (!this.d.profile || !(window.stableEnd > window.stableStart)) return {};
     try {
-      if (typeof fetched === 'string') throw new Error(fetched);
-      return { profile: goStoredProfile(fetched, { windowSec: stable.endSec - stable.startSec }) };
+      return { profile: await this.d.profile({ startSec: window.stableStart, endSec: window.stableEnd }) };
     } catch (error) {
-      this.d.progress.info(`no profile of ${runId(this.run)}: ${(error as Error).message}`);
+      const note = `No CPU profile of ${runId(this.run)}${this.slot ? ` (slot ${this.slot})` : ''}: ${(error as Error).message}`;
+      this.d.progress.problem(note, 'warning');
+      this.d.report.warning(note);
       return {};
     }
   }
@@ -190,7 +161,6 @@ export class AwsAttempt implements RunAttempt {
 
   async stop(): Promise<{ problems: string[] }> {
     clearInterval(this.watcher);
-    this.stopped.abort(new Error('the run stopped before its measured window'));
     // Also after a failed start: an agent may have started before another failed.
     return { problems: (await this.d.agents.stop()).map((p) => `stopping the load: ${p}`) };
   }
@@ -207,7 +177,7 @@ export class AwsAttempt implements RunAttempt {
   /** Best effort: a missing snapshot is a warning in the report, not a failed run. */
   async extras(o: { stable: { startSec: number; endSec: number }; window: CollectWindow; ran: boolean }): Promise<Pick<RunResult, 'links' | 'profile'>> {
     if (!o.ran) return { links: [] };
-    const profile = await this.storedProfile(o.stable);
+    const profile = await this.storedProfile(o.window);
     const shot = await this.d.snapshots.take(`${this.run.side.label} ${this.run.test.name} #${this.run.repeat + 1}${this.slot ? ` (slot ${this.slot})` : ''}`, new Date(o.window.runStart * 1000), new Date(o.window.runEnd * 1000));
     for (const w of shot.warnings) {
       this.d.report.warning(w);

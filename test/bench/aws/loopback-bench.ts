@@ -13,6 +13,7 @@ import type { CommandResult, CommandRunner } from '../../../src/util/command-run
 import type { RemoteResult, RemoteShell } from '../../../src/bench/aws/remote-shell.ts';
 import { MattermostStandIn, type StandInLicence } from '../../chat-servers/mattermost/mattermost-stand-in.ts';
 import { GrafanaStandIn } from '../../grafana/stand-in.ts';
+import { renderAlloyConfig, startAlloy, startCore, startPyroscope, type CoreProcess, type ProfilingBinaries } from '../../support/profiling-standins.ts';
 
 /**
  * The AWS bench on loopback, for the end-to-end test of `loadgate run` on bench.kind aws:
@@ -115,6 +116,14 @@ export interface LoopbackOptions {
   dumpLicence?: StandInLicence | null;
   /** The bench's licence file (default: valid for a year, 1000 seats). */
   licenceFile?: StandInLicence;
+  /**
+   * The metrics node's profiling, as metrics.sh.tftpl sets it up: each slot's stand-in has
+   * a Go process do its requests' work (test/support/mattermost-core, the knowncause build
+   * for these release numbers), which the Alloy stand-in, running the bench's own
+   * config.alloy every scrapeIntervalSec, scrapes into the Pyroscope stand-in under the
+   * slot's labels; pyroscope_url points there.
+   */
+  profiling?: { binaries: ProfilingBinaries; scrapeIntervalSec: number; knownCauseVersions?: string[] };
 }
 
 /** An Enterprise licence of the kind the seed dumps carry: expired long ago. */
@@ -183,6 +192,8 @@ export async function startLoopbackBench(k6Path: string, users = 40, options: Lo
     grafana.instances.set(uid, [`app0:${SLOT_METRICS_PORTS[slot]}`]);
   }
   await grafana.start();
+
+  const profiling = options.profiling ? await startProfiling(supervisor, options.profiling, standIns, slots, logs) : undefined;
 
   const started: ManagedProcess[] = [];
   for (const [i, id] of agentIds.entries()) {
@@ -288,6 +299,7 @@ export async function startLoopbackBench(k6Path: string, users = 40, options: Lo
         // Mattermost's X-Version-Id carries the release's numbers only, RCs included.
         mm.version = m[1] as string;
         mm.latencyPerUserMs = options.latencyPerUserMs?.[mm.version] ?? 2;
+        await profiling?.install(slot, mm.version);
         return ok();
       }
       if (sub === 'configure') {
@@ -445,7 +457,7 @@ exit "$(jq -r .code <<< "$answer")"
       metrics_public_ip: out('203.0.113.10'),
       prometheus_url: out(prometheusUrl),
       grafana_url: out(grafana.baseUrl),
-      pyroscope_url: out('http://203.0.113.10:4040'),
+      pyroscope_url: out(profiling?.url ?? 'http://203.0.113.10:4040'),
       grafana_token_secret_arn: out(TOKEN_ARN),
       db_cluster_identifier: out('lg-loop-1'),
       db_writer_endpoint: out('lg-loop-1.cluster-abc.us-east-1.rds.amazonaws.com'),
@@ -495,6 +507,36 @@ exit "$(jq -r .code <<< "$answer")"
       }
       await grafana.stop();
       await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The profiling processes of LoopbackOptions.profiling; `install` swaps a slot's build for a release's. */
+async function startProfiling(supervisor: ProcessSupervisor, o: NonNullable<LoopbackOptions['profiling']>, standIns: Record<Slot, MattermostStandIn>, slots: Slot[], logs: string) {
+  const cores = {} as Record<Slot, CoreProcess>;
+  const ports = {} as Record<Slot, [number, number]>;
+  const start = async (slot: Slot, version?: string) => {
+    const knownCause = version !== undefined && (o.knownCauseVersions ?? []).includes(version);
+    cores[slot] = await startCore(supervisor, knownCause ? o.binaries.knownCause : o.binaries.core, { name: `mattermost-core ${slot}${knownCause ? ' (known cause)' : ''}`, logFile: join(logs, `core-${slot}.log`), ports: ports[slot] });
+  };
+  for (const slot of slots) {
+    ports[slot] = (await allocatePorts(2)) as [number, number];
+    await start(slot);
+    // A request's work, while the slot's process is up (a version switch restarts it).
+    standIns[slot].work = async (handler) => {
+      await fetch(`${cores[slot].appUrl}/api/v4/handlers/${handler}`, { method: 'POST' }).then((r) => r.arrayBuffer(), () => undefined);
+    };
+  }
+  const pyroscope = await startPyroscope(supervisor, o.binaries.standins, join(logs, 'pyroscope.log'));
+  // The metrics node's own config.alloy for this bench (one app node, duet or not).
+  const resolve: Record<string, string> = { '127.0.0.1:4040': pyroscope.url.replace('http://', '') };
+  for (const slot of slots) resolve[`app0:${SLOT_METRICS_PORTS[slot]}`] = cores[slot].metrics;
+  await startAlloy(supervisor, o.binaries.standins, { config: await renderAlloyConfig({ appCount: 1, duet: slots.includes('b') }), resolve, scrapeIntervalSec: o.scrapeIntervalSec, dir: logs, logFile: join(logs, 'alloy.log') });
+  return {
+    url: pyroscope.url,
+    async install(slot: Slot, version: string): Promise<void> {
+      await cores[slot].process.stop();
+      await start(slot, version);
     },
   };
 }

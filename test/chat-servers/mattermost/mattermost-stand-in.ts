@@ -119,6 +119,12 @@ export class MattermostStandIn {
   version = '10.12.0';
   /** Added to every request per connected websocket (ms). */
   latencyPerUserMs = 0;
+  /**
+   * The server process's own work for a request, by handler name (mattermost_api_time's
+   * handler label), awaited before answering: a Go process standing for Mattermost's CPU
+   * (test/support/mattermost-core), so its profile has a request's cost.
+   */
+  work: ((handler: string) => Promise<void>) | undefined;
   private readonly apiTime = new Histogram();
   private readonly storeTime = new Histogram();
   private httpRequests = 0;
@@ -304,6 +310,7 @@ export class MattermostStandIn {
     if (this.latencyPerUserMs > 0 && route !== 'GET /system/ping') {
       await new Promise((resolve) => setTimeout(resolve, this.latencyPerUserMs * this.sockets.size));
     }
+    if (this.work && HANDLERS[route]) await this.work(HANDLERS[route]);
     const send = (status: number, payload: unknown, headers: Record<string, string> = {}): void => {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const handler = HANDLERS[route] ?? (route === 'GET /system/ping' ? 'getSystemPing' : 'unknown');

@@ -1,0 +1,3 @@
+module loadgate.test/mattermost-core
+
+go 1.24
