@@ -12,7 +12,6 @@ const production = process.argv.includes('--production');
  * entry removed with it (knip then checks the file like any other).
  */
 const PENDING: Record<string, ('exports' | 'types')[]> = {
-  'src/bench/aws/cpu-profile.ts': ['exports'],
   'src/bench/aws/ssm-shell.ts': ['exports'],
   'src/chat-servers/build-source.ts': ['exports'],
   'src/chat-servers/mattermost/config-patch.ts': ['exports'],
