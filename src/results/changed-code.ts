@@ -16,6 +16,8 @@ export const changedFunctionRecordSchema = z.strictObject({
   line: z.number().int().nonnegative().optional(),
   /** The path inside the installed packages, when the file is one of theirs. */
   path: z.string().optional(),
+  /** The function's file in the baseline, when it was another (the file was renamed). */
+  baselinePath: z.string().optional(),
   status: z.enum(['changed', 'unchanged', 'added', 'removed', 'not-found']),
   added: z.number().int().nonnegative().optional(),
   removed: z.number().int().nonnegative().optional(),

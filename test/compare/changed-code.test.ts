@@ -9,7 +9,7 @@ import { attachChangedCode, NOT_INSTALLED } from '../../src/compare/changed-code
 import { compareRuns } from '../../src/compare/compare-runs.ts';
 import { tolerancesSchema } from '../../src/config/schema.ts';
 import { renderMarkdown } from '../../src/report/markdown.ts';
-import { changedFunctions } from '../../src/chat-servers/synapse/changed-functions.ts';
+import { changedFunctions, type PythonTree } from '../../src/chat-servers/synapse/changed-functions.ts';
 import { LocalGateBench } from '../../src/bench/local/local-gate-bench.ts';
 import type { RunOptions } from '../../src/bench/gate-plan.ts';
 import type { Progress } from '../../src/bench/progress.ts';
@@ -21,12 +21,12 @@ import { bounded, withTempDir } from '../support/runs.ts';
 const WORKLOAD = fileURLToPath(new URL('../fixtures/profiles/workload.py', import.meta.url));
 
 /** The recorded workload as the candidate, and as the baseline without load_rows' injected loop (the "change"). */
-async function trees(dir: string): Promise<{ baseline: string; candidate: string }> {
+async function trees(dir: string): Promise<{ baseline: PythonTree; candidate: PythonTree }> {
   const source = await readFile(WORKLOAD, 'utf8');
   const before = source.replace(/\n {4}if INJECTED == "load_rows":\n(?: {8}.*\n)+/, '\n');
   assert.notEqual(before, source, 'the injected block was taken out of the baseline');
-  const roots = { baseline: join(dir, 'a'), candidate: join(dir, 'b') };
-  for (const [root, text] of [[roots.baseline, before], [roots.candidate, source]] as const) {
+  const roots = { baseline: { root: join(dir, 'a'), python: 'python3' }, candidate: { root: join(dir, 'b'), python: 'python3' } };
+  for (const [{ root }, text] of [[roots.baseline, before], [roots.candidate, source]] as const) {
     await mkdir(root, { recursive: true });
     await writeFile(join(root, 'workload.py'), text);
   }

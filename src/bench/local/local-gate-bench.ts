@@ -11,7 +11,7 @@ import { expandQuery } from '../../metrics/target-cpus.ts';
 import type { BenchFingerprint, RunResult } from '../../results/schema.ts';
 import { SYNAPSE_PACKAGE } from '../../chat-servers/synapse/defaults.ts';
 import { buildDataset, datasetKey, describeDataset, findDataset, type DatasetArtifacts } from '../../chat-servers/synapse/dataset.ts';
-import { ensureSynapse, installedPackages, installKey, type SynapseInstall } from '../../chat-servers/synapse/install.ts';
+import { ensureSynapse, installedTree, installKey, type SynapseInstall } from '../../chat-servers/synapse/install.ts';
 import { changedFunctions } from '../../chat-servers/synapse/changed-functions.ts';
 import type { ChangedFunctionRecord } from '../../results/changed-code.ts';
 import type { FunctionKey } from '../../results/profile.ts';
@@ -177,7 +177,7 @@ export class LocalGateBench implements GateBench {
 
   /** Both Synapse versions stay installed in the cache after the runs: their sources are diffed there. */
   async changedFunctions(hot: readonly FunctionKey[]): Promise<ChangedFunctionRecord[] | undefined> {
-    const [baseline, candidate] = await Promise.all([installedPackages(this.o.cacheDir, this.o.baseline), installedPackages(this.o.cacheDir, this.o.candidate)]);
+    const [baseline, candidate] = await Promise.all([installedTree(this.o.cacheDir, this.o.baseline), installedTree(this.o.cacheDir, this.o.candidate)]);
     if (!baseline || !candidate) return undefined;
     return changedFunctions({ baseline, candidate }, hot);
   }
