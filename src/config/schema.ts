@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { CHAT_SERVER_NAMES } from './chat-servers.ts';
 import { DEFAULT_LOADTEST_NG_VERSION } from './engine-versions.ts';
 import { durationSchema } from '../util/duration.ts';
 
@@ -99,7 +100,7 @@ export type UnboundedTest = z.output<typeof unboundedTestSchema>;
 export type TestSpec = z.output<typeof testSchema>;
 
 export const targetSchema = z.strictObject({
-  system: z.enum(['synapse', 'mattermost']),
+  system: z.enum(CHAT_SERVER_NAMES),
   versionPattern: z
     .string()
     .default('^v?[0-9]+\\.[0-9]+\\.[0-9]+(-rc[0-9]+)?$')

@@ -1,6 +1,8 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { diffArrays } from 'diff';
+import type { ChangedCodeCapability } from '../chat-server.ts';
+import { installedTree } from './install.ts';
 import { pythonFunctions, type PythonFunction } from './python-functions.ts';
 
 /**
@@ -187,3 +189,12 @@ export async function changedFunctions(trees: { baseline: PythonTree; candidate:
   for (const fn of hot) out.push(await compareOne(baseline, candidate, fn));
   return out;
 }
+
+/** Synapse's changed-code capability: both sides' venvs are in the local bench's cache, diffed there. */
+export const synapseChangedCode: ChangedCodeCapability = {
+  async changedFunctions(cacheDir, sides, hot) {
+    const [baseline, candidate] = await Promise.all([installedTree(cacheDir, sides.baseline), installedTree(cacheDir, sides.candidate)]);
+    if (!baseline || !candidate) return undefined;
+    return changedFunctions({ baseline, candidate }, hot);
+  },
+};

@@ -7,7 +7,7 @@ import { DATABASE_NAME, SERVER_NAME } from './config.ts';
 import { MatrixClient, runPool } from './client.ts';
 import { planDataset, type DatasetPlan, type DatasetSize } from './dataset-plan.ts';
 import type { SynapseInstall } from './install.ts';
-import type { Override } from '../chat-server.ts';
+import type { LocalDataset, LocalHost, Override } from '../chat-server.ts';
 import { generateSigningKey, startSynapse } from './server.ts';
 
 /**
@@ -20,7 +20,7 @@ import { generateSigningKey, startSynapse } from './server.ts';
  */
 const DATASET_FORMAT = 1;
 
-export interface DatasetArtifacts {
+export interface DatasetArtifacts extends LocalDataset {
   dir: string;
   dumpFile: string;
   usersFile: string;
@@ -65,7 +65,7 @@ function datasetDir(cacheDir: string, key: string): string {
 }
 
 function artifactsIn(dir: string, meta: DatasetMeta): DatasetArtifacts {
-  return { dir, meta, dumpFile: join(dir, 'synapse.dump'), usersFile: join(dir, 'users.json'), signingKeyFile: join(dir, 'signing.key') };
+  return { dir, meta, dumpFile: join(dir, 'synapse.dump'), usersFile: join(dir, 'users.json'), signingKeyFile: join(dir, 'signing.key'), description: describeDataset(meta) };
 }
 
 /** The cached dataset for `key`, or undefined when it was never (completely) built. */
@@ -79,28 +79,9 @@ export async function findDataset(cacheDir: string, key: string): Promise<Datase
   }
 }
 
-/**
- * What building and restoring the dataset needs of a bench: a PostgreSQL server to seed,
- * dump and restore the database on, the ports the seeding Synapse listens on, and the
- * public URL it is reached at (the local bench provides these).
- */
-export interface DatasetHost {
-  readonly postgres: {
-    readonly host: string;
-    readonly port: number;
-    readonly user: string;
-    readonly password: string;
-    recreateDatabase(name: string): Promise<void>;
-    dump(database: string, file: string): Promise<void>;
-    restore(file: string, database: string): Promise<void>;
-  };
-  readonly ports: { readonly synapseClient: number; readonly synapseMetrics: number };
-  readonly nginx: { readonly url: string };
-}
-
 export interface BuildDatasetOptions {
   supervisor: ProcessSupervisor;
-  bench: DatasetHost;
+  bench: LocalHost;
   install: SynapseInstall;
   cacheDir: string;
   size: DatasetSize;
@@ -204,8 +185,8 @@ export async function buildDataset(o: BuildDatasetOptions): Promise<DatasetArtif
     dir: o.workDir,
     logFile: o.logFile,
     config: {
-      clientPort: o.bench.ports.synapseClient,
-      metricsPort: o.bench.ports.synapseMetrics,
+      clientPort: o.bench.ports.serverClient,
+      metricsPort: o.bench.ports.serverMetrics,
       publicBaseUrl: o.bench.nginx.url,
       database: { host: o.bench.postgres.host, port: o.bench.postgres.port, user: o.bench.postgres.user, password: o.bench.postgres.password, name: DATABASE_NAME },
       signingKeyPath: signingKeyFile,
@@ -250,11 +231,11 @@ export async function buildDataset(o: BuildDatasetOptions): Promise<DatasetArtif
   await writeFile(join(buildDir, 'dataset.json'), `${JSON.stringify(meta, null, 2)}\n`);
   await rm(finalDir, { recursive: true, force: true });
   await rename(buildDir, finalDir);
-  return artifactsIn(finalDir, meta);
+  return { ...artifactsIn(finalDir, meta), buildSeconds: meta.buildSeconds };
 }
 
 /** Restores the dataset into a fresh `synapse` database and copies its signing key for the run. */
-export async function restoreDataset(bench: DatasetHost, dataset: DatasetArtifacts, signingKeyCopy: string): Promise<void> {
+export async function restoreDataset(bench: LocalHost, dataset: DatasetArtifacts, signingKeyCopy: string): Promise<void> {
   await bench.postgres.restore(dataset.dumpFile, DATABASE_NAME);
   await copyFile(dataset.signingKeyFile, signingKeyCopy);
 }
