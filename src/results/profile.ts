@@ -41,6 +41,42 @@ export const storedProfileSchema = z
   .refine((p) => p.coveredSec <= p.windowSec * 1.05, { message: 'coveredSec exceeds windowSec', path: ['coveredSec'] });
 export type StoredProfile = z.output<typeof storedProfileSchema>;
 
+/**
+ * Builds a profile's frames and stacks: each frame stored once (by name, file and line),
+ * each distinct stack once with its samples summed. Every profiler's reader goes through
+ * it: py-spy's collapsed stacks, their merge over a window, Go's pprof samples.
+ */
+export class ProfileBuilder {
+  readonly frames: ProfileFrame[] = [];
+  private readonly frameIndex = new Map<string, number>();
+  private readonly stackIndex = new Map<string, { frames: number[]; samples: number }>();
+
+  /** The frame's index, added when new. */
+  frame(f: ProfileFrame): number {
+    const key = `${f.name}\u0000${f.file}\u0000${f.line ?? ''}`;
+    let id = this.frameIndex.get(key);
+    if (id === undefined) {
+      id = this.frames.length;
+      this.frames.push(f.line === undefined ? { name: f.name, file: f.file } : { name: f.name, file: f.file, line: f.line });
+      this.frameIndex.set(key, id);
+    }
+    return id;
+  }
+
+  /** Adds samples to a stack of frame indices, root first. */
+  add(frames: readonly number[], samples: number): void {
+    if (!(samples > 0) || frames.length === 0) return;
+    const key = frames.join(',');
+    const entry = this.stackIndex.get(key);
+    if (entry) entry.samples += samples;
+    else this.stackIndex.set(key, { frames: [...frames], samples });
+  }
+
+  get stacks(): { frames: number[]; samples: number }[] {
+    return [...this.stackIndex.values()];
+  }
+}
+
 /** A function's identity in a diff: the same name in the same file (and first line, where known). */
 export interface FunctionKey {
   name: string;

@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { Function as PprofFunction, Line, Location, Profile, Sample, StringTable, ValueType } from 'pprof-format';
 import { AwsAttempt, type AwsRunDeps } from '../../src/bench/aws/run-attempt.ts';
+import { mattermost } from '../../src/chat-servers/mattermost/chat-server.ts';
 import type { RemoteResult, RemoteShell } from '../../src/bench/aws/remote-shell.ts';
 import type { ScheduledRun } from '../../src/bench/gate-plan.ts';
 import type { CollectWindow } from '../../src/bench/run-stage.ts';
@@ -48,6 +49,7 @@ function nodeShell(bytes: Buffer, captures: { at: number; script: string }[]): R
 
 function attempt(captures: { at: number; script: string }[], test: Partial<TestSpec>) {
   const d = {
+    server: mattermost,
     profile: { shell: nodeShell(goProfile(), captures), nodes: [{ id: 'i-0a', name: 'app0' }, { id: 'i-0b', name: 'app1' }], metricsPort: 8167 },
     signal: new AbortController().signal,
     progress: { info: () => {}, problem: () => {} },

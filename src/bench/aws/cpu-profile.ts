@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 import { runOnNodes, type BenchNode, type RemoteShell } from './remote-shell.ts';
-import { aggregateGoCpuProfile, type GoCpuProfile } from '../../chat-servers/mattermost/pprof.ts';
 
 /**
  * A CPU profile of one slot's Mattermost on an app node, fetched over the remote shell.
@@ -89,9 +88,4 @@ export async function fetchCpuProfile(o: FetchProfileOptions): Promise<Buffer> {
   const digest = createHash('sha256').update(bytes).digest('hex');
   if (bytes.length !== size || digest !== m[2]) throw new Error(`the profile from ${o.node.name} arrived damaged: ${bytes.length} of ${size} bytes, SHA-256 ${digest.slice(0, 12)} against ${m[2]?.slice(0, 12)}`);
   return bytes;
-}
-
-/** fetchCpuProfile, decoded to CPU time per function. */
-export async function fetchGoCpuProfile(o: FetchProfileOptions): Promise<GoCpuProfile> {
-  return aggregateGoCpuProfile(await fetchCpuProfile(o));
 }

@@ -8,7 +8,7 @@ import { ensureK6, k6Version } from '../../engine/k6/install.ts';
 import { PrometheusClient } from '../../metrics/prometheus.ts';
 import { expandQuery } from '../../metrics/target-cpus.ts';
 import type { BenchFingerprint, RunResult } from '../../results/schema.ts';
-import type { LocalDataset, LocalInstall, Profiler } from '../../chat-servers/chat-server.ts';
+import type { LocalDataset, LocalInstall } from '../../chat-servers/chat-server.ts';
 import type { ChangedFunctionRecord } from '../../results/changed-code.ts';
 import type { FunctionKey } from '../../results/profile.ts';
 import type { GateBench } from '../gate-bench.ts';
