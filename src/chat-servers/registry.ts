@@ -9,3 +9,8 @@ const CHAT_SERVERS: Readonly<Record<ChatServerName, ChatServer>> = { synapse, ma
 export function chatServerOf(system: ChatServerName): ChatServer {
   return CHAT_SERVERS[system];
 }
+
+/** The adapter of a server a run result names, or undefined when loadgate has none by that name. */
+export function findChatServer(system: string): ChatServer | undefined {
+  return Object.hasOwn(CHAT_SERVERS, system) ? CHAT_SERVERS[system as ChatServerName] : undefined;
+}

@@ -135,3 +135,48 @@ export interface ProfileDiff {
   /** Why some runs' profiles were left out. */
   problems: string[];
 }
+
+const sideCostSchema = z.strictObject({ baseline: finite, candidate: finite });
+
+const functionChangeSchema = z.strictObject({
+  name: z.string().min(1),
+  file: z.string(),
+  line: z.number().int().nonnegative().optional(),
+  selfPerKReq: sideCostSchema,
+  totalPerKReq: sideCostSchema,
+  change: finite,
+  changePctOfTotal: finite,
+  candidateSharePct: finite,
+  z: finite,
+  significant: z.boolean(),
+});
+
+const diffNodeSchema: z.ZodType<DiffNode> = z.lazy(() =>
+  z.strictObject({ name: z.string(), file: z.string(), baseline: finite, candidate: finite, children: z.array(diffNodeSchema) }),
+);
+
+export const profileDiffSchema = z.strictObject({
+  pairs: z.number().int().positive(),
+  totalPerKReq: sideCostSchema,
+  grown: z.array(functionChangeSchema),
+  shrunk: z.array(functionChangeSchema),
+  tree: diffNodeSchema,
+  rule: z.string(),
+  problems: z.array(z.string()),
+});
+
+/**
+ * `profile.json` beside verdict.json: each test's profile diff as compare computed it, once.
+ * The report renders it, and the publish step reads it for the hot functions' commits; no
+ * reader diffs the run results' profiles again.
+ */
+export const profileFileSchema = z.strictObject({
+  /** The chat server the runs ran (RunResult.target.system). */
+  system: z.string().min(1),
+  baseline: z.string(),
+  candidate: z.string(),
+  tests: z.array(z.strictObject({ test: z.string(), diff: profileDiffSchema })),
+});
+export type ProfileFile = z.output<typeof profileFileSchema>;
+
+export const PROFILE_FILE = 'profile.json';
