@@ -263,7 +263,7 @@ export const gateConfigSchema = z.strictObject({
     .default('off')
     .describe(
       "on: profile each side's target over the measured window (local bench: py-spy at 20 Hz on the Synapse process; AWS bench: Go's CPU profile of every app node, bounded tests only) and add the profile diff to the report: the functions whose CPU per request grew or shrank, and a differential flame graph. " +
-        'It costs each side a little CPU on the target cores (docs/explain.md); a duet samples both sides alike. Off by default until that cost is measured on your bench',
+        'It costs each side about 3 % of a core on the target cores (docs/explain.md), sampled alike on both sides of a duet; every shipped example config turns it on',
     ),
   errorRates: z
     .strictObject({
