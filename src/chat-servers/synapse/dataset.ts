@@ -93,8 +93,15 @@ export interface BuildDatasetOptions {
   onProgress?: (message: string) => void;
 }
 
+/**
+ * Requests in flight while seeding. Each room's own requests stay in order (its creation,
+ * joins, messages with their thread roots, then reactions), so the data is the same at any
+ * bound; many rooms at once let Synapse persist their events in batches.
+ */
+export const SEED_CONCURRENCY = 16;
+
 /** Sends the plan to a running Synapse; returns the users file content. Bounded by plan.requestCount. */
-export async function seedDataset(client: MatrixClient, sharedSecret: string, plan: DatasetPlan, onProgress?: (done: number, total: number) => void): Promise<DatasetUser[]> {
+export async function seedDataset(client: MatrixClient, sharedSecret: string, plan: DatasetPlan, onProgress?: (done: number, total: number) => void, concurrency = SEED_CONCURRENCY): Promise<DatasetUser[]> {
   let sent = 0;
   const count = (n = 1) => {
     sent += n;
@@ -103,38 +110,26 @@ export async function seedDataset(client: MatrixClient, sharedSecret: string, pl
   };
   const tokens: string[] = new Array(plan.users.length);
   const ids: string[] = new Array(plan.users.length);
-  // Registration hashes each password (bcrypt), so a few in parallel use the threadpool.
-  await runPool(plan.users, 4, async (u, i) => {
+  // Registration hashes each password (bcrypt) in Synapse's threadpool.
+  await runPool(plan.users, concurrency, async (u, i) => {
     const r = await client.registerWithSharedSecret(sharedSecret, u.localpart, u.password);
     count(2);
     tokens[i] = r.accessToken;
     ids[i] = r.userId;
   });
-  const rooms = new Map<number, string[]>();
-  const dms = new Map<number, string[]>();
-  const direct = new Map<number, Record<string, string[]>>();
-  const add = (map: Map<number, string[]>, user: number, roomId: string) => map.set(user, [...(map.get(user) ?? []), roomId]);
-
-  await runPool(plan.rooms, 6, async (room) => {
+  const roomIds: string[] = new Array(plan.rooms.length);
+  await runPool(plan.rooms, concurrency, async (room, index) => {
     const creatorToken = tokens[room.creator] as string;
     const body =
       room.kind === 'room'
         ? { preset: 'public_chat', name: room.name, topic: `Seeded by loadgate (${room.name})`, visibility: 'private' }
         : { preset: 'trusted_private_chat', is_direct: true, invite: room.joiners.map((j) => ids[j]) };
     const roomId = await client.createRoom(creatorToken, body);
+    roomIds[index] = roomId;
     count();
     for (const j of room.joiners) {
       await client.join(tokens[j] as string, roomId);
       count();
-    }
-    for (const member of [room.creator, ...room.joiners]) add(room.kind === 'room' ? rooms : dms, member, roomId);
-    if (room.kind === 'dm') {
-      const [a, b] = [room.creator, room.joiners[0] as number];
-      for (const [me, other] of [[a, b], [b, a]] as const) {
-        const m = direct.get(me) ?? {};
-        (m[ids[other] as string] ??= []).push(roomId);
-        direct.set(me, m);
-      }
     }
     const eventIds: string[] = [];
     for (const [i, m] of room.messages.entries()) {
@@ -153,8 +148,25 @@ export async function seedDataset(client: MatrixClient, sharedSecret: string, pl
       count();
     }
   });
+  // Each user's rooms in the plan's order, whichever finished first.
+  const rooms = new Map<number, string[]>();
+  const dms = new Map<number, string[]>();
+  const direct = new Map<number, Record<string, string[]>>();
+  const add = (map: Map<number, string[]>, user: number, roomId: string) => map.set(user, [...(map.get(user) ?? []), roomId]);
+  plan.rooms.forEach((room, index) => {
+    const roomId = roomIds[index] as string;
+    for (const member of [room.creator, ...room.joiners]) add(room.kind === 'room' ? rooms : dms, member, roomId);
+    if (room.kind === 'dm') {
+      const [a, b] = [room.creator, room.joiners[0] as number];
+      for (const [me, other] of [[a, b], [b, a]] as const) {
+        const m = direct.get(me) ?? {};
+        (m[ids[other] as string] ??= []).push(roomId);
+        direct.set(me, m);
+      }
+    }
+  });
   // m.direct account data, so clients (and the scenario) see DMs as DMs.
-  await runPool(plan.users, 6, async (_u, i) => {
+  await runPool(plan.users, concurrency, async (_u, i) => {
     await client.setAccountData(tokens[i] as string, ids[i] as string, 'm.direct', direct.get(i) ?? {});
     count();
   });
