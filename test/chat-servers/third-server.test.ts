@@ -71,3 +71,19 @@ test('a third chat server, known to the bench only through ChatServer, is set up
     assert.deepEqual(left, [], 'the bench data dirs are removed');
   }
 });
+
+test('profile: on is refused before anything is installed when the server\'s profiler cannot work here, with the fix', async () => {
+  const installed: string[] = [];
+  const server = {
+    ...echo,
+    local: { ...echo.local!, install: async (side: { version: string }) => (installed.push(side.version), { key: side.version, version: side.version, dir: '/nonexistent' }) },
+    profile: { refusal: async () => 'profile: on needs ptrace; run `sudo sysctl -w kernel.yama.ptrace_scope=0` first', prepare: async () => ({ attach: () => { throw new Error('not reached'); } }) },
+  };
+  const config = parseGateConfig({ version: 1, name: 'echo', target: { system: 'synapse' }, bench: { kind: 'local' }, profile: 'on', tests: [{ type: 'bounded', users: 1, rampUp: '1s', duration: '2s' }] }, 'echo.yml');
+  const side = (role: Side['role']): Side => ({ role, label: '1.0.0', version: '1.0.0', overrides: [], sideOverrides: [] });
+  const o = { configFile: 'echo.yml', config, server, cacheDir: '/nonexistent', keep: false, baseline: side('baseline'), candidate: side('candidate'), datasetVersion: '1.0.0', hints: new CapacityHints() } as unknown as RunOptions;
+  const bench = new LocalGateBench(o, new Progress(() => {}, { githubActions: false }), '/nonexistent');
+  await assert.rejects(bench.setUp(new AbortController().signal), (e: Error) => e.name === 'InputError' && /sudo sysctl -w kernel\.yama\.ptrace_scope=0/.test(e.message));
+  assert.deepEqual(installed, [], 'nothing was installed');
+  await bench.tearDown();
+});
