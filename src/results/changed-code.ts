@@ -9,7 +9,7 @@ import { z } from 'zod';
 
 const line = z.number().int().positive();
 
-export const changedFunctionRecordSchema = z.strictObject({
+const changedFunctionRecordSchema = z.strictObject({
   name: z.string().min(1),
   /** As the profiler saw it. */
   file: z.string(),

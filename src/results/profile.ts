@@ -10,7 +10,7 @@ import { z } from 'zod';
 const finite = z.number().refine(Number.isFinite, 'expected a finite number');
 const positive = finite.refine((n) => n > 0, 'expected a number > 0');
 
-export const profileFrameSchema = z.strictObject({
+const profileFrameSchema = z.strictObject({
   /** Function name as the profiler reports it (py-spy: qualified name; pprof: package.Func). */
   name: z.string().min(1),
   /** Source file as the profiler reports it (py-spy: relative to its import path). */
@@ -155,7 +155,7 @@ const diffNodeSchema: z.ZodType<DiffNode> = z.lazy(() =>
   z.strictObject({ name: z.string(), file: z.string(), baseline: finite, candidate: finite, children: z.array(diffNodeSchema) }),
 );
 
-export const profileDiffSchema = z.strictObject({
+const profileDiffSchema = z.strictObject({
   pairs: z.number().int().positive(),
   totalPerKReq: sideCostSchema,
   grown: z.array(functionChangeSchema),

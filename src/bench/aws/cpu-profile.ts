@@ -52,7 +52,7 @@ export function readProfileChunkScript(name: string, offset: number, length = PR
   return `${HEADER}tail -c +${offset + 1} "$home/profiles/${checkName(name)}.pb.gz" | head -c ${length} | base64 -w0\n`;
 }
 
-export function removeProfileScript(name: string): string {
+function removeProfileScript(name: string): string {
   return `${HEADER}rm -f "$home/profiles/${checkName(name)}.pb.gz"\n`;
 }
 

@@ -252,7 +252,7 @@ export async function restoreDataset(bench: LocalHost, dataset: DatasetArtifacts
   await copyFile(dataset.signingKeyFile, signingKeyCopy);
 }
 
-export function describeDataset(meta: DatasetMeta): string {
+function describeDataset(meta: DatasetMeta): string {
   const c = meta.counts;
   return `Seeded Synapse dataset (built with ${meta.builtWith}): ${c.users} users, ${c.rooms} rooms × ${meta.size.membersPerRoom} members, ${c.directRooms} direct rooms, ${c.messages} messages (${c.threadReplies} thread replies), ${c.reactions} reactions`;
 }

@@ -8,7 +8,7 @@ import { ProfileBuilder, type ProfileFrame, type StoredProfile } from '../../res
  * line is the count alone, kept as UNKNOWN_FRAME, since it was CPU time all the same.
  */
 
-export const UNKNOWN_FRAME = '(no Python frame)';
+const UNKNOWN_FRAME = '(no Python frame)';
 
 /** Frames and stacks of one raw file, frames deduplicated. */
 export interface CollapsedStacks {

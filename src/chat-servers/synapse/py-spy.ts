@@ -24,8 +24,8 @@ import { mergeRecordings, parseCollapsed, type CollapsedStacks } from './py-spy-
  * one file stay apart. py-spy runs on the target's cores: its CPU is charged to the side
  * it samples, alike on both sides of a duet.
  */
-export const PY_SPY_VERSION = '0.4.3';
-export const PY_SPY_RATE_HZ = 20;
+const PY_SPY_VERSION = '0.4.3';
+const PY_SPY_RATE_HZ = 20;
 const SEGMENT_SEC = 10;
 const MARKER = 'loadgate-installed.json';
 
