@@ -11,7 +11,8 @@ import type { FunctionKey } from '../results/profile.ts';
  * (src/bench/aws/aws-gate-bench.ts) drives a provisioned one.
  */
 export interface GateBench {
-  readonly system: 'synapse' | 'mattermost';
+  /** The chat server it runs (ChatServer.system), as run results record it. */
+  readonly system: RunResult['target']['system'];
   /**
    * Seconds a run costs beyond its test's planned length (switching builds, restoring the
    * dataset, settling), so the job budget stops before a run that would not finish.

@@ -1,7 +1,7 @@
 import type { GateConfig, TestSpec } from '../config/schema.ts';
 import type { RunResult } from '../results/schema.ts';
 import type { BuildRef } from '../chat-servers/build-source.ts';
-import type { Override } from '../chat-servers/chat-server.ts';
+import type { ChatServer, Override } from '../chat-servers/chat-server.ts';
 import type { CapacityHints } from './capacity-hints.ts';
 
 /**
@@ -48,6 +48,8 @@ export interface AwsRunInputs {
 export interface RunOptions {
   configFile: string;
   config: GateConfig;
+  /** The chat server of target.system, chosen once (chat-servers/registry.ts): the benches run it through its capabilities. */
+  server: ChatServer;
   outDir: string;
   cacheDir: string;
   /** Minimum pairs. */

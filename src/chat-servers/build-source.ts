@@ -37,11 +37,6 @@ export function buildLabel(build: BuildRef): string {
   return `${build.version.slice(0, 40)}+${build.kind === 'wheel' ? 'whl' : 'src'}.${short}`;
 }
 
-/** One line for the report: what the side ran. */
-export function describeBuild(build: BuildRef): string {
-  return build.kind === 'url' ? `build ${build.url} (URL SHA-256 ${build.sha256.slice(0, 12)})` : `${build.kind} ${build.path} (SHA-256 ${build.sha256})`;
-}
-
 // The AWS nodes fetch the tarball with curl inside a shell script (bench/aws/scripts.ts
 // installScript), so the URL is limited to https, a .tar.gz path and no quoting characters.
 const buildUrlSchema = z

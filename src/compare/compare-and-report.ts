@@ -12,6 +12,7 @@ import { compareRuns, type CompareSetup } from './compare-runs.ts';
 import { errorRatesOf } from './sequential.ts';
 import { disturbedFileName } from '../results/disturbed.ts';
 import { diffProfiles } from './profile-diff.ts';
+import { PROFILE_FILE, type ProfileFile } from '../results/profile.ts';
 import { attachChangedCode, type ChangedFunctionsOf } from './changed-code.ts';
 import type { Comparison } from '../results/comparison.ts';
 import type { VerdictFile } from '../results/verdict-schema.ts';
@@ -97,13 +98,24 @@ async function compareWithConfig(options: Omit<CompareOptions, 'notes'>): Promis
   return config ? { ...comparison, verdict: { ...comparison.verdict, config } } : comparison;
 }
 
+/** Writes each test's profile diff to profile.json, the one record every reader reads (or removes a stale one). */
+async function recordProfiles(out: OutDir, comparison: Comparison, system: string | undefined): Promise<void> {
+  const tests = comparison.tests.flatMap((t) => (t.profile ? [{ test: t.name, diff: t.profile }] : []));
+  if (!tests.length || !system) {
+    await out.removeWritten(PROFILE_FILE);
+    return;
+  }
+  const record: ProfileFile = { system, baseline: comparison.verdict.baseline.version, candidate: comparison.verdict.candidate.version, tests };
+  await out.writeFile(PROFILE_FILE, `${JSON.stringify(record, null, 2)}\n`);
+}
+
 const safeName = (s: string) => s.replace(/[^A-Za-z0-9._-]/g, '_');
 
 const verdictText = (verdict: VerdictFile) => `${JSON.stringify(verdict, null, 2)}\n`;
 
 /**
  * Compares, then writes `<outDir>/verdict.json`, `<outDir>/README.md`, `<outDir>/graphs/*.png`,
- * `<outDir>/changed-code.json` (given `changedFunctions`) and copies of the inputs under `<outDir>/results/`. Same inputs, byte-identical outputs:
+ * `<outDir>/profile.json` (the profile diffs), `<outDir>/changed-code.json` (given `changedFunctions`) and copies of the inputs under `<outDir>/results/`. Same inputs, byte-identical outputs:
  * nothing here reads the clock or depends on file order.
  */
 export async function compareAndReport(options: CompareOptions): Promise<VerdictFile> {
@@ -124,6 +136,7 @@ export async function compareAndReport(options: CompareOptions): Promise<Verdict
       graphs.push(await renderFlameGraph(test.name, profile));
     }
   }
+  await recordProfiles(out, comparison, [...options.baseline, ...options.candidate][0]?.target.system);
   await attachChangedCode(out, comparison, options.changedFunctions);
 
   // Only what loadgate wrote is replaced, so stale graphs never survive a re-run and a

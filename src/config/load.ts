@@ -4,6 +4,7 @@ import type { z } from 'zod';
 import { InputError, formatIssuePath } from '../util/errors.ts';
 import { promqlProblem } from './promql.ts';
 import { gateConfigSchema, type GateConfig } from './schema.ts';
+import { CHAT_SERVER_BENCHES, serversOf } from './chat-servers.ts';
 
 /** Turns zod issues into `path: message` lines, expanding unknown keys to their own path. */
 export function describeIssues(issues: readonly z.core.$ZodIssue[]): string[] {
@@ -61,15 +62,13 @@ function semanticProblems(config: GateConfig): string[] {
   } catch {
     problems.push('target.versionPattern: not a valid regular expression');
   }
-  if (config.target.system === 'mattermost' && config.bench.kind === 'local') {
-    problems.push('bench.kind: Mattermost cannot run on the local bench (it is not installable here); use bench.kind: aws, or target.system: synapse');
-  }
-  // The run refuses these too (src/run/options.ts), but only once it starts.
-  if (config.target.system === 'synapse' && config.bench.kind === 'aws') {
-    problems.push('bench.kind: the AWS bench runs Mattermost (target.system: mattermost), and target.system is "synapse"; Synapse runs on the local bench (bench.kind: local)');
+  // The run refuses this too (src/run/options.ts), but only once it starts.
+  const runsOn = CHAT_SERVER_BENCHES[config.target.system];
+  if (runsOn !== config.bench.kind) {
+    problems.push(`bench.kind: target.system "${config.target.system}" runs on the ${runsOn} bench (bench.kind: ${runsOn}); the ${config.bench.kind} bench runs ${serversOf(config.bench.kind).join(', ')}`);
   }
   if (config.bench.kind === 'local' && config.engine.kind !== 'k6') {
-    problems.push(`engine.kind: "${config.engine.kind}" cannot run on the local bench, which drives Synapse with k6 (engine.kind: k6)`);
+    problems.push(`engine.kind: "${config.engine.kind}" cannot run on the local bench, which drives its server with k6 (engine.kind: k6)`);
   }
   return [...problems, ...promqlProblems(config)];
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { CHAT_SERVER_NAMES } from './chat-servers.ts';
 import { DEFAULT_LOADTEST_NG_VERSION } from './engine-versions.ts';
 import { durationSchema } from '../util/duration.ts';
 
@@ -99,7 +100,7 @@ export type UnboundedTest = z.output<typeof unboundedTestSchema>;
 export type TestSpec = z.output<typeof testSchema>;
 
 export const targetSchema = z.strictObject({
-  system: z.enum(['synapse', 'mattermost']),
+  system: z.enum(CHAT_SERVER_NAMES),
   versionPattern: z
     .string()
     .default('^v?[0-9]+\\.[0-9]+\\.[0-9]+(-rc[0-9]+)?$')
@@ -261,7 +262,7 @@ export const gateConfigSchema = z.strictObject({
     .default('off')
     .describe(
       "on: profile each side's target over the measured window (local bench: py-spy at 20 Hz on the Synapse process; AWS bench: Go's CPU profile of every app node, merged per slot, read from the bench's own Pyroscope, which profiles them whatever this says) and add the profile diff to the report: the functions whose CPU per request grew or shrank, and a differential flame graph. " +
-        'It costs each side a little CPU on the target cores (docs/explain.md); a duet samples both sides alike. Off by default until that cost is measured on your bench',
+        'It costs each side about 3 % of a core on the target cores (docs/explain.md), sampled alike on both sides of a duet; every shipped example config turns it on',
     ),
   errorRates: z
     .strictObject({

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { CHAT_SERVER_BENCHES, serversOf } from '../config/chat-servers.ts';
 import type { GateConfig } from '../config/schema.ts';
 import { GITHUB_HOSTED_JOB_LIMIT_MINUTES, jobBudgetFix, jobBudgetSec, runnerLimitSchema } from '../aws/job-limits.ts';
 import { checkPairsFitRunJobs } from '../aws/run-jobs-fit.ts';
@@ -293,8 +294,8 @@ export function validateGateInputs(input: RawGateInputs, config?: GateConfig): G
   const baseline = baselineInput === undefined ? null : validateVersionLabel(baselineInput, 'baseline', versionPattern);
   if (baseline === candidate) throw new InputError(`baseline: equals the candidate (${candidate}); compare two different versions`);
   const bench = parseBench(given(raw.bench), config);
-  if (config?.target.system === 'mattermost' && bench === 'local') {
-    throw new InputError('bench: Mattermost cannot run on the local bench; use bench aws or a Synapse gate config');
+  if (config && bench !== CHAT_SERVER_BENCHES[config.target.system]) {
+    throw new InputError(`bench: target.system "${config.target.system}" runs on the ${CHAT_SERVER_BENCHES[config.target.system]} bench, not ${bench}; use bench ${CHAT_SERVER_BENCHES[config.target.system]} or a gate config for ${serversOf(bench).join(', ')}`);
   }
   const runnerLimitMinutes = parseRunnerLimit(given(raw.runnerLimitMinutes));
   const tests = parseTests(given(raw.tests), config);

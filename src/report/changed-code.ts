@@ -12,6 +12,7 @@ import type { ChangedCommits } from '../results/changed-code.ts';
 export interface ChangedFunctionRow {
   name: string;
   path?: string | undefined;
+  baselinePath?: string | undefined;
   status: 'changed' | 'unchanged' | 'added' | 'removed' | 'not-found';
   added?: number;
   removed?: number;
@@ -52,7 +53,7 @@ function functionsPart(rows: readonly ChangedFunctionRow[], baseline: string, ca
   ];
   for (const r of changed) {
     const change = r.status === 'changed' ? `+${r.added ?? 0} / −${r.removed ?? 0} lines` : r.status === 'added' ? 'new in the candidate' : 'gone from the candidate';
-    const where = r.path ? `${code(r.path)}${r.candidateLine ? `:${r.candidateLine}` : ''}` : '—';
+    const where = r.path ? `${code(r.path)}${r.candidateLine ? `:${r.candidateLine}` : ''}${r.baselinePath ? ` (was ${code(r.baselinePath)})` : ''}` : '—';
     lines.push(`| ${code(r.name)} | ${where} | ${change} |`);
   }
   return lines;

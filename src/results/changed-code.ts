@@ -9,13 +9,15 @@ import { z } from 'zod';
 
 const line = z.number().int().positive();
 
-export const changedFunctionRecordSchema = z.strictObject({
+const changedFunctionRecordSchema = z.strictObject({
   name: z.string().min(1),
   /** As the profiler saw it. */
   file: z.string(),
   line: z.number().int().nonnegative().optional(),
   /** The path inside the installed packages, when the file is one of theirs. */
   path: z.string().optional(),
+  /** The function's file in the baseline, when it was another (the file was renamed). */
+  baselinePath: z.string().optional(),
   status: z.enum(['changed', 'unchanged', 'added', 'removed', 'not-found']),
   added: z.number().int().nonnegative().optional(),
   removed: z.number().int().nonnegative().optional(),

@@ -10,7 +10,7 @@ import { z } from 'zod';
 const finite = z.number().refine(Number.isFinite, 'expected a finite number');
 const positive = finite.refine((n) => n > 0, 'expected a number > 0');
 
-export const profileFrameSchema = z.strictObject({
+const profileFrameSchema = z.strictObject({
   /** Function name as the profiler reports it (py-spy: qualified name; pprof: package.Func). */
   name: z.string().min(1),
   /** Source file as the profiler reports it (py-spy: relative to its import path). */
@@ -40,6 +40,42 @@ export const storedProfileSchema = z
   .refine((p) => p.stacks.every((s) => s.frames.every((i) => i < p.frames.length)), { message: 'a stack names a frame index past the end of frames', path: ['stacks'] })
   .refine((p) => p.coveredSec <= p.windowSec * 1.05, { message: 'coveredSec exceeds windowSec', path: ['coveredSec'] });
 export type StoredProfile = z.output<typeof storedProfileSchema>;
+
+/**
+ * Builds a profile's frames and stacks: each frame stored once (by name, file and line),
+ * each distinct stack once with its samples summed. Every profiler's reader goes through
+ * it: py-spy's collapsed stacks, their merge over a window, Go's pprof samples.
+ */
+export class ProfileBuilder {
+  readonly frames: ProfileFrame[] = [];
+  private readonly frameIndex = new Map<string, number>();
+  private readonly stackIndex = new Map<string, { frames: number[]; samples: number }>();
+
+  /** The frame's index, added when new. */
+  frame(f: ProfileFrame): number {
+    const key = `${f.name}\u0000${f.file}\u0000${f.line ?? ''}`;
+    let id = this.frameIndex.get(key);
+    if (id === undefined) {
+      id = this.frames.length;
+      this.frames.push(f.line === undefined ? { name: f.name, file: f.file } : { name: f.name, file: f.file, line: f.line });
+      this.frameIndex.set(key, id);
+    }
+    return id;
+  }
+
+  /** Adds samples to a stack of frame indices, root first. */
+  add(frames: readonly number[], samples: number): void {
+    if (!(samples > 0) || frames.length === 0) return;
+    const key = frames.join(',');
+    const entry = this.stackIndex.get(key);
+    if (entry) entry.samples += samples;
+    else this.stackIndex.set(key, { frames: [...frames], samples });
+  }
+
+  get stacks(): { frames: number[]; samples: number }[] {
+    return [...this.stackIndex.values()];
+  }
+}
 
 /** A function's identity in a diff: the same name in the same file (and first line, where known). */
 export interface FunctionKey {
@@ -99,3 +135,48 @@ export interface ProfileDiff {
   /** Why some runs' profiles were left out. */
   problems: string[];
 }
+
+const sideCostSchema = z.strictObject({ baseline: finite, candidate: finite });
+
+const functionChangeSchema = z.strictObject({
+  name: z.string().min(1),
+  file: z.string(),
+  line: z.number().int().nonnegative().optional(),
+  selfPerKReq: sideCostSchema,
+  totalPerKReq: sideCostSchema,
+  change: finite,
+  changePctOfTotal: finite,
+  candidateSharePct: finite,
+  z: finite,
+  significant: z.boolean(),
+});
+
+const diffNodeSchema: z.ZodType<DiffNode> = z.lazy(() =>
+  z.strictObject({ name: z.string(), file: z.string(), baseline: finite, candidate: finite, children: z.array(diffNodeSchema) }),
+);
+
+const profileDiffSchema = z.strictObject({
+  pairs: z.number().int().positive(),
+  totalPerKReq: sideCostSchema,
+  grown: z.array(functionChangeSchema),
+  shrunk: z.array(functionChangeSchema),
+  tree: diffNodeSchema,
+  rule: z.string(),
+  problems: z.array(z.string()),
+});
+
+/**
+ * `profile.json` beside verdict.json: each test's profile diff as compare computed it, once.
+ * The report renders it, and the publish step reads it for the hot functions' commits; no
+ * reader diffs the run results' profiles again.
+ */
+export const profileFileSchema = z.strictObject({
+  /** The chat server the runs ran (RunResult.target.system). */
+  system: z.string().min(1),
+  baseline: z.string(),
+  candidate: z.string(),
+  tests: z.array(z.strictObject({ test: z.string(), diff: profileDiffSchema })),
+});
+export type ProfileFile = z.output<typeof profileFileSchema>;
+
+export const PROFILE_FILE = 'profile.json';

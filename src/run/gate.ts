@@ -415,7 +415,7 @@ export function notRun(
   fingerprint: BenchFingerprint,
   problems: string[],
   expand: string | ((query: string) => string),
-  system: 'synapse' | 'mattermost' = 'synapse',
+  system: RunResult['target']['system'] = 'synapse',
 ): RunResult {
   const now = new Date().toISOString();
   const fill = typeof expand === 'string' ? (q: string) => expandQuery(q, expand) : expand;

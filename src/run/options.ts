@@ -158,6 +158,7 @@ export async function parseRunOptions(argv: string[], cwd = process.cwd()): Prom
   }
   return {
     ...shared,
+    server,
     datasetVersion: server.datasetVersion(baseline.version, candidate.version),
     ...benchInputs,
   };
@@ -195,7 +196,7 @@ function awsBenchInputs(flags: Flags, cwd: string): Pick<RunOptions, 'aws'> {
 }
 
 /** What every bench takes from the flags the same way; each adds its own dataset version. */
-function sharedOptions(flags: Flags, config: GateConfig, cwd: string, baseline: Side, candidate: Side): Omit<RunOptions, 'datasetVersion' | 'aws'> {
+function sharedOptions(flags: Flags, config: GateConfig, cwd: string, baseline: Side, candidate: Side): Omit<RunOptions, 'datasetVersion' | 'aws' | 'server'> {
   const repeats = flags.repeats ?? config.repeats;
   // The config's maxRepeats follows a larger --repeats; an explicit --max-repeats must not be below it.
   const maxRepeats = flags['max-repeats'] ?? Math.max(config.maxRepeats, repeats);

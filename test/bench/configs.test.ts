@@ -24,7 +24,7 @@ test('nginx config: loopback listener, keepalive upstream to the target, foregro
 });
 
 test('prometheus config: 5 s scrapes of the four bench jobs, all on loopback', () => {
-  const config = parse(prometheusConfig({ synapse: 1001, node: 1002, k6: 1003, process: 1004 })) as {
+  const config = parse(prometheusConfig({ server: { job: 'synapse', port: 1001, path: '/_synapse/metrics' }, node: 1002, k6: 1003, process: 1004 })) as {
     global: { scrape_interval: string };
     scrape_configs: { job_name: string; metrics_path: string; static_configs: { targets: string[] }[] }[];
   };

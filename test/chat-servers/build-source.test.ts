@@ -9,6 +9,7 @@ import { hashTree, isBuildValue } from '../../src/chat-servers/build-source.ts';
 import { runResultSchema } from '../../src/results/schema.ts';
 import { runTarget } from '../../src/bench/gate-plan.ts';
 import { AppNodes } from '../../src/bench/aws/app-nodes.ts';
+import { mattermostNodes } from '../../src/chat-servers/mattermost/nodes.ts';
 import { installScript } from '../../src/bench/aws/scripts.ts';
 import type { RemoteResult, RemoteShell } from '../../src/bench/aws/remote-shell.ts';
 import { InputError } from '../../src/util/errors.ts';
@@ -68,7 +69,7 @@ test('the app nodes install a build URL and check its licence as for a release, 
       return Promise.resolve(new Map(ids.map((id): [string, RemoteResult] => [id, { instanceId: id, status: 'Success', exitCode: 0, stdout, stderr: '' }])));
     },
   };
-  const nodes = new AppNodes({ shell, nodes: [{ id: 'i-0aaaaaaaaaaaaaaa1', name: 'app0' }], firstStartTimeoutSec: 60, startTimeoutSec: 60 });
+  const nodes = new AppNodes({ server: mattermostNodes, shell, nodes: [{ id: 'i-0aaaaaaaaaaaaaaa1', name: 'app0' }], firstStartTimeoutSec: 60, startTimeoutSec: 60 });
   const running = await nodes.prepare({ label: 'mattermost-enterprise-linux-amd64+url.0123456789ab', releaseUrl: BUILD_URL, configPatch: {} });
   assert.equal(running.get('app0'), '11.1.0.99.abc.false');
   assert.ok(scripts.some((s) => s.includes('restore-dataset') || s.includes('restore')), 'the dataset is restored first');

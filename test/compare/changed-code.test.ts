@@ -1,4 +1,4 @@
-import { test } from 'node:test';
+import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
@@ -9,24 +9,26 @@ import { attachChangedCode, NOT_INSTALLED } from '../../src/compare/changed-code
 import { compareRuns } from '../../src/compare/compare-runs.ts';
 import { tolerancesSchema } from '../../src/config/schema.ts';
 import { renderMarkdown } from '../../src/report/markdown.ts';
-import { changedFunctions } from '../../src/chat-servers/synapse/changed-functions.ts';
+import { changedFunctions, type PythonTree } from '../../src/chat-servers/synapse/changed-functions.ts';
 import { LocalGateBench } from '../../src/bench/local/local-gate-bench.ts';
 import type { RunOptions } from '../../src/bench/gate-plan.ts';
 import type { Progress } from '../../src/bench/progress.ts';
 import type { FunctionChange, ProfileDiff } from '../../src/results/profile.ts';
 import { OutDir } from '../../src/util/out-dir.ts';
 import { duets } from '../support/profiles.ts';
+import { RELEASES, synapseTrees, TEST_CACHE_DIR } from '../support/synapse-installs.ts';
+import { synapse } from '../../src/chat-servers/synapse/chat-server.ts';
 import { bounded, withTempDir } from '../support/runs.ts';
 
 const WORKLOAD = fileURLToPath(new URL('../fixtures/profiles/workload.py', import.meta.url));
 
 /** The recorded workload as the candidate, and as the baseline without load_rows' injected loop (the "change"). */
-async function trees(dir: string): Promise<{ baseline: string; candidate: string }> {
+async function trees(dir: string): Promise<{ baseline: PythonTree; candidate: PythonTree }> {
   const source = await readFile(WORKLOAD, 'utf8');
   const before = source.replace(/\n {4}if INJECTED == "load_rows":\n(?: {8}.*\n)+/, '\n');
   assert.notEqual(before, source, 'the injected block was taken out of the baseline');
-  const roots = { baseline: join(dir, 'a'), candidate: join(dir, 'b') };
-  for (const [root, text] of [[roots.baseline, before], [roots.candidate, source]] as const) {
+  const roots = { baseline: { root: join(dir, 'a'), python: 'python3' }, candidate: { root: join(dir, 'b'), python: 'python3' } };
+  for (const [{ root }, text] of [[roots.baseline, before], [roots.candidate, source]] as const) {
     await mkdir(root, { recursive: true });
     await writeFile(join(root, 'workload.py'), text);
   }
@@ -89,19 +91,21 @@ test('an A/A report has no changed-code section, and a gate that finds nothing g
   });
 });
 
-const CACHE = fileURLToPath(new URL('../../.cache/loadgate', import.meta.url));
-const SITE = (v: string) => join(CACHE, 'synapse', v, 'lib', 'python3.11', 'site-packages');
-const real = existsSync(SITE('1.162.0')) && existsSync(SITE('1.163.2')) ? false : 'no cached Synapse 1.162.0 and 1.163.2 venvs';
+// The two releases' installs in the test cache, made here when absent.
+let installed: Record<(typeof RELEASES)[number], PythonTree>;
+before(async () => {
+  installed = await synapseTrees(RELEASES);
+}, { timeout: 15 * 60_000 });
 
 function grown(name: string, file: string, line: number | undefined, significant: boolean): FunctionChange {
   const side = { baseline: 1, candidate: 1.5 };
   return { name, file, ...(line !== undefined ? { line } : {}), selfPerKReq: side, totalPerKReq: side, change: 0.5, changePctOfTotal: 5, candidateSharePct: 5, z: 6, significant };
 }
 
-test("the local bench diffs the cached Synapse 1.162.0 and 1.163.2 installs for the profile's significantly grown functions", { skip: real }, async () => {
+test("the local bench diffs the cached Synapse 1.162.0 and 1.163.2 installs for the profile's significantly grown functions", async () => {
   const tolerances = tolerancesSchema.parse({});
   const comparison = compareRuns([bounded('1.162.0', 0)], [bounded('1.163.2', 0)], tolerances, { mode: 'sequential', minPairs: 1, maxPairs: 3 });
-  const errors = `${SITE('1.163.2')}/synapse/api/errors.py`;
+  const errors = `${installed['1.163.2'].root}/synapse/api/errors.py`;
   const diff: ProfileDiff = {
     pairs: 1, totalPerKReq: { baseline: 10, candidate: 11 }, shrunk: [], rule: 'synthetic', problems: [],
     tree: { name: 'all', file: '', baseline: 10, candidate: 11, children: [] },
@@ -113,7 +117,7 @@ test("the local bench diffs the cached Synapse 1.162.0 and 1.163.2 installs for 
     ],
   };
   (comparison.tests[0] as { profile?: ProfileDiff }).profile = diff;
-  const o = { cacheDir: CACHE, baseline: { role: 'baseline', label: '1.162.0', version: '1.162.0' }, candidate: { role: 'candidate', label: '1.163.2', version: '1.163.2' } } as unknown as RunOptions;
+  const o = { cacheDir: TEST_CACHE_DIR, server: synapse, baseline: { role: 'baseline', label: '1.162.0', version: '1.162.0' }, candidate: { role: 'candidate', label: '1.163.2', version: '1.163.2' } } as unknown as RunOptions;
   const bench = new LocalGateBench(o, {} as Progress, '/nonexistent');
   await withTempDir(async (dir) => {
     const out = await OutDir.open(dir);

@@ -268,10 +268,10 @@ test("what the run refuses only as it starts a test is refused by validate: load
     await writeFile(file, local.replace('  kind: k6\n', '  kind: load-test-ng\n').replace(/^  version: v1\.4\.2\n/m, '').replace(/^noiseModel: .*\n/m, ''));
     const ltLocal = await runCli(['validate', file], CLEAN_ENV);
     assert.equal(ltLocal.code, 3, ltLocal.out);
-    assert.match(ltLocal.err, /engine\.kind: "load-test-ng" cannot run on the local bench, which drives Synapse with k6 \(engine\.kind: k6\)/);
+    assert.match(ltLocal.err, /engine\.kind: "load-test-ng" cannot run on the local bench, which drives its server with k6 \(engine\.kind: k6\)/);
     await writeFile(file, local.replace('bench:\n  kind: local', 'bench:\n  kind: aws').replace(/^noiseModel: .*\n/m, ''));
     const synapseAws = await runCli(['validate', '--users-file', users, file], CLEAN_ENV);
     assert.equal(synapseAws.code, 3, synapseAws.out);
-    assert.match(synapseAws.err, /bench\.kind: the AWS bench runs Mattermost \(target\.system: mattermost\), and target\.system is "synapse"/);
+    assert.match(synapseAws.err, /bench\.kind: target\.system "synapse" runs on the local bench \(bench\.kind: local\); the aws bench runs mattermost/);
   });
 });

@@ -32,7 +32,7 @@ test('the outside share is measured from the bench\'s own node_exporter, process
     await startNodeExporter({ supervisor, port: node, logFile: join(dir, 'node_exporter.log') });
     const prometheus = await startPrometheus({
       supervisor, dir: join(dir, 'prometheus'), logFile: join(dir, 'prometheus.log'), port: prometheusPort,
-      targets: { synapse: unused1, node, k6: unused2, process: processPort },
+      targets: { server: { job: 'synapse', port: unused1, path: '/_synapse/metrics' }, node, k6: unused2, process: processPort },
     });
     // Three scrapes inside the window, so both increase() ranges hold at least two samples.
     const start = Date.now() / 1000;

@@ -1,4 +1,4 @@
-import { test } from 'node:test';
+import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -10,6 +10,7 @@ import { promisify } from 'node:util';
 import { loadGateConfig } from '../../src/config/load.ts';
 import { chatServerOf } from '../../src/chat-servers/registry.ts';
 import { ensureSynapse } from '../../src/chat-servers/synapse/install.ts';
+import { synapseTrees } from '../support/synapse-installs.ts';
 
 /**
  * A candidate given as a Synapse wheel: a modified build of the cached 1.163.2 release,
@@ -19,9 +20,12 @@ import { ensureSynapse } from '../../src/chat-servers/synapse/install.ts';
  * PIP_NO_INDEX.
  */
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const RELEASE = join(ROOT, '.cache/loadgate/synapse/1.163.2');
-const SITE = join(RELEASE, 'lib/python3.11/site-packages');
-const skip = process.env.LOADGATE_SKIP_INTEGRATION === '1' ? 'LOADGATE_SKIP_INTEGRATION=1' : !existsSync(SITE) ? `no cached Synapse 1.163.2 venv at ${RELEASE}` : false;
+const skip = process.env.LOADGATE_SKIP_INTEGRATION === '1' ? 'LOADGATE_SKIP_INTEGRATION=1' : false;
+// The release's installed tree (installed into the tests' cache here when absent).
+let SITE = '';
+before(async () => {
+  if (!skip) SITE = (await synapseTrees(['1.163.2']))['1.163.2'].root;
+}, { timeout: 15 * 60_000 });
 
 const REPACK = join(ROOT, 'scripts/repack-wheels.py');
 

@@ -5,7 +5,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defaultCacheDir, parseRunOptions, schedule } from '../../src/run/options.ts';
 import { settleSeconds } from '../../src/bench/run-sequence.ts';
-import { LOCAL_TIMING } from '../../src/bench/local/test-run.ts';
+import { localTiming } from '../../src/bench/local/test-run.ts';
+import { synapseLocal } from '../../src/chat-servers/synapse/local.ts';
+
+const LOCAL_TIMING = localTiming(synapseLocal);
 import { InputError } from '../../src/util/errors.ts';
 
 const EXAMPLE = 'examples/local-synapse.yml';
@@ -50,7 +53,7 @@ test('an AWS or Mattermost config is refused by the local runner', async () => {
   try {
     const file = join(dir, 'aws.yml');
     await writeFile(file, 'version: 1\nname: x\ntarget: { system: synapse }\nbench: { kind: aws }\ntests: [{ type: bounded, users: 1, rampUp: 1s, duration: 2s }]\n');
-    await assert.rejects(parseRunOptions(['--config', file, '--baseline', '1.0.0', '--candidate', '1.0.1', '--out', 'x']), /bench\.kind: the AWS bench runs Mattermost \(target\.system: mattermost\), and target\.system is "synapse"/);
+    await assert.rejects(parseRunOptions(['--config', file, '--baseline', '1.0.0', '--candidate', '1.0.1', '--out', 'x']), /bench\.kind: target\.system "synapse" runs on the local bench \(bench\.kind: local\); the aws bench runs mattermost/);
   } finally {
     await rm(dir, { recursive: true });
   }

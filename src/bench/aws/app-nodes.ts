@@ -1,6 +1,5 @@
-import { stripLeadingV } from '../../chat-servers/mattermost/version.ts';
+import type { NodesServer } from '../../chat-servers/chat-server.ts';
 import { runOnNodes, type BenchNode, type RemoteShell } from './remote-shell.ts';
-import { checkClientLicence } from '../../chat-servers/mattermost/licence.ts';
 import { clientLicenceScript, configureScript, installScript, restoreDatasetScript, startScript, stopScript, versionScript, type Slot } from './scripts.ts';
 
 /**
@@ -19,6 +18,8 @@ export interface SideSetup {
 }
 
 export interface AppNodesOptions {
+  /** What the nodes run: the version it must report, the answer it must give after a start. */
+  server: NodesServer;
   shell: RemoteShell;
   nodes: readonly BenchNode[];
   /** Node 0's start may include migrations of a large dataset. */
@@ -72,13 +73,12 @@ export class AppNodes {
       await runOnNodes(shell, rest, startScript(this.o.startTimeoutSec, slot), `start Mattermost ${side.label}`, { timeoutSec: this.o.startTimeoutSec + 60 });
     }
     const versions = await runOnNodes(shell, nodes, versionScript(slot), 'read the Mattermost version', { timeoutSec: 60 });
-    const expected = side.version === undefined ? undefined : stripLeadingV(side.version).replace(/-.*$/, '');
+    const expected = side.version === undefined ? undefined : this.o.server.expectedVersion(side.version);
     const running = new Map<string, string>();
     const wrong: string[] = [];
     for (const [name, result] of versions) {
       const id = result.stdout.trim();
       running.set(name, id);
-      // X-Version-Id starts with the release's numbers: 10.12.0.16234.abc.false.
       if (expected !== undefined && !id.startsWith(`${expected}.`) && id !== expected) wrong.push(`${name} runs ${id || 'an unknown version'}`);
     }
     if (wrong.length) throw new Error(`after installing ${side.label}, ${wrong.join(', ')} (expected ${String(expected)}.*)`);
@@ -100,7 +100,7 @@ export class AppNodes {
     } catch {
       throw new Error(`Mattermost on ${where} answered /api/v4/license/client with something other than JSON: ${(result?.stdout ?? '').slice(0, 200)}`);
     }
-    checkClientLicence(answer, where);
+    this.o.server.checkStarted(answer, where);
   }
 
   /** Stops Mattermost everywhere (clean-up); problems are returned, not thrown. */

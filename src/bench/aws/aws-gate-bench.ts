@@ -9,6 +9,7 @@ import type { TestSpec } from '../../config/schema.ts';
 import { PrometheusClient } from '../../metrics/prometheus.ts';
 import type { BenchFingerprint, RunResult } from '../../results/schema.ts';
 import type { GateBench } from '../gate-bench.ts';
+import type { ChatServer, NodesServer } from '../../chat-servers/chat-server.ts';
 import type { RunOptions, ScheduledRun } from '../gate-plan.ts';
 import { duetParts, type DuetPart } from '../run-stage.ts';
 import { InputError, formatIssuePath } from '../../util/errors.ts';
@@ -99,7 +100,11 @@ export async function readBenchFile(file: string): Promise<AwsBenchDescription> 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 export class AwsGateBench implements GateBench {
-  readonly system = 'mattermost' as const;
+  get system(): string {
+    return this.server.system;
+  }
+  /** The chat server the nodes run. */
+  private readonly server: ChatServer & { nodes: NodesServer };
   /**
    * What a run spends besides its test (stop, restore, migrations, agents, collection), so
    * the job budget never starts a run whose set-up would carry it past the runner's limit:
@@ -141,6 +146,9 @@ export class AwsGateBench implements GateBench {
   ) {
     const aws = o.aws;
     if (!aws) throw new Error('not an AWS run');
+    const { nodes } = o.server;
+    if (!nodes) throw new InputError(`target.system: ${o.server.displayName} does not run on the AWS bench's nodes; use the bench its adapter runs on (bench.kind: ${o.server.bench})`);
+    this.server = { ...o.server, nodes };
     this.timing = { ...AWS_TIMING, ...deps.timing };
     this.clock = deps.clock ?? realClock;
     const endpoint = deps.endpoint ?? ((host: string, port: number) => `http://${host}:${port}`);
@@ -162,6 +170,7 @@ export class AwsGateBench implements GateBench {
       // Slot a's Prometheus is the bench's (prometheus_url); slot b has its own.
       prometheus: new PrometheusClient(slot?.slot === 'b' ? slot.prometheusUrl : (deps.prometheusUrl ?? slot?.prometheusUrl ?? bench.metrics.prometheusUrl)),
       appNodes: new AppNodes({
+        server: nodes,
         shell: deps.shell,
         nodes: this.apps,
         firstStartTimeoutSec: this.timing.firstStartTimeoutSec,
@@ -343,6 +352,7 @@ export class AwsGateBench implements GateBench {
   private runOn(rig: SlotRig, run: ScheduledRun, duet?: DuetPart): Promise<RunResult> {
     return executeAwsRun(
       {
+        server: this.server,
         bench: this.bench,
         progress: this.progress,
         prometheus: rig.prometheus,

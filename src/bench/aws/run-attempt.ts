@@ -1,13 +1,12 @@
 import type { Progress } from '../progress.ts';
 import type { AwsBenchDescription } from '../../aws/terraform-outputs.ts';
 import type { TestSpec } from '../../config/schema.ts';
-import { mattermost } from '../../chat-servers/mattermost/chat-server.ts';
+import type { ChatServer, NodesServer } from '../../chat-servers/chat-server.ts';
 import type { PrometheusClient } from '../../metrics/prometheus.ts';
 import type { BenchFingerprint, RunResult } from '../../results/schema.ts';
 import { runId, type ScheduledRun } from '../gate-plan.ts';
 import { executeRun } from '../run-sequence.ts';
 import type { CollectWindow, DuetPart, GeneratorRule, RunAttempt, RunCollected, RunStage, StartedLoad } from '../run-stage.ts';
-import { MATTERMOST_SERIES_QUERY, MattermostSeriesWatch } from '../../chat-servers/mattermost/licence.ts';
 import type { AppNodes } from './app-nodes.ts';
 import type { LoadAgents, RunningLoad } from './load-agents.ts';
 import type { RunSnapshots } from './snapshots.ts';
@@ -16,6 +15,8 @@ import type { SlotProfileSource } from './cpu-profile.ts';
 
 /** What an AWS run uses of the bench; `report` carries what a run learns back to it. */
 export interface AwsRunDeps extends Pick<RunStage, 'signal' | 'clock' | 'hints' | 'state'> {
+  /** The chat server the nodes run, with its `nodes` capability. */
+  server: ChatServer & { nodes: NodesServer };
   bench: AwsBenchDescription;
   progress: Progress;
   prometheus: PrometheusClient;
@@ -44,7 +45,7 @@ export interface AwsRunDeps extends Pick<RunStage, 'signal' | 'clock' | 'hints' 
  */
 export function executeAwsRun(d: AwsRunDeps, run: ScheduledRun, test: TestSpec, duet?: DuetPart): Promise<RunResult> {
   const stage: RunStage = {
-    system: 'mattermost',
+    system: d.server.system,
     progress: d.progress,
     signal: d.signal,
     clock: d.clock,
@@ -111,16 +112,17 @@ export class AwsAttempt implements RunAttempt {
     const misses = new Map<string, number>();
     let busy = false;
     const startedMs = Date.now();
-    const series = new MattermostSeriesWatch(async () => (await prometheus.query(MATTERMOST_SERIES_QUERY))[0]?.value);
+    const series = this.d.server.nodes.runWatch(async (promql) => (await prometheus.query(promql))[0]?.value);
     this.watcher = setInterval(() => {
       if (busy) return;
       busy = true;
       void (async () => {
-        const unlicensed = await series.check((Date.now() - startedMs) / 1000);
-        if (unlicensed) return void abort(new Error(unlicensed));
+        const stop = await series.check((Date.now() - startedMs) / 1000);
+        if (stop) return void abort(new Error(stop));
         const seen: string[] = await load.check().catch((e: Error) => [`the agents: ${e.message}`]);
-        const down = await prometheus.query('up{job="mattermost"} == 0').catch(() => []);
-        for (const sample of down) seen.push(`${sample.labels.instance ?? 'an app node'}: Mattermost's metrics endpoint is down (up == 0)`);
+        const { displayName, nodes } = this.d.server;
+        const down = await prometheus.query(`up{job="${nodes.job}"} == 0`).catch(() => []);
+        for (const sample of down) seen.push(`${sample.labels.instance ?? 'an app node'}: ${displayName}'s metrics endpoint is down (up == 0)`);
         for (const key of [...misses.keys()]) if (!seen.includes(key)) misses.delete(key);
         for (const problem of seen) {
           const n = (misses.get(problem) ?? 0) + 1;
@@ -167,7 +169,7 @@ export class AwsAttempt implements RunAttempt {
 
   async collect(w: CollectWindow): Promise<RunCollected> {
     const { timing } = this.d;
-    const collected = await mattermost.collect(this.d.prometheus, w, { rateWindowSec: timing.rateWindowSec, stepSec: timing.scrapeIntervalSec });
+    const collected = await this.d.server.collect(this.d.prometheus, w, { rateWindowSec: timing.rateWindowSec, stepSec: timing.scrapeIntervalSec });
     // Without the metrics node no later run can be judged either: stop the gate.
     const unreachable = collected.problems.find((p) => p.includes('cannot reach Prometheus'));
     if (unreachable) this.d.report.broken(`the metrics node's Prometheus stopped answering: ${unreachable.split('\n')[0]}`);
@@ -193,7 +195,7 @@ export class AwsAttempt implements RunAttempt {
     const overrides = side.sideOverrides.length ? `; ${side.role} config overrides: ${side.sideOverrides.map((x) => x.text).join(', ')}` : '';
     return {
       note: `AWS bench ${this.d.bench.benchName} run ${runId(this.run)}${this.slot ? ` in duet slot ${this.slot}` : ''}${overrides}`,
-      bench: { ...fingerprint, versions: { ...fingerprint.versions, target: `Mattermost ${side.label}${running ? ` (${running})` : ''}` } },
+      bench: { ...fingerprint, versions: { ...fingerprint.versions, target: `${this.d.server.displayName} ${side.label}${running ? ` (${running})` : ''}` } },
     };
   }
 }

@@ -12,11 +12,11 @@ import { resolveRunAs } from './unprivileged.ts';
 
 /**
  * The long-lived part of the local bench, started once per `loadgate run`: PostgreSQL,
- * nginx, node_exporter, Prometheus and the target-process exporter. The target (Synapse)
- * and the load engine (k6) start and stop per test run on the ports reserved here, so
- * nginx's upstream and Prometheus' scrape targets never change.
+ * nginx, node_exporter, Prometheus and the target-process exporter. The target (the chat
+ * server) and the load engine (k6) start and stop per test run on the ports reserved here,
+ * so nginx's upstream and Prometheus' scrape targets never change.
  *
- * CPU placement: the system under test (Synapse, PostgreSQL, nginx) on `targetCpus`, the
+ * CPU placement: the system under test (the server, PostgreSQL, nginx) on `targetCpus`, the
  * load engine and the monitoring (k6, Prometheus, node_exporter) on `engineCpus`, so the
  * generator cannot steal the target's CPU and the target-core CPU query measures the target.
  */
@@ -26,8 +26,9 @@ export interface BenchPorts {
   prometheus: number;
   nodeExporter: number;
   processExporter: number;
-  synapseClient: number;
-  synapseMetrics: number;
+  /** The chat server's client API (nginx's upstream) and metrics listener. */
+  serverClient: number;
+  serverMetrics: number;
   k6Exporter: number;
   k6Api: number;
 }
@@ -52,6 +53,8 @@ export interface LocalBench {
 
 export interface LocalBenchOptions {
   supervisor: ProcessSupervisor;
+  /** The chat server's metrics job (ChatServer.system) and the path its listener serves them on. */
+  server: { job: string; metricsPath: string };
   logDir: string;
   targetCpus: string;
   engineCpus: string;
@@ -89,11 +92,11 @@ export async function startLocalBench(o: LocalBenchOptions): Promise<LocalBench>
   o.supervisor.onCleanup('bench data dir', async () => {
     if (!o.keep) await rm(dataRoot, { recursive: true, force: true });
   });
-  const [postgresPort, nginxPort, prometheusPort, nodePort, processPort, synapseClient, synapseMetrics, k6Exporter, k6Api] =
+  const [postgresPort, nginxPort, prometheusPort, nodePort, processPort, serverClient, serverMetrics, k6Exporter, k6Api] =
     (await allocatePorts(9)) as [number, number, number, number, number, number, number, number, number];
   const ports: BenchPorts = {
     postgres: postgresPort, nginx: nginxPort, prometheus: prometheusPort, nodeExporter: nodePort,
-    processExporter: processPort, synapseClient, synapseMetrics, k6Exporter, k6Api,
+    processExporter: processPort, serverClient, serverMetrics, k6Exporter, k6Api,
   };
 
   step(`postgres on 127.0.0.1:${ports.postgres}`);
@@ -115,14 +118,14 @@ export async function startLocalBench(o: LocalBenchOptions): Promise<LocalBench>
   const prometheus = await startPrometheus({
     supervisor: o.supervisor, dir: join(dataRoot, 'prometheus'), logFile: join(o.logDir, 'prometheus.log'),
     port: ports.prometheus, cpus: o.engineCpus,
-    targets: { synapse: ports.synapseMetrics, node: ports.nodeExporter, k6: ports.k6Exporter, process: ports.processExporter },
+    targets: { server: { job: o.server.job, port: ports.serverMetrics, path: o.server.metricsPath }, node: ports.nodeExporter, k6: ports.k6Exporter, process: ports.processExporter },
   });
 
   step(`nginx on 127.0.0.1:${ports.nginx}`);
   const runAs = await resolveRunAs();
   const nginx = await startNginx({
     supervisor: o.supervisor, dir: join(dataRoot, 'nginx'), logDir: o.logDir, logFile: join(o.logDir, 'nginx.log'),
-    port: ports.nginx, upstreamPort: ports.synapseClient, cpus: o.targetCpus,
+    port: ports.nginx, upstreamPort: ports.serverClient, cpus: o.targetCpus,
     workerUser: runAs ? `${runAs.name} ${runAs.group}` : undefined,
   });
 

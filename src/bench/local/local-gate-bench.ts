@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { ProcessSupervisor } from '../../util/process.ts';
 import type { Progress } from '../progress.ts';
@@ -9,18 +8,14 @@ import { ensureK6, k6Version } from '../../engine/k6/install.ts';
 import { PrometheusClient } from '../../metrics/prometheus.ts';
 import { expandQuery } from '../../metrics/target-cpus.ts';
 import type { BenchFingerprint, RunResult } from '../../results/schema.ts';
-import { SYNAPSE_PACKAGE } from '../../chat-servers/synapse/defaults.ts';
-import { buildDataset, datasetKey, describeDataset, findDataset, type DatasetArtifacts } from '../../chat-servers/synapse/dataset.ts';
-import { ensureSynapse, installedPackages, installKey, type SynapseInstall } from '../../chat-servers/synapse/install.ts';
-import { changedFunctions } from '../../chat-servers/synapse/changed-functions.ts';
+import type { LocalDataset, LocalInstall } from '../../chat-servers/chat-server.ts';
 import type { ChangedFunctionRecord } from '../../results/changed-code.ts';
 import type { FunctionKey } from '../../results/profile.ts';
-import { ensurePySpy, ptraceRefusal } from '../../chat-servers/synapse/py-spy.ts';
 import type { GateBench } from '../gate-bench.ts';
 import type { RunOptions, ScheduledRun, Side } from '../gate-plan.ts';
-import { executeLocalRun, type RunContext } from './test-run.ts';
-import { machineSpeedAtSetup, type SpeedProbeSummary } from './speed-probe.ts';
+import { executeLocalRun, type LocalChatServer, type RunContext } from './test-run.ts';
 import { duetParts } from '../run-stage.ts';
+import { machineSpeedAtSetup, type SpeedProbeSummary } from './speed-probe.ts';
 
 /**
  * In a duet each side is measured against half the target cores: both sides together then
@@ -30,15 +25,18 @@ const DUET_CPU_SHARE = 0.5;
 const SLOTS = ['a', 'b'] as const;
 
 /**
- * The local bench as the gate loop sees it:
- *   set-up (k6 and each Synapse version, cached) → bench (PostgreSQL, nginx, Prometheus,
- *   node_exporter) → dataset (cached dump, built with the older version) → runs.
- * Every process is stopped and every data dir removed (unless --keep) on success, on
- * failure and on SIGINT/SIGTERM; logs stay in <out>/logs.
+ * The local bench as the gate loop sees it: a machine that runs any chat server with the
+ * `local` capability. Set-up does at once whatever does not wait on something else: k6,
+ * each side's install (cached), the profiler, and the bench processes (PostgreSQL, nginx,
+ * Prometheus, node_exporter); the dataset (a cached dump, built with the older version)
+ * as soon as that version's install and slot a's bench are up. Every process is stopped
+ * and every data dir removed (unless --keep) on success, on failure and on
+ * SIGINT/SIGTERM; logs stay in <out>/logs.
  */
 export class LocalGateBench implements GateBench {
-  readonly system = 'synapse' as const;
-  /** Dataset restore, Synapse start and the settle period between runs: well under a minute here. */
+  /** The chat server it runs, chosen by the run options. */
+  private readonly server: LocalChatServer;
+  /** Dataset restore, server start and the settle period between runs: well under a minute here. */
   readonly runOverheadSec = 60;
   private readonly supervisor = new ProcessSupervisor({ watchdog: true });
   /** One bench per slot: one in sequential mode, two in a duet. */
@@ -50,7 +48,15 @@ export class LocalGateBench implements GateBench {
     private readonly o: RunOptions,
     private readonly progress: Progress,
     private readonly logDir: string,
-  ) {}
+  ) {
+    const { local } = o.server;
+    if (!local) throw new InputError(`target.system: ${o.server.displayName} cannot be installed and run on this machine; use the bench its adapter runs on (bench.kind: ${o.server.bench})`);
+    this.server = { ...o.server, local };
+  }
+
+  get system(): string {
+    return this.server.system;
+  }
 
   private get duet(): boolean {
     return this.o.config.mode === 'duet';
@@ -77,91 +83,44 @@ export class LocalGateBench implements GateBench {
   }
 
   async setUp(signal: AbortSignal): Promise<void> {
-    const { o, progress, supervisor, logDir } = this;
+    const { o, progress, supervisor, logDir, server } = this;
+    const profiling = o.config.profile === 'on' ? await this.profileCapability() : undefined;
     const host = await hostFingerprint();
     this.current = { kind: 'local', host, versions: {} };
-    progress.begin('set-up: k6 and Synapse');
-    const k6Path = await heartbeat(progress, 'k6', ensureK6(o.config.engine.version, o.cacheDir, { onProgress: (l) => progress.info(l) }));
-    // Keyed by installKey: a build has its own venv even when it declares a released version.
-    const installs = new Map<string, SynapseInstall>();
-    const dsSide = datasetSide(o);
-    for (const side of [o.baseline, o.candidate, dsSide]) {
-      const key = installKey(side);
-      if (installs.has(key)) continue;
-      installs.set(
-        key,
-        await heartbeat(progress, `Synapse ${side.label}`, ensureSynapse({
-          version: side.version,
-          ...(side.build?.kind === 'wheel' || side.build?.kind === 'source' ? { build: side.build } : {}),
-          cacheDir: o.cacheDir,
-          packageName: o.config.target.package ?? SYNAPSE_PACKAGE,
-          onStep: (l) => progress.info(l),
-          logFile: join(logDir, `pip-${key}.log`),
-        })),
-      );
-    }
-    progress.info(`k6 ${k6Path}; Synapse ${[...installs.keys()].join(', ')} in ${o.cacheDir}`);
-    const pySpy = o.config.profile === 'on' ? await heartbeat(progress, 'py-spy', setUpPySpy(o.cacheDir, progress)) : undefined;
-
-    // A duet's two slots are two whole benches on the same cores: each side has its own
-    // PostgreSQL, nginx, Prometheus and process exporter, so each side's CPU and series are
-    // its own, and neither side's database shares buffers or locks with the other's.
-    const slots = this.duet ? SLOTS : SLOTS.slice(0, 1);
-    for (const slot of slots) {
-      progress.begin(`bench${this.duet ? ` slot ${slot}` : ''}: PostgreSQL, nginx, Prometheus, node_exporter on 127.0.0.1`);
-      const started = await startLocalBench({
-        supervisor,
-        logDir: this.duet ? join(logDir, `slot-${slot}`) : logDir,
-        targetCpus: o.config.bench.local.targetCpus,
-        engineCpus: o.config.bench.local.engineCpus,
-        keep: o.keep,
-        onStep: (l) => progress.info(`starting ${l}`),
-      });
-      this.benches.push(started);
-      if (o.keep) progress.info(`bench data dirs (kept): ${started.dataRoot}`);
-    }
+    progress.begin(`set-up: k6, ${server.displayName}${profiling ? ', the profiler' : ''}, the bench and the dataset`);
+    const k6 = heartbeat(progress, 'k6', ensureK6(o.config.engine.version, o.cacheDir, { onProgress: (l) => progress.info(l) }));
+    const installs = this.installAll();
+    const profiler = profiling ? heartbeat(progress, 'profiler', profiling.prepare({ cacheDir: o.cacheDir, onStep: (l) => progress.info(l) })) : undefined;
+    const benches = this.startBenches();
+    // The dataset waits for the older version's install and slot a's bench only.
+    const dataset = Promise.all([installs.get(this.server.local.installKey(datasetSide(o))) as Promise<LocalInstall>, benches.then((b) => b[0] as LocalBench)])
+      .then(([install, bench]) => this.dataset(install, bench));
+    const [k6Path, installed, prof, , ds] = await settledAll([k6, allOf(installs), profiler, benches, dataset] as const);
+    progress.info(`k6 ${k6Path}; ${server.displayName} ${[...installed.keys()].join(', ')} in ${o.cacheDir}`);
     const bench = this.benches[0] as LocalBench;
-
-    progress.begin('dataset');
-    const size = o.config.bench.local.dataset;
-    const dsInstall = installs.get(installKey(dsSide)) as SynapseInstall;
-    const baseOverrides = o.baseline.overrides.slice(0, o.baseline.overrides.length - o.baseline.sideOverrides.length);
-    const key = datasetKey(size, installKey(dsSide), baseOverrides);
-    let lastLoadEndMs = 0;
-    let dataset: DatasetArtifacts | undefined = await findDataset(o.cacheDir, key);
-    if (dataset) progress.info(`cached dataset ${dataset.dir}`);
-    else {
-      progress.info(`building the dataset with Synapse ${o.datasetVersion}, the older version (schemas migrate forward only); cached afterwards`);
-      dataset = await buildDataset({
-        supervisor, bench, install: dsInstall, cacheDir: o.cacheDir, size, overrides: baseOverrides,
-        workDir: join(bench.dataRoot, 'seed'), logFile: join(logDir, 'dataset-synapse.log'),
-        onProgress: (l) => progress.info(l),
-      });
-      progress.info(`dataset built in ${dataset.meta.buildSeconds}s: ${dataset.dir}`);
-      lastLoadEndMs = Date.now();
-    }
-    progress.info(describeDataset(dataset.meta));
+    progress.info(ds.dataset.description);
 
     const [componentVersions, k6Label] = await Promise.all([bench.versions(), k6Version(k6Path).catch(() => o.config.engine.version)]);
-    const setupProbe = await this.machineSpeed(dsInstall.python);
-    this.current = { kind: 'local', host, versions: { ...componentVersions, engine: `k6 ${k6Label}` }, dataset: describeDataset(dataset.meta), ...(setupProbe ? { setupProbe } : {}) };
+    const setupProbe = await this.machineSpeed();
+    this.current = { kind: 'local', host, versions: { ...componentVersions, engine: `k6 ${k6Label}` }, dataset: ds.dataset.description, ...(setupProbe ? { setupProbe } : {}) };
 
     this.contexts = this.benches.map((slotBench) => ({
-      supervisor, bench: slotBench, progress, config: o.config, configDir: dirname(o.configFile), k6Path, dataset, installs, fingerprint: this.current, logDir,
+      server, supervisor, bench: slotBench, progress, config: o.config, configDir: dirname(o.configFile), k6Path, dataset: ds.dataset, installs: installed, fingerprint: this.current, logDir,
       prometheus: new PrometheusClient(slotBench.prometheus.url),
-      registrationSharedSecret: randomBytes(24).toString('hex'),
       signal,
-      state: { lastLoadEndMs },
+      state: { lastLoadEndMs: ds.lastLoadEndMs },
       hints: o.hints,
-      ...(pySpy ? { pySpy } : {}),
+      ...(prof ? { profiler: prof } : {}),
     }));
   }
 
   /**
    * The machine's speed before the first run, on the target's cores: it scales the profile's
    * calibrated capacity to this machine, so a first gate's search starts near its ceiling.
+   * The probe is a Python workload whatever the server: the machine's speed, not the target's.
    */
-  private async machineSpeed(python: string): Promise<SpeedProbeSummary | undefined> {
+  private async machineSpeed(): Promise<SpeedProbeSummary | undefined> {
+    const python = process.env.LOADGATE_PYTHON ?? 'python3';
     const speed = await machineSpeedAtSetup({ python, cpus: this.o.config.bench.local.targetCpus });
     if (!speed) {
       this.progress.info('speed probe at set-up: no probe succeeded; a first run starts from initialUsers');
@@ -170,6 +129,74 @@ export class LocalGateBench implements GateBench {
     this.progress.info(`machine speed at set-up: the speed probe took ${speed.cpuMsMedian} ms of CPU (median of ${speed.samples})`);
     this.o.hints.setMachineSpeed({ workload: speed.workload, cpuMs: speed.cpuMsMedian });
     return speed;
+  }
+
+  /** `profile: on`: the server's profile capability, refused up front (before any install) when it cannot work here. */
+  private async profileCapability(): Promise<NonNullable<LocalChatServer['profile']>> {
+    const { profile, displayName } = this.server;
+    if (!profile) throw new InputError(`profile: on: loadgate cannot profile ${displayName} on this bench; set profile: off`);
+    const refusal = await profile.refusal?.();
+    if (refusal) throw new InputError(refusal);
+    return profile;
+  }
+
+  /** Each side's install at once, keyed by install key: a build has its own even when it declares a released version. */
+  private installAll(): Map<string, Promise<LocalInstall>> {
+    const { o, progress, logDir, server } = this;
+    const installs = new Map<string, Promise<LocalInstall>>();
+    for (const side of [o.baseline, o.candidate, datasetSide(o)]) {
+      const key = server.local.installKey(side);
+      if (installs.has(key)) continue;
+      const work = server.local.install(side, { cacheDir: o.cacheDir, target: o.config.target, onStep: (l) => progress.info(l), logFile: join(logDir, `install-${key}.log`) });
+      installs.set(key, heartbeat(progress, `${server.displayName} ${side.label}`, work));
+    }
+    return installs;
+  }
+
+  /**
+   * A duet's two slots are two whole benches on the same cores: each side has its own
+   * PostgreSQL, nginx, Prometheus and process exporter, so each side's CPU and series are
+   * its own, and neither side's database shares buffers or locks with the other's.
+   */
+  private async startBenches(): Promise<LocalBench[]> {
+    const { o, progress, supervisor, logDir, server } = this;
+    for (const slot of this.duet ? SLOTS : SLOTS.slice(0, 1)) {
+      const name = this.duet ? `bench slot ${slot}` : 'bench';
+      progress.info(`${name}: PostgreSQL, nginx, Prometheus, node_exporter on 127.0.0.1`);
+      const started = await startLocalBench({
+        supervisor,
+        server: { job: server.system, metricsPath: server.local.metrics.path },
+        logDir: this.duet ? join(logDir, `slot-${slot}`) : logDir,
+        targetCpus: o.config.bench.local.targetCpus,
+        engineCpus: o.config.bench.local.engineCpus,
+        keep: o.keep,
+        onStep: (l) => progress.info(`${name}: starting ${l}`),
+      });
+      this.benches.push(started);
+      if (o.keep) progress.info(`${name} data dirs (kept): ${started.dataRoot}`);
+    }
+    return this.benches;
+  }
+
+  /** The cached dataset, or one built now with the older version on slot a's bench. */
+  private async dataset(install: LocalInstall, bench: LocalBench): Promise<{ dataset: LocalDataset; lastLoadEndMs: number }> {
+    const { o, progress, supervisor, logDir, server } = this;
+    const size = o.config.bench.local.dataset;
+    const baseOverrides = o.baseline.overrides.slice(0, o.baseline.overrides.length - o.baseline.sideOverrides.length);
+    const key = server.local.datasetKey(size, install, baseOverrides);
+    const cached = await server.local.findDataset(o.cacheDir, key);
+    if (cached) {
+      progress.info(`cached dataset ${cached.dir}`);
+      return { dataset: cached, lastLoadEndMs: 0 };
+    }
+    progress.info(`building the dataset with ${server.displayName} ${o.datasetVersion}, the older version (schemas migrate forward only); cached afterwards`);
+    const dataset = await server.local.buildDataset({
+      supervisor, host: bench, install, cacheDir: o.cacheDir, size, overrides: baseOverrides,
+      workDir: join(bench.dataRoot, 'seed'), logFile: join(logDir, `dataset-${server.system}.log`),
+      onProgress: (l) => progress.info(l),
+    });
+    progress.info(`dataset built in ${dataset.buildSeconds ?? '?'}s: ${dataset.dir}`);
+    return { dataset, lastLoadEndMs: Date.now() };
   }
 
   execute(run: ScheduledRun): Promise<RunResult> {
@@ -191,11 +218,9 @@ export class LocalGateBench implements GateBench {
     return dead ? `the bench stopped: ${dead.describeExit()}` : undefined;
   }
 
-  /** Both Synapse versions stay installed in the cache after the runs: their sources are diffed there. */
+  /** Both sides stay installed in the cache after the runs: the server's capability diffs their sources there. */
   async changedFunctions(hot: readonly FunctionKey[]): Promise<ChangedFunctionRecord[] | undefined> {
-    const [baseline, candidate] = await Promise.all([installedPackages(this.o.cacheDir, this.o.baseline), installedPackages(this.o.cacheDir, this.o.candidate)]);
-    if (!baseline || !candidate) return undefined;
-    return changedFunctions({ baseline, candidate }, hot);
+    return this.server.changedCode?.changedFunctions(this.o.cacheDir, { baseline: this.o.baseline, candidate: this.o.candidate }, hot);
   }
 
   async tearDown(): Promise<string[]> {
@@ -211,12 +236,13 @@ export class LocalGateBench implements GateBench {
   notes(fatal: readonly string[], ranOn?: BenchFingerprint): string[] {
     const { o } = this;
     const fp = ranOn ?? this.current;
+    const name = this.server.displayName;
     const notes = [
-      `Local bench: Synapse behind nginx, PostgreSQL, Prometheus, node_exporter and k6 on 127.0.0.1; target (Synapse, PostgreSQL, nginx) on CPU ${o.config.bench.local.targetCpus}, load engine and monitoring on CPU ${o.config.bench.local.engineCpus}.`,
+      `Local bench: ${name} behind nginx, PostgreSQL, Prometheus, node_exporter and k6 on 127.0.0.1; target (${name}, PostgreSQL, nginx) on CPU ${o.config.bench.local.targetCpus}, load engine and monitoring on CPU ${o.config.bench.local.engineCpus}.`,
     ];
     if (this.duet) {
       notes.push(
-        `Duet: each baseline run ran at the same time as the candidate run of the same test and repeat. Each side had its own Synapse, PostgreSQL, nginx, k6 and Prometheus; the two sides shared CPU ${o.config.bench.local.targetCpus} (target) and CPU ${o.config.bench.local.engineCpus} (load and monitoring), the machine's memory, disk and loopback network, and node_exporter's host metrics. Each side's CPU utilisation is measured against ${this.cpuShare * 100} % of the target CPUs, and its supported users are per side, so they do not compare with a sequential run's. The sides swap slots (ports, data directories, which starts first) between repeats in Thue-Morse order.`,
+        `Duet: each baseline run ran at the same time as the candidate run of the same test and repeat. Each side had its own ${name}, PostgreSQL, nginx, k6 and Prometheus; the two sides shared CPU ${o.config.bench.local.targetCpus} (target) and CPU ${o.config.bench.local.engineCpus} (load and monitoring), the machine's memory, disk and loopback network, and node_exporter's host metrics. Each side's CPU utilisation is measured against ${this.cpuShare * 100} % of the target CPUs, and its supported users are per side, so they do not compare with a sequential run's. The sides swap slots (ports, data directories, which starts first) between repeats in Thue-Morse order.`,
       );
     }
     if (fp.dataset) notes.push(`${fp.dataset}; restored into a fresh database before every run.`);
@@ -224,11 +250,11 @@ export class LocalGateBench implements GateBench {
       if (side.sideOverrides.length) notes.push(`${side.role} ${side.label} ran with config overrides: ${side.sideOverrides.map((x) => `\`${x.text}\``).join(', ')}.`);
       if (side.cpuQuota !== undefined) {
         notes.push(
-          `${side.role} ${side.label}'s Synapse was limited to ${side.cpuQuota} of the target cores by a cgroup CPU quota (--${side.role}-cpu-quota), and its CPU utilisation (health query and results) is measured against that share: a machine with ${side.cpuQuota} of the CPU.`,
+          `${side.role} ${side.label}'s ${name} was limited to ${side.cpuQuota} of the target cores by a cgroup CPU quota (--${side.role}-cpu-quota), and its CPU utilisation (health query and results) is measured against that share: a machine with ${side.cpuQuota} of the CPU.`,
         );
       }
     }
-    notes.push('Store p99 is the p99 of single SQL statements (synapse_storage_query_time); per-method store p99 is the 99th percentile of the method\'s 15 s means, as Synapse exports no per-transaction histogram. "Heap in use" is the Synapse process\'s resident memory and "threads" its OS threads.');
+    notes.push(...this.server.local.notes);
     for (const f of fatal) notes.push(`The gate stopped early: ${f}`);
     return notes;
   }
@@ -245,14 +271,25 @@ async function heartbeat<T>(progress: Progress, what: string, work: Promise<T>):
   }
 }
 
-/** py-spy for `profile: on`, refused up front when it could not attach to Synapse. */
-async function setUpPySpy(cacheDir: string, progress: Progress): Promise<string> {
-  const refusal = await ptraceRefusal();
-  if (refusal) throw new InputError(refusal);
-  return ensurePySpy({ cacheDir, onStep: (l) => progress.info(l) });
+/** Every install, once all are done. */
+async function allOf(installs: ReadonlyMap<string, Promise<LocalInstall>>): Promise<Map<string, LocalInstall>> {
+  const keys = [...installs.keys()];
+  const done = await Promise.all(keys.map((k) => installs.get(k) as Promise<LocalInstall>));
+  return new Map(keys.map((k, i) => [k, done[i] as LocalInstall]));
 }
 
-/** The side whose Synapse builds the dataset: the one of datasetVersion, a released version before a build of it. */
+/**
+ * Waits for every step, so none is left running when set-up fails (a pip install would
+ * outlive the gate), then throws the first failure.
+ */
+async function settledAll<T extends readonly unknown[]>(work: T): Promise<{ -readonly [K in keyof T]: Awaited<T[K]> }> {
+  const settled = await Promise.allSettled(work);
+  const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
+  return settled.map((r) => (r as PromiseFulfilledResult<unknown>).value) as { -readonly [K in keyof T]: Awaited<T[K]> };
+}
+
+/** The side whose server builds the dataset: the one of datasetVersion, a released version before a build of it. */
 function datasetSide(o: Pick<RunOptions, 'baseline' | 'candidate' | 'datasetVersion'>): Side {
   const sides = [o.baseline, o.candidate].filter((s) => s.version === o.datasetVersion);
   return sides.find((s) => !s.build) ?? sides[0] ?? o.baseline;

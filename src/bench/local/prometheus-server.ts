@@ -8,15 +8,16 @@ import { httpOk, waitUntilReady } from '../../util/readiness.ts';
 
 /**
  * The bench's Prometheus: loopback only, storage in the bench dir, scraping every 5 s.
- * Job names are part of the health queries' contract: "synapse" (the target's metrics
- * listener), "node" (node_exporter), "k6" (the engine's exporter), "process" (loadgate's
- * exporter of the target process). A target that is down between runs (Synapse, k6) is
- * simply an `up == 0` sample, not an error.
+ * Job names are part of the health queries' contract: the chat server's name, e.g.
+ * "synapse" (its metrics listener), "node" (node_exporter), "k6" (the engine's exporter),
+ * "process" (loadgate's exporter of the target process). A target that is down between
+ * runs (the server, k6) is simply an `up == 0` sample, not an error.
  */
 export const SCRAPE_INTERVAL_SEC = 5;
 
 export interface ScrapeTargets {
-  synapse: number;
+  /** The chat server's metrics listener: its job name (ChatServer.system), port and path. */
+  server: { job: string; port: number; path: string };
   node: number;
   k6: number;
   process: number;
@@ -31,7 +32,7 @@ export function prometheusConfig(targets: ScrapeTargets): string {
   return stringify({
     global: { scrape_interval: `${SCRAPE_INTERVAL_SEC}s`, scrape_timeout: '4s', evaluation_interval: `${SCRAPE_INTERVAL_SEC}s` },
     scrape_configs: [
-      job('synapse', targets.synapse, '/_synapse/metrics'),
+      job(targets.server.job, targets.server.port, targets.server.path),
       job('node', targets.node),
       job('k6', targets.k6),
       job('process', targets.process),

@@ -7,19 +7,12 @@ import type { Progress } from '../progress.ts';
 import { realClock } from '../../coordinator/index.ts';
 import { startK6, resolveScenarioPath, type K6Run } from '../../engine/k6/runner.ts';
 import { startExporter, type Exporter } from '../../engine/k6/exporter.ts';
-import { synapse } from '../../chat-servers/synapse/chat-server.ts';
+import type { ChatServer, LocalDataset, LocalInstall, LocalServer, Profiler, RunningServer, SlotProfile } from '../../chat-servers/chat-server.ts';
 import { createHealthSource } from '../../metrics/health.ts';
 import type { PrometheusClient } from '../../metrics/prometheus.ts';
-import { RATE_WINDOW } from '../../chat-servers/synapse/queries.ts';
 import { expandQuery } from '../../metrics/target-cpus.ts';
-import { longestRangeSec } from '../../metrics/promql.ts';
 import { SCRAPE_INTERVAL_SEC } from './prometheus-server.ts';
 import type { BenchFingerprint, RunResult } from '../../results/schema.ts';
-import { DATABASE_NAME } from '../../chat-servers/synapse/config.ts';
-import { restoreDataset, SEARCH_WORDS, type DatasetArtifacts } from '../../chat-servers/synapse/dataset.ts';
-import { installKey, type SynapseInstall } from '../../chat-servers/synapse/install.ts';
-import { startSynapse, type RunningSynapse } from '../../chat-servers/synapse/server.ts';
-import { startPySpy, type PySpyRecorder } from '../../chat-servers/synapse/py-spy.ts';
 import { runId, type ScheduledRun } from '../gate-plan.ts';
 import { executeRun } from '../run-sequence.ts';
 import type { CollectWindow, DuetPart, GeneratorRule, RunAttempt, RunStage, StartedLoad } from '../run-stage.ts';
@@ -27,8 +20,12 @@ import { limitCpu, type QuotaGroup } from './cpu-quota.ts';
 import { startSpeedProbe, summarizeProbes, type ProbeSample } from './speed-probe.ts';
 import { measureOutsideCpu, type OutsideCpu } from './outside-cpu.ts';
 
+/** A chat server the local bench can run: one with the `local` capability. */
+export type LocalChatServer = ChatServer & { local: LocalServer };
+
 /** What one slot of the local bench runs with: its own bench processes, the shared installs and dataset. */
 export interface RunContext {
+  server: LocalChatServer;
   supervisor: ProcessSupervisor;
   bench: LocalBench;
   prometheus: PrometheusClient;
@@ -36,24 +33,26 @@ export interface RunContext {
   config: GateConfig;
   configDir: string;
   k6Path: string;
-  dataset: DatasetArtifacts;
-  installs: ReadonlyMap<string, SynapseInstall>;
+  dataset: LocalDataset;
+  /** By LocalServer.installKey. */
+  installs: ReadonlyMap<string, LocalInstall>;
   fingerprint: BenchFingerprint;
   /** Per-run logs go to `<logDir>/<run id>/`. */
   logDir: string;
-  registrationSharedSecret: string;
   /** Aborted when the whole gate must stop (SIGINT, a bench component died). */
   signal: AbortSignal;
   /** When the previous load on the bench ended (ms since epoch), for the settle period. */
   state: { lastLoadEndMs: number };
   /** The gate's warm-start hints. */
   hints: RunStage['hints'];
-  /** py-spy's path when the config says `profile: on`. */
-  pySpy?: string;
+  /** The server's profiler when the config says `profile: on`. */
+  profiler?: Profiler;
 }
 
-/** The local Prometheus' scrape interval and the collected series' rate window. */
-export const LOCAL_TIMING = { scrapeIntervalSec: SCRAPE_INTERVAL_SEC, rateWindowSec: longestRangeSec([`[${RATE_WINDOW}]`]) };
+/** The local Prometheus' scrape interval and the server's collected series' rate window. */
+export function localTiming(server: LocalServer): { scrapeIntervalSec: number; rateWindowSec: number } {
+  return { scrapeIntervalSec: SCRAPE_INTERVAL_SEC, rateWindowSec: server.metrics.rateWindowSec };
+}
 
 /** One test run on a slot of the local bench, through the shared run sequence. */
 export function executeLocalRun(ctx: RunContext, run: ScheduledRun, duet?: DuetPart): Promise<RunResult> {
@@ -63,20 +62,20 @@ export function executeLocalRun(ctx: RunContext, run: ScheduledRun, duet?: DuetP
 /** One slot of the local bench as the shared run sequence (src/bench/run-sequence.ts) drives it. */
 function localStage(ctx: RunContext): RunStage {
   return {
-    system: 'synapse',
+    system: ctx.server.system,
     progress: ctx.progress,
     signal: ctx.signal,
     clock: realClock,
     hints: ctx.hints,
     state: ctx.state,
-    ...LOCAL_TIMING,
+    ...localTiming(ctx.server.local),
     attempt: (run, duet) => new LocalAttempt(ctx, run, duet),
   };
 }
 
 /**
- * One test run on a local bench slot: restore the dataset, start this side's Synapse
- * (under its CPU quota), start k6 and its exporter; a dead Synapse, k6 or bench component
+ * One test run on a local bench slot: start this side's server on the restored dataset
+ * (under its CPU quota), start k6 and its exporter; a dead server, k6 or bench component
  * aborts the run. Outside a duet a speed probe runs beside the test.
  */
 class LocalAttempt implements RunAttempt {
@@ -84,16 +83,16 @@ class LocalAttempt implements RunAttempt {
   readonly generator: GeneratorRule;
   private readonly id: string;
   private readonly runLogDir: string;
-  private readonly install: SynapseInstall | undefined;
+  private readonly install: LocalInstall | undefined;
   /** A duet side is a machine with its share of the target cores, as a CPU quota is. */
   private readonly share: number;
-  private synapse?: RunningSynapse;
+  private server?: RunningServer;
   private k6?: K6Run;
   private exporter?: Exporter;
   private quota?: QuotaGroup;
   private probe?: ReturnType<typeof startSpeedProbe>;
   private probeSamples: ProbeSample[] = [];
-  private profiler?: PySpyRecorder;
+  private profiler?: SlotProfile;
   private watcher?: ReturnType<typeof setInterval>;
 
   constructor(
@@ -104,7 +103,7 @@ class LocalAttempt implements RunAttempt {
     this.test = run.test;
     this.id = runId(run);
     this.runLogDir = join(ctx.logDir, this.id);
-    this.install = ctx.installs.get(installKey(run.side));
+    this.install = ctx.installs.get(ctx.server.local.installKey(run.side));
     this.share = (duet?.cpuShare ?? 1) * (run.side.cpuQuota ?? 1);
     this.generator = localGeneratorRule(ctx.config.bench.local.maxEngineCpuPercent, duet?.cpuShare, () => this.k6?.logFile ?? this.runLogDir);
   }
@@ -119,8 +118,8 @@ class LocalAttempt implements RunAttempt {
     const workDir = join(ctx.bench.dataRoot, 'runs', this.id);
     await mkdir(this.runLogDir, { recursive: true });
     await mkdir(workDir, { recursive: true });
-    if (!this.install) throw new Error(`no Synapse install for ${run.side.version}`);
-    this.synapse = await this.startSynapse(this.install, workDir);
+    if (!this.install) throw new Error(`no ${ctx.server.displayName} install for ${run.side.version}`);
+    this.server = await this.startServer(this.install, workDir);
     this.watch(abort);
     const maxUsers = this.test.type === 'bounded' ? this.test.users : this.test.maxUsers;
     const maxDurationSec = (this.test.type === 'bounded' ? this.test.duration : this.test.maxDuration) + 120;
@@ -141,7 +140,7 @@ class LocalAttempt implements RunAttempt {
       scenario: resolveScenarioPath(config.engine.scenario, ctx.configDir),
       maxDurationSec,
       env: {
-        LOADGATE_SEARCH_TERMS: SEARCH_WORDS.join(','),
+        ...ctx.server.local.engineEnv(ctx.dataset),
         // Both sides of a duet draw the same workload: its randomness cancels in their ratio.
         ...(this.duet ? { LOADGATE_WORKLOAD_SEED: `${run.test.name}#${run.repeat}` } : {}),
       },
@@ -151,42 +150,34 @@ class LocalAttempt implements RunAttempt {
     return { users: k6, health: createHealthSource(ctx.prometheus, ctx.bench.targetCpus, this.share), stats: () => k6.stats() };
   }
 
-  private async startSynapse(install: SynapseInstall, workDir: string): Promise<RunningSynapse> {
+  private async startServer(install: LocalInstall, workDir: string): Promise<RunningServer> {
     const { ctx, run } = this;
     const { bench } = ctx;
-    ctx.progress.info(`restoring the dataset into a fresh "${DATABASE_NAME}" database`);
-    const signingKey = join(workDir, 'signing.key');
-    await restoreDataset(bench, ctx.dataset, signingKey);
     const overrides = run.side.sideOverrides.length ? ` with ${run.side.sideOverrides.map((o) => o.text).join(', ')}` : '';
-    ctx.progress.info(`${this.duet ? `slot ${this.duet.slot}: ` : ''}starting synapse ${run.side.version} on cores ${bench.targetCpus}${overrides}`);
-    const synapse = await startSynapse({
+    ctx.progress.info(`${this.duet ? `slot ${this.duet.slot}: ` : ''}starting ${ctx.server.displayName} ${run.side.version} on cores ${bench.targetCpus}${overrides}`);
+    const server = await ctx.server.local.start({
       supervisor: ctx.supervisor,
+      host: bench,
       install,
-      dir: join(workDir, 'synapse'),
-      logFile: join(this.runLogDir, 'synapse.log'),
+      dataset: ctx.dataset,
+      dir: workDir,
+      logFile: join(this.runLogDir, `${ctx.server.system}.log`),
       cpus: bench.targetCpus,
-      config: {
-        clientPort: bench.ports.synapseClient,
-        metricsPort: bench.ports.synapseMetrics,
-        publicBaseUrl: bench.nginx.url,
-        database: { host: bench.postgres.host, port: bench.postgres.port, user: bench.postgres.user, password: bench.postgres.password, name: DATABASE_NAME },
-        signingKeyPath: signingKey,
-        registrationSharedSecret: ctx.registrationSharedSecret,
-        overrides: run.side.overrides,
-      },
+      overrides: run.side.overrides,
+      onStep: (line) => ctx.progress.info(line),
     });
-    this.synapse = synapse;
-    bench.processExporter.setPid(synapse.process.pid);
+    this.server = server;
+    bench.processExporter.setPid(server.process.pid);
     if (run.side.cpuQuota !== undefined) {
-      if (synapse.process.pid === undefined) throw new Error('synapse has no pid, so its CPU quota cannot be set');
-      this.quota = await limitCpu(synapse.process.pid, this.share, bench.targetCpus, run.side.role, ctx.progress);
+      if (server.process.pid === undefined) throw new Error(`${ctx.server.displayName} has no pid, so its CPU quota cannot be set`);
+      this.quota = await limitCpu(server.process.pid, this.share, bench.targetCpus, run.side.role, ctx.progress);
     }
-    return synapse;
+    return server;
   }
 
   /** Aborts the run when the target, k6 or a bench component dies, naming it and its log. */
   private watch(abort: (reason: Error) => void): void {
-    const procs = (): Array<ManagedProcess | undefined> => [this.synapse?.process, this.k6?.process];
+    const procs = (): Array<ManagedProcess | undefined> => [this.server?.process, this.k6?.process];
     this.watcher = setInterval(() => {
       const dead = procs().find((p) => p && !p.running) ?? this.ctx.bench.crashed();
       if (dead) abort(new Error(dead.describeExit()));
@@ -194,15 +185,16 @@ class LocalAttempt implements RunAttempt {
   }
 
   alive(): boolean {
-    return !this.ctx.bench.crashed() && (this.synapse?.process.running ?? false);
+    return !this.ctx.bench.crashed() && (this.server?.process.running ?? false);
   }
 
   testStarted(): void {
     // A duet needs no probe: the machine's speed moves both sides alike.
-    if (!this.duet && this.install) this.probe = startSpeedProbe({ python: this.install.python, cpus: this.ctx.bench.targetCpus });
-    const pid = this.synapse?.process.pid;
-    if (this.ctx.pySpy && pid !== undefined) {
-      this.profiler = startPySpy({ pySpy: this.ctx.pySpy, pid, cpus: this.ctx.bench.targetCpus, dir: join(this.ctx.bench.dataRoot, 'runs', this.id, 'py-spy') });
+    if (!this.duet && this.install) this.probe = startSpeedProbe({ python: this.install.python ?? process.env.LOADGATE_PYTHON ?? 'python3', cpus: this.ctx.bench.targetCpus });
+    const pid = this.server?.process.pid;
+    if (this.ctx.profiler && pid !== undefined) {
+      const dir = join(this.ctx.bench.dataRoot, 'runs', this.id, 'profile');
+      this.profiler = this.ctx.profiler.attach({ process: { pid, cpus: this.ctx.bench.targetCpus }, ...(this.duet ? { slot: this.duet.slot } : {}), dir });
     }
   }
 
@@ -214,9 +206,9 @@ class LocalAttempt implements RunAttempt {
     await this.exporter?.close().catch(() => {});
     await this.k6?.stop().catch(() => {});
     let crash: string | undefined;
-    if (this.synapse) {
-      if (!this.synapse.process.running) crash = this.synapse.process.describeExit();
-      await this.synapse.stop().catch(() => {});
+    if (this.server) {
+      if (!this.server.process.running) crash = this.server.process.describeExit();
+      await this.server.stop().catch(() => {});
     }
     await this.quota?.release();
     if (probeStopped) {
@@ -230,9 +222,10 @@ class LocalAttempt implements RunAttempt {
 
   collect(w: CollectWindow): ReturnType<RunAttempt['collect']> {
     const { bench } = this.ctx;
-    return synapse.collect(this.ctx.prometheus, w, {
-      rateWindowSec: LOCAL_TIMING.rateWindowSec,
-      stepSec: LOCAL_TIMING.scrapeIntervalSec,
+    const timing = localTiming(this.ctx.server.local);
+    return this.ctx.server.collect(this.ctx.prometheus, w, {
+      rateWindowSec: timing.rateWindowSec,
+      stepSec: timing.scrapeIntervalSec,
       cpus: { target: bench.targetCpus, engine: bench.engineCpus, targetShare: this.share },
     });
   }
@@ -241,7 +234,7 @@ class LocalAttempt implements RunAttempt {
     // The machine's speed while the measured window ran (the probe started with the test).
     const speed = summarizeProbes(this.probeSamples, o.stable.endSec > o.stable.startSec ? o.stable : undefined);
     const outsideCpu = o.ran ? await this.outsideCpu(o.window) : undefined;
-    const profile = this.profiler?.profile({ startMs: o.window.stableStart * 1000, endMs: o.window.stableEnd * 1000 });
+    const profile = await this.profiler?.profile({ startSec: o.window.stableStart, endSec: o.window.stableEnd });
     if (typeof profile === 'string') this.ctx.progress.info(`no profile of ${this.id}: ${profile}`);
     return { ...(speed ? { speedProbe: speed } : {}), ...(outsideCpu ? { outsideCpu } : {}), ...(profile && typeof profile !== 'string' ? { profile } : {}) };
   }
@@ -258,7 +251,7 @@ class LocalAttempt implements RunAttempt {
     const { fingerprint } = ctx;
     return {
       note: `local bench run ${this.id}${duet ? ` (duet, slot ${duet.slot})` : ''}${overrides}`,
-      bench: { ...fingerprint, versions: { ...fingerprint.versions, target: `Synapse ${run.side.build ? run.side.label : (this.install?.version ?? run.side.version)}` } },
+      bench: { ...fingerprint, versions: { ...fingerprint.versions, target: `${ctx.server.displayName} ${run.side.build ? run.side.label : (this.install?.version ?? run.side.version)}` } },
     };
   }
 }

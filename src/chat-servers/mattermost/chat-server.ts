@@ -1,6 +1,7 @@
 import { buildLabel, isBuildValue, parseBuildUrl } from '../build-source.ts';
 import type { ChatServer } from '../chat-server.ts';
 import { collectMattermostRun } from './collect.ts';
+import { mattermostNodes } from './nodes.ts';
 import { checkedOverrides } from './config-patch.ts';
 import { overridesToPatch, parseMattermostOverride } from './overrides.ts';
 import { resolveReleaseUrl } from './release.ts';
@@ -13,6 +14,7 @@ import { validateVersionLabel } from './version.ts';
  */
 export const mattermost: ChatServer = {
   system: 'mattermost',
+  displayName: 'Mattermost',
   bench: 'aws',
   baseOverrides(target) {
     checkedOverrides(target.settings, 'target.settings');
@@ -39,6 +41,7 @@ export const mattermost: ChatServer = {
   // The dataset is the bench's: a dump or snapshot restored before every run.
   datasetVersion: (baseline) => baseline,
   collect: collectMattermostRun,
+  nodes: mattermostNodes,
 };
 
 /**

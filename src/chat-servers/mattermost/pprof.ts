@@ -1,6 +1,6 @@
 import { gunzipSync } from 'node:zlib';
 import { Profile } from 'pprof-format';
-import { storedProfileSchema, type ProfileFrame, type StoredProfile } from '../../results/profile.ts';
+import { ProfileBuilder, storedProfileSchema, type StoredProfile } from '../../results/profile.ts';
 
 /**
  * Go CPU profiles (one per app node, of the same window) in the run result's stored form
@@ -9,9 +9,7 @@ import { storedProfileSchema, type ProfileFrame, type StoredProfile } from '../.
  * periods. The nodes' profiles are pooled: the run's requests are the whole cluster's.
  */
 export function goStoredProfile(profiles: readonly Uint8Array[], window: { windowSec: number }): StoredProfile {
-  const frames: ProfileFrame[] = [];
-  const frameIndex = new Map<string, number>();
-  const stacks = new Map<string, { frames: number[]; samples: number }>();
+  const built = new ProfileBuilder();
   let sampleSec: number | undefined;
   let coveredSec = 0;
   for (const bytes of profiles) {
@@ -28,13 +26,7 @@ export function goStoredProfile(profiles: readonly Uint8Array[], window: { windo
     coveredSec = Math.max(coveredSec, Number(profile.durationNanos) / 1e9);
     const fnIndex = new Map<string, number>();
     for (const f of profile.function) {
-      const frame: ProfileFrame = { name: str(f.name), file: str(f.filename), ...(Number(f.startLine) > 0 ? { line: Number(f.startLine) } : {}) };
-      const key = `${frame.name}\u0000${frame.file}\u0000${frame.line ?? ''}`;
-      if (!frameIndex.has(key)) {
-        frameIndex.set(key, frames.length);
-        frames.push(frame);
-      }
-      fnIndex.set(String(f.id), frameIndex.get(key) as number);
+      fnIndex.set(String(f.id), built.frame({ name: str(f.name), file: str(f.filename), ...(Number(f.startLine) > 0 ? { line: Number(f.startLine) } : {}) }));
     }
     const locations = new Map<string, number[]>();
     for (const loc of profile.location) locations.set(String(loc.id), loc.line.flatMap((l) => fnIndex.get(String(l.functionId)) ?? []));
@@ -42,14 +34,10 @@ export function goStoredProfile(profiles: readonly Uint8Array[], window: { windo
       const nanos = Number(sample.value[cpuIndex] ?? 0);
       // Leaf first, innermost inlined call first: reversed, root first.
       const stack = sample.locationId.flatMap((id) => locations.get(String(id)) ?? []).reverse();
-      if (nanos <= 0 || stack.length === 0) continue;
-      const key = stack.join(',');
-      const entry = stacks.get(key) ?? { frames: stack, samples: 0 };
-      entry.samples += nanos / periodNanos;
-      stacks.set(key, entry);
+      built.add(stack, nanos / periodNanos);
     }
   }
   if (sampleSec === undefined || coveredSec <= 0) throw new Error('no CPU profile to store');
   // A profile that ran on past a test that stopped early covers at most the window.
-  return storedProfileSchema.parse({ tool: 'Go pprof', sampleSec, windowSec: window.windowSec, coveredSec: Math.min(coveredSec, window.windowSec), frames, stacks: [...stacks.values()] });
+  return storedProfileSchema.parse({ tool: 'Go pprof', sampleSec, windowSec: window.windowSec, coveredSec: Math.min(coveredSec, window.windowSec), frames: built.frames, stacks: built.stacks });
 }

@@ -1,17 +1,22 @@
 import { buildLabel, isBuildValue, parseLocalBuild } from '../build-source.ts';
 import type { ChatServer } from '../chat-server.ts';
-import { packagePath } from './changed-functions.ts';
+import { packagePath, synapseChangedCode } from './changed-functions.ts';
 import { collectRun } from './collect.ts';
+import { synapseLocal } from './local.ts';
 import { parseOverride, settingsToOverrides } from './overrides.ts';
+import { pySpyProfile } from './py-spy.ts';
 import { compareVersions, toPipVersion } from './version.ts';
 
 /**
  * Synapse as the gate sees it: PyPI versions or local builds (wheels, source directories), homeserver.yaml overrides (target.settings
  * for both sides, then each side's flags, applied at every run), and the collector of its
- * metrics listener beside the local bench's process exporter and k6.
+ * metrics listener beside the local bench's process exporter and k6; on the local bench it
+ * installs, seeds and starts itself (local.ts), is profiled by py-spy (py-spy.ts) and
+ * diffs its two installed trees (changed-functions.ts).
  */
 export const synapse: ChatServer = {
   system: 'synapse',
+  displayName: 'Synapse',
   bench: 'local',
   baseOverrides: (target) => settingsToOverrides(target.settings),
   side(role, label, sets, target, base, cwd) {
@@ -36,4 +41,7 @@ export const synapse: ChatServer = {
   },
   datasetVersion: (baseline, candidate) => (compareVersions(baseline, candidate) <= 0 ? baseline : candidate),
   collect: collectRun,
+  local: synapseLocal,
+  profile: pySpyProfile,
+  changedCode: synapseChangedCode,
 };

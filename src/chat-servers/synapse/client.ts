@@ -13,7 +13,7 @@ const roomIdSchema = z.object({ room_id: z.string().startsWith('!') });
 const eventIdSchema = z.object({ event_id: z.string().startsWith('$') });
 const matrixErrorSchema = z.object({ errcode: z.string(), error: z.string().optional() });
 
-export class MatrixError extends Error {
+class MatrixError extends Error {
   constructor(
     readonly status: number,
     readonly errcode: string | undefined,

@@ -7,7 +7,7 @@ import { DATABASE_NAME, SERVER_NAME } from './config.ts';
 import { MatrixClient, runPool } from './client.ts';
 import { planDataset, type DatasetPlan, type DatasetSize } from './dataset-plan.ts';
 import type { SynapseInstall } from './install.ts';
-import type { Override } from '../chat-server.ts';
+import type { LocalDataset, LocalHost, Override } from '../chat-server.ts';
 import { generateSigningKey, startSynapse } from './server.ts';
 
 /**
@@ -20,7 +20,7 @@ import { generateSigningKey, startSynapse } from './server.ts';
  */
 const DATASET_FORMAT = 1;
 
-export interface DatasetArtifacts {
+export interface DatasetArtifacts extends LocalDataset {
   dir: string;
   dumpFile: string;
   usersFile: string;
@@ -65,7 +65,7 @@ function datasetDir(cacheDir: string, key: string): string {
 }
 
 function artifactsIn(dir: string, meta: DatasetMeta): DatasetArtifacts {
-  return { dir, meta, dumpFile: join(dir, 'synapse.dump'), usersFile: join(dir, 'users.json'), signingKeyFile: join(dir, 'signing.key') };
+  return { dir, meta, dumpFile: join(dir, 'synapse.dump'), usersFile: join(dir, 'users.json'), signingKeyFile: join(dir, 'signing.key'), description: describeDataset(meta) };
 }
 
 /** The cached dataset for `key`, or undefined when it was never (completely) built. */
@@ -79,28 +79,9 @@ export async function findDataset(cacheDir: string, key: string): Promise<Datase
   }
 }
 
-/**
- * What building and restoring the dataset needs of a bench: a PostgreSQL server to seed,
- * dump and restore the database on, the ports the seeding Synapse listens on, and the
- * public URL it is reached at (the local bench provides these).
- */
-export interface DatasetHost {
-  readonly postgres: {
-    readonly host: string;
-    readonly port: number;
-    readonly user: string;
-    readonly password: string;
-    recreateDatabase(name: string): Promise<void>;
-    dump(database: string, file: string): Promise<void>;
-    restore(file: string, database: string): Promise<void>;
-  };
-  readonly ports: { readonly synapseClient: number; readonly synapseMetrics: number };
-  readonly nginx: { readonly url: string };
-}
-
 export interface BuildDatasetOptions {
   supervisor: ProcessSupervisor;
-  bench: DatasetHost;
+  bench: LocalHost;
   install: SynapseInstall;
   cacheDir: string;
   size: DatasetSize;
@@ -112,8 +93,15 @@ export interface BuildDatasetOptions {
   onProgress?: (message: string) => void;
 }
 
+/**
+ * Requests in flight while seeding. Each room's own requests stay in order (its creation,
+ * joins, messages with their thread roots, then reactions), so the data is the same at any
+ * bound; many rooms at once let Synapse persist their events in batches.
+ */
+export const SEED_CONCURRENCY = 16;
+
 /** Sends the plan to a running Synapse; returns the users file content. Bounded by plan.requestCount. */
-export async function seedDataset(client: MatrixClient, sharedSecret: string, plan: DatasetPlan, onProgress?: (done: number, total: number) => void): Promise<DatasetUser[]> {
+export async function seedDataset(client: MatrixClient, sharedSecret: string, plan: DatasetPlan, onProgress?: (done: number, total: number) => void, concurrency = SEED_CONCURRENCY): Promise<DatasetUser[]> {
   let sent = 0;
   const count = (n = 1) => {
     sent += n;
@@ -122,38 +110,26 @@ export async function seedDataset(client: MatrixClient, sharedSecret: string, pl
   };
   const tokens: string[] = new Array(plan.users.length);
   const ids: string[] = new Array(plan.users.length);
-  // Registration hashes each password (bcrypt), so a few in parallel use the threadpool.
-  await runPool(plan.users, 4, async (u, i) => {
+  // Registration hashes each password (bcrypt) in Synapse's threadpool.
+  await runPool(plan.users, concurrency, async (u, i) => {
     const r = await client.registerWithSharedSecret(sharedSecret, u.localpart, u.password);
     count(2);
     tokens[i] = r.accessToken;
     ids[i] = r.userId;
   });
-  const rooms = new Map<number, string[]>();
-  const dms = new Map<number, string[]>();
-  const direct = new Map<number, Record<string, string[]>>();
-  const add = (map: Map<number, string[]>, user: number, roomId: string) => map.set(user, [...(map.get(user) ?? []), roomId]);
-
-  await runPool(plan.rooms, 6, async (room) => {
+  const roomIds: string[] = new Array(plan.rooms.length);
+  await runPool(plan.rooms, concurrency, async (room, index) => {
     const creatorToken = tokens[room.creator] as string;
     const body =
       room.kind === 'room'
         ? { preset: 'public_chat', name: room.name, topic: `Seeded by loadgate (${room.name})`, visibility: 'private' }
         : { preset: 'trusted_private_chat', is_direct: true, invite: room.joiners.map((j) => ids[j]) };
     const roomId = await client.createRoom(creatorToken, body);
+    roomIds[index] = roomId;
     count();
     for (const j of room.joiners) {
       await client.join(tokens[j] as string, roomId);
       count();
-    }
-    for (const member of [room.creator, ...room.joiners]) add(room.kind === 'room' ? rooms : dms, member, roomId);
-    if (room.kind === 'dm') {
-      const [a, b] = [room.creator, room.joiners[0] as number];
-      for (const [me, other] of [[a, b], [b, a]] as const) {
-        const m = direct.get(me) ?? {};
-        (m[ids[other] as string] ??= []).push(roomId);
-        direct.set(me, m);
-      }
     }
     const eventIds: string[] = [];
     for (const [i, m] of room.messages.entries()) {
@@ -172,8 +148,25 @@ export async function seedDataset(client: MatrixClient, sharedSecret: string, pl
       count();
     }
   });
+  // Each user's rooms in the plan's order, whichever finished first.
+  const rooms = new Map<number, string[]>();
+  const dms = new Map<number, string[]>();
+  const direct = new Map<number, Record<string, string[]>>();
+  const add = (map: Map<number, string[]>, user: number, roomId: string) => map.set(user, [...(map.get(user) ?? []), roomId]);
+  plan.rooms.forEach((room, index) => {
+    const roomId = roomIds[index] as string;
+    for (const member of [room.creator, ...room.joiners]) add(room.kind === 'room' ? rooms : dms, member, roomId);
+    if (room.kind === 'dm') {
+      const [a, b] = [room.creator, room.joiners[0] as number];
+      for (const [me, other] of [[a, b], [b, a]] as const) {
+        const m = direct.get(me) ?? {};
+        (m[ids[other] as string] ??= []).push(roomId);
+        direct.set(me, m);
+      }
+    }
+  });
   // m.direct account data, so clients (and the scenario) see DMs as DMs.
-  await runPool(plan.users, 6, async (_u, i) => {
+  await runPool(plan.users, concurrency, async (_u, i) => {
     await client.setAccountData(tokens[i] as string, ids[i] as string, 'm.direct', direct.get(i) ?? {});
     count();
   });
@@ -204,8 +197,8 @@ export async function buildDataset(o: BuildDatasetOptions): Promise<DatasetArtif
     dir: o.workDir,
     logFile: o.logFile,
     config: {
-      clientPort: o.bench.ports.synapseClient,
-      metricsPort: o.bench.ports.synapseMetrics,
+      clientPort: o.bench.ports.serverClient,
+      metricsPort: o.bench.ports.serverMetrics,
       publicBaseUrl: o.bench.nginx.url,
       database: { host: o.bench.postgres.host, port: o.bench.postgres.port, user: o.bench.postgres.user, password: o.bench.postgres.password, name: DATABASE_NAME },
       signingKeyPath: signingKeyFile,
@@ -250,16 +243,16 @@ export async function buildDataset(o: BuildDatasetOptions): Promise<DatasetArtif
   await writeFile(join(buildDir, 'dataset.json'), `${JSON.stringify(meta, null, 2)}\n`);
   await rm(finalDir, { recursive: true, force: true });
   await rename(buildDir, finalDir);
-  return artifactsIn(finalDir, meta);
+  return { ...artifactsIn(finalDir, meta), buildSeconds: meta.buildSeconds };
 }
 
 /** Restores the dataset into a fresh `synapse` database and copies its signing key for the run. */
-export async function restoreDataset(bench: DatasetHost, dataset: DatasetArtifacts, signingKeyCopy: string): Promise<void> {
+export async function restoreDataset(bench: LocalHost, dataset: DatasetArtifacts, signingKeyCopy: string): Promise<void> {
   await bench.postgres.restore(dataset.dumpFile, DATABASE_NAME);
   await copyFile(dataset.signingKeyFile, signingKeyCopy);
 }
 
-export function describeDataset(meta: DatasetMeta): string {
+function describeDataset(meta: DatasetMeta): string {
   const c = meta.counts;
   return `Seeded Synapse dataset (built with ${meta.builtWith}): ${c.users} users, ${c.rooms} rooms × ${meta.size.membersPerRoom} members, ${c.directRooms} direct rooms, ${c.messages} messages (${c.threadReplies} thread replies), ${c.reactions} reactions`;
 }

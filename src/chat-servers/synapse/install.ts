@@ -51,14 +51,15 @@ function venvDirFor(cacheDir: string, o: Pick<InstallOptions, 'version' | 'build
 }
 
 /**
- * The installed packages (the venv's site-packages) of a side, when its install finished;
- * the root the changed-code diff reads each version's sources from.
+ * The installed tree of a side, when its install finished: the venv's site-packages (found
+ * under lib/python3.*, whichever Python built it) and its interpreter; the roots the
+ * changed-code diff reads and parses each version's sources from.
  */
-export async function installedPackages(cacheDir: string, side: { version: string; build?: BuildRef | undefined }): Promise<string | undefined> {
+export async function installedTree(cacheDir: string, side: { version: string; build?: BuildRef | undefined }): Promise<{ root: string; python: string } | undefined> {
   const venvDir = join(cacheDir, 'synapse', installKey(side));
   if (!(await readMarker(venvDir))) return undefined;
   const python = (await readdir(join(venvDir, 'lib')).catch(() => [] as string[])).find((n) => /^python3\.\d+$/.test(n));
-  return python ? join(venvDir, 'lib', python, 'site-packages') : undefined;
+  return python ? { root: join(venvDir, 'lib', python, 'site-packages'), python: join(venvDir, 'bin', 'python') } : undefined;
 }
 
 async function readMarker(venvDir: string): Promise<z.output<typeof markerSchema> | undefined> {

@@ -1,4 +1,4 @@
-import type { ProfileFrame, StoredProfile } from '../../results/profile.ts';
+import { ProfileBuilder, type ProfileFrame, type StoredProfile } from '../../results/profile.ts';
 
 /**
  * py-spy's `--format raw` output: one line per distinct stack, root first, frames joined
@@ -8,7 +8,7 @@ import type { ProfileFrame, StoredProfile } from '../../results/profile.ts';
  * line is the count alone, kept as UNKNOWN_FRAME, since it was CPU time all the same.
  */
 
-export const UNKNOWN_FRAME = '(no Python frame)';
+const UNKNOWN_FRAME = '(no Python frame)';
 
 /** Frames and stacks of one raw file, frames deduplicated. */
 export interface CollapsedStacks {
@@ -26,9 +26,9 @@ function parseFrame(text: string): ProfileFrame {
 
 /** Parses raw collapsed stacks; `source` names the file in an error. */
 export function parseCollapsed(text: string, source: string): CollapsedStacks {
-  const frames: ProfileFrame[] = [];
-  const index = new Map<string, number>();
-  const stacks: CollapsedStacks['stacks'] = [];
+  const profile = new ProfileBuilder();
+  // A frame's text is parsed once; the builder interns it.
+  const ids = new Map<string, number>();
   const lines = text.split('\n');
   for (let n = 0; n < lines.length; n++) {
     const line = (lines[n] as string).trimEnd();
@@ -37,18 +37,9 @@ export function parseCollapsed(text: string, source: string): CollapsedStacks {
     const samples = Number(line.slice(space + 1));
     if (space < 0 || !Number.isInteger(samples) || samples <= 0) throw new Error(`${source}:${n + 1}: not a py-spy raw line (stack, a space, a sample count)`);
     const stack = line.slice(0, space).trim() || UNKNOWN_FRAME;
-    const ids = stack.split(';').map((f) => {
-      let id = index.get(f);
-      if (id === undefined) {
-        id = frames.length;
-        frames.push(parseFrame(f));
-        index.set(f, id);
-      }
-      return id;
-    });
-    stacks.push({ frames: ids, samples });
+    profile.add(stack.split(';').map((f) => ids.get(f) ?? ids.set(f, profile.frame(parseFrame(f))).get(f) as number), samples);
   }
-  return { frames, stacks };
+  return { frames: profile.frames, stacks: profile.stacks };
 }
 
 /** Recordings over consecutive spans, each weighted by the share of it inside a window. */
@@ -62,36 +53,15 @@ export interface WeightedRecording {
 
 /** Merges recordings into one stored profile; undefined when none covers the window. */
 export function mergeRecordings(recordings: readonly WeightedRecording[], o: { tool: string; sampleSec: number; windowSec: number }): StoredProfile | undefined {
-  const frames: ProfileFrame[] = [];
-  const frameIndex = new Map<string, number>();
-  const stackIndex = new Map<string, number>();
-  const stacks: StoredProfile['stacks'] = [];
+  const profile = new ProfileBuilder();
   let coveredSec = 0;
   for (const r of recordings) {
     if (r.weight <= 0) continue;
     coveredSec += r.coveredSec;
-    for (const s of r.stacks.stacks) {
-      const ids = s.frames.map((i) => {
-        const f = r.stacks.frames[i] as ProfileFrame;
-        const key = `${f.name}\u0000${f.file}\u0000${f.line ?? ''}`;
-        let id = frameIndex.get(key);
-        if (id === undefined) {
-          id = frames.length;
-          frames.push(f);
-          frameIndex.set(key, id);
-        }
-        return id;
-      });
-      const key = ids.join(',');
-      const at = stackIndex.get(key);
-      if (at === undefined) {
-        stackIndex.set(key, stacks.length);
-        stacks.push({ frames: ids, samples: s.samples * r.weight });
-      } else {
-        (stacks[at] as StoredProfile['stacks'][number]).samples += s.samples * r.weight;
-      }
-    }
+    const ids = r.stacks.frames.map((f) => profile.frame(f));
+    for (const s of r.stacks.stacks) profile.add(s.frames.map((i) => ids[i] as number), s.samples * r.weight);
   }
+  const stacks = profile.stacks;
   if (coveredSec <= 0 || !stacks.length) return undefined;
-  return { tool: o.tool, sampleSec: o.sampleSec, windowSec: o.windowSec, coveredSec: Math.min(coveredSec, o.windowSec), frames, stacks };
+  return { tool: o.tool, sampleSec: o.sampleSec, windowSec: o.windowSec, coveredSec: Math.min(coveredSec, o.windowSec), frames: profile.frames, stacks };
 }

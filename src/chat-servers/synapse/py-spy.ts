@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { StoredProfile } from '../../results/profile.ts';
+import type { ProfileCapability } from '../chat-server.ts';
 import { runTool } from '../../util/run-tool.ts';
 import { ComponentError } from '../../util/readiness.ts';
 import { withLock } from './install.ts';
@@ -23,8 +24,8 @@ import { mergeRecordings, parseCollapsed, type CollapsedStacks } from './py-spy-
  * one file stay apart. py-spy runs on the target's cores: its CPU is charged to the side
  * it samples, alike on both sides of a duet.
  */
-export const PY_SPY_VERSION = '0.4.3';
-export const PY_SPY_RATE_HZ = 20;
+const PY_SPY_VERSION = '0.4.3';
+const PY_SPY_RATE_HZ = 20;
 const SEGMENT_SEC = 10;
 const MARKER = 'loadgate-installed.json';
 
@@ -54,14 +55,36 @@ export async function ensurePySpy(o: { cacheDir: string; python?: string; onStep
   });
 }
 
-/** Why py-spy could not attach to a process of this user, or undefined when it can. */
-export async function ptraceRefusal(): Promise<string | undefined> {
-  if (typeof process.getuid !== 'function' || process.getuid() === 0) return undefined;
-  const scope = (await readFile('/proc/sys/kernel/yama/ptrace_scope', 'utf8').catch(() => '0')).trim();
-  if (scope === '0') return undefined;
-  return `profile: on needs py-spy to attach to Synapse (ptrace), which kernel.yama.ptrace_scope = ${scope} refuses to a user other than root: ` +
-    'run loadgate as root, set the sysctl kernel.yama.ptrace_scope=0, or set profile: off';
+/**
+ * Why py-spy could not attach to a process of this user, or undefined when it can. Yama
+ * (Documentation/admin-guide/LSM/Yama.rst): at ptrace_scope 0 a process may attach to any
+ * process of its own user; at 1 (Ubuntu's default, so a GitHub-hosted runner's `runner`
+ * user) only to its descendants, and Synapse is loadgate's child, not py-spy's; at 2 only
+ * with CAP_SYS_PTRACE; at 3 never. Root has CAP_SYS_PTRACE.
+ */
+export async function ptraceRefusal(scopeFile = '/proc/sys/kernel/yama/ptrace_scope', uid = typeof process.getuid === 'function' ? process.getuid() : 0): Promise<string | undefined> {
+  const scope = (await readFile(scopeFile, 'utf8').catch(() => '0')).trim();
+  if (scope === '0' || (uid === 0 && scope !== '3')) return undefined;
+  const fix = scope === '3'
+    ? 'ptrace_scope 3 cannot be lowered without a reboot: set profile: off on this machine'
+    : 'before the gate, run `sudo sysctl -w kernel.yama.ptrace_scope=0` (a step of its own on a GitHub-hosted runner, whose runner user has sudo), run loadgate as root, or set profile: off';
+  return `profile: on needs py-spy to attach to Synapse (ptrace), which kernel.yama.ptrace_scope = ${scope} refuses${scope === '3' ? ' to everyone' : ' to a user other than root'}: ${fix}`;
 }
+
+/** Synapse's profile capability: py-spy attached to the slot's Synapse from the start of its test. */
+export const pySpyProfile: ProfileCapability = {
+  refusal: () => ptraceRefusal(),
+  async prepare(o) {
+    const pySpy = await ensurePySpy(o);
+    return {
+      attach(target) {
+        if (!target.process) throw new Error('py-spy profiles a process on this machine: the bench gave none');
+        const recorder = startPySpy({ pySpy, pid: target.process.pid, ...(target.process.cpus ? { cpus: target.process.cpus } : {}), dir: target.dir });
+        return { stop: () => recorder.stop(), profile: async (w) => recorder.profile({ startMs: w.startSec * 1000, endMs: w.endSec * 1000 }) };
+      },
+    };
+  },
+};
 
 interface Segment {
   startMs: number;

@@ -6,6 +6,7 @@ import { MattermostSeriesWatch, requireLicenceSecret, requireLicensedServer } fr
 import { InputError } from '../../../src/util/errors.ts';
 import { spawn } from 'node:child_process';
 import { AppNodes } from '../../../src/bench/aws/app-nodes.ts';
+import { mattermostNodes } from '../../../src/chat-servers/mattermost/nodes.ts';
 import type { RemoteShell } from '../../../src/bench/aws/remote-shell.ts';
 import { MattermostStandIn } from './mattermost-stand-in.ts';
 
@@ -59,7 +60,7 @@ function nodeShell(localUrl: string): RemoteShell {
 test('the AWS bench asks app node 0 for the licence over the remote shell, never a private address from the runner', async () => {
   const server = new MattermostStandIn();
   const url = await server.start();
-  const nodes = (shell: RemoteShell) => new AppNodes({ shell, nodes: [{ id: 'i-0aaaaaaaaaaaaaaa1', name: 'app0' }], firstStartTimeoutSec: 60, startTimeoutSec: 60 });
+  const nodes = (shell: RemoteShell) => new AppNodes({ server: mattermostNodes, shell, nodes: [{ id: 'i-0aaaaaaaaaaaaaaa1', name: 'app0' }], firstStartTimeoutSec: 60, startTimeoutSec: 60 });
   try {
     await nodes(nodeShell(url)).requireLicence();
     assert.ok(server.received.some((r) => r.path === '/api/v4/license/client' && r.query.includes('format')));

@@ -3,7 +3,9 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { defaultCacheDir } from '../../../src/run/options.ts';
-import { ensurePySpy, startPySpy } from '../../../src/chat-servers/synapse/py-spy.ts';
+import { ensurePySpy, ptraceRefusal, startPySpy } from '../../../src/chat-servers/synapse/py-spy.ts';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { withTempDir } from '../../support/runs.ts';
 
 /**
@@ -53,4 +55,22 @@ test('a py-spy that cannot attach says why instead of a profile', { skip, timeou
     const t = Date.now();
     assert.match(String(recorder.profile({ startMs: t - 2000, endMs: t })), /^py-spy wrote no profile \(exit \d+\): .+/);
   });
+});
+
+test('py-spy\'s ptrace rights: refused with the fix for a non-root user under Yama scope 1 (a GitHub-hosted runner), allowed at 0 or as root', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'loadgate-yama-'));
+  try {
+    const scope = async (value: string) => {
+      await writeFile(join(dir, 'ptrace_scope'), `${value}\n`);
+      return join(dir, 'ptrace_scope');
+    };
+    const runner = await ptraceRefusal(await scope('1'), 1001);
+    assert.match(runner ?? '', /kernel\.yama\.ptrace_scope = 1 refuses to a user other than root: before the gate, run `sudo sysctl -w kernel\.yama\.ptrace_scope=0`/);
+    assert.equal(await ptraceRefusal(await scope('0'), 1001), undefined);
+    assert.equal(await ptraceRefusal(await scope('1'), 0), undefined, 'root has CAP_SYS_PTRACE');
+    assert.match((await ptraceRefusal(await scope('3'), 0)) ?? '', /cannot be lowered without a reboot/);
+    assert.equal(await ptraceRefusal(join(dir, 'no-yama'), 1001), undefined, 'no Yama: ordinary same-user ptrace');
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 });
