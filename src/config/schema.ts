@@ -271,6 +271,15 @@ export const gateConfigSchema = z.strictObject({
     })
     .prefault({})
     .describe('The error rates the sequential test keeps, at any pair it stops. Looser rates decide in fewer pairs: `loadgate plan` and `loadgate simulate` show both beside 1 % and 1 %'),
+  creep: z
+    .strictObject({
+      anchor: z
+        .string()
+        .regex(/^[A-Za-z0-9._+*?-]{1,64}$/, 'expected a release such as 10.11.0, or a pattern such as 10.11.* (* any characters, ? one)')
+        .describe('The release the cumulative change is measured from, or a pattern: the last release matching it on the candidate\'s line in the history (e.g. an ESR: v10.11.*)'),
+    })
+    .optional()
+    .describe('The creep check: judges the change from the anchor to the candidate with the step check\'s rule and error rates, chained through the recorded steps (run --history), and by one anchor-against-candidate duet when the chain cannot decide. A creep fail fails the gate on its own line'),
 }).superRefine((c, ctx) => {
   if (c.mode !== 'duet' || c.bench.kind !== 'aws') return;
   const agents = c.bench.aws.agentCount;

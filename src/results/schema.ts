@@ -83,7 +83,7 @@ const unboundedParams = z.strictObject({
   health: z.array(z.strictObject({ name: z.string(), query: z.string(), threshold: finite })),
 });
 
-const benchFingerprintSchema = z.strictObject({
+export const benchFingerprintSchema = z.strictObject({
   kind: z.enum(['local', 'aws']),
   /** Local bench: the host; AWS bench: absent. */
   host: z

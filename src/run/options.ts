@@ -83,7 +83,7 @@ repeats and, while the sequential decision is undecided, up to its maxRepeats; t
     history: flag.optional(
       '<dir>',
       path,
-      "Warm-start hints from the earlier run results in this folder (any depth, e.g. an earlier gate's --out): the newest converged run of the same version and test on this bench kind, never one under a CPU quota. Without it, hints come only from this gate's own runs (a resumed one's too) and --expect-users",
+      "The profile's earlier gates (e.g. runs/local/<profile>): warm-start hints from the run results in this folder (any depth: the newest converged run of the same version and test on this bench kind, never one under a CPU quota), and the gate history in its history/ folder, which the creep check chains, the report draws and this gate's record is appended to. Without it, hints come only from this gate's own runs (a resumed one's too) and --expect-users, and no history is kept",
     ),
     tests: flag.optional('<a,b>', z.string(), 'Only these tests (by name)'),
     'baseline-set': flag.list(
@@ -213,6 +213,7 @@ function sharedOptions(flags: Flags, config: GateConfig, cwd: string, baseline: 
     updateNoiseModel: flags['update-noise-model'],
     ...jobBudgetOption(flags),
     hints: gateHints(flags, config),
+    ...(flags.history !== undefined ? { historyDir: flags.history } : {}),
     tests: selectTests(config, flags.tests, flags.config),
     baseline,
     candidate,

@@ -1,0 +1,108 @@
+import { readFile } from 'node:fs/promises';
+import { join, relative } from 'node:path';
+import type { Progress } from '../bench/progress.ts';
+import { CapacityHints } from '../bench/capacity-hints.ts';
+import type { GateBench } from '../bench/gate-bench.ts';
+import type { RunOptions, Side } from '../bench/gate-plan.ts';
+import { chatServerOf } from '../chat-servers/registry.ts';
+import { compareRuns, type CompareSetup } from '../compare/compare-runs.ts';
+import { judgeCreep, needsDirect } from '../compare/creep.ts';
+import type { GateHistory } from '../compare/history.ts';
+import { otavaPython } from '../history/otava.ts';
+import { historyRecordSchema, type HistoryRecord } from '../history/record.ts';
+import { appendRecord, HISTORY_FOLDER, readHistory } from '../history/store.ts';
+import type { RunResult } from '../results/schema.ts';
+import { verdictFileSchema, type VerdictFile } from '../results/verdict-schema.ts';
+import type { CliIO } from '../util/io.ts';
+import type { OutDir } from '../util/out-dir.ts';
+
+/**
+ * The gate's side of the history and the creep check: the history read before any run
+ * (a damaged one is bad input, exit 3, before the bench is touched), the anchor-against-
+ * candidate duet when the recorded chain cannot decide, and the gate's record appended
+ * at the end. The duet is a gate of its own, one pair, in <out>/creep-anchor/, run by the
+ * same loop on a bench of its own (the anchor needs its own install and a dataset built
+ * with the older version), so the run sequence and the benches are untouched.
+ */
+
+/** The folder under the gate's report where the direct creep measurement goes. */
+export const CREEP_DIR = 'creep-anchor';
+
+/** The gate's history folder (`--history <dir>`/history), or none. */
+export function historyFolder(o: Pick<RunOptions, 'historyDir'>): string | undefined {
+  return o.historyDir ? join(o.historyDir, HISTORY_FOLDER) : undefined;
+}
+
+/** The records before this gate; none without --history. A record of another profile, or a damaged one, is refused. */
+export async function readGateHistory(o: RunOptions): Promise<HistoryRecord[]> {
+  const dir = historyFolder(o);
+  if (!dir || o.calibrate) return [];
+  return readHistory(dir, { product: o.config.target.system, profile: o.config.name });
+}
+
+/** Runs one gate (runGateOn), for the anchor duet. */
+export type RunGate = (bench: GateBench, o: RunOptions, io: CliIO, progress: Progress, now: () => number) => Promise<number>;
+
+export interface HistoryContext {
+  o: RunOptions;
+  records: HistoryRecord[];
+  setup: CompareSetup;
+  out: OutDir;
+  progress: Progress;
+  now: () => number;
+  io: CliIO;
+  /** A bench for the anchor duet; none: the direct measurement cannot run here. */
+  benchFor?: (o: RunOptions) => Promise<GateBench>;
+  runGate: RunGate;
+}
+
+/**
+ * What compareAndReport judges the gate's history with: the records, Otava's interpreter,
+ * and, when the config names a creep anchor, the step passed and the chain cannot decide,
+ * the direct anchor-against-candidate gate.
+ */
+export async function gateHistory(ctx: HistoryContext, runs: { baseline: RunResult[]; candidate: RunResult[] }): Promise<GateHistory | undefined> {
+  const { o } = ctx;
+  if (o.calibrate || (!o.historyDir && !o.config.creep)) return undefined;
+  const history: GateHistory = { source: historyFolder(o) ?? '(none: run --history <dir> keeps one)', records: ctx.records, python: otavaPython(o.cacheDir) };
+  if (!o.config.creep || !ctx.benchFor || !runs.baseline.length || !runs.candidate.length) return history;
+  const step = compareRuns(runs.baseline, runs.candidate, o.config.tolerances, ctx.setup).verdict;
+  if (step.verdict !== 'pass') return history;
+  const creep = judgeCreep(step, { setting: o.config.creep.anchor, history: ctx.records }, o.config.tolerances.confidence);
+  if (!needsDirect(creep) || !creep.anchor) return history;
+  ctx.progress.info(`creep: the chain since ${creep.anchor} cannot decide (${creep.line}); measuring ${creep.anchor} against ${o.candidate.label} directly: one ${o.config.mode === 'duet' ? 'duet' : 'pair'}`);
+  return { ...history, direct: await anchorGate(ctx, creep.anchor) };
+}
+
+/** The anchor-against-candidate gate: one pair at half of each error rate, its report in <out>/creep-anchor/. */
+async function anchorGate(ctx: HistoryContext, anchor: string): Promise<{ verdict: VerdictFile; report: string }> {
+  const { o } = ctx;
+  const server = chatServerOf(o.config.target.system);
+  const baseline: Side = { role: 'baseline', label: anchor, ...server.side('baseline', anchor, [], o.config.target, server.baseOverrides(o.config.target)) };
+  const { creep: _creep, ...config } = o.config;
+  const { historyDir: _history, ...rest } = o;
+  const outDir = await ctx.out.mkdir(CREEP_DIR);
+  const anchorOptions: RunOptions = {
+    ...rest,
+    config: { ...config, errorRates: { falseFailPct: o.config.errorRates.falseFailPct / 2, falsePassPct: o.config.errorRates.falsePassPct / 2 } },
+    outDir,
+    repeats: 1,
+    maxRepeats: 1,
+    updateNoiseModel: false,
+    baseline,
+    datasetVersion: server.datasetVersion(baseline.version, o.candidate.version),
+    hints: new CapacityHints({ ...(o.historyDir ? { historyDir: o.historyDir } : {}), benchKind: o.config.bench.kind }),
+  };
+  const io: CliIO = { out: (line) => ctx.io.out(`creep, ${anchor} against ${o.candidate.label}: ${line}`), err: ctx.io.err };
+  await ctx.runGate(await ctx.benchFor!(anchorOptions), anchorOptions, io, ctx.progress, ctx.now);
+  const verdict = verdictFileSchema.parse(JSON.parse(await readFile(join(outDir, 'verdict.json'), 'utf8')));
+  return { verdict, report: CREEP_DIR };
+}
+
+/** Appends the record compareAndReport wrote (<out>/history-record.json) to the history, its report linked from there. */
+export async function appendGateRecord(o: RunOptions): Promise<string | undefined> {
+  const dir = historyFolder(o);
+  if (!dir || o.calibrate) return undefined;
+  const record = historyRecordSchema.parse(JSON.parse(await readFile(join(o.outDir, 'history-record.json'), 'utf8')));
+  return appendRecord(dir, { ...record, report: relative(dir, join(o.outDir, 'README.md')) });
+}
