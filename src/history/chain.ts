@@ -92,7 +92,7 @@ export function chooseAnchor(setting: string, records: readonly HistoryRecord[],
 export interface Chained {
   logRatio: number;
   variance: number;
-  /** Welch–Satterthwaite degrees of freedom of the summed variance. */
+  /** The degrees of freedom of the summed variance: the smallest of the steps'. */
   df: number;
   steps: number;
 }
@@ -100,23 +100,24 @@ export interface Chained {
 /**
  * The cumulative estimate of check `id` over `steps`, or why it cannot be formed (a step
  * that did not measure it). The steps' estimates come from different gates' runs, so their
- * errors are independent and their variances add; the degrees of freedom follow Welch and
- * Satterthwaite (B. L. Welch, Biometrika 34, 1947; F. E. Satterthwaite, Biometrics Bulletin
- * 2(6), 1946): ν = (Σ sᵢ²)² / Σ (sᵢ⁴ / νᵢ).
+ * errors are independent and their variances add. Their noise is not known independently:
+ * every step's standard error scales with the one σ of the bench's noise model, so the
+ * chain knows that σ no better than its least informed step, and takes the smallest of the
+ * steps' degrees of freedom (Welch–Satterthwaite's ν, which treats each step's σ as its own,
+ * would be larger: too sure of the sum).
  */
 export function chainCheck(steps: readonly ChainStep[], id: string): Chained | { missing: string } {
   let logRatio = 0;
   let variance = 0;
-  let dfDenominator = 0;
+  let df = Number.POSITIVE_INFINITY;
   for (const step of steps) {
     const c = step.checks.find((x) => x.id === id);
     if (!c) return { missing: `the step ${step.baseline} → ${step.candidate} recorded no estimate of it` };
-    const v = c.se * c.se;
     logRatio += c.logRatio;
-    variance += v;
-    dfDenominator += (v * v) / c.df;
+    variance += c.se * c.se;
+    df = Math.min(df, c.df);
   }
-  return { logRatio, variance, df: dfDenominator > 0 ? (variance * variance) / dfDenominator : 1, steps: steps.length };
+  return { logRatio, variance, df: Number.isFinite(df) ? df : 1, steps: steps.length };
 }
 
 /**
