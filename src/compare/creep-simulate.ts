@@ -49,7 +49,7 @@ function upTo(inputs: readonly CheckInput[], pairs: number): CheckInput[] {
 }
 
 /** A synthetic gate's verdict, as compareRuns would write it, for a loss of `changePct` % of supported users. */
-function syntheticGate(config: GateConfig, setup: DecisionSetup, changePct: number, baseline: string, candidate: string, random: () => number): VerdictFile {
+export function syntheticGate(config: GateConfig, setup: DecisionSetup, changePct: number, baseline: string, candidate: string, random: () => number): VerdictFile {
   const c: SimulationCase = { label: 'chain step', metric: SUPPORTED_USERS, changePct, driftPct: 0, kind: 'material', bench: 'model' };
   const inputs = syntheticInputs(gatingMetrics(config), c, setup, config, setup.maxPairs, { order: 'abba', noiseScale: 1 }, random);
   const stop = decideGate(inputs, setup).gate.stopAt;

@@ -17,9 +17,9 @@ import { emptySums, materialLog, sprtRule, studentLlr, type ErrorRates, type Spr
  *   bounds are the step rule's (sprtRule). Every step adds its variance, so the interval
  *   widens with the chain's length: a long chain of small steps decides only a change far
  *   from both bounds.
- * - Direct: when the chain cannot decide, one anchor-against-candidate duet (or pair),
- *   judged by the gate's own decision (src/run/creep-duet.ts): one duet's noise, whatever
- *   the chain's length.
+ * - Direct: when the chain cannot decide, the anchor measured against the candidate by a
+ *   gate of its own (src/run/creep-duet.ts): usually one duet, more while undecided, with
+ *   one duet's noise whatever the chain's length.
  *
  * The two stages split each rate in halves: a check fails its chained stage at most
  * α/2 of the time at no change and its direct stage at most α/2 (Markov's inequality on

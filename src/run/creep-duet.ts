@@ -20,7 +20,7 @@ import type { OutDir } from '../util/out-dir.ts';
  * The gate's side of the history and the creep check: the history read before any run
  * (a damaged one is bad input, exit 3, before the bench is touched), the anchor-against-
  * candidate duet when the recorded chain cannot decide, and the gate's record appended
- * at the end. The duet is a gate of its own, one pair, in <out>/creep-anchor/, run by the
+ * at the end. The duet is a gate of its own in <out>/creep-anchor/, run by the
  * same loop on a bench of its own (the anchor needs its own install and a dataset built
  * with the older version), so the run sequence and the benches are untouched.
  */
@@ -74,7 +74,12 @@ export async function gateHistory(ctx: HistoryContext, runs: { baseline: RunResu
   return { ...history, direct: await anchorGate(ctx, creep.anchor) };
 }
 
-/** The anchor-against-candidate gate: one pair at half of each error rate, its report in <out>/creep-anchor/. */
+/**
+ * The anchor-against-candidate gate, at half of each error rate, its report in
+ * <out>/creep-anchor/: sequential like any gate, so usually one duet, and more (up to
+ * maxRepeats) while undecided; a single duet at half the rates would leave a third of
+ * unchanged releases undecided.
+ */
 async function anchorGate(ctx: HistoryContext, anchor: string): Promise<{ verdict: VerdictFile; report: string }> {
   const { o } = ctx;
   const server = chatServerOf(o.config.target.system);
@@ -86,8 +91,6 @@ async function anchorGate(ctx: HistoryContext, anchor: string): Promise<{ verdic
     ...rest,
     config: { ...config, errorRates: { falseFailPct: o.config.errorRates.falseFailPct / 2, falsePassPct: o.config.errorRates.falsePassPct / 2 } },
     outDir,
-    repeats: 1,
-    maxRepeats: 1,
     updateNoiseModel: false,
     baseline,
     datasetVersion: server.datasetVersion(baseline.version, o.candidate.version),
