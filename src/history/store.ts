@@ -97,3 +97,13 @@ export async function appendRecord(dir: string, record: HistoryRecord): Promise<
   await appendFile(file, recordLine(record));
   return file;
 }
+
+/**
+ * Where publish commits a gate's record in the reports repository: a file of its own per
+ * gate (its workflow run), beside the reports, so two report pull requests open at once
+ * never change the same file, and a merged record is never rewritten.
+ */
+export function publishedRecordPath(profile: string, baseline: string, candidate: string, runId: string | undefined): string {
+  const name = historyFileName(baseline, candidate).replace(/\.jsonl$/, runId ? `-run-${runId.replace(/[^0-9A-Za-z]/g, '_')}.jsonl` : '.jsonl');
+  return `reports/${HISTORY_FOLDER}/${profile}/${name}`;
+}
