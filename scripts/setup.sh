@@ -69,7 +69,7 @@ OTAVA_VENV="$LOADGATE_CACHE_DIR/otava/$OTAVA_VERSION/venv"
 if ! "$OTAVA_VENV/bin/python" -c 'import otava.analysis' 2>/dev/null; then
   log "pip install apache-otava==$OTAVA_VERSION"
   python3 -m venv "$OTAVA_VENV"
-  "$OTAVA_VENV/bin/pip" install -q --disable-pip-version-check "apache-otava==$OTAVA_VERSION"
+  "$OTAVA_VENV/bin/python" -m pip install -q --disable-pip-version-check "apache-otava==$OTAVA_VERSION"
 fi
 
 # The other Go-built tools (act, actionlint) only the tests use, pinned; cached in GOBIN so
