@@ -86,3 +86,22 @@ test('a product\'s two release branches: each chain follows its own line, and a 
 function require_(file: string): string {
   return readFileSync(file, 'utf8');
 }
+
+test('loadgate history prints the recorded gates oldest first, or CSV for other tools, and refuses a damaged history with exit 3', async () => {
+  const { main } = await import('../../src/cli/main.ts');
+  const lines: string[] = [];
+  const errors: string[] = [];
+  const io = { out: (l: string) => lines.push(l), err: (l: string) => errors.push(l) };
+  assert.equal(await main(['history', join(FIXTURES, 'good')], io), 0);
+  assert.deepEqual(lines.join('\n').split('\n').map((l) => l.split('  ').slice(0, 2).join('  ')), ['2026-11-20  1.160.0 → 1.161.0', '2026-11-21  1.161.0 → 1.162.0', '2026-11-22  1.162.0 → 1.163.2']);
+  assert.match(lines[0] ?? '', /supported users −2\.1 % \(se 1\.5 %\)/);
+  lines.length = 0;
+  assert.equal(await main(['history', '--format', 'csv', join(FIXTURES, 'good')], io), 0);
+  const rows = lines.join('\n').split('\n');
+  assert.equal(rows[0], 'date,product,profile,baseline,candidate,verdict,pairs,check,test,worse,gating,logRatio,se,df');
+  assert.equal(rows.length, 1 + 3 * 3);
+  assert.ok(rows.includes('2026-11-22T10:00:00.000Z,synapse,synapse-local-duet,1.162.0,1.163.2,pass,1,unbounded.supportedUsers,unbounded,lower,true,-0.0241,0.0148,12'));
+  assert.equal(await main(['history', join(FIXTURES, 'damaged')], io), 3);
+  assert.match(errors.join('\n'), /1\.161\.0-vs-1\.162\.0\.jsonl:2: not a JSON record/);
+  assert.equal(await main(['history', '--config', 'examples/local-synapse.yml', join(FIXTURES, 'good')], io), 3, 'another profile\'s history, for this config, is foreign');
+});
