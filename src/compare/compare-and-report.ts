@@ -155,7 +155,8 @@ export async function compareAndReport(options: CompareOptions): Promise<Verdict
   }
   await out.writeFile('verdict.json', verdictText(comparison.verdict));
   // The line this gate adds to the history (run --history appends it; publish, to the reports repository's).
-  await out.writeFile('history-record.json', recordLine(record));
+  if (record) await out.writeFile('history-record.json', recordLine(record));
+  else await out.removeWritten('history-record.json');
   await out.writeFile('README.md', renderMarkdown(comparison, graphs, tolerances.listing, options.notes));
   return comparison.verdict;
 }

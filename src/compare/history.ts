@@ -32,15 +32,21 @@ export function gateRecord(verdict: VerdictFile, runs: readonly RunResult[], con
   return recordOf(verdict, { product: first.target.system, profile: config?.name ?? 'default', bench: first.bench, date, report: 'README.md' });
 }
 
-/** The verdict with its creep check and history view, and the gate's record. */
-export async function judgeWithHistory(verdict: VerdictFile, runs: readonly RunResult[], config: GateConfig | undefined, history: GateHistory | undefined): Promise<{ verdict: VerdictFile; record: HistoryRecord }> {
+/** The verdict with its creep check and history view, and the gate's record (none when its runs give none). */
+export async function judgeWithHistory(verdict: VerdictFile, runs: readonly RunResult[], config: GateConfig | undefined, history: GateHistory | undefined): Promise<{ verdict: VerdictFile; record: HistoryRecord | undefined }> {
   let judged = verdict;
   const confidence = config?.tolerances.confidence ?? 0.95;
   if (config?.creep && history) {
     judged = withCreep(verdict, judgeCreep(verdict, { setting: config.creep.anchor, history: history.records, ...(history.direct ? { direct: history.direct } : {}) }, confidence));
   }
-  const record = gateRecord(judged, runs, config);
+  let record: HistoryRecord | undefined;
+  try {
+    record = gateRecord(judged, runs, config);
+  } catch {
+    // A record is what the next gates chain: one that cannot be formed (no run finished) is not kept, and the verdict stands.
+    record = undefined;
+  }
   if (!history) return { verdict: judged, record };
-  const view = await historyView([...history.records, record], verdict.candidate.version, { source: history.source, confidence, python: history.python });
+  const view = await historyView(record ? [...history.records, record] : history.records, verdict.candidate.version, { source: history.source, confidence, python: history.python });
   return { verdict: { ...judged, history: view }, record };
 }

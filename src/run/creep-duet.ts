@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import type { Progress } from '../bench/progress.ts';
@@ -15,6 +16,8 @@ import type { RunResult } from '../results/schema.ts';
 import { verdictFileSchema, type VerdictFile } from '../results/verdict-schema.ts';
 import type { CliIO } from '../util/io.ts';
 import type { OutDir } from '../util/out-dir.ts';
+import { InputError } from '../util/errors.ts';
+import { isAnchorPattern } from '../history/chain.ts';
 
 /**
  * The gate's side of the history and the creep check: the history read before any run
@@ -28,16 +31,37 @@ import type { OutDir } from '../util/out-dir.ts';
 /** The folder under the gate's report where the direct creep measurement goes. */
 export const CREEP_DIR = 'creep-anchor';
 
-/** The gate's history folder (`--history <dir>`/history), or none. */
-export function historyFolder(o: Pick<RunOptions, 'historyDir'>): string | undefined {
-  return o.historyDir ? join(o.historyDir, HISTORY_FOLDER) : undefined;
+/**
+ * The gate's history folder: `--history <dir>`/history, or `<dir>`/history/<profile> where
+ * that exists (a reports repository checked out, where publish keeps each profile's apart).
+ */
+export function historyFolder(o: Pick<RunOptions, 'historyDir' | 'config'>): string | undefined {
+  if (!o.historyDir) return undefined;
+  const own = join(o.historyDir, HISTORY_FOLDER, o.config.name);
+  return existsSync(own) ? own : join(o.historyDir, HISTORY_FOLDER);
 }
 
-/** The records before this gate; none without --history. A record of another profile, or a damaged one, is refused. */
+/**
+ * The records before this gate; none without --history. A record of another profile, or a
+ * damaged one, is refused; so is an anchor release the target cannot install. Both before
+ * any run.
+ */
 export async function readGateHistory(o: RunOptions): Promise<HistoryRecord[]> {
+  if (o.calibrate) return [];
+  if (o.config.creep && !isAnchorPattern(o.config.creep.anchor)) anchorSide(o, o.config.creep.anchor);
   const dir = historyFolder(o);
-  if (!dir || o.calibrate) return [];
+  if (!dir) return [];
   return readHistory(dir, { product: o.config.target.system, profile: o.config.name });
+}
+
+/** The anchor as the baseline side of its own gate. */
+function anchorSide(o: RunOptions, anchor: string): Side {
+  const server = chatServerOf(o.config.target.system);
+  try {
+    return { role: 'baseline', label: anchor, ...server.side('baseline', anchor, [], o.config.target, server.baseOverrides(o.config.target)) };
+  } catch (error) {
+    throw new InputError(`creep.anchor: ${anchor} cannot be run as a release of ${o.config.target.system}: ${(error as Error).message.replace(/^--baseline:\s*/, '')}`);
+  }
 }
 
 /** Runs one gate (runGateOn), for the anchor duet. */
@@ -70,8 +94,14 @@ export async function gateHistory(ctx: HistoryContext, runs: { baseline: RunResu
   if (step.verdict !== 'pass') return history;
   const creep = judgeCreep(step, { setting: o.config.creep.anchor, history: ctx.records }, o.config.tolerances.confidence);
   if (!needsDirect(creep) || !creep.anchor) return history;
-  ctx.progress.info(`creep: the chain since ${creep.anchor} cannot decide (${creep.line}); measuring ${creep.anchor} against ${o.candidate.label} directly: one ${o.config.mode === 'duet' ? 'duet' : 'pair'}`);
-  return { ...history, direct: await anchorGate(ctx, creep.anchor) };
+  ctx.progress.info(`creep: the chain since ${creep.anchor} cannot decide (${creep.line}); measuring ${creep.anchor} against ${o.candidate.label} directly`);
+  try {
+    return { ...history, direct: await anchorGate(ctx, creep.anchor) };
+  } catch (error) {
+    // The step's verdict stands; the creep check, unmeasured, stays inconclusive and says so.
+    ctx.progress.problem(`creep: ${creep.anchor} could not be measured against ${o.candidate.label}: ${(error as Error).message}`);
+    return history;
+  }
 }
 
 /**
@@ -83,7 +113,7 @@ export async function gateHistory(ctx: HistoryContext, runs: { baseline: RunResu
 async function anchorGate(ctx: HistoryContext, anchor: string): Promise<{ verdict: VerdictFile; report: string }> {
   const { o } = ctx;
   const server = chatServerOf(o.config.target.system);
-  const baseline: Side = { role: 'baseline', label: anchor, ...server.side('baseline', anchor, [], o.config.target, server.baseOverrides(o.config.target)) };
+  const baseline = anchorSide(o, anchor);
   const { creep: _creep, ...config } = o.config;
   const { historyDir: _history, ...rest } = o;
   const outDir = await ctx.out.mkdir(CREEP_DIR);
@@ -106,6 +136,8 @@ async function anchorGate(ctx: HistoryContext, anchor: string): Promise<{ verdic
 export async function appendGateRecord(o: RunOptions): Promise<string | undefined> {
   const dir = historyFolder(o);
   if (!dir || o.calibrate) return undefined;
-  const record = historyRecordSchema.parse(JSON.parse(await readFile(join(o.outDir, 'history-record.json'), 'utf8')));
+  const text = await readFile(join(o.outDir, 'history-record.json'), 'utf8').catch(() => undefined);
+  if (text === undefined) return undefined;
+  const record = historyRecordSchema.parse(JSON.parse(text));
   return appendRecord(dir, { ...record, report: relative(dir, join(o.outDir, 'README.md')) });
 }

@@ -267,7 +267,7 @@ async function report(gate: GateState, judgeConfig: GateConfig, judged: GateStat
     ...(changedFunctions ? { changedFunctions } : {}),
     ...(history ? { history } : {}),
   });
-  if (!budgetStop) await appendGateRecord(o);
+  if (!budgetStop) await appendGateRecord(o).catch((error: Error) => progress.problem(`the gate history was not appended: ${error.message}`, 'warning'));
   await writeNoiseModel(gate.out, o, gate.setup, judged);
   // The report's copy of results/ holds the judged runs; a resume needs the rest too.
   for (const r of results) if (!judged.includes(r)) await writeResult(gate.out, r.run, r.result);

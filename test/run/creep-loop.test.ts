@@ -110,3 +110,27 @@ test('without a creep anchor a gate with --history still records itself and draw
     assert.equal((await readHistory(join(runs, 'history'))).length, 4);
   });
 });
+
+test('an anchor release the target cannot install is bad input before any run, naming creep.anchor', async () => {
+  await withTempDir(async (dir) => {
+    const config = await creepConfig(dir, 'v10.x');
+    const o = await parseRunOptions(['--config', config, '--baseline', '1.163.2', '--candidate', '1.164.0', '--out', join(dir, 'out'), '--tests', 'unbounded']);
+    const bench = new DuetBench();
+    await assert.rejects(runGateOn(bench, o, { out: () => {}, err: () => {} }), (e: unknown) => e instanceof InputError && /^creep\.anchor: v10\.x cannot be run as a release of synapse: /.test(e.message));
+    assert.deepEqual(bench.duets, []);
+  });
+});
+
+test('--history on a reports repository reads its profile\'s folder, reports/history/<profile>, as publish keeps it', async () => {
+  await withTempDir(async (dir) => {
+    const reports = join(dir, 'reports');
+    await cp('test/fixtures/history/good', join(reports, 'history', 'synapse-local-duet'), { recursive: true });
+    const out = join(dir, 'out');
+    const o = await parseRunOptions(['--config', 'examples/local-synapse-duet.yml', '--baseline', '1.163.2', '--candidate', '1.164.0', '--out', out, '--tests', 'unbounded', '--history', reports]);
+    const bench = new DuetBench();
+    assert.equal(await runGateOn(bench, o, { out: () => {}, err: () => {} }, undefined, () => bench.clock), 0);
+    const verdict = verdictFileSchema.parse(JSON.parse(await readFile(join(out, 'verdict.json'), 'utf8')));
+    assert.equal(verdict.history?.source, join(reports, 'history', 'synapse-local-duet'));
+    assert.equal(verdict.history?.records, 4);
+  });
+});

@@ -18,7 +18,8 @@ const historyCommand = defineCommand({
   about: `Prints the gate history: one line per recorded gate, oldest first (its date, the two
 versions, the verdict, the pairs, supported users' change with its standard error, the creep
 line and the report). <dir> is a history folder (runs/local/<profile>/history, or
-reports/history/<profile> in a reports repository) or the folder above it (run --history's).
+reports/history/<profile> in a reports repository) or a folder above it (run --history's, or
+a reports repository's with --config).
 Every record is checked: a damaged or foreign one is refused by file and line (exit 3).
 --format csv prints one row per record and check (the log ratio, its standard error and
 degrees of freedom), for a spreadsheet or a change-point tool; --changes <version> prints
@@ -34,12 +35,12 @@ finds it shifted.`,
 
 export const usage = historyCommand.usage;
 
-/** The folder itself, or its history/ subfolder when it has one (run --history's folder). */
-async function folderOf(dir: string): Promise<string> {
-  const info = await stat(dir).catch(() => undefined);
-  if (!info?.isDirectory()) throw new InputError(`${dir}: no such folder; name a history folder (e.g. runs/local/<profile>/history)`);
-  const inner = join(dir, HISTORY_FOLDER);
-  return (await stat(inner).catch(() => undefined))?.isDirectory() ? inner : dir;
+/** The folder itself, or its history/<profile> (a reports repository) or history/ (run --history's folder) subfolder when it has one. */
+async function folderOf(dir: string, profile: string | undefined): Promise<string> {
+  const isDir = async (p: string) => (await stat(p).catch(() => undefined))?.isDirectory() === true;
+  if (!(await isDir(dir))) throw new InputError(`${dir}: no such folder; name a history folder (e.g. runs/local/<profile>/history)`);
+  for (const inner of [...(profile ? [join(dir, HISTORY_FOLDER, profile), join(dir, profile)] : []), join(dir, HISTORY_FOLDER)]) if (await isDir(inner)) return inner;
+  return dir;
 }
 
 const users = (r: HistoryRecord) => r.checks.find((c) => c.id.endsWith('.supportedUsers'));
@@ -64,8 +65,8 @@ function csv(records: readonly HistoryRecord[]): string {
 
 export async function run(argv: string[], io: CliIO): Promise<number> {
   const flags = historyCommand.parse(argv);
-  const dir = await folderOf(flags.positionals[0] as string);
   const config = flags.config ? await loadGateConfig(flags.config) : undefined;
+  const dir = await folderOf(flags.positionals[0] as string, config?.name);
   const owner: HistoryOwner | undefined = config ? { product: config.target.system, profile: config.name } : undefined;
   const records = await readHistory(dir, owner);
   if (flags.changes) {
