@@ -21,5 +21,8 @@ export LOADGATE_K6_BIN="$LOADGATE_CACHE_DIR/k6/$K6_VERSION/k6"
 # The profile's folder holds its earlier gates (warm-start hints) and its history/, which
 # each gate reads and appends its record to; the first gate on a machine creates it.
 mkdir -p "$PROFILE_RUNS"
+# LOADGATE_CREEP_ANCHOR (a release, or a pattern) adds the creep check: the change since it.
+creep=()
+if [ -n "${LOADGATE_CREEP_ANCHOR:-}" ]; then creep=(--creep-anchor "$LOADGATE_CREEP_ANCHOR"); fi
 exec npx --no-install loadgate run --config "$CONFIG" \
-  --baseline "$BASELINE" --candidate "$CANDIDATE" --out "$OUT" --history "$PROFILE_RUNS" "$@"
+  --baseline "$BASELINE" --candidate "$CANDIDATE" --out "$OUT" --history "$PROFILE_RUNS" "${creep[@]}" "$@"

@@ -134,3 +134,10 @@ test('--history on a reports repository reads its profile\'s folder, reports/his
     assert.equal(verdict.history?.records, 4);
   });
 });
+
+test('--creep-anchor sets the creep check\'s anchor over the config\'s, checked as the config field is', async () => {
+  const args = ['--config', 'examples/local-synapse-duet.yml', '--baseline', '1.162.0', '--candidate', '1.163.2', '--out', '/tmp/x'];
+  assert.equal((await parseRunOptions(args)).config.creep, undefined);
+  assert.deepEqual((await parseRunOptions([...args, '--creep-anchor', '1.160.*'])).config.creep, { anchor: '1.160.*' });
+  await assert.rejects(parseRunOptions([...args, '--creep-anchor', '1.160 0']), (e: unknown) => e instanceof InputError && /--creep-anchor/.test(e.message));
+});

@@ -47,9 +47,11 @@ test('gate-local.sh writes to a git-ignored folder under runs/local/, never over
   // The versions a gate of the history takes.
   assert.equal(run(['scripts/gate-local.sh'], { LOADGATE_BASELINE: '1.160.0', LOADGATE_CANDIDATE: '1.161.0' }).status, 0);
   assert.deepEqual(calls('npx')[1]?.slice(5, 13), ['--baseline', '1.160.0', '--candidate', '1.161.0', '--out', 'runs/local/local-synapse-duet/1.160.0-vs-1.161.0', '--history', 'runs/local/local-synapse-duet']);
+  assert.equal(run(['scripts/gate-local.sh'], { LOADGATE_CREEP_ANCHOR: '1.160.0' }).status, 0);
+  assert.deepEqual(calls('npx')[2]?.slice(13), ['--creep-anchor', '1.160.0'], 'the creep check, when asked for');
   // The sequential profile has its own folder, so neither profile warm-starts from the other's capacity.
   assert.equal(run(['scripts/gate-local.sh'], { LOADGATE_CONFIG: 'examples/local-synapse.yml' }).status, 0);
-  assert.deepEqual(calls('npx')[2]?.slice(9), ['--out', 'runs/local/local-synapse/1.162.0-vs-1.163.2', '--history', 'runs/local/local-synapse']);
+  assert.deepEqual(calls('npx')[3]?.slice(9), ['--out', 'runs/local/local-synapse/1.162.0-vs-1.163.2', '--history', 'runs/local/local-synapse']);
   for (const dir of [out, 'runs/local/local-synapse/1.162.0-vs-1.163.2']) {
     const ignored = spawnSync('git', ['check-ignore', '-q', `${dir}/verdict.json`], { encoding: 'utf8' });
     assert.equal(ignored.status, 0, `${dir} is git-ignored in this repository`);
