@@ -172,6 +172,7 @@ export async function compareVerdict(options: Omit<CompareOptions, 'notes'>): Pr
   const { verdict } = await compareWithConfig(options);
   await out.removeWritten('README.md');
   await out.removeWritten('graphs');
+  await out.removeWritten('history-record.json');
   await out.writeFile('verdict.json', verdictText(verdict));
   return verdict;
 }
