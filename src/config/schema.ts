@@ -279,7 +279,7 @@ export const gateConfigSchema = z.strictObject({
       anchor: creepAnchorSchema.describe('The release the cumulative change is measured from, or a pattern: the last release matching it on the candidate\'s line in the history (e.g. an ESR: v10.11.*)'),
     })
     .optional()
-    .describe('The creep check: judges the change from the anchor to the candidate with the step check\'s rule and error rates, chained through the recorded steps (run --history), and by one anchor-against-candidate duet when the chain cannot decide. A creep fail fails the gate on its own line'),
+    .describe('The creep check: judges the change from the anchor to the candidate with the step check\'s rule and error rates, chained through the recorded steps (run --history), and by measuring the anchor against the candidate (usually one duet) when the chain cannot decide. A creep fail fails the gate on its own line'),
 }).superRefine((c, ctx) => {
   if (c.mode !== 'duet' || c.bench.kind !== 'aws') return;
   const agents = c.bench.aws.agentCount;
