@@ -116,6 +116,9 @@ export function nextStep(v: VerdictFile): string {
     return `Hold the release. Look first at ${what} (its row in the checks table and its graph in the report), then at the API handlers and store methods that add the most time.`;
   }
   if (v.problems.length) return 'Fix the cause and run the gate again: a run that could not be judged is not noise, so more pairs will not help.';
+  if (v.creep?.verdict === 'inconclusive' && !v.checks.some((c) => c.gating && c.verdict === 'inconclusive')) {
+    return `The step passed, but the change since ${v.creep.anchor} is not judged yet: each undecided check says why under "Since earlier releases". Resume the gate (--resume, same output directory) to measure the anchor against the candidate.`;
+  }
   if (v.next === 'repeat') return 'Add another pair of runs: resume the run on the same output directory, and the gate judges every pair together.';
   const more = v.decision.suggestedMorePairs;
   if (more !== undefined) return `About ${plural(more, 'more pair')} would likely decide it: raise maxRepeats and resume, or lower the bench's noise.`;

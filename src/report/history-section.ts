@@ -48,7 +48,7 @@ export function changePointLines(h: HistoryView): string[] {
 
 function seriesPart(h: HistoryView, graphs: readonly RenderedGraph[]): string {
   const lines = ['### Each gating check since earlier releases', ''];
-  lines.push(`From the history in \`${h.source}\` (${h.records} recorded gates): ${h.releases.length ? h.releases.join(' → ') : 'no recorded line to this candidate yet'}.`);
+  lines.push(`From the history in \`${h.source}\` (relative to this report; ${h.records} recorded gates): ${h.releases.length ? h.releases.join(' → ') : 'no recorded line to this candidate yet'}.`);
   const found = changePointLines(h);
   if ('unavailable' in h.otava) lines.push('', `Change points: not looked for: ${h.otava.unavailable}.`);
   else {

@@ -88,7 +88,9 @@ export interface HistoryContext {
 export async function gateHistory(ctx: HistoryContext, runs: { baseline: RunResult[]; candidate: RunResult[] }): Promise<GateHistory | undefined> {
   const { o } = ctx;
   if (o.calibrate || (!o.historyDir && !o.config.creep)) return undefined;
-  const history: GateHistory = { source: historyFolder(o) ?? '(none: run --history <dir> keeps one)', records: ctx.records, python: otavaPython(o.cacheDir) };
+  // Named relative to the report, which is published: a local path says nothing elsewhere.
+  const folder = historyFolder(o);
+  const history: GateHistory = { source: folder ? relative(o.outDir, folder) : '(none: run --history <dir> keeps one)', records: ctx.records, python: otavaPython(o.cacheDir) };
   if (!o.config.creep || !ctx.benchFor || !runs.baseline.length || !runs.candidate.length) return history;
   const step = compareRuns(runs.baseline, runs.candidate, o.config.tolerances, ctx.setup).verdict;
   if (step.verdict !== 'pass') return history;
