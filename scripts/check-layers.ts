@@ -30,6 +30,8 @@ export const LAYERS: readonly (readonly string[])[] = [
   // the metrics and dashboards it reads.
   ['chat-servers', 'engine', 'coordinator', 'metrics', 'grafana'],
   ['compare'],
+  // The gate history: its records, the chains and series through them, Otava's change points.
+  ['history'],
   // Noise models the decision reads; built from results, no knowledge of the decision.
   ['noise'],
   ['report'],

@@ -74,6 +74,8 @@ export interface RunOptions {
   aws?: AwsRunInputs;
   /** Warm-start hints of this gate: its own runs, --expect-users, --history. */
   hints: CapacityHints;
+  /** --history: the profile's earlier gates; its history/ folder is the gate history (src/history). */
+  historyDir?: string;
 }
 
 /** One test run in the schedule. */

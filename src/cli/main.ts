@@ -13,6 +13,7 @@ export const COMMANDS: Record<string, { summary: string; group: CommandGroup; lo
   compare: { summary: 'Compare run results and write verdict.json and the report', group: 'Run and judge', load: () => import('./commands/compare.ts') },
   calibrate: { summary: "Measure the bench's noise (same version on both sides) into a noise model", group: 'Run and judge', load: () => import('./commands/calibrate.ts') },
   simulate: { summary: "Monte Carlo of the gate's decision at its noise model: error rates and runs", group: 'Run and judge', load: () => import('./commands/simulate.ts') },
+  history: { summary: 'Print the gate history: every recorded gate, its series and change points', group: 'Run and judge', load: () => import('./commands/history.ts') },
   validate: { summary: 'Check a gate config file', group: 'Run and judge', load: () => import('./commands/validate.ts') },
   schema: { summary: 'Print or write the JSON Schemas of the config, run results and verdict', group: 'Run and judge', load: () => import('./commands/schema.ts') },
   plan: { summary: 'Print the AWS bench plan: resources, estimated cost and duration', group: 'AWS bench', load: () => import('./commands/plan.ts') },

@@ -16,6 +16,8 @@ import { PROFILE_FILE, type ProfileFile } from '../results/profile.ts';
 import { attachChangedCode, type ChangedFunctionsOf } from './changed-code.ts';
 import type { Comparison } from '../results/comparison.ts';
 import type { VerdictFile } from '../results/verdict-schema.ts';
+import { judgeWithHistory, type GateHistory } from './history.ts';
+import { recordLine } from '../history/store.ts';
 
 export interface CompareOptions {
   baseline: readonly RunResult[];
@@ -33,6 +35,8 @@ export interface CompareOptions {
    * uses the changed-code.json an earlier report left, or says the changed code is not known here.
    */
   changedFunctions?: ChangedFunctionsOf;
+  /** The releases before this gate (run --history): its creep check, its series and Otava's change points. */
+  history?: GateHistory;
 }
 
 function tolerancesOf(config: GateConfig | undefined): Tolerances {
@@ -122,12 +126,14 @@ export async function compareAndReport(options: CompareOptions): Promise<Verdict
   const out = await OutDir.open(options.outDir);
   const tolerances = tolerancesOf(options.config);
   const comparison = await compareWithConfig(options);
+  const { verdict: judged, record } = await judgeWithHistory(comparison.verdict, [...options.baseline, ...options.candidate], options.config, options.history);
+  comparison.verdict = judged;
   // The renderer (vega, vega-lite, resvg's WebAssembly) is most of a compare's start-up:
   // loaded here, a verdict alone (compareVerdict, the gate loop) never pays for it.
-  const [{ renderTestGraphs }, { renderMarkdown }, { renderFlameGraph }] = await Promise.all([
-    import('../report/graphs.ts'), import('../report/markdown.ts'), import('../report/flame-graph.ts'),
+  const [{ renderTestGraphs }, { renderMarkdown }, { renderFlameGraph }, { renderHistoryGraphs }] = await Promise.all([
+    import('../report/graphs.ts'), import('../report/markdown.ts'), import('../report/flame-graph.ts'), import('../report/history-graph.ts'),
   ]);
-  const graphs: RenderedGraph[] = [];
+  const graphs: RenderedGraph[] = [...(await renderHistoryGraphs(judged))];
   for (const test of comparison.tests) {
     graphs.push(...(await renderTestGraphs(test.name, test.baseline, test.candidate)));
     const profile = diffProfiles(test.baseline, test.candidate);
@@ -161,6 +167,9 @@ export async function compareAndReport(options: CompareOptions): Promise<Verdict
     }
   }
   await out.writeFile('verdict.json', verdictText(comparison.verdict));
+  // The line this gate adds to the history (run --history appends it; publish, to the reports repository's).
+  if (record) await out.writeFile('history-record.json', recordLine(record));
+  else await out.removeWritten('history-record.json');
   await out.writeFile('README.md', renderMarkdown(comparison, graphs, tolerances.listing, options.notes));
   return comparison.verdict;
 }
@@ -176,6 +185,7 @@ export async function compareVerdict(options: Omit<CompareOptions, 'notes'>): Pr
   const { verdict } = await compareWithConfig(options);
   await out.removeWritten('README.md');
   await out.removeWritten('graphs');
+  await out.removeWritten('history-record.json');
   await out.writeFile('verdict.json', verdictText(verdict));
   return verdict;
 }

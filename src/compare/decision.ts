@@ -346,7 +346,14 @@ function checkAt(j: JudgedCheck, step: number, setup: DecisionSetup): Check {
     reason = `${reason}, but it cannot pass: ${j.input.blockers.join('; ')}`;
   }
   const values = valuesAt(j, step);
-  return { ...base, ...values, deltaPct, interval: e ? intervalOf(j, e, setup.tolerances.confidence) : null, method: 'sprt', verdict, reason, ...speedRecord(j, step) };
+  return { ...base, ...values, deltaPct, interval: e ? intervalOf(j, e, setup.tolerances.confidence) : null, method: 'sprt', verdict, reason, ...speedRecord(j, step), ...estimateOf(j, e) };
+}
+
+/** A relative check's estimate as the history records it: ln(candidate/baseline), its standard error, its noise's degrees of freedom. */
+function estimateOf(j: JudgedCheck, e: Evidence | undefined): Pick<Check, 'estimate'> {
+  if (!e || !j.input.relative || !j.prior || !(e.variance > 0)) return {};
+  const sign = j.input.base.worse === 'higher' ? 1 : -1;
+  return { estimate: { logRatio: sign * e.bad, se: Math.sqrt(e.variance), df: Math.max(1, j.prior.df + (e.spread?.df ?? 0)) } };
 }
 
 interface GateOutcome {

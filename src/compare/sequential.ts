@@ -252,7 +252,7 @@ export interface DifferenceSums {
   sumSD: number;
 }
 
-function emptySums(): DifferenceSums {
+export function emptySums(): DifferenceSums {
   return { n: 0, sum: 0, sumSq: 0, sumS: 0, sumSD: 0 };
 }
 

@@ -228,7 +228,7 @@ export function simulate(config: GateConfig, model: NoiseModel, options: Simulat
 }
 
 /** The decision set-up a config gives a simulated gate: its model, tolerances, pairs and error rates. */
-function decisionSetupOf(config: GateConfig, model: NoiseModel): DecisionSetup {
+export function decisionSetupOf(config: GateConfig, model: NoiseModel): DecisionSetup {
   return { model, tolerances: config.tolerances, minPairs: config.repeats, maxPairs: config.maxRepeats, errorRates: errorRatesOf(config) };
 }
 

@@ -240,6 +240,9 @@ export const tolerancesSchema = z.strictObject({
 });
 export type Tolerances = z.output<typeof tolerancesSchema>;
 
+/** A creep anchor: a release, or a pattern (`*` any characters, `?` one). */
+export const creepAnchorSchema = z.string().regex(/^[A-Za-z0-9._+*?-]{1,64}$/, 'expected a release such as 10.11.0, or a pattern such as 10.11.* (* any characters, ? one)');
+
 export const gateConfigSchema = z.strictObject({
   $schema: z.string().optional(),
   version: z.literal(1).describe('Config format version'),
@@ -271,6 +274,12 @@ export const gateConfigSchema = z.strictObject({
     })
     .prefault({})
     .describe('The error rates the sequential test keeps, at any pair it stops. Looser rates decide in fewer pairs: `loadgate plan` and `loadgate simulate` show both beside 1 % and 1 %'),
+  creep: z
+    .strictObject({
+      anchor: creepAnchorSchema.describe('The release the cumulative change is measured from, or a pattern: the last release matching it on the candidate\'s line in the history (e.g. an ESR: v10.11.*)'),
+    })
+    .optional()
+    .describe('The creep check: judges the change from the anchor to the candidate with the step check\'s rule and error rates, chained through the recorded steps (run --history), and by measuring the anchor against the candidate (usually one duet) when the chain cannot decide. A creep fail fails the gate on its own line'),
 }).superRefine((c, ctx) => {
   if (c.mode !== 'duet' || c.bench.kind !== 'aws') return;
   const agents = c.bench.aws.agentCount;

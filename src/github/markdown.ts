@@ -1,6 +1,7 @@
 import type { Check, CheckOutcome, Verdict, VerdictFile } from '../results/verdict-schema.ts';
 import { hasEvidenceOfChange } from '../report/findings.ts';
 import { nextStep, whySentence } from '../report/headline.ts';
+import { changePointLines, creepHeadline } from '../report/history-section.ts';
 import { nextStepsMarkdown, type NextStepsContext } from './next-steps.ts';
 
 /**
@@ -111,6 +112,10 @@ function nextLines(v: VerdictFile, ctx: SummaryContext): string[] {
 export function verdictMarkdown(ctx: SummaryContext): string {
   const v = ctx.verdict;
   const lines = [`## loadgate: ${VERDICT_LABEL[v.verdict]}`, '', escapeInline(whySentence(v)), '', ...nextLines(v, ctx), ''];
+  const creep = creepHeadline(v);
+  if (creep) lines.push(creep, '');
+  const shifts = v.history ? changePointLines(v.history) : [];
+  if (shifts.length) lines.push(`Where a check shifted (Apache Otava, over the recorded releases): ${shifts.map(escapeInline).join('; ')}.`, '');
   lines.push(`Baseline **${escapeInline(v.baseline.version)}** (${v.baseline.runs} run${v.baseline.runs === 1 ? '' : 's'}) vs candidate **${escapeInline(v.candidate.version)}** (${v.candidate.runs} run${v.candidate.runs === 1 ? '' : 's'}).`);
   if (ctx.baselineReason) lines.push('', `Baseline choice: ${escapeInline(ctx.baselineReason)}`);
   const links = [ctx.reportUrl ? `[report pull request](${ctx.reportUrl})` : '', ctx.runUrl ? `[workflow run](${ctx.runUrl})` : ''].filter(Boolean);

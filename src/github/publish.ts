@@ -18,6 +18,8 @@ import { assertNoSecrets, findSecrets, type NamedSecret } from './secret-scan.ts
 import { readVerdict } from './verdict-file.ts';
 import type { VerdictFile, Verdict } from '../results/verdict-schema.ts';
 import type { Outputs } from './outputs.ts';
+import { historyRecordSchema } from '../history/record.ts';
+import { publishedRecordPath, recordLine } from '../history/store.ts';
 
 export interface PublishContext {
   env: GitHubEnv;
@@ -179,10 +181,12 @@ async function publishReport(ctx: PublishContext, api: GitHubRepoApi, options: F
   const body = pullBody(verdict, ctx, options, directory, commits && redact(commits, secretValues(ctx)));
   const title = `Performance report: ${options.baseline} vs ${options.candidate} (${VERDICT_LABEL[verdict.verdict]})`;
   const files = await reportFiles(ctx, options, title, body, read);
+  const history = historyFile(ctx, options, directory, read);
   const report = await publishReportPr(reportsApi(ctx, api, options.reports), {
     baseline: options.baseline,
     candidate: options.candidate,
     files,
+    ...(history ? { repositoryFiles: [history] } : {}),
     title,
     body,
     commitMessage: `perf report: ${options.baseline} vs ${options.candidate}: ${verdict.verdict}\n\n${verdict.summary}${run ? `\n\nWorkflow run: ${run}` : ''}`,
@@ -190,6 +194,20 @@ async function publishReport(ctx: PublishContext, api: GitHubRepoApi, options: F
   const what = report.pullAction === 'already-merged' ? `is already merged in #${report.pull.number}` : `#${report.pull.number} ${report.pullAction}`;
   ctx.log(`report ${report.committed ? 'committed' : 'unchanged'} on ${report.branch} (${report.commitSha}); pull request ${what}: ${report.pull.html_url}`);
   return report;
+}
+
+/**
+ * The gate's record (history-record.json, written beside its report) as a file of the
+ * reports repository's history, its report linked where the pull request puts it on the
+ * default branch. A report without one (written by an older loadgate) adds none.
+ */
+function historyFile(ctx: PublishContext, options: FinishOptions, directory: string, read: readonly ReportFile[]): ReportFile | undefined {
+  const file = read.find((f) => f.path === 'history-record.json');
+  if (!file) return undefined;
+  const record = historyRecordSchema.parse(JSON.parse(file.content.toString('utf8')));
+  const where = options.reports ?? { owner: ctx.env.owner, repo: ctx.env.repo };
+  const report = `${ctx.env.serverUrl}/${where.owner}/${where.repo}/tree/HEAD/${directory}`;
+  return { path: publishedRecordPath(record.profile, record.baseline, record.candidate, ctx.env.runId), content: Buffer.from(recordLine({ ...record, report })) };
 }
 
 /**

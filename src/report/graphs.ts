@@ -146,7 +146,7 @@ export function chartSpec(def: GraphDef, testName: string, baseline: readonly Ru
   };
 }
 
-async function renderPng(spec: TopLevelSpec): Promise<Buffer> {
+export async function renderPng(spec: TopLevelSpec): Promise<Buffer> {
   if (!existsSync(FONT_FILE)) {
     throw new Error(`graph font ${FONT_FILE} is missing: install it with "apt-get install fonts-dejavu-core"`);
   }

@@ -63,6 +63,7 @@ function passWhy(v: VerdictFile, oneTest: boolean): string {
 function failWhy(v: VerdictFile, oneTest: boolean): string {
   const failed = v.checks.filter((c) => c.gating && c.verdict === 'fail').sort((a, b) => towardFailLine(b) - towardFailLine(a));
   const first = failed[0];
+  if (!first && v.creep?.verdict === 'fail') return `${capitalised(v.creep.line)}.`;
   if (!first) return 'A gating check failed.';
   const what = (c: Check) => `${label(c, oneTest)} ${moved(c)}${c.deltaPct === null ? '' : `, beyond ${failLine(c)}`}`;
   // The two nearest their fail lines are named; any others are counted.
@@ -72,6 +73,9 @@ function failWhy(v: VerdictFile, oneTest: boolean): string {
 }
 
 function inconclusiveWhy(v: VerdictFile, oneTest: boolean): string {
+  if (v.creep?.verdict === 'inconclusive' && !v.problems.length && !v.checks.some((c) => c.gating && c.verdict === 'inconclusive')) {
+    return `Every gating check passed this step, but ${v.creep.line}.`;
+  }
   if (v.problems.length) {
     const more = v.problems.length > 1 ? ` (and ${plural(v.problems.length - 1, 'other problem')}, listed below)` : '';
     return `The gate could not judge: ${v.problems[0]}${more}.`;
@@ -107,10 +111,14 @@ export function nextStep(v: VerdictFile): string {
   if (v.verdict === 'pass') return 'Nothing: proceed with the release.';
   if (v.verdict === 'fail') {
     const first = v.checks.filter((c) => c.gating && c.verdict === 'fail').sort((a, b) => towardFailLine(b) - towardFailLine(a))[0];
+    if (!first && v.creep?.verdict === 'fail') return `Hold the release: each change was small, but together they exceed the material change since ${v.creep.anchor}. Look at the series graphs under "Since earlier releases" and the releases where a check shifted.`;
     const what = first ? `${metricInSentence(first.metric)} in the ${first.test} test` : 'the failed check';
     return `Hold the release. Look first at ${what} (its row in the checks table and its graph in the report), then at the API handlers and store methods that add the most time.`;
   }
   if (v.problems.length) return 'Fix the cause and run the gate again: a run that could not be judged is not noise, so more pairs will not help.';
+  if (v.creep?.verdict === 'inconclusive' && !v.checks.some((c) => c.gating && c.verdict === 'inconclusive')) {
+    return `The step passed, but the change since ${v.creep.anchor} is not judged yet: each undecided check says why under "Since earlier releases". Resume the gate (--resume, same output directory) to measure the anchor against the candidate.`;
+  }
   if (v.next === 'repeat') return 'Add another pair of runs: resume the run on the same output directory, and the gate judges every pair together.';
   const more = v.decision.suggestedMorePairs;
   if (more !== undefined) return `About ${plural(more, 'more pair')} would likely decide it: raise maxRepeats and resume, or lower the bench's noise.`;

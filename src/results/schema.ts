@@ -93,7 +93,7 @@ const speedProbeSchema = z.strictObject({
   cpuMsMax: z.number().positive(),
 });
 
-const benchFingerprintSchema = z.strictObject({
+export const benchFingerprintSchema = z.strictObject({
   kind: z.enum(['local', 'aws']),
   /** Local bench: the host; AWS bench: absent. */
   host: z

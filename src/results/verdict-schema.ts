@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { buildSchema, type BuildRecord, type RunResult } from './schema.ts';
+import { creepSchema, historyViewSchema } from './creep-schema.ts';
 
 /** `verdict.json`: the gate's decision and every check behind it. Read by the GitHub side. */
 export const VERDICT_SCHEMA_VERSION = 3;
@@ -53,6 +54,12 @@ export const checkSchema = z.strictObject({
       z.strictObject({ adjusted: z.literal(false), why: z.string() }),
     ])
     .optional(),
+  /**
+   * A relative check's estimate where the gate stopped: ln(candidate/baseline), its standard
+   * error and the degrees of freedom of its noise, which the history records and the creep
+   * check chains.
+   */
+  estimate: z.strictObject({ logRatio: z.number(), se: z.number().nonnegative(), df: z.number().positive() }).optional(),
 });
 export type Check = z.output<typeof checkSchema>;
 
@@ -148,6 +155,10 @@ export const verdictFileSchema = z.strictObject({
    * in verdicts written before.
    */
   config: z.strictObject({ path: z.string(), sha256: z.string().regex(/^[0-9a-f]{64}$/) }).optional(),
+  /** The creep check (the config's `creep.anchor`): the change since the anchor release. Absent when not configured. */
+  creep: creepSchema.optional(),
+  /** Each gating check's series over the recorded releases, with Otava's change points. Absent without a history. */
+  history: historyViewSchema.optional(),
 });
 export type VerdictFile = z.output<typeof verdictFileSchema>;
 

@@ -23,6 +23,8 @@ import { LocalGateBench } from '../bench/local/local-gate-bench.ts';
 import { testParams } from '../results/test-params.ts';
 import { pairRuns, plannedSeconds } from './options.ts';
 import { runId, runTarget, type RunOptions, type ScheduledRun } from '../bench/gate-plan.ts';
+import { appendGateRecord, gateHistory, readGateHistory } from './creep-duet.ts';
+import type { HistoryRecord } from '../history/record.ts';
 
 /**
  * `loadgate run`, start to verdict, on any bench: set-up → pairs of runs, counterbalanced
@@ -34,9 +36,11 @@ export async function runGate(o: RunOptions, io: CliIO): Promise<number> {
   const progress = new Progress(io.out);
   // A directory that holds someone else's files is refused before any bench is touched.
   await openOutDir(o);
-  const logDir = join(o.outDir, 'logs');
-  const bench: GateBench = o.aws ? await AwsGateBench.create(o, progress, logDir) : new LocalGateBench(o, progress, logDir);
-  return runGateOn(bench, o, io, progress);
+  const benchFor = async (options: RunOptions): Promise<GateBench> => {
+    const logs = join(options.outDir, 'logs');
+    return options.aws ? AwsGateBench.create(options, progress, logs) : new LocalGateBench(options, progress, logs);
+  };
+  return runGateOn(await benchFor(o), o, io, progress, Date.now, benchFor);
 }
 
 /**
@@ -44,7 +48,7 @@ export async function runGate(o: RunOptions, io: CliIO): Promise<number> {
  * `repeats`; after each pair the sequential decision (the one `compare` replays) says
  * whether another pair is needed, up to `maxRepeats`.
  */
-export async function runGateOn(bench: GateBench, o: RunOptions, io: CliIO, progress = new Progress(io.out), now: () => number = Date.now): Promise<number> {
+export async function runGateOn(bench: GateBench, o: RunOptions, io: CliIO, progress = new Progress(io.out), now: () => number = Date.now, benchFor?: (o: RunOptions) => Promise<GateBench>): Promise<number> {
   // The noise model is checked before anything starts: a wrong one is bad input (exit 3).
   // calibrate measures a new one, so it neither needs nor checks the configured model: that
   // model is stale exactly when the profile changed, which is when calibrate is run.
@@ -54,6 +58,8 @@ export async function runGateOn(bench: GateBench, o: RunOptions, io: CliIO, prog
   o.hints.useProfileCapacity(setup.model?.file?.capacity ?? []);
   const duet = o.config.mode === 'duet';
   if (duet && !bench.executeDuet) throw new InputError(`mode: duet: the ${bench.fingerprint().kind} bench cannot run a duet; set mode: sequential`);
+  // Read before any run: a damaged or foreign history is bad input, not a gate's end.
+  const history = await readGateHistory(o);
   const gateAbort = new AbortController();
   bench.handleSignals((signal) => gateAbort.abort(new Error(`received ${signal}`)));
   const out = await openOutDir(o);
@@ -65,6 +71,7 @@ export async function runGateOn(bench: GateBench, o: RunOptions, io: CliIO, prog
     reusable: o.resume ? await resumable(resultsDir, o) : new Map<string, RunResult>(),
     results: [], fatal: [], pairsStarted: 0, setUp: false,
     disturbed: o.resume ? await disturbedBefore(resultsDir, o) : [], duetsRun: 0, disturbedDuets: 0,
+    history, ...(benchFor ? { benchFor } : {}),
   };
 
   await runPairs(gate);
@@ -107,6 +114,9 @@ interface GateState {
   /** Duets this invocation ran, and how many of them were disturbed. */
   duetsRun: number;
   disturbedDuets: number;
+  /** The gate history's records before this gate (--history), and a bench for the creep check's anchor duet. */
+  history: HistoryRecord[];
+  benchFor?: (o: RunOptions) => Promise<GateBench>;
 }
 
 /**
@@ -246,6 +256,10 @@ async function report(gate: GateState, judgeConfig: GateConfig, judged: GateStat
   const given = [...judged, ...gate.disturbed];
   // A bench that installed both versions says which hot functions changed between them.
   const changedFunctions = bench.changedFunctions?.bind(bench);
+  const history = budgetStop ? undefined : await gateHistory({ ...gate, records: gate.history, io, runGate: runGateOn }, {
+    baseline: judged.filter((r) => r.run.side.role === 'baseline').map((r) => r.result),
+    candidate: judged.filter((r) => r.run.side.role === 'candidate').map((r) => r.result),
+  });
   const verdict: VerdictFile = await compareAndReport({
     baseline: given.filter((r) => r.run.side.role === 'baseline').map((r) => r.result),
     candidate: given.filter((r) => r.run.side.role === 'candidate').map((r) => r.result),
@@ -254,7 +268,9 @@ async function report(gate: GateState, judgeConfig: GateConfig, judged: GateStat
     outDir: o.outDir,
     notes,
     ...(changedFunctions ? { changedFunctions } : {}),
+    ...(history ? { history } : {}),
   });
+  if (!budgetStop) await appendGateRecord(o).catch((error: Error) => progress.problem(`the gate history was not appended: ${error.message}`, 'warning'));
   await writeNoiseModel(gate.out, o, gate.setup, judged);
   // The report's copy of results/ holds the judged runs; a resume needs the rest too.
   for (const r of results) if (!judged.includes(r)) await writeResult(gate.out, r.run, r.result);

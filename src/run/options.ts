@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { defineCommand, flag, parseFlags, section } from '../util/flags.ts';
 import { loadGateConfig } from '../config/load.ts';
-import type { GateConfig, TestSpec } from '../config/schema.ts';
+import { creepAnchorSchema, type GateConfig, type TestSpec } from '../config/schema.ts';
 import { InputError } from '../util/errors.ts';
 import { CapacityHints } from '../bench/capacity-hints.ts';
 import type { RunOptions, ScheduledRun, Side } from '../bench/gate-plan.ts';
@@ -83,9 +83,10 @@ repeats and, while the sequential decision is undecided, up to its maxRepeats; t
     history: flag.optional(
       '<dir>',
       path,
-      "Warm-start hints from the earlier run results in this folder (any depth, e.g. an earlier gate's --out): the newest converged run of the same version and test on this bench kind, never one under a CPU quota. Without it, hints come only from this gate's own runs (a resumed one's too) and --expect-users",
+      "The profile's earlier gates (e.g. runs/local/<profile>): warm-start hints from the run results in this folder (any depth: the newest converged run of the same version and test on this bench kind, never one under a CPU quota), and the gate history in its history/ folder, which the creep check chains, the report draws and this gate's record is appended to. Without it, hints come only from this gate's own runs (a resumed one's too) and --expect-users, and no history is kept",
     ),
     tests: flag.optional('<a,b>', z.string(), 'Only these tests (by name)'),
+    'creep-anchor': flag.optional('<release|pattern>', creepAnchorSchema, "The creep check's anchor, over the config's creep.anchor: the change since this release (or the last one matching the pattern) is judged too"),
     'baseline-set': flag.list(
       '<k=v>',
       z.array(z.string()),
@@ -131,7 +132,9 @@ function isDirectory(path: string): boolean {
 
 export async function parseRunOptions(argv: string[], cwd = process.cwd()): Promise<RunOptions> {
   const flags = parseFlags(argv, runCommand.options, flagsSchemaIn(cwd), usage);
-  const config = await loadGateConfig(flags.config);
+  const loaded = await loadGateConfig(flags.config);
+  const anchor = flags['creep-anchor'];
+  const config: GateConfig = anchor !== undefined ? { ...loaded, creep: { anchor } } : loaded;
   const server = chatServerOf(config.target.system);
   if (server.bench !== config.bench.kind) throw new InputError(benchMismatch(flags.config, config));
   const benchInputs = config.bench.kind === 'aws' ? awsBenchInputs(flags, cwd) : await localBenchInputs(flags, config, cwd);
@@ -214,6 +217,7 @@ function sharedOptions(flags: Flags, config: GateConfig, cwd: string, baseline: 
     updateNoiseModel: flags['update-noise-model'],
     ...jobBudgetOption(flags),
     hints: gateHints(flags, config),
+    ...(flags.history !== undefined ? { historyDir: flags.history } : {}),
     tests: selectTests(config, flags.tests, flags.config),
     baseline,
     candidate,

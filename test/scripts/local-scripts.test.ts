@@ -14,6 +14,10 @@ import { fileTree } from '../support/file-tree.ts';
 const script = (name: string) => readFileSync(join('scripts', name), 'utf8');
 
 /** A stub command that appends one line per call, its arguments joined by tabs, to <root>/calls/<name>. */
+/** python3 -m venv DIR: a venv whose python is the venv-python stub, which records its calls (and imports nothing). */
+const VENV_STUB = 'mkdir -p "$3/bin"\nln -sf "$(dirname "$0")/venv-python" "$3/bin/python"\n';
+/** The venv's python: `-c import …` succeeds once `-m pip install` has run in that venv. */
+const VENV_PYTHON = 'marker="$(dirname "$0")/../installed"\nif [ "$1" = -m ]; then touch "$marker"; exit 0; fi\n[ -e "$marker" ]\n';
 const stub = (name: string, then = '') => `#!/usr/bin/env bash\nprintf '%s\\n' "$(IFS=$'\\t'; echo "$*")" >> "$STUB_CALLS/${name}"\n${then}`;
 
 function layout(files: Record<string, string>, stubs: Record<string, string>): { root: string; run: (args: string[], env?: Record<string, string>) => { status: number | null; stderr: string }; calls: (name: string) => string[][] } {
@@ -36,15 +40,18 @@ test('gate-local.sh writes to a git-ignored folder under runs/local/, never over
   const first = run(['scripts/gate-local.sh', '--max-repeats', '4']);
   assert.equal(first.status, 0, first.stderr);
   const out = 'runs/local/local-synapse-duet/1.162.0-vs-1.163.2';
-  // The first gate on a machine has no earlier results, so no --history (it refuses a missing folder).
-  assert.deepEqual(calls('npx')[0], ['--no-install', 'loadgate', 'run', '--config', 'examples/local-synapse-duet.yml', '--baseline', '1.162.0', '--candidate', '1.163.2', '--out', out, '--max-repeats', '4']);
+  // The profile's folder is created for the first gate on a machine: its history starts there.
+  assert.deepEqual(calls('npx')[0], ['--no-install', 'loadgate', 'run', '--config', 'examples/local-synapse-duet.yml', '--baseline', '1.162.0', '--candidate', '1.163.2', '--out', out, '--history', 'runs/local/local-synapse-duet', '--max-repeats', '4']);
+  assert.ok(existsSync(join(root, 'runs/local/local-synapse-duet')));
   assert.deepEqual(calls('setup'), [['']], 'the gate set-up, without --tests');
-  mkdirSync(join(root, out), { recursive: true });
-  assert.equal(run(['scripts/gate-local.sh']).status, 0);
-  assert.deepEqual(calls('npx')[1]?.slice(-2), ['--history', 'runs/local/local-synapse-duet']);
+  // The versions a gate of the history takes.
+  assert.equal(run(['scripts/gate-local.sh'], { LOADGATE_BASELINE: '1.160.0', LOADGATE_CANDIDATE: '1.161.0' }).status, 0);
+  assert.deepEqual(calls('npx')[1]?.slice(5, 13), ['--baseline', '1.160.0', '--candidate', '1.161.0', '--out', 'runs/local/local-synapse-duet/1.160.0-vs-1.161.0', '--history', 'runs/local/local-synapse-duet']);
+  assert.equal(run(['scripts/gate-local.sh'], { LOADGATE_CREEP_ANCHOR: '1.160.0' }).status, 0);
+  assert.deepEqual(calls('npx')[2]?.slice(13), ['--creep-anchor', '1.160.0'], 'the creep check, when asked for');
   // The sequential profile has its own folder, so neither profile warm-starts from the other's capacity.
   assert.equal(run(['scripts/gate-local.sh'], { LOADGATE_CONFIG: 'examples/local-synapse.yml' }).status, 0);
-  assert.deepEqual(calls('npx')[2]?.slice(9), ['--out', 'runs/local/local-synapse/1.162.0-vs-1.163.2']);
+  assert.deepEqual(calls('npx')[3]?.slice(9), ['--out', 'runs/local/local-synapse/1.162.0-vs-1.163.2', '--history', 'runs/local/local-synapse']);
   for (const dir of [out, 'runs/local/local-synapse/1.162.0-vs-1.163.2']) {
     const ignored = spawnSync('git', ['check-ignore', '-q', `${dir}/verdict.json`], { encoding: 'utf8' });
     assert.equal(ignored.status, 0, `${dir} is git-ignored in this repository`);
@@ -53,9 +60,9 @@ test('gate-local.sh writes to a git-ignored folder under runs/local/, never over
 
 test('setup.sh installs what the gate runs; with --tests also the test-only tools (act, actionlint, shellcheck, time, the devDependencies)', (t) => {
   const { root, run, calls } = layout(
-    { 'scripts/setup.sh': script('setup.sh'), 'package-lock.json': '{}\n', '.cache/loadgate/k6/v1.4.2/k6': '' },
-    // Nothing is installed yet (dpkg-query finds no package); go and npm only record.
-    { 'dpkg-query': stub('dpkg-query', 'exit 1\n'), 'apt-get': stub('apt-get'), sudo: stub('sudo', '"$@"\n'), npm: stub('npm'), go: stub('go') },
+    { 'scripts/setup.sh': script('setup.sh'), 'package-lock.json': '{}\n', '.cache/loadgate/k6/v1.4.2/k6': '', 'src/history/otava.ts': readFileSync('src/history/otava.ts', 'utf8'), 'test/support/pyroscope-standin/go.sum': 'pinned\n' },
+    // Nothing is installed yet (dpkg-query finds no package); go and npm only record; python3 -m venv makes a venv whose python records.
+    { 'dpkg-query': stub('dpkg-query', 'exit 1\n'), 'apt-get': stub('apt-get'), sudo: stub('sudo', '"$@"\n'), npm: stub('npm'), go: stub('go'), python3: stub('python3', VENV_STUB), 'venv-python': stub('venv-python', VENV_PYTHON) },
   );
   t.after(() => rmSync(root, { recursive: true, force: true }));
   chmodSync(join(root, '.cache/loadgate/k6/v1.4.2/k6'), 0o755);
@@ -65,6 +72,10 @@ test('setup.sh installs what the gate runs; with --tests also the test-only tool
   assert.deepEqual(installed(calls('apt-get').find((c) => c.includes('install'))), ['fonts-dejavu-core', 'python3-venv']);
   assert.deepEqual(calls('npm'), [['ci', '--omit=dev', '--no-audit', '--no-fund', '--loglevel=error']]);
   assert.deepEqual(calls('go'), [], 'k6 is cached; act and actionlint are not the gate\'s');
+  // Apache Otava, for the history's change points, in its own venv in the cache.
+  const venv = join(root, '.cache/loadgate/otava/0.8.0/venv');
+  assert.deepEqual(calls('python3'), [['-m', 'venv', venv]]);
+  assert.deepEqual(calls('venv-python').at(-1), ['-m', 'pip', 'install', '-q', '--disable-pip-version-check', 'apache-otava==0.8.0']);
   // Without a cached k6 the gate's set-up builds none either: loadgate builds it beside the Synapse installs.
   rmSync(join(root, '.cache/loadgate/k6/v1.4.2/k6'));
   assert.equal(run(['scripts/setup.sh']).status, 0);
@@ -79,7 +90,7 @@ test('setup.sh installs what the gate runs; with --tests also the test-only tool
   assert.equal(tests.status, 0, tests.stderr);
   assert.deepEqual(installed(calls('apt-get').filter((c) => c.includes('install')).at(-1)), ['fonts-dejavu-core', 'python3-venv', 'time', 'shellcheck']);
   assert.deepEqual(calls('npm').at(-1), ['ci', '--no-audit', '--no-fund', '--loglevel=error']);
-  assert.deepEqual(calls('go').map((c) => c.at(-1)), ['github.com/nektos/act@v0.2.89', 'github.com/rhysd/actionlint/cmd/actionlint@v1.7.12']);
+  assert.deepEqual(calls('go').map((c) => c.at(-1)), ['github.com/nektos/act@v0.2.89', 'github.com/rhysd/actionlint/cmd/actionlint@v1.7.12', '.']);
   // Everything in place: nothing more is installed.
   mkdirSync(join(root, 'node_modules/typescript'));
   for (const tool of ['act', 'actionlint']) writeFileSync(join(root, '.cache/bin', tool), '', { mode: 0o755 });
@@ -87,5 +98,6 @@ test('setup.sh installs what the gate runs; with --tests also the test-only tool
   assert.equal(run(['scripts/setup.sh', '--tests']).status, 0);
   assert.equal(calls('npm').length, npmBefore);
   assert.equal(calls('go').length, goBefore);
+  assert.equal(calls('python3').length, 1, 'Otava is installed once');
   assert.notEqual(run(['scripts/setup.sh', '--all']).status, 0, 'an unknown argument is refused');
 });

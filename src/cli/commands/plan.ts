@@ -68,6 +68,7 @@ export async function run(argv: string[], io: CliIO, readContext: () => Promise<
   const noDataset = flags['destroy-only'] ? undefined : requireDataset(config, dbSource);
   if (noDataset) io.err(noDataset);
   const plan = await planWithExpected(config, flags, dbSource);
+  const creep = await creepCost(config, flags, plan);
   // Refuses (exit 3) a gate whose longest piece cannot fit in one job.
   const jobs = planJobs(config, plan.duration, flags['runner-limit']);
   plan.modes = await modeEstimates(config, plan, dbSource, flags['runner-limit']);
@@ -78,8 +79,8 @@ export async function run(argv: string[], io: CliIO, readContext: () => Promise<
     return 1;
   }
   let output: string;
-  if (flags.format === 'text') output = `${renderPlanText(plan)}\n\n${renderJobPlan(jobs)}`;
-  else if (flags.format === 'json') output = JSON.stringify({ ...planJson(plan), jobs }, null, 2);
+  if (flags.format === 'text') output = `${renderPlanText(plan)}${creep ? `\n\n${creep.text}` : ''}\n\n${renderJobPlan(jobs)}`;
+  else if (flags.format === 'json') output = JSON.stringify({ ...planJson(plan), jobs, ...(creep ? { creep: creep.json } : {}) }, null, 2);
   else output = await tfvarsOutput(config, plan, inputs, flags, io, readContext);
   if (flags.out) {
     await writeFile(flags.out, `${output}\n`);
@@ -133,6 +134,29 @@ async function planWithExpected(config: GateConfig, flags: Flags, dbSource: DbSo
     plan.rates.push(rateEstimate(defaults, atDefaults, duration.totalSec, plan));
   }
   return plan;
+}
+
+/**
+ * The creep check's cost (creep.anchor): when the chain through the recorded steps cannot
+ * decide, one more gate on the same bench, the anchor against the candidate at half of
+ * each error rate, usually one duet: its expected runs and their cost, and its worst case.
+ */
+async function creepCost(config: GateConfig, flags: Flags, plan: Plan): Promise<{ text: string; json: Record<string, number | string> } | undefined> {
+  if (!config.creep) return undefined;
+  const half: GateConfig = { ...config, errorRates: { falseFailPct: config.errorRates.falseFailPct / 2, falsePassPct: config.errorRates.falsePassPct / 2 } };
+  const modelPath = noiseModelPath(config, flags.config);
+  const model = modelPath ? await loadNoiseModel(modelPath, half) : assumedModel();
+  const pairs = noChangeOutcome(half, model).meanPairs;
+  const expected = await expectedDuration(half, plan.duration, { runsPerSide: Math.max(1, pairs) });
+  const worst = await expectedDuration(half, plan.duration, { runsPerSide: config.maxRepeats });
+  const cost = (sec: number) => estimateCost(plan.bench, sec).totalUsd;
+  const unit = config.mode === 'duet' ? 'duets' : 'pairs';
+  const minutes = (sec: number) => `${Math.round(sec / 60)} min`;
+  const text = [
+    `Creep check since ${config.creep.anchor}: chained through the recorded steps at no cost; when the chain cannot decide, the anchor against the candidate on the same bench,`,
+    `  about ${pairs.toFixed(2)} ${unit} (${minutes(expected.testsSec)}, $${cost(expected.testsSec).toFixed(2)}) for an unchanged release, at most ${config.maxRepeats} (${minutes(worst.testsSec)}, $${cost(worst.testsSec).toFixed(2)}).`,
+  ].join('\n');
+  return { text, json: { anchor: config.creep.anchor, expectedPairs: pairs, expectedSec: expected.testsSec, expectedUsd: cost(expected.testsSec), worstSec: worst.testsSec, worstUsd: cost(worst.testsSec) } };
 }
 
 function rateEstimate(config: GateConfig, outcome: NoChangeOutcome, totalSec: number, plan: Plan): RatesEstimate {
