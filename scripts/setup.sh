@@ -63,15 +63,6 @@ if $TESTS && [ ! -x "$LOADGATE_CACHE_DIR/k6/$K6_VERSION/k6" ]; then
   (cd /tmp && GOBIN="$LOADGATE_CACHE_DIR/k6/$K6_VERSION" CGO_ENABLED=0 GOFLAGS=-mod=mod go install "go.k6.io/k6@$K6_VERSION")
 fi
 
-# Apache Otava finds where the gate history's series shifted (src/history/otava.ts), in a
-# virtualenv of its own in the cache, at the version that file names.
-OTAVA_VERSION="$(sed -n "s/^export const OTAVA_VERSION = '\(.*\)';$/\1/p" src/history/otava.ts)"
-OTAVA_VENV="$LOADGATE_CACHE_DIR/otava/$OTAVA_VERSION/venv"
-if ! "$OTAVA_VENV/bin/python" -c 'import otava.analysis' 2>/dev/null; then
-  log "pip install apache-otava==$OTAVA_VERSION"
-  python3 -m venv "$OTAVA_VENV"
-  "$OTAVA_VENV/bin/python" -m pip install -q --disable-pip-version-check "apache-otava==$OTAVA_VERSION"
-fi
 
 # The other Go-built tools (act, actionlint) only the tests use, pinned; cached in GOBIN so
 # a second run costs nothing.

@@ -143,7 +143,7 @@ export function chainRates(config: GateConfig, model: NoiseModel, options: Chain
 }
 
 /** The supported-users series of a simulated chain, as the report draws it and Otava reads it. */
-export function chainSeries(config: GateConfig, records: readonly HistoryRecord[], candidate: string): number[] {
+function chainSeries(config: GateConfig, records: readonly HistoryRecord[], candidate: string): number[] {
   const view = seriesOf(records, candidate, config.tolerances.confidence);
   const users = view.series.find((s) => s.id === SUPPORTED_USERS);
   return users ? users.points.map((p) => 1 + p.deltaPct / 100) : [];

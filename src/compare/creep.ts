@@ -38,12 +38,12 @@ export interface CreepInputs {
 }
 
 /** The creep stage's rates: each stage keeps half of the check's. */
-export function creepStageRates(rates: ErrorRates): ErrorRates {
+function creepStageRates(rates: ErrorRates): ErrorRates {
   return { falseFail: rates.falseFail / 2, falsePass: rates.falsePass / 2 };
 }
 
 /** The gate's step as a chain step: its checks' estimates where it stopped. */
-export function stepOf(verdict: VerdictFile): ChainStep {
+function stepOf(verdict: VerdictFile): ChainStep {
   const checks = verdict.checks.flatMap((c) => (c.estimate && c.estimate.se > 0 ? [{ id: c.id, metric: c.metric, test: c.test, worse: c.worse, gating: c.gating, tolerancePct: c.tolerancePct, ...c.estimate }] : []));
   return { baseline: verdict.baseline.version, candidate: verdict.candidate.version, checks };
 }

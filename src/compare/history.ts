@@ -24,7 +24,7 @@ export interface GateHistory {
 }
 
 /** A gate's record, before the gate appends it: its report is README.md beside it. */
-export function gateRecord(verdict: VerdictFile, runs: readonly RunResult[], config: GateConfig | undefined): HistoryRecord {
+function gateRecord(verdict: VerdictFile, runs: readonly RunResult[], config: GateConfig | undefined): HistoryRecord {
   const first = runs.find((r) => r.status === 'completed') ?? runs[0];
   if (!first) throw new Error('a gate record needs the gate\'s runs');
   // The last run's end, not the clock: the same runs give the same record.

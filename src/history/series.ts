@@ -44,7 +44,7 @@ export function seriesOf(records: readonly HistoryRecord[], candidate: string, c
 }
 
 /** Otava needs a few releases on each side of a shift to call it one. */
-export const MIN_RELEASES_FOR_CHANGE_POINTS = 4;
+const MIN_RELEASES_FOR_CHANGE_POINTS = 4;
 
 /** The history as verdict.json shows it: the series, and Otava's change points in each. */
 export async function historyView(records: readonly HistoryRecord[], candidate: string, options: SeriesOptions): Promise<HistoryView> {

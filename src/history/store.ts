@@ -15,7 +15,7 @@ import { HISTORY_KIND, HISTORY_SCHEMA_VERSION, historyRecordSchema, type History
 /** The folder under a profile's runs (`run --history <dir>`) that holds its history. */
 export const HISTORY_FOLDER = 'history';
 
-export function historyFileName(baseline: string, candidate: string): string {
+function historyFileName(baseline: string, candidate: string): string {
   const safe = (s: string) => s.replace(/[^A-Za-z0-9._+-]/g, '_');
   return `${safe(baseline)}-vs-${safe(candidate)}.jsonl`;
 }
@@ -27,7 +27,7 @@ export interface HistoryOwner {
 }
 
 /** One line of text as a record, or an InputError naming the file, the line, what is wrong and the fix. */
-export function parseRecordLine(text: string, where: string, owner?: HistoryOwner): HistoryRecord {
+function parseRecordLine(text: string, where: string, owner?: HistoryOwner): HistoryRecord {
   const refuse = (what: string, fix: string) => new InputError(`${where}: ${what}; ${fix}`);
   let json: unknown;
   try {

@@ -45,14 +45,14 @@ export const creepSchema = z.strictObject({
 });
 export type Creep = z.output<typeof creepSchema>;
 
-export const seriesPointSchema = z.strictObject({
+const seriesPointSchema = z.strictObject({
   release: z.string(),
   /** The change since the series' first release, % (chained), with its interval at the config's confidence. */
   deltaPct: z.number(),
   interval: z.tuple([z.number(), z.number()]),
 });
 
-export const changePointSchema = z.strictObject({
+const changePointSchema = z.strictObject({
   /** The release from which the level differs, and the one before it. */
   release: z.string(),
   previous: z.string(),
@@ -60,7 +60,6 @@ export const changePointSchema = z.strictObject({
   changePct: z.number(),
   pValue: z.number(),
 });
-export type ChangePoint = z.output<typeof changePointSchema>;
 
 export const historyViewSchema = z.strictObject({
   /** The history folder the gate read. */

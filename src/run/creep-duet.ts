@@ -29,13 +29,13 @@ import { isAnchorPattern } from '../history/chain.ts';
  */
 
 /** The folder under the gate's report where the direct creep measurement goes. */
-export const CREEP_DIR = 'creep-anchor';
+const CREEP_DIR = 'creep-anchor';
 
 /**
  * The gate's history folder: `--history <dir>`/history, or `<dir>`/history/<profile> where
  * that exists (a reports repository checked out, where publish keeps each profile's apart).
  */
-export function historyFolder(o: Pick<RunOptions, 'historyDir' | 'config'>): string | undefined {
+function historyFolder(o: Pick<RunOptions, 'historyDir' | 'config'>): string | undefined {
   if (!o.historyDir) return undefined;
   const own = join(o.historyDir, HISTORY_FOLDER, o.config.name);
   return existsSync(own) ? own : join(o.historyDir, HISTORY_FOLDER);

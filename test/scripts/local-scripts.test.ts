@@ -14,10 +14,6 @@ import { fileTree } from '../support/file-tree.ts';
 const script = (name: string) => readFileSync(join('scripts', name), 'utf8');
 
 /** A stub command that appends one line per call, its arguments joined by tabs, to <root>/calls/<name>. */
-/** python3 -m venv DIR: a venv whose python is the venv-python stub, which records its calls (and imports nothing). */
-const VENV_STUB = 'mkdir -p "$3/bin"\nln -sf "$(dirname "$0")/venv-python" "$3/bin/python"\n';
-/** The venv's python: `-c import …` succeeds once `-m pip install` has run in that venv. */
-const VENV_PYTHON = 'marker="$(dirname "$0")/../installed"\nif [ "$1" = -m ]; then touch "$marker"; exit 0; fi\n[ -e "$marker" ]\n';
 const stub = (name: string, then = '') => `#!/usr/bin/env bash\nprintf '%s\\n' "$(IFS=$'\\t'; echo "$*")" >> "$STUB_CALLS/${name}"\n${then}`;
 
 function layout(files: Record<string, string>, stubs: Record<string, string>): { root: string; run: (args: string[], env?: Record<string, string>) => { status: number | null; stderr: string }; calls: (name: string) => string[][] } {
@@ -60,9 +56,9 @@ test('gate-local.sh writes to a git-ignored folder under runs/local/, never over
 
 test('setup.sh installs what the gate runs; with --tests also the test-only tools (act, actionlint, shellcheck, time, the devDependencies)', (t) => {
   const { root, run, calls } = layout(
-    { 'scripts/setup.sh': script('setup.sh'), 'package-lock.json': '{}\n', '.cache/loadgate/k6/v1.4.2/k6': '', 'src/history/otava.ts': readFileSync('src/history/otava.ts', 'utf8'), 'test/support/pyroscope-standin/go.sum': 'pinned\n' },
-    // Nothing is installed yet (dpkg-query finds no package); go and npm only record; python3 -m venv makes a venv whose python records.
-    { 'dpkg-query': stub('dpkg-query', 'exit 1\n'), 'apt-get': stub('apt-get'), sudo: stub('sudo', '"$@"\n'), npm: stub('npm'), go: stub('go'), python3: stub('python3', VENV_STUB), 'venv-python': stub('venv-python', VENV_PYTHON) },
+    { 'scripts/setup.sh': script('setup.sh'), 'package-lock.json': '{}\n', '.cache/loadgate/k6/v1.4.2/k6': '', 'test/support/pyroscope-standin/go.sum': 'pinned\n' },
+    // Nothing is installed yet (dpkg-query finds no package); go and npm only record.
+    { 'dpkg-query': stub('dpkg-query', 'exit 1\n'), 'apt-get': stub('apt-get'), sudo: stub('sudo', '"$@"\n'), npm: stub('npm'), go: stub('go') },
   );
   t.after(() => rmSync(root, { recursive: true, force: true }));
   chmodSync(join(root, '.cache/loadgate/k6/v1.4.2/k6'), 0o755);
@@ -72,10 +68,6 @@ test('setup.sh installs what the gate runs; with --tests also the test-only tool
   assert.deepEqual(installed(calls('apt-get').find((c) => c.includes('install'))), ['fonts-dejavu-core', 'python3-venv']);
   assert.deepEqual(calls('npm'), [['ci', '--omit=dev', '--no-audit', '--no-fund', '--loglevel=error']]);
   assert.deepEqual(calls('go'), [], 'k6 is cached; act and actionlint are not the gate\'s');
-  // Apache Otava, for the history's change points, in its own venv in the cache.
-  const venv = join(root, '.cache/loadgate/otava/0.8.0/venv');
-  assert.deepEqual(calls('python3'), [['-m', 'venv', venv]]);
-  assert.deepEqual(calls('venv-python').at(-1), ['-m', 'pip', 'install', '-q', '--disable-pip-version-check', 'apache-otava==0.8.0']);
   // Without a cached k6 the gate's set-up builds none either: loadgate builds it beside the Synapse installs.
   rmSync(join(root, '.cache/loadgate/k6/v1.4.2/k6'));
   assert.equal(run(['scripts/setup.sh']).status, 0);
@@ -98,6 +90,5 @@ test('setup.sh installs what the gate runs; with --tests also the test-only tool
   assert.equal(run(['scripts/setup.sh', '--tests']).status, 0);
   assert.equal(calls('npm').length, npmBefore);
   assert.equal(calls('go').length, goBefore);
-  assert.equal(calls('python3').length, 1, 'Otava is installed once');
   assert.notEqual(run(['scripts/setup.sh', '--all']).status, 0, 'an unknown argument is refused');
 });
