@@ -123,7 +123,7 @@ export interface RunningServer {
 
 /**
  * A server the AWS bench's nodes run: what the bench checks of it after a start and
- * watches for during a run, and how it reads the profiles the nodes hand back.
+ * watches for during a run.
  */
 export interface NodesServer {
   /** Its metrics job in the bench's Prometheus: an app node with up == 0 has dropped out. */
@@ -134,8 +134,6 @@ export interface NodesServer {
   checkStarted(answer: unknown, where: string): void;
   /** A watch over a run: asked every few seconds with the seconds since the load began, it returns a reason to stop the run once, or undefined. */
   runWatch(query: (promql: string) => Promise<number | undefined>): { check(elapsedSec: number): Promise<string | undefined> };
-  /** The app nodes' CPU profiles of one window, in the run result's form. */
-  storedProfile(profiles: readonly Uint8Array[], window: { windowSec: number }): StoredProfile;
 }
 
 /**
@@ -148,7 +146,8 @@ export interface NodesServer {
 export interface ProfileCapability {
   /** Why profiling cannot work here, with the fix; asked before anything is installed. */
   refusal?(): Promise<string | undefined>;
-  prepare(o: { cacheDir: string; onStep: (line: string) => void }): Promise<Profiler>;
+  /** `signal` is the gate's: a profiler's waits end when it stops. */
+  prepare(o: { cacheDir: string; onStep: (line: string) => void; signal?: AbortSignal }): Promise<Profiler>;
 }
 
 export interface Profiler {
@@ -161,8 +160,11 @@ export interface ProfileTarget {
   process?: { pid: number; cpus?: string };
   /** Its slot in a duet. */
   slot?: 'a' | 'b';
-  /** The bench's continuous profiler, where it has one (the AWS bench's Pyroscope), as a base URL. */
-  continuous?: { url: string };
+  /**
+   * The bench's continuous profiler, where it has one (the AWS bench's Pyroscope): its base
+   * URL, and how often it takes a profile of the process (each lasts up to that long).
+   */
+  continuous?: { url: string; scrapeIntervalSec: number };
   /** Scratch space for the profiler's files. */
   dir: string;
 }

@@ -16,7 +16,8 @@ import {
   type NodeRole,
 } from '../support/userdata.ts';
 import { InputError } from '../../src/util/errors.ts';
-import { BENCH_PROFILE_SCRAPE_INTERVAL_SEC, mattermostServiceName } from '../../src/chat-servers/mattermost/cpu-profile.ts';
+import { AWS_TIMING } from '../../src/bench/aws/aws-gate-bench.ts';
+import { mattermostServiceName } from '../../src/chat-servers/mattermost/cpu-profile.ts';
 import { loadModule, only } from './hcl.ts';
 import { readFileSync } from 'node:fs';
 
@@ -476,7 +477,7 @@ test("the metrics node's Alloy profiles each slot's Mattermost under labels that
   ]);
   // The selectors the gate reads each slot with match these service names.
   assert.ok(render(true).includes(`service_name" = "${mattermostServiceName('b')}"`) && render(true).includes(`service_name" = "${mattermostServiceName('a')}"`));
-  assert.match(render(true), new RegExp(`^ {2}scrape_interval = "${BENCH_PROFILE_SCRAPE_INTERVAL_SEC}s"$`, 'm'));
+  assert.match(render(true), new RegExp(`^ {2}scrape_interval = "${AWS_TIMING.profileScrapeIntervalSec}s"$`, 'm'));
   assert.match(render(true), /pyroscope\.write "local" \{\n {2}endpoint \{\n {4}url = "http:\/\/127\.0\.0\.1:4040"/);
   assert.match(script, /alloy_config > \/etc\/loadgate\/alloy\/config\.alloy\n/);
 });

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { MATTERMOST_CPU_PROFILE_TYPE, mattermostProfileSelector, readMattermostCpuProfile } from '../../src/chat-servers/mattermost/cpu-profile.ts';
+import { MATTERMOST_CPU_PROFILE_TYPE, mattermostProfileSelector } from '../../src/chat-servers/mattermost/cpu-profile.ts';
+import { chatServerOf } from '../../src/chat-servers/registry.ts';
 import { diffProfiles } from '../../src/compare/profile-diff.ts';
 import { labelSelector, PyroscopeClient } from '../../src/metrics/pyroscope.ts';
 import type { StoredProfile } from '../../src/results/profile.ts';
@@ -17,7 +18,8 @@ import { buildProfilingBinaries, driveCore, renderAlloyConfig, startAlloy, start
  * The Mattermost profile path on loopback: Mattermost-like Go processes
  * (test/support/mattermost-core) whose metrics listeners are Go's own net/http/pprof
  * behind Mattermost's 60 s WriteTimeout, scraped by the Alloy stand-in running the bench's
- * own config.alloy into the Pyroscope stand-in, and read back per slot over a window.
+ * own config.alloy into the Pyroscope stand-in, and read back per slot over a window
+ * through Mattermost's profile capability, as the AWS bench asks for it.
  */
 const skip = process.env.LOADGATE_SKIP_INTEGRATION === '1' ? 'LOADGATE_SKIP_INTEGRATION=1' : false;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -88,8 +90,20 @@ test("each slot's CPU profile over a window is read from Pyroscope, merged over 
     await Promise.all([load(a0), load(a1), load(b0)]);
     const window = { startSec, endSec: startSec + 6 };
 
-    const read = (slot: 'a' | 'b') => readMattermostCpuProfile({ pyroscope: client, slot, scrapeIntervalSec: 2 }, window);
-    const [a, b] = await Promise.all([read('a'), read('b')]);
+    // The registry's Mattermost, prepared once, attached per slot with the bench's Pyroscope and Alloy interval.
+    const profiler = await chatServerOf('mattermost').profile!.prepare({ cacheDir: join(dir, 'cache'), onStep: () => {} });
+    const continuous = { url: pyroscope.url, scrapeIntervalSec: 2 };
+    const read = async (slot: 'a' | 'b' | undefined, w = window): Promise<StoredProfile | string> => {
+      const attached = profiler.attach({ ...(slot ? { slot } : {}), continuous, dir: join(dir, `profile-${slot ?? 'sequential'}`) });
+      await attached.stop();
+      return attached.profile(w);
+    };
+    const stored = (p: StoredProfile | string): StoredProfile => {
+      assert.ok(typeof p !== 'string', `a profile, not: ${String(p)}`);
+      return p;
+    };
+    const [a, b, sequential] = (await Promise.all([read('a'), read('b'), read(undefined)])).map(stored) as [StoredProfile, StoredProfile, StoredProfile];
+    assert.deepEqual(sequential, a, "a sequential bench's one Mattermost is slot a's service");
     for (const p of [a, b]) {
       assert.equal(p.sampleSec, 0.01, "Go's 100 Hz, not Pyroscope's 1 s period");
       assert.equal(p.windowSec, 6);
@@ -116,11 +130,12 @@ test("each slot's CPU profile over a window is read from Pyroscope, merged over 
     const diff = diffProfiles([run('10.12.0', a)], [run('11.0.1', b)]);
     assert.equal(diff?.grown[0]?.name, 'main.sanitizeMessage');
 
-    // Before Alloy wrote anything, Pyroscope holds nothing of the slot: the error says so.
-    await assert.rejects(
-      readMattermostCpuProfile({ pyroscope: client, slot: 'a', scrapeIntervalSec: 2 }, { startSec: beforeSec - 30, endSec: beforeSec - 10 }),
-      /holds no process_cpu:cpu:nanoseconds:cpu:nanoseconds profile of \{service_name="mattermost"\}.*the bench's Alloy wrote none/,
+    // Before Alloy wrote anything, Pyroscope holds nothing of the slot: the reason says so.
+    assert.match(
+      String(await read('a', { startSec: beforeSec - 30, endSec: beforeSec - 10 })),
+      /^Pyroscope \(http:\/\/127\.0\.0\.1:\d+\) holds no process_cpu:cpu:nanoseconds:cpu:nanoseconds profile of \{service_name="mattermost"\}.*the bench's Alloy wrote none/,
     );
+    assert.equal(await read('a', { startSec: window.endSec, endSec: window.endSec }), `an empty window (${window.endSec} to ${window.endSec})`);
     // Pyroscope's own errors come back in its words.
     await assert.rejects(client.selectSeries({ profileTypeId: MATTERMOST_CPU_PROFILE_TYPE, labelSelector: 'service_name=mattermost', startMs: 1, endMs: 2, stepSec: 1, groupBy: [] }), /Pyroscope SelectSeries failed: invalid_argument: .*\(HTTP 400\)/);
     await assert.rejects(client.selectMergeProfile({ profileTypeId: 'process_cpu', labelSelector: mattermostProfileSelector('a'), startMs: 1, endMs: 2 }), /Pyroscope SelectMergeProfile failed: invalid_argument: profile-type selection must be of the form/);

@@ -20,8 +20,9 @@ import { MACHINERY_TOLERANCES, readJson, startLoopbackBench } from './aws/loopba
  * createPost), the baseline's the same code without it, both at once in their slots. The
  * bench's metrics node profiles both slots as on AWS (the Alloy stand-in running the
  * bench's config.alloy into the Pyroscope stand-in), and the gate reads each run's
- * profile over its measured window from Pyroscope by its slot's labels. The report must
- * name that function and its file.
+ * profile over its measured window through Mattermost's profile capability, which the
+ * bench attaches to each slot with bench.json's pyroscope_url and its timing's Alloy
+ * interval. The report must name that function and its file.
  */
 
 const k6 = findK6();

@@ -1,5 +1,5 @@
 import { mkdir, readFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { Progress } from '../progress.ts';
 import { processRunner, type CommandRunner } from '../../util/command-runner.ts';
 import { readSecretString } from '../../aws/secrets.ts';
@@ -9,21 +9,19 @@ import type { TestSpec } from '../../config/schema.ts';
 import { PrometheusClient } from '../../metrics/prometheus.ts';
 import type { BenchFingerprint, RunResult } from '../../results/schema.ts';
 import type { GateBench } from '../gate-bench.ts';
-import type { ChatServer, NodesServer } from '../../chat-servers/chat-server.ts';
+import type { ChatServer, NodesServer, ProfileCapability, Profiler } from '../../chat-servers/chat-server.ts';
 import type { RunOptions, ScheduledRun } from '../gate-plan.ts';
 import { duetParts, type DuetPart } from '../run-stage.ts';
 import { InputError, formatIssuePath } from '../../util/errors.ts';
 import { AppNodes } from './app-nodes.ts';
 import { agentNodes, createLoadAgents, type LoadAgents } from './load-agents.ts';
-import { executeAwsRun } from './run-attempt.ts';
+import { executeAwsRun, type AwsRunDeps } from './run-attempt.ts';
 import { runOnNodes, type BenchNode, type RemoteShell } from './remote-shell.ts';
 import { dumpLoadWarning, readinessScript } from './scripts.ts';
 import { BenchExpiry } from './expiry.ts';
 import { slotOverheadSec } from '../../aws/cost.ts';
 import { RunSnapshots } from './snapshots.ts';
 import { SsmShell } from './ssm-shell.ts';
-import { pyroscopeSlotProfile, type SlotProfileSource } from './cpu-profile.ts';
-import { BENCH_PROFILE_SCRAPE_INTERVAL_SEC } from '../../chat-servers/mattermost/cpu-profile.ts';
 
 /**
  * `loadgate run` on a provisioned AWS bench (bench.json from `loadgate tf-outputs`): the
@@ -50,11 +48,12 @@ export interface AwsTiming {
   readinessTimeoutSec: number;
   /** Between two checks that the agents and app nodes are still up during a run. */
   watchIntervalSec: number;
-  /** The Alloy scrape_interval of the app nodes' CPU profiles (metrics.sh.tftpl). */
+  /** The metrics node's Alloy scrape_interval for the app nodes' CPU profiles (metrics.sh.tftpl alloy_config). */
   profileScrapeIntervalSec: number;
 }
 
-const AWS_TIMING: AwsTiming = {
+/** As the bench is built (infra/aws; test/aws/userdata.test.ts checks the profiles' interval against its template). */
+export const AWS_TIMING: AwsTiming = {
   scrapeIntervalSec: 5,
   rateWindowSec: 60,
   firstStartTimeoutSec: 3600,
@@ -62,7 +61,7 @@ const AWS_TIMING: AwsTiming = {
   agentReadyTimeoutSec: 300,
   readinessTimeoutSec: 3 * 3600,
   watchIntervalSec: 15,
-  profileScrapeIntervalSec: BENCH_PROFILE_SCRAPE_INTERVAL_SEC,
+  profileScrapeIntervalSec: 15,
 };
 
 export interface AwsBenchDeps {
@@ -119,6 +118,9 @@ export class AwsGateBench implements GateBench {
   /** The longest test of the step running now (one run, or a duet's two). */
   private testSec: number | undefined;
   private readonly timing: AwsTiming;
+  /** `profile: on`: the server's profile capability, and its profiler once set up. */
+  private readonly profiling: ProfileCapability | undefined;
+  private profiler: Profiler | undefined;
   /** One per slot: one on a sequential run, two in a duet. */
   private readonly rigs: SlotRig[];
   private readonly clock: Clock;
@@ -149,6 +151,8 @@ export class AwsGateBench implements GateBench {
     const { nodes } = o.server;
     if (!nodes) throw new InputError(`target.system: ${o.server.displayName} does not run on the AWS bench's nodes; use the bench its adapter runs on (bench.kind: ${o.server.bench})`);
     this.server = { ...o.server, nodes };
+    if (o.config.profile === 'on' && !o.server.profile) throw new InputError(`profile: on: loadgate cannot profile ${o.server.displayName} on this bench; set profile: off`);
+    this.profiling = o.config.profile === 'on' ? o.server.profile : undefined;
     this.timing = { ...AWS_TIMING, ...deps.timing };
     this.clock = deps.clock ?? realClock;
     const endpoint = deps.endpoint ?? ((host: string, port: number) => `http://${host}:${port}`);
@@ -166,7 +170,6 @@ export class AwsGateBench implements GateBench {
     const token = (): Promise<string> => readSecretString(deps.aws, bench.region, bench.metrics.grafanaTokenSecretArn);
     const rig = (slot?: AwsBenchDescription['duetSlots'][number]): SlotRig => ({
       ...(slot ? { slot: slot.slot } : {}),
-      profile: pyroscopeSlotProfile({ pyroscopeUrl: deps.pyroscopeUrl ?? bench.metrics.pyroscopeUrl, slot: slot?.slot ?? 'a', scrapeIntervalSec: this.timing.profileScrapeIntervalSec, signal: () => this.signal }),
       // Slot a's Prometheus is the bench's (prometheus_url); slot b has its own.
       prometheus: new PrometheusClient(slot?.slot === 'b' ? slot.prometheusUrl : (deps.prometheusUrl ?? slot?.prometheusUrl ?? bench.metrics.prometheusUrl)),
       appNodes: new AppNodes({
@@ -244,6 +247,7 @@ export class AwsGateBench implements GateBench {
     const aws = this.o.aws!;
     this.signal = signal;
     await mkdir(this.logDir, { recursive: true });
+    this.profiler = await this.prepareProfiler(signal);
     const { shell } = this.deps;
     const nodes = this.nodes();
     // This job may wait for the dump load, then run until its budget: the bench must outlive both.
@@ -268,6 +272,14 @@ export class AwsGateBench implements GateBench {
     for (const rig of this.rigs) await rig.agents.prepare(aws.usersFile);
     const layout = this.rigs.length === 2 ? `; duet: slot a and slot b, ${this.rigs.map((r) => `${r.agents.size} agent(s)`).join(' and ')}` : '';
     this.progress.info(`${nodes.apps.length} app node(s), ${nodes.agents.length} ${this.bench.agents.engine} agent(s), ${this.bench.proxy.instanceId ? 'an nginx proxy' : 'no proxy (one app node)'}; Prometheus ${this.rigs.map((r) => r.prometheus.baseUrl).join(', ')}${layout}`);
+  }
+
+  /** `profile: on`: the server's profiler, refused up front when it cannot work here, readied once. */
+  private async prepareProfiler(signal: AbortSignal): Promise<Profiler | undefined> {
+    if (!this.profiling) return undefined;
+    const refusal = await this.profiling.refusal?.();
+    if (refusal) throw new InputError(refusal);
+    return this.profiling.prepare({ cacheDir: this.o.cacheDir, onStep: (line) => this.progress.info(line), signal });
   }
 
   stopReason(): string | undefined {
@@ -349,6 +361,12 @@ export class AwsGateBench implements GateBench {
     return results;
   }
 
+  /** The metrics node's Pyroscope (bench.json) as the profiler's continuous source, at the bench's Alloy interval. */
+  private profileDeps(profiler: Profiler): NonNullable<AwsRunDeps['profile']> {
+    const url = this.deps.pyroscopeUrl ?? this.bench.metrics.pyroscopeUrl;
+    return { profiler, continuous: { url, scrapeIntervalSec: this.timing.profileScrapeIntervalSec }, dir: join(this.logDir, 'profiles') };
+  }
+
   private runOn(rig: SlotRig, run: ScheduledRun, duet?: DuetPart): Promise<RunResult> {
     return executeAwsRun(
       {
@@ -362,7 +380,7 @@ export class AwsGateBench implements GateBench {
         fingerprint: this.current,
         timing: this.timing,
         maxEngineCpuPercent: this.o.config.bench.aws.maxEngineCpuPercent,
-        ...(this.o.config.profile === 'on' ? { profile: rig.profile } : {}),
+        ...(this.profiler ? { profile: this.profileDeps(this.profiler) } : {}),
         signal: this.signal,
         clock: this.clock,
         hints: this.o.hints,
@@ -383,8 +401,6 @@ export class AwsGateBench implements GateBench {
 /** What one slot of the bench is: a sequential run has one, a duet two. */
 interface SlotRig {
   slot?: 'a' | 'b';
-  /** Its Mattermost's CPU profile over a window, from the bench's Pyroscope. */
-  profile: SlotProfileSource;
   prometheus: PrometheusClient;
   appNodes: AppNodes;
   agents: LoadAgents;

@@ -1,7 +1,8 @@
+import { join } from 'node:path';
 import type { Progress } from '../progress.ts';
 import type { AwsBenchDescription } from '../../aws/terraform-outputs.ts';
 import type { TestSpec } from '../../config/schema.ts';
-import type { ChatServer, NodesServer } from '../../chat-servers/chat-server.ts';
+import type { ChatServer, NodesServer, Profiler, ProfileTarget, SlotProfile } from '../../chat-servers/chat-server.ts';
 import type { PrometheusClient } from '../../metrics/prometheus.ts';
 import type { BenchFingerprint, RunResult } from '../../results/schema.ts';
 import { runId, type ScheduledRun } from '../gate-plan.ts';
@@ -11,7 +12,6 @@ import type { AppNodes } from './app-nodes.ts';
 import type { LoadAgents, RunningLoad } from './load-agents.ts';
 import type { RunSnapshots } from './snapshots.ts';
 import { InputError } from '../../util/errors.ts';
-import type { SlotProfileSource } from './cpu-profile.ts';
 
 /** What an AWS run uses of the bench; `report` carries what a run learns back to it. */
 export interface AwsRunDeps extends Pick<RunStage, 'signal' | 'clock' | 'hints' | 'state'> {
@@ -26,8 +26,12 @@ export interface AwsRunDeps extends Pick<RunStage, 'signal' | 'clock' | 'hints' 
   fingerprint: BenchFingerprint;
   timing: { scrapeIntervalSec: number; rateWindowSec: number; watchIntervalSec: number };
   maxEngineCpuPercent: number;
-  /** `profile: on`: the slot's merged CPU profile over a window, read after the run. */
-  profile?: SlotProfileSource;
+  /**
+   * `profile: on`: the server's profiler, attached to the slot when its test starts, with
+   * the bench's continuous profiler (the metrics node's Pyroscope) and a scratch directory
+   * for each run's files.
+   */
+  profile?: { profiler: Profiler; continuous: NonNullable<ProfileTarget['continuous']>; dir: string };
   report: {
     /** A problem that ends the gate (the metrics node stopped answering). */
     broken(reason: string): void;
@@ -68,6 +72,7 @@ export class AwsAttempt implements RunAttempt {
   readonly generator: GeneratorRule;
   private versions = new Map<string, string>();
   private watcher?: ReturnType<typeof setInterval>;
+  private slotProfile?: SlotProfile;
 
   constructor(
     private readonly d: AwsRunDeps,
@@ -146,15 +151,21 @@ export class AwsAttempt implements RunAttempt {
    * never a failed run: the gate judges without the explanation.
    */
   private async storedProfile(window: CollectWindow): Promise<Pick<RunResult, 'profile'>> {
-    if (!this.d.profile || !(window.stableEnd > window.stableStart)) return {};
-    try {
-      return { profile: await this.d.profile({ startSec: window.stableStart, endSec: window.stableEnd }) };
-    } catch (error) {
-      const note = `No CPU profile of ${runId(this.run)}${this.slot ? ` (slot ${this.slot})` : ''}: ${(error as Error).message}`;
-      this.d.progress.problem(note, 'warning');
-      this.d.report.warning(note);
-      return {};
-    }
+    if (!this.slotProfile || !(window.stableEnd > window.stableStart)) return {};
+    const profile = await this.slotProfile.profile({ startSec: window.stableStart, endSec: window.stableEnd }).catch((error: Error) => error.message);
+    if (typeof profile !== 'string') return { profile };
+    const note = `No CPU profile of ${runId(this.run)}${this.slot ? ` (slot ${this.slot})` : ''}: ${profile}`;
+    this.d.progress.problem(note, 'warning');
+    this.d.report.warning(note);
+    return {};
+  }
+
+  /** `profile: on`: the profiler attaches to this slot as its test starts (one that reads a continuous profiler only notes the slot). */
+  testStarted(): void {
+    const p = this.d.profile;
+    if (!p) return;
+    const name = `${runId(this.run)}${this.slot ? `-${this.slot}` : ''}`;
+    this.slotProfile = p.profiler.attach({ ...(this.slot ? { slot: this.slot } : {}), continuous: p.continuous, dir: join(p.dir, name) });
   }
 
   testEnded(seconds: number): void {
@@ -164,7 +175,9 @@ export class AwsAttempt implements RunAttempt {
   async stop(): Promise<{ problems: string[] }> {
     clearInterval(this.watcher);
     // Also after a failed start: an agent may have started before another failed.
-    return { problems: (await this.d.agents.stop()).map((p) => `stopping the load: ${p}`) };
+    const problems = (await this.d.agents.stop()).map((p) => `stopping the load: ${p}`);
+    await this.slotProfile?.stop().catch((error: Error) => problems.push(`stopping the profiler: ${error.message}`));
+    return { problems };
   }
 
   async collect(w: CollectWindow): Promise<RunCollected> {

@@ -1,6 +1,7 @@
 import { buildLabel, isBuildValue, parseBuildUrl } from '../build-source.ts';
 import type { ChatServer } from '../chat-server.ts';
 import { collectMattermostRun } from './collect.ts';
+import { pyroscopeProfile } from './cpu-profile.ts';
 import { mattermostNodes } from './nodes.ts';
 import { checkedOverrides } from './config-patch.ts';
 import { overridesToPatch, parseMattermostOverride } from './overrides.ts';
@@ -10,7 +11,8 @@ import { validateVersionLabel } from './version.ts';
 /**
  * Mattermost as the gate sees it: release labels and their tarballs, or any build tarball URL, config.json patches
  * per side (target.settings is the bench's base config, applied at provisioning, so a
- * side carries only its own flags), and the collector of the app nodes' metrics.
+ * side carries only its own flags), the collector of the app nodes' metrics, and its
+ * CPU profile read from the bench's Pyroscope (cpu-profile.ts).
  */
 export const mattermost: ChatServer = {
   system: 'mattermost',
@@ -42,6 +44,7 @@ export const mattermost: ChatServer = {
   datasetVersion: (baseline) => baseline,
   collect: collectMattermostRun,
   nodes: mattermostNodes,
+  profile: pyroscopeProfile,
 };
 
 /**

@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { labelSelector, type PyroscopeClient } from '../../metrics/pyroscope.ts';
+import { labelSelector, PyroscopeClient } from '../../metrics/pyroscope.ts';
 import { storedProfileSchema, type StoredProfile } from '../../results/profile.ts';
-import { goStoredProfile } from './pprof.ts';
+import type { ProfileCapability } from '../chat-server.ts';
+import { goCpuStacks } from './pprof.ts';
 
 /**
  * A Mattermost slot's CPU profile over a run's measured window, read from the bench's own
@@ -18,9 +19,6 @@ import { goStoredProfile } from './pprof.ts';
  * its own instance. Each scrape is a Go CPU profile whose time is when it started
  * (runtime/pprof), which is the time Pyroscope keeps and selects on.
  */
-
-/** The bench's Alloy scrape_interval for the app nodes' profiles (metrics.sh.tftpl alloy_config). */
-export const BENCH_PROFILE_SCRAPE_INTERVAL_SEC = 15;
 
 /** Go's CPU profile in Pyroscope: its cpu/nanoseconds sample type (the other is samples/count). */
 export const MATTERMOST_CPU_PROFILE_TYPE = 'process_cpu:cpu:nanoseconds:cpu:nanoseconds';
@@ -44,20 +42,34 @@ const GO_CPU_SAMPLE_SEC = 0.01;
 /** After the last profile of a window ends, the time Alloy may take to write it. */
 const WRITE_GRACE_SEC = 3;
 
-export interface MattermostProfileSource {
+/**
+ * Mattermost's profile capability: the bench's Pyroscope (ProfileTarget.continuous, from
+ * bench.json, with the bench's Alloy scrape_interval) holds every app node's profiles the
+ * whole time, so nothing is installed or attached; a slot's profile is read over its
+ * window once the run is over, bounded and unbounded tests alike.
+ */
+export const pyroscopeProfile: ProfileCapability = {
+  prepare: async ({ signal }) => ({
+    attach(target) {
+      const { continuous } = target;
+      if (!continuous) throw new Error("Mattermost's profile is read from the bench's continuous profiler (Pyroscope): the bench gave none");
+      const src: MattermostProfileSource = { pyroscope: new PyroscopeClient(continuous.url), slot: target.slot ?? 'a', scrapeIntervalSec: continuous.scrapeIntervalSec, ...(signal ? { signal } : {}) };
+      return {
+        // Pyroscope keeps sampling after the run: there is nothing of the gate's to stop.
+        stop: async () => {},
+        profile: (window) => readMattermostCpuProfile(src, window).catch((error: Error) => error.message),
+      };
+    },
+  }),
+};
+
+interface MattermostProfileSource {
   pyroscope: PyroscopeClient;
+  /** A sequential bench's only slot is a. */
   slot: 'a' | 'b';
   /** The bench's Alloy scrape_interval: each profile lasts one second less. */
   scrapeIntervalSec: number;
   signal?: AbortSignal;
-  /** Seconds since the epoch (tests move it). */
-  now?: () => number;
-}
-
-/** A window in seconds since the epoch. */
-export interface ProfileWindow {
-  startSec: number;
-  endSec: number;
 }
 
 /**
@@ -68,14 +80,14 @@ export interface ProfileWindow {
  * failed (a listener down, its profiler taken) lowers the coverage instead of the CPU per
  * request. Throws naming what is missing when Pyroscope holds no profile of the window.
  */
-export async function readMattermostCpuProfile(src: MattermostProfileSource, window: ProfileWindow): Promise<StoredProfile> {
+async function readMattermostCpuProfile(src: MattermostProfileSource, window: { startSec: number; endSec: number }): Promise<StoredProfile> {
   const windowSec = window.endSec - window.startSec;
   if (!(windowSec > 0)) throw new Error(`an empty window (${window.startSec} to ${window.endSec})`);
   const profileSec = src.scrapeIntervalSec - 1;
   if (!(profileSec >= 1)) throw new Error(`the profiles' scrape interval must be 2 s or more, not ${src.scrapeIntervalSec}`);
   // The last profile starts at most half a profile before the window's end; wait until Alloy has written it.
   const readyAt = window.endSec + profileSec / 2 + WRITE_GRACE_SEC;
-  const now = (src.now ?? (() => Date.now() / 1000))();
+  const now = Date.now() / 1000;
   if (readyAt > now) await sleep((readyAt - now) * 1000, undefined, src.signal ? { signal: src.signal } : {});
 
   const selector = mattermostProfileSelector(src.slot);
@@ -86,14 +98,15 @@ export async function readMattermostCpuProfile(src: MattermostProfileSource, win
   if (!perNode.length) {
     throw new Error(`Pyroscope (${src.pyroscope.baseUrl}) holds no ${MATTERMOST_CPU_PROFILE_TYPE} profile of ${selector} from ${new Date(query.startMs).toISOString()} to ${new Date(query.endMs).toISOString()}: the bench's Alloy wrote none (is the slot's metrics listener up, and its CPU profiler free?)`);
   }
-  const coveredSec = Math.min(windowSec, (perNode.reduce((a, b) => a + b, 0) / perNode.length) * profileSec);
-  const merged = goStoredProfile([await src.pyroscope.selectMergeProfile(query)], { windowSec });
-  const scale = merged.sampleSec / GO_CPU_SAMPLE_SEC;
+  const profiles = perNode.reduce((a, b) => a + b, 0);
+  const coveredSec = Math.min(windowSec, (profiles / perNode.length) * profileSec);
+  const { frames, stacks } = goCpuStacks(await src.pyroscope.selectMergeProfile(query), GO_CPU_SAMPLE_SEC);
   return storedProfileSchema.parse({
-    ...merged,
-    tool: `Go pprof via Pyroscope (${perNode.reduce((a, b) => a + b, 0)} profiles of ${profileSec} s, ${perNode.length} node(s))`,
+    tool: `Go pprof via Pyroscope (${profiles} profiles of ${profileSec} s, ${perNode.length} node(s))`,
     sampleSec: GO_CPU_SAMPLE_SEC,
+    windowSec,
     coveredSec,
-    stacks: merged.stacks.map((s) => ({ frames: s.frames, samples: s.samples * scale })),
+    frames,
+    stacks,
   });
 }

@@ -1,13 +1,12 @@
 import type { NodesServer } from '../chat-server.ts';
 import { checkClientLicence, MATTERMOST_SERIES_QUERY, MattermostSeriesWatch } from './licence.ts';
-import { goStoredProfile } from './pprof.ts';
 import { stripLeadingV } from './version.ts';
 
 /**
  * Mattermost on the AWS bench's app nodes (installed and started by the nodes' own
  * `loadgate-mattermost` helper, infra/aws): what the bench checks after a start (a
- * licence: without one Mattermost serves no metrics), watches during a run (its series
- * appearing at all), and how it reads the app nodes' Go CPU profiles.
+ * licence: without one Mattermost serves no metrics) and watches during a run (its series
+ * appearing at all).
  */
 export const mattermostNodes: NodesServer = {
   job: 'mattermost',
@@ -18,5 +17,4 @@ export const mattermostNodes: NodesServer = {
     const watch = new MattermostSeriesWatch(() => query(MATTERMOST_SERIES_QUERY));
     return { check: (elapsedSec) => watch.check(elapsedSec) };
   },
-  storedProfile: goStoredProfile,
 };
