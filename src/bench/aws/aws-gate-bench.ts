@@ -22,6 +22,7 @@ import { BenchExpiry } from './expiry.ts';
 import { slotOverheadSec } from '../../aws/cost.ts';
 import { RunSnapshots } from './snapshots.ts';
 import { SsmShell } from './ssm-shell.ts';
+import { datasetLoginOnce } from '../../chat-servers/mattermost/dataset-login.ts';
 
 /**
  * `loadgate run` on a provisioned AWS bench (bench.json from `loadgate tf-outputs`): the
@@ -174,6 +175,11 @@ export class AwsGateBench implements GateBench {
         ...(deps.admin ? { admin: deps.admin } : {}),
         ...(slot ? { group: { agentIndices: slot.agentIndices, proxyUrl: slot.proxyUrl, prometheusUrl: slot.prometheusUrl } } : {}),
       }),
+      checkAccounts: datasetLoginOnce(
+        async () => ({ engine: bench.agents.engine, ...(deps.admin ? { admin: deps.admin } : {}), usersText: await readFile(aws.usersFile, 'utf8'), usersFile: aws.usersFile, where: `app0${slot ? `, slot ${slot.slot}` : ''}` }),
+        slot?.appPort ?? 8065,
+        async (script) => (await runOnNodes(deps.shell, this.apps.slice(0, 1), script, "log in the dataset's admin and a user", { timeoutSec: 180 })).get('app0')?.stdout ?? '',
+      ),
       snapshots: new RunSnapshots({
         grafanaUrl: deps.grafanaUrl ?? bench.metrics.grafanaUrl,
         token,
@@ -343,6 +349,7 @@ export class AwsGateBench implements GateBench {
         prometheus: rig.prometheus,
         appNodes: rig.appNodes,
         agents: rig.agents,
+        checkAccounts: rig.checkAccounts,
         snapshots: rig.snapshots,
         fingerprint: this.current,
         timing: this.timing,
@@ -376,6 +383,7 @@ interface SlotRig {
   prometheus: PrometheusClient;
   appNodes: AppNodes;
   agents: LoadAgents;
+  checkAccounts: () => Promise<string[]>;
   snapshots: RunSnapshots;
 }
 
