@@ -218,8 +218,9 @@ export function renderPlanText(plan: Plan): string {
   }
   lines.push(
     `  agents drive up to ${bench.agentCount * bench.usersPerAgent} users (${bench.usersPerAgent} each); the largest test needs ${bench.usersNeeded}`,
-    // server/channels/app/platform/license.go SaveLicense: "unique users" refusal.
-    "  licence: its user count must be at least the dataset's users (all accounts in the database, not only those the tests log in); Mattermost refuses a smaller one and runs unlicensed",
+    // server/channels/app/platform/license.go SaveLicense: "unique users" refusal; app/limits.go: a
+    // seat-enforcing licence stops user creation at its seats (docs/mattermost.md, "The dataset's accounts").
+    "  licence: its user count must be at least the dataset's users (all accounts in the database, not only those the tests log in); Mattermost refuses a smaller one and runs unlicensed. One that enforces its seats also needs the accounts load-test-ng signs up (the users file's); the first run prints both counts",
   );
   lines.push('', ...renderAccountNeeds(plan.accountNeeds));
   lines.push('', 'Duration (upper bound: unbounded tests at their maxDuration):');
