@@ -175,11 +175,7 @@ export class AwsGateBench implements GateBench {
         ...(deps.admin ? { admin: deps.admin } : {}),
         ...(slot ? { group: { agentIndices: slot.agentIndices, proxyUrl: slot.proxyUrl, prometheusUrl: slot.prometheusUrl } } : {}),
       }),
-      checkAccounts: datasetLoginOnce(
-        async () => ({ engine: bench.agents.engine, ...(deps.admin ? { admin: deps.admin } : {}), usersText: await readFile(aws.usersFile, 'utf8'), usersFile: aws.usersFile, where: `app0${slot ? `, slot ${slot.slot}` : ''}` }),
-        slot?.appPort ?? 8065,
-        async (script) => (await runOnNodes(deps.shell, this.apps.slice(0, 1), script, "log in the dataset's admin and a user", { timeoutSec: 180 })).get('app0')?.stdout ?? '',
-      ),
+      checkAccounts: accountsCheck(aws.usersFile, bench, deps, this.apps, slot),
       snapshots: new RunSnapshots({
         grafanaUrl: deps.grafanaUrl ?? bench.metrics.grafanaUrl,
         token,
@@ -370,6 +366,15 @@ export class AwsGateBench implements GateBench {
       duet,
     );
   }
+}
+
+/** The dataset's admin and a user, logged in on app0 once per slot before its first test (dataset-login.ts). */
+function accountsCheck(usersFile: string, bench: AwsBenchDescription, deps: AwsBenchDeps, apps: readonly BenchNode[], slot?: AwsBenchDescription['duetSlots'][number]): () => Promise<string[]> {
+  return datasetLoginOnce(
+    async () => ({ engine: bench.agents.engine, ...(deps.admin ? { admin: deps.admin } : {}), usersText: await readFile(usersFile, 'utf8'), usersFile, where: `app0${slot ? `, slot ${slot.slot}` : ''}` }),
+    slot?.appPort ?? 8065,
+    async (script) => (await runOnNodes(deps.shell, apps.slice(0, 1), script, "log in the dataset's admin and a user", { timeoutSec: 180 })).get('app0')?.stdout ?? '',
+  );
 }
 
 /** A sequential bench's Mattermost metrics listener (MetricsSettings.ListenAddress ":8067", Mattermost's default). */
