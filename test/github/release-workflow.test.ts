@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -65,8 +65,7 @@ function runPublish(registry: Partial<Registry>): { status: number | null; out: 
   try {
     const bin = join(dir, 'bin');
     mkdirSync(bin);
-    symlinkSync(join(ROOT, 'test', 'support', 'npm-standin.mjs'), join(bin, 'npm'));
-    chmodSync(join(ROOT, 'test', 'support', 'npm-standin.mjs'), 0o755);
+    writeFileSync(join(bin, 'npm'), `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(join(ROOT, 'test', 'support', 'npm-standin.mjs'))} "$@"\n`, { mode: 0o755 });
     const { file, shasum } = tarball(dir);
     const statePath = join(dir, 'state.json');
     const initial: Registry = { cli: '11.6.2', visibility: 'private', registry: {}, trustedPublishers: {}, validTokens: [], calls: [], ...registry };
