@@ -46,9 +46,11 @@ const config: KnipConfig = {
     'src/engine/k6/scenarios/*.js!',
     'src/util/watchdog-child.mjs!',
     'test/**/*.test.ts',
-    // Run by path: the skip guard's test runs these suites, test/aws/actions-aws.test.ts this CLI.
+    // Run by path: the skip guard's test runs these suites, test/aws/actions-aws.test.ts this CLI,
+    // test/github/release-workflow.test.ts the npm stand-in.
     'test/fixtures/skip-guard/*.fixture.ts',
     'test/support/aws-account-cli.ts',
+    'test/support/npm-standin.mjs',
   ],
   project: ['bin/**/*.js!', 'src/**/*.{ts,js,mjs}!', 'scripts/**/*.{ts,js}!', 'test/**/*.{ts,js,mjs}'],
   // A type used in its own file's exported signatures is part of that file's API. In the

@@ -1,5 +1,6 @@
 /**
- * Bundles the CLI into dist/loadgate.js for the composite actions (`npm run build`).
+ * Bundles the CLI into dist/loadgate.js for the composite actions and the npm package
+ * (`npm run build`).
  * One ESM file for Node 20+ with every dependency inlined, the resvg WebAssembly module
  * included (src/report/resvg-wasm-bytes.ts is swapped for its bytes), so a checkout of a
  * release tag runs with no `npm ci`. The output is deterministic, so
@@ -77,5 +78,8 @@ const result = await build({
   metafile: true,
 });
 const bytes = Object.values(result.metafile.outputs).reduce((sum, o) => sum + o.bytes, 0);
-await writeFile(join(root, 'dist', 'README.md'), 'The esbuild bundle of the loadgate CLI, used by the composite actions in action/.\nBuilt by `npm run build` (scripts/build.ts); CI fails when it is stale (scripts/check-dist.sh).\n');
+await writeFile(
+  join(root, 'dist', 'README.md'),
+  'The esbuild bundle of the loadgate CLI: what the composite actions in action/ run, and the whole CLI of the npm package (bin/loadgate.js runs it there; the package has no dependencies).\nBuilt by `npm run build` (scripts/build.ts); CI fails when it is stale (scripts/check-dist.sh).\n',
+);
 process.stdout.write(`dist/loadgate.js: ${(bytes / 1024 / 1024).toFixed(1)} MiB\n`);

@@ -37,18 +37,13 @@ if [ -f scripts/setup-local.sh ]; then
   bash scripts/setup-local.sh
 fi
 
-# The gate runs on the dependencies alone; the tests also need the devDependencies
-# (TypeScript, ESLint, esbuild and the stand-ins' schemas), which a gate-only install lacks.
+# Every npm package is a devDependency (the published package is the self-contained
+# bundle), so the gate from the sources needs the full install too.
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  if $TESTS; then
-    log "npm ci"
-    npm ci --no-audit --no-fund --loglevel=error
-  else
-    log "npm ci --omit=dev"
-    npm ci --omit=dev --no-audit --no-fund --loglevel=error
-  fi
-elif $TESTS && [ ! -d node_modules/typescript ]; then
-  log "npm ci (the devDependencies are missing)"
+  log "npm ci"
+  npm ci --no-audit --no-fund --loglevel=error
+elif [ ! -d node_modules/typescript ]; then
+  log "npm ci (an install without the devDependencies)"
   npm ci --no-audit --no-fund --loglevel=error
 fi
 

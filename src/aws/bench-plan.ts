@@ -195,6 +195,17 @@ const usd = (value: number): string => `$${value.toFixed(2)}`;
 /** Unit prices keep their precision (c7i.xlarge is $0.1785/h): 2 to 5 decimals. */
 const unitUsd = (value: number): string => `$${value.toFixed(5).replace(/0{1,3}$/, '')}`;
 
+/**
+ * What app0 does with the data at boot (app.sh.tftpl loadgate-dataset prepare): it keeps it
+ * as the pristine copy by a rename, and starts no Mattermost; each run's restore and first
+ * start (the migrations) are in its set-up below.
+ */
+const DATASET_BOOT: Record<Plan['dbSource'], string> = {
+  dump: ', loaded on app0 and kept as the pristine copy; each run restores and migrates its own in its set-up',
+  snapshot: ', kept as the pristine copy; each run restores and migrates its own in its set-up',
+  empty: '',
+};
+
 export function renderPlanText(plan: Plan): string {
   const { bench, duration, cost } = plan;
   const lines: string[] = [];
@@ -207,12 +218,13 @@ export function renderPlanText(plan: Plan): string {
   }
   lines.push(
     `  agents drive up to ${bench.agentCount * bench.usersPerAgent} users (${bench.usersPerAgent} each); the largest test needs ${bench.usersNeeded}`,
-    // server/channels/app/platform/license.go SaveLicense: "unique users" refusal.
-    "  licence: its user count must be at least the dataset's users (all accounts in the database, not only those the tests log in); Mattermost refuses a smaller one and runs unlicensed",
+    // server/channels/app/platform/license.go SaveLicense: "unique users" refusal; app/limits.go: a
+    // seat-enforcing licence stops user creation at its seats (docs/mattermost.md, "The dataset's accounts").
+    "  licence: its user count must be at least the dataset's users (all accounts in the database, not only those the tests log in); Mattermost refuses a smaller one and runs unlicensed. One that enforces its seats also needs the accounts load-test-ng signs up (the users file's); the first run prints both counts",
   );
   lines.push('', ...renderAccountNeeds(plan.accountNeeds));
   lines.push('', 'Duration (upper bound: unbounded tests at their maxDuration):');
-  lines.push(`  provisioning   ${formatDuration(duration.provisionSec)} (database: ${plan.dbSource})`);
+  lines.push(`  provisioning   ${formatDuration(duration.provisionSec)} (database: ${plan.dbSource}${DATASET_BOOT[plan.dbSource]})`);
   const perTest = new Map<string, { count: number; seconds: number }>();
   for (const run of duration.runs) {
     const entry = perTest.get(run.test) ?? { count: 0, seconds: 0 };

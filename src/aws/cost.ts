@@ -20,12 +20,6 @@ import {
 export type DbSource = 'empty' | 'snapshot' | 'dump';
 
 /**
- * Provisioning and teardown times, in seconds. Typical AWS figures, rounded up:
- * a new Aurora cluster with its instances takes 10-15 minutes, a snapshot
- * restore 20-30, an OpenSearch domain in a VPC 15-30 (in parallel with Aurora);
- * loading the 12M-post dump of the seed comparisons takes about 45 minutes.
- */
-/**
  * What one test run on the AWS bench spends besides the test itself, step by step, as
  * src/bench/aws (app-nodes.ts prepare, aws-gate-bench.ts execute) does it. The dataset is
  * restored from its pristine copy before every run, and that copy is the dump as loaded,
@@ -47,12 +41,26 @@ export const RUN_SETUP_SEC = {
   windDown: 90,
 } as const;
 
+/**
+ * Provisioning and teardown times, in seconds. Typical AWS figures, rounded up:
+ * a new Aurora cluster with its instances takes 10-15 minutes, a snapshot
+ * restore 20-30, an OpenSearch domain in a VPC 15-30 (in parallel with Aurora);
+ * loading the 12M-post dump of the seed comparisons takes about 45 minutes.
+ *
+ * After a dump load app0's user data (app.sh.tftpl) deletes the dump's licence rows and
+ * renames the loaded database to the pristine copy: seconds, inside dumpLoad's round-up.
+ * No copy of the data and no Mattermost start happen at boot (the first run restores and
+ * migrates each slot's own database, which RUN_SETUP_SEC counts, under the run's first-start
+ * limit); the release is installed and configured while the dump loads. The first run job
+ * waits for all of it (job-limits.ts).
+ */
 export const TIMING_SEC = {
-  /** VPC, NAT gateway, instances booting and installing their software. */
+  /** VPC, NAT gateway, instances booting and installing their software (the release too, beside the dump load). */
   networkAndNodes: 10 * 60,
   auroraCreate: 15 * 60,
   auroraRestore: 30 * 60,
   openSearchCreate: 30 * 60,
+  /** The dump's download and load, then its licence clean-up and rename (seconds, inside the round-up). */
   dumpLoad: 45 * 60,
   /** Per test run: the set-up and wind-down around the test (RUN_SETUP_SEC). */
   runOverhead: Object.values(RUN_SETUP_SEC).reduce((a, b) => a + b, 0),
@@ -91,7 +99,7 @@ export interface DurationEstimate {
    * the network, the instances and the database (and search) exist.
    */
   provisionJob: { releaseWaitSec: number; applySec: number };
-  /** The dump load on app0 after the apply: the first run job waits for it before its first run. */
+  /** The dump load on app0 after the apply (its clean-up and rename included): the first run job waits for it before its first run. */
   datasetSec: number;
   runs: RunSlot[];
   testsSec: number;

@@ -21,6 +21,7 @@ export const COMMANDS: Record<string, { summary: string; group: CommandGroup; lo
   'tf-outputs': { summary: 'Read `terraform output -json` into the bench description', group: 'AWS bench', load: () => import('./commands/tf-outputs.ts') },
   'wait-release': { summary: 'Wait (bounded) for the Mattermost release tarballs before provisioning', group: 'AWS bench', load: () => import('./commands/wait-release.ts') },
   janitor: { summary: 'Destroy AWS benches whose ExpiresAt tag has passed', group: 'AWS bench', load: () => import('./commands/janitor.ts') },
+  'mattermost-users': { summary: "Write a users file of load-test-ng's accounts for its datasets", group: 'AWS bench', load: () => import('./commands/mattermost-users.ts') },
   'grafana-snapshot': { summary: 'Upload the dashboard and create a snapshot per test', group: 'AWS bench', load: () => import('./commands/grafana-snapshot.ts') },
   'pick-baseline': { summary: 'Pick the newest stable tag below the candidate', group: 'GitHub', load: () => import('./commands/pick-baseline.ts') },
   'check-inputs': { summary: 'Validate workflow inputs and print them as outputs', group: 'GitHub', load: () => import('./commands/check-inputs.ts') },

@@ -13,6 +13,7 @@ import {
   materialLog,
   morePairs,
   pathAt,
+  operatingAt,
   probabilityFail,
   rateEvidence,
   relativeEvidence,
@@ -464,11 +465,13 @@ function detectable(g: GateDecision, setup: DecisionSetup): Decision['detectable
       const common = j.speed?.extraVariance[j.speed.extraVariance.length - 1] ?? 0;
       const judging = { m: j.m, prior: j.prior, rule: j.rule, minPairs: setup.minPairs, maxPairs: setup.maxPairs, common, ...(j.slot ? { slot: j.slot } : {}) };
       const tolBad = materialLog(j.input.base.tolerancePct, j.input.base.worse);
+      const atTolerance = operatingAt(tolBad, judging);
       return {
         ...base,
         sdPct: round2(j.prior.sigmaLog * 100),
         priorDf: j.prior.df,
-        failAtTolerance: Math.round(probabilityFail(tolBad, judging) * 1000) / 1000,
+        failAtTolerance: Math.round(atTolerance.fail * 1000) / 1000,
+        passAtTolerance: Math.round(atTolerance.pass * 1000) / 1000,
         probabilityFail: Math.round(probabilityFail(j.m, judging) * 1000) / 1000,
       };
     });

@@ -562,24 +562,34 @@ export interface CheckJudging {
  * thousands of gates cost milliseconds.
  */
 export function probabilityFail(trueBad: number, judging: CheckJudging, trials = 1000, seed = 9): number {
+  return operatingAt(trueBad, judging, trials, seed).fail;
+}
+
+/**
+ * The same simulation's three outcomes within maxPairs: the share of gates that fail, that
+ * pass, and (the rest) that end undecided. At a check's tolerance most end undecided: the
+ * tolerance is the indifference point, which a few pairs cannot tell from either bound.
+ */
+export function operatingAt(trueBad: number, judging: CheckJudging, trials = 1000, seed = 9): { fail: number; pass: number } {
   const key = JSON.stringify([trueBad, judging, trials, seed]);
   const known = operating.get(key);
   if (known !== undefined) return known;
-  const p = simulatedFails(trueBad, judging, trials, seed);
+  const p = simulatedOutcomes(trueBad, judging, trials, seed);
   // The gate asks the same question after every pair, and simulate for every gate.
   if (operating.size > 10000) operating.clear();
   operating.set(key, p);
   return p;
 }
 
-const operating = new Map<string, number>();
+const operating = new Map<string, { fail: number; pass: number }>();
 
-function simulatedFails(trueBad: number, judging: CheckJudging, trials: number, seed: number): number {
+function simulatedOutcomes(trueBad: number, judging: CheckJudging, trials: number, seed: number): { fail: number; pass: number } {
   const random = seededRandom(seed);
   const sdPair = Math.SQRT2 * judging.prior.sigmaLog;
   const common = judging.common ?? 0;
   const share = common / (2 * judging.prior.sigmaLog ** 2);
   let fails = 0;
+  let passes = 0;
   const slot = judging.slot;
   for (let t = 0; t < trials; t++) {
     const shared = common > 0 ? Math.sqrt(common) * gaussian(random) : 0;
@@ -591,8 +601,9 @@ function simulatedFails(trueBad: number, judging: CheckJudging, trials: number, 
       if (k < judging.minPairs) continue;
       const l = studentLlr(s, judging.m, judging.prior, share, slot);
       if (l.fail >= judging.rule.upper) fails++;
+      else if (l.pass <= judging.rule.lower) passes++;
       if (l.fail >= judging.rule.upper || l.pass <= judging.rule.lower) break;
     }
   }
-  return fails / trials;
+  return { fail: fails / trials, pass: passes / trials };
 }

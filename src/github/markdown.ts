@@ -2,6 +2,7 @@ import type { Check, CheckOutcome, Verdict, VerdictFile } from '../results/verdi
 import { hasEvidenceOfChange } from '../report/findings.ts';
 import { nextStep, whySentence } from '../report/headline.ts';
 import { changePointLines, creepHeadline } from '../report/history-section.ts';
+import { failLinesLegend, failLinesOf, MATERIAL_HEADER, materialCell, TOLERANCE_HEADER, toleranceCell } from '../report/fail-lines.ts';
 import { nextStepsMarkdown, type NextStepsContext } from './next-steps.ts';
 
 /**
@@ -73,10 +74,11 @@ function sortChecks(checks: readonly Check[]): Check[] {
 }
 
 function verdictTable(verdict: VerdictFile): string {
-  const header = ['| Test | Metric | Baseline | Candidate | Change | Interval | Fails at | Result |', '|---|---|---:|---:|---:|---|---:|---|'];
+  const header = [`| Test | Metric | Baseline | Candidate | Change | Interval | ${TOLERANCE_HEADER} | ${MATERIAL_HEADER} | Result |`, '|---|---|---:|---:|---:|---|---:|---:|---|'];
   const rows = sortChecks(verdict.checks).map((c) => {
     const interval = c.interval ? `[${formatPct(c.interval[0])}, ${formatPct(c.interval[1])}]` : '—';
-    const tolerance = `${c.worse === 'higher' ? '+' : '−'}${c.tolerancePct}%${c.gating ? '' : ' (non-gating)'}`;
+    const lines = failLinesOf(verdict, c);
+    const tolerance = `${toleranceCell(lines)}${c.gating ? '' : ' (non-gating)'} | ${materialCell(lines)}`;
     // Values taken to one machine speed are not the measured ones: say so where they are shown.
     const metric = c.speed?.adjusted ? `${c.metric} (at one machine speed; measured ${formatValue(c.speed.rawBaseline, c.unit)} → ${formatValue(c.speed.rawCandidate, c.unit)})` : c.metric;
     return `| ${escapeCell(c.test)} | ${escapeCell(metric)} | ${escapeCell(formatValue(c.baseline, c.unit))} | ${escapeCell(formatValue(c.candidate, c.unit))} | ${formatPct(c.deltaPct)} | ${interval} | ${tolerance} | ${quietContext(c) ? 'no evidence of change' : OUTCOME_LABEL[c.verdict]} |`;
@@ -126,7 +128,7 @@ export function verdictMarkdown(ctx: SummaryContext): string {
   if (notPassing.length) {
     lines.push('', '#### Checks outside tolerance or undecided', '', ...notPassing.map((c) => `- **${escapeInline(c.test)} · ${escapeInline(c.metric)}** (${OUTCOME_LABEL[c.verdict]}): ${escapeInline(c.reason)}`));
   }
-  lines.push('', '#### All checks', '', '"Fails at" is the change at which a gating check fails.', '', verdictTable(v));
+  lines.push('', '#### All checks', '', failLinesLegend(v), '', verdictTable(v));
   return lines.join('\n');
 }
 

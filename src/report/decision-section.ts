@@ -1,4 +1,5 @@
 import type { VerdictFile } from '../results/verdict-schema.ts';
+import { chance } from './fail-lines.ts';
 
 /**
  * The report's statistics section, "How the gate decided": how much the verdict is worth. The noise model used,
@@ -43,21 +44,18 @@ export function decisionSection(v: VerdictFile): string {
     lines.push(`- **Inconclusive**: the runs could not tell the candidate from the baseline. About ${d.suggestedMorePairs} more pair${d.suggestedMorePairs === 1 ? '' : 's'} would likely decide it: raise maxRepeats and resume, or lower the bench's noise.`);
   }
   const users = d.detectable.find((x) => x.metric === 'Supported users' && x.probabilityFail !== undefined);
-  if (users?.probabilityFail !== undefined) lines.push(`- **Could detect**: a ${users.materialPct}% loss of supported users (${users.test}) would have failed with ${probability(users.probabilityFail)} probability.`);
+  if (users?.probabilityFail !== undefined) lines.push(`- **Could detect**: a ${users.materialPct}% loss of supported users (${users.test}) would have failed with ${chance(users.probabilityFail)} probability.`);
   const sign = (metric: string) => (metric === 'Supported users' ? '−' : '+');
+  const undecided = (x: (typeof d.detectable)[number]) =>
+    x.failAtTolerance === undefined || x.passAtTolerance === undefined ? '—' : chance(Math.max(0, 1 - x.failAtTolerance - x.passAtTolerance));
   const rows = d.detectable.map(
     (x) =>
-      `| ${x.metric} | ${x.test} | ${x.weight} | ${pct(x.alpha)} | ${sign(x.metric)}${x.tolerancePct}% | ${x.failAtTolerance === undefined ? '—' : probability(x.failAtTolerance)} | ${sign(x.metric)}${x.materialPct}% | ${x.probabilityFail === undefined ? 'at once (a rate)' : probability(x.probabilityFail)} |`,
+      `| ${x.metric} | ${x.test} | ${x.weight} | ${pct(x.alpha)} | ${sign(x.metric)}${x.tolerancePct}% | ${x.failAtTolerance === undefined ? '—' : chance(x.failAtTolerance)} | ${undecided(x)} | ${sign(x.metric)}${x.materialPct}% | ${x.probabilityFail === undefined ? 'at once (a rate)' : chance(x.probabilityFail)} |`,
   );
   const table = rows.length
-    ? `\n\nEach gating check's share of the false-fail budget, and the chance it fails within ${d.maxRepeats} pairs at a true change of its fail line and of its material regression, at the noise model's noise (as if it were the only gating check):\n\n| Metric | Test | Weight | False-fail share | Fails at (tolerance) | Chance of failing at that change | Material change | Chance of failing at that change |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n${rows.join('\n')}`
+    ? `\n\nEach gating check's share of the false-fail budget, and what happens within ${d.maxRepeats} pairs at a true change of its tolerance (the indifference point: it rarely fails there and mostly ends inconclusive) and of its material change (the change it is built to fail), at the noise model's noise (as if it were the only gating check):\n\n| Metric | Test | Weight | False-fail share | Tolerance | Fails there | Inconclusive there | Material change | Fails there |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n${rows.join('\n')}`
     : '';
   return `## How the gate decided (statistics)\n\n${lines.join('\n')}${table}`;
-}
-
-/** Simulated with 1000 trials: 100 % would claim more than the simulation shows. */
-function probability(p: number): string {
-  return p >= 0.995 ? '> 99%' : `${Math.round(p * 100)}%`;
 }
 
 function fmtSigned(p: number, digits = 2): string {

@@ -22,9 +22,9 @@ function beyondNoise(check: Check): string {
   if (check.verdict === 'warn') return 'with no evidence of change';
   if (check.method === 'noise-floor' && check.interval && check.deltaPct !== null) {
     const half = (check.interval[1] - check.interval[0]) / 2;
-    return Math.abs(check.deltaPct) <= half ? `which sits in the ±${half}% interval of usual variance` : 'inside the change at which the gate fails';
+    return Math.abs(check.deltaPct) <= half ? `which sits in the ±${half}% interval of usual variance` : `inside its ${check.tolerancePct}% tolerance`;
   }
-  return 'inside the change at which the gate fails';
+  return `inside its ${check.tolerancePct}% tolerance`;
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { Check, VerdictFile } from '../results/verdict-schema.ts';
+import { failLinesOf, materialWords, toleranceWords } from './fail-lines.ts';
 
 /**
  * What a release manager reads first, in the report and in the check run: one sentence of
@@ -23,16 +24,12 @@ export function plainPct(x: number): string {
   return `${a < 1 ? Number(a.toFixed(2)) : a < 10 ? Number(a.toFixed(1)) : Math.round(a)}%`;
 }
 
-/** How far a check moved toward the change at which it fails, as a share of that change (negative: away). */
-function towardFailLine(c: Check): number {
+/** How far a check moved toward its tolerance, as a share of it (negative: away). */
+function towardTolerance(c: Check): number {
   if (c.deltaPct === null) return 0;
   return (c.worse === 'higher' ? c.deltaPct : -c.deltaPct) / c.tolerancePct;
 }
 
-/** "the 5% fall at which the gate fails" */
-function failLine(c: Check): string {
-  return `the ${c.tolerancePct}% ${c.worse === 'higher' ? 'rise' : 'fall'} at which the gate fails`;
-}
 
 function label(c: Check, oneTest: boolean): string {
   return oneTest ? metricInSentence(c.metric) : `${metricInSentence(c.metric)} in the ${c.test} test`;
@@ -46,27 +43,51 @@ function moved(c: Check): string {
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
+/**
+ * Where a passing check's change sits against its two lines: the tolerance (where a check is
+ * as likely to fail as to pass, so a change there mostly ends undecided) and the material
+ * change, near which alone it fails reliably.
+ */
+function passPosition(v: VerdictFile, c: Check): string {
+  const l = failLinesOf(v, c);
+  const share = towardTolerance(c);
+  const tol = toleranceWords(l);
+  const where = share <= 0 ? `, away from ${tol}` : share <= 0.5 ? `, well inside ${tol}` : `, inside ${tol}`;
+  const material = materialWords(l);
+  return material ? `${where} (it fails reliably only near ${material})` : where;
+}
+
 function passWhy(v: VerdictFile, oneTest: boolean): string {
   const gating = v.checks.filter((c) => c.gating);
   const users = gating.find((c) => c.id.endsWith('.supportedUsers') && c.deltaPct !== null);
   const rest = gating.filter((c) => c !== users);
-  const lead = users ?? [...gating].sort((a, b) => towardFailLine(b) - towardFailLine(a))[0];
+  const lead = users ?? [...gating].sort((a, b) => towardTolerance(b) - towardTolerance(a))[0];
   if (!lead) return 'No gating check was computed.';
-  const share = towardFailLine(lead);
-  const where = share <= 0 ? `, away from ${failLine(lead)}` : share <= 0.5 ? `, well inside ${failLine(lead)}` : `, inside ${failLine(lead)}`;
-  const first = `${capitalised(label(lead, oneTest))} ${moved(lead)}${where}`;
+  const first = `${capitalised(label(lead, oneTest))} ${moved(lead)}${passPosition(v, lead)}`;
   const others = users ? rest.length : gating.length - 1;
   if (others === 0) return `${first}.`;
-  return `${first}, and ${users ? 'the other' : 'all other'} ${plural(others, 'gating check')} also stayed inside the change at which the gate fails.`;
+  return `${first}, and ${users ? 'the other' : 'all other'} ${plural(others, 'gating check')} also passed.`;
+}
+
+/** A failed check against its lines: the runs favour its material change over no change. */
+function failPosition(v: VerdictFile, c: Check): string {
+  if (c.deltaPct === null) return '';
+  const l = failLinesOf(v, c);
+  const material = materialWords(l);
+  const bad = c.worse === 'higher' ? c.deltaPct : -c.deltaPct;
+  if (!material || l.materialPct === undefined) return `, beyond ${toleranceWords(l)}`;
+  if (bad >= l.materialPct) return `, beyond ${material}`;
+  if (bad >= l.tolerancePct) return `, past ${toleranceWords(l)} toward ${material}`;
+  return `, inside ${toleranceWords(l)}, yet the runs favour ${material} over no change`;
 }
 
 function failWhy(v: VerdictFile, oneTest: boolean): string {
-  const failed = v.checks.filter((c) => c.gating && c.verdict === 'fail').sort((a, b) => towardFailLine(b) - towardFailLine(a));
+  const failed = v.checks.filter((c) => c.gating && c.verdict === 'fail').sort((a, b) => towardTolerance(b) - towardTolerance(a));
   const first = failed[0];
   if (!first && v.creep?.verdict === 'fail') return `${capitalised(v.creep.line)}.`;
   if (!first) return 'A gating check failed.';
-  const what = (c: Check) => `${label(c, oneTest)} ${moved(c)}${c.deltaPct === null ? '' : `, beyond ${failLine(c)}`}`;
-  // The two nearest their fail lines are named; any others are counted.
+  const what = (c: Check) => `${label(c, oneTest)} ${moved(c)}${failPosition(v, c)}`;
+  // The two that moved farthest past their tolerances are named; any others are counted.
   const second = failed[1] ? `; ${what(failed[1])}` : '';
   const more = failed.length > 2 ? `${second}, and ${plural(failed.length - 2, 'other check')} failed too` : second;
   return `${capitalised(what(first))}${more}.`;
@@ -85,12 +106,12 @@ function inconclusiveWhy(v: VerdictFile, oneTest: boolean): string {
   if (ran < minRepeats) {
     // Nothing is judged before the minimum: say so, and what the pairs so far show.
     const users = open.find((c) => c.id.endsWith('.supportedUsers') && c.deltaPct !== null);
-    const lead = users ?? [...open].sort((a, b) => towardFailLine(b) - towardFailLine(a))[0];
+    const lead = users ?? [...open].sort((a, b) => towardTolerance(b) - towardTolerance(a))[0];
     const sofar = lead ? `; so far ${label(lead, oneTest)} ${moved(lead)}` : '';
     return `The gate judges after at least ${plural(minRepeats, 'pair')} of runs and ${plural(ran, 'pair')} ${ran === 1 ? 'has' : 'have'} run${sofar}.`;
   }
-  // Supported users first (the capacity a release manager asks about), then the closest to their fail lines.
-  const ranked = [...open].sort((a, b) => Number(b.id.endsWith('.supportedUsers')) - Number(a.id.endsWith('.supportedUsers')) || towardFailLine(b) - towardFailLine(a));
+  // Supported users first (the capacity a release manager asks about), then the closest to their tolerances.
+  const ranked = [...open].sort((a, b) => Number(b.id.endsWith('.supportedUsers')) - Number(a.id.endsWith('.supportedUsers')) || towardTolerance(b) - towardTolerance(a));
   const named = ranked.slice(0, 3).map((c) => `${label(c, oneTest)} (${moved(c)} so far)`);
   const list = `${named.join(', ')}${open.length > 3 ? `, and ${open.length - 3} more` : ''}`;
   const pairs = plural(v.decision.pairs, 'pair');
@@ -110,7 +131,7 @@ export function whySentence(v: VerdictFile): string {
 export function nextStep(v: VerdictFile): string {
   if (v.verdict === 'pass') return 'Nothing: proceed with the release.';
   if (v.verdict === 'fail') {
-    const first = v.checks.filter((c) => c.gating && c.verdict === 'fail').sort((a, b) => towardFailLine(b) - towardFailLine(a))[0];
+    const first = v.checks.filter((c) => c.gating && c.verdict === 'fail').sort((a, b) => towardTolerance(b) - towardTolerance(a))[0];
     if (!first && v.creep?.verdict === 'fail') return `Hold the release: each change was small, but together they exceed the material change since ${v.creep.anchor}. Look at the series graphs under "Since earlier releases" and the releases where a check shifted.`;
     const what = first ? `${metricInSentence(first.metric)} in the ${first.test} test` : 'the failed check';
     return `Hold the release. Look first at ${what} (its row in the checks table and its graph in the report), then at the API handlers and store methods that add the most time.`;

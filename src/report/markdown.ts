@@ -15,6 +15,7 @@ import { profileSection } from './profile-section.ts';
 import { buildRows } from './builds.ts';
 import { changedCodeSection } from './changed-code.ts';
 import { creepHeadline, historySection } from './history-section.ts';
+import { failLinesLegend, failLinesOf, MATERIAL_HEADER, materialCell, TOLERANCE_HEADER, toleranceCell } from './fail-lines.ts';
 
 /** The report, in the shape of the seed comparison reports (title, comments, setup, results, graphs). */
 
@@ -128,17 +129,22 @@ function resultCell(ch: Check): string {
 }
 
 function checksSection(c: Comparison): string {
-  const rows = c.verdict.checks.map((ch) => [
-    ch.metric + (ch.speed?.adjusted ? ' (at one machine speed)' : '') + (ch.gating ? '' : ' (context)'),
-    ch.test,
-    formatValue(ch.baseline, ch.unit),
-    formatValue(ch.candidate, ch.unit),
-    ch.deltaPct === null ? (fmtDelta(ch) === 'not judged' ? 'n/a' : fmtDelta(ch)) : fmtPct(ch.deltaPct),
-    formatInterval(ch),
-    `${ch.worse === 'lower' ? '−' : '+'}${ch.tolerancePct}%`,
-    resultCell(ch),
-  ]);
-  return `### Checks\n\n"Fails at" is the change at which a gating check fails; a context check never fails the gate.\n\n${table(['Check', 'Test', c.verdict.baseline.version, c.verdict.candidate.version, 'Delta', 'Interval', 'Fails at', 'Result'], rows)}`;
+  const rows = c.verdict.checks.map((ch) => {
+    const lines = failLinesOf(c.verdict, ch);
+    return [
+      ch.metric + (ch.speed?.adjusted ? ' (at one machine speed)' : '') + (ch.gating ? '' : ' (context)'),
+      ch.test,
+      formatValue(ch.baseline, ch.unit),
+      formatValue(ch.candidate, ch.unit),
+      ch.deltaPct === null ? (fmtDelta(ch) === 'not judged' ? 'n/a' : fmtDelta(ch)) : fmtPct(ch.deltaPct),
+      formatInterval(ch),
+      toleranceCell(lines),
+      materialCell(lines),
+      resultCell(ch),
+    ];
+  });
+  const header = ['Check', 'Test', c.verdict.baseline.version, c.verdict.candidate.version, 'Delta', 'Interval', TOLERANCE_HEADER, MATERIAL_HEADER, 'Result'];
+  return `### Checks\n\n${failLinesLegend(c.verdict)}\n\n${table(header, rows)}`;
 }
 
 function supportedUsersSection(c: Comparison): string | undefined {

@@ -120,6 +120,8 @@ export const decisionSchema = z.strictObject({
       sdPct: z.number().positive().optional(),
       priorDf: z.number().nonnegative().optional(),
       failAtTolerance: z.number().min(0).max(1).optional(),
+      /** The chance it passes within maxRepeats at a true change of its tolerance; the rest end undecided. */
+      passAtTolerance: z.number().min(0).max(1).optional(),
       probabilityFail: z.number().min(0).max(1).optional(),
     }),
   ),

@@ -1,4 +1,5 @@
-import { mkdir, readdir, readFile, rm, rmdir, stat, writeFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { lstat, mkdir, readdir, readFile, rm, rmdir, stat, writeFile } from 'node:fs/promises';
 import { join, posix, resolve, sep } from 'node:path';
 import { z } from 'zod';
 import { InputError } from './errors.ts';
@@ -6,7 +7,9 @@ import { InputError } from './errors.ts';
 /**
  * The file that says a directory is loadgate's output, and lists what loadgate wrote in
  * it. Nothing else is ever deleted or overwritten: a directory holds a person's files as
- * often as ours (`--out .` in a repository).
+ * often as ours (`--out .` in a repository). The marker is a file anyone can edit, and a
+ * path inside the directory can be replaced by a link, so neither is trusted: every entry
+ * must be a plain path inside the directory, and no symbolic link under it is followed.
  */
 export const OUT_MARKER = '.loadgate-output.json';
 
@@ -24,8 +27,17 @@ const ABOUT = 'loadgate wrote this directory; it deletes or replaces only the fi
 /** Paths relative to the directory, "/"-separated and normalised, refusing any that leave it. */
 function relPath(rel: string): string {
   const p = posix.normalize(rel.split(sep).join('/'));
-  if (p.startsWith('../') || p === '..' || p.startsWith('/') || p === '.' || p === OUT_MARKER) throw new Error(`not a path inside an output directory: ${rel}`);
+  if (!inside(p)) throw new Error(`not a path inside an output directory: ${rel}`);
   return p.replace(/\/$/, '');
+}
+
+function inside(p: string): boolean {
+  return !(p.startsWith('../') || p === '..' || p.startsWith('/') || p === '.' || p === OUT_MARKER);
+}
+
+/** A marker entry as loadgate writes them: already normalised, inside, no trailing "/". */
+function isPlainEntry(entry: string): boolean {
+  return entry !== '' && !entry.includes('\\') && posix.normalize(entry) === entry && !entry.endsWith('/') && inside(entry);
 }
 
 const under = (dir: string, p: string) => p === dir || p.startsWith(`${dir}/`);
@@ -86,6 +98,7 @@ export class OutDir {
     const p = relPath(rel);
     const manifest = await this.read();
     const full = join(this.dir, p);
+    await this.noLinks(p);
     if (!manifest.dirs.includes(p)) {
       const info = await stat(full).catch(() => undefined);
       if (info) throw this.foreign(p);
@@ -101,12 +114,13 @@ export class OutDir {
     const p = relPath(rel);
     const manifest = await this.read();
     const full = join(this.dir, p);
+    await this.noLinks(p);
     if (!manifest.files.includes(p)) {
-      if (await stat(full).catch(() => undefined)) throw this.foreign(p);
+      if (await lstat(full).catch(() => undefined)) throw this.foreign(p);
       manifest.files = [...manifest.files, p].sort();
       await this.save(manifest);
     }
-    await writeFile(full, data);
+    await writeFile(full, data, { flag: NO_FOLLOW_WRITE });
   }
 
   /**
@@ -119,6 +133,8 @@ export class OutDir {
     const files = manifest.files.filter((f) => under(p, f));
     const dirs = manifest.dirs.filter((d) => under(p, d));
     if (!files.length && !dirs.length) return;
+    // Every path checked before anything is deleted: a link anywhere leaves everything as it was.
+    for (const entry of [...files, ...dirs]) await this.noLinks(entry);
     for (const f of files) await rm(join(this.dir, f), { force: true });
     const removed: string[] = [];
     // Deepest first, so a parent is empty once its children are gone.
@@ -138,6 +154,7 @@ export class OutDir {
 
   private async read(): Promise<Manifest> {
     const file = join(this.dir, OUT_MARKER);
+    await this.noLinks(OUT_MARKER);
     const text = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
       if (error.code === 'ENOENT') return undefined;
       throw error;
@@ -150,12 +167,42 @@ export class OutDir {
       parsed = undefined;
     }
     if (!parsed?.success) throw new InputError(`${this.flag}: ${file} is not loadgate's output marker (expected JSON with writtenBy "loadgate", files and dirs); name another directory`);
+    const bad = [...parsed.data.files, ...parsed.data.dirs].find((entry) => !isPlainEntry(entry));
+    if (bad !== undefined) {
+      throw new InputError(
+        `${this.flag}: ${file} lists ${JSON.stringify(bad)}, which is not a path inside ${this.dir}; loadgate writes only plain relative paths there, so the marker was edited. Nothing was deleted or written; name another directory, or remove that entry from the marker`,
+      );
+    }
     return parsed.data;
   }
 
   private async save(manifest: Manifest): Promise<void> {
     const text = `${JSON.stringify({ $comment: ABOUT, ...manifest }, null, 2)}\n`;
     await mkdir(this.dir, { recursive: true });
-    await writeFile(join(this.dir, OUT_MARKER), text);
+    await this.noLinks(OUT_MARKER);
+    await writeFile(join(this.dir, OUT_MARKER), text, { flag: NO_FOLLOW_WRITE });
+  }
+
+  /**
+   * Refuses `rel` when it, or any directory on the way to it from the output directory, is
+   * a symbolic link: writing or deleting through it would reach outside. Components that do
+   * not exist yet end the walk.
+   */
+  private async noLinks(rel: string): Promise<void> {
+    const parts = rel.split('/');
+    for (let i = 1; i <= parts.length; i++) {
+      const p = parts.slice(0, i).join('/');
+      const info = await lstat(join(this.dir, p)).catch((error: NodeJS.ErrnoException) => {
+        if (error.code === 'ENOENT' || error.code === 'ENOTDIR') return undefined;
+        throw error;
+      });
+      if (!info) return;
+      if (info.isSymbolicLink()) {
+        throw new InputError(`${this.flag}: ${join(this.dir, p)} is a symbolic link, which loadgate neither follows nor replaces (it would write or delete outside ${this.dir}); remove the link, or name another directory`);
+      }
+    }
   }
 }
+
+/** Open for writing, created or truncated, failing (ELOOP) if the last component became a link since noLinks looked. */
+const NO_FOLLOW_WRITE = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW;

@@ -34,7 +34,7 @@ test('loadgate plan prints the plan of the example gate', async () => {
   assert.match(text, /agent +12 x c7i\.xlarge/);
   assert.match(text, /bounded +5h49m30s \(3 duets: both versions at once, each with 26m30s of set-up/);
   assert.match(text, /total +\$73\.35/);
-  assert.match(text, /provisioning +1h10m \(database: dump\)/, 'the example names its dataset');
+  assert.match(text, /provisioning +1h10m \(database: dump, loaded on app0 and kept as the pristine copy; each run restores and migrates its own in its set-up\)/, 'the example names its dataset, and where its boot work is booked');
 });
 
 test('loadgate plan sets sequential and duet side by side: the same pairs expected, each duet one slot, one agent group per side', async () => {

@@ -150,9 +150,21 @@ test('the app node installs the version under test and reads the licence and dat
   assert.equal((script.match(/\| psql "\$PSQL_URL"/g) ?? []).length, 2, 'plain and gzipped dumps');
   assert.match(script, /marker_set loadgate_dataset_ready \|\| \{ echo "loadgate: the dataset was not ready within 4 hours/, 'a node never starts on a missing dataset');
   assert.match(script, /marker_set loadgate_dataset_failed && \{ echo "loadgate: app0 could not prepare the dataset/, 'nor waits 4 hours for one that failed');
-  // The pristine copy every run is restored from, and the helper that restores it.
-  assert.match(script, /create database \\"\$\$\{DB_NAME\}_pristine\\" template \\"\$DB_NAME\\"|create database \\"\$\{DB_NAME\}_pristine\\" template \\"\$DB_NAME\\"/);
+  // The loaded data becomes the pristine copy every run is restored from by a rename, not a
+  // copy; and the helper that restores it.
+  assert.match(script, /alter database \\"\$DB_NAME\\" rename to \\"\$\{DB_NAME\}_pristine\\"/);
+  assert.doesNotMatch(script, /create database \\"\$\{DB_NAME\}_(pristine|b)\\"/, 'no copy of the dump at boot');
   assert.match(script, /drop database if exists \\"\$db\\" with \(force\)/);
+});
+
+test('boot starts no Mattermost: no migration of a copy the first run restores over, and the install overlaps the dump load', () => {
+  for (const duet of ['false', 'true'] as const) {
+    const script = renderUserData('app', { ...samples.app, duet });
+    const boot = script.slice(script.lastIndexOf('\nMATTERMOST\n'));
+    assert.doesNotMatch(boot, /loadgate-mattermost( --slot b)? start/, `duet=${duet}: no start at boot`);
+    assert.ok(boot.indexOf('loadgate-mattermost install') < boot.indexOf('loadgate-dataset prepare'), 'installed before the dump load, not after it');
+    assert.ok(boot.indexOf('echo \'{}\' | /usr/local/bin/loadgate-mattermost configure') < boot.indexOf('waiting for the dataset'), 'configured before the wait');
+  }
 });
 
 test('the proxy gets the seed report nginx configuration with every app node upstream', () => {
@@ -297,10 +309,9 @@ test('a duet bench renders every role to a valid bash script under the user-data
     assert.doesNotMatch(units[0]!, /Slice=|mattermost-b/, "slot a's unit is the sequential bench's");
     assert.match(app, /if \[ "\$DUET" = true \]; then\n {2}for slot in a b; do\n {4}printf '\[Unit\]\\nDescription=loadgate duet slot %s\\n\\n\[Slice\]\\nCPUWeight=100\\n'/);
     assert.doesNotMatch(app, /AllowedCPUs|CPUAffinity|taskset/, 'no slot is pinned to cores');
-    // Slot b's database is copied from the pristine one before the marker other nodes wait for.
-    const copy = app.indexOf('create database \\"${DB_NAME}_b\\" template \\"${DB_NAME}_pristine\\"');
-    assert.ok(copy > 0 && copy < app.indexOf('insert into loadgate_dataset_ready'), 'slot b database before the marker');
-    assert.ok(app.indexOf('loadgate-mattermost --slot b start 1800') > app.indexOf('/usr/local/bin/loadgate-mattermost start 1800'), 'slot b comes up after slot a');
+    // Slot b is installed and configured beside slot a; its database comes from its first restore.
+    assert.ok(app.indexOf('loadgate-mattermost --slot b install') > app.indexOf('/usr/local/bin/loadgate-mattermost install'), 'slot b after slot a');
+    assert.doesNotMatch(app, /_b\\" template/, 'no copy for slot b at boot');
   } finally {
     rmSync(work, { recursive: true, force: true });
   }

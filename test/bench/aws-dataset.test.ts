@@ -160,23 +160,33 @@ test('user data prepares the dataset as load-test-ng does: harmless dump errors 
     const done = prepare(`file://${dump}.gz`);
     assert.equal(done.status, 0, done.stderr);
     // The load went on past the errors; they are counted where the readiness check reads them.
-    assert.equal(pg.psql('ltdb', 'select count(*) from posts').trim(), '200');
+    assert.equal(pg.psql('ltdb_pristine', 'select count(*) from posts').trim(), '200');
     const report = readFileSync(join(dir, 'dataset-load.txt'), 'utf8');
     assert.match(report, /^dump-load-errors: 2$/m, report);
     assert.match(report, /^dump-load-error: .*transaction_timeout/m);
     assert.match(report, /^dump-load-error: .*role "mmuser" does not exist/m);
-    // No copy any server starts on keeps the dump's licence: Mattermost would prefer it to the
-    // bench's file and, expired, remove it at start (platform/license.go, app/server.go).
-    for (const db of ['ltdb', 'ltdb_pristine', 'ltdb_b']) {
-      assert.equal(pg.psql(db, 'select count(*) from licenses').trim(), '0', db);
-      assert.equal(pg.psql(db, 'select name from systems order by name').trim(), 'Version', db);
-      assert.equal(pg.psql(db, 'select count(*) from users').trim(), '30', db);
-    }
+    // The loaded data became the pristine copy by name: no second copy, and no slot's
+    // database yet (each slot's first restore makes it). It keeps no licence of the dump:
+    // Mattermost would prefer it to the bench's file and, expired, remove it at start
+    // (platform/license.go, app/server.go).
+    const databases = pg.psql('postgres', "select string_agg(datname, ',' order by datname) from pg_database where datname like 'ltdb%'").trim();
+    assert.equal(databases, 'ltdb_pristine');
+    assert.equal(pg.psql('ltdb_pristine', 'select count(*) from licenses').trim(), '0');
+    assert.equal(pg.psql('ltdb_pristine', 'select name from systems order by name').trim(), 'Version');
+    assert.equal(pg.psql('ltdb_pristine', 'select count(*) from users').trim(), '30');
     assert.equal(pg.psql('postgres', 'select count(*) from loadgate_dataset_ready').trim(), '1', 'the marker the other nodes wait for');
+    // Each slot's restore makes its database from it.
+    for (const slot of ['a', 'b']) {
+      const restore = spawnSync('bash', [helper, '--slot', slot, 'restore'], { encoding: 'utf8' });
+      assert.equal(restore.status, 0, restore.stderr);
+    }
+    for (const db of ['ltdb', 'ltdb_b']) assert.equal(pg.psql(db, 'select count(*) from users').trim(), '30', db);
 
     // Too many errors: loud, early, and the other nodes stop waiting.
     pg.psql('postgres', 'drop table loadgate_dataset_ready');
     pg.psql('postgres', 'drop database ltdb');
+    pg.psql('postgres', 'drop database ltdb_b');
+    pg.psql('postgres', 'drop database ltdb_pristine');
     pg.psql('postgres', 'create database ltdb');
     const refused = prepare(`file://${dump}`, { LOADGATE_DUMP_MAX_ERRORS: '1' });
     assert.equal(refused.status, 1);

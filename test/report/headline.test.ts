@@ -34,14 +34,14 @@ test('the duet sample (a pass) opens with the verdict, why in plain words and wh
   const report = renderMarkdown(c, [], tol.listing);
   const top = firstScreen(report);
   assert.match(top, /^\*\*Verdict: ✅ PASS\*\*$/m);
-  assert.match(top, /^\*\*Why\*\*: Supported users in the unbounded test fell 0\.16%, well inside the 5% fall at which the gate fails, and the other 10 gating checks also stayed inside/m);
+  assert.match(top, /^\*\*Why\*\*: Supported users in the unbounded test fell 0\.16%, well inside its 5% tolerance \(it fails reliably only near its 10% material fall\), and the other 10 gating checks also passed\.$/m);
   assert.match(top, /^\*\*What to do next\*\*: Nothing: proceed with the release\.$/m);
   assert.doesNotMatch(top, STATISTICS);
   // The statistics are further down, under their own heading, after the results.
   const stats = report.indexOf('## How the gate decided (statistics)');
   assert.ok(stats > report.indexOf('## Results'), 'statistics after the results');
   assert.match(report.slice(stats), /sequential probability ratio test/);
-  assert.match(report, /\| Check \| Test \| 1\.162\.0 \| 1\.163\.2 \| Delta \| Interval \| Fails at \| Result \|/);
+  assert.match(report, /\| Check \| Test \| 1\.162\.0 \| 1\.163\.2 \| Delta \| Interval \| Tolerance \| Material change \| Result \|/);
 });
 
 test('the sequential sample (inconclusive): the first screen names the undecided checks and the next step, with no Λ and no "Watch" for a context check that did not move', async () => {
@@ -61,10 +61,10 @@ test('the sequential sample (inconclusive): the first screen names the undecided
   assert.match(report, /\| CPU per user \(stable phase\) \(context\) \| bounded \|.*\| no evidence of change \|/);
 });
 
-test('a fail says which check failed, by how much against the change at which it fails, and where to look', () => {
+test('a fail says which check failed, by how much against its tolerance and material change, and where to look', () => {
   const c = compareRuns([bounded('1.0.0'), bounded('1.0.0', 1)], [bounded('1.1.0', 0, { apiFactor: 1.5 }), bounded('1.1.0', 1, { apiFactor: 1.5 })], tol);
   assert.equal(c.verdict.verdict, 'fail');
-  assert.match(whySentence(c.verdict), /^API time, (average|p99) rose \d+%, beyond the \d+% rise at which the gate fails; API time, (average|p99) rose \d+%, beyond/);
+  assert.match(whySentence(c.verdict), /^API time, (average|p99) rose \d+%, (past its \d+% tolerance toward|beyond) its \d+% material rise; API time, (average|p99) rose \d+%, (past|beyond)/);
   assert.match(nextStep(c.verdict), /^Hold the release\. Look first at API time, (average|p99) in the bounded test/);
   assert.doesNotMatch(firstScreen(renderMarkdown(c, [], tol.listing), 8), STATISTICS);
 });
@@ -81,7 +81,7 @@ test('the check run leads with the verdict, why and the next step, shows heap in
   assert.doesNotMatch(text.slice(0, stats), STATISTICS);
   const heap = lines.find((l) => l.includes('| Heap in use'));
   assert.match(heap ?? '', /\| \d+\.\d MiB \| \d+\.\d MiB \|/);
-  assert.match(text, /\| Test \| Metric \| Baseline \| Candidate \| Change \| Interval \| Fails at \| Result \|/);
+  assert.match(text, /\| Test \| Metric \| Baseline \| Candidate \| Change \| Interval \| Tolerance \| Material change \| Result \|/);
 });
 
 test('undecided at the most pairs the gate runs: why names the open checks, next says how many more pairs would likely decide', () => {
@@ -93,11 +93,11 @@ test('undecided at the most pairs the gate runs: why names the open checks, next
   assert.doesNotMatch(whySentence(verdict), STATISTICS);
 });
 
-test('a fail of three or more checks names the two nearest their fail lines and counts the others', () => {
+test('a fail of three or more checks names the two farthest past their tolerances and counts the others', () => {
   const c = compareRuns([bounded('1.0.0'), bounded('1.0.0', 1)], [bounded('1.1.0', 0, { apiFactor: 1.5 }), bounded('1.1.0', 1, { apiFactor: 1.5 })], tol);
   const failed = c.verdict.checks.filter((x) => x.gating && x.verdict === 'fail');
   assert.equal(failed.length, 2);
   const third = { ...(failed[0] as (typeof failed)[number]), id: 'other.apiAvg', test: 'other' };
   const why = whySentence({ ...c.verdict, checks: [...c.verdict.checks, third] });
-  assert.match(why, /^API time, (average|p99) .*rose \d+%, beyond .*; API time, (average|p99) .*rose \d+%, beyond .*, and 1 other check failed too\.$/);
+  assert.match(why, /^API time, (average|p99) .*rose \d+%, (past|beyond) .*; API time, (average|p99) .*rose \d+%, (past|beyond) .*, and 1 other check failed too\.$/);
 });

@@ -66,7 +66,8 @@ test('setup.sh installs what the gate runs; with --tests also the test-only tool
   assert.equal(gate.status, 0, gate.stderr);
   const installed = (call: string[] | undefined) => call?.slice(call.indexOf('--no-install-recommends') + 1);
   assert.deepEqual(installed(calls('apt-get').find((c) => c.includes('install'))), ['fonts-dejavu-core', 'python3-venv']);
-  assert.deepEqual(calls('npm'), [['ci', '--omit=dev', '--no-audit', '--no-fund', '--loglevel=error']]);
+  // Every npm package is a devDependency (the published package is the bundle): the gate installs them all.
+  assert.deepEqual(calls('npm'), [['ci', '--no-audit', '--no-fund', '--loglevel=error']]);
   assert.deepEqual(calls('go'), [], 'k6 is cached; act and actionlint are not the gate\'s');
   // Without a cached k6 the gate's set-up builds none either: loadgate builds it beside the Synapse installs.
   rmSync(join(root, '.cache/loadgate/k6/v1.4.2/k6'));
@@ -74,7 +75,7 @@ test('setup.sh installs what the gate runs; with --tests also the test-only tool
   assert.deepEqual(calls('go'), [], 'k6 is left to the gate\'s own set-up');
   writeFileSync(join(root, '.cache/loadgate/k6/v1.4.2/k6'), '', { mode: 0o755 });
 
-  // A gate-only install is in place: --tests adds the devDependencies and the test-only tools.
+  // An install without the devDependencies (an older gate-only one) is in place: --tests redoes it and adds the test-only tools.
   mkdirSync(join(root, 'node_modules'));
   writeFileSync(join(root, 'node_modules/.package-lock.json'), '{}\n');
   utimesSync(join(root, 'package-lock.json'), new Date(0), new Date(0));

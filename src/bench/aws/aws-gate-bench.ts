@@ -22,6 +22,7 @@ import { BenchExpiry } from './expiry.ts';
 import { slotOverheadSec } from '../../aws/cost.ts';
 import { RunSnapshots } from './snapshots.ts';
 import { SsmShell } from './ssm-shell.ts';
+import { datasetLoginOnce } from '../../chat-servers/mattermost/dataset-login.ts';
 
 /**
  * `loadgate run` on a provisioned AWS bench (bench.json from `loadgate tf-outputs`): the
@@ -191,6 +192,7 @@ export class AwsGateBench implements GateBench {
         ...(deps.admin ? { admin: deps.admin } : {}),
         ...(slot ? { group: { agentIndices: slot.agentIndices, proxyUrl: slot.proxyUrl, prometheusUrl: slot.prometheusUrl } } : {}),
       }),
+      checkAccounts: accountsCheck(aws.usersFile, bench, deps, this.apps, slot),
       snapshots: new RunSnapshots({
         grafanaUrl: deps.grafanaUrl ?? bench.metrics.grafanaUrl,
         token,
@@ -376,6 +378,7 @@ export class AwsGateBench implements GateBench {
         prometheus: rig.prometheus,
         appNodes: rig.appNodes,
         agents: rig.agents,
+        checkAccounts: rig.checkAccounts,
         snapshots: rig.snapshots,
         fingerprint: this.current,
         timing: this.timing,
@@ -398,12 +401,22 @@ export class AwsGateBench implements GateBench {
   }
 }
 
+/** The dataset's admin and a user, logged in on app0 once per slot before its first test (dataset-login.ts). */
+function accountsCheck(usersFile: string, bench: AwsBenchDescription, deps: AwsBenchDeps, apps: readonly BenchNode[], slot?: AwsBenchDescription['duetSlots'][number]): () => Promise<string[]> {
+  return datasetLoginOnce(
+    async () => ({ engine: bench.agents.engine, ...(deps.admin ? { admin: deps.admin } : {}), usersText: await readFile(usersFile, 'utf8'), usersFile, where: `app0${slot ? `, slot ${slot.slot}` : ''}` }),
+    slot?.appPort ?? 8065,
+    async (script) => (await runOnNodes(deps.shell, apps.slice(0, 1), script, "log in the dataset's admin and a user", { timeoutSec: 180 })).get('app0')?.stdout ?? '',
+  );
+}
+
 /** What one slot of the bench is: a sequential run has one, a duet two. */
 interface SlotRig {
   slot?: 'a' | 'b';
   prometheus: PrometheusClient;
   appNodes: AppNodes;
   agents: LoadAgents;
+  checkAccounts: () => Promise<string[]>;
   snapshots: RunSnapshots;
 }
 

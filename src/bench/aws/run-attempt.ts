@@ -26,6 +26,8 @@ export interface AwsRunDeps extends Pick<RunStage, 'signal' | 'clock' | 'hints' 
   fingerprint: BenchFingerprint;
   timing: { scrapeIntervalSec: number; rateWindowSec: number; watchIntervalSec: number };
   maxEngineCpuPercent: number;
+  /** Logs in the dataset's admin and a user once Mattermost answers, before the first test (dataset-login.ts); returns notes. */
+  checkAccounts?: () => Promise<string[]>;
   /**
    * `profile: on`: the server's profiler, attached to the slot when its test starts, with
    * the bench's continuous profiler (the metrics node's Pyroscope) and a scratch directory
@@ -95,8 +97,9 @@ export class AwsAttempt implements RunAttempt {
     d.progress.info(`preparing the app nodes for Mattermost ${side.label}`);
     try {
       this.versions = await d.appNodes.prepare({ label: side.label, ...(side.build ? {} : { version: side.version }), releaseUrl: side.releaseUrl, configPatch: side.configPatch });
+      for (const note of (await d.checkAccounts?.()) ?? []) d.progress.info(note);
     } catch (error) {
-      // An unlicensed server (or another problem of the bench's inputs) stops the gate: no later run could be judged.
+      // An unlicensed server, a refused admin or user (or another problem of the bench's inputs) stops the gate: no later run could be judged.
       if (error instanceof InputError) d.report.broken(error.message);
       throw error;
     }

@@ -4,12 +4,12 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { ChannelCategory, OrderedChannelCategories } from '@mattermost/types/channel_categories';
 import type { Channel, ChannelMembership } from '@mattermost/types/channels';
 import type { StatusOK } from '@mattermost/types/client4';
-import type { ClientLicense } from '@mattermost/types/config';
+import type { ClientConfig, ClientLicense } from '@mattermost/types/config';
 import type { Post as MattermostPost, PostAcknowledgement, PostList, PostPriorityMetadata } from '@mattermost/types/posts';
 import type { Reaction } from '@mattermost/types/reactions';
 import type { Team, TeamUnread } from '@mattermost/types/teams';
 import type { UserThread, UserThreadList } from '@mattermost/types/threads';
-import type { UserProfile, UserStatus } from '@mattermost/types/users';
+import type { UserProfile, UserStatus, UsersStats } from '@mattermost/types/users';
 import type { UserReport } from '@mattermost/types/reports';
 
 /**
@@ -169,6 +169,9 @@ export class MattermostStandIn {
   private readonly categories = new Map<string, Category>();
   baseUrl = '';
 
+  /** The client config's sign-up settings (bench defaults: all open, as load-test-ng's deployer sets them). */
+  signUp: Pick<ClientConfig, 'EnableOpenServer' | 'EnableUserCreation' | 'EnableSignUpWithEmail'> = { EnableOpenServer: 'true', EnableUserCreation: 'true', EnableSignUpWithEmail: 'true' };
+
   /** `admin`: the account has the system_admin role (model.SystemAdminRoleId). */
   addUser(login: string, password: string, admin = false): void {
     this.users.set(login, { id: id(), password, roles: admin ? 'system_user system_admin' : 'system_user' });
@@ -324,12 +327,21 @@ export class MattermostStandIn {
 
     if (route === 'GET /system/ping') return send(200, OK);
     // No session needed. format=old: every value a string; IsLicensed "true"/"false" (api4/license.go getClientLicense).
-    if (route === 'GET /license/client') return send(200, { IsLicensed: String(this.licensed), SkuShortName: this.licensed ? 'enterprise' : '' } satisfies ClientLicense);
+    // utils/license.go GetClientLicense: Users is the licence's seats (Features.Users), kept by the sanitized form too.
+    if (route === 'GET /license/client') {
+      const licence: ClientLicense = { IsLicensed: String(this.licensed), SkuShortName: this.licensed ? 'enterprise' : '' };
+      if (this.licensed) licence.Users = String(this.databaseLicence?.users ?? this.licenceFile?.users ?? 1000);
+      return send(200, licence);
+    }
+
+    // No session needed, format=old: strings (api4/config.go getClientConfig); what a sign-up needs.
+    if (route === 'GET /config/client') return send(200, { ...this.signUp } satisfies Partial<ClientConfig>);
 
     if (this.failing.has(route)) return send(500, { id: 'app.error', message: 'stand-in failure', status_code: 500 });
     if (route === 'POST /users/login') {
       const user = this.users.get(String(body.login_id));
-      if (!user || user.password !== body.password) return send(401, { id: 'api.user.login.invalid_credentials', status_code: 401 });
+      // api4/user.go login masks an unknown account and a wrong password alike (sign-in by email and username, no SSO).
+      if (!user || user.password !== body.password) return send(401, { id: 'api.user.login.invalid_credentials_email_username', status_code: 401 });
       const token = randomBytes(13).toString('hex');
       this.tokens.set(token, user.id);
       return send(200, me(user.id), { Token: token });
@@ -337,6 +349,14 @@ export class MattermostStandIn {
     const userId = this.tokens.get((req.headers.authorization ?? '').replace(/^Bearer /, ''));
     if (!userId) return send(401, { id: 'api.context.session_expired.app_error', status_code: 401 });
     const isAdmin = me(userId).roles.split(' ').includes('system_admin');
+
+    // api4/user.go getUserByEmail (session required): the account, or 404 (app/user.go GetUserByEmail, MissingAccountError).
+    if (method === 'GET' && path.startsWith('/users/email/')) {
+      const found = this.users.get(decodeURIComponent(path.slice('/users/email/'.length)));
+      return found ? send(200, me(found.id)) : send(404, { id: 'app.user.missing_account.const', status_code: 404 });
+    }
+    // api4/user.go getTotalUsersStats: the active users (UsersStats).
+    if (route === 'GET /users/stats') return send(200, { total_users_count: this.users.size } satisfies UsersStats);
 
     const segment = (i: number): string => path.split('/')[i] ?? '';
     const postList = (posts: Post[]): Posts => ({ order: posts.map((p) => p.id).reverse(), posts: Object.fromEntries(posts.map((p) => [p.id, p])) });
