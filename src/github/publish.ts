@@ -18,6 +18,8 @@ import { assertNoSecrets, findSecrets, type NamedSecret } from './secret-scan.ts
 import { readVerdict } from './verdict-file.ts';
 import type { VerdictFile, Verdict } from '../results/verdict-schema.ts';
 import type { Outputs } from './outputs.ts';
+import { GITHUB_HOSTED_JOB_LIMIT_MINUTES } from '../aws/job-limits.ts';
+import { mostPairsFitRunJobs } from '../aws/run-jobs-fit.ts';
 
 export interface PublishContext {
   env: GitHubEnv;
@@ -102,6 +104,8 @@ export interface FinishOptions {
   config?: GateConfig | undefined;
   /** Where the report pull request goes; undefined: the calling repository. */
   reports?: ReportsRepository | undefined;
+  /** The runners' job limit (the workflow's runner-limit-minutes): how many pairs one continuation's run jobs hold. */
+  runnerLimitMinutes?: number | undefined;
 }
 
 /** The next steps' context, with what a continuation of this gate costs when the config is known. */
@@ -110,7 +114,17 @@ function nextStepsFor(ctx: PublishContext, options: FinishOptions, verdict: Verd
   const config = options.config;
   if (!config || !verdict) return base;
   const tests = [...new Set(verdict.checks.map((c) => c.test))].filter((t) => config.tests.some((c) => c.name === t));
-  return { ...base, estimate: (more) => continuationEstimate(config, tests, config.bench.kind, more) };
+  return { ...base, estimate: (more) => continuationEstimate(config, tests, config.bench.kind, more), mostMorePairs: mostMorePairs(config, tests, options.runnerLimitMinutes) };
+}
+
+/** On AWS, the most pairs one continuation's run jobs hold, so that the advice is one the workflow accepts. */
+function mostMorePairs(config: GateConfig, tests: readonly string[], limitMinutes = GITHUB_HOSTED_JOB_LIMIT_MINUTES): number | undefined {
+  if (config.bench.kind !== 'aws') return undefined;
+  try {
+    return mostPairsFitRunJobs({ ...config, tests: config.tests.filter((t) => tests.includes(t.name)) }, limitMinutes);
+  } catch {
+    return undefined;
+  }
 }
 
 export interface FinishResult {
