@@ -2,7 +2,8 @@
 # Check run and report pull request. env: LG_MODE (start|finish|abort|scan), LG_BASELINE,
 # LG_CANDIDATE, LG_SHA, LG_CONFIG, LG_TESTS, LG_REPEATS, LG_BENCH, LG_MAX_COST, LG_MAX_REPEATS, LG_CONTINUE_FROM, LG_REPORT,
 # LG_EARLIER_PAIRS, LG_CHECK_RUN_ID, LG_CHECK_NAME, LG_BASELINE_CHOICE, LG_GATE_RESULT, LG_REPORT_WITHHELD,
-# LG_FAIL_ON_VERDICT, LG_PROBLEM, LG_REPORTS_REPOSITORY, LG_RUNNER_LIMIT_MINUTES; GITHUB_TOKEN, LOADGATE_REPORTS_TOKEN.
+# LG_FAIL_ON_VERDICT, LG_PROBLEM, LG_REPORTS_REPOSITORY, LG_RUNNER_LIMIT_MINUTES, LG_TOKEN_PROBLEM,
+# LG_REPORTS_TOKEN_PROBLEM; GITHUB_TOKEN, LOADGATE_REPORTS_TOKEN.
 # shellcheck source=action/lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
@@ -42,5 +43,7 @@ else
   if [ "${LG_FAIL_ON_VERDICT:-true}" = true ]; then args+=(--fail-on-verdict); fi
   if [ -n "${LG_REPORTS_REPOSITORY:-}" ]; then args+=(--reports-repository "$LG_REPORTS_REPOSITORY"); fi
   if [ -n "${LG_RUNNER_LIMIT_MINUTES:-}" ]; then args+=(--runner-limit-minutes "$LG_RUNNER_LIMIT_MINUTES"); fi
+  if [ -n "${LG_TOKEN_PROBLEM:-}" ]; then args+=(--token-problem "$LG_TOKEN_PROBLEM"); fi
+  if [ -n "${LG_REPORTS_TOKEN_PROBLEM:-}" ]; then args+=(--reports-token-problem "$LG_REPORTS_TOKEN_PROBLEM"); fi
 fi
 loadgate "${args[@]}"

@@ -38,6 +38,11 @@ const CLEAN_INPUTS = {
   INPUT_CONTINUE_FROM: undefined,
   INPUT_MODE: undefined,
   INPUT_CONFIG_AT_TAG: undefined,
+  INPUT_EARLIER_REPORT: undefined,
+  INPUT_REPORTS_REPOSITORY: undefined,
+  INPUT_HAVE_REPORTS_TOKEN: undefined,
+  INPUT_HAVE_APP: undefined,
+  GITHUB_REPOSITORY: 'octo-org/chat-server',
   GITHUB_WORKFLOW_REF: undefined,
   GITHUB_EVENT_NAME: undefined,
   GITHUB_REF: undefined,
@@ -88,6 +93,9 @@ test('check-inputs --json', async () => {
     'continue-from': '',
     'earlier-pairs': '',
     'new-pairs-at-most': 3,
+    'reports-owner': '',
+    'reports-name': '',
+    'reports-app-token': false,
     'config-problem': '',
   });
 });
@@ -200,6 +208,29 @@ test("check-inputs of a continuation reads the earlier gate's report: every pair
     assert.match(String(r.out['config-problem']), pattern, 'the reason reaches the check run (publish --mode abort)');
     assert.equal(r.out.candidate, 'v11.0.1-rc2');
   }
+});
+
+test('check-inputs validates reports-repository before the bench: its form, that something can write there, and whether to mint the App token for it', async () => {
+  const env = { ...CLEAN_INPUTS, INPUT_CANDIDATE: CANDIDATE, INPUT_BASELINE: BASELINE, INPUT_CONFIG: CONFIG };
+  const run = async (extra: Record<string, string>) => {
+    const r = await runCli(['check-inputs', '--json'], { ...env, ...extra });
+    return { ...r, out: r.out ? (JSON.parse(r.out) as Record<string, unknown>) : {} };
+  };
+  const viaApp = await run({ INPUT_REPORTS_REPOSITORY: 'octo-org/perf-reports', INPUT_HAVE_APP: 'true' });
+  assert.equal(viaApp.code, 0, viaApp.err);
+  assert.deepEqual([viaApp.out['reports-owner'], viaApp.out['reports-name'], viaApp.out['reports-app-token']], ['octo-org', 'perf-reports', true]);
+  // With the reports-token secret, the App's token is never minted for it.
+  const viaToken = await run({ INPUT_REPORTS_REPOSITORY: 'octo-org/perf-reports', INPUT_HAVE_APP: 'true', INPUT_HAVE_REPORTS_TOKEN: 'true' });
+  assert.equal(viaToken.out['reports-app-token'], false);
+  const none = await run({ INPUT_REPORTS_REPOSITORY: 'octo-org/perf-reports' });
+  assert.equal(none.code, 3);
+  assert.match(none.err, /reports-repository: octo-org\/perf-reports is another repository than octo-org\/chat-server, and the workflow's own token reaches only that one; pass the reports-token secret/);
+  assert.match(String(none.out['config-problem']), /reports-repository: /, 'the check run says why');
+  const malformed = await run({ INPUT_REPORTS_REPOSITORY: 'perf-reports', INPUT_HAVE_APP: 'true' });
+  assert.equal(malformed.code, 3);
+  assert.match(malformed.err, /reports-repository: "perf-reports" is not owner\/name of a GitHub repository/);
+  // The calling repository itself needs nothing more.
+  assert.equal((await run({ INPUT_REPORTS_REPOSITORY: 'octo-org/chat-server' })).code, 0);
 });
 
 test('check-inputs passes a validated max-cost and refuses anything else', async () => {

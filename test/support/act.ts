@@ -14,11 +14,13 @@ export const ROOT = resolve(import.meta.dirname, '..', '..');
 const NOOP = join(ROOT, 'test/support/github-standin/act-noop-action');
 const CHECKOUT = join(ROOT, 'test/support/github-standin/act-checkout-action');
 const AWS_CREDENTIALS = join(ROOT, 'test/support/github-standin/act-aws-credentials-action');
+const APP_TOKEN = join(ROOT, 'test/support/github-standin/act-create-github-app-token-action');
 
 /** Remote actions that steps run under act, each with its stand-in; the rest become the no-op. */
 function standInFor(action: string): string {
   if (action.startsWith('actions/checkout@')) return CHECKOUT;
   if (action.startsWith('aws-actions/configure-aws-credentials@')) return AWS_CREDENTIALS;
+  if (action.startsWith('actions/create-github-app-token@')) return APP_TOKEN;
   return NOOP;
 }
 
@@ -39,7 +41,7 @@ export function withoutQueue(source: string): string {
   return kept;
 }
 
-/** Every `owner/name@sha` the workflows use, each replaced: checkout and the AWS credentials by their stand-ins, the rest by the no-op. */
+/** Every `owner/name@sha` the workflows use, each replaced: checkout, the AWS credentials and the App token by their stand-ins, the rest by the no-op. */
 export function replacedActions(workflowFiles: string[]): string[] {
   const uses = new Set<string>();
   for (const file of workflowFiles) {

@@ -6,6 +6,7 @@ import { callerWorkflowPath } from '../../github/env.ts';
 import { emitOutputs } from '../../github/outputs.ts';
 import { checkContinuation, readEarlierGate } from '../../inputs/continuation.ts';
 import { loadGateConfigInput } from '../../inputs/gate-config.ts';
+import { validateReportsRepository, type ReportsTarget } from '../../inputs/reports-repository.ts';
 import { InputError } from '../../util/errors.ts';
 import { validateConfigPath, validateGateInputs, DEFAULT_CONFIG_PATH, type GateInputs, type RawGateInputs } from '../../inputs/validate.ts';
 import { defineCommand, flag, type FlagTable } from '../../util/flags.ts';
@@ -32,6 +33,9 @@ const INPUTS = fromEnv({
   'max-repeats': flag.optional('N', z.string(), "Most pairs while undecided (1-20); empty: the config's maxRepeats"),
   'continue-from': flag.optional('RUN_ID', z.string(), 'Workflow run id of an earlier, inconclusive gate (or calibration) to continue (a gate needs max-repeats)'),
   'earlier-report': flag.optional('DIR', z.string(), "With continue-from: that run's loadgate-report artifact, downloaded; its verdict.json says the pairs it ran and what it compared"),
+  'reports-repository': flag.optional('OWNER/NAME', z.string(), 'The repository that gets the report pull request; empty: this one'),
+  'have-reports-token': flag.optional('true|false', z.enum(['true', 'false', '']), 'Whether the reports-token secret is set (never its value)'),
+  'have-app': flag.optional('true|false', z.enum(['true', 'false', '']), 'Whether a GitHub App is named (app-client-id)'),
   mode: flag.optional('gate|calibrate', z.string(), 'gate (empty): compare the candidate with a baseline; calibrate: run the candidate on both sides for repeats A/A pairs and measure the noise model'),
   'config-at-tag': flag.optional(
     'true|false',
@@ -92,7 +96,7 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
   const env = envSchema.parse(process.env);
   // Where the candidate came from: the event and the pushed ref.
   const context = await readActionsContext();
-  const { 'config-at-tag': _atTag, 'earlier-report': _earlier, ...gateInputs } = INPUTS;
+  const { 'config-at-tag': _atTag, 'earlier-report': _earlier, 'reports-repository': _reports, 'have-reports-token': _token, 'have-app': _app, ...gateInputs } = INPUTS;
   const raw: RawGateInputs = {
     ...Object.fromEntries(Object.keys(gateInputs).map((name) => [camelCase(name), flags[name as keyof typeof INPUTS] ?? env[envName(name)]])),
     eventName: context.eventName,
@@ -119,7 +123,8 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
   const continued = await continuation(raw, config, flags['earlier-report'] ?? env.INPUT_EARLIER_REPORT);
   const inputs = continued.inputs;
   const baseline = continued.baseline;
-  const problem = configError ?? continued.error;
+  const reports = reportsTarget(flags, env, context.repository);
+  const problem = configError ?? continued.error ?? reports.error;
   const outputs = {
     mode: inputs.mode,
     candidate: inputs.candidate,
@@ -136,6 +141,10 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
     'continue-from': inputs.continueFrom ?? '',
     'earlier-pairs': inputs.earlierPairs || '',
     'new-pairs-at-most': inputs.newPairsAtMost,
+    // Validated here, before the bench: the publish job writes there with these.
+    'reports-owner': reports.target?.owner ?? '',
+    'reports-name': reports.target?.repo ?? '',
+    'reports-app-token': reports.target?.mintAppToken ?? false,
     // Why the gate cannot start (the config cannot be read, the earlier gate cannot be
     // continued), for the check run that publish --mode abort completes.
     'config-problem': problem ? problem.message.replace(/[\r\n]+/g, ' ').slice(0, 3900) : '',
@@ -149,6 +158,17 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
   }
   if (problem) throw problem;
   return 0;
+}
+
+/** The reports repository, or why it cannot be written (the gate then stops here, saying so in its check run). */
+function reportsTarget(flags: { [K in keyof typeof INPUTS]?: string | undefined }, env: Record<string, string | undefined>, repository: string | undefined): { target: ReportsTarget | null; error?: InputError } {
+  const given = (name: 'reports-repository' | 'have-reports-token' | 'have-app') => flags[name] ?? env[envName(name)];
+  try {
+    return { target: validateReportsRepository(given('reports-repository'), { repository, reportsToken: given('have-reports-token') === 'true', app: given('have-app') === 'true' }) };
+  } catch (error) {
+    if (!(error instanceof InputError)) throw error;
+    return { target: null, error };
+  }
 }
 
 /**

@@ -54,6 +54,8 @@ const publishCommand = defineCommand({
       'Where the report pull request goes (finish; default: GITHUB_REPOSITORY), written with LOADGATE_REPORTS_TOKEN',
     ),
     problem: flag.optional('TEXT', z.string().min(1).max(4000), 'Why the gate could not start: when --config reads (abort), or a job before the bench failed on it (finish, e.g. the preflight)'),
+    'token-problem': flag.optional('TEXT', z.string().min(1).max(1000), "Why the publish job has no GitHub App token (finish): said in the check run"),
+    'reports-token-problem': flag.optional('TEXT', z.string().min(1).max(1000), 'Why there is no token for --reports-repository (finish): said in the check run'),
     'runner-limit-minutes': flag.optional('N', runnerLimitSchema, "The runners' job limit (finish): the continuation advised on AWS fits its run jobs (default: 360)"),
   },
   notes: `The check run is always completed with the verdict, even when the report pull request
@@ -137,8 +139,9 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
     gateProblem: flags.problem ? `the gate could not start: ${flags.problem}` : gateProblem(flags['report-withheld'], flags['gate-result']),
     configPath,
     config,
-    reports: reportsRepository(flags['reports-repository']),
+    reports: reportsRepository(flags['reports-repository'], flags['reports-token-problem']),
     runnerLimitMinutes: flags['runner-limit-minutes'],
+    tokenProblem: flags['token-problem'],
   });
   emitOutputs(result.outputs, io, githubOutput);
   await writeJobSummary(result.summary);
@@ -149,10 +152,10 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
 }
 
 /** The reports repository and its token (LOADGATE_REPORTS_TOKEN), when one is named. */
-function reportsRepository(name: string | undefined): ReportsRepository | undefined {
+function reportsRepository(name: string | undefined, tokenProblem: string | undefined): ReportsRepository | undefined {
   if (!name) return undefined;
   const [owner, repo] = name.split('/') as [string, string];
-  return { owner, repo, token: process.env.LOADGATE_REPORTS_TOKEN || undefined };
+  return { owner, repo, token: process.env.LOADGATE_REPORTS_TOKEN || undefined, tokenProblem };
 }
 
 /** Why there may be no verdict, from the gate jobs' outputs. */
