@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { runOnNodes, type BenchNode, type RemoteShell } from './remote-shell.ts';
+import { SSM_STDOUT_LIMIT } from './ssm-shell.ts';
 import { aggregateGoCpuProfile, type GoCpuProfile } from '../../chat-servers/mattermost/pprof.ts';
 
 /**
@@ -15,10 +16,12 @@ import { aggregateGoCpuProfile, type GoCpuProfile } from '../../chat-servers/mat
  * listener's WriteTimeout (ServiceSettings.WriteTimeout, 300 s by default).
  *
  * The listener is private to the VPC, so the node fetches the profile itself into a file,
- * then hands it back in base64 chunks: SSM's list-command-invocations returns only the
- * first 2,500 characters of a command's output (docs/aws.md).
+ * then hands it back in base64 parts as large as SSM returns: GetCommandInvocation gives
+ * the first 24,000 characters of a command's stdout (ssm-shell.ts), 18,000 bytes in base64.
+ * Reading it whole would need an S3 bucket for the command output, which the bench's
+ * instance roles cannot write.
  */
-export const PROFILE_CHUNK_BYTES = 1800;
+export const PROFILE_CHUNK_BYTES = (SSM_STDOUT_LIMIT / 4) * 3;
 
 const HEADER = 'set -euo pipefail\nhome="${LOADGATE_HOME:-/var/lib/loadgate}"\n';
 
