@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { OpenAPIBackend, ParsedRequest } from 'openapi-backend';
 import { AppError, accountInstallation, appForJwt, createApp, isJwt, mintToken, repoInstallation, type App, type AppOptions } from './apps.ts';
 import { GitError, GitStore, type TreeWriteEntry } from './git-store.ts';
+import { importGitRepository } from './git-import.ts';
 import { loadGitHubApi, type ServedOperation } from './spec.ts';
 
 /**
@@ -175,7 +176,7 @@ export class GitHubStandin {
   /** GitHub Apps (apps.ts), with their private keys. */
   readonly apps: App[];
   /** Installation tokens minted, in order: what each App got, for which repositories. */
-  readonly minted: { app: string; repositories: string[]; permissions: Record<string, string> }[] = [];
+  readonly minted: { app: string; repositories: string[]; permissions: Record<string, string>; atMs: number }[] = [];
   /** The other repositories served on this API, by owner/name. */
   private readonly others = new Map<string, GitHubStandin>();
 
@@ -229,6 +230,17 @@ export class GitHubStandin {
 
   get repoHtmlUrl(): string {
     return `https://github.com/${this.owner}/${this.repo}`;
+  }
+
+  /**
+   * Serves a local git repository's history, branches and tags under git's own SHAs: what a
+   * checkout of it holds is then what the API says, SHA for SHA. Its branch of the stand-in's
+   * default branch's name must exist.
+   */
+  importGit(dir: string): void {
+    const { refs } = importGitRepository(this.git, dir);
+    if (!refs.has(`refs/heads/${this.defaultBranch}`)) throw new Error(`${dir} has no branch ${this.defaultBranch}, the stand-in's default branch`);
+    for (const [name, sha] of refs) this.refs.set(name, sha);
   }
 
   /** Adds a commit on the default branch and returns its SHA (for a candidate tag). */
@@ -460,7 +472,7 @@ export class GitHubStandin {
       // GitHub names the permissions with "_" (pull_requests); the token table as scopes ("pull-requests").
       const scopes = Object.fromEntries(Object.entries(minted.permissions).map(([k, v]) => [k.replaceAll('_', '-'), v])) as Partial<Record<Scope, Access>>;
       this.tokens[minted.token] = { permissions: scopes, repositories: minted.repositories, app: minted.app };
-      this.minted.push({ app: app.slug, repositories: minted.repositories, permissions: minted.permissions });
+      this.minted.push({ app: app.slug, repositories: minted.repositories, permissions: minted.permissions, atMs: Date.now() });
       return {
         status: 201,
         body: { token: minted.token, expires_at: minted.expiresAt, permissions: minted.permissions, repository_selection: body.repositories ? 'selected' : 'all' },
