@@ -322,6 +322,10 @@ export function validateGateInputs(input: RawGateInputs, config?: GateConfig): G
   const runnerLimitMinutes = parseRunnerLimit(given(raw.runnerLimitMinutes));
   const tests = parseTests(given(raw.tests), config);
   const repeats = parseRepeats(given(raw.repeats), config);
+  // A duet's noise is its ratio: n duets measure n − 1 degrees of freedom, and a metric needs 2.
+  if (mode === 'calibrate' && config?.mode === 'duet' && repeats < 3) {
+    throw new InputError(`repeats: a calibration in duet mode (the config's mode: duet) needs at least 3 A/A duets, got ${repeats}: n duets measure each metric with n − 1 degrees of freedom, and fewer than 2 measure nothing`);
+  }
   const configPath = validateConfigPath(given(raw.config) ?? DEFAULT_CONFIG_PATH);
   // A calibration ends with exactly its repeats pairs: its cap is the same number.
   const maxRepeats = mode === 'calibrate' ? repeats : parseMaxRepeats(given(raw.maxRepeats), repeats);

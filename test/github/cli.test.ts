@@ -229,8 +229,11 @@ test('check-inputs validates reports-repository before the bench: its form, that
   const malformed = await run({ INPUT_REPORTS_REPOSITORY: 'perf-reports', INPUT_HAVE_APP: 'true' });
   assert.equal(malformed.code, 3);
   assert.match(malformed.err, /reports-repository: "perf-reports" is not owner\/name of a GitHub repository/);
-  // The calling repository itself needs nothing more.
+  // The calling repository itself needs nothing more; a calibration's pull request never goes there.
   assert.equal((await run({ INPUT_REPORTS_REPOSITORY: 'octo-org/chat-server' })).code, 0);
+  const calibration = await run({ INPUT_REPORTS_REPOSITORY: 'octo-org/perf-reports', INPUT_MODE: 'calibrate', INPUT_BASELINE: '', INPUT_CANDIDATE: BASELINE, INPUT_REPEATS: '3' });
+  assert.equal(calibration.code, 0, calibration.err);
+  assert.equal(calibration.out['reports-owner'], '');
 });
 
 test('check-inputs passes a validated max-cost and refuses anything else', async () => {

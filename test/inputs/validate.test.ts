@@ -130,6 +130,10 @@ test('mode calibrate: the candidate on both sides for exactly repeats A/A pairs;
     ['calibrate', 'v1.2.0', 'v1.2.0', 4, 4, 4],
   );
   assert.equal(validateGateInputs({ mode: '', candidate: 'v1.3.0-rc1' }, config).mode, 'gate');
+  // A duet measures n − 1 degrees of freedom from n duets: fewer than 3 measure nothing.
+  const duet = { ...config, mode: 'duet' as const };
+  assert.throws(() => validateGateInputs({ mode: 'calibrate', candidate: 'v1.2.0', repeats: '2' }, duet), /^InputError: repeats: a calibration in duet mode .* needs at least 3 A\/A duets, got 2/);
+  assert.equal(validateGateInputs({ mode: 'calibrate', candidate: 'v1.2.0', repeats: '3' }, duet).repeats, 3);
   // A calibration continued: repeats is the depth it ends with; the earlier calibration's pairs are reused.
   const deeper = validateGateInputs({ mode: 'calibrate', candidate: 'v1.2.0', repeats: '8', continueFrom: '123', earlierPairs: '5' }, config);
   assert.deepEqual([deeper.repeats, deeper.earlierPairs, deeper.newPairsAtMost], [8, 5, 3]);

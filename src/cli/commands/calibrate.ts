@@ -45,7 +45,7 @@ config's noiseModel is neither used nor checked (it is stale after a profile cha
       'runner-limit': { ...gate['runner-limit'], help: 'One job of a multi-job calibration on runners with this job limit (whole minutes, 30 to 7200), as for loadgate run: the job budget is the limit less 20 minutes, or a lower --job-budget' },
       'job-budget': { ...gate['job-budget'], help: 'Start no run that would end after this long (e.g. 5h30m); the calibration then stops with exit 2 and the next job goes on with --resume' },
       'stop-early': flag.toggle(
-        'The last job of a multi-job calibration: when the job budget leaves pairs to run, measure the model from the pairs completed (at least 2) rather than none, and say how to continue it for the rest',
+        'The last job of a multi-job calibration: when the job budget leaves pairs to run, measure the model from the pairs completed (at least 2, 3 in duet mode) rather than none, and say how to continue it for the rest',
       ),
     }),
   },
@@ -84,7 +84,9 @@ export async function run(argv: string[], io: CliIO, runOn: GateRunner = runGate
   const verdict = await readVerdict(options.outDir);
   if (verdict?.next === 'repeat') {
     const done = verdict.decision.pairs;
-    if (!flags['stop-early'] || done < 2) {
+    // What measures a model: 2 degrees of freedom, n − 1 from n duets, 2n − 1 from n pairs.
+    const least = options.config.mode === 'duet' ? 3 : 2;
+    if (!flags['stop-early'] || done < least) {
       io.out(`calibrate: ${done} of ${flags.runs} pairs done within the job budget; run it again with --resume and the same --out to go on`);
       return 2;
     }

@@ -123,7 +123,8 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
   const continued = await continuation(raw, config, flags['earlier-report'] ?? env.INPUT_EARLIER_REPORT);
   const inputs = continued.inputs;
   const baseline = continued.baseline;
-  const reports = reportsTarget(flags, env, context.repository);
+  // A calibration's pull request goes to this repository, never to a reports repository.
+  const reports = inputs.mode === 'calibrate' ? { target: null } : reportsTarget(flags, env, context.repository);
   const problem = configError ?? continued.error ?? reports.error;
   const outputs = {
     mode: inputs.mode,
