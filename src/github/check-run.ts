@@ -75,12 +75,12 @@ export async function startCheckRun(api: GitHubRepoApi, options: StartOptions): 
   const [latest] = await ownCheckRuns(api, options.sha, options.name);
   if (latest) {
     // Status first and alone: if GitHub keeps a completed run completed, its verdict text
-    // must not be overwritten with "Running".
-    const reopened = latest.status === 'completed' ? await api.updateCheckRun(latest.id, { status: 'in_progress', startedAt: true }) : latest;
-    if (reopened.status !== 'completed') {
-      return { checkRun: await api.updateCheckRun(latest.id, { status: 'in_progress', externalId, ...details, output }), action: 'reused' };
-    }
-    options.log?.(`GitHub kept check run #${latest.id} completed; this gate gets a new ${options.name} check run, which required checks read`);
+    // must not be overwritten with "Running". Another App's run (an earlier gate posted by a
+    // GitHub App, this one by the workflow's token, or the other way) cannot be touched.
+    const reopened = latest.status === 'completed' ? await updateOwn(api, latest.id, { status: 'in_progress', startedAt: true }, options) : latest;
+    const reused = reopened && reopened.status !== 'completed' ? await updateOwn(api, latest.id, { status: 'in_progress', externalId, ...details, output }, options) : undefined;
+    if (reused) return { checkRun: reused, action: 'reused' };
+    if (reopened) options.log?.(`GitHub kept check run #${latest.id} completed; this gate gets a new ${options.name} check run, which required checks read`);
   }
   const checkRun = await api.createCheckRun({ name: options.name, headSha: options.sha, status: 'in_progress', ...details, externalId, output });
   return { checkRun, action: 'created' };
@@ -172,12 +172,12 @@ export function finishedOutput(options: FinishOptions): { conclusion: CheckConcl
  * (only that App may complete it: a publish job left with the workflow's own token); the
  * verdict then goes on a check run of its own, which required checks of that name read.
  */
-async function updateOwn(api: GitHubRepoApi, id: number, update: Parameters<GitHubRepoApi['updateCheckRun']>[1], options: FinishOptions): Promise<CheckRun | undefined> {
+async function updateOwn(api: GitHubRepoApi, id: number, update: Parameters<GitHubRepoApi['updateCheckRun']>[1], options: { name: string; log?: ((line: string) => void) | undefined }): Promise<CheckRun | undefined> {
   try {
     return await api.updateCheckRun(id, update);
   } catch (error) {
-    if (!(error instanceof GitHubApiError && error.status === 403)) throw error;
-    options.log?.(`check run #${id} belongs to another GitHub App (${error.message}); the verdict goes on a new ${options.name} check run`);
+    if (!(error instanceof GitHubApiError && error.status === 403 && /another GitHub App/.test(error.message))) throw error;
+    options.log?.(`check run #${id} belongs to another GitHub App (only the App that created a check run may change it); this gate goes on a new ${options.name} check run`);
     return undefined;
   }
 }

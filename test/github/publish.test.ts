@@ -377,3 +377,26 @@ test("a publish job left without the GitHub App's token still completes a check 
   assert.match(runs[1]?.output.summary ?? '', /Published without the GitHub App's token\*\*: the GitHub App's token for the check run and the report could not be minted/);
   assertSchemaClean(s);
 });
+
+test("a gate posted by the workflow's token after one posted by a GitHub App (or the other way) starts a check run of its own: it may not take over another App's", async (t) => {
+  const s = await freshStandin({
+    apps: [{ clientId: 'Iv23liLoadgate', id: 901, slug: 'loadgate-octo', permissions: { checks: 'write', contents: 'read' }, installations: [{ id: 7, account: 'octo-org', repositories: 'all' }] }],
+  });
+  t.after(() => s.close());
+  const { main } = await import('../support/github-standin/act-create-github-app-token-action/mint.mjs');
+  const { mkdtempSync, readFileSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const dir = mkdtempSync(join(tmpdir(), 'lg-mint-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const app = s.apps[0]!;
+  await main({ GITHUB_REPOSITORY: s.fullName, GITHUB_REPOSITORY_OWNER: s.owner, GITHUB_OUTPUT: join(dir, 'out'), INPUT_CLIENT_ID: app.clientId, INPUT_PRIVATE_KEY: app.privateKey, INPUT_GITHUB_API_URL: s.url });
+  const appToken = /^token=(.+)$/m.exec(readFileSync(join(dir, 'out'), 'utf8'))?.[1] as string;
+  await publishStart(contextFor(s, appToken), { checkName: 'loadgate', candidate: CANDIDATE, plan: plan() });
+  const log: string[] = [];
+  const second = await publishStart(contextFor(s, undefined, log), { checkName: 'loadgate', candidate: CANDIDATE, plan: plan() });
+  assert.deepEqual(s.checkRuns.map((r) => [r.app.slug, r.status]), [['loadgate-octo', 'in_progress'], ['github-actions', 'in_progress']]);
+  assert.equal(second.outputs['check-run-id'], s.checkRuns[1]?.id);
+  assert.match(log.join('\n'), /belongs to another GitHub App/);
+  assertSchemaClean(s);
+});
