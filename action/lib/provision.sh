@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Brings the bench up and writes its description ($LOADGATE_WORK/bench.json, outputs
 # `bench` and `bench-file`).
-# env: LG_BENCH (local|aws), LG_CONFIG; aws also LG_TF_STATE_BUCKET, AWS_REGION (from the
+# env: LG_BENCH (local|aws), LG_CONFIG, LG_MODE (gate|calibrate); aws also LG_TF_STATE_BUCKET, AWS_REGION (from the
 # credentials step), LG_VERSION (the Mattermost version installed first: the baseline),
 # and optionally LG_TF_STATE_REGION (default AWS_REGION), LG_LICENSE_SECRET_ARN,
 # LG_DB_SNAPSHOT, LG_DB_DUMP_URL, LG_DB_NAME, LG_MAX_COST, LG_MAX_REPEATS, LG_CONTROLLER_IP (default: this
@@ -47,6 +47,12 @@ case "${LG_BENCH:-}" in
     if [ -n "${LG_DB_NAME:-}" ]; then plan+=(--db-name "$LG_DB_NAME"); fi
     if [ -n "${LG_MAX_COST:-}" ]; then plan+=(--max-cost "$LG_MAX_COST"); fi
     if [ -n "${LG_MAX_REPEATS:-}" ]; then plan+=(--max-repeats "$LG_MAX_REPEATS"); fi
+    # A calibration replaces the config's noise model: its plan neither reads nor checks it.
+    case "${LG_MODE:-gate}" in
+      gate) ;;
+      calibrate) plan+=(--calibrate) ;;
+      *) echo "::error::mode: expected gate or calibrate" >&2; exit 3 ;;
+    esac
     if [ -n "${LG_RUNNER_LIMIT_MINUTES:-}" ]; then plan+=(--runner-limit "$LG_RUNNER_LIMIT_MINUTES"); fi
     # Prints the plan (resources, duration, cost); exit 1 refuses a gate over max-cost.
     loadgate "${plan[@]}"

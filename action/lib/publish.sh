@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Check run and report pull request. env: LG_MODE (start|finish|abort|scan), LG_BASELINE,
 # LG_CANDIDATE, LG_SHA, LG_CONFIG, LG_TESTS, LG_REPEATS, LG_BENCH, LG_MAX_COST, LG_MAX_REPEATS, LG_CONTINUE_FROM, LG_REPORT,
-# LG_CHECK_RUN_ID, LG_CHECK_NAME, LG_BASELINE_CHOICE, LG_GATE_RESULT, LG_REPORT_WITHHELD,
-# LG_FAIL_ON_VERDICT, LG_PROBLEM, LG_REPORTS_REPOSITORY; GITHUB_TOKEN, LOADGATE_REPORTS_TOKEN.
+# LG_EARLIER_PAIRS, LG_CHECK_RUN_ID, LG_CHECK_NAME, LG_BASELINE_CHOICE, LG_GATE_RESULT, LG_REPORT_WITHHELD,
+# LG_FAIL_ON_VERDICT, LG_PROBLEM, LG_REPORTS_REPOSITORY, LG_RUNNER_LIMIT_MINUTES, LG_TOKEN_PROBLEM,
+# LG_REPORTS_TOKEN_PROBLEM; GITHUB_TOKEN, LOADGATE_REPORTS_TOKEN.
 # shellcheck source=action/lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
@@ -33,7 +34,7 @@ elif [ "$LG_MODE" = start ]; then
   if [ -n "${LG_BENCH:-}" ]; then args+=(--bench "$LG_BENCH"); fi
   if [ -n "${LG_MAX_COST:-}" ]; then args+=(--max-cost "$LG_MAX_COST"); fi
   if [ -n "${LG_MAX_REPEATS:-}" ]; then args+=(--max-repeats "$LG_MAX_REPEATS"); fi
-  if [ -n "${LG_CONTINUE_FROM:-}" ]; then args+=(--continue-from "$LG_CONTINUE_FROM"); fi
+  if [ -n "${LG_CONTINUE_FROM:-}" ]; then args+=(--continue-from "$LG_CONTINUE_FROM" --earlier-pairs "${LG_EARLIER_PAIRS:-}"); fi
 else
   args+=(--report "${LG_REPORT:?report: the report directory is required to finish}")
   if [ -n "${LG_CHECK_RUN_ID:-}" ]; then args+=(--check-run-id "$LG_CHECK_RUN_ID"); fi
@@ -41,5 +42,8 @@ else
   if [ "${LG_REPORT_WITHHELD:-false}" = true ]; then args+=(--report-withheld); fi
   if [ "${LG_FAIL_ON_VERDICT:-true}" = true ]; then args+=(--fail-on-verdict); fi
   if [ -n "${LG_REPORTS_REPOSITORY:-}" ]; then args+=(--reports-repository "$LG_REPORTS_REPOSITORY"); fi
+  if [ -n "${LG_RUNNER_LIMIT_MINUTES:-}" ]; then args+=(--runner-limit-minutes "$LG_RUNNER_LIMIT_MINUTES"); fi
+  if [ -n "${LG_TOKEN_PROBLEM:-}" ]; then args+=(--token-problem "$LG_TOKEN_PROBLEM"); fi
+  if [ -n "${LG_REPORTS_TOKEN_PROBLEM:-}" ]; then args+=(--reports-token-problem "$LG_REPORTS_TOKEN_PROBLEM"); fi
 fi
 loadgate "${args[@]}"

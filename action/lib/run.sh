@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the gate's tests for baseline and candidate (interleaved) and compares them, or
 # with LG_MODE=calibrate runs `loadgate calibrate` (the candidate on both sides).
-# env: LG_MODE, LG_CONFIG, LG_BASELINE, LG_CANDIDATE, LG_TESTS, LG_REPEATS, LG_MAX_REPEATS, LG_RESUME, LG_OUT; on the AWS bench
+# env: LG_MODE, LG_CONFIG, LG_BASELINE, LG_CANDIDATE, LG_TESTS, LG_REPEATS, LG_MAX_REPEATS, LG_RESUME, LG_STOP_EARLY, LG_OUT; on the AWS bench
 # also LG_BENCH_FILE (provision's `bench-file` output) and LG_USERS_FILE (the dataset's
 # "login password" file). A fail or inconclusive verdict is an outcome here, not a step
 # failure: publish reports it and fails the job. Bad input (3) or a crash fails the step.
@@ -18,6 +18,8 @@ esac
 if [ "$calibrate" = true ]; then
   # The candidate on both sides for exactly LG_REPEATS pairs (check-inputs checked both).
   args=(calibrate --config "$LG_CONFIG" --version "$LG_CANDIDATE" --runs "$LG_REPEATS" --out "$LG_OUT")
+  # The last run job: pairs its budget leaves are not lost, the model comes from those completed.
+  if [ "${LG_STOP_EARLY:-false}" = true ]; then args+=(--stop-early); fi
 else
   args=(run --config "$LG_CONFIG" --baseline "$LG_BASELINE" --candidate "$LG_CANDIDATE" --out "$LG_OUT")
   if [ -n "${LG_REPEATS:-}" ]; then args+=(--repeats "$LG_REPEATS"); fi

@@ -23,18 +23,14 @@ function planPairs(config: GateConfig, pairs: number, limitMinutes: number): voi
 }
 
 /**
- * Refuses (InputError) an AWS gate whose worst case, every pair up to the larger of
- * `repeats` and `maxRepeats`, needs more run jobs than the workflow has at this job limit:
- * the gate would stop for want of a job, with pairs unmeasured. How many pairs fit depends
- * on the tests' durations and the limit, so the message says the most that do.
+ * The most pairs of this config's tests the workflow's run jobs hold at this job limit
+ * (looked for up to `upTo`); throws as the plan does when not even one fits.
  */
-export function checkPairsFitRunJobs(config: GateConfig, pairs: { repeats: number; maxRepeats: number }, limitMinutes: number, names: PairSettingNames): void {
-  if (config.bench.kind !== 'aws') return;
-  const worst = Math.max(pairs.repeats, pairs.maxRepeats);
+export function mostPairsFitRunJobs(config: GateConfig, limitMinutes: number, upTo = MOST_PAIRS): number {
   // A single pair that does not fit is the plan's own refusal, naming the test setting.
   planPairs(config, 1, limitMinutes);
   let most = 1;
-  while (most < Math.min(worst, MOST_PAIRS)) {
+  while (most < Math.min(upTo, MOST_PAIRS)) {
     try {
       planPairs(config, most + 1, limitMinutes);
     } catch {
@@ -42,12 +38,27 @@ export function checkPairsFitRunJobs(config: GateConfig, pairs: { repeats: numbe
     }
     most++;
   }
+  return most;
+}
+
+/**
+ * Refuses (InputError) an AWS gate whose worst case, every pair up to the larger of
+ * `repeats` and `maxRepeats`, needs more run jobs than the workflow has at this job limit:
+ * the gate would stop for want of a job, with pairs unmeasured. How many pairs fit depends
+ * on the tests' durations and the limit, so the message says the most that do. `reused`:
+ * the pairs a continuation takes over, which run on no job here but count in its cap.
+ */
+export function checkPairsFitRunJobs(config: GateConfig, pairs: { repeats: number; maxRepeats: number }, limitMinutes: number, names: PairSettingNames, reused = 0): void {
+  if (config.bench.kind !== 'aws') return;
+  const worst = Math.max(pairs.repeats, pairs.maxRepeats);
+  const most = mostPairsFitRunJobs(config, limitMinutes, worst);
   if (worst <= most) return;
   const name = pairs.repeats > pairs.maxRepeats ? names.repeats : names.maxRepeats;
   const jobSec = limitMinutes * 60 - JOB_MARGIN_SEC;
+  const pairsText = reused ? `${worst} new pairs (above the ${reused} a continuation reuses)` : `${worst} pairs`;
   throw new InputError(
-    `${name}: ${worst} pairs do not fit in the AWS workflow's ${WORKFLOW_RUN_JOBS} run jobs (run-aws-1 to run-aws-${WORKFLOW_RUN_JOBS}) of at most ${formatDuration(jobSec)} each ` +
+    `${name}: ${pairsText} do not fit in the AWS workflow's ${WORKFLOW_RUN_JOBS} run jobs (run-aws-1 to run-aws-${WORKFLOW_RUN_JOBS}) of at most ${formatDuration(jobSec)} each ` +
       `(${names.limit} ${limitMinutes} less ${formatDuration(JOB_MARGIN_SEC)} per job for set-up): at most ${most} pair${most === 1 ? '' : 's'} of these tests fit. ` +
-      `Lower ${name} to ${most} or less, shorten the tests (duration, maxDuration), or on self-hosted runners raise ${names.limit}`,
+      `Lower ${name} to ${most + reused} or less, shorten the tests (duration, maxDuration), or on self-hosted runners raise ${names.limit}`,
   );
 }

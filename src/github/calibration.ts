@@ -101,6 +101,10 @@ export interface CalibrationPrOptions {
   reportFiles: readonly ReportFile[];
   plan: GatePlan;
   runUrl?: string | undefined;
+  /** The branch the calibration was dispatched on, whose config it measured: the pull request's base. */
+  base?: string | undefined;
+  /** The last run job stopped early: the model is of `pairs`, fewer than asked; how to go on. */
+  stoppedEarly?: { asked: number; continueCommand: string } | undefined;
 }
 
 export function calibrationPrBody(o: CalibrationPrOptions): string {
@@ -109,6 +113,7 @@ export function calibrationPrBody(o: CalibrationPrOptions): string {
   const lines = [
     `Calibration of the bench with **${escapeInline(o.version)}** on both sides, ${o.pairs} A/A pairs${o.runUrl ? ` ([workflow run](${o.runUrl}))` : ''}: the measured noise model of \`${escapeInline(o.configPath)}\`'s tests, at \`${escapeInline(o.destination.path)}\`, ready to merge.`,
     '',
+    ...(o.stoppedEarly ? stoppedEarlyLines(o.pairs, o.stoppedEarly) : []),
     ...modelTable(o.model),
     '',
   ];
@@ -128,6 +133,19 @@ export function calibrationPrBody(o: CalibrationPrOptions): string {
   return lines.join('\n');
 }
 
+/** A calibration whose last run job ran out: what it measured, and the dispatch that adds the rest. */
+function stoppedEarlyLines(pairs: number, early: { asked: number; continueCommand: string }): string[] {
+  return [
+    `> [!NOTE]`,
+    `> **Stopped early** after ${pairs} of the ${early.asked} A/A pairs asked: the run jobs ran out of time, so this model is measured from the ${pairs} completed (${pairs} − 1 degrees of freedom a metric in duet mode, 2 × ${pairs} − 1 in sequential). It is usable as it is; to measure the rest, continue the calibration (its completed pairs are reused) and merge the pull request it updates:`,
+    '',
+    '```sh',
+    early.continueCommand,
+    '```',
+    '',
+  ];
+}
+
 /** Commits the model where the config reads it, and the report beside it, on the calibration's branch, and opens (or updates) its pull request. */
 export async function publishCalibrationPr(api: GitHubRepoApi, o: CalibrationPrOptions): Promise<PublishedReport> {
   return publishReportPr(api, {
@@ -139,5 +157,6 @@ export async function publishCalibrationPr(api: GitHubRepoApi, o: CalibrationPrO
     title: `loadgate: noise model calibrated with ${o.version} (${o.pairs} A/A pairs)`,
     body: calibrationPrBody(o),
     commitMessage: `loadgate: calibrate the bench with ${o.version}, ${o.pairs} A/A pairs`,
+    base: o.base,
   });
 }

@@ -1,5 +1,6 @@
 import type { Verdict, VerdictFile } from '../results/verdict-schema.ts';
 import type { CheckAnnotation, CheckConclusion, CheckRun, CheckRunOutput, GitHubRepoApi } from './api.ts';
+import { GitHubApiError } from './errors.ts';
 import { GITHUB_TEXT_LIMIT, VERDICT_LABEL, truncateForGitHub, verdictMarkdown } from './markdown.ts';
 import type { NextStepsContext } from './next-steps.ts';
 import { planMarkdown, type GatePlan } from './check-run-plan.ts';
@@ -74,12 +75,12 @@ export async function startCheckRun(api: GitHubRepoApi, options: StartOptions): 
   const [latest] = await ownCheckRuns(api, options.sha, options.name);
   if (latest) {
     // Status first and alone: if GitHub keeps a completed run completed, its verdict text
-    // must not be overwritten with "Running".
-    const reopened = latest.status === 'completed' ? await api.updateCheckRun(latest.id, { status: 'in_progress', startedAt: true }) : latest;
-    if (reopened.status !== 'completed') {
-      return { checkRun: await api.updateCheckRun(latest.id, { status: 'in_progress', externalId, ...details, output }), action: 'reused' };
-    }
-    options.log?.(`GitHub kept check run #${latest.id} completed; this gate gets a new ${options.name} check run, which required checks read`);
+    // must not be overwritten with "Running". Another App's run (an earlier gate posted by a
+    // GitHub App, this one by the workflow's token, or the other way) cannot be touched.
+    const reopened = latest.status === 'completed' ? await updateOwn(api, latest.id, { status: 'in_progress', startedAt: true }, options) : latest;
+    const reused = reopened && reopened.status !== 'completed' ? await updateOwn(api, latest.id, { status: 'in_progress', externalId, ...details, output }, options) : undefined;
+    if (reused) return { checkRun: reused, action: 'reused' };
+    if (reopened) options.log?.(`GitHub kept check run #${latest.id} completed; this gate gets a new ${options.name} check run, which required checks read`);
   }
   const checkRun = await api.createCheckRun({ name: options.name, headSha: options.sha, status: 'in_progress', ...details, externalId, output });
   return { checkRun, action: 'created' };
@@ -107,6 +108,8 @@ export interface FinishOptions {
   annotations?: CheckAnnotation[] | undefined;
   /** The report pull request could not be published: why, and how to fix it. */
   reportProblem?: string | undefined;
+  /** A token the publish job could not mint (the GitHub App's): said first, whatever the verdict. */
+  tokenProblem?: string | undefined;
 }
 
 export interface FinishedCheck {
@@ -137,13 +140,20 @@ function reportProblemMarkdown(problem: string, runUrl: string | undefined): str
   ].join('\n');
 }
 
+/** Said first in the check run when the publish job had to do without the App's token. */
+function tokenProblemMarkdown(problem: string): string {
+  return ['> [!WARNING]', `> **Published without the GitHub App's token**: ${problem.replace(/[\r\n]+/g, ' ')}.`].join('\n');
+}
+
 export function finishedOutput(options: FinishOptions): { conclusion: CheckConclusion; output: CheckRunOutput; summary: string } {
+  const warning = options.tokenProblem ? [tokenProblemMarkdown(options.tokenProblem), ''] : [];
   if (!options.verdict) {
-    const summary = noVerdictMarkdown(options.problem ?? 'no verdict.json was produced', options.runUrl);
+    const summary = [...warning, noVerdictMarkdown(options.problem ?? 'no verdict.json was produced', options.runUrl)].join('\n');
     return { conclusion: 'action_required', summary, output: { title: options.noVerdictTitle ?? 'No verdict: the gate did not finish', summary: truncateForGitHub(summary, GITHUB_TEXT_LIMIT, 'the workflow run') } };
   }
   const v = options.verdict;
   const summary = [
+    ...warning,
     ...(options.reportProblem ? [reportProblemMarkdown(options.reportProblem, options.runUrl), ''] : []),
     verdictMarkdown({ verdict: v, reportUrl: options.reportUrl, runUrl: options.runUrl, baselineReason: options.baselineReason, nextSteps: options.nextSteps }),
   ].join('\n');
@@ -155,6 +165,21 @@ export function finishedOutput(options: FinishOptions): { conclusion: CheckConcl
       summary: truncateForGitHub(summary, GITHUB_TEXT_LIMIT, options.reportUrl ? 'the report pull request' : 'the report'),
     },
   };
+}
+
+/**
+ * Updates the check run, or undefined when GitHub refuses because another App created it
+ * (only that App may complete it: a publish job left with the workflow's own token); the
+ * verdict then goes on a check run of its own, which required checks of that name read.
+ */
+async function updateOwn(api: GitHubRepoApi, id: number, update: Parameters<GitHubRepoApi['updateCheckRun']>[1], options: { name: string; log?: ((line: string) => void) | undefined }): Promise<CheckRun | undefined> {
+  try {
+    return await api.updateCheckRun(id, update);
+  } catch (error) {
+    if (!(error instanceof GitHubApiError && error.status === 403 && /another GitHub App/.test(error.message))) throw error;
+    options.log?.(`check run #${id} belongs to another GitHub App (only the App that created a check run may change it); this gate goes on a new ${options.name} check run`);
+    return undefined;
+  }
 }
 
 export async function finishCheckRun(api: GitHubRepoApi, options: FinishOptions): Promise<FinishedCheck> {
@@ -177,8 +202,8 @@ export async function finishCheckRun(api: GitHubRepoApi, options: FinishOptions)
 
   let checkRun: CheckRun | undefined;
   if (existing) {
-    checkRun = await api.updateCheckRun(existing.id, { ...complete, output: firstOutput });
-    if (checkRun.status !== 'completed' || checkRun.conclusion !== conclusion) {
+    checkRun = await updateOwn(api, existing.id, { ...complete, output: firstOutput }, options);
+    if (checkRun && (checkRun.status !== 'completed' || checkRun.conclusion !== conclusion)) {
       // GitHub kept an earlier conclusion on a completed run: the verdict must not be lost,
       // so it goes on a new check run, the one required checks read.
       options.log?.(`GitHub kept check run #${existing.id} at ${checkRun.conclusion}; the ${conclusion} verdict goes on a new ${options.name} check run`);

@@ -99,6 +99,8 @@ export function explainGitHubError(operation: OperationName, error: unknown, con
     hint =
       'enable "Allow GitHub Actions to create and approve pull requests" under Settings → Actions → General → Workflow permissions ' +
       '(if it is greyed out, enable it in the organization settings first), or give publish a GitHub App token';
+  } else if (error.status === 403 && operation.startsWith('checks.') && /created it/i.test(said)) {
+    hint = 'the check run was created by another GitHub App (an earlier gate posted through app-client-id, or through the workflow\'s own token); only that App may change it, so loadgate posts a new one';
   } else if (error.status === 403) {
     hint =
       `the token lacks \`${permission}\`; grant it in the job's \`permissions:\` block (see docs/github.md). ` +

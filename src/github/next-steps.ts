@@ -24,6 +24,12 @@ export interface NextStepsContext {
   runId?: string | undefined;
   /** What `more` extra pairs cost at most, from the plan; undefined when it cannot be planned. */
   estimate?: ((more: number) => ContinuationEstimate | undefined) | undefined;
+  /**
+   * The most extra pairs one continuation can run (on AWS, what the workflow's run jobs hold
+   * at the runners' limit); undefined: no limit but MAX_REPEATS. The advice never asks for
+   * more than the workflow accepts.
+   */
+  mostMorePairs?: number | undefined;
 }
 
 /** The worst case of a continuation (every extra pair at its cap): a new AWS bench's cost, or none on the local bench. */
@@ -45,17 +51,18 @@ const decisionHints = z.object({
 
 /**
  * Pairs per test the gate ran, and the cap a continuation should ask for: the gate's own
- * suggestion on top of what ran, else double (at least 3). Only MAX_REPEATS bounds it,
- * not the earlier gate's maxRepeats: raising that cap is what a continuation is for.
+ * suggestion on top of what ran, else double (at least 3). MAX_REPEATS and what one
+ * continuation can run (`mostMore`) bound it, not the earlier gate's maxRepeats: raising
+ * that cap is what a continuation is for; a gate that needs more continues again.
  */
-export function suggestedRepeats(verdict: VerdictFile): { ran: number; next: number } {
+export function suggestedRepeats(verdict: VerdictFile, mostMore?: number): { ran: number; next: number } {
   const tests = Math.max(1, new Set(verdict.checks.map((c) => c.test)).size);
   const hints = decisionHints.safeParse(verdict);
   const decision = hints.success ? hints.data.decision : undefined;
   const fromRuns = Math.max(1, Math.round(Math.min(verdict.baseline.runs, verdict.candidate.runs) / tests));
   const ran = decision?.pairs && decision.pairs > 0 ? decision.pairs : fromRuns;
   const wanted = decision?.suggestedMorePairs !== undefined ? ran + decision.suggestedMorePairs : Math.max(3, ran * 2);
-  return { ran, next: Math.min(MAX_REPEATS, wanted) };
+  return { ran, next: Math.min(MAX_REPEATS, wanted, mostMore === undefined ? MAX_REPEATS : ran + mostMore) };
 }
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
@@ -68,7 +75,7 @@ function estimateText(estimate: ContinuationEstimate | undefined): string {
 }
 
 function continueStep(verdict: VerdictFile, ctx: NextStepsContext, link: string, workflow: string, repo: string): string[] {
-  const { ran, next } = suggestedRepeats(verdict);
+  const { ran, next } = suggestedRepeats(verdict, ctx.mostMorePairs);
   if (next <= ran) {
     return [`1. **No more pairs are available**: the gate already ran ${plural(ran, 'pair')}, the most a gate may (${MAX_REPEATS}). More of the same will not decide it; look at the report for what keeps it undecided, or override.`];
   }

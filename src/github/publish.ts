@@ -20,6 +20,8 @@ import type { VerdictFile, Verdict } from '../results/verdict-schema.ts';
 import type { Outputs } from './outputs.ts';
 import { historyRecordSchema } from '../history/record.ts';
 import { publishedRecordPath, recordLine } from '../history/store.ts';
+import { GITHUB_HOSTED_JOB_LIMIT_MINUTES } from '../aws/job-limits.ts';
+import { mostPairsFitRunJobs } from '../aws/run-jobs-fit.ts';
 
 export interface PublishContext {
   env: GitHubEnv;
@@ -53,12 +55,25 @@ export interface ReportsRepository {
   token: string | undefined;
   /** Its GitHub API; the workflow's unless given (a second GitHub stand-in in tests). */
   apiUrl?: string | undefined;
+  /** Why there is no token (the App's could not be minted), said instead of the generic fix. */
+  tokenProblem?: string | undefined;
+}
+
+/** The report goes to another repository than the calling one. */
+function elsewhere(ctx: PublishContext, reports: ReportsRepository | undefined): reports is ReportsRepository {
+  return reports !== undefined && !(reports.owner === ctx.env.owner && reports.repo === ctx.env.repo);
+}
+
+/** The report's branch and directory: in a reports repository, under the product's owner/name. */
+function namesFor(ctx: PublishContext, options: FinishOptions): { branch: string; directory: string } {
+  return reportNames(options.baseline, options.candidate, elsewhere(ctx, options.reports) ? `${ctx.env.owner}/${ctx.env.repo}` : undefined);
 }
 
 /** The API the report PR is written through: the calling repository's, or the reports repository's with its token. */
 function reportsApi(ctx: PublishContext, api: GitHubRepoApi, reports: ReportsRepository | undefined): GitHubRepoApi {
   if (!reports || (reports.owner === ctx.env.owner && reports.repo === ctx.env.repo && !reports.token)) return api;
   if (!reports.token) {
+    if (reports.tokenProblem) throw new Error(`reports-repository ${reports.owner}/${reports.repo}: ${reports.tokenProblem}`);
     throw new Error(
       `reports-repository ${reports.owner}/${reports.repo}: no token that can write there (the workflow's own token reaches only ${ctx.env.owner}/${ctx.env.repo}); pass the reports-token secret (contents and pull-requests write on ${reports.owner}/${reports.repo}), or a GitHub App (app-client-id) installed on both repositories`,
     );
@@ -104,6 +119,10 @@ export interface FinishOptions {
   config?: GateConfig | undefined;
   /** Where the report pull request goes; undefined: the calling repository. */
   reports?: ReportsRepository | undefined;
+  /** The runners' job limit (the workflow's runner-limit-minutes): how many pairs one continuation's run jobs hold. */
+  runnerLimitMinutes?: number | undefined;
+  /** A token the publish job could not mint (the GitHub App's), said in the check run. */
+  tokenProblem?: string | undefined;
 }
 
 /** The next steps' context, with what a continuation of this gate costs when the config is known. */
@@ -112,7 +131,17 @@ function nextStepsFor(ctx: PublishContext, options: FinishOptions, verdict: Verd
   const config = options.config;
   if (!config || !verdict) return base;
   const tests = [...new Set(verdict.checks.map((c) => c.test))].filter((t) => config.tests.some((c) => c.name === t));
-  return { ...base, estimate: (more) => continuationEstimate(config, tests, config.bench.kind, more) };
+  return { ...base, estimate: (more) => continuationEstimate(config, tests, config.bench.kind, more), mostMorePairs: mostMorePairs(config, tests, options.runnerLimitMinutes) };
+}
+
+/** On AWS, the most pairs one continuation's run jobs hold, so that the advice is one the workflow accepts. */
+function mostMorePairs(config: GateConfig, tests: readonly string[], limitMinutes = GITHUB_HOSTED_JOB_LIMIT_MINUTES): number | undefined {
+  if (config.bench.kind !== 'aws') return undefined;
+  try {
+    return mostPairsFitRunJobs({ ...config, tests: config.tests.filter((t) => tests.includes(t.name)) }, limitMinutes);
+  } catch {
+    return undefined;
+  }
 }
 
 export interface FinishResult {
@@ -174,22 +203,25 @@ async function reportFiles(ctx: PublishContext, options: FinishOptions, title: s
 
 async function publishReport(ctx: PublishContext, api: GitHubRepoApi, options: FinishOptions, verdict: VerdictFile): Promise<PublishedReport> {
   const run = runUrl(ctx.env);
-  const { directory } = reportNames(options.baseline, options.candidate);
+  const names = namesFor(ctx, options);
+  const { directory } = names;
   const read = await readReportDir(options.reportDir);
   // The server's repository is public: read with the workflow's token, through the same API.
   const commits = await hotSpotCommits(verdict, read, (owner, repo) => repoApi(ctx, { owner, repo, token: undefined }));
   const body = pullBody(verdict, ctx, options, directory, commits && redact(commits, secretValues(ctx)));
-  const title = `Performance report: ${options.baseline} vs ${options.candidate} (${VERDICT_LABEL[verdict.verdict]})`;
+  const product = elsewhere(ctx, options.reports) ? `${ctx.env.owner}/${ctx.env.repo} ` : '';
+  const title = `Performance report: ${product}${options.baseline} vs ${options.candidate} (${VERDICT_LABEL[verdict.verdict]})`;
   const files = await reportFiles(ctx, options, title, body, read);
   const history = historyFile(ctx, options, directory, read);
   const report = await publishReportPr(reportsApi(ctx, api, options.reports), {
     baseline: options.baseline,
     candidate: options.candidate,
+    names,
     files,
     ...(history ? { repositoryFiles: [history] } : {}),
     title,
     body,
-    commitMessage: `perf report: ${options.baseline} vs ${options.candidate}: ${verdict.verdict}\n\n${verdict.summary}${run ? `\n\nWorkflow run: ${run}` : ''}`,
+    commitMessage: `perf report: ${product}${options.baseline} vs ${options.candidate}: ${verdict.verdict}\n\n${verdict.summary}${run ? `\n\nWorkflow run: ${run}` : ''}`,
   });
   const what = report.pullAction === 'already-merged' ? `is already merged in #${report.pull.number}` : `#${report.pull.number} ${report.pullAction}`;
   ctx.log(`report ${report.committed ? 'committed' : 'unchanged'} on ${report.branch} (${report.commitSha}); pull request ${what}: ${report.pull.html_url}`);
@@ -253,6 +285,7 @@ export async function publishFinish(ctx: PublishContext, options: FinishOptions)
     nextSteps: nextStepsFor(ctx, options, read.verdict),
     annotations: read.verdict ? annotationsFor(read.verdict, options.configPath) : [],
     reportProblem: reportError ? redact(reportError.message, secretValues(ctx)) : undefined,
+    tokenProblem: options.tokenProblem,
   };
   const safeOptions = withoutSecrets(ctx, checkOptions);
   const finished = await finishCheckRun(api, safeOptions);

@@ -11,8 +11,13 @@ import type { ReportFile } from './report-files.ts';
  * cannot take more commits.
  */
 
-export function reportNames(baseline: string, candidate: string): { branch: string; directory: string } {
-  const slug = `${baseline}-vs-${candidate}`;
+/**
+ * The comparison's branch and report directory. In a reports repository that several
+ * products share, both carry the product repository (owner/name): two products gating the
+ * same version labels then never write each other's report.
+ */
+export function reportNames(baseline: string, candidate: string, product?: string): { branch: string; directory: string } {
+  const slug = product ? `${product}/${baseline}-vs-${candidate}` : `${baseline}-vs-${candidate}`;
   return { branch: `perf-report/${slug}`, directory: `reports/${slug}` };
 }
 
@@ -30,6 +35,8 @@ export interface PublishReportOptions {
   title: string;
   body: string;
   commitMessage: string;
+  /** The branch the pull request targets; default: the repository's default branch. */
+  base?: string | undefined;
 }
 
 /** What happened to the pull request. */
@@ -74,7 +81,7 @@ async function commitReport(
 
 export async function publishReportPr(api: GitHubRepoApi, options: PublishReportOptions): Promise<PublishedReport> {
   const { branch, directory } = options.names ?? reportNames(options.baseline, options.candidate);
-  const base = (await api.getRepository()).default_branch;
+  const base = options.base ?? (await api.getRepository()).default_branch;
   const pulls = await api.listPulls(branch, base);
   const open = pulls.find((p) => p.state === 'open');
   const latest = pulls[0];
@@ -86,7 +93,7 @@ export async function publishReportPr(api: GitHubRepoApi, options: PublishReport
   // it), so the next report starts from the default branch: the new pull request then
   // holds only this report and cannot conflict with the merged one.
   const parentSha = merged ? baseHead : (existing?.object.sha ?? baseHead);
-  if (!parentSha) throw new Error(`the default branch ${base} of ${api.repository} has no commit to branch the report from`);
+  if (!parentSha) throw new Error(`the branch ${base} of ${api.repository} has no commit to branch the report from`);
   const { commitSha, committed } = await commitReport(api, options, directory, parentSha);
   const done = (pull: PullRequest, pullAction: PullAction): PublishedReport => ({ branch, directory, commitSha, committed, pull, pullCreated: pullAction === 'created', pullAction });
 

@@ -8,6 +8,11 @@ import { DEFAULT_CONFIG_PATH } from './validate.ts';
 /** Where the config was read: the checkout is this tag's commit (a tag's run, or a dispatch that checked the candidate out). */
 export interface ConfigSource {
   tag?: string | undefined;
+  /**
+   * false: do not read or check the config's noise model. A calibration measures the model
+   * that replaces it, and is run exactly when that model no longer fits the config.
+   */
+  noiseModel?: boolean | undefined;
 }
 
 /**
@@ -24,7 +29,7 @@ function missingAtTag(path: string, tag: string): string {
 
 /**
  * The gate config the workflow's `config` input names, read as the gate will read it:
- * the file, its schema and its noise model. A path that does not exist says where the fix
+ * the file, its schema and (unless `source.noiseModel` is false) its noise model. A path that does not exist says where the fix
  * goes (the caller's input, or the branch the tag was cut from).
  */
 export async function loadGateConfigInput(path: string, source: ConfigSource = {}): Promise<GateConfig> {
@@ -35,7 +40,7 @@ export async function loadGateConfigInput(path: string, source: ConfigSource = {
     );
   }
   const config = await loadGateConfig(path);
-  const modelPath = noiseModelPath(config, path);
+  const modelPath = source.noiseModel === false ? undefined : noiseModelPath(config, path);
   if (modelPath) await loadNoiseModel(modelPath, config);
   return config;
 }

@@ -43,8 +43,13 @@ export interface RawGateInputs {
   runJobBudget?: string | undefined;
   /** Most pairs while undecided; empty: the config's maxRepeats. */
   maxRepeats?: string | undefined;
-  /** The workflow run id of an earlier, inconclusive gate whose pairs this one continues. */
+  /** The workflow run id of an earlier, inconclusive gate (or calibration) whose pairs this one continues. */
   continueFrom?: string | undefined;
+  /**
+   * The pairs that earlier gate ran, from its report (src/inputs/continuation.ts): all of
+   * them are reused, so the bench runs only the pairs above them.
+   */
+  earlierPairs?: string | undefined;
   /** gate (empty) or calibrate: the candidate on both sides, `repeats` A/A pairs, no verdict. */
   mode?: string | undefined;
   /** GITHUB_EVENT_NAME, GITHUB_REF_TYPE, GITHUB_REF_NAME: where the candidate came from. */
@@ -76,9 +81,11 @@ export interface GateInputs {
   maxRepeats: number | null;
   /** The earlier gate's workflow run id; null: a new gate. */
   continueFrom: string | null;
+  /** The pairs a continuation reuses (the earlier gate's); 0 for a new gate. */
+  earlierPairs: number;
   /**
-   * Most pairs this gate may still run (the bench's plan and the run jobs' fit): a
-   * continuation reuses at least the earlier gate's `repeats` pairs.
+   * Most pairs this gate may still run (the bench's plan and budget, its expiry and the
+   * run jobs' fit): the cap less the pairs a continuation reuses.
    */
   newPairsAtMost: number;
 }
@@ -117,6 +124,7 @@ const rawSchema = z.strictObject({
   runJobBudget: z.string().optional(),
   maxRepeats: z.string().optional(),
   continueFrom: z.string().optional(),
+  earlierPairs: z.string().optional(),
   mode: z.string().optional(),
   eventName: z.string().optional(),
   refType: z.string().optional(),
@@ -178,6 +186,22 @@ function parseContinueFrom(value: string | undefined, maxRepeats: number | null)
     throw new InputError('continue-from: give max-repeats too, the new cap on the pairs (above the pairs the earlier gate ran): without it the continued gate stops where the earlier one did');
   }
   return value;
+}
+
+/**
+ * The pairs a continuation reuses: every pair the earlier gate ran, as its report says
+ * (check-inputs reads it), below the new cap; a cap at or under them adds nothing.
+ */
+function parseEarlierPairs(value: string | undefined, continueFrom: string | null, cap: number, capName: string): number {
+  if (continueFrom === null) return 0;
+  const n = Number(value);
+  if (value === undefined || !REPEATS.test(value) || n < 1 || n > MAX_REPEATS) {
+    throw new InputError(`continue-from: how many pairs run ${continueFrom} ran is unknown (its report's verdict.json is read for it); got ${value === undefined ? 'none' : quoteForMessage(value)}`);
+  }
+  if (cap <= n) {
+    throw new InputError(`${capName}: ${cap} is not above the ${n} pairs run ${continueFrom} already ran, so a continuation would add none; give at least ${n + 1} (at most ${MAX_REPEATS})`);
+  }
+  return n;
 }
 
 function parseMaxCost(value: string | undefined): number | null {
@@ -261,8 +285,7 @@ function checkCalibrationInputs(raw: z.output<typeof rawSchema>): void {
   }
   for (const [value, name, why] of [
     [raw.baseline, 'baseline', 'it runs the candidate on both sides'],
-    [raw.maxRepeats, 'max-repeats', 'it runs exactly repeats pairs, with no early stop'],
-    [raw.continueFrom, 'continue-from', 'it starts afresh'],
+    [raw.maxRepeats, 'max-repeats', 'repeats is the number of A/A pairs it ends with'],
   ] as const) {
     if (given(value) !== undefined) throw new InputError(`${name}: not used by a calibration (${why}); leave it empty with mode calibrate`);
   }
@@ -300,27 +323,23 @@ export function validateGateInputs(input: RawGateInputs, config?: GateConfig): G
   const runnerLimitMinutes = parseRunnerLimit(given(raw.runnerLimitMinutes));
   const tests = parseTests(given(raw.tests), config);
   const repeats = parseRepeats(given(raw.repeats), config);
+  // A duet's noise is its ratio: n duets measure n − 1 degrees of freedom, and a metric needs 2.
+  if (mode === 'calibrate' && config?.mode === 'duet' && repeats < 3) {
+    throw new InputError(`repeats: a calibration in duet mode (the config's mode: duet) needs at least 3 A/A duets, got ${repeats}: n duets measure each metric with n − 1 degrees of freedom, and fewer than 2 measure nothing`);
+  }
   const configPath = validateConfigPath(given(raw.config) ?? DEFAULT_CONFIG_PATH);
-  // A calibration runs exactly its repeats pairs: its cap is the same number.
+  // A calibration ends with exactly its repeats pairs: its cap is the same number.
   const maxRepeats = mode === 'calibrate' ? repeats : parseMaxRepeats(given(raw.maxRepeats), repeats);
   const continueFrom = parseContinueFrom(given(raw.continueFrom), maxRepeats);
   const cap = Math.max(maxRepeats ?? config?.maxRepeats ?? repeats, repeats);
-  // The earlier gate ran at least `repeats` pairs, and --resume reuses them.
-  const newPairsAtMost = continueFrom ? Math.max(1, cap - repeats) : cap;
+  const earlierPairs = parseEarlierPairs(given(raw.earlierPairs), continueFrom, cap, mode === 'calibrate' ? 'repeats' : 'max-repeats');
+  // --resume reuses every pair the earlier gate ran: the bench runs only those above them.
+  const newPairsAtMost = cap - earlierPairs;
   if (config && bench === 'aws') {
     const selected = { ...config, tests: config.tests.filter((t) => tests.includes(t.name)) };
     // The setting that sets the cap is the one to lower: repeats above the cap raise it.
-    const capName =
-      mode === 'calibrate'
-        ? 'repeats (the A/A pairs of a calibration)'
-        : maxRepeats !== null
-          ? continueFrom
-            ? 'max-repeats (less the repeats a continuation reuses)'
-            : 'max-repeats'
-          : repeats > (config.maxRepeats ?? 0)
-            ? 'repeats'
-            : `maxRepeats (${configPath})`;
-    checkPairsFitRunJobs(selected, { repeats: Math.min(repeats, newPairsAtMost), maxRepeats: newPairsAtMost }, runnerLimitMinutes, { repeats: 'repeats', maxRepeats: capName, limit: 'runner-limit-minutes' });
+    const capName = mode === 'calibrate' ? 'repeats (the A/A pairs of a calibration)' : maxRepeats !== null ? 'max-repeats' : repeats > (config.maxRepeats ?? 0) ? 'repeats' : `maxRepeats (${configPath})`;
+    checkPairsFitRunJobs(selected, { repeats: Math.min(repeats, newPairsAtMost), maxRepeats: newPairsAtMost }, runnerLimitMinutes, { repeats: 'repeats', maxRepeats: capName, limit: 'runner-limit-minutes' }, earlierPairs);
   }
   return {
     mode,
@@ -338,6 +357,7 @@ export function validateGateInputs(input: RawGateInputs, config?: GateConfig): G
     runJobBudgetSec: parseRunJobBudget(given(raw.runJobBudget), runnerLimitMinutes),
     maxRepeats,
     continueFrom,
+    earlierPairs,
     newPairsAtMost,
   };
 }

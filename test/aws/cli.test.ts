@@ -95,6 +95,32 @@ test('max-cost caps the worst case and says so: a limit above the expected cost 
   assert.match(ok.stdout.join('\n'), /Budget: the worst case \$73\.35 is within the max-cost of \$80\.00 \(--max-cost\); the expected cost is \$\d+\.\d\d\./);
 });
 
+test("loadgate plan --calibrate, a calibration's bench: the config's noise model, which it replaces, is not checked, and every pair is the worst case", async () => {
+  const other = join(work, 'preset.yml');
+  const text = readFileSync(EXAMPLE, 'utf8').replace(/^(\s+preset: )perfcomp$/m, '$1L.110');
+  writeFileSync(other, text);
+  const gate = captureIO();
+  assert.equal(await main(['plan', '--config', other], gate), 3);
+  assert.match(gate.stderr.join('\n'), /bench\.aws\.preset: the model's "perfcomp", the config's "L\.110"/);
+  const io = captureIO();
+  assert.equal(await main(['plan', '--config', other, '--calibrate', '--max-repeats', '5'], io), 0, io.stderr.join('\n'));
+  const printed = io.stdout.join('\n');
+  assert.match(printed, /^AWS bench plan for gate "[^"]+": preset L\.110/);
+  assert.doesNotMatch(printed, /expected/i, 'a calibration runs every pair: no expected figures from a model');
+});
+
+test('loadgate plan --max-repeats below repeats (a continuation\'s new pairs) plans only those pairs', async () => {
+  const twice = join(work, 'repeats-2.yml');
+  writeFileSync(twice, readFileSync(EXAMPLE, 'utf8').replace(/^repeats: 1$/m, 'repeats: 2'));
+  const json = async (args: string[]) => {
+    const io = captureIO();
+    assert.equal(await main(['plan', '--format', 'json', ...args], io), 0, io.stderr.join('\n'));
+    return (JSON.parse(io.stdout.join('\n')) as { cost: { totalUsd: number } }).cost.totalUsd;
+  };
+  assert.equal(await json(['--config', twice, '--max-repeats', '1']), await json(['--config', EXAMPLE, '--max-repeats', '1']));
+  assert.ok((await json(['--config', twice, '--max-repeats', '2'])) > (await json(['--config', twice, '--max-repeats', '1'])));
+});
+
 test('loadgate plan --format json carries the numbers for the check run', async () => {
   const io = captureIO();
   assert.equal(await main(['plan', '--config', EXAMPLE, '--format', 'json', '--db-dump-url', 'https://lt-public-data.s3.amazonaws.com/12M_610_fixed_psql.sql.gz'], io), 0);

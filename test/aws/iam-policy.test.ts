@@ -136,6 +136,14 @@ test("provision's quota check (check-quota) is allowed: the quota, its AWS defau
   assert.equal(denied(await decisions([increase])).length, 1);
 });
 
+test("a run job reads each SSM command's status and output as src/bench/aws/ssm-shell.ts does (list-command-invocations, get-command-invocation), and cancels one", async () => {
+  const command = { CommandId: 'ef7fdfd8-9b57-4151-a15c-db9a12345678' };
+  const reads = [call('ssm', 'ListCommandInvocations', command), call('ssm', 'GetCommandInvocation', { ...command, InstanceId: 'i-0123456789abcdef0' }), call('ssm', 'CancelCommand', command)];
+  const lines = await decisions(reads);
+  assert.deepEqual(denied(lines), []);
+  assert.equal(lines.filter((l) => l.endsWith('-> Allowed')).length, 3, lines.join('\n'));
+});
+
 test('the simulation denies what the policy does not grant (it is not permissive)', async () => {
   // An instance the bench did not create (no Project tag), and a role outside lg-*.
   const terminate = call('ec2', 'TerminateInstances', { Action: 'TerminateInstances', 'InstanceId.1': 'i-0aaaaaaaaaaaaaaa0' });

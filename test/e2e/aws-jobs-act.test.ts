@@ -30,14 +30,12 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startAwsCliStandin, type AwsCliStandin } from '../support/aws-cli-standin.ts';
-import { startFirewall } from '../support/bench-firewall.ts';
-import { GrafanaStandIn } from '../grafana/stand-in.ts';
+import { awsGateSettings, GRAFANA_SECRET, startAwsActBench } from '../support/aws-act-bench.ts';
 import { verdictFileSchema } from '../../src/results/verdict-schema.ts';
 import { runResultSchema } from '../../src/results/schema.ts';
 import { runLogged } from '../support/logged-process.ts';
 import { ROOT, gateEnvArgs, replacedActions, startConsumerRepository, writeReleaseTree } from '../support/act.ts';
-import { MACHINERY_TOLERANCES, startLoopbackBench } from '../bench/aws/loopback-bench.ts';
+import { MACHINERY_TOLERANCES } from '../bench/aws/loopback-bench.ts';
 import { findK6, NO_K6 } from '../engine/k6/k6-binary.ts';
 
 const ACT = [process.env.ACT_BIN, join(ROOT, '.cache', 'bin', 'act')].find((p) => p && existsSync(p));
@@ -58,14 +56,11 @@ const RUNNER_LIMIT_MINUTES = 47;
  * 10 + 30 = 40 s, with at least 30 + 10 s to come. The test prints the check time.
  */
 const BOOT_SECONDS = 10;
-/** The agents' public addresses: one API port on each (outputs.tf's agent_public_ips, agent_api_port). */
-const AGENT_PUBLIC_IPS = ['127.0.0.1', '127.0.0.2'];
 const DURATION_SEC = 30;
 const JOB_BUDGET_SEC = 75;
 const TIMEOUT_MS = 20 * 60_000;
 const ADMIN_EMAIL = 'sysadmin@chat-server.example';
 const ADMIN_PASSWORD = 'act-admin-password-0123456789';
-const GRAFANA_SECRET = 'glsa_actGrafanaToken0123456789abcdef_01234567';
 
 const skip =
   process.env.LOADGATE_SKIP_INTEGRATION === '1'
@@ -115,57 +110,9 @@ function callerWithRunnerLimit(): string {
 }
 
 async function gate(t: TestContext): Promise<void> {
-  const bench = await startLoopbackBench(k6 as string, 40, { duet: true, bootSeconds: BOOT_SECONDS });
-  t.after(() => bench.close());
-  // The controller's ports, each behind its security group: both Prometheus servers and
-  // Grafana on the metrics node's group, the agents' API on the agents' (infra/aws/modules/bench).
-  const late: { tools?: AwsCliStandin } = {};
-  const guard = (target: string, listen?: { host: string; port: number }) =>
-    startFirewall({
-      target: { host: '127.0.0.1', port: Number(new URL(target).port) },
-      ...(listen ? { listen } : {}),
-      addressOf: (runner) => (late.tools as AwsCliStandin).addressOf(runner),
-      admits: (address, port) => (late.tools as AwsCliStandin).admits(address, port),
-      keep: ['LOADGATE_ADMIN_EMAIL', 'LOADGATE_ADMIN_PASSWORD', 'LOADGATE_GRAFANA_TOKEN', 'LOADGATE_SNAPSHOT_GRAFANA'],
-    });
-  const outputs = bench.terraformOutputs;
-  const [prometheusA, prometheusB, grafana, agent0] = await Promise.all([
-    guard(bench.prometheusUrls.a as string),
-    guard(bench.prometheusUrls.b as string),
-    guard(bench.grafana.baseUrl),
-    guard(bench.agentApiUrls[0] as string),
-  ]);
-  const agent1 = await guard(bench.agentApiUrls[1] as string, { host: AGENT_PUBLIC_IPS[1] as string, port: agent0.port });
-  const firewalls = [prometheusA, prometheusB, grafana, agent0, agent1];
-  t.after(() => Promise.all(firewalls.map((f) => f.close())));
-  const out = (value: unknown) => ({ sensitive: false, type: 'string', value });
-  const METRICS_SG = 'sg-0a1b2c3d4e5f60718';
-  const AGENT_SG = 'sg-0f1e2d3c4b5a69788';
-  const slots = outputs.duet_slots?.value as { slot: 'a' | 'b'; prometheus_url: string }[];
-  const slotPrometheus = { a: prometheusA, b: prometheusB };
-  const terraformOutputs = {
-    ...outputs,
-    prometheus_url: out(prometheusA.url),
-    grafana_url: out(grafana.url),
-    agent_public_ips: out(AGENT_PUBLIC_IPS),
-    agent_api_port: out(agent0.port),
-    duet_slots: out(slots.map((s) => ({ ...s, prometheus_url: slotPrometheus[s.slot].url }))),
-    controller_ingress: out([
-      { security_group_id: METRICS_SG, ip_protocol: 'tcp', from_port: prometheusA.port, to_port: prometheusA.port, description: 'Prometheus API for the controller' },
-      { security_group_id: METRICS_SG, ip_protocol: 'tcp', from_port: prometheusB.port, to_port: prometheusB.port, description: "Slot b's Prometheus API for the controller" },
-      { security_group_id: METRICS_SG, ip_protocol: 'tcp', from_port: grafana.port, to_port: grafana.port, description: 'Grafana API for the controller' },
-      { security_group_id: AGENT_SG, ip_protocol: 'tcp', from_port: agent0.port, to_port: agent0.port, description: 'Agent control API for the controller' },
-    ]),
-  };
-  // The user's own Grafana, which keeps the snapshots (served under its own root_url).
-  const userGrafana = new GrafanaStandIn({ editor: GRAFANA_SECRET }, 'https://grafana.chat-server.example/');
-  await userGrafana.start();
-  t.after(() => userGrafana.stop());
-  const tools = await startAwsCliStandin({ shell: bench.shell, secrets: bench.aws, terraformOutputs });
-  late.tools = tools;
-  t.after(() => tools.close());
-  const { standin, candidateSha } = await startConsumerRepository(TOKEN, { baseline: BASELINE, candidate: CANDIDATE });
-  t.after(() => standin.close());
+  const b = await startAwsActBench(t, k6 as string, { bootSeconds: BOOT_SECONDS, keepEnv: ['LOADGATE_ADMIN_EMAIL', 'LOADGATE_ADMIN_PASSWORD', 'LOADGATE_GRAFANA_TOKEN', 'LOADGATE_SNAPSHOT_GRAFANA'] });
+  const { bench, tools, userGrafana } = b;
+  const { prometheusA, prometheusB, agent0, agent1, all: firewalls } = b.firewalls;
   const work = await mkdtemp(join(tmpdir(), 'loadgate-aws-jobs-'));
   t.after(() => rm(work, { recursive: true, force: true }));
 
@@ -181,6 +128,9 @@ async function gate(t: TestContext): Promise<void> {
   git('init', '-q', '-b', 'main');
   git('add', '.');
   git('-c', 'user.name=consumer', '-c', 'user.email=consumer@example.invalid', 'commit', '-q', '-m', 'adopt loadgate');
+  // The stand-in serves this repository's history: the tags the gate checks out are its own.
+  const { standin, candidateSha } = await startConsumerRepository(TOKEN, { baseline: BASELINE, candidate: CANDIDATE }, { local: consumer });
+  t.after(() => standin.close());
 
   const logFile = join(ROOT, 'tmp', 'act-aws-jobs.log');
   mkdirSync(join(ROOT, 'tmp'), { recursive: true });
@@ -193,21 +143,9 @@ async function gate(t: TestContext): Promise<void> {
     '--input', `candidate=${CANDIDATE}`,
     '--input', `baseline=${BASELINE}`,
     ...gateEnvArgs({ standin, loadgate: { repository: 'loadgate/loadgate', source: release }, workspace: consumer, share, token: TOKEN, artifacts }),
-    // The repository's secrets, which only the shipped caller reads and passes on, and the
-    // bench environment's variables, under the names docs/github.md gives them.
-    '-s', 'LOADGATE_AWS_ROLE_ARN=arn:aws:iam::123456789012:role/loadgate-bench',
-    '-s', 'LOADGATE_LICENSE_SECRET_ARN=arn:aws:secretsmanager:us-east-1:123456789012:secret:mattermost-licence-AbCdEf',
-    '-s', `LOADGATE_ADMIN_EMAIL=${ADMIN_EMAIL}`,
-    '-s', `LOADGATE_ADMIN_PASSWORD=${ADMIN_PASSWORD}`,
-    '-s', `LOADGATE_GRAFANA_TOKEN=${GRAFANA_SECRET}`,
-    '--var', 'LOADGATE_TF_STATE_BUCKET=loadgate-act-state',
-    '--var', 'LOADGATE_USERS_FILE=.github/loadgate-users.txt',
-    '--var', `LOADGATE_GRAFANA_URL=${userGrafana.baseUrl}`,
-    // The release tarballs are on releases.mattermost.com: nothing may leave the machine.
-    '--env', 'LG_RELEASE_WAIT=off',
+    ...awsGateSettings(b, { email: ADMIN_EMAIL, password: ADMIN_PASSWORD }),
   ];
-  const env = { ...process.env, PATH: `${tools.binDir}:${process.env.PATH ?? ''}` };
-  const { code } = await runLogged(ACT as string, args, { cwd: consumer, logFile, timeoutMs: TIMEOUT_MS, env });
+  const { code } = await runLogged(ACT as string, args, { cwd: consumer, logFile, timeoutMs: TIMEOUT_MS, env: b.env });
   const log = readFileSync(logFile, 'utf8');
   const where = `act exit ${code}, log: ${logFile}`;
   // How far the budget was from the split's edges on this machine (see JOB_BUDGET_SEC).

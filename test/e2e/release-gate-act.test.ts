@@ -11,6 +11,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -19,7 +20,7 @@ import { GitHubStandin } from '../support/github-standin/server.ts';
 import { verdictFileSchema } from '../../src/results/verdict-schema.ts';
 import { runCli } from '../support/cli.ts';
 import { runLogged } from '../support/logged-process.ts';
-import { ROOT, gateEnvArgs, replacedActions, withoutQueue } from '../support/act.ts';
+import { ROOT, gateEnvArgs, replacedActions, tagLocalRelease, withoutQueue, writeReleaseTree } from '../support/act.ts';
 
 const ACT = [process.env.ACT_BIN, join(ROOT, '.cache', 'bin', 'act')].find((p) => p && existsSync(p));
 const TOKEN = 'act-token-0123456789';
@@ -44,15 +45,27 @@ function workflowsForAct(): string {
   return file;
 }
 
+/**
+ * This repository as GitHub holds it for the gate: its files (what git would commit from
+ * this checkout) on a default branch, with the baseline and the candidate tagged, which the
+ * reusable workflow checks out by ref (the checkout stand-in checks out exactly that).
+ */
+function taggedRepository(dir: string): string {
+  writeReleaseTree(dir);
+  const git = (...args: string[]) => execFileSync('git', ['-C', dir, '-c', 'user.name=release-lead', '-c', 'user.email=release-lead@example.invalid', ...args], { stdio: 'ignore' });
+  git('init', '-q', '-b', 'main');
+  git('add', '.');
+  git('commit', '-q', '-m', 'loadgate');
+  return tagLocalRelease(dir, { baseline: BASELINE, candidate: CANDIDATE });
+}
+
 test('release-gate.yml under act: local bench, tiny profile, check run and report PR; a re-run updates both', { skip, timeout: TIMEOUT_MS + 60_000 }, async () => {
-  const standin = new GitHubStandin({
-    tags: [BASELINE],
-    tokens: { [TOKEN]: { permissions: { checks: 'write', contents: 'write', 'pull-requests': 'write' }, actions: true } },
-  });
-  const candidateSha = standin.commitOnDefaultBranch(`release ${CANDIDATE}`, { VERSION: `${CANDIDATE}\n` });
-  standin.addTag(CANDIDATE, candidateSha);
-  await standin.start();
   const share = await mkdtemp(join(tmpdir(), 'loadgate-act-share-'));
+  const repository = await mkdtemp(join(tmpdir(), 'loadgate-act-repo-'));
+  const candidateSha = taggedRepository(repository);
+  const standin = new GitHubStandin({ tokens: { [TOKEN]: { permissions: { checks: 'write', contents: 'write', 'pull-requests': 'write' }, actions: true } } });
+  standin.importGit(repository);
+  await standin.start();
   const logFile = join(ROOT, 'tmp', `act-e2e.log`);
   await mkdir(join(ROOT, 'tmp'), { recursive: true });
   const workflow = workflowsForAct();
@@ -66,8 +79,9 @@ test('release-gate.yml under act: local bench, tiny profile, check run and repor
       '--input', `baseline=${BASELINE}`,
       '--input', 'bench=local',
       '--var', `LOADGATE_CONFIG=${CONFIG}`,
-      // The reusable workflow checks loadgate out into .loadgate: the files of this checkout.
-      ...gateEnvArgs({ standin, loadgate: { repository: `${standin.owner}/${standin.repo}`, source: ROOT }, workspace: ROOT, share, token: TOKEN }),
+      // The reusable workflow checks loadgate out into .loadgate: the files of this checkout;
+      // the repository itself at the candidate's tag, from its tagged copy.
+      ...gateEnvArgs({ standin, loadgate: { repository: `${standin.owner}/${standin.repo}`, source: ROOT }, workspace: repository, share, token: TOKEN }),
     ];
     const { code } = await runLogged(ACT as string, args, { cwd: ROOT, logFile, timeoutMs: TIMEOUT_MS });
 
@@ -141,5 +155,6 @@ test('release-gate.yml under act: local bench, tiny profile, check run and repor
   } finally {
     await standin.close();
     await rm(share, { recursive: true, force: true });
+    await rm(repository, { recursive: true, force: true });
   }
 });

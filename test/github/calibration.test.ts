@@ -111,3 +111,46 @@ test("publish-calibration --mode plan on AWS: the worst-case cost against max-co
   assert.match(seven.err, /repeats \(the A\/A pairs of a calibration\): 7 pairs do not fit in the AWS workflow's 5 run jobs/);
   assert.equal((await plan(['--repeats', '7', '--runner-limit-minutes', '720'])).code, 0, 'self-hosted runners with a longer limit hold more');
 });
+
+test('publish-calibration of a calibration dispatched on a release branch that stopped early: the pull request targets that branch, names the pairs measured and how to continue', async (t) => {
+  const { verdictFile } = await import('./fixtures.ts');
+  const scratch = await mkdtemp(join(tmpdir(), 'loadgate-calibration-'));
+  const s = await new GitHubStandin({ tags: ['v1.2.0'] }).start();
+  t.after(async () => {
+    await s.close();
+    await rm(scratch, { recursive: true, force: true });
+  });
+  const release = s.commitOnDefaultBranch('release branch config', { '.github/loadgate.yml': 'release-1.2\n' });
+  s.refs.set('refs/heads/release-1.2', release);
+  s.commitOnDefaultBranch('main moves on', { 'README.md': 'later\n' });
+  const report = join(scratch, 'report');
+  await mkdir(join(report, 'results'), { recursive: true });
+  await writeFile(join(report, 'README.md'), '# calibration\n');
+  await writeFile(join(report, 'noise-model.json'), await readFile('noise/local-synapse.json'));
+  const v = verdictFile('inconclusive', [], { baseline: 'v1.2.0', candidate: 'v1.2.0' });
+  await writeFile(join(report, 'verdict.json'), JSON.stringify({ ...v, problems: [], decision: { ...v.decision, pairs: 2, maxRepeats: 2 } }));
+  const env = {
+    GITHUB_TOKEN: TOKEN,
+    GITHUB_REPOSITORY: `${s.owner}/${s.repo}`,
+    GITHUB_API_URL: s.url,
+    GITHUB_SERVER_URL: 'https://github.com',
+    GITHUB_RUN_ID: '92',
+    GITHUB_EVENT_NAME: 'workflow_dispatch',
+    GITHUB_REF: 'refs/heads/release-1.2',
+    GITHUB_WORKFLOW_REF: `${s.owner}/${s.repo}/.github/workflows/loadgate.yml@refs/heads/release-1.2`,
+    LOADGATE_GITHUB_WRITE_INTERVAL_MS: '0',
+    GITHUB_STEP_SUMMARY: undefined,
+    GITHUB_OUTPUT: undefined,
+    GITHUB_EVENT_PATH: undefined,
+  };
+  const finish = await runCli(['publish-calibration', '--config', CONFIG, '--version', 'v1.2.0', '--repeats', '3', '--report', report], env);
+  assert.equal(finish.code, 0, finish.err);
+  const pull = s.pulls[0]!;
+  assert.equal(pull.base, 'release-1.2', 'the branch whose config was calibrated');
+  assert.equal(pull.title, 'loadgate: noise model calibrated with v1.2.0 (2 A/A pairs)');
+  assert.match(pull.body ?? '', /\*\*Stopped early\*\* after 2 of the 3 A\/A pairs asked/);
+  assert.ok((pull.body ?? '').includes(`gh workflow run loadgate.yml --repo ${s.owner}/${s.repo} -f mode=calibrate -f candidate=v1.2.0 -f repeats=3 -f continue-from=92`), pull.body ?? '');
+  // Branched from the release branch: the default branch's later commit is not in it.
+  assert.equal(s.filesOnBranch('loadgate-calibration/v1.2.0').get('README.md')?.toString(), '# chat-server\n');
+  assert.deepEqual(s.rejected, []);
+});

@@ -38,6 +38,11 @@ const CLEAN_INPUTS = {
   INPUT_CONTINUE_FROM: undefined,
   INPUT_MODE: undefined,
   INPUT_CONFIG_AT_TAG: undefined,
+  INPUT_EARLIER_REPORT: undefined,
+  INPUT_REPORTS_REPOSITORY: undefined,
+  INPUT_HAVE_REPORTS_TOKEN: undefined,
+  INPUT_HAVE_APP: undefined,
+  GITHUB_REPOSITORY: 'octo-org/chat-server',
   GITHUB_WORKFLOW_REF: undefined,
   GITHUB_EVENT_NAME: undefined,
   GITHUB_REF: undefined,
@@ -86,7 +91,11 @@ test('check-inputs --json', async () => {
     'check-name': 'loadgate',
     'max-repeats': '',
     'continue-from': '',
+    'earlier-pairs': '',
     'new-pairs-at-most': 3,
+    'reports-owner': '',
+    'reports-name': '',
+    'reports-app-token': false,
     'config-problem': '',
   });
 });
@@ -109,6 +118,122 @@ test('check-inputs with INPUT_MODE=calibrate: the candidate on both sides, repea
   const tooMany = await runCli(['check-inputs', '--json'], { ...aws, INPUT_REPEATS: '6' });
   assert.equal(tooMany.code, 3);
   assert.match(tooMany.err, /repeats \(the A\/A pairs of a calibration\): 6 pairs do not fit in the AWS workflow's 5 run jobs/);
+});
+
+/**
+ * The configs a calibration is run for: a test shape changed under a measured model (the
+ * shipped local duet model), and another preset under the assumed AWS model. Inside the
+ * repository (the config input is a repository path); removed by the caller.
+ */
+async function staleModelConfigs(): Promise<{ dir: string; shapes: string; preset: string; users: string }> {
+  await mkdir('tmp', { recursive: true });
+  const dir = await mkdtemp(join('tmp', 'stale-model-'));
+  const shapes = join(dir, 'shapes.yml');
+  const local = await readFile('examples/local-synapse-duet.yml', 'utf8');
+  const longer = local.replace(/^(\s+duration: )2m$/m, '$13m');
+  assert.notEqual(longer, local);
+  await writeFile(shapes, longer);
+  const preset = join(dir, 'preset.yml');
+  const aws = await readFile('examples/aws-mattermost.yml', 'utf8');
+  const other = aws.replace(/^(\s+preset: )perfcomp$/m, '$1L.110');
+  assert.notEqual(other, aws);
+  await writeFile(preset, other);
+  const users = join(dir, 'users.txt');
+  await writeFile(users, 'user-1@chat-server.example pw-1\n');
+  return { dir, shapes, preset, users };
+}
+
+test("check-inputs and the preflight in mode calibrate neither read nor check the config's noise model, which the calibration replaces", async (t) => {
+  const c = await staleModelConfigs();
+  t.after(() => rm(c.dir, { recursive: true, force: true }));
+  const gate = { ...CLEAN_INPUTS, INPUT_CANDIDATE: '1.163.2', INPUT_BASELINE: '1.162.0' };
+  const calibrate = { ...CLEAN_INPUTS, INPUT_MODE: 'calibrate', INPUT_CANDIDATE: '1.162.0', INPUT_REPEATS: '3' };
+  // A gate is refused: the measured model is of other test shapes.
+  const refused = await runCli(['check-inputs', '--json'], { ...gate, INPUT_CONFIG: c.shapes });
+  assert.equal(refused.code, 3, refused.err);
+  assert.match(refused.err, /noise model was measured with other test shapes \(test bounded differs from the model's\); recalibrate/);
+  const calibrated = await runCli(['check-inputs', '--json'], { ...calibrate, INPUT_CONFIG: c.shapes });
+  assert.equal(calibrated.code, 0, calibrated.err);
+  assert.equal(JSON.parse(calibrated.out)['config-problem'], '');
+  // The assumed AWS model after a preset change: refused for a gate, not for its calibration.
+  const awsGate = await runCli(['check-inputs', '--json'], { ...gate, INPUT_CANDIDATE: 'v11.0.1-rc2', INPUT_BASELINE: 'v10.12.0', INPUT_CONFIG: c.preset });
+  assert.equal(awsGate.code, 3, awsGate.err);
+  assert.match(awsGate.err, /bench\.aws\.preset: the model's "perfcomp", the config's "L\.110"/);
+  const awsCalibration = await runCli(['check-inputs', '--json'], { ...calibrate, INPUT_CANDIDATE: 'v10.11.0', INPUT_CONFIG: c.preset });
+  assert.equal(awsCalibration.code, 0, awsCalibration.err);
+  // The preflight checks settings only, in either mode.
+  const preflight = await runCli(
+    ['preflight', '--config', c.preset, '--bench', 'aws', '--secrets', 'aws-role-arn,license-secret-arn,admin-email,admin-password', '--variables', 'LOADGATE_TF_STATE_BUCKET,LOADGATE_USERS_FILE', '--users-file', c.users],
+    CLEAN_INPUTS,
+  );
+  assert.equal(preflight.code, 0, preflight.err);
+  assert.match(preflight.err, /every secret and variable the aws bench needs/);
+});
+
+test("check-inputs of a continuation reads the earlier gate's report: every pair it ran is reused, for any number of continuations, and a wrong run stops the gate before the bench", async (t) => {
+  const dir = await mkdtemp(join(scratch, 'earlier-'));
+  const earlier = (pairs: number, verdict: 'inconclusive' | 'pass' = 'inconclusive', versions = { baseline: 'v10.12.0', candidate: 'v11.0.1-rc2' }) => {
+    const v = verdictFile(verdict, [check()], versions);
+    return writeFile(join(dir, 'verdict.json'), JSON.stringify({ ...v, problems: [], decision: { ...v.decision, pairs, maxRepeats: pairs, suggestedMorePairs: 6 } }));
+  };
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const env = { ...CLEAN_INPUTS, INPUT_CANDIDATE: 'v11.0.1-rc2', INPUT_CONFIG: 'examples/aws-mattermost.yml', INPUT_CONTINUE_FROM: '4242', INPUT_EARLIER_REPORT: dir };
+  const json = async (extra: Record<string, string>) => {
+    const r = await runCli(['check-inputs', '--json'], { ...env, ...extra });
+    return { ...r, out: r.out ? (JSON.parse(r.out) as Record<string, unknown>) : {} };
+  };
+  // A second continuation, after 6 pairs: its 5 new pairs fit the run jobs (6 would not).
+  await earlier(6);
+  const second = await json({ INPUT_MAX_REPEATS: '11' });
+  assert.equal(second.code, 0, second.err);
+  assert.deepEqual([second.out['earlier-pairs'], second.out['new-pairs-at-most'], second.out.baseline, second.out['needs-baseline']], [6, 5, 'v10.12.0', false], 'the earlier baseline, not a newly picked one');
+  const tooMany = await json({ INPUT_MAX_REPEATS: '12' });
+  assert.equal(tooMany.code, 3);
+  assert.match(tooMany.err, /max-repeats: 6 new pairs \(above the 6 a continuation reuses\) do not fit in the AWS workflow's 5 run jobs .*Lower max-repeats to 11 or less/);
+  // The first continuation, after 3 pairs (repeats is 1): the bench is planned for 3 new pairs, not 5.
+  await earlier(3);
+  assert.equal((await json({ INPUT_MAX_REPEATS: '6' })).out['new-pairs-at-most'], 3);
+  // What cannot be continued is refused here, before the bench, and still completes the check run.
+  const refusals: [() => Promise<void>, Record<string, string>, RegExp][] = [
+    [() => earlier(3), { INPUT_MAX_REPEATS: '3' }, /max-repeats: 3 is not above the 3 pairs run 4242 already ran/],
+    [() => earlier(3, 'pass'), { INPUT_MAX_REPEATS: '6' }, /continue-from: run 4242 ended pass: only an inconclusive gate goes on/],
+    [() => earlier(3, 'inconclusive', { baseline: 'v10.11.0', candidate: 'v11.0.1-rc2' }), { INPUT_MAX_REPEATS: '6', INPUT_BASELINE: 'v10.12.0' }, /continue-from: run 4242 compared v10\.11\.0 with v11\.0\.1-rc2, not v10\.12\.0 with v11\.0\.1-rc2/],
+    [() => rm(join(dir, 'verdict.json')), { INPUT_MAX_REPEATS: '6' }, /continue-from: run 4242 left no loadgate-report artifact with a readable verdict\.json \(ENOENT; artifacts are kept 30 days\)/],
+  ];
+  for (const [arrange, extra, pattern] of refusals) {
+    await arrange();
+    const r = await json(extra);
+    assert.equal(r.code, 3, `${pattern}: ${r.err}`);
+    assert.match(r.err, pattern);
+    assert.match(String(r.out['config-problem']), pattern, 'the reason reaches the check run (publish --mode abort)');
+    assert.equal(r.out.candidate, 'v11.0.1-rc2');
+  }
+});
+
+test('check-inputs validates reports-repository before the bench: its form, that something can write there, and whether to mint the App token for it', async () => {
+  const env = { ...CLEAN_INPUTS, INPUT_CANDIDATE: CANDIDATE, INPUT_BASELINE: BASELINE, INPUT_CONFIG: CONFIG };
+  const run = async (extra: Record<string, string>) => {
+    const r = await runCli(['check-inputs', '--json'], { ...env, ...extra });
+    return { ...r, out: r.out ? (JSON.parse(r.out) as Record<string, unknown>) : {} };
+  };
+  const viaApp = await run({ INPUT_REPORTS_REPOSITORY: 'octo-org/perf-reports', INPUT_HAVE_APP: 'true' });
+  assert.equal(viaApp.code, 0, viaApp.err);
+  assert.deepEqual([viaApp.out['reports-owner'], viaApp.out['reports-name'], viaApp.out['reports-app-token']], ['octo-org', 'perf-reports', true]);
+  // With the reports-token secret, the App's token is never minted for it.
+  const viaToken = await run({ INPUT_REPORTS_REPOSITORY: 'octo-org/perf-reports', INPUT_HAVE_APP: 'true', INPUT_HAVE_REPORTS_TOKEN: 'true' });
+  assert.equal(viaToken.out['reports-app-token'], false);
+  const none = await run({ INPUT_REPORTS_REPOSITORY: 'octo-org/perf-reports' });
+  assert.equal(none.code, 3);
+  assert.match(none.err, /reports-repository: octo-org\/perf-reports is another repository than octo-org\/chat-server, and the workflow's own token reaches only that one; pass the reports-token secret/);
+  assert.match(String(none.out['config-problem']), /reports-repository: /, 'the check run says why');
+  const malformed = await run({ INPUT_REPORTS_REPOSITORY: 'perf-reports', INPUT_HAVE_APP: 'true' });
+  assert.equal(malformed.code, 3);
+  assert.match(malformed.err, /reports-repository: "perf-reports" is not owner\/name of a GitHub repository/);
+  // The calling repository itself needs nothing more; a calibration's pull request never goes there.
+  assert.equal((await run({ INPUT_REPORTS_REPOSITORY: 'octo-org/chat-server' })).code, 0);
+  const calibration = await run({ INPUT_REPORTS_REPOSITORY: 'octo-org/perf-reports', INPUT_MODE: 'calibrate', INPUT_BASELINE: '', INPUT_CANDIDATE: BASELINE, INPUT_REPEATS: '3' });
+  assert.equal(calibration.code, 0, calibration.err);
+  assert.equal(calibration.out['reports-owner'], '');
 });
 
 test('check-inputs passes a validated max-cost and refuses anything else', async () => {
@@ -322,7 +447,7 @@ test("publish --mode abort says check-inputs' own reason (--problem) over its ow
   assert.match(s.checkRuns.at(-1)?.output.summary ?? '', /the gate could not start: config: \.github\/lodgate\.yml does not exist at the commit of tag v1\.3\.0-rc1/);
 });
 
-test('publish --mode start of a continued gate plans only the pairs beyond the reused repeats, as provisioning does', async (t) => {
+test('publish --mode start of a continued gate plans only the pairs beyond the ones the earlier gate ran, as provisioning does', async (t) => {
   const { s, env } = await repoWithCandidate();
   t.after(() => s.close());
   const { loadGateConfig } = await import('../../src/config/load.ts');
@@ -330,10 +455,10 @@ test('publish --mode start of a continued gate plans only the pairs beyond the r
   const config = await loadGateConfig('examples/aws-mattermost.yml');
   const start = (extra: string[]) => runCli(['publish', '--mode', 'start', '--baseline', BASELINE, '--candidate', CANDIDATE, '--config', 'examples/aws-mattermost.yml', ...extra], env);
   const cost = (pairs: number) => `$${buildPlan({ ...config, maxRepeats: pairs }, { dbSource: 'dump' }).cost.totalUsd.toFixed(2)}`;
-  const continued = await start(['--max-repeats', '5', '--continue-from', '987']);
+  const continued = await start(['--max-repeats', '5', '--continue-from', '987', '--earlier-pairs', '3']);
   assert.equal(continued.code, 0, continued.err);
-  // repeats 1 reused: at most 4 new pairs on the new bench.
-  assert.ok(s.checkRuns.at(-1)?.output.summary?.includes(`Worst-case cost: **${cost(4)}**`), s.checkRuns.at(-1)?.output.summary ?? undefined);
+  // The earlier gate's 3 pairs reused: at most 2 new pairs on the new bench.
+  assert.ok(s.checkRuns.at(-1)?.output.summary?.includes(`Worst-case cost: **${cost(2)}**`), s.checkRuns.at(-1)?.output.summary ?? undefined);
   const fresh = await start(['--max-repeats', '5']);
   assert.equal(fresh.code, 0, fresh.err);
   assert.ok(s.checkRuns.at(-1)?.output.summary?.includes(`Worst-case cost: **${cost(5)}**`));

@@ -31,7 +31,7 @@ const OWN_ONLY = ['LOADGATE_CONFIG', 'LOADGATE_BENCH_REGIONS'];
 const OWN_WORKFLOWS = ['.github/workflows/release-gate.yml', '.github/workflows/ci.yml', '.github/workflows/release.yml'];
 
 /** Environment variables the docs mention (of the act and infra tests, and the one the workflow sets for the run step), never secrets or variables. */
-const TOOLING_ENV = ['LOADGATE_ACT_ARTIFACTS', 'LOADGATE_ACT_SHARE', 'LOADGATE_INFRA_CALL_LOG', 'LOADGATE_SNAPSHOT_GRAFANA'];
+const TOOLING_ENV = ['LOADGATE_ACT_ARTIFACTS', 'LOADGATE_ACT_RUNS', 'LOADGATE_ACT_SHARE', 'LOADGATE_INFRA_CALL_LOG', 'LOADGATE_SNAPSHOT_GRAFANA'];
 
 type Kind = 'secret' | 'variable';
 type Job = { environment?: string | { name: string }; uses?: string; secrets?: Record<string, string> | 'inherit' };

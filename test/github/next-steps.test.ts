@@ -124,3 +124,32 @@ test('publish with the config prices the continuation in the check run (local be
   await publishFinish(contextFor(s), { checkName: 'loadgate', baseline: BASELINE, candidate: CANDIDATE, reportDir: report.dir, config });
   assert.match(s.checkRuns[0]?.output.summary ?? '', /-f continue-from=4242 -f max-repeats=3[\s\S]*At most about \S+ on the local bench \(no AWS cost\)/);
 });
+
+test('on AWS the advice asks for a continuation the workflow accepts, and provisioning budgets exactly the pairs it prices, for a first and a second continuation', async (t) => {
+  const { loadGateConfig } = await import('../../src/config/load.ts');
+  const { buildPlan } = await import('../../src/aws/bench-plan.ts');
+  const { validateGateInputs } = await import('../../src/inputs/validate.ts');
+  const config = await loadGateConfig('examples/aws-mattermost.yml');
+  const versions = { baseline: 'v10.12.0', candidate: 'v11.0.1-rc2' };
+  for (const [ran, suggested, advised, more] of [
+    [3, 3, 6, 3],
+    // Six more would not fit the five run jobs (five duets do): the advice asks for five.
+    [6, 6, 11, 5],
+  ] as const) {
+    const s = await new GitHubStandin({ tags: [versions.baseline] }).start();
+    t.after(() => s.close());
+    s.addTag(versions.candidate, s.commitOnDefaultBranch('rc', { VERSION: '1\n' }));
+    const v = verdictFile('inconclusive', config.tests.map((x) => ({ ...undecided, test: x.name, id: `${x.name}.apiAvg` })), versions);
+    const report = await writeReport({ ...v, problems: [], decision: { ...v.decision, pairs: ran, maxRepeats: ran, suggestedMorePairs: suggested } });
+    t.after(() => report.cleanup());
+    await publishFinish(contextFor(s), { checkName: 'loadgate', ...versions, reportDir: report.dir, config, runnerLimitMinutes: 360 });
+    const summary = s.checkRuns[0]?.output.summary ?? '';
+    assert.match(summary, new RegExp(`-f continue-from=4242 -f max-repeats=${advised}\\n`), summary);
+    const priced = /At most about \$(\d+\.\d\d) and/.exec(summary)?.[1];
+    // What check-inputs and provisioning do with the advised inputs.
+    const inputs = validateGateInputs({ ...versions, maxRepeats: String(advised), continueFrom: '4242', earlierPairs: String(ran), config: '.github/loadgate.yml' }, config);
+    assert.equal(inputs.newPairsAtMost, more, `after ${ran} pairs`);
+    const provisioned = buildPlan({ ...config, maxRepeats: inputs.newPairsAtMost, repeats: Math.min(config.repeats, inputs.newPairsAtMost) }, { dbSource: 'dump' });
+    assert.equal(priced, provisioned.cost.totalUsd.toFixed(2), `after ${ran} pairs the advice prices what the bench is budgeted for`);
+  }
+});

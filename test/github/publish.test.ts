@@ -249,12 +249,12 @@ test('a verdict whose text holds a secret still completes the check run, with th
   assert.match(s.checkRuns[0]?.output.summary ?? '', /contained the value of a secret/);
 });
 
-test('a reports repository gets the report pull request, written with its own token; the check run stays on the candidate', async (t) => {
+test("a reports repository gets the report pull request, written with its own token, under the product's name; the check run stays on the candidate", async (t) => {
   const product = await freshStandin();
   t.after(() => product.close());
   const reportsToken = 'reports-token-0123456789';
-  const reports = await new GitHubStandin({ owner: 'octo-org', repo: 'perf-reports', tokens: { [reportsToken]: { permissions: { contents: 'write', 'pull-requests': 'write', metadata: 'read' } } } }).start();
-  t.after(() => reports.close());
+  const reports = product.addRepository({ owner: 'octo-org', repo: 'perf-reports' });
+  product.tokens[reportsToken] = { permissions: { contents: 'write', 'pull-requests': 'write', metadata: 'read' }, repositories: ['octo-org/perf-reports'] };
   const report = await writeReport(verdictFile('pass'));
   t.after(() => report.cleanup());
   const result = await publishFinish(contextFor(product), {
@@ -262,18 +262,48 @@ test('a reports repository gets the report pull request, written with its own to
     baseline: BASELINE,
     candidate: CANDIDATE,
     reportDir: report.dir,
-    reports: { owner: 'octo-org', repo: 'perf-reports', token: reportsToken, apiUrl: reports.url },
+    reports: { owner: 'octo-org', repo: 'perf-reports', token: reportsToken },
   });
+  const branch = `perf-report/octo-org/chat-server/${BASELINE}-vs-${CANDIDATE}`;
   assert.equal(result.reportError, undefined, String(result.reportError));
   assert.equal(reports.pulls.length, 1, 'the PR is in the reports repository');
-  assert.equal(reports.pulls[0]?.head, BRANCH);
+  assert.equal(reports.pulls[0]?.head, branch);
+  assert.match(reports.pulls[0]?.title ?? '', /^Performance report: octo-org\/chat-server v1\.2\.0 vs v1\.3\.0-rc1 /);
+  assert.ok(reports.filesOnBranch(branch).has(`reports/octo-org/chat-server/${BASELINE}-vs-${CANDIDATE}/verdict.json`));
   assert.equal(product.pulls.length, 0, 'none in the product repository');
-  assert.ok(reports.refs.has(`refs/heads/${BRANCH}`));
-  assert.ok(!product.refs.has(`refs/heads/${BRANCH}`), 'no report branch in the product repository');
+  assert.ok(!product.refs.has(`refs/heads/${branch}`) && !product.refs.has(`refs/heads/${BRANCH}`), 'no report branch in the product repository');
   assert.equal(product.checkRuns.length, 1, 'the check run is on the candidate');
   assert.equal(product.checkRuns[0]?.conclusion, 'success');
   assert.match(product.checkRuns[0]?.output.summary ?? '', /github\.com\/octo-org\/perf-reports\/pull\/1/, 'the check run links the PR in the reports repository');
-  assert.deepEqual([...product.rejected, ...reports.rejected], []);
+  assert.deepEqual(product.rejected, []);
+});
+
+test('two products gating the same version labels share a reports repository: each report keeps its own branch, directory and pull request', async (t) => {
+  const first = await freshStandin();
+  t.after(() => first.close());
+  const second = first.addRepository({ owner: 'octo-org', repo: 'push-proxy', tags: [BASELINE] });
+  const secondSha = second.commitOnDefaultBranch('release', { VERSION: '1.3.0-rc1\n' });
+  second.addTag(CANDIDATE, secondSha);
+  const reports = first.addRepository({ owner: 'octo-org', repo: 'perf-reports' });
+  first.tokens['second-token-0123456789'] = { permissions: { checks: 'write', contents: 'write', 'pull-requests': 'write' }, actions: true, repositories: ['octo-org/push-proxy'] };
+  first.tokens['reports-token-0123456789'] = { permissions: { contents: 'write', 'pull-requests': 'write' }, repositories: ['octo-org/perf-reports'] };
+  const toReports = { owner: 'octo-org', repo: 'perf-reports', token: 'reports-token-0123456789' };
+  const pass = await writeReport(verdictFile('pass'));
+  const fail = await writeReport(verdictFile('fail', [check({ verdict: 'fail' })]));
+  t.after(() => Promise.all([pass.cleanup(), fail.cleanup()]));
+  await publishFinish(contextFor(first), { checkName: 'loadgate', baseline: BASELINE, candidate: CANDIDATE, reportDir: pass.dir, reports: toReports });
+  const secondCtx = contextFor(first, 'second-token-0123456789');
+  await publishFinish({ ...secondCtx, env: { ...secondCtx.env, repo: 'push-proxy' } }, { checkName: 'loadgate', baseline: BASELINE, candidate: CANDIDATE, reportDir: fail.dir, reports: toReports });
+  assert.deepEqual(
+    reports.pulls.map((p) => p.head).sort(),
+    [`perf-report/octo-org/chat-server/${BASELINE}-vs-${CANDIDATE}`, `perf-report/octo-org/push-proxy/${BASELINE}-vs-${CANDIDATE}`],
+  );
+  const verdictOn = (product: string) =>
+    JSON.parse(reports.filesOnBranch(`perf-report/octo-org/${product}/${BASELINE}-vs-${CANDIDATE}`).get(`reports/octo-org/${product}/${BASELINE}-vs-${CANDIDATE}/verdict.json`)?.toString('utf8') ?? 'null') as { verdict: string } | null;
+  assert.equal(verdictOn('chat-server')?.verdict, 'pass', "the first product's report is its own");
+  assert.equal(verdictOn('push-proxy')?.verdict, 'fail', "the second product's report is its own");
+  assert.deepEqual([first.checkRuns[0]?.conclusion, second.checkRuns[0]?.conclusion], ['success', 'failure'], 'each check run on its own product');
+  assert.deepEqual(first.rejected, []);
 });
 
 test('a reports repository without a token that can write there: the check run still gets the verdict and says what to pass', async (t) => {
@@ -319,4 +349,54 @@ test("the report PR lists the commits between the two release tags that touched 
   assert.ok(body.includes(`- \`synapse/storage/events.py\` (\`load_rows\``), body);
   assert.ok(body.includes(`[${c1.slice(0, 7)}](https://github.com/element-hq/synapse/commit/${c1}) Hash every row (\\#77)`), body);
   assert.ok(!body.includes(c2.slice(0, 7)), 'a commit that touched no hot file is not listed');
+});
+
+test("a publish job left without the GitHub App's token still completes a check run: the App's cannot be touched by another, so the verdict goes on one of the workflow's, saying why", async (t) => {
+  const s = await freshStandin({
+    owner: 'octo-org',
+    apps: [{ clientId: 'Iv23liLoadgate', id: 901, slug: 'loadgate-octo', permissions: { checks: 'write', contents: 'write', pull_requests: 'write' }, installations: [{ id: 7, account: 'octo-org', repositories: 'all' }] }],
+  });
+  t.after(() => s.close());
+  const { main } = await import('../support/github-standin/act-create-github-app-token-action/mint.mjs');
+  const { mkdtempSync, readFileSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const dir = mkdtempSync(join(tmpdir(), 'lg-mint-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const app = s.apps[0]!;
+  await main({ GITHUB_REPOSITORY: s.fullName, GITHUB_REPOSITORY_OWNER: s.owner, GITHUB_OUTPUT: join(dir, 'out'), INPUT_CLIENT_ID: app.clientId, INPUT_PRIVATE_KEY: app.privateKey, INPUT_GITHUB_API_URL: s.url, 'INPUT_PERMISSION-CHECKS': 'write', 'INPUT_PERMISSION-CONTENTS': 'read' });
+  const appToken = /^token=(.+)$/m.exec(readFileSync(join(dir, 'out'), 'utf8'))?.[1] as string;
+  const started = await publishStart(contextFor(s, appToken), { checkName: 'loadgate', candidate: CANDIDATE, plan: plan() });
+  const report = await writeReport(verdictFile('pass'));
+  t.after(() => report.cleanup());
+  const tokenProblem = "the GitHub App's token for the check run and the report could not be minted in the publish job";
+  const result = await publishFinish(contextFor(s), { checkName: 'loadgate', baseline: BASELINE, candidate: CANDIDATE, reportDir: report.dir, checkRunId: Number(started.outputs['check-run-id']), tokenProblem });
+  assert.equal(result.conclusion, 'success');
+  const runs = s.checkRuns.filter((r) => r.name === 'loadgate');
+  assert.deepEqual(runs.map((r) => [r.app.slug, r.status]), [['loadgate-octo', 'in_progress'], ['github-actions', 'completed']]);
+  assert.match(runs[1]?.output.summary ?? '', /Published without the GitHub App's token\*\*: the GitHub App's token for the check run and the report could not be minted/);
+  assertSchemaClean(s);
+});
+
+test("a gate posted by the workflow's token after one posted by a GitHub App (or the other way) starts a check run of its own: it may not take over another App's", async (t) => {
+  const s = await freshStandin({
+    apps: [{ clientId: 'Iv23liLoadgate', id: 901, slug: 'loadgate-octo', permissions: { checks: 'write', contents: 'read' }, installations: [{ id: 7, account: 'octo-org', repositories: 'all' }] }],
+  });
+  t.after(() => s.close());
+  const { main } = await import('../support/github-standin/act-create-github-app-token-action/mint.mjs');
+  const { mkdtempSync, readFileSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const dir = mkdtempSync(join(tmpdir(), 'lg-mint-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const app = s.apps[0]!;
+  await main({ GITHUB_REPOSITORY: s.fullName, GITHUB_REPOSITORY_OWNER: s.owner, GITHUB_OUTPUT: join(dir, 'out'), INPUT_CLIENT_ID: app.clientId, INPUT_PRIVATE_KEY: app.privateKey, INPUT_GITHUB_API_URL: s.url });
+  const appToken = /^token=(.+)$/m.exec(readFileSync(join(dir, 'out'), 'utf8'))?.[1] as string;
+  await publishStart(contextFor(s, appToken), { checkName: 'loadgate', candidate: CANDIDATE, plan: plan() });
+  const log: string[] = [];
+  const second = await publishStart(contextFor(s, undefined, log), { checkName: 'loadgate', candidate: CANDIDATE, plan: plan() });
+  assert.deepEqual(s.checkRuns.map((r) => [r.app.slug, r.status]), [['loadgate-octo', 'in_progress'], ['github-actions', 'in_progress']]);
+  assert.equal(second.outputs['check-run-id'], s.checkRuns[1]?.id);
+  assert.match(log.join('\n'), /belongs to another GitHub App/);
+  assertSchemaClean(s);
 });

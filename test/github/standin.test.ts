@@ -92,3 +92,70 @@ test('a non-fast-forward ref update is refused unless forced', async () => {
   assert.equal(code, 422);
   assert.equal(s.branchHead('main'), head);
 });
+
+/** A GitHub App installed on the product's owner (the product and the reports repository), without pull-request access. */
+async function appStandin(permissions: Record<string, 'read' | 'write'>) {
+  const standin = new GitHubStandin({
+    owner: 'acme',
+    repo: 'chat-server',
+    tokens: { [TOKEN]: { permissions: { checks: 'write', contents: 'write', 'pull-requests': 'write' }, actions: true } },
+    apps: [{ clientId: 'Iv23liLoadgate', id: 901, slug: 'loadgate-acme', permissions, installations: [{ id: 71, account: 'acme', repositories: ['chat-server', 'perf-reports'] }] }],
+  });
+  const reports = standin.addRepository({ owner: 'acme', repo: 'perf-reports' });
+  standin.addRepository({ owner: 'acme', repo: 'not-installed' });
+  await standin.start();
+  return { standin, reports, app: standin.apps[0]! };
+}
+
+/** actions/create-github-app-token's calls (its act stand-in), against the stand-in. */
+async function mint(standin: GitHubStandin, inputs: Record<string, string>): Promise<Record<string, string>> {
+  const { main } = await import('../support/github-standin/act-create-github-app-token-action/mint.mjs');
+  const dir = mkdtempSync(join(tmpdir(), 'standin-mint-'));
+  try {
+    const output = join(dir, 'out');
+    const app = standin.apps[0]!;
+    await main({ GITHUB_REPOSITORY: standin.fullName, GITHUB_REPOSITORY_OWNER: standin.owner, GITHUB_OUTPUT: output, INPUT_CLIENT_ID: app.clientId, INPUT_PRIVATE_KEY: app.privateKey, INPUT_GITHUB_API_URL: standin.url, ...inputs });
+    const { readFileSync } = await import('node:fs');
+    return Object.fromEntries(readFileSync(output, 'utf8').trim().split('\n').map((l) => l.split('=', 2) as [string, string]));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+test('a GitHub App mints installation tokens as GitHub does: only the permissions it was granted, only where it is installed, each token reaching only its repositories', async (t) => {
+  const { standin, reports } = await appStandin({ checks: 'write', contents: 'write' });
+  t.after(() => standin.close());
+  const ok = await mint(standin, { 'INPUT_PERMISSION-CHECKS': 'write', 'INPUT_PERMISSION-CONTENTS': 'read' });
+  assert.match(ok.token ?? '', /^ghs_/);
+  assert.equal(ok['app-slug'], 'loadgate-acme');
+  const { atMs: _at, ...last } = standin.minted.at(-1)!;
+  assert.deepEqual(last, { app: 'loadgate-acme', repositories: ['acme/chat-server'], permissions: { metadata: 'read', checks: 'write', contents: 'read' } });
+  await assert.rejects(mint(standin, { 'INPUT_PERMISSION-PULL-REQUESTS': 'write' }), /The permissions requested are not granted to this installation\./);
+  await assert.rejects(mint(standin, { INPUT_OWNER: 'acme', INPUT_REPOSITORIES: 'not-installed' }), /Not Found/);
+  await assert.rejects(mint(standin, { INPUT_OWNER: 'other-org', INPUT_REPOSITORIES: 'perf-reports' }), /Not Found/);
+  // The token for the reports repository reaches it, and not the product repository.
+  const forReports = await mint(standin, { INPUT_OWNER: 'acme', INPUT_REPOSITORIES: 'perf-reports', 'INPUT_PERMISSION-CONTENTS': 'write' });
+  const client = createGitHubClient({ token: forReports.token as string, baseUrl: standin.url, writeIntervalMs: 0, retries: 0, maskToken: false });
+  assert.equal((await client.rest.repos.get({ owner: 'acme', repo: 'perf-reports' })).data.full_name, 'acme/perf-reports');
+  assert.equal(await status(client.rest.repos.get({ owner: 'acme', repo: 'chat-server' })), 404);
+  // The workflow's own token reaches only the product repository.
+  const workflowToken = createGitHubClient({ token: TOKEN, baseUrl: standin.url, writeIntervalMs: 0, retries: 0, maskToken: false });
+  assert.equal(await status(workflowToken.rest.repos.get({ owner: 'acme', repo: 'perf-reports' })), 404);
+  assert.equal(reports.requests.filter((r) => r.status === 200).length, 1, 'the reports repository answered the reports token alone');
+  assert.deepEqual(standin.rejected, []);
+});
+
+test("a check run can be completed only by the App that created it (GitHub's 403 for any other)", async (t) => {
+  const { standin } = await appStandin({ checks: 'write', contents: 'read' });
+  t.after(() => standin.close());
+  const { token } = await mint(standin, { 'INPUT_PERMISSION-CHECKS': 'write' });
+  const app = createGitHubClient({ token: token as string, baseUrl: standin.url, writeIntervalMs: 0, retries: 0, maskToken: false });
+  const actions = createGitHubClient({ token: TOKEN, baseUrl: standin.url, writeIntervalMs: 0, retries: 0, maskToken: false });
+  const sha = standin.branchHead('main') as string;
+  const run = await app.rest.checks.create({ owner: 'acme', repo: 'chat-server', name: 'loadgate', head_sha: sha, status: 'in_progress' });
+  assert.equal(run.data.app?.slug, 'loadgate-acme');
+  const byActions = actions.rest.checks.update({ owner: 'acme', repo: 'chat-server', check_run_id: run.data.id, status: 'completed', conclusion: 'success' });
+  await assert.rejects(byActions, /check run can only be modified by the GitHub App that created it/);
+  await app.rest.checks.update({ owner: 'acme', repo: 'chat-server', check_run_id: run.data.id, status: 'completed', conclusion: 'action_required', details_url: 'https://example.invalid/x' });
+  assert.equal(standin.checkRuns[0]?.conclusion, 'action_required');
+});

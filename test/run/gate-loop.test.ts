@@ -506,6 +506,29 @@ test('calibrate --job-budget stops a multi-job calibration with pairs left (exit
   }
 });
 
+test('calibrate --stop-early, the last job of a multi-job calibration: the job budget leaves a pair, and the model is measured from the pairs completed, saying how many', async () => {
+  const out = await mkdtemp(join(tmpdir(), 'lg-gate-'));
+  try {
+    const values = [100, 100, 110, 105, 90, 95];
+    const test = (await loadGateConfig('examples/local-synapse.yml')).tests.find((t) => t.type === 'unbounded')!;
+    // Four runs and a bit: two of the three pairs.
+    const budget = 5 * plannedSeconds({ test } as ScheduledRun) + 60;
+    const lines: string[] = [];
+    const io = { out: (l: string) => lines.push(l), err: (l: string) => lines.push(l) };
+    const bench = new FakeBench((role, repeat) => values[2 * repeat + (role === 'baseline' ? 0 : 1)]!);
+    const args = ['--config', 'examples/local-synapse.yml', '--version', '1.162.0', '--runs', '3', '--out', out, '--tests', 'unbounded', '--job-budget', `${budget}s`, '--runner-limit', '360', '--stop-early'];
+    const code = await calibrate(args, io, (o, gateIo) => runGateOn(bench, o, gateIo, undefined, () => bench.clock));
+    assert.equal(code, 0, lines.join('\n'));
+    assert.deepEqual(bench.order.slice(0, 4), ['0:baseline', '0:candidate', '1:candidate', '1:baseline'], 'two pairs ran; nothing was run again');
+    assert.ok(lines.some((l) => l.startsWith('calibrate: stopped early after 2 of 3 pairs')), lines.join('\n'));
+    const model = noiseModelFileSchema.parse(JSON.parse(await readFile(join(out, 'noise-model.json'), 'utf8')));
+    const users = model.entries.find((e) => e.metric === 'supportedUsers')!;
+    assert.equal(users.runs, 4, 'the two completed pairs, both sides');
+  } finally {
+    await rm(out, { recursive: true, force: true });
+  }
+});
+
 test('the gate asks a bench that installed both versions which grown functions changed, and the report records its answer', async () => {
   const { duets } = await import('../support/profiles.ts');
   const recorded = duets('inj', 3);

@@ -8,17 +8,19 @@ import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { parse } from 'yaml';
-import { GitHubStandin } from './github-standin/server.ts';
+import { GitHubStandin, type StandinOptions } from './github-standin/server.ts';
 
 export const ROOT = resolve(import.meta.dirname, '..', '..');
 const NOOP = join(ROOT, 'test/support/github-standin/act-noop-action');
 const CHECKOUT = join(ROOT, 'test/support/github-standin/act-checkout-action');
 const AWS_CREDENTIALS = join(ROOT, 'test/support/github-standin/act-aws-credentials-action');
+const APP_TOKEN = join(ROOT, 'test/support/github-standin/act-create-github-app-token-action');
 
 /** Remote actions that steps run under act, each with its stand-in; the rest become the no-op. */
 function standInFor(action: string): string {
   if (action.startsWith('actions/checkout@')) return CHECKOUT;
   if (action.startsWith('aws-actions/configure-aws-credentials@')) return AWS_CREDENTIALS;
+  if (action.startsWith('actions/create-github-app-token@')) return APP_TOKEN;
   return NOOP;
 }
 
@@ -39,7 +41,7 @@ export function withoutQueue(source: string): string {
   return kept;
 }
 
-/** Every `owner/name@sha` the workflows use, each replaced: checkout and the AWS credentials by their stand-ins, the rest by the no-op. */
+/** Every `owner/name@sha` the workflows use, each replaced: checkout, the AWS credentials and the App token by their stand-ins, the rest by the no-op. */
 export function replacedActions(workflowFiles: string[]): string[] {
   const uses = new Set<string>();
   for (const file of workflowFiles) {
@@ -98,17 +100,41 @@ export function gateEnvArgs(o: { standin: { url: string; owner: string; repo: st
  * The consumer's repository on the GitHub stand-in, started: the baseline tag (a
  * calibration has none), and the candidate tagged on a new commit of the default branch.
  * The token may write what the reusable workflow's jobs write (checks, contents, pull
- * requests).
+ * requests). With `local` (the product's git repository, which act runs in), the tags and
+ * the candidate's commit are made there and the stand-in serves that very history: a tag or
+ * SHA the API names is one the checkout stand-in checks out.
  */
-export async function startConsumerRepository(token: string, versions: { baseline?: string; candidate: string }): Promise<{ standin: GitHubStandin; candidateSha: string }> {
+export async function startConsumerRepository(
+  token: string,
+  versions: { baseline?: string; candidate: string },
+  o: { local?: string; owner?: string; repo?: string; apps?: StandinOptions['apps'] } = {},
+): Promise<{ standin: GitHubStandin; candidateSha: string }> {
   const standin = new GitHubStandin({
-    owner: 'mattermost-like',
-    repo: 'chat-server',
-    tags: versions.baseline ? [versions.baseline] : [],
+    owner: o.owner ?? 'mattermost-like',
+    repo: o.repo ?? 'chat-server',
+    tags: versions.baseline && !o.local ? [versions.baseline] : [],
     tokens: { [token]: { permissions: { checks: 'write', contents: 'write', 'pull-requests': 'write' }, actions: true } },
+    ...(o.apps ? { apps: o.apps } : {}),
   });
-  const candidateSha = standin.commitOnDefaultBranch(`release ${versions.candidate}`, { VERSION: `${versions.candidate}\n` });
-  standin.addTag(versions.candidate, candidateSha);
+  let candidateSha: string;
+  if (o.local) {
+    candidateSha = tagLocalRelease(o.local, versions);
+    standin.importGit(o.local);
+  } else {
+    candidateSha = standin.commitOnDefaultBranch(`release ${versions.candidate}`, { VERSION: `${versions.candidate}\n` });
+    standin.addTag(versions.candidate, candidateSha);
+  }
   await standin.start();
   return { standin, candidateSha };
+}
+
+/** In a product's git repository: the baseline tag on its first commit, the candidate's on a new commit on top. */
+export function tagLocalRelease(dir: string, versions: { baseline?: string; candidate: string }): string {
+  const git = (...args: string[]) => execFileSync('git', ['-C', dir, '-c', 'user.name=release-lead', '-c', 'user.email=release-lead@chat-server.example', ...args], { encoding: 'utf8' }).trim();
+  if (versions.baseline) git('tag', versions.baseline, git('rev-list', '--max-parents=0', 'HEAD'));
+  writeFileSync(join(dir, 'VERSION'), `${versions.candidate}\n`);
+  git('add', 'VERSION');
+  git('commit', '-q', '-m', `release ${versions.candidate}`);
+  git('tag', versions.candidate);
+  return git('rev-parse', 'HEAD');
 }

@@ -4,9 +4,9 @@ import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises
 import { tmpdir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
-import type { RemoteResult, RemoteShell } from '../../src/bench/aws/remote-shell.ts';
+import type { RemoteShell } from '../../src/bench/aws/remote-shell.ts';
 import type { CommandRunner } from '../../src/util/command-runner.ts';
-import { SSM_STDERR_SEPARATOR } from '../../src/bench/aws/ssm-shell.ts';
+import { SsmError, SsmStandin } from './ssm-standin.ts';
 import { answerAccountCall, type AwsAccount } from './aws-account-standin.ts';
 
 /**
@@ -15,9 +15,9 @@ import { answerAccountCall, type AwsAccount } from './aws-account-standin.ts';
  * the real tools would for the calls loadgate's actions make, and records every call with
  * the job (GITHUB_JOB) that made it. Behind them, a bench that lives on loopback:
  *
- * - `aws ssm send-command` / `list-command-invocations` / `cancel-command`: the AWS CLI's
- *   JSON shapes (the fields src/bench/aws/ssm-shell.ts parses; AWS-RunShellScript joins
- *   stdout and stderr with its separator line), executing the script through `shell`;
+ * - `aws ssm send-command` / `list-command-invocations` / `get-command-invocation` /
+ *   `cancel-command`: SSM Run Command with its output limits (test/support/ssm-standin.ts),
+ *   executing the script through `shell`;
  * - `aws secretsmanager ...`: answered by `secrets` (the bench's Secrets Manager);
  * - `aws s3 cp` and `aws s3api head-object`: an in-memory bucket; a missing key answers as
  *   S3 does through the CLI, "An error occurred (404) when calling the HeadObject
@@ -194,10 +194,9 @@ export async function startAwsCliStandin(o: { shell: RemoteShell; secrets: Comma
   const calls: ToolCall[] = [];
   const terraform: TerraformRun[] = [];
   const objects = new Map<string, Buffer>();
-  const commands = new Map<string, { ids: string[]; done?: Map<string, RemoteResult> }>();
+  const ssm = new SsmStandin(o.shell);
   // Terraform keeps the backend chosen by init in the working directory (.terraform).
   const backends = new Map<string, { bucket: string; key: string }>();
-  let nextCommand = 1;
   const rules: IngressRule[] = [];
   const authorized: (IngressRule & { revokedBy?: string })[] = [];
   const expiryTags: AwsCliStandin['expiryTags'] = [];
@@ -250,34 +249,20 @@ export async function startAwsCliStandin(o: { shell: RemoteShell; secrets: Comma
       const url = s3Url(option(args, '--bucket') ?? '', option(args, '--key') ?? '');
       return objects.has(url) ? ok(JSON.stringify({ ContentLength: objects.get(url)?.length })) : notFound();
     }
-    if (service === 'ssm' && operation === 'send-command') {
-      const ids = values(args, '--instance-ids');
-      const parameters = JSON.parse(option(args, '--parameters') ?? '{}') as { commands?: string[]; executionTimeout?: string[] };
-      const script = parameters.commands?.[0];
-      if (!ids.length || script === undefined) return fail('An error occurred (ValidationException) when calling the SendCommand operation: instance ids and commands are required', 254);
-      const id = `00000000-0000-4000-8000-${String(nextCommand++).padStart(12, '0')}`;
-      const entry: { ids: string[]; done?: Map<string, RemoteResult> } = { ids };
-      commands.set(id, entry);
-      void o.shell.run(ids, script, { timeoutSec: Number(parameters.executionTimeout?.[0] ?? 3600) }).then((results) => (entry.done = results));
-      return ok(JSON.stringify({ Command: { CommandId: id, DocumentName: 'AWS-RunShellScript', InstanceIds: ids, Status: 'Pending' } }));
-    }
-    if (service === 'ssm' && operation === 'list-command-invocations') {
-      const entry = commands.get(option(args, '--command-id') ?? '');
-      if (!entry) return fail('An error occurred (InvalidCommandId) when calling the ListCommandInvocations operation: ', 254);
-      const invocations = entry.ids.map((instanceId) => {
-        const r = entry.done?.get(instanceId);
-        if (!r) return { InstanceId: instanceId, Status: 'InProgress', StatusDetails: 'InProgress', CommandPlugins: [] };
-        const undeliverable = r.status === 'Undeliverable';
-        const status = undeliverable ? 'Failed' : r.status;
-        const output = r.stderr ? `${r.stdout}\n${SSM_STDERR_SEPARATOR}\n${r.stderr}` : r.stdout;
-        return {
-          InstanceId: instanceId,
-          Status: status,
-          StatusDetails: undeliverable ? 'Undeliverable' : status,
-          CommandPlugins: [{ Name: 'aws:runShellScript', Status: status, ResponseCode: r.exitCode ?? -1, Output: output }],
-        };
-      });
-      return ok(JSON.stringify({ CommandInvocations: invocations }));
+    if (service === 'ssm') {
+      try {
+        const commandId = option(args, '--command-id') ?? '';
+        if (operation === 'send-command') {
+          const parameters = JSON.parse(option(args, '--parameters') ?? '{}') as { commands?: string[]; executionTimeout?: string[] };
+          const id = ssm.sendCommand(values(args, '--instance-ids'), parameters.commands?.[0], Number(parameters.executionTimeout?.[0] ?? 3600));
+          return ok(JSON.stringify({ Command: { CommandId: id, DocumentName: 'AWS-RunShellScript', InstanceIds: values(args, '--instance-ids'), Status: 'Pending' } }));
+        }
+        if (operation === 'list-command-invocations') return ok(JSON.stringify(ssm.listCommandInvocations(commandId, args.includes('--details'))));
+        if (operation === 'get-command-invocation') return ok(JSON.stringify(ssm.getCommandInvocation(commandId, option(args, '--instance-id') ?? '')));
+      } catch (error) {
+        if (error instanceof SsmError) return fail(error.message, 254);
+        throw error;
+      }
     }
     if (service === 'ssm' && operation === 'cancel-command') return ok('{}');
     if (service === 'ec2' && operation === 'authorize-security-group-ingress') {

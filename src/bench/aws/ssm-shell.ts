@@ -4,32 +4,42 @@ import type { RemoteResult, RemoteShell, RunScriptOptions } from './remote-shell
 
 /**
  * RemoteShell over SSM Run Command with the `aws` CLI: `ssm send-command` with the
- * AWS-RunShellScript document, then `ssm list-command-invocations --details` until every
- * instance reached a terminal status. Every answer is parsed with zod. The instance
- * profile of every node has AmazonSSMManagedInstanceCore (infra/aws/modules/instance-role).
+ * AWS-RunShellScript document, `ssm list-command-invocations` until every instance reached
+ * a terminal status, then `ssm get-command-invocation` for each instance's output. Every
+ * answer is parsed with zod. The instance profile of every node has
+ * AmazonSSMManagedInstanceCore (infra/aws/modules/instance-role).
+ *
+ * Output comes from GetCommandInvocation because it is the most SSM gives without an S3
+ * bucket (AWS Systems Manager API Reference): its StandardOutputContent is "the first
+ * 24,000 characters written by the plugin to stdout" and StandardErrorContent the first
+ * 8,000 written to stderr, where ListCommandInvocations' CommandPlugin Output holds at
+ * most 2,500 of both together.
  */
 
 /** send-command takes at most 50 instance IDs. */
 export const SSM_MAX_TARGETS = 50;
 
-/** AWS-RunShellScript joins stdout and stderr in the plugin's Output with this line. */
-export const SSM_STDERR_SEPARATOR = '----------ERROR-------';
+/** GetCommandInvocation's StandardOutputContent: the first 24,000 characters of stdout. */
+export const SSM_STDOUT_LIMIT = 24_000;
+/** GetCommandInvocation's StandardErrorContent: the first 8,000 characters of stderr. */
+export const SSM_STDERR_LIMIT = 8_000;
 
 const sendCommandSchema = z.object({ Command: z.object({ CommandId: z.string().min(1) }) });
 
 const invocationStatus = z.enum(['Pending', 'InProgress', 'Delayed', 'Success', 'Cancelled', 'TimedOut', 'Failed', 'Cancelling']);
 const listInvocationsSchema = z.object({
-  CommandInvocations: z.array(
-    z.object({
-      InstanceId: z.string(),
-      Status: invocationStatus,
-      StatusDetails: z.string().optional(),
-      CommandPlugins: z
-        .array(z.object({ Name: z.string().optional(), Status: z.string().optional(), ResponseCode: z.number().int().optional(), Output: z.string().optional() }))
-        .default([]),
-    }),
-  ),
+  CommandInvocations: z.array(z.object({ InstanceId: z.string(), Status: invocationStatus, StatusDetails: z.string().optional() })),
   NextToken: z.string().optional(),
+});
+
+const invocationSchema = z.object({
+  InstanceId: z.string(),
+  Status: invocationStatus,
+  StatusDetails: z.string().optional(),
+  /** -1: the script never ran on the node. */
+  ResponseCode: z.number().int(),
+  StandardOutputContent: z.string().default(''),
+  StandardErrorContent: z.string().default(''),
 });
 
 const TERMINAL = new Set(['Success', 'Cancelled', 'TimedOut', 'Failed']);
@@ -82,6 +92,13 @@ export class SsmShell implements RemoteShell {
     }
   }
 
+  /** One instance's result, with the most output SSM returns (GetCommandInvocation). */
+  private async output(commandId: string, instanceId: string): Promise<RemoteResult> {
+    const answer = invocationSchema.safeParse(await this.aws(['ssm', 'get-command-invocation', '--command-id', commandId, '--instance-id', instanceId], 'ssm get-command-invocation'));
+    if (!answer.success) throw new SsmCommandError(`aws ssm get-command-invocation: unexpected answer (${issues(answer.error)})`);
+    return toResult(answer.data);
+  }
+
   private async runBatch(instanceIds: readonly string[], script: string, options: RunScriptOptions): Promise<Map<string, RemoteResult>> {
     const parameters = JSON.stringify({ commands: [script], executionTimeout: [String(Math.ceil(options.timeoutSec))] });
     const sent = sendCommandSchema.safeParse(
@@ -104,11 +121,11 @@ export class SsmShell implements RemoteShell {
     const deadline = this.now() + (options.timeoutSec + 120) * 1000;
     const done = new Map<string, RemoteResult>();
     for (;;) {
-      const page = listInvocationsSchema.safeParse(await this.aws(['ssm', 'list-command-invocations', '--command-id', commandId, '--details'], 'ssm list-command-invocations'));
-      if (!page.success) throw new SsmCommandError(`aws ssm list-command-invocations: unexpected answer (${page.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')})`);
+      const page = listInvocationsSchema.safeParse(await this.aws(['ssm', 'list-command-invocations', '--command-id', commandId], 'ssm list-command-invocations'));
+      if (!page.success) throw new SsmCommandError(`aws ssm list-command-invocations: unexpected answer (${issues(page.error)})`);
       for (const invocation of page.data.CommandInvocations) {
-        if (!TERMINAL.has(invocation.Status) || !instanceIds.includes(invocation.InstanceId)) continue;
-        done.set(invocation.InstanceId, toResult(invocation));
+        if (!TERMINAL.has(invocation.Status) || !instanceIds.includes(invocation.InstanceId) || done.has(invocation.InstanceId)) continue;
+        done.set(invocation.InstanceId, await this.output(commandId, invocation.InstanceId));
       }
       if (instanceIds.every((id) => done.has(id))) return done;
       if (this.now() > deadline) {
@@ -123,20 +140,17 @@ export class SsmShell implements RemoteShell {
   }
 }
 
-function toResult(invocation: z.output<typeof listInvocationsSchema>['CommandInvocations'][number]): RemoteResult {
-  const plugin = invocation.CommandPlugins[0];
-  const output = plugin?.Output ?? '';
-  const cut = output.indexOf(SSM_STDERR_SEPARATOR);
-  const stdout = cut >= 0 ? output.slice(0, cut) : output;
-  const stderr = cut >= 0 ? output.slice(cut + SSM_STDERR_SEPARATOR.length) : '';
+const issues = (error: z.ZodError) => error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+
+function toResult(invocation: z.output<typeof invocationSchema>): RemoteResult {
   const undeliverable = invocation.StatusDetails === 'Undeliverable' || invocation.StatusDetails === 'DeliveryTimedOut';
   const status = undeliverable ? 'Undeliverable' : (invocation.Status as RemoteResult['status']);
-  const code = plugin?.ResponseCode;
+  const code = invocation.ResponseCode;
   return {
     instanceId: invocation.InstanceId,
     status,
-    exitCode: code === undefined || code < 0 ? null : code,
-    stdout: stdout.replace(/\n$/, ''),
-    stderr: (stderr || (status !== 'Success' && invocation.StatusDetails ? `SSM: ${invocation.StatusDetails}` : '')).replace(/^\n/, ''),
+    exitCode: code < 0 ? null : code,
+    stdout: invocation.StandardOutputContent.replace(/\n$/, ''),
+    stderr: invocation.StandardErrorContent || (status !== 'Success' && invocation.StatusDetails ? `SSM: ${invocation.StatusDetails}` : ''),
   };
 }

@@ -44,14 +44,21 @@ config's noiseModel is neither used nor checked (it is stale after a profile cha
       'users-file': gate['users-file'],
       'runner-limit': { ...gate['runner-limit'], help: 'One job of a multi-job calibration on runners with this job limit (whole minutes, 30 to 7200), as for loadgate run: the job budget is the limit less 20 minutes, or a lower --job-budget' },
       'job-budget': { ...gate['job-budget'], help: 'Start no run that would end after this long (e.g. 5h30m); the calibration then stops with exit 2 and the next job goes on with --resume' },
+      'stop-early': flag.toggle(
+        'The last job of a multi-job calibration: when the job budget leaves pairs to run, measure the model from the pairs completed (at least 2, 3 in duet mode) rather than none, and say how to continue it for the rest',
+      ),
     }),
   },
-  notes: 'Exit codes: 0 model written, 2 not measured yet (too few completed runs, or stopped by the job budget with pairs left: resume), 3 bad input.',
+  notes: 'Exit codes: 0 model written (with --stop-early, possibly from fewer pairs than asked), 2 not measured yet (too few completed runs, or stopped by the job budget with pairs left: resume), 3 bad input.',
 });
 
 export const usage = calibrateCommand.usage;
 
 const GATE_FLAGS = ['tests', 'resume', 'history', 'keep', 'cache-dir', 'bench-file', 'users-file', 'runner-limit', 'job-budget'] as const;
+
+async function readVerdict(outDir: string) {
+  return readFile(join(outDir, 'verdict.json'), 'utf8').then((t) => verdictFileSchema.parse(JSON.parse(t)), () => undefined);
+}
 
 /** The gate loop on the bench the options name; a test hands in one on a fake bench. */
 type GateRunner = (o: RunOptions, io: CliIO) => Promise<number>;
@@ -72,11 +79,21 @@ export async function run(argv: string[], io: CliIO, runOn: GateRunner = runGate
   ];
   const options = { ...(await parseRunOptions(runArgs)), calibrate: true };
   await runOn(options, io);
-  // A job budget that ran out leaves pairs to run: the model so far is not the calibration's.
-  const verdict = await readFile(join(options.outDir, 'verdict.json'), 'utf8').then((t) => verdictFileSchema.parse(JSON.parse(t)), () => undefined);
+  // A job budget that ran out leaves pairs to run: the model so far is not the calibration's,
+  // unless this is the last job, which stops early with the pairs it has.
+  const verdict = await readVerdict(options.outDir);
   if (verdict?.next === 'repeat') {
-    io.out(`calibrate: ${verdict.decision.pairs} of ${flags.runs} pairs done within the job budget; run it again with --resume and the same --out to go on`);
-    return 2;
+    const done = verdict.decision.pairs;
+    // What measures a model: 2 degrees of freedom, n − 1 from n duets, 2n − 1 from n pairs.
+    const least = options.config.mode === 'duet' ? 3 : 2;
+    if (!flags['stop-early'] || done < least) {
+      io.out(`calibrate: ${done} of ${flags.runs} pairs done within the job budget; run it again with --resume and the same --out to go on`);
+      return 2;
+    }
+    io.out(`calibrate: stopped early after ${done} of ${flags.runs} pairs (the job budget ran out in the last job): the model is measured from those ${done}; continue the calibration for the rest (--resume with --runs ${flags.runs}, or the workflow's continue-from)`);
+    // The completed pairs, as a calibration of that many: nothing is run again.
+    const runs = runArgs.map((a, i) => (runArgs[i - 1] === '--repeats' || runArgs[i - 1] === '--max-repeats' ? String(done) : a));
+    await runOn({ ...(await parseRunOptions([...runs, ...(runs.includes('--resume') ? [] : ['--resume'])])), calibrate: true }, io);
   }
   const file = join(options.outDir, 'noise-model.json');
   const text = await readFile(file, 'utf8').catch(() => undefined);

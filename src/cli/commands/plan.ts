@@ -33,7 +33,12 @@ than the refusal when the worst-case cost exceeds --max-cost or bench.aws.maxCos
       String(GITHUB_HOSTED_JOB_LIMIT_MINUTES),
       'job time limit of the runners (the default is GitHub-hosted runners\'); exit 3 when one run, provisioning or teardown cannot fit in a job',
     ),
-    'max-repeats': flag.optional('N', z.coerce.number().int().min(1).max(20), "most pairs while undecided (default: the config's maxRepeats): the worst case, the budget check and the bench's expiry count them"),
+    'max-repeats': flag.optional(
+      'N',
+      z.coerce.number().int().min(1).max(20),
+      "most pairs this bench runs (default: the config's maxRepeats; below repeats, a continuation's new pairs, it caps repeats too): the worst case, the budget check and the bench's expiry count them",
+    ),
+    calibrate: flag.toggle("a calibration's bench (every pair runs): the config's noiseModel, which the calibration replaces, is neither read nor checked, and only the worst case is given"),
     'db-snapshot': flag.optional('ID', z.string(), 'Aurora cluster snapshot with the dataset (restore)'),
     'db-dump-url': flag.optional('URL', z.string(), 'PostgreSQL dump the first app node loads (https, .sql or .sql.gz)'),
     'db-name': flag.optional('NAME', z.string(), 'database Mattermost uses (the seed dumps use ltdb)'),
@@ -57,8 +62,10 @@ export const usage = planCommand.usage;
 export async function run(argv: string[], io: CliIO, readContext: () => Promise<Partial<RunContext>> = readActionsContext): Promise<number> {
   const flags = planCommand.parse(argv);
   const loaded = await loadGateConfig(flags.config);
-  // A workflow's max-repeats (a continued gate's new cap) replaces the config's for the worst case.
-  const config = flags['max-repeats'] !== undefined ? { ...loaded, maxRepeats: flags['max-repeats'] } : loaded;
+  // The pairs this bench runs at most (a continued gate's new pairs, a calibration's pairs)
+  // replace the config's cap for the worst case; a continuation's may be fewer than repeats.
+  const most = flags['max-repeats'];
+  const config = most !== undefined ? { ...loaded, maxRepeats: most, repeats: Math.min(loaded.repeats, most) } : loaded;
   if (config.bench.kind !== 'aws') {
     throw new InputError(`${flags.config}: bench.kind is "${config.bench.kind}"; plan estimates the AWS bench (bench.kind: aws)`);
   }
@@ -67,11 +74,12 @@ export async function run(argv: string[], io: CliIO, readContext: () => Promise<
   // Teardown only needs the bench's identity, not a dataset.
   const noDataset = flags['destroy-only'] ? undefined : requireDataset(config, dbSource);
   if (noDataset) io.err(noDataset);
-  const plan = await planWithExpected(config, flags, dbSource);
-  const creep = await creepCost(config, flags, plan);
+  // A calibration runs every pair and replaces the config's model: only the worst case applies.
+  const plan = flags.calibrate ? buildPlan(config, { dbSource, ...(flags['max-cost'] !== undefined ? { maxCostUsd: flags['max-cost'] } : {}) }) : await planWithExpected(config, flags, dbSource);
+  const creep = flags.calibrate ? undefined : await creepCost(config, flags, plan);
   // Refuses (exit 3) a gate whose longest piece cannot fit in one job.
   const jobs = planJobs(config, plan.duration, flags['runner-limit']);
-  plan.modes = await modeEstimates(config, plan, dbSource, flags['runner-limit']);
+  if (!flags.calibrate) plan.modes = await modeEstimates(config, plan, dbSource, flags['runner-limit']);
 
   // The plan always reaches the log; a refusal also goes to stderr.
   if (!plan.withinBudget) {

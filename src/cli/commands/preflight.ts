@@ -39,7 +39,9 @@ export const usage = preflightCommand.usage;
 
 export async function run(argv: string[], io: CliIO): Promise<number> {
   const flags = preflightCommand.parse(argv);
-  const config = await loadGateConfigInput(validateConfigPath(flags.config));
+  // Settings only: check-inputs has judged the noise model already (and skips it in a
+  // calibration, which replaces it).
+  const config = await loadGateConfigInput(validateConfigPath(flags.config), { noiseModel: false });
   const bench = flags.bench ?? config.bench.kind;
   const missing = preflightMissing(config, bench, {
     secrets: new Set(flags.secrets),

@@ -12,6 +12,7 @@ import { readReportDir } from '../../github/report-files.ts';
 import { secretsFromEnv } from '../../github/secret-scan.ts';
 import { validateConfigPath, validateGateInputs } from '../../inputs/validate.ts';
 import { noiseModelFileSchema } from '../../noise/schema.ts';
+import { verdictFileSchema } from '../../results/verdict-schema.ts';
 import { InputError } from '../../util/errors.ts';
 import { defineCommand, flag } from '../../util/flags.ts';
 import type { CliIO } from '../../util/io.ts';
@@ -33,6 +34,8 @@ beside it, on loadgate-calibration/<version>, and opens or updates its pull requ
     bench: flag.optional('local|aws', z.string(), "Bench (default: the config's)"),
     'max-cost': flag.optional('USD', z.string(), 'AWS bench budget, a cap on the worst-case cost (default: bench.aws.maxCostUsd)'),
     'runner-limit-minutes': flag.optional('N', z.string(), "The runners' job limit in whole minutes, which bounds the pairs the AWS run jobs hold (default: 360)"),
+    'continue-from': flag.optional('RUN_ID', z.string(), 'The earlier calibration this one continues (its pairs are reused): only the pairs above them are planned'),
+    'earlier-pairs': flag.optional('N', z.string(), "With --continue-from: the pairs the earlier calibration ran (check-inputs' earlier-pairs output)"),
     report: flag.optional('DIR', z.string().min(1), 'The calibration\'s --out directory, holding noise-model.json (finish)'),
     'github-output': flag.toggle('Also append the outputs (pull-request-url, model-path) to $GITHUB_OUTPUT'),
   },
@@ -43,16 +46,32 @@ Environment (finish): GITHUB_TOKEN, GITHUB_REPOSITORY, GITHUB_API_URL, GITHUB_SE
 
 export const usage = publishCalibrationCommand.usage;
 
+/** The dispatch that continues this calibration to the pairs asked for. */
+function continueCommand(env: ReturnType<typeof readGitHubEnv>, version: string, repeats: number): string {
+  return `gh workflow run ${env.workflowFile ?? '<the loadgate workflow file>'} --repo ${env.owner}/${env.repo} -f mode=calibrate -f candidate=${version} -f repeats=${repeats} -f continue-from=${env.runId ?? '<this run id>'}`;
+}
+
 export async function run(argv: string[], io: CliIO): Promise<number> {
   const flags = publishCalibrationCommand.parse(argv);
   const configPath = validateConfigPath(flags.config);
   const config = await loadGateConfig(configPath);
   const inputs = validateGateInputs(
-    { mode: 'calibrate', candidate: flags.version, repeats: flags.repeats, tests: flags.tests, bench: flags.bench, maxCost: flags['max-cost'], runnerLimitMinutes: flags['runner-limit-minutes'], config: configPath },
+    {
+      mode: 'calibrate',
+      candidate: flags.version,
+      repeats: flags.repeats,
+      tests: flags.tests,
+      bench: flags.bench,
+      maxCost: flags['max-cost'],
+      runnerLimitMinutes: flags['runner-limit-minutes'],
+      continueFrom: flags['continue-from'],
+      earlierPairs: flags['earlier-pairs'],
+      config: configPath,
+    },
     config,
   );
-  // Every pair runs: the bench is planned and budgeted for exactly that many.
-  const plan = planGate({ ...config, maxRepeats: inputs.repeats }, { ...inputs, baseline: inputs.candidate });
+  // Every new pair runs: the bench is planned and budgeted for exactly that many.
+  const plan = planGate({ ...config, maxRepeats: inputs.newPairsAtMost }, { ...inputs, repeats: inputs.newPairsAtMost, baseline: inputs.candidate });
   if (flags.mode === 'plan') {
     await writeJobSummary(calibrationPlanMarkdown(plan));
     io.out(calibrationPlanMarkdown(plan));
@@ -66,12 +85,19 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
     return 2;
   }
   const model = noiseModelFileSchema.parse(JSON.parse(modelText.toString('utf8')));
+  // The pairs behind the model: fewer than asked when the last run job stopped early.
+  const verdict = await readFile(join(flags.report, 'verdict.json'), 'utf8').then((t) => verdictFileSchema.parse(JSON.parse(t)), () => undefined);
+  const pairs = verdict?.decision.pairs ?? inputs.repeats;
   // The report's summary and runs, for review; graphs and logs stay in the workflow's artifact.
   const reportFiles = (await readReportDir(flags.report)).filter((f) => ['README.md', 'verdict.json', 'noise-model.json'].includes(f.path) || /^results\/[^/]+\.json$/.test(f.path));
-  const env = readGitHubEnv(await readActionsContext());
+  const context = await readActionsContext();
+  const env = readGitHubEnv(context);
   const api = repoApi({ env, secrets: [{ name: 'GITHUB_TOKEN', value: env.token }, ...secretsFromEnv()], log: (l) => io.err(l) });
   const destination = calibrationModelDestination(config, configPath);
-  const published = await publishCalibrationPr(api, { version: inputs.candidate, pairs: inputs.repeats, configPath, destination, model, modelText, reportFiles, plan, runUrl: runUrl(env) });
+  const stoppedEarly = pairs < inputs.repeats ? { asked: inputs.repeats, continueCommand: continueCommand(env, inputs.candidate, inputs.repeats) } : undefined;
+  // The branch it was dispatched on: its config is the one the model was measured for.
+  const base = context.refType === 'branch' ? context.refName : undefined;
+  const published = await publishCalibrationPr(api, { version: inputs.candidate, pairs, configPath, destination, model, modelText, reportFiles, plan, runUrl: runUrl(env), base, stoppedEarly });
   const outputs = { 'pull-request-url': published.pull.html_url, 'model-path': destination.path };
   emitOutputs(outputs, io, flags['github-output'] ? process.env.GITHUB_OUTPUT : undefined);
   await writeJobSummary(`## loadgate: calibration\n\nThe measured noise model is in ${published.pull.html_url}, at \`${destination.path}\`${destination.setNoiseModel ? `; set \`noiseModel: ${destination.setNoiseModel}\` in \`${configPath}\`` : ''}.`);

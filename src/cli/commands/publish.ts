@@ -12,6 +12,7 @@ import { secretsFromEnv } from '../../github/secret-scan.ts';
 import { COMMIT_SHA } from '../../inputs/patterns.ts';
 import { validateCheckName, validateConfigPath, validateGateInputs, validateVersionLabel, DEFAULT_CHECK_NAME } from '../../inputs/validate.ts';
 import { InputError } from '../../util/errors.ts';
+import { runnerLimitSchema } from '../../aws/job-limits.ts';
 import { defineCommand, flag } from '../../util/flags.ts';
 import type { CliIO } from '../../util/io.ts';
 
@@ -40,7 +41,8 @@ const publishCommand = defineCommand({
     bench: flag.optional('local|aws', z.string(), "Bench for the plan (default: the config's)"),
     'max-cost': flag.optional('USD', z.string(), 'AWS bench budget, a cap on the worst-case cost, for the plan (default: bench.aws.maxCostUsd)'),
     'max-repeats': flag.optional('N', z.string(), "Most pairs for the plan (start; default: the config's maxRepeats)"),
-    'continue-from': flag.optional('RUN_ID', z.string(), 'The earlier gate this one continues, for the plan (start): only the pairs beyond the reused repeats are planned'),
+    'continue-from': flag.optional('RUN_ID', z.string(), 'The earlier gate this one continues, for the plan (start): only the pairs beyond the ones it ran are planned'),
+    'earlier-pairs': flag.optional('N', z.string(), "With --continue-from: the pairs the earlier gate ran (check-inputs' earlier-pairs output), all reused"),
     'baseline-choice': flag.optional('F', z.string(), 'JSON written by `pick-baseline --write-choice`'),
     'gate-result': flag.optional('R', z.enum(['success', 'failure', 'cancelled', 'skipped']), "The gate job's result (success|failure|cancelled|skipped), said when there is no verdict"),
     'report-withheld': flag.toggle('The gate job refused to upload the report (it held a secret): say so'),
@@ -52,6 +54,9 @@ const publishCommand = defineCommand({
       'Where the report pull request goes (finish; default: GITHUB_REPOSITORY), written with LOADGATE_REPORTS_TOKEN',
     ),
     problem: flag.optional('TEXT', z.string().min(1).max(4000), 'Why the gate could not start: when --config reads (abort), or a job before the bench failed on it (finish, e.g. the preflight)'),
+    'token-problem': flag.optional('TEXT', z.string().min(1).max(1000), "Why the publish job has no GitHub App token (finish): said in the check run"),
+    'reports-token-problem': flag.optional('TEXT', z.string().min(1).max(1000), 'Why there is no token for --reports-repository (finish): said in the check run'),
+    'runner-limit-minutes': flag.optional('N', runnerLimitSchema, "The runners' job limit (finish): the continuation advised on AWS fits its run jobs (default: 360)"),
   },
   notes: `The check run is always completed with the verdict, even when the report pull request
 cannot be published; the command then prints why and exits 3 (or 2 for an unexpected
@@ -95,12 +100,25 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
   if (flags.mode === 'start') {
     if (!config) throw new InputError(`--config: required with --mode start (the plan comes from the gate config)\n\n${usage}`);
     const inputs = validateGateInputs(
-      { candidate, baseline, tests: flags.tests, repeats: flags.repeats, bench: flags.bench, maxCost: flags['max-cost'], maxRepeats: flags['max-repeats'], continueFrom: flags['continue-from'], config: configPath, checkName },
+      {
+        candidate,
+        baseline,
+        tests: flags.tests,
+        repeats: flags.repeats,
+        bench: flags.bench,
+        maxCost: flags['max-cost'],
+        maxRepeats: flags['max-repeats'],
+        continueFrom: flags['continue-from'],
+        earlierPairs: flags['earlier-pairs'],
+        config: configPath,
+        checkName,
+      },
       config,
     );
     // The pairs this bench may run, as provisioning plans them (a continuation's new pairs only).
+    const repeats = Math.min(inputs.repeats, inputs.newPairsAtMost);
     const planned = inputs.maxRepeats !== null ? { ...config, maxRepeats: inputs.newPairsAtMost } : config;
-    const plan = planGate(planned, { ...inputs, baseline, baselineReason: choice?.reason });
+    const plan = planGate(planned, { ...inputs, repeats, baseline, baselineReason: choice?.reason });
     const started = await publishStart(ctx, { checkName, candidate, sha: flags.sha, plan });
     emitOutputs(started.outputs, io, githubOutput);
     await writeJobSummary(planMarkdown(plan));
@@ -121,7 +139,9 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
     gateProblem: flags.problem ? `the gate could not start: ${flags.problem}` : gateProblem(flags['report-withheld'], flags['gate-result']),
     configPath,
     config,
-    reports: reportsRepository(flags['reports-repository']),
+    reports: reportsRepository(flags['reports-repository'], flags['reports-token-problem']),
+    runnerLimitMinutes: flags['runner-limit-minutes'],
+    tokenProblem: flags['token-problem'],
   });
   emitOutputs(result.outputs, io, githubOutput);
   await writeJobSummary(result.summary);
@@ -132,10 +152,10 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
 }
 
 /** The reports repository and its token (LOADGATE_REPORTS_TOKEN), when one is named. */
-function reportsRepository(name: string | undefined): ReportsRepository | undefined {
+function reportsRepository(name: string | undefined, tokenProblem: string | undefined): ReportsRepository | undefined {
   if (!name) return undefined;
   const [owner, repo] = name.split('/') as [string, string];
-  return { owner, repo, token: process.env.LOADGATE_REPORTS_TOKEN || undefined };
+  return { owner, repo, token: process.env.LOADGATE_REPORTS_TOKEN || undefined, tokenProblem };
 }
 
 /** Why there may be no verdict, from the gate jobs' outputs. */

@@ -117,6 +117,11 @@ export function iamRequests(call: LoggedCall, account: Account, registry: TagReg
       return [on(`sts:${call.action}`, '*')];
     case 'tagging':
       return [on(`tag:${call.action}`, '*')];
+    case 'ssm':
+      // The invocation reads and CancelCommand are authorised on no resource (Service
+      // Authorization Reference, list_awssystemsmanager.html). SendCommand is left out: its
+      // AWS-owned document's ARN has no account, which the simulator's ARN patterns lack.
+      return call.action === 'SendCommand' ? undefined : [on(`ssm:${call.action}`, '*')];
     case 's3': {
       const [bucket, ...key] = call.path.split('/').filter(Boolean);
       if (call.action === 'ListBucket') return [on('s3:ListBucket', `arn:aws:s3:::${bucket}`, { 's3:prefix': String(p.prefix ?? '') })];

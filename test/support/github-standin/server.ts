@@ -1,7 +1,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { OpenAPIBackend, ParsedRequest } from 'openapi-backend';
+import { AppError, accountInstallation, appForJwt, createApp, isJwt, mintToken, repoInstallation, type App, type AppOptions } from './apps.ts';
 import { GitError, GitStore, type TreeWriteEntry } from './git-store.ts';
+import { importGitRepository } from './git-import.ts';
 import { loadGitHubApi, type ServedOperation } from './spec.ts';
 
 /**
@@ -11,6 +13,9 @@ import { loadGitHubApi, type ServedOperation } from './spec.ts';
  * `unmatched`, so tests can fail on either. It keeps the state a repository would have
  * (git objects, refs, check runs, pull requests) and enforces token permissions and the
  * "Allow GitHub Actions to create and approve pull requests" setting the way GitHub does.
+ * It serves further repositories on the same API (`addRepository`: a reports repository,
+ * another product), each reachable only by the tokens GitHub would let reach it, and
+ * GitHub Apps (apps.ts) that mint installation tokens scoped to their installation.
  */
 
 type Access = 'none' | 'read' | 'write';
@@ -20,6 +25,13 @@ export interface TokenSpec {
   permissions: Partial<Record<Scope, Access>>;
   /** A GITHUB_TOKEN of a workflow run (subject to the Actions PR setting). */
   actions?: boolean;
+  /**
+   * The repositories (owner/name) it reaches; absent: the stand-in's own repository only,
+   * as a workflow's GITHUB_TOKEN reaches only the repository it runs in.
+   */
+  repositories?: string[];
+  /** The GitHub App whose installation token it is; absent: GitHub Actions' (a GITHUB_TOKEN). */
+  app?: { id: number; slug: string };
 }
 
 export interface StandinOptions {
@@ -30,6 +42,8 @@ export interface StandinOptions {
   allowActionsToCreatePullRequests?: boolean;
   /** Tags created on the first commit: lightweight, or annotated when the name is listed in annotatedTags. */
   tags?: string[];
+  /** GitHub Apps and their installations (apps.ts); each gets a key pair (`apps`). */
+  apps?: AppOptions[];
   annotatedTags?: string[];
   rateLimit?: { limit: number; remaining: number; resetInSec: number };
   /**
@@ -54,6 +68,8 @@ export interface CheckRunRecord {
   annotations: unknown[];
   /** How many create/update calls touched it. */
   writes: number;
+  /** The GitHub App that created it: only that App may update it. */
+  app: { id: number; slug: string };
 }
 
 export interface PullRecord {
@@ -64,6 +80,8 @@ export interface PullRecord {
   head: string;
   base: string;
   merged: boolean;
+  /** Who opened it: the token's App (GitHub Actions for a GITHUB_TOKEN). */
+  openedBy?: string;
   merged_at: string | null;
   closed_at: string | null;
   /** The head branch's commit when the pull request was closed: GitHub only reopens it if the branch still descends from it. */
@@ -111,9 +129,20 @@ const NEEDS: Record<ServedOperation, [Scope, Access]> = {
   'pulls/update': ['pull-requests', 'write'],
   'pulls/get': ['pull-requests', 'read'],
   'repos/create-repo-ruleset': ['administration', 'write'],
+  // Authenticated as the App (JWT) or, to revoke, by the token itself.
+  'apps/get-repo-installation': ['metadata', 'none'],
+  'apps/get-user-installation': ['metadata', 'none'],
+  'apps/create-installation-access-token': ['metadata', 'none'],
+  'apps/revoke-installation-access-token': ['metadata', 'none'],
 };
 
 const RANK: Record<Access, number> = { none: 0, read: 1, write: 2 };
+
+/** GitHub Actions as an App: what a workflow's GITHUB_TOKEN creates check runs as. */
+export const GITHUB_ACTIONS_APP = { id: 15368, slug: 'github-actions' };
+
+/** Operations an App calls as itself, with its JWT; the rest take a token. */
+const APP_OPERATIONS: ReadonlySet<string> = new Set(['apps/get-repo-installation', 'apps/get-user-installation', 'apps/create-installation-access-token']);
 const MAX_BODY_BYTES = 120 * 1024 * 1024;
 
 function error(status: number, message: string, extra: Record<string, unknown> = {}): Reply {
@@ -144,6 +173,12 @@ export class GitHubStandin {
   rateLimit: { limit: number; remaining: number; resetInSec: number; resetAt?: number };
   /** Answers the next N calls of an operation with an error (for retry tests). */
   readonly faults = new Map<string, { status: number; times: number; message?: string }>();
+  /** GitHub Apps (apps.ts), with their private keys. */
+  readonly apps: App[];
+  /** Installation tokens minted, in order: what each App got, for which repositories. */
+  readonly minted: { app: string; repositories: string[]; permissions: Record<string, string>; atMs: number }[] = [];
+  /** The other repositories served on this API, by owner/name. */
+  private readonly others = new Map<string, GitHubStandin>();
 
   private server: Server | undefined;
   private api: OpenAPIBackend | undefined;
@@ -164,10 +199,48 @@ export class GitHubStandin {
     const first = this.git.writeCommit({ tree, parents: [], message: 'initial commit', date: '2024-01-01T00:00:00Z' });
     this.refs.set(`refs/heads/${this.defaultBranch}`, first);
     for (const tag of options.tags ?? []) this.addTag(tag, first, options.annotatedTags?.includes(tag) ?? false);
+    this.apps = (options.apps ?? []).map(createApp);
+  }
+
+  get fullName(): string {
+    return `${this.owner}/${this.repo}`;
+  }
+
+  /**
+   * Another repository on the same API (the same tokens, Apps and server): a reports
+   * repository, or a second product. Its state is read from the object returned.
+   */
+  addRepository(options: Omit<StandinOptions, 'tokens' | 'apps' | 'rateLimit'> & { owner: string; repo: string }): GitHubStandin {
+    const other = new GitHubStandin({ ...options, tokens: {} });
+    other.tokens = this.tokens;
+    other.url = this.url;
+    other.api = this.api;
+    this.others.set(other.fullName, other);
+    return other;
+  }
+
+  /** This repository or another one served here, by owner/name. */
+  repository(fullName: string): GitHubStandin | undefined {
+    return fullName === this.fullName ? this : this.others.get(fullName);
+  }
+
+  private hosted(account: string): string[] {
+    return [this.fullName, ...this.others.keys()].filter((name) => name.startsWith(`${account}/`));
   }
 
   get repoHtmlUrl(): string {
     return `https://github.com/${this.owner}/${this.repo}`;
+  }
+
+  /**
+   * Serves a local git repository's history, branches and tags under git's own SHAs: what a
+   * checkout of it holds is then what the API says, SHA for SHA. Its branch of the stand-in's
+   * default branch's name must exist.
+   */
+  importGit(dir: string): void {
+    const { refs } = importGitRepository(this.git, dir);
+    if (!refs.has(`refs/heads/${this.defaultBranch}`)) throw new Error(`${dir} has no branch ${this.defaultBranch}, the stand-in's default branch`);
+    for (const [name, sha] of refs) this.refs.set(name, sha);
   }
 
   /** Adds a commit on the default branch and returns its SHA (for a candidate tag). */
@@ -228,6 +301,7 @@ export class GitHubStandin {
 
   async start(): Promise<this> {
     this.api = await loadGitHubApi();
+    for (const other of this.others.values()) other.api = this.api;
     this.server = createServer((req, res) => {
       this.handle(req, res).catch((err: unknown) => {
         res.writeHead(500, { 'content-type': 'application/json' });
@@ -236,6 +310,7 @@ export class GitHubStandin {
     });
     await new Promise<void>((resolve) => this.server?.listen(0, '127.0.0.1', resolve));
     this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    for (const other of this.others.values()) other.url = this.url;
     return this;
   }
 
@@ -292,8 +367,18 @@ export class GitHubStandin {
       }
       const auth = String(req.headers.authorization ?? '');
       const token = /^(?:token|bearer) (.+)$/i.exec(auth)?.[1];
+      // An App's JWT: only the App endpoints take it.
+      let app: App | undefined;
+      if (token && isJwt(token) && !this.tokens[token]) {
+        try {
+          app = appForJwt(this.apps, token);
+        } catch (e) {
+          if (e instanceof AppError) return error(e.status, e.message);
+          throw e;
+        }
+      }
       const spec = token ? this.tokens[token] : undefined;
-      if (!spec) return error(401, 'Bad credentials');
+      if (!spec && !app) return error(401, 'Bad credentials');
 
       const resetAt = (this.rateLimit.resetAt ??= this.windowEnd());
       if (Date.now() / 1000 >= resetAt) {
@@ -318,8 +403,22 @@ export class GitHubStandin {
         this.rejected.push({ operation, errors: validation.errors });
         return error(422, 'Invalid request.', { errors: (validation.errors ?? []).map((e) => `${e.instancePath || '(root)'} ${e.message ?? ''}`) });
       }
+      const parsed = api.router.parseRequest(request, matched);
+      if (APP_OPERATIONS.has(operation) !== (app !== undefined)) {
+        return error(401, app ? 'A JSON web token cannot be used for this endpoint; use an installation token' : 'A JSON web token is required to access this endpoint.');
+      }
+      if (app) return this.appDispatch(app, operation, parsed);
+      const user = spec as TokenSpec;
+      if (operation === 'apps/revoke-installation-access-token') {
+        delete this.tokens[token as string];
+        return { status: 204 };
+      }
+      const params = parsed.params as Record<string, string>;
+      const target = this.repository(`${params.owner}/${params.repo}`);
+      // A private repository the token cannot reach does not exist, for it.
+      if (!target || !(user.repositories ?? [this.fullName]).includes(target.fullName)) return error(404, 'Not Found');
       const [scope, level] = NEEDS[operation as ServedOperation];
-      if (RANK[spec.permissions[scope] ?? (scope === 'metadata' ? 'read' : 'none')] < RANK[level]) {
+      if (RANK[user.permissions[scope] ?? (scope === 'metadata' ? 'read' : 'none')] < RANK[level]) {
         // GitHub hides private repositories from tokens without any access, and names the
         // problem for tokens that can see the repository but lack the permission.
         return error(403, 'Resource not accessible by integration');
@@ -329,8 +428,9 @@ export class GitHubStandin {
         fault.times--;
         return error(fault.status, fault.message ?? (fault.status >= 500 ? 'Server Error' : 'Injected error'));
       }
-      const parsed = api.router.parseRequest(request, matched);
-      return this.dispatch(operation as ServedOperation, parsed, spec);
+      const reply = target.dispatch(operation as ServedOperation, parsed, user);
+      if (target !== this) target.requests.push({ operation, method, path: url.pathname, status: reply.status });
+      return reply;
     })();
     this.requests.push({ operation, method, path: url.pathname, status: reply.status });
     const headers = { 'content-type': 'application/json; charset=utf-8', ...this.rateHeaders(), ...reply.headers };
@@ -344,6 +444,43 @@ export class GitHubStandin {
     const base = structuredClone(this.mocks.get(operation)) as Record<string, unknown>;
     const item = Array.isArray(base) ? (base[0] as Record<string, unknown>) : base;
     return { ...item, ...overlay };
+  }
+
+  /** The App endpoints, called with the App's JWT (apps.ts has GitHub's rules). */
+  private appDispatch(app: App, operation: string, req: ParsedRequest): Reply {
+    const params = req.params as Record<string, string>;
+    const body = (req.requestBody ?? {}) as { repositories?: string[]; permissions?: Record<string, string> };
+    const installationBody = (installation: App['installations'][number]) =>
+      this.mock('apps/get-repo-installation', {
+        id: installation.id,
+        app_id: app.id,
+        app_slug: app.slug,
+        client_id: app.clientId,
+        target_type: 'Organization',
+        repository_selection: installation.repositories === 'all' ? 'all' : 'selected',
+        permissions: app.permissions,
+        account: { ...((this.mock('apps/get-repo-installation', {}).account as Record<string, unknown> | null) ?? {}), login: installation.account },
+      });
+    try {
+      if (operation === 'apps/get-repo-installation') {
+        // The repository must exist, too.
+        if (!this.repository(`${params.owner}/${params.repo}`)) return error(404, 'Not Found');
+        return { status: 200, body: installationBody(repoInstallation(app, params.owner as string, params.repo as string)) };
+      }
+      if (operation === 'apps/get-user-installation') return { status: 200, body: installationBody(accountInstallation(app, params.username as string)) };
+      const minted = mintToken(app, Number(params.installation_id), body, (account) => this.hosted(account));
+      // GitHub names the permissions with "_" (pull_requests); the token table as scopes ("pull-requests").
+      const scopes = Object.fromEntries(Object.entries(minted.permissions).map(([k, v]) => [k.replaceAll('_', '-'), v])) as Partial<Record<Scope, Access>>;
+      this.tokens[minted.token] = { permissions: scopes, repositories: minted.repositories, app: minted.app };
+      this.minted.push({ app: app.slug, repositories: minted.repositories, permissions: minted.permissions, atMs: Date.now() });
+      return {
+        status: 201,
+        body: { token: minted.token, expires_at: minted.expiresAt, permissions: minted.permissions, repository_selection: body.repositories ? 'selected' : 'all' },
+      };
+    } catch (e) {
+      if (e instanceof AppError) return error(e.status, e.message);
+      throw e;
+    }
   }
 
   private dispatch(operation: ServedOperation, req: ParsedRequest, token: TokenSpec): Reply {
@@ -395,9 +532,9 @@ export class GitHubStandin {
           return { status: 200, body: this.commitBody(params.commit_sha as string) };
         }
         case 'checks/create':
-          return this.createCheckRun(body);
+          return this.createCheckRun(body, token.app ?? GITHUB_ACTIONS_APP);
         case 'checks/update':
-          return this.updateCheckRun(Number(params.check_run_id), body);
+          return this.updateCheckRun(Number(params.check_run_id), body, token.app ?? GITHUB_ACTIONS_APP);
         case 'checks/get': {
           const run = this.checkRuns.find((r) => r.id === Number(params.check_run_id));
           return run ? { status: 200, body: this.checkRunBody(run) } : error(404, 'Not Found');
@@ -418,6 +555,8 @@ export class GitHubStandin {
           this.rulesets.push(body);
           return { status: 201, body: this.mock(operation, { ...body, id: this.rulesets.length, source_type: 'Repository', source: `${this.owner}/${this.repo}` }) };
         }
+        default:
+          return error(404, 'Not Found');
       }
     } catch (err) {
       if (err instanceof GitError) return error(err.status, err.message);
@@ -630,6 +769,7 @@ export class GitHubStandin {
       details_url: run.details_url,
       external_id: run.external_id,
       html_url: `${this.repoHtmlUrl}/runs/${run.id}`,
+      app: { ...((this.mock('checks/get', {}).app as Record<string, unknown> | null) ?? {}), id: run.app.id, slug: run.app.slug },
       url: `${this.url}/repos/${this.owner}/${this.repo}/check-runs/${run.id}`,
       output: { ...run.output, annotations_count: run.annotations.length, annotations_url: `${this.url}/x` },
       pull_requests: [],
@@ -669,7 +809,7 @@ export class GitHubStandin {
     return null;
   }
 
-  private createCheckRun(body: Record<string, unknown>): Reply {
+  private createCheckRun(body: Record<string, unknown>, app: { id: number; slug: string }): Reply {
     const headSha = body.head_sha as string;
     if (!this.git.commits.has(headSha)) return error(422, `No commit found for SHA: ${headSha}`);
     const run: CheckRunRecord = {
@@ -685,6 +825,7 @@ export class GitHubStandin {
       output: { title: null, summary: null, text: null },
       annotations: [],
       writes: 0,
+      app,
     };
     const failed = this.applyCheckRunWrite(run, body);
     if (failed) return failed;
@@ -692,9 +833,11 @@ export class GitHubStandin {
     return { status: 201, body: this.checkRunBody(run) };
   }
 
-  private updateCheckRun(id: number, body: Record<string, unknown>): Reply {
+  private updateCheckRun(id: number, body: Record<string, unknown>, app: { id: number; slug: string }): Reply {
     const run = this.checkRuns.find((r) => r.id === id);
     if (!run) return error(404, 'Not Found');
+    // GitHub's answer to another App's update (its message quoted as GitHub words it).
+    if (run.app.id !== app.id) return error(403, `Invalid app_id \`${app.id}\` - check run can only be modified by the GitHub App that created it.`);
     const copy = structuredClone(run);
     const failed = this.applyCheckRunWrite(copy, body);
     if (failed) return failed;
@@ -782,6 +925,7 @@ export class GitHubStandin {
       merged: false,
       merged_at: null,
       closed_at: null,
+      openedBy: (token.app ?? GITHUB_ACTIONS_APP).slug,
     };
     this.pulls.push(pull);
     return { status: 201, body: this.pullBody(pull) };

@@ -34,6 +34,10 @@ export const SERVED_OPERATIONS = [
   'pulls/update',
   'pulls/get',
   'repos/create-repo-ruleset',
+  'apps/get-repo-installation',
+  'apps/get-user-installation',
+  'apps/create-installation-access-token',
+  'apps/revoke-installation-access-token',
 ] as const;
 export type ServedOperation = (typeof SERVED_OPERATIONS)[number];
 

@@ -5,15 +5,28 @@ set -euo pipefail
 if [ -z "$CO_PATH" ]; then
   # act copies the repository it runs in into the workspace only for a step it knows as
   # actions/checkout without a ref (its isLocalCheckout). This stand-in replaces that
-  # action, so act copies nothing: the stand-in copies the same files, with a ref (the
-  # candidate tag) or without one (a calibration: the dispatched commit), unless the
-  # workspace already is that repository.
+  # action, so act copies nothing: the stand-in checks the repository out itself, unless
+  # the workspace already is that repository. As actions/checkout does, a ref (the
+  # candidate tag, prepare's commit) is what gets checked out: the files git holds at that
+  # commit, after the workspace is cleaned (its `clean: true`); a ref the repository lacks
+  # fails the step, as it fails to fetch. Without a ref (a calibration: the dispatched
+  # commit) it is the work tree of the repository act runs in, as act copies it.
   src=${LOADGATE_ACT_WORKSPACE_SOURCE:-}
   if [ -d "$src" ] && [ "$(cd "$src" && pwd -P)" != "$(pwd -P)" ]; then
+    if [ -n "$CO_REF" ]; then
+      if ! commit="$(git -C "$src" rev-parse --verify --quiet "${CO_REF}^{commit}")"; then
+        echo "::error::checkout stand-in: $src has no ref $CO_REF (actions/checkout fails to fetch a ref the repository lacks)" >&2
+        exit 1
+      fi
+      find . -mindepth 1 -maxdepth 1 -exec rm -rf -- {} +
+      git -C "$src" archive --format=tar "$commit" | tar -xf - -C .
+      echo "checkout stand-in: host mode, $CO_REF ($commit): the files of that commit in $src"
+      exit 0
+    fi
     git -C "$src" ls-files -z --cached --others --exclude-standard \
       | tar -C "$src" --null --no-recursion --ignore-failed-read -T - -cf - \
       | tar -xf - -C .
-    echo "checkout stand-in: host mode, ${CO_REF:-the dispatched commit}: the work tree of $src, as act copies it"
+    echo "checkout stand-in: host mode, the dispatched commit: the work tree of $src, as act copies it"
     exit 0
   fi
   echo "checkout stand-in: host mode, the workspace is the repository"
