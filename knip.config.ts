@@ -12,29 +12,6 @@ const production = process.argv.includes('--production');
  * entry removed with it (knip then checks the file like any other).
  */
 const PENDING: Record<string, ('exports' | 'types')[]> = {
-  'src/bench/aws/ssm-shell.ts': ['exports'],
-  'src/chat-servers/build-source.ts': ['exports'],
-  'src/chat-servers/mattermost/config-patch.ts': ['exports'],
-  'src/chat-servers/mattermost/licence.ts': ['exports'],
-  'src/chat-servers/synapse/client.ts': ['exports'],
-  'src/chat-servers/synapse/defaults.ts': ['exports'],
-  'src/chat-servers/synapse/py-spy-raw.ts': ['exports'],
-  'src/chat-servers/synapse/py-spy.ts': ['exports'],
-  'src/coordinator/index.ts': ['exports', 'types'],
-  'src/coordinator/simulation/simulate.ts': ['types'],
-  'src/github/calibration.ts': ['exports'],
-  'src/github/hot-spot-commits.ts': ['exports'],
-  'src/noise/model.ts': ['exports'],
-  'src/noise/pool.ts': ['exports'],
-  'src/noise/profile.ts': ['exports'],
-  'src/noise/schema.ts': ['exports'],
-  'src/noise/speed.ts': ['exports'],
-  'src/report/handlers.ts': ['exports'],
-  'src/report/headline.ts': ['exports'],
-  'test/bench/aws/loopback-bench.ts': ['exports'],
-  'test/chat-servers/mattermost/openapi.ts': ['exports'],
-  'test/github/fixtures.ts': ['exports'],
-  'test/support/github-standin/spec.ts': ['exports'],
 };
 
 const config: KnipConfig = {

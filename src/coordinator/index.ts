@@ -1,5 +1,4 @@
-export { runUnbounded, type RunUnboundedOptions, type UnboundedResult, type UnboundedProgress, type StopCause } from './unbounded.ts';
-export { runBounded, type RunBoundedOptions, type BoundedResult, type BoundedProgress } from './bounded.ts';
-export { realClock, sleepUnlessAborted } from './clock.ts';
-export { leastSquaresSlope, lastWindow, isEquilibrium, type WindowStats } from './equilibrium.ts';
-export type { Clock, HealthSource, TimelinePoint, UserControl } from './types.ts';
+export { runUnbounded, type UnboundedResult } from './unbounded.ts';
+export { runBounded, type BoundedResult } from './bounded.ts';
+export { realClock } from './clock.ts';
+export type { Clock, HealthSource, UserControl } from './types.ts';

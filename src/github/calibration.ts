@@ -17,7 +17,7 @@ import { publishReportPr, type PublishedReport } from './report-pr.ts';
  */
 
 /** Where a measured model goes when the config names none of its own (or a shipped one). */
-export const DEFAULT_CALIBRATION_MODEL_PATH = '.github/loadgate-noise.json';
+const DEFAULT_CALIBRATION_MODEL_PATH = '.github/loadgate-noise.json';
 
 export interface ModelDestination {
   /** Repository path of the model file. */
@@ -41,7 +41,7 @@ export function calibrationModelDestination(config: GateConfig, configPath: stri
 }
 
 /** The calibration's branch and report directory, one per calibrated version. */
-export function calibrationNames(version: string): { branch: string; directory: string } {
+function calibrationNames(version: string): { branch: string; directory: string } {
   return { branch: `loadgate-calibration/${version}`, directory: `reports/calibration-${version}` };
 }
 
@@ -107,7 +107,7 @@ export interface CalibrationPrOptions {
   stoppedEarly?: { asked: number; continueCommand: string } | undefined;
 }
 
-export function calibrationPrBody(o: CalibrationPrOptions): string {
+function calibrationPrBody(o: CalibrationPrOptions): string {
   const { directory } = calibrationNames(o.version);
   const set = o.destination.setNoiseModel;
   const lines = [

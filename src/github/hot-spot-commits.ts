@@ -29,7 +29,7 @@ function profileRecord(files: readonly ReportFile[]): ProfileFile | undefined {
 }
 
 /** Each test's significantly grown functions, once per function and file, most grown first within a test. */
-export function hotFunctions(record: ProfileFile): HotFileFunction[] {
+function hotFunctions(record: ProfileFile): HotFileFunction[] {
   const seen = new Set<string>();
   const hot: HotFileFunction[] = [];
   for (const { diff } of [...record.tests].sort((a, b) => (a.test < b.test ? -1 : a.test > b.test ? 1 : 0))) {

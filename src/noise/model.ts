@@ -86,12 +86,12 @@ export function modelOf(file: NoiseModelFile, path: string): NoiseModel {
  * dist/ in the bundle, whose build rebases this URL), named `builtin:<name>` in a config
  * so that a config copied into another repository still finds them.
  */
-export const BUILTIN_NOISE_DIR = fileURLToPath(new URL('../../noise/', import.meta.url));
+const BUILTIN_NOISE_DIR = fileURLToPath(new URL('../../noise/', import.meta.url));
 export const BUILTIN_PREFIX = 'builtin:';
 const BUILTIN_NAME = /^[a-z0-9][a-z0-9-]{0,63}$/;
 
 /** The names `builtin:` accepts: the shipped models' file names without .json. */
-export function builtinNoiseModels(): string[] {
+function builtinNoiseModels(): string[] {
   return readdirSync(BUILTIN_NOISE_DIR)
     .filter((f) => f.endsWith('.json'))
     .map((f) => f.slice(0, -'.json'.length))
@@ -146,7 +146,7 @@ export async function loadNoiseModel(path: string, config: GateConfig): Promise<
 }
 
 /** The config's gating checks ("test.metric") the model has no entry for. */
-export function checksNotInModel(file: NoiseModelFile, config: GateConfig): string[] {
+function checksNotInModel(file: NoiseModelFile, config: GateConfig): string[] {
   const entries = new Set(file.entries.map((e) => `${e.test}.${e.metric}`));
   return noiseProfile(config).metrics.filter((m) => !entries.has(m));
 }

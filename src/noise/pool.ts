@@ -187,7 +187,7 @@ export function speedScopeOf(sides: readonly (readonly RunResult[])[], test: str
  * At a fixed load (the bounded test's latencies) a costlier release would load the core
  * more, slow the probe beside it, and have part of its own regression fitted away.
  */
-export const SPEED_FIT_METRICS: readonly string[] = ['supportedUsers'];
+const SPEED_FIT_METRICS: readonly string[] = ['supportedUsers'];
 
 /**
  * The entry's speed fit with these runs pooled in (exactly: least squares needs only the

@@ -40,7 +40,7 @@ const AWS_HARDWARE = ['appInstanceType', 'appCount', 'agentInstanceType', 'agent
  * lists of the target and the engine. Region, budget and dataset source are left out:
  * they do not change the machines.
  */
-export function benchShape(bench: GateConfig['bench']): Record<string, string | number> {
+function benchShape(bench: GateConfig['bench']): Record<string, string | number> {
   if (bench.kind === 'local') return { kind: 'local', targetCpus: bench.local.targetCpus, engineCpus: bench.local.engineCpus };
   const shape: Record<string, string | number> = { kind: 'aws', preset: bench.aws.preset };
   for (const key of AWS_HARDWARE) {

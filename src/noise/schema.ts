@@ -7,7 +7,7 @@ import { z } from 'zod';
  */
 export const NOISE_MODEL_SCHEMA_VERSION = 1;
 
-export const NOISE_KINDS = ['measured', 'assumed'] as const;
+const NOISE_KINDS = ['measured', 'assumed'] as const;
 
 /**
  * The metric's noise once adjusted for the machine's speed (src/noise/speed.ts): ln(value)

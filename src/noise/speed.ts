@@ -91,7 +91,7 @@ export function probeSdLog(fit: Pick<SpeedFit, 'sxx' | 'df'>): number {
 }
 
 /** Two-sided level at which a fit's slope must differ from zero before the decision uses it. */
-export const SPEED_SLOPE_LEVEL = 0.05;
+const SPEED_SLOPE_LEVEL = 0.05;
 
 /**
  * Whether the fit shows that the probe explains the metric: its slope differs from zero

@@ -8,7 +8,7 @@ import { fmtPct } from './format.ts';
  */
 
 /** How a judgement reads in a table cell. */
-export function judgementText(j: HandlerJudgement): string {
+function judgementText(j: HandlerJudgement): string {
   switch (j.kind) {
     case 'significant':
       return `significant (p=${fmtP(j.p)}, n=${j.n})`;

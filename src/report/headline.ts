@@ -19,7 +19,7 @@ function capitalised(text: string): string {
 }
 
 /** A size of change without its sign: "0.16%", "1.3%", "45%". */
-export function plainPct(x: number): string {
+function plainPct(x: number): string {
   const a = Math.abs(x);
   return `${a < 1 ? Number(a.toFixed(2)) : a < 10 ? Number(a.toFixed(1)) : Math.round(a)}%`;
 }

@@ -5,21 +5,22 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { fileURLToPath } from 'node:url';
 import { promqlProblem } from '../../src/config/promql.ts';
 import { MATTERMOST_HEALTH_QUERIES } from '../../src/chat-servers/mattermost/defaults.ts';
 import { mattermostSeriesQueries, mattermostWindowQueries } from '../../src/chat-servers/mattermost/queries.ts';
-import { SYNAPSE_HEALTH_QUERIES, SYNAPSE_NODE_CPU_QUERY } from '../../src/chat-servers/synapse/defaults.ts';
+import { loadGateConfig } from '../../src/config/load.ts';
 import { seriesQueries, storeIntervalMeans, windowQueries } from '../../src/chat-servers/synapse/queries.ts';
 
-test("the adapters' built-in queries are valid PromQL", () => {
+test("the adapters' built-in queries and the shipped local example's are valid PromQL", async () => {
+  const example = await loadGateConfig(fileURLToPath(new URL('../../examples/local-synapse.yml', import.meta.url)));
   const aws: [string, string][] = [
     ...MATTERMOST_HEALTH_QUERIES.map((q): [string, string] => [`mattermost health "${q.name}"`, q.query]),
     ...Object.entries(mattermostSeriesQueries('1m')).map(([k, q]): [string, string] => [`mattermost series ${k}`, q]),
     ...Object.entries(mattermostWindowQueries(300, '1m', 5)).map(([k, q]): [string, string] => [`mattermost window ${k}`, q]),
   ];
   const local: [string, string][] = [
-    ...SYNAPSE_HEALTH_QUERIES.map((q): [string, string] => [`synapse health "${q.name}"`, q.query]),
-    ['synapse node CPU', SYNAPSE_NODE_CPU_QUERY],
+    ...example.tests.flatMap((t) => (t.type === 'unbounded' ? t.health : [])).map((q): [string, string] => [`example health "${q.name}"`, q.query]),
     ...Object.entries(seriesQueries('0-1', 0.88)).map(([k, q]): [string, string] => [`synapse series ${k}`, q]),
     ...Object.entries(windowQueries(300, 1)).map(([k, q]): [string, string] => [`synapse window ${k}`, q]),
     ['synapse store interval means', storeIntervalMeans],

@@ -47,7 +47,7 @@ const REPORTS_PAT = 'github_pat_reports0123456789abcdefghij';
  * each ends inconclusive. (At 1 % two duets passed.) The rest as the machinery tests'
  * (test/bench/aws/loopback-bench.ts), so that nothing else gates.
  */
-export function weekConfig(o: { name?: string; noiseModel: string }): string {
+function weekConfig(o: { name?: string; noiseModel: string }): string {
   const tolerances = MACHINERY_TOLERANCES.replace(/^( {2}(?:apiAvg|storeAvg): )\{ tolerancePct: 100, noiseFloorPct: 100 \}$/gm, '$1{ tolerancePct: 0.05, noiseFloorPct: 0.05 }').replace(
     /^( {2}heap: )\{ tolerancePct: 100, noiseFloorPct: 100 \}$/m,
     '$1{ tolerancePct: 100, noiseFloorPct: 100, gating: false }',

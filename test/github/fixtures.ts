@@ -89,7 +89,7 @@ export async function writeReport(verdict: VerdictFile | null, extra: Record<str
   return { dir, files, cleanup: () => rm(dir, { recursive: true, force: true }) };
 }
 
-export function envFor(standin: GitHubStandin, token = TOKEN): GitHubEnv {
+function envFor(standin: GitHubStandin, token = TOKEN): GitHubEnv {
   return {
     token,
     owner: standin.owner,

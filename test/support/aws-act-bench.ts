@@ -24,7 +24,7 @@ export interface AwsActBench {
 }
 
 /** The agents' public addresses: one API port on each (outputs.tf's agent_public_ips, agent_api_port). */
-export const AGENT_PUBLIC_IPS = ['127.0.0.1', '127.0.0.2'];
+const AGENT_PUBLIC_IPS = ['127.0.0.1', '127.0.0.2'];
 export const GRAFANA_SECRET = 'glsa_actGrafanaToken0123456789abcdef_01234567';
 const METRICS_SG = 'sg-0a1b2c3d4e5f60718';
 const AGENT_SG = 'sg-0f1e2d3c4b5a69788';

@@ -19,10 +19,6 @@ import type { RemoteResult, RemoteShell, RunScriptOptions } from './remote-shell
 /** send-command takes at most 50 instance IDs. */
 export const SSM_MAX_TARGETS = 50;
 
-/** GetCommandInvocation's StandardOutputContent: the first 24,000 characters of stdout. */
-export const SSM_STDOUT_LIMIT = 24_000;
-/** GetCommandInvocation's StandardErrorContent: the first 8,000 characters of stderr. */
-export const SSM_STDERR_LIMIT = 8_000;
 
 const sendCommandSchema = z.object({ Command: z.object({ CommandId: z.string().min(1) }) });
 
@@ -52,7 +48,7 @@ export interface SsmShellOptions {
   now?: () => number;
 }
 
-export class SsmCommandError extends Error {
+class SsmCommandError extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'SsmCommandError';

@@ -1,5 +1,4 @@
 // A CommonJS package whose named exports Node's ESM loader cannot detect: take the default.
-import mattermostClient from '@mattermost/client';
 import { z } from 'zod';
 import { InputError } from '../../util/errors.ts';
 
@@ -34,22 +33,6 @@ export function checkClientLicence(answer: unknown, where: string): void {
       `Mattermost at ${where} has no licence installed: ${LICENCE_REASON}. Provision the bench with license-secret-arn, with a licence that has not expired and whose user count is at least the dataset's users (Mattermost refuses one with fewer: "api.license.add_license.unique_users.app_error" in its log)`,
     );
   }
-}
-
-/**
- * Asks a server the caller can reach (Client4.getClientLicenseOld, unauthenticated)
- * whether a licence is installed.
- */
-export async function requireLicensedServer(serverUrl: string): Promise<void> {
-  const client = new mattermostClient.Client4();
-  client.setUrl(serverUrl.replace(/\/+$/, ''));
-  let answer: unknown;
-  try {
-    answer = await client.getClientLicenseOld();
-  } catch (error) {
-    throw new Error(`cannot ask Mattermost at ${serverUrl} for its licence: ${(error as Error).message}`);
-  }
-  checkClientLicence(answer, serverUrl);
 }
 
 /** Any Mattermost series at all, as Prometheus on the metrics node sees them. */

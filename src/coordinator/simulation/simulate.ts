@@ -2,7 +2,6 @@ import type { UnboundedTest } from '../../config/schema.ts';
 import { runUnbounded, type UnboundedResult } from '../unbounded.ts';
 import { SharedSimClock, SimClock, SimSystem, type ModelParams } from './model.ts';
 import { JointWindow } from '../joint-window.ts';
-import type { Profile } from './profiles.ts';
 
 /**
  * Runs the real coordinator (runUnbounded) against the capacity model on a virtual clock,
@@ -80,7 +79,6 @@ export function forCeiling(test: UnboundedTest, ceiling: number): UnboundedTest 
   return { ...test, maxUsers: Math.max(test.maxUsers, Math.ceil(ceiling * 4)) };
 }
 
-export type { Profile };
 
 export interface DuetSimOptions {
   model: Omit<ModelParams, 'ceiling'>;

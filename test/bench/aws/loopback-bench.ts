@@ -35,7 +35,7 @@ import { renderAlloyConfig, startAlloy, startCore, startPyroscope, type CoreProc
  * Everything listens on 127.0.0.1; close() stops every process and removes the temp dir.
  */
 
-export const K6_EXPORTER = fileURLToPath(new URL('../../../infra/aws/modules/bench/files/k6-exporter.py', import.meta.url));
+const K6_EXPORTER = fileURLToPath(new URL('../../../infra/aws/modules/bench/files/k6-exporter.py', import.meta.url));
 export const GRAFANA_TOKEN = 'glsa_loopback_token_0123456789abcdef';
 const TOKEN_ARN = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:lg-loop-1/grafana-token-AbCdEf';
 export const APP_ID = 'i-0aaaaaaaaaaaaaaa1';
@@ -127,7 +127,7 @@ export interface LoopbackOptions {
 }
 
 /** An Enterprise licence of the kind the seed dumps carry: expired long ago. */
-export const EXPIRED_DUMP_LICENCE: StandInLicence = { id: 'dumplicence000000000000000', expiresAtMs: Date.parse('2022-03-01T00:00:00Z'), users: 100_000 };
+const EXPIRED_DUMP_LICENCE: StandInLicence = { id: 'dumplicence000000000000000', expiresAtMs: Date.parse('2022-03-01T00:00:00Z'), users: 100_000 };
 
 type Slot = 'a' | 'b';
 const SLOT_APP_PORTS: Record<Slot, number> = { a: 8065, b: 8165 };

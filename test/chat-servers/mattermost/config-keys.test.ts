@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { buildMattermostConfigPatch } from '../../../src/chat-servers/mattermost/config-patch.ts';
+import { BENCH_OWNED_SETTINGS, benchNodeDefaults } from '../../../src/chat-servers/mattermost/config-patch.ts';
 
 /**
  * Finding 6: every key loadgate patches must exist in Mattermost's config, or the patch
@@ -23,9 +23,12 @@ function keysOf(typeName: string): Set<string> | undefined {
 }
 
 test('every section and key of the bench patch exists in Mattermost config types', () => {
-  const patch = buildMattermostConfigPatch({
-    topology: { siteUrl: 'http://10.0.1.10', database: { host: 'db.example', name: 'mm', user: 'mm', password: 'x', readers: [] }, appNodes: 2, maxUsers: 1000 },
-  });
+  // The node-independent settings and the keys the user data sets from the topology.
+  const patch: Record<string, Record<string, unknown>> = { ...benchNodeDefaults(1000) } as Record<string, Record<string, unknown>>;
+  for (const owned of BENCH_OWNED_SETTINGS) {
+    const [section, key] = owned.split('.') as [string, string];
+    patch[section] = { ...patch[section], [key]: true };
+  }
   const sections = keysOf('AdminConfig')!;
   assert.ok(sections.has('ServiceSettings') && sections.size > 30, 'AdminConfig was found and parsed');
   // NotificationLogSettings is in the server's model.Config but not in the client types.

@@ -41,7 +41,7 @@ export interface ApiOperation {
  * Requests Mattermost serves for which its API description has no operation, each with why.
  * Nothing else may go without an operation.
  */
-export const UNDESCRIBED: readonly { method: string; pattern: RegExp; reason: string }[] = [
+const UNDESCRIBED: readonly { method: string; pattern: RegExp; reason: string }[] = [
   {
     method: 'GET',
     pattern: /^\/api\/v4\/websocket$/,
@@ -54,7 +54,7 @@ export const UNDESCRIBED: readonly { method: string; pattern: RegExp; reason: st
  * Body fields the server decodes that the description's schema leaves out, per operation.
  * The scenario sends back the category the server returned, as Mattermost's web app does.
  */
-export const UNDESCRIBED_FIELDS: Readonly<Record<string, { fields: readonly string[]; reason: string }>> = {
+const UNDESCRIBED_FIELDS: Readonly<Record<string, { fields: readonly string[]; reason: string }>> = {
   UpdateSidebarCategoryForTeamForUser: {
     fields: ['sort_order', 'sorting', 'muted', 'collapsed', 'channel_ids'],
     // mattermost/mattermost server/public/model/channel_sidebar.go at 42c05bfeaed38d41a44536b7ff0cda0f09d0936f;
@@ -64,7 +64,7 @@ export const UNDESCRIBED_FIELDS: Readonly<Record<string, { fields: readonly stri
 };
 
 /** Query parameters the server reads that the description does not declare, per operation. */
-export const UNDESCRIBED_QUERY: Readonly<Record<string, { names: readonly string[]; reason: string }>> = {
+const UNDESCRIBED_QUERY: Readonly<Record<string, { names: readonly string[]; reason: string }>> = {
   GetUserThreads: {
     names: ['unread'],
     // mattermost/mattermost server/channels/api4/user.go at 004cacd43c54177e1e322e38ae1ebb0995feff69;
@@ -74,7 +74,7 @@ export const UNDESCRIBED_QUERY: Readonly<Record<string, { names: readonly string
 };
 
 /** Query parameters the description marks required that the server treats as optional. */
-export const OPTIONAL_QUERY: Readonly<Record<string, { names: readonly string[]; reason: string }>> = {
+const OPTIONAL_QUERY: Readonly<Record<string, { names: readonly string[]; reason: string }>> = {
   GetTeamsUnreadForUser: {
     names: ['exclude_team'],
     // mattermost/mattermost server/channels/api4/team.go at 033bd0c6fdc8bdf51e22c090b66c2c0c2b14c3a2;
@@ -87,7 +87,7 @@ const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
 const FIXTURES = new URL('../../fixtures/mattermost-openapi/', import.meta.url);
 
 /** Every vendored subset file. */
-export function fixtureFiles(): string[] {
+function fixtureFiles(): string[] {
   return readdirSync(FIXTURES)
     .filter((f) => f.endsWith('.yaml'))
     .sort();

@@ -1,17 +1,19 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { fileURLToPath } from 'node:url';
 import { seriesQueries } from '../../../src/chat-servers/synapse/queries.ts';
 import { availableCpus, cpuListRegex, expandQuery } from '../../../src/metrics/target-cpus.ts';
 import { longestRangeSec } from '../../../src/metrics/promql.ts';
 import { createHealthSource } from '../../../src/metrics/health.ts';
 import { PrometheusClient } from '../../../src/metrics/prometheus.ts';
-import { SYNAPSE_HEALTH_QUERIES, SYNAPSE_NODE_CPU_QUERY } from '../../../src/chat-servers/synapse/defaults.ts';
+import { loadGateConfig } from '../../../src/config/load.ts';
 
-test('CPU lists become label regexes and $TARGET_CPUS is replaced', () => {
+test('CPU lists become label regexes and $TARGET_CPUS is replaced', async () => {
   assert.equal(cpuListRegex('0'), '0');
   assert.equal(cpuListRegex('0-2,5'), '0|1|2|5');
-  assert.match(expandQuery(SYNAPSE_NODE_CPU_QUERY, '0-1'), /cpu=~"0\|1"/);
-  const cpu = SYNAPSE_HEALTH_QUERIES.find((h) => h.name.startsWith('CPU'))!.query;
+  assert.match(expandQuery('100 - 100 * avg(irate(node_cpu_seconds_total{mode="idle",cpu=~"$TARGET_CPUS"}[1m]))', '0-1'), /cpu=~"0\|1"/);
+  const example = await loadGateConfig(fileURLToPath(new URL('../../../examples/local-synapse.yml', import.meta.url)));
+  const cpu = example.tests.flatMap((t) => (t.type === 'unbounded' ? t.health : [])).find((h) => h.name.startsWith('CPU'))!.query;
   assert.match(expandQuery(cpu, '0-1'), /\/ 2$/);
   assert.match(seriesQueries('0-1').cpuPercent, /loadgate_target_group_cpu_seconds_total.*\/ 2$/);
   assert.equal(expandQuery('100 * x / $TARGET_CPU_COUNT', '0,2-3'), '100 * x / 3');

@@ -139,7 +139,7 @@ const NEEDS: Record<ServedOperation, [Scope, Access]> = {
 const RANK: Record<Access, number> = { none: 0, read: 1, write: 2 };
 
 /** GitHub Actions as an App: what a workflow's GITHUB_TOKEN creates check runs as. */
-export const GITHUB_ACTIONS_APP = { id: 15368, slug: 'github-actions' };
+const GITHUB_ACTIONS_APP = { id: 15368, slug: 'github-actions' };
 
 /** Operations an App calls as itself, with its JWT; the rest take a token. */
 const APP_OPERATIONS: ReadonlySet<string> = new Set(['apps/get-repo-installation', 'apps/get-user-installation', 'apps/create-installation-access-token']);

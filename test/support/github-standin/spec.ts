@@ -48,12 +48,12 @@ interface OpenApiSpec {
   components: Record<string, Record<string, unknown>>;
 }
 
-export function specPath(): string {
+function specPath(): string {
   const require = createRequire(import.meta.url);
   return join(dirname(require.resolve('@octokit/openapi/package.json')), 'generated', 'api.github.com.json');
 }
 
-export function subsetSpec(spec: OpenApiSpec, operations: readonly string[]): Document {
+function subsetSpec(spec: OpenApiSpec, operations: readonly string[]): Document {
   const wanted = new Set(operations);
   const paths: OpenApiSpec['paths'] = {};
   for (const [path, item] of Object.entries(spec.paths)) {

@@ -25,7 +25,7 @@ import { pathToFileURL } from 'node:url';
  * @param {string} privateKey PEM
  * @param {number} [nowSec]
  */
-export function appJwt(clientId, privateKey, nowSec = Math.floor(Date.now() / 1000)) {
+function appJwt(clientId, privateKey, nowSec = Math.floor(Date.now() / 1000)) {
   const part = (/** @type {unknown} */ value) => Buffer.from(JSON.stringify(value)).toString('base64url');
   const iat = nowSec - 30;
   const signing = `${part({ alg: 'RS256', typ: 'JWT' })}.${part({ iat, exp: iat + 600, iss: clientId })}`;
@@ -36,7 +36,7 @@ export function appJwt(clientId, privateKey, nowSec = Math.floor(Date.now() / 10
  * @param {NodeJS.ProcessEnv} env
  * @returns {Record<string, string> | undefined}
  */
-export function permissionsFromInputs(env) {
+function permissionsFromInputs(env) {
   /** @type {Record<string, string> | undefined} */
   let permissions;
   for (const [key, value] of Object.entries(env)) {
