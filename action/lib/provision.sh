@@ -18,6 +18,7 @@ case "${LG_BENCH:-}" in
       exit 3
     fi
     bash "$LOADGATE_ROOT/scripts/setup-local.sh"
+    bash "$(dirname "${BASH_SOURCE[0]}")/ptrace.sh"
     printf '{"kind":"local","host":"127.0.0.1"}\n' > "$LOADGATE_WORK/bench.json"
     ;;
   aws)
