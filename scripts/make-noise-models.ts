@@ -74,10 +74,12 @@ export const LOCAL_DUET_CALIBRATIONS = [
 
 /**
  * Where the local duet's first run starts (the model's `capacity`): the supported users of
- * recorded runs on a quiet machine, with the machine's speed at set-up where they recorded
- * it, so a gate on another machine scales the figure by its own speed probe.
+ * no-history gates of the shipped duet example on a quiet 2-core machine, profiling on, each
+ * with the machine's speed at set-up, so a gate on another machine scales the figure by its
+ * own speed probe (docs/research/2026-11-29-one-window-first-gate.md). The calibrations
+ * above recorded no set-up probe, so their capacity could not be scaled.
  */
-const LOCAL_DUET_CAPACITY: readonly string[] = [...LOCAL_DUET_CALIBRATIONS];
+const LOCAL_DUET_CAPACITY: readonly string[] = ['data/experiments/first-gate/ab-fresh-clone', 'data/experiments/first-gate/aa-1', 'data/experiments/first-gate/aa-2'];
 
 /** The run results a recorded gate or calibration committed (its results/ folder). */
 async function resultsOf(dir: string): Promise<RunResult[]> {

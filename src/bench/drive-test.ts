@@ -1,6 +1,7 @@
 import type { TestSpec } from '../config/schema.ts';
 import type { Progress } from './progress.ts';
 import { hintSource, type CapacityHints } from './capacity-hints.ts';
+import { warmStartUsers } from '../coordinator/search.ts';
 import { runBounded, runUnbounded, type BoundedResult, type Clock, type HealthSource, type UnboundedResult, type UserControl } from '../coordinator/index.ts';
 import type { JointParty } from '../coordinator/joint-window.ts';
 
@@ -56,7 +57,7 @@ export async function driveTest(o: DriveTestOptions): Promise<DrivenTest> {
   const thresholds = new Map(test.health.map((h) => [h.name, h.threshold]));
   const { hints } = o;
   const hint = test.warmStart ? await hints.get(test.name, label.version, o.side) : undefined;
-  if (hint) progress.info(`unbounded: warm start from ${Math.round(hint.users)} users (${hint.source}), ${test.warmStart?.marginPct}% below it`);
+  if (hint) progress.info(`unbounded: warm start at ${warmStartUsers(test, hint.users)} users, ${test.warmStart?.marginPct}% below the expected capacity of ${Math.round(hint.users)} (${hint.source})`);
   const result = await runUnbounded({
     ...(hint ? { startHint: hint } : {}),
     test,
