@@ -110,7 +110,7 @@ function callerWithRunnerLimit(): string {
 }
 
 async function gate(t: TestContext): Promise<void> {
-  const b = await startAwsActBench(t, k6 as string, { bootSeconds: BOOT_SECONDS, keepEnv: ['LOADGATE_ADMIN_EMAIL', 'LOADGATE_ADMIN_PASSWORD', 'LOADGATE_GRAFANA_TOKEN', 'LOADGATE_SNAPSHOT_GRAFANA'] });
+  const b = await startAwsActBench(t, k6 as string, { bootSeconds: BOOT_SECONDS, admin: { email: ADMIN_EMAIL, password: ADMIN_PASSWORD }, keepEnv: ['LOADGATE_ADMIN_EMAIL', 'LOADGATE_ADMIN_PASSWORD', 'LOADGATE_GRAFANA_TOKEN', 'LOADGATE_SNAPSHOT_GRAFANA'] });
   const { bench, tools, userGrafana } = b;
   const { prometheusA, prometheusB, agent0, agent1, all: firewalls } = b.firewalls;
   const work = await mkdtemp(join(tmpdir(), 'loadgate-aws-jobs-'));

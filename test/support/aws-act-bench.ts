@@ -29,8 +29,8 @@ export const GRAFANA_SECRET = 'glsa_actGrafanaToken0123456789abcdef_01234567';
 const METRICS_SG = 'sg-0a1b2c3d4e5f60718';
 const AGENT_SG = 'sg-0f1e2d3c4b5a69788';
 
-export async function startAwsActBench(t: TestContext, k6: string, o: { users?: number; bootSeconds?: number; keepEnv?: string[] } = {}): Promise<AwsActBench> {
-  const bench = await startLoopbackBench(k6, o.users ?? 40, { duet: true, bootSeconds: o.bootSeconds ?? 10 });
+export async function startAwsActBench(t: TestContext, k6: string, o: { users?: number; bootSeconds?: number; keepEnv?: string[]; admin?: { email: string; password: string } } = {}): Promise<AwsActBench> {
+  const bench = await startLoopbackBench(k6, o.users ?? 40, { duet: true, bootSeconds: o.bootSeconds ?? 10, ...(o.admin ? { admin: o.admin } : {}) });
   t.after(() => bench.close());
   const late: { tools?: AwsCliStandin } = {};
   const guard = (target: string, listen?: { host: string; port: number }) =>

@@ -89,6 +89,8 @@ export interface LoopbackBench {
 }
 
 export interface LoopbackOptions {
+  /** A system admin in the dataset (both slots), as the seed dump holds one; the run's login check logs it in. */
+  admin?: { email: string; password: string };
   /**
    * The nodes' user data (the dataset load on EC2) is still running for this long after
    * the first `cloud-init status --wait`, which waits for it as it does on an instance.
@@ -169,6 +171,7 @@ export async function startLoopbackBench(k6Path: string, users = 40, options: Lo
     const standIn = new MattermostStandIn();
     standIn.latencyPerUserMs = 2;
     for (let i = 1; i <= users; i++) standIn.addUser(`user${i}`, `pass-${i}`);
+    if (options.admin) standIn.addUser(options.admin.email, options.admin.password, true);
     standIn.licenceFile = licenceFile;
     standIn.databaseLicence = dumpLicence;
     await standIn.start();
