@@ -24,6 +24,7 @@ import { ROOT, gateEnvArgs, replacedActions, tagLocalRelease, withoutQueue, writ
 
 const ACT = [process.env.ACT_BIN, join(ROOT, '.cache', 'bin', 'act')].find((p) => p && existsSync(p));
 const TOKEN = 'act-token-0123456789';
+const RUN_ID = '4242';
 const BASELINE = process.env.LOADGATE_E2E_BASELINE ?? '1.162.0';
 const CANDIDATE = process.env.LOADGATE_E2E_CANDIDATE ?? '1.163.2';
 const CONFIG = 'test/e2e/tiny-synapse.yml';
@@ -79,6 +80,7 @@ test('release-gate.yml under act: local bench, tiny profile, check run and repor
       '--input', `baseline=${BASELINE}`,
       '--input', 'bench=local',
       '--var', `LOADGATE_CONFIG=${CONFIG}`,
+      '--env', `GITHUB_RUN_ID=${RUN_ID}`,
       // The reusable workflow checks loadgate out into .loadgate: the files of this checkout;
       // the repository itself at the candidate's tag, from its tagged copy.
       ...gateEnvArgs({ standin, loadgate: { repository: `${standin.owner}/${standin.repo}`, source: ROOT }, workspace: repository, share, token: TOKEN }),
@@ -122,13 +124,15 @@ test('release-gate.yml under act: local bench, tiny profile, check run and repor
 
     // A re-run over the same comparison: prepare's start, then the publish job (without
     // the check run id, so it must find the check run itself), against the same
-    // repository state and the report the gate shared.
+    // repository state and the report the gate shared. GitHub re-runs a workflow run
+    // under its own id and counts the attempt (GITHUB_RUN_ATTEMPT).
     const env = {
       GITHUB_TOKEN: TOKEN,
       GITHUB_REPOSITORY: `${standin.owner}/${standin.repo}`,
       GITHUB_API_URL: standin.url,
       GITHUB_SERVER_URL: 'https://github.com',
-      GITHUB_RUN_ID: '2',
+      GITHUB_RUN_ID: RUN_ID,
+      GITHUB_RUN_ATTEMPT: '2',
       GITHUB_OUTPUT: undefined,
       GITHUB_STEP_SUMMARY: undefined,
       LOADGATE_GITHUB_WRITE_INTERVAL_MS: '0',
