@@ -37,7 +37,7 @@ export interface JointParty {
   settled(ms: number): void;
   /** Where the common hold starts (the later side's settling), once every side has settled. */
   commonStartMs(): number | undefined;
-  /** This side's judgement at its latest step: its estimate over the common hold would stop it. */
+  /** This side's judgement at its latest step: its estimate over the common hold would stop it (once true, it stays). */
   ready(ok: boolean): void;
   /** Every side still here is ready. */
   allReady(): boolean;
@@ -71,8 +71,11 @@ export class JointWindow {
         me.settledAtMs ??= ms;
       },
       commonStartMs: () => this.commonStartMs(),
+      // A side once ready stays ready: its hold was settled enough to stop it, and the users
+      // it goes on moving while its partner settles do not undo that. Otherwise both would
+      // have to read flat at the same step, which two jittery searches rarely do.
       ready: (ok) => {
-        me.ready = ok;
+        me.ready ||= ok;
       },
       allReady: () => this.present().every((p) => p.ready),
       decision: () => this.decided,

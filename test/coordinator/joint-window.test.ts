@@ -76,3 +76,14 @@ test('the first side to decide fixes the window; a later decision keeps it', () 
   assert.deepEqual(a.decision(), { startMs: 3000, endMs: 9000, cause: 'settled', by: 'slot b' });
   assert.throws(() => window.party('slot c'), /has its 2 sides already/);
 });
+
+test('a side once ready stays ready, so two jittery searches need not read flat at the same step', () => {
+  const window = new JointWindow(2);
+  const a = window.party('slot a');
+  const b = window.party('slot b');
+  a.ready(true);
+  a.ready(false);
+  assert.equal(b.allReady(), false, 'its partner is not ready yet');
+  b.ready(true);
+  assert.equal(b.allReady(), true, 'slot a read flat once; the step where slot b does ends both');
+});
