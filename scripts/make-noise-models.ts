@@ -243,7 +243,7 @@ export async function noiseModels(): Promise<Record<string, NoiseModelFile>> {
   const localDuet = model(
     duet,
     pooled(await Promise.all(LOCAL_DUET_CALIBRATIONS.map(calibrated))),
-    `Local bench in duet mode (examples/local-synapse-duet.yml): each entry is the sd of one duet's log ratio ln(candidate / baseline). Measured by loadgate calibrate with A/A duets on a quiet machine, two hours pooled (${LOCAL_DUET_CALIBRATIONS.join(', ')}); error and timeout rates (counting noise, computed per run) assumed from the tolerances.`,
+    `Local bench in duet mode (examples/local-synapse-duet.yml): each entry is the sd of one duet's log ratio ln(candidate / baseline). Measured by loadgate calibrate with A/A duets on a quiet machine, two hours pooled (${LOCAL_DUET_CALIBRATIONS.join(', ')}); one σ for first and later duets (supported users: the first duets' rms 1.19 %, the later ones' 1.52 %, docs/how-it-decides.md); error and timeout rates (counting noise, computed per run) assumed from the tolerances.`,
     fromTolerance,
     {},
     await capacityOf(LOCAL_DUET_CAPACITY),
