@@ -28,14 +28,19 @@ function fmtSec(sec: number): string {
 }
 
 async function profile(p: Profile, n: number): Promise<void> {
-  console.log(`\n${p.name}: ceiling ${p.ceiling} users, ${p.model.rateWindowSec} s rate windows, noise sd ${p.model.noiseSd} per ${p.model.scrapeSec} s scrape (${n} seeded runs each)`);
+  console.log(
+    `\n${p.name}: ceiling ${p.ceiling} users, ${p.model.rateWindowSec} s rate windows, noise sd ${p.model.noiseSd} per ${p.model.scrapeSec} s scrape (${n} seeded runs each)`,
+  );
   const constant = await simulateMany({ model: p.model, ceiling: p.ceiling, test: p.constantStep }, n);
   const cold = await simulateMany({ model: p.model, ceiling: p.ceiling, test: p.scaleFree }, n);
   const warm = await simulateMany({ model: p.model, ceiling: p.ceiling, test: p.scaleFree, hint: p.ceiling }, n);
   console.log(row('constant step', constant));
   console.log(row('scale-free, cold start', cold));
   console.log(row('scale-free, warm start (right hint)', warm));
-  for (const [label, hint] of [['scale-free, hint 2x too high', 2 * p.ceiling], ['scale-free, hint 3x too low', p.ceiling / 3]] as const) {
+  for (const [label, hint] of [
+    ['scale-free, hint 2x too high', 2 * p.ceiling],
+    ['scale-free, hint 3x too low', p.ceiling / 3],
+  ] as const) {
     console.log(row(label, await simulateMany({ model: p.model, ceiling: p.ceiling, test: p.scaleFree, hint }, n)));
   }
   const gate = (cold.meanDurationSec + warm.meanDurationSec) / (2 * constant.meanDurationSec);
@@ -46,7 +51,9 @@ async function machines(n: number): Promise<void> {
   console.log(`\nlocal profile on machines 0.3x-3x of the fitted one (${n} runs each):`);
   for (const factor of [0.3, 0.5, 1, 2, 3]) {
     const ceiling = Math.round(LOCAL.ceiling * factor);
-    console.log(row(`${factor}x constant step (${ceiling} users)`, await simulateMany({ model: LOCAL.model, ceiling, test: forCeiling(LOCAL.constantStep, ceiling) }, n)));
+    console.log(
+      row(`${factor}x constant step (${ceiling} users)`, await simulateMany({ model: LOCAL.model, ceiling, test: forCeiling(LOCAL.constantStep, ceiling) }, n)),
+    );
     console.log(row(`${factor}x scale-free, cold`, await simulateMany({ model: LOCAL.model, ceiling, test: forCeiling(LOCAL.scaleFree, ceiling) }, n)));
   }
 }
@@ -88,7 +95,9 @@ async function duets(n: number): Promise<void> {
     }
     const mean = logs.reduce((x, y) => x + y, 0) / logs.length;
     const sd = Math.sqrt(logs.reduce((x, y) => x + (y - mean) ** 2, 0) / (logs.length - 1));
-    console.log(`  ${(joint ? 'one window for both' : 'each side alone').padEnd(34)} ln(b/a) mean ${(100 * mean).toFixed(2)} %, sd ${(100 * sd).toFixed(2)} %, windows up to ${Math.round(apart)} s apart, longest ${fmtSec(longest)}`);
+    console.log(
+      `  ${(joint ? 'one window for both' : 'each side alone').padEnd(34)} ln(b/a) mean ${(100 * mean).toFixed(2)} %, sd ${(100 * sd).toFixed(2)} %, windows up to ${Math.round(apart)} s apart, longest ${fmtSec(longest)}`,
+    );
   }
 }
 
@@ -111,10 +120,15 @@ async function plan(): Promise<void> {
   const config = await loadGateConfig('examples/aws-mattermost.yml');
   const bench = resolveBench(config.bench.aws, config.tests);
   console.log('\nexamples/aws-mattermost.yml, expected gate (1 run per side, empty database):');
-  for (const [label, c] of [['constant step', constantStepConfig(config)], ['scale-free', config]] as const) {
+  for (const [label, c] of [
+    ['constant step', constantStepConfig(config)],
+    ['scale-free', config],
+  ] as const) {
     const upper = estimateDuration(c, bench, 'empty');
     const e = await expectedDuration(c, upper);
-    console.log(`  ${label.padEnd(16)} expected ${fmtSec(e.totalSec)} (${(e.totalSec / 3600).toFixed(2)} bench-hours), longest run ${fmtSec(e.longestRunSec)}; upper bound ${fmtSec(upper.totalSec)}`);
+    console.log(
+      `  ${label.padEnd(16)} expected ${fmtSec(e.totalSec)} (${(e.totalSec / 3600).toFixed(2)} bench-hours), longest run ${fmtSec(e.longestRunSec)}; upper bound ${fmtSec(upper.totalSec)}`,
+    );
   }
 }
 

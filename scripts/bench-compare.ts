@@ -38,12 +38,38 @@ type Sides = Record<'baseline' | 'candidate', string[]>;
 async function writeRuns(dir: string, pairs: number): Promise<Sides> {
   const files: Sides = { baseline: [], candidate: [] };
   for (let repeat = 0; repeat < pairs; repeat++) {
-    for (const [side, version, factor] of [['baseline', 'v1.0.0', 1], ['candidate', 'v1.1.0', 1.01]] as const) {
+    for (const [side, version, factor] of [
+      ['baseline', 'v1.0.0', 1],
+      ['candidate', 'v1.1.0', 1.01],
+    ] as const) {
       for (const type of ['bounded', 'unbounded'] as const) {
         const run =
           type === 'bounded'
-            ? syntheticRun(common, { type, name: 'bounded', version, repeat, seed: 'bench', users: 7500, rampUpSec: 900, durationSec: 5400, errors: 5000, apiFactor: factor })
-            : syntheticRun(common, { type, name: 'unbounded', version, repeat, seed: 'bench', maxUsers: 20000, supportedUsers: 17000 + repeat * 50, stabilityWindowSec: 1800, durationSec: 5400, errors: 200000, apiFactor: factor });
+            ? syntheticRun(common, {
+                type,
+                name: 'bounded',
+                version,
+                repeat,
+                seed: 'bench',
+                users: 7500,
+                rampUpSec: 900,
+                durationSec: 5400,
+                errors: 5000,
+                apiFactor: factor,
+              })
+            : syntheticRun(common, {
+                type,
+                name: 'unbounded',
+                version,
+                repeat,
+                seed: 'bench',
+                maxUsers: 20000,
+                supportedUsers: 17000 + repeat * 50,
+                stabilityWindowSec: 1800,
+                durationSec: 5400,
+                errors: 200000,
+                apiFactor: factor,
+              });
         const file = join(dir, `${side}-${type}-${repeat}.json`);
         await writeFile(file, JSON.stringify(run));
         files[side].push(file);

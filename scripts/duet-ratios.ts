@@ -31,9 +31,17 @@ for (const test of [...new Set(baseline.map((r) => r.test.name))].sort()) {
     const logs = duets.map((d) => d.logRatio);
     const bySlot: Record<string, number[]> = { a: [], b: [] };
     for (const d of duets) bySlot[d.baselineRun.duet?.slot ?? 'a']!.push(d.logRatio);
-    const rows = duets.map((d) => `#${d.baselineRun.repeat + 1} ${pct(d.logRatio)} (baseline in ${d.baselineRun.duet?.slot ?? '-'}: ${d.baseline.toPrecision(4)} vs ${d.candidate.toPrecision(4)})`);
+    const rows = duets.map(
+      (d) =>
+        `#${d.baselineRun.repeat + 1} ${pct(d.logRatio)} (baseline in ${d.baselineRun.duet?.slot ?? '-'}: ${d.baseline.toPrecision(4)} vs ${d.candidate.toPrecision(4)})`,
+    );
     if (!logs.length) continue;
-    const slots = Object.entries(bySlot).filter(([, v]) => v.length).map(([s, v]) => `baseline in ${s}: ${pct(mean(v))}`).join(', ');
-    console.log(`${test}.${metric.key}: mean ${pct(mean(logs))}, sd ${Number.isNaN(sdOf(logs)) ? '-' : pct(sdOf(logs))}, n ${logs.length} (${slots})\n  ${rows.join('\n  ')}`);
+    const slots = Object.entries(bySlot)
+      .filter(([, v]) => v.length)
+      .map(([s, v]) => `baseline in ${s}: ${pct(mean(v))}`)
+      .join(', ');
+    console.log(
+      `${test}.${metric.key}: mean ${pct(mean(logs))}, sd ${Number.isNaN(sdOf(logs)) ? '-' : pct(sdOf(logs))}, n ${logs.length} (${slots})\n  ${rows.join('\n  ')}`,
+    );
   }
 }

@@ -16,7 +16,12 @@ type Run = RunResult & { role: 'baseline' | 'candidate' };
 async function runs(out: string): Promise<Run[]> {
   const dir = join(out, 'results');
   const files = (await readdir(dir)).filter((f) => /^(baseline|candidate)-.*\.json$/.test(f)).sort();
-  return Promise.all(files.map(async (f) => ({ ...parseRunResult(JSON.parse(await readFile(join(dir, f), 'utf8')), f), role: f.startsWith('baseline-') ? ('baseline' as const) : ('candidate' as const) })));
+  return Promise.all(
+    files.map(async (f) => ({
+      ...parseRunResult(JSON.parse(await readFile(join(dir, f), 'utf8')), f),
+      role: f.startsWith('baseline-') ? ('baseline' as const) : ('candidate' as const),
+    })),
+  );
 }
 
 const abs = (r: RunResult, sec: number): number | undefined => (r.testStartedAt ? Date.parse(r.testStartedAt) / 1000 + sec : undefined);
@@ -28,7 +33,10 @@ const start = (r: RunResult): string => {
   return `${c.startUsers} (${source})`;
 };
 
-const rows: string[] = ['| gate | duet | slot a: side, window (s), start, users | slot b: side, window (s), start, users | apart start/end (s) | Δ users | judged |', '| --- | --- | --- | --- | --- | --- | --- |'];
+const rows: string[] = [
+  '| gate | duet | slot a: side, window (s), start, users | slot b: side, window (s), start, users | apart start/end (s) | Δ users | judged |',
+  '| --- | --- | --- | --- | --- | --- | --- |',
+];
 for (const out of process.argv.slice(2)) {
   const all = (await runs(out)).filter((r) => r.test.type === 'unbounded' && r.duet);
   const keys = [...new Set(all.map((r) => `${r.repeat}`))].sort();
@@ -36,18 +44,26 @@ for (const out of process.argv.slice(2)) {
     const duetRuns = all.filter((r) => `${r.repeat}` === key);
     // A duet not judged and its re-run share a repeat: pair them by start time.
     const byStart = new Map<string, Run[]>();
-    for (const r of duetRuns) byStart.set(r.testStartedAt?.slice(0, 16) ?? r.startedAt.slice(0, 16), [...(byStart.get(r.testStartedAt?.slice(0, 16) ?? r.startedAt.slice(0, 16)) ?? []), r]);
+    for (const r of duetRuns)
+      byStart.set(r.testStartedAt?.slice(0, 16) ?? r.startedAt.slice(0, 16), [
+        ...(byStart.get(r.testStartedAt?.slice(0, 16) ?? r.startedAt.slice(0, 16)) ?? []),
+        r,
+      ]);
     for (const pair of byStart.values()) {
       const a = pair.find((r) => r.duet?.slot === 'a');
       const b = pair.find((r) => r.duet?.slot === 'b');
       if (!a || !b) continue;
       const baseline = a.role === 'baseline' ? a : b;
-      const side = (r: Run) => `${r.role} ${r.target.version}, ${fmt(r.stableWindow.startSec)}-${fmt(r.stableWindow.endSec)}, ${start(r)}, ${fmt(r.supportedUsers, 2)}`;
+      const side = (r: Run) =>
+        `${r.role} ${r.target.version}, ${fmt(r.stableWindow.startSec)}-${fmt(r.stableWindow.endSec)}, ${start(r)}, ${fmt(r.supportedUsers, 2)}`;
       const apart = [abs(a, a.stableWindow.startSec), abs(b, b.stableWindow.startSec), abs(a, a.stableWindow.endSec), abs(b, b.stableWindow.endSec)];
       const apartText = apart.every((x) => x !== undefined) ? `${fmt(Math.abs(apart[0]! - apart[1]!), 1)} / ${fmt(Math.abs(apart[2]! - apart[3]!), 1)}` : '-';
       const candidate = a === baseline ? b : a;
-      const delta = a.supportedUsers && b.supportedUsers ? 100 * Math.log((candidate.supportedUsers as number) / (baseline.supportedUsers as number)) : undefined;
-      rows.push(`| ${out.split('/').slice(-2).join('/')} | ${Number(key) + 1} | ${side(a)} | ${side(b)} | ${apartText} | ${delta === undefined ? '-' : `${delta >= 0 ? '+' : ''}${delta.toFixed(2)} %`} | ${a.disturbed ? 'no' : 'yes'} |`);
+      const delta =
+        a.supportedUsers && b.supportedUsers ? 100 * Math.log((candidate.supportedUsers as number) / (baseline.supportedUsers as number)) : undefined;
+      rows.push(
+        `| ${out.split('/').slice(-2).join('/')} | ${Number(key) + 1} | ${side(a)} | ${side(b)} | ${apartText} | ${delta === undefined ? '-' : `${delta >= 0 ? '+' : ''}${delta.toFixed(2)} %`} | ${a.disturbed ? 'no' : 'yes'} |`,
+      );
     }
   }
 }

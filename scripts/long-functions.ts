@@ -120,7 +120,8 @@ function main(): void {
     return;
   }
   const report = checkLongFunctions(srcDir, max);
-  for (const a of report.staleAllowances) console.log(`note: src/${a.file} ${a.name} is no longer over ${max} lines; remove it from ALLOWED in scripts/long-functions.ts`);
+  for (const a of report.staleAllowances)
+    console.log(`note: src/${a.file} ${a.name} is no longer over ${max} lines; remove it from ALLOWED in scripts/long-functions.ts`);
   if (report.violations.length) {
     console.error(`Functions over ${max} lines (split them into named steps, or allowlist one in scripts/long-functions.ts with the reason):`);
     for (const f of report.violations) console.error(formatFunction(f));

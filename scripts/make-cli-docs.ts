@@ -15,7 +15,12 @@ import { replaceSection, writeOrCheck, type GeneratedSection } from './generated
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const DOC_PATH = join(root, 'docs/cli.md');
 
-const SECTION: GeneratedSection = { name: 'docs/cli.md', begin: '<!-- cli-reference:begin -->', end: '<!-- cli-reference:end -->', source: 'scripts/make-cli-docs.ts from the commands\' flag tables' };
+const SECTION: GeneratedSection = {
+  name: 'docs/cli.md',
+  begin: '<!-- cli-reference:begin -->',
+  end: '<!-- cli-reference:end -->',
+  source: "scripts/make-cli-docs.ts from the commands' flag tables",
+};
 
 export interface CommandDoc {
   name: string;

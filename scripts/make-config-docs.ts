@@ -73,7 +73,8 @@ function defaultOf(n: Node, required: boolean): string {
 function walk(n: Node, key: string, required: boolean, rows: Row[]): void {
   const isObject = n.type === 'object' && n.properties;
   // An object's own row only when it says something its fields do not.
-  if (!isObject || n.description) rows.push({ key, type: isObject ? 'object' : typeOf(n), default: isObject ? '' : defaultOf(n, required), description: n.description ?? '' });
+  if (!isObject || n.description)
+    rows.push({ key, type: isObject ? 'object' : typeOf(n), default: isObject ? '' : defaultOf(n, required), description: n.description ?? '' });
   if (isObject) {
     for (const [name, child] of Object.entries(n.properties ?? {})) walk(child, `${key}.${name}`, (n.required ?? []).includes(name), rows);
   }
@@ -89,7 +90,11 @@ function walk(n: Node, key: string, required: boolean, rows: Row[]): void {
 }
 
 function table(rows: readonly Row[]): string[] {
-  return ['| Key | Type | Default | Description |', '| --- | --- | --- | --- |', ...rows.map((r) => `| ${cell(code(r.key))} | ${cell(r.type)} | ${cell(r.default)} | ${cell(r.description)} |`)];
+  return [
+    '| Key | Type | Default | Description |',
+    '| --- | --- | --- | --- |',
+    ...rows.map((r) => `| ${cell(code(r.key))} | ${cell(r.type)} | ${cell(r.default)} | ${cell(r.description)} |`),
+  ];
 }
 
 /**
@@ -112,11 +117,24 @@ function tolerances(n: Node): string[] {
   for (const { names, node } of shapes.values()) {
     const group = names.length === 1 ? (names[0] as string) : `{${names.join(',')}}`;
     for (const [field, p] of Object.entries(node.properties ?? {})) {
-      rows.push({ key: `tolerances.${group}.${field}`, type: typeOf(p), default: defaultOf(p, (node.required ?? []).includes(field)), description: p.description ?? '' });
+      rows.push({
+        key: `tolerances.${group}.${field}`,
+        type: typeOf(p),
+        default: defaultOf(p, (node.required ?? []).includes(field)),
+        description: p.description ?? '',
+      });
     }
   }
-  out.push(...table(rows), '', 'Defaults per metric (a metric given in the config replaces its default as a whole):', '', '| Metric | Default |', '| --- | --- |');
-  for (const [name, m] of metrics.filter(([, m]) => m.properties && defaultOf(m, false))) out.push(`| ${code(name)} | ${cell(code(JSON.stringify(m.default ?? {})))} |`);
+  out.push(
+    ...table(rows),
+    '',
+    'Defaults per metric (a metric given in the config replaces its default as a whole):',
+    '',
+    '| Metric | Default |',
+    '| --- | --- |',
+  );
+  for (const [name, m] of metrics.filter(([, m]) => m.properties && defaultOf(m, false)))
+    out.push(`| ${code(name)} | ${cell(code(JSON.stringify(m.default ?? {})))} |`);
   return out;
 }
 

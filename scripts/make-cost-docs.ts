@@ -65,11 +65,16 @@ async function presetTable(): Promise<string> {
 
 async function modeTable(): Promise<string> {
   const rows = ['| gate | mode | agents | expected | worst case | run jobs (worst case) |', '|---|---|---|---|---|---|'];
-  for (const [file, mode] of [[DUET, 'duet'], [SEQUENTIAL, 'sequential']] as const) {
+  for (const [file, mode] of [
+    [DUET, 'duet'],
+    [SEQUENTIAL, 'sequential'],
+  ] as const) {
     const plan = await planOf(file);
     const own = plan.modes.find((m) => m.mode === mode);
     if (!own) throw new Error(`${file}: plan has no ${mode} estimate`);
-    rows.push(`| \`${file}\` | ${mode} | ${own.agents} | ${hm(plan.expected.totalSec)}, ${usd(plan.expected.costUsd)} | ${hm(plan.durationSec.total)}, ${usd(plan.cost.totalUsd)} | ${own.runJobs} |`);
+    rows.push(
+      `| \`${file}\` | ${mode} | ${own.agents} | ${hm(plan.expected.totalSec)}, ${usd(plan.expected.costUsd)} | ${hm(plan.durationSec.total)}, ${usd(plan.cost.totalUsd)} | ${own.runJobs} |`,
+    );
   }
   return rows.join('\n');
 }

@@ -29,9 +29,10 @@ export async function creepRatesTable(trials = TRIALS): Promise<string> {
   const losing = chainRates(config, model, { trials, seed: SEED, stepsPct: Array(RELEASES).fill(2) });
   const flat = chainRates(config, model, { trials, seed: SEED + 1, stepsPct: Array(RELEASES).fill(0) });
   const otava = await otavaRates(config, model, otavaPython(defaultCacheDir()), { trials, seed: SEED + 2, releases: RELEASES, at: 4, shiftPct: 6 });
-  const otavaRow = 'unavailable' in otava
-    ? `| One −6 % step at release 4 among unchanged ones | Otava not run: ${otava.unavailable} | | |`
-    : `| One −6 % step at release 4 among unchanged ones | Otava ${otava.version} names release 4: ${f1(otava.named)} % (alone: ${f1(otava.namedAlone)} %) | Otava names a release in an unchanged chain: ${f1(otava.falseNamed)} % | — |`;
+  const otavaRow =
+    'unavailable' in otava
+      ? `| One −6 % step at release 4 among unchanged ones | Otava not run: ${otava.unavailable} | | |`
+      : `| One −6 % step at release 4 among unchanged ones | Otava ${otava.version} names release 4: ${f1(otava.named)} % (alone: ${f1(otava.namedAlone)} %) | Otava names a release in an unchanged chain: ${f1(otava.falseNamed)} % | — |`;
   return [
     `| Chain of ${RELEASES} releases | Steps that pass | Creep check | Judged by the direct duet |`,
     '| --- | --- | --- | --- |',

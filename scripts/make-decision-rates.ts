@@ -46,7 +46,8 @@ function weakest(rows: readonly SimulationRow[], bench: SimulationRow['bench']):
   return rows.filter((r) => r.kind === 'material' && r.bench === bench && r.metric !== SUPPORTED_USERS).sort((a, b) => a.fail - b.fail)[0];
 }
 
-const cell = (r: SimulationRow | undefined) => (r ? `${r.pass.toFixed(1)} / ${r.fail.toFixed(1)} / ${r.inconclusive.toFixed(1)} (${r.meanPairs.toFixed(2)})` : '—');
+const cell = (r: SimulationRow | undefined) =>
+  r ? `${r.pass.toFixed(1)} / ${r.fail.toFixed(1)} / ${r.inconclusive.toFixed(1)} (${r.meanPairs.toFixed(2)})` : '—';
 
 export async function decisionRatesTable(): Promise<string> {
   const rows = await Promise.all(
@@ -59,7 +60,11 @@ export async function decisionRatesTable(): Promise<string> {
   const header = `| Case | ${rows.map((p) => `${p.label}: pass / fail / inconclusive % (pairs)`).join(' | ')} |`;
   const rule = `| --- | ${rows.map(() => '---').join(' | ')} |`;
   const body = LINES.map((l) => `| ${l.label} | ${rows.map((p) => cell(l.pick(p.rows))).join(' | ')} |`);
-  const settings = rows.map((p) => `${p.label}: ${p.config.repeats} to ${p.config.maxRepeats} pairs at ${p.config.errorRates.falseFailPct} % / ${p.config.errorRates.falsePassPct} %`).join('; ');
+  const settings = rows
+    .map(
+      (p) => `${p.label}: ${p.config.repeats} to ${p.config.maxRepeats} pairs at ${p.config.errorRates.falseFailPct} % / ${p.config.errorRates.falsePassPct} %`,
+    )
+    .join('; ');
   return [header, rule, ...body, '', `${TRIALS} simulated gates per cell, seed ${SEED}; ${settings}. Regenerate with \`npm run decision-rates\`.`].join('\n');
 }
 

@@ -31,11 +31,16 @@ export const EXAMPLES: ExampleComparison[] = [
       system: 'mattermost',
       provenance: {
         kind: 'reconstructed',
-        note: 'from the seed report perf-comparison-v10.12.0-vs-v11.0.1-rc2.md: supported users 17272 vs 17040 and the bounded p99 spike at the end of the ramp-up are the report\'s; series, handler timings and error counts are illustrative',
+        note: "from the seed report perf-comparison-v10.12.0-vs-v11.0.1-rc2.md: supported users 17272 vs 17040 and the bounded p99 spike at the end of the ramp-up are the report's; series, handler timings and error counts are illustrative",
       },
       bench: {
         kind: 'aws',
-        instances: { 'App instances': '2 x c7i.2xlarge', 'Agent instances': '11 x c7i.xlarge', 'Proxy instance': '1 x c7i.xlarge', 'DB instances': '2 x db.r7g.2xlarge' },
+        instances: {
+          'App instances': '2 x c7i.2xlarge',
+          'Agent instances': '11 x c7i.xlarge',
+          'Proxy instance': '1 x c7i.xlarge',
+          'DB instances': '2 x db.r7g.2xlarge',
+        },
         versions: { 'Load-test version': 'v1.29.0', Database: 'Aurora PostgreSQL' },
         dataset: 'Dump from v6.1.0, 12M posts',
       },
@@ -56,8 +61,24 @@ export const EXAMPLES: ExampleComparison[] = [
         },
       },
       {
-        baseline: { type: 'unbounded', name: 'postgresql-unbounded', maxUsers: 20000, supportedUsers: 17272, stabilityWindowSec: 1800, durationSec: 3 * HOUR, errors: 268120 },
-        candidate: { type: 'unbounded', name: 'postgresql-unbounded', maxUsers: 20000, supportedUsers: 17040, stabilityWindowSec: 1800, durationSec: 3 * HOUR, errors: 259904 },
+        baseline: {
+          type: 'unbounded',
+          name: 'postgresql-unbounded',
+          maxUsers: 20000,
+          supportedUsers: 17272,
+          stabilityWindowSec: 1800,
+          durationSec: 3 * HOUR,
+          errors: 268120,
+        },
+        candidate: {
+          type: 'unbounded',
+          name: 'postgresql-unbounded',
+          maxUsers: 20000,
+          supportedUsers: 17040,
+          stabilityWindowSec: 1800,
+          durationSec: 3 * HOUR,
+          errors: 259904,
+        },
       },
     ],
   },
@@ -69,11 +90,16 @@ export const EXAMPLES: ExampleComparison[] = [
       system: 'mattermost',
       provenance: {
         kind: 'reconstructed',
-        note: 'from the seed report perf-comparison-v8.0.1-vs-v8.1.0-rc1.md: supported users, error counts and the heap/stack changes are the report\'s; series shapes, handler timings and request counts are illustrative',
+        note: "from the seed report perf-comparison-v8.0.1-vs-v8.1.0-rc1.md: supported users, error counts and the heap/stack changes are the report's; series shapes, handler timings and request counts are illustrative",
       },
       bench: {
         kind: 'aws',
-        instances: { 'App instances': '2 x c5.2xlarge', 'Agent instances': '11 x c5.xlarge', 'Proxy instance': '1 x c5.xlarge', 'DB instances': '2 x db.r6g.2xlarge' },
+        instances: {
+          'App instances': '2 x c5.2xlarge',
+          'Agent instances': '11 x c5.xlarge',
+          'Proxy instance': '1 x c5.xlarge',
+          'DB instances': '2 x db.r6g.2xlarge',
+        },
         versions: { 'Load-test version': 'branch perf.comp.v8.1, commit b006b72', Database: 'Aurora MySQL and Aurora PostgreSQL' },
         dataset: 'DB dump from v6.1.0 with 12M posts',
       },
@@ -82,19 +108,71 @@ export const EXAMPLES: ExampleComparison[] = [
     tests: [
       {
         baseline: { type: 'bounded', name: 'mysql-bounded', users: 5000, rampUpSec: 900, durationSec: 90 * 60, errors: 5073 },
-        candidate: { type: 'bounded', name: 'mysql-bounded', users: 5000, rampUpSec: 900, durationSec: 90 * 60, errors: 5177, heapFactor: 1.000361, stackFactor: 1.09 },
+        candidate: {
+          type: 'bounded',
+          name: 'mysql-bounded',
+          users: 5000,
+          rampUpSec: 900,
+          durationSec: 90 * 60,
+          errors: 5177,
+          heapFactor: 1.000361,
+          stackFactor: 1.09,
+        },
       },
       {
         baseline: { type: 'bounded', name: 'postgresql-bounded', users: 7500, rampUpSec: 900, durationSec: 90 * 60, errors: 5850 },
-        candidate: { type: 'bounded', name: 'postgresql-bounded', users: 7500, rampUpSec: 900, durationSec: 90 * 60, errors: 5838, heapFactor: 1.00213, stackFactor: 0.935 },
+        candidate: {
+          type: 'bounded',
+          name: 'postgresql-bounded',
+          users: 7500,
+          rampUpSec: 900,
+          durationSec: 90 * 60,
+          errors: 5838,
+          heapFactor: 1.00213,
+          stackFactor: 0.935,
+        },
       },
       {
-        baseline: { type: 'unbounded', name: 'mysql-unbounded', maxUsers: 20000, supportedUsers: 18158, stabilityWindowSec: 1800, durationSec: 3 * HOUR, errors: 219488 },
-        candidate: { type: 'unbounded', name: 'mysql-unbounded', maxUsers: 20000, supportedUsers: 18266, stabilityWindowSec: 1800, durationSec: 3 * HOUR, errors: 232991, stackFactor: 1.09 },
+        baseline: {
+          type: 'unbounded',
+          name: 'mysql-unbounded',
+          maxUsers: 20000,
+          supportedUsers: 18158,
+          stabilityWindowSec: 1800,
+          durationSec: 3 * HOUR,
+          errors: 219488,
+        },
+        candidate: {
+          type: 'unbounded',
+          name: 'mysql-unbounded',
+          maxUsers: 20000,
+          supportedUsers: 18266,
+          stabilityWindowSec: 1800,
+          durationSec: 3 * HOUR,
+          errors: 232991,
+          stackFactor: 1.09,
+        },
       },
       {
-        baseline: { type: 'unbounded', name: 'postgresql-unbounded', maxUsers: 20000, supportedUsers: 19906, stabilityWindowSec: 1800, durationSec: 3 * HOUR, errors: 279670 },
-        candidate: { type: 'unbounded', name: 'postgresql-unbounded', maxUsers: 20000, supportedUsers: 19904, stabilityWindowSec: 1800, durationSec: 3 * HOUR, errors: 262349, stackFactor: 0.935 },
+        baseline: {
+          type: 'unbounded',
+          name: 'postgresql-unbounded',
+          maxUsers: 20000,
+          supportedUsers: 19906,
+          stabilityWindowSec: 1800,
+          durationSec: 3 * HOUR,
+          errors: 279670,
+        },
+        candidate: {
+          type: 'unbounded',
+          name: 'postgresql-unbounded',
+          maxUsers: 20000,
+          supportedUsers: 19904,
+          stabilityWindowSec: 1800,
+          durationSec: 3 * HOUR,
+          errors: 262349,
+          stackFactor: 0.935,
+        },
       },
     ],
   },
@@ -126,7 +204,10 @@ async function main(): Promise<void> {
     const runs = exampleRuns(example);
     for (const [side, list] of Object.entries(runs)) {
       for (const run of list) {
-        await writeFile(join(dir, 'runs', `${side}-${run.test.name}.json`), `${JSON.stringify({ $schema: '../../../../schema/run-result.schema.json', ...run }, null, 2)}\n`);
+        await writeFile(
+          join(dir, 'runs', `${side}-${run.test.name}.json`),
+          `${JSON.stringify({ $schema: '../../../../schema/run-result.schema.json', ...run }, null, 2)}\n`,
+        );
       }
     }
     const verdict = await compareAndReport({

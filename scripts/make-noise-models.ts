@@ -10,7 +10,15 @@ import { loadGateConfig } from '../src/config/load.ts';
 import type { GateConfig } from '../src/config/schema.ts';
 import { pooledSlotEffect, slotEffectOf, speedScopeOf } from '../src/noise/pool.ts';
 import { assumedEntrySdLog, gatingMetrics, noiseProfile } from '../src/noise/profile.ts';
-import { NOISE_MODEL_SCHEMA_VERSION, noiseModelFileSchema, type CapacityEntry, type NoiseEntry, type NoiseModelFile, type SlotEffect, type SpeedFit } from '../src/noise/schema.ts';
+import {
+  NOISE_MODEL_SCHEMA_VERSION,
+  noiseModelFileSchema,
+  type CapacityEntry,
+  type NoiseEntry,
+  type NoiseModelFile,
+  type SlotEffect,
+  type SpeedFit,
+} from '../src/noise/schema.ts';
 import { measuredCapacity } from '../src/noise/capacity.ts';
 import { addSums, fitOfSums, machineName, pooledScope, sameMachine, sumsOfFit } from '../src/noise/speed.ts';
 import { loadRunResult } from '../src/results/load.ts';
@@ -79,7 +87,11 @@ export const LOCAL_DUET_CALIBRATIONS = [
  * own speed probe (docs/research/2026-11-29-one-window-first-gate.md). The calibrations
  * above recorded no set-up probe, so their capacity could not be scaled.
  */
-const LOCAL_DUET_CAPACITY: readonly string[] = ['data/experiments/first-gate/ab-fresh-clone', 'data/experiments/first-gate/aa-1', 'data/experiments/first-gate/aa-2'];
+const LOCAL_DUET_CAPACITY: readonly string[] = [
+  'data/experiments/first-gate/ab-fresh-clone',
+  'data/experiments/first-gate/aa-1',
+  'data/experiments/first-gate/aa-2',
+];
 
 /** The run results a recorded gate or calibration committed (its results/ folder). */
 async function resultsOf(dir: string): Promise<RunResult[]> {
@@ -124,7 +136,9 @@ function scopeOf(fit: SpeedFit, runs: readonly RunResult[], dir: string, test: s
   if (fit.probeMs) return { probeMs: fit.probeMs, ...(fit.machine ? { machine: fit.machine } : {}) };
   const scope = speedScopeOf([runs], test, metric);
   if (!scope || scope.workload !== fit.workload || scope.runs !== fit.runs) {
-    throw new Error(`${dir}: the results of ${test}.${metric} are not the ${fit.runs} runs of ${fit.workload} its speed fit rests on (${scope ? `${scope.runs} runs of ${scope.workload}` : 'no usable probes'})`);
+    throw new Error(
+      `${dir}: the results of ${test}.${metric} are not the ${fit.runs} runs of ${fit.workload} its speed fit rests on (${scope ? `${scope.runs} runs of ${scope.workload}` : 'no usable probes'})`,
+    );
   }
   return { ...(scope.probeMs ? { probeMs: scope.probeMs } : {}), ...(scope.machine ? { machine: scope.machine } : {}) };
 }
@@ -170,12 +184,22 @@ const POOLED = 'pooled by degrees of freedom: ';
 function pooledSpeed(a: SpeedFit | undefined, b: SpeedFit | undefined): { speed?: SpeedFit } {
   if (!a || !b) return a ? { speed: a } : b ? { speed: b } : {};
   if (a.workload !== b.workload) return { speed: { ...b, source: `${b.source} (in place of the fit of ${a.workload}, a probe the bench no longer takes)` } };
-  if (a.machine && b.machine && !sameMachine(a.machine, b.machine)) return { speed: { ...b, source: `${b.source} (in place of the fit measured on ${machineName(a.machine)}, another machine)` } };
+  if (a.machine && b.machine && !sameMachine(a.machine, b.machine))
+    return { speed: { ...b, source: `${b.source} (in place of the fit measured on ${machineName(a.machine)}, another machine)` } };
   const fit = fitOfSums(addSums(sumsOfFit(a), sumsOfFit(b)));
   if (!fit) throw new Error(`the speed fits of ${a.source} and ${b.source} pooled carry no fit`);
   const r = (x: number) => Number(x.toPrecision(6));
   return {
-    speed: { workload: a.workload, slope: r(fit.slope), sxx: r(fit.sxx), sdLog: r(fit.sdLog), runs: fit.runs, df: fit.df, source: `pooled by their sums: ${a.source}; ${b.source}`, ...pooledScope(a, b) },
+    speed: {
+      workload: a.workload,
+      slope: r(fit.slope),
+      sxx: r(fit.sxx),
+      sdLog: r(fit.sdLog),
+      runs: fit.runs,
+      df: fit.df,
+      source: `pooled by their sums: ${a.source}; ${b.source}`,
+      ...pooledScope(a, b),
+    },
   };
 }
 
@@ -198,13 +222,41 @@ function model(
   const entries: NoiseEntry[] = gatingMetrics(config).map((g) => {
     const m = measured[`${g.test}.${g.key}`];
     if (m) {
-      return { test: g.test, metric: g.key, sdLog: round(m.sdLog), runs: m.runs, df: m.df, kind: 'measured', versions: m.versions, measuredAt: m.measuredAt, source: m.source, ...(m.speed ? { speed: m.speed } : {}), ...slotOf(m.slotEffect ?? null) };
+      return {
+        test: g.test,
+        metric: g.key,
+        sdLog: round(m.sdLog),
+        runs: m.runs,
+        df: m.df,
+        kind: 'measured',
+        versions: m.versions,
+        measuredAt: m.measuredAt,
+        source: m.source,
+        ...(m.speed ? { speed: m.speed } : {}),
+        ...slotOf(m.slotEffect ?? null),
+      };
     }
     const p = published[`${g.test}.${g.key}`];
     if (p) return { test: g.test, metric: g.key, sdLog: round(p.sdLog), runs: 0, df: p.df, kind: 'assumed', versions: [], source: p.source };
-    return { test: g.test, metric: g.key, sdLog: round(assumedEntrySdLog(config, g.key)), runs: 0, df: 0, kind: 'assumed', versions: [], source: assumedSource(g.key) };
+    return {
+      test: g.test,
+      metric: g.key,
+      sdLog: round(assumedEntrySdLog(config, g.key)),
+      runs: 0,
+      df: 0,
+      kind: 'assumed',
+      versions: [],
+      source: assumedSource(g.key),
+    };
   });
-  return { $comment: comment, schemaVersion: NOISE_MODEL_SCHEMA_VERSION, profile: noiseProfile(config), ...mode, entries, ...(capacity.length ? { capacity } : {}) };
+  return {
+    $comment: comment,
+    schemaVersion: NOISE_MODEL_SCHEMA_VERSION,
+    profile: noiseProfile(config),
+    ...mode,
+    entries,
+    ...(capacity.length ? { capacity } : {}),
+  };
 }
 
 const round = (x: number) => Math.round(x * 1e5) / 1e5;
@@ -222,7 +274,15 @@ async function capacityOf(dirs: readonly string[]): Promise<CapacityEntry[]> {
  */
 const SEED_SUPPORTED_USERS = 17_272;
 function awsCapacity(perSide: number, what: string): CapacityEntry[] {
-  return [{ test: 'unbounded', users: perSide, kind: 'assumed', runs: 0, source: `assumed from the seed report's ${SEED_SUPPORTED_USERS.toLocaleString('en')} supported users of v10.12.0 on this bench${what}` }];
+  return [
+    {
+      test: 'unbounded',
+      users: perSide,
+      kind: 'assumed',
+      runs: 0,
+      source: `assumed from the seed report's ${SEED_SUPPORTED_USERS.toLocaleString('en')} supported users of v10.12.0 on this bench${what}`,
+    },
+  ];
 }
 
 export async function noiseModels(): Promise<Record<string, NoiseModelFile>> {
@@ -259,7 +319,7 @@ export async function noiseModels(): Promise<Record<string, NoiseModelFile>> {
         sdLog: Math.log1p(0.032) / Math.SQRT2,
         df: 7,
         source:
-          "assumed from Mattermost's published comparisons (mattermost/performance-reports): the supported-users changes of the 8 PostgreSQL comparisons from v11.0 on have an sd of 3.20 %; read as all noise, σ = ln(1.032)/√2 ≈ 2.23 % per run on 7 degrees of freedom (an upper bound: real changes between releases are in it too). It replaces the seed reports' ±5 % \"usual variance\" read as a 95 % band (1.76 %), which those comparisons contradict: over all 58 engine rows the sd is 4.79 %, and the same build (v11.7.1) measured 7.7 % apart in two runs ten days apart",
+          'assumed from Mattermost\'s published comparisons (mattermost/performance-reports): the supported-users changes of the 8 PostgreSQL comparisons from v11.0 on have an sd of 3.20 %; read as all noise, σ = ln(1.032)/√2 ≈ 2.23 % per run on 7 degrees of freedom (an upper bound: real changes between releases are in it too). It replaces the seed reports\' ±5 % "usual variance" read as a 95 % band (1.76 %), which those comparisons contradict: over all 58 engine rows the sd is 4.79 %, and the same build (v11.7.1) measured 7.7 % apart in two runs ten days apart',
       },
     },
     awsCapacity(SEED_SUPPORTED_USERS, ''),
@@ -274,7 +334,7 @@ export async function noiseModels(): Promise<Record<string, NoiseModelFile>> {
       "AWS bench in duet mode (examples/aws-mattermost.yml): each entry is the sd of one duet's log ratio ln(candidate / baseline). Assumed, not measured: from the local bench's measured duets and the AWS sequential assumption (each entry says how); error and timeout rates from the tolerances with nothing of the bench's drift cancelled (a sequential pair's difference). Run `loadgate calibrate` on a duet bench to replace it.",
       fromTolerance,
       awsDuetAssumptions(awsSequentialModel, localSequential, localDuet),
-      awsCapacity(Math.round(SEED_SUPPORTED_USERS / 2), ', halved: each duet side has about half the app nodes\' CPU'),
+      awsCapacity(Math.round(SEED_SUPPORTED_USERS / 2), ", halved: each duet side has about half the app nodes' CPU"),
     ),
   };
 }
@@ -302,7 +362,7 @@ function awsDuetAssumptions(awsSequential: NoiseModelFile, localSequential: Nois
     const kept = d.sdLog / (Math.SQRT2 * seqLocal.sdLog);
     const scaled = awsPair * kept;
     const sdLog = Math.min(awsPair, Math.max(d.sdLog, scaled));
-    const which = sdLog === awsPair ? 'the AWS pair\'s, nothing cancelled' : sdLog === d.sdLog ? 'the local duet\'s own' : 'the scaled AWS pair';
+    const which = sdLog === awsPair ? "the AWS pair's, nothing cancelled" : sdLog === d.sdLog ? "the local duet's own" : 'the scaled AWS pair';
     out[`${d.test}.${d.metric}`] = {
       sdLog,
       df: 0,

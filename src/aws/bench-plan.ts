@@ -98,7 +98,7 @@ export function requireDataset(config: GateConfig, dbSource: DbSource): string |
   const fix = 'Name the dataset that holds them: bench.aws.database.dumpUrl (with .name) or .snapshotIdentifier, or --db-dump-url / --db-snapshot';
   if (config.engine.kind === 'load-test-ng') {
     throw new InputError(
-      'bench.aws.database: the gate would run on an empty database, where neither the system admin load-test-ng\'s agents log in when they are created ' +
+      "bench.aws.database: the gate would run on an empty database, where neither the system admin load-test-ng's agents log in when they are created " +
         `(LOADGATE_ADMIN_EMAIL / LOADGATE_ADMIN_PASSWORD) nor the users file's accounts exist. ${fix}`,
     );
   }
@@ -178,9 +178,21 @@ export function accountNeeds(bench: ResolvedBench): AccountNeed[] {
         parts.map((p) => `${p.r.role} ${p.r.count} x ${p.r.type}${p.vcpus !== undefined ? ` = ${p.vcpus * p.r.count}` : ''}`).join(', ') +
         (unknown.length ? `; vCPUs of ${[...new Set(unknown)].join(', ')} not counted (check their family's quota)` : ''),
     },
-    { quota: 'DB instances', service: 'rds', code: 'L-7B6409FD', needed: bench.dbCount, detail: `Aurora PostgreSQL ${bench.dbCount} x ${bench.dbInstanceType}` },
+    {
+      quota: 'DB instances',
+      service: 'rds',
+      code: 'L-7B6409FD',
+      needed: bench.dbCount,
+      detail: `Aurora PostgreSQL ${bench.dbCount} x ${bench.dbInstanceType}`,
+    },
     { quota: 'DB clusters', service: 'rds', code: 'L-952B80B8', needed: 1, detail: 'one Aurora cluster' },
-    { quota: 'EC2-VPC Elastic IPs', service: 'ec2', code: 'L-0263D0A3', needed: 1, detail: `the NAT gateway's (the ${bench.agentCount} agents and the metrics node get auto-assigned public addresses, not Elastic IPs)` },
+    {
+      quota: 'EC2-VPC Elastic IPs',
+      service: 'ec2',
+      code: 'L-0263D0A3',
+      needed: 1,
+      detail: `the NAT gateway's (the ${bench.agentCount} agents and the metrics node get auto-assigned public addresses, not Elastic IPs)`,
+    },
   ];
 }
 
@@ -235,7 +247,9 @@ export function renderPlanText(plan: Plan): string {
   const duet = duration.runs.some((r) => r.side === 'duet');
   for (const [test, entry] of perTest) {
     const slots = duet ? `${entry.count} duets: both versions at once` : `${entry.count} runs: baseline and candidate x ${entry.count / 2} repeat(s)`;
-    lines.push(`  ${test.padEnd(14)} ${formatDuration(entry.seconds)} (${slots}, each with ${formatDuration(slotOverheadSec(duet ? 'duet' : 'baseline'))} of set-up)`);
+    lines.push(
+      `  ${test.padEnd(14)} ${formatDuration(entry.seconds)} (${slots}, each with ${formatDuration(slotOverheadSec(duet ? 'duet' : 'baseline'))} of set-up)`,
+    );
   }
   lines.push(`  teardown       ${formatDuration(duration.teardownSec)}`);
   lines.push(`  total          ${formatDuration(duration.totalSec)} (${describeDuration(Math.ceil(duration.totalSec / 60) * 60)})`);
@@ -243,7 +257,9 @@ export function renderPlanText(plan: Plan): string {
   const itemWidth = Math.max(...cost.lines.map((l) => l.item.length));
   for (const l of cost.lines) {
     const rate = l.unit === 'GB-month' ? `${unitUsd(l.unitPriceUsd)}/GB-month` : `${unitUsd(l.unitPriceUsd)}/h`;
-    lines.push(`  ${l.item.padEnd(itemWidth)}  ${String(l.quantity).padStart(5)} x ${rate.padEnd(18)} ${l.hours.toFixed(2).padStart(6)} h  ${usd(l.costUsd).padStart(9)}`);
+    lines.push(
+      `  ${l.item.padEnd(itemWidth)}  ${String(l.quantity).padStart(5)} x ${rate.padEnd(18)} ${l.hours.toFixed(2).padStart(6)} h  ${usd(l.costUsd).padStart(9)}`,
+    );
   }
   lines.push(`  ${'total'.padEnd(itemWidth)}  ${' '.repeat(35)}${usd(cost.totalUsd).padStart(9)}`);
   for (const note of cost.notes) lines.push(`  ${note}`);
@@ -257,7 +273,9 @@ export function renderPlanText(plan: Plan): string {
   if (plan.maxCostUsd === null) {
     lines.push('Budget: no max-cost set (bench.aws.maxCostUsd or --max-cost), which caps the worst-case cost.');
   } else if (plan.withinBudget) {
-    lines.push(`Budget: the worst case ${usd(cost.totalUsd)} is within the max-cost of ${usd(plan.maxCostUsd)} (${plan.maxCostSource === 'flag' ? '--max-cost' : 'bench.aws.maxCostUsd'})${expected}.`);
+    lines.push(
+      `Budget: the worst case ${usd(cost.totalUsd)} is within the max-cost of ${usd(plan.maxCostUsd)} (${plan.maxCostSource === 'flag' ? '--max-cost' : 'bench.aws.maxCostUsd'})${expected}.`,
+    );
   } else {
     lines.push(
       `REFUSED: the worst case ${usd(cost.totalUsd)} (every pair maxRepeats allows, unbounded tests at their maxDuration) exceeds the max-cost of ${usd(plan.maxCostUsd)} (${plan.maxCostSource === 'flag' ? '--max-cost' : 'bench.aws.maxCostUsd'})${expected}; ` +
@@ -272,7 +290,9 @@ function renderRates(rates: readonly RatesEstimate[]): string[] {
   const lines = ['Error rates (errorRates: false fail over all checks, false pass per check), an unchanged release:'];
   rates.forEach((r, i) => {
     const which = i === 0 ? 'this config' : 'the default';
-    lines.push(`  ${`${r.falseFailPct} % / ${r.falsePassPct} %`.padEnd(12)} ${which.padEnd(12)} ${r.pairs.toFixed(2)} pairs expected, ${r.inconclusivePct.toFixed(1)} % inconclusive, ${formatDuration(r.totalSec)}, ${usd(r.costUsd)}`);
+    lines.push(
+      `  ${`${r.falseFailPct} % / ${r.falsePassPct} %`.padEnd(12)} ${which.padEnd(12)} ${r.pairs.toFixed(2)} pairs expected, ${r.inconclusivePct.toFixed(1)} % inconclusive, ${formatDuration(r.totalSec)}, ${usd(r.costUsd)}`,
+    );
   });
   return lines;
 }
@@ -287,7 +307,8 @@ function renderExpected(e: ExpectedDuration, costUsd: number): string[] {
     entry.count++;
     perTest.set(r.test, entry);
   }
-  for (const [test, entry] of perTest) lines.push(`  ${test.padEnd(14)} ${formatDuration(entry.seconds)} (${entry.count} ${duet ? 'duets' : 'runs'}, ${entry.basis})`);
+  for (const [test, entry] of perTest)
+    lines.push(`  ${test.padEnd(14)} ${formatDuration(entry.seconds)} (${entry.count} ${duet ? 'duets' : 'runs'}, ${entry.basis})`);
   lines.push(`  total          ${formatDuration(e.totalSec)} with provisioning and teardown; longest single run ${formatDuration(e.longestRunSec)}`);
   lines.push(`  cost           ${usd(costUsd)}`);
   return lines;
@@ -299,7 +320,7 @@ function renderExpected(e: ExpectedDuration, costUsd: number): string[] {
  * is on a real bench only a calibration there measures.
  */
 function renderModes(modes: readonly ModeEstimate[]): string[] {
-  const lines = ['Sequential and duet (a duet runs both versions at once on the same app nodes; both expect the pairs this config\'s noise model gives):'];
+  const lines = ["Sequential and duet (a duet runs both versions at once on the same app nodes; both expect the pairs this config's noise model gives):"];
   lines.push(`  ${'mode'.padEnd(11)} ${'agents'.padEnd(7)} ${'expected'.padEnd(22)} ${'worst case'.padEnd(22)} run jobs (worst case)`);
   for (const m of modes) {
     const expected = `${formatDuration(m.expected.totalSec)}, ${usd(m.expected.costUsd)}`;
@@ -325,7 +346,15 @@ export function planJson(plan: Plan): Record<string, unknown> {
     maxCostUsd: plan.maxCostUsd,
     withinBudget: plan.withinBudget,
     ...(plan.expected
-      ? { expected: { runsPerSide: plan.expected.duration.runsPerSide, totalSec: plan.expected.duration.totalSec, longestRunSec: plan.expected.duration.longestRunSec, runs: plan.expected.duration.runs, costUsd: plan.expected.cost.totalUsd } }
+      ? {
+          expected: {
+            runsPerSide: plan.expected.duration.runsPerSide,
+            totalSec: plan.expected.duration.totalSec,
+            longestRunSec: plan.expected.duration.longestRunSec,
+            runs: plan.expected.duration.runs,
+            costUsd: plan.expected.cost.totalUsd,
+          },
+        }
       : {}),
     ...(plan.modes ? { modes: plan.modes } : {}),
     ...(plan.rates ? { rates: plan.rates } : {}),

@@ -1,14 +1,6 @@
 import type { GateConfig } from '../config/schema.ts';
 import type { ResolvedBench } from './presets.ts';
-import {
-  AURORA_HOURLY_USD,
-  EC2_HOURLY_USD,
-  HOURS_PER_MONTH,
-  OPENSEARCH_HOURLY_USD,
-  OTHER_PRICES_USD,
-  PRICES_AS_OF,
-  PRICES_REGION,
-} from './prices.ts';
+import { AURORA_HOURLY_USD, EC2_HOURLY_USD, HOURS_PER_MONTH, OPENSEARCH_HOURLY_USD, OTHER_PRICES_USD, PRICES_AS_OF, PRICES_REGION } from './prices.ts';
 
 /**
  * How long a gate on the AWS bench takes and what it costs, as an upper bound:
@@ -181,11 +173,18 @@ export function estimateCost(bench: ResolvedBench, durationSec: number): CostEst
   };
   add(`app nodes ${bench.appInstanceType}`, bench.appCount, 'instance-hour', price(EC2_HOURLY_USD, bench.appInstanceType), ec2Hours);
   add(`load agents ${bench.agentInstanceType}`, bench.agentCount, 'instance-hour', price(EC2_HOURLY_USD, bench.agentInstanceType), ec2Hours);
-  if (bench.proxyCount > 0) add(`proxy ${bench.proxyInstanceType}`, bench.proxyCount, 'instance-hour', price(EC2_HOURLY_USD, bench.proxyInstanceType), ec2Hours);
+  if (bench.proxyCount > 0)
+    add(`proxy ${bench.proxyInstanceType}`, bench.proxyCount, 'instance-hour', price(EC2_HOURLY_USD, bench.proxyInstanceType), ec2Hours);
   add(`metrics node ${bench.metricsInstanceType}`, 1, 'instance-hour', price(EC2_HOURLY_USD, bench.metricsInstanceType), ec2Hours);
   add(`Aurora PostgreSQL ${bench.dbInstanceType}`, bench.dbCount, 'instance-hour', price(AURORA_HOURLY_USD, bench.dbInstanceType), rdsHours);
   if (bench.openSearchCount > 0) {
-    add(`OpenSearch ${bench.openSearchInstanceType}`, bench.openSearchCount, 'instance-hour', price(OPENSEARCH_HOURLY_USD, bench.openSearchInstanceType), openSearchHours);
+    add(
+      `OpenSearch ${bench.openSearchInstanceType}`,
+      bench.openSearchCount,
+      'instance-hour',
+      price(OPENSEARCH_HOURLY_USD, bench.openSearchInstanceType),
+      openSearchHours,
+    );
     add('OpenSearch gp3 storage', bench.openSearchCount * OPENSEARCH_VOLUME_GB, 'GB-month', OTHER_PRICES_USD.openSearchGp3GbMonth, openSearchHours);
   }
   add('NAT gateway', 1, 'hour', OTHER_PRICES_USD.natGatewayHour, hours);
@@ -195,9 +194,7 @@ export function estimateCost(bench: ResolvedBench, durationSec: number): CostEst
     bench.appCount * ROOT_VOLUME_GB.app + bench.agentCount * ROOT_VOLUME_GB.agent + bench.proxyCount * ROOT_VOLUME_GB.proxy + ROOT_VOLUME_GB.metrics;
   add('EBS gp3 root volumes', ebsGb, 'GB-month', OTHER_PRICES_USD.gp3GbMonth, hours);
   const totalUsd = round2(lines.reduce((sum, l) => sum + l.costUsd, 0));
-  const notes = [
-    'Not included: Aurora storage and I/O, NAT and inter-AZ data transfer, KMS, Secrets Manager and CloudWatch (cents for a few hours).',
-  ];
+  const notes = ['Not included: Aurora storage and I/O, NAT and inter-AZ data transfer, KMS, Secrets Manager and CloudWatch (cents for a few hours).'];
   if (bench.region !== PRICES_REGION) notes.push(`Prices are ${PRICES_REGION}'s; ${bench.region} may differ.`);
   return { lines: lines.map((l) => ({ ...l, costUsd: round2(l.costUsd) })), totalUsd, pricesAsOf: PRICES_AS_OF, pricesRegion: PRICES_REGION, notes };
 }

@@ -110,8 +110,13 @@ async function destroyWithTerraform(runner: CommandRunner, bench: TaggedBench, o
     }
     const chdir = `-chdir=${options.infraDir}`;
     const init = await runner.run('terraform', [
-      chdir, 'init', '-input=false', '-reconfigure',
-      `-backend-config=bucket=${options.bucket}`, `-backend-config=key=${bench.stateKey}`, `-backend-config=region=${options.stateRegion}`,
+      chdir,
+      'init',
+      '-input=false',
+      '-reconfigure',
+      `-backend-config=bucket=${options.bucket}`,
+      `-backend-config=key=${bench.stateKey}`,
+      `-backend-config=region=${options.stateRegion}`,
     ]);
     if (init.code !== 0) {
       options.log(`${bench.bench}: terraform init failed: ${lastLine(init.stderr)}`);
@@ -152,7 +157,12 @@ export function parseArn(arn: string): { service: string; type: string; id: stri
  * while AWS still reports a dependency. Best effort: each failure is recorded
  * and the rest still runs.
  */
-async function deleteTaggedResources(runner: CommandRunner, bench: TaggedBench, options: JanitorOptions, region = options.regions[0] ?? 'us-east-1'): Promise<string[]> {
+async function deleteTaggedResources(
+  runner: CommandRunner,
+  bench: TaggedBench,
+  options: JanitorOptions,
+  region = options.regions[0] ?? 'us-east-1',
+): Promise<string[]> {
   const deletion = startDeletion(runner, bench, options, region);
   await deleteDependents(deletion);
   await deleteNetwork(deletion);
@@ -179,7 +189,10 @@ function startDeletion(runner: CommandRunner, bench: TaggedBench, options: Janit
   const sleep = options.sleep ?? realSleep;
   const regionArgs = ['--region', region];
   const of = (service: string, type: string): string[] =>
-    bench.arns.map(parseArn).filter((r) => r.service === service && r.type === type).map((r) => r.id);
+    bench.arns
+      .map(parseArn)
+      .filter((r) => r.service === service && r.type === type)
+      .map((r) => r.id);
   const step = async (what: string, args: string[], timeoutMs?: number, retryOn?: RegExp): Promise<boolean> => {
     if (options.dryRun) {
       options.log(`${bench.bench}: would run aws ${args.join(' ')} ${regionArgs.join(' ')}`);
@@ -212,7 +225,14 @@ async function deleteDependents({ runner, bench, options, region, sleep, failure
   for (const domain of domains) await step(`delete OpenSearch domain ${domain}`, ['opensearch', 'delete-domain', '--domain-name', domain]);
   const dbInstances = of('rds', 'db');
   for (const db of dbInstances) {
-    await step(`delete DB instance ${db}`, ['rds', 'delete-db-instance', '--db-instance-identifier', db, '--skip-final-snapshot', '--delete-automated-backups']);
+    await step(`delete DB instance ${db}`, [
+      'rds',
+      'delete-db-instance',
+      '--db-instance-identifier',
+      db,
+      '--skip-final-snapshot',
+      '--delete-automated-backups',
+    ]);
   }
   const instances = of('ec2', 'instance');
   if (instances.length) {
@@ -227,7 +247,8 @@ async function deleteDependents({ runner, bench, options, region, sleep, failure
   // The AWS CLI has no waiter for a domain's deletion: poll until it is gone.
   for (const domain of domains) {
     if (options.dryRun) continue;
-    if (!(await waitForDomainDeletion(runner, domain, region, sleep))) failures.push(`OpenSearch domain ${domain} was still being deleted after ${DOMAIN_DELETE_TIMEOUT_MS / 60_000} minutes`);
+    if (!(await waitForDomainDeletion(runner, domain, region, sleep)))
+      failures.push(`OpenSearch domain ${domain} was still being deleted after ${DOMAIN_DELETE_TIMEOUT_MS / 60_000} minutes`);
     else options.log(`${bench.bench}: OpenSearch domain ${domain} is gone`);
   }
 }
@@ -247,7 +268,8 @@ async function deleteNetwork({ runner, options, region, failures, of, step }: De
   for (const table of of('ec2', 'route-table')) await step(`delete route table ${table}`, ['ec2', 'delete-route-table', '--route-table-id', table]);
   const vpcs = of('ec2', 'vpc');
   for (const gateway of of('ec2', 'internet-gateway')) {
-    for (const vpc of vpcs) await step(`detach internet gateway ${gateway}`, ['ec2', 'detach-internet-gateway', '--internet-gateway-id', gateway, '--vpc-id', vpc], undefined, inUse);
+    for (const vpc of vpcs)
+      await step(`detach internet gateway ${gateway}`, ['ec2', 'detach-internet-gateway', '--internet-gateway-id', gateway, '--vpc-id', vpc], undefined, inUse);
     await step(`delete internet gateway ${gateway}`, ['ec2', 'delete-internet-gateway', '--internet-gateway-id', gateway]);
   }
   for (const vpc of vpcs) await step(`delete VPC ${vpc}`, ['ec2', 'delete-vpc', '--vpc-id', vpc], undefined, inUse);
@@ -340,8 +362,24 @@ async function revokeRules(
   }
   const ingress = rules.SecurityGroupRules.filter((r) => !r.IsEgress).map((r) => r.SecurityGroupRuleId);
   const egress = rules.SecurityGroupRules.filter((r) => r.IsEgress).map((r) => r.SecurityGroupRuleId);
-  if (ingress.length) await step(`revoke ${ingress.length} ingress rule(s) of ${group}`, ['ec2', 'revoke-security-group-ingress', '--group-id', group, '--security-group-rule-ids', ...ingress]);
-  if (egress.length) await step(`revoke ${egress.length} egress rule(s) of ${group}`, ['ec2', 'revoke-security-group-egress', '--group-id', group, '--security-group-rule-ids', ...egress]);
+  if (ingress.length)
+    await step(`revoke ${ingress.length} ingress rule(s) of ${group}`, [
+      'ec2',
+      'revoke-security-group-ingress',
+      '--group-id',
+      group,
+      '--security-group-rule-ids',
+      ...ingress,
+    ]);
+  if (egress.length)
+    await step(`revoke ${egress.length} egress rule(s) of ${group}`, [
+      'ec2',
+      'revoke-security-group-egress',
+      '--group-id',
+      group,
+      '--security-group-rule-ids',
+      ...egress,
+    ]);
 }
 
 /**
@@ -428,7 +466,9 @@ async function sweepBench(runner: CommandRunner, bench: TaggedBench, { region, o
     }
   }
   report.expired.push(bench.bench);
-  options.log(`${bench.bench} (${region}): ${bench.expiresAt ? `expired at ${bench.expiresAt.toISOString()}` : 'no valid ExpiresAt tag'}, ${bench.arns.length} tagged resource(s)`);
+  options.log(
+    `${bench.bench} (${region}): ${bench.expiresAt ? `expired at ${bench.expiresAt.toISOString()}` : 'no valid ExpiresAt tag'}, ${bench.arns.length} tagged resource(s)`,
+  );
   if (options.dryRun) {
     await deleteTaggedResources(runner, bench, options, region);
     return;

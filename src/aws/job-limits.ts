@@ -106,7 +106,8 @@ export function planJobs(config: GateConfig, duration: DurationEstimate, limitMi
   const budget = jobBudgetSec(limitMinutes);
   const limit = `the runner's job limit of ${formatDuration(limitMinutes * 60)} (less ${formatDuration(JOB_MARGIN_SEC)} per job for set-up)`;
   const selfHosted = `On a self-hosted runner, raise the limit with --runner-limit (the workflow's runner-limit-minutes input).`;
-  if (budget <= 0) throw new InputError(`--runner-limit: ${limitMinutes} minutes leaves no time after the ${formatDuration(JOB_MARGIN_SEC)} each job keeps for set-up`);
+  if (budget <= 0)
+    throw new InputError(`--runner-limit: ${limitMinutes} minutes leaves no time after the ${formatDuration(JOB_MARGIN_SEC)} each job keeps for set-up`);
   for (const run of duration.runs) {
     if (run.seconds > budget) {
       const setting = settingFor(config, run.test);
@@ -124,7 +125,9 @@ export function planJobs(config: GateConfig, duration: DurationEstimate, limitMi
   }
   const provision = provisionJob(config, duration);
   if (duration.teardownSec > TEARDOWN_JOB_TIMEOUT_MINUTES * 60 - JOB_MARGIN_SEC) {
-    throw new InputError(`teardown takes up to ${formatDuration(duration.teardownSec)}, longer than the teardown job's timeout-minutes (${TEARDOWN_JOB_TIMEOUT_MINUTES}) less ${formatDuration(JOB_MARGIN_SEC)} for set-up`);
+    throw new InputError(
+      `teardown takes up to ${formatDuration(duration.teardownSec)}, longer than the teardown job's timeout-minutes (${TEARDOWN_JOB_TIMEOUT_MINUTES}) less ${formatDuration(JOB_MARGIN_SEC)} for set-up`,
+    );
   }
   // Run job 1 first waits for the nodes' user data: the dump load, when there is one.
   const first = duration.runs[0];
@@ -158,7 +161,13 @@ export function planJobs(config: GateConfig, duration: DurationEstimate, limitMi
     provision,
     ...slots.map((runs, i): PlannedJob => {
       const parts = i === 0 ? dataset : [];
-      return { name: `run ${i + 1}`, seconds: parts.reduce((sum, p) => sum + p.seconds, 0) + runs.reduce((sum, r) => sum + r.seconds, 0), limitMinutes, ...(parts.length ? { parts } : {}), runs };
+      return {
+        name: `run ${i + 1}`,
+        seconds: parts.reduce((sum, p) => sum + p.seconds, 0) + runs.reduce((sum, r) => sum + r.seconds, 0),
+        limitMinutes,
+        ...(parts.length ? { parts } : {}),
+        runs,
+      };
     }),
     { name: 'teardown', seconds: duration.teardownSec, limitMinutes: TEARDOWN_JOB_TIMEOUT_MINUTES },
   ];
@@ -178,7 +187,9 @@ function provisionJob(config: GateConfig, duration: DurationEstimate): PlannedJo
     throw new InputError(
       `target.releaseWait: the provision job waits up to ${formatDuration(releaseWaitSec)} for the release, then applies for up to ${formatDuration(applySec)} (network, instances, Aurora and any OpenSearch), ` +
         `longer than the provision job's timeout-minutes (${PROVISION_JOB_TIMEOUT_MINUTES}) less ${formatDuration(JOB_MARGIN_SEC)} for set-up; a job killed mid-apply leaves the bench half built and its state locked. ` +
-        (most > 0 ? `Lower target.releaseWait to at most ${formatDuration(most)}.` : `The apply alone fills the job: use a smaller bench (no OpenSearch, a new cluster rather than a snapshot restore).`),
+        (most > 0
+          ? `Lower target.releaseWait to at most ${formatDuration(most)}.`
+          : `The apply alone fills the job: use a smaller bench (no OpenSearch, a new cluster rather than a snapshot restore).`),
     );
   }
   return {
@@ -193,10 +204,17 @@ function provisionJob(config: GateConfig, duration: DurationEstimate): PlannedJo
 }
 
 export function renderJobPlan(plan: JobPlan): string {
-  const lines = [`Jobs (each under its limit, ${formatDuration(JOB_MARGIN_SEC)} kept for set-up; run jobs: the ${formatDuration(plan.limitMinutes * 60)} runner limit):`];
+  const lines = [
+    `Jobs (each under its limit, ${formatDuration(JOB_MARGIN_SEC)} kept for set-up; run jobs: the ${formatDuration(plan.limitMinutes * 60)} runner limit):`,
+  ];
   for (const job of plan.jobs) {
-    const pieces = [...(job.parts ?? []).map((p) => `${p.what} ${formatDuration(p.seconds)}`), ...(job.runs ?? []).map((r) => `${r.test} ${r.side} #${r.repeat + 1}`)];
-    lines.push(`  ${job.name.padEnd(14)} ${formatDuration(job.seconds)} of ${formatDuration(job.limitMinutes * 60)}${pieces.length ? ` (${pieces.join(', ')})` : ''}`);
+    const pieces = [
+      ...(job.parts ?? []).map((p) => `${p.what} ${formatDuration(p.seconds)}`),
+      ...(job.runs ?? []).map((r) => `${r.test} ${r.side} #${r.repeat + 1}`),
+    ];
+    lines.push(
+      `  ${job.name.padEnd(14)} ${formatDuration(job.seconds)} of ${formatDuration(job.limitMinutes * 60)}${pieces.length ? ` (${pieces.join(', ')})` : ''}`,
+    );
   }
   return lines.join('\n');
 }

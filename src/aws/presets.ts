@@ -63,10 +63,22 @@ export type CeilingFamily = keyof typeof CEILING_FAMILIES;
 
 /** The sixteen benches the seed ceiling-test report ran, in its order. */
 export const SEED_CEILING_PRESETS = [
-  'L.110', 'L.220', 'L.222',
-  'XL.220', 'XL.222',
-  '2XL.220', '2XL.222', '2XL.330', '2XL.440', '2XL.550', '2XL.552',
-  '4XL.440', '4XL.442', '4XL.550', '4XL.552', '4XL.662',
+  'L.110',
+  'L.220',
+  'L.222',
+  'XL.220',
+  'XL.222',
+  '2XL.220',
+  '2XL.222',
+  '2XL.330',
+  '2XL.440',
+  '2XL.550',
+  '2XL.552',
+  '4XL.440',
+  '4XL.442',
+  '4XL.550',
+  '4XL.552',
+  '4XL.662',
 ] as const;
 
 const CEILING_PATTERN = /^(L|XL|2XL|4XL)\.([1-9])([1-9])([02])$/;
@@ -162,7 +174,9 @@ function checkResolved(bench: ResolvedBench): void {
   const ec2 = (field: string, type: string): void => {
     if (type.startsWith('db.') || type.endsWith('.search')) problems.push(`bench.aws.${field}: "${type}" is not an EC2 instance type`);
     else if (EC2_HOURLY_USD[type] === undefined) {
-      problems.push(`bench.aws.${field}: no price for "${type}" in src/aws/prices.ts (as of ${PRICES_AS_OF}); use one of ${Object.keys(EC2_HOURLY_USD).join(', ')}, or add its price`);
+      problems.push(
+        `bench.aws.${field}: no price for "${type}" in src/aws/prices.ts (as of ${PRICES_AS_OF}); use one of ${Object.keys(EC2_HOURLY_USD).join(', ')}, or add its price`,
+      );
     }
   };
   ec2('appInstanceType', bench.appInstanceType);
@@ -172,7 +186,9 @@ function checkResolved(bench: ResolvedBench): void {
   if (!bench.dbInstanceType.startsWith('db.')) {
     problems.push(`bench.aws.dbInstanceType: "${bench.dbInstanceType}" is not a database instance class (they start with db.)`);
   } else if (AURORA_HOURLY_USD[bench.dbInstanceType] === undefined) {
-    problems.push(`bench.aws.dbInstanceType: no price for "${bench.dbInstanceType}" in src/aws/prices.ts; use one of ${Object.keys(AURORA_HOURLY_USD).join(', ')}, or add its price`);
+    problems.push(
+      `bench.aws.dbInstanceType: no price for "${bench.dbInstanceType}" in src/aws/prices.ts; use one of ${Object.keys(AURORA_HOURLY_USD).join(', ')}, or add its price`,
+    );
   }
   if (bench.openSearchCount > 0 && OPENSEARCH_HOURLY_USD[bench.openSearchInstanceType] === undefined) {
     problems.push(`OpenSearch type "${bench.openSearchInstanceType}" has no price in src/aws/prices.ts`);

@@ -59,7 +59,9 @@ async function aws(runner: CommandRunner, args: string[], permission: string): P
   const result = await runner.run('aws', [...args, '--output', 'json'], { timeoutMs: 120_000 });
   if (result.code !== 0) {
     if (denied(result.stderr)) {
-      throw new InputError(`aws ${args.slice(0, 2).join(' ')}: access denied. The role needs ${permission} (infra/iam/github-role-policy.json, docs/aws.md): ${result.stderr.trim()}`);
+      throw new InputError(
+        `aws ${args.slice(0, 2).join(' ')}: access denied. The role needs ${permission} (infra/iam/github-role-policy.json, docs/aws.md): ${result.stderr.trim()}`,
+      );
     }
     return { ok: false, stderr: result.stderr.trim() };
   }

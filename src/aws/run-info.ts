@@ -58,7 +58,10 @@ export function stateKey(run: RunInfo): string {
  * role suffix).
  */
 export function benchName(run: RunInfo): string {
-  const id = run.runId.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '');
+  const id = run.runId
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '');
   const suffix = `-${run.runAttempt}`;
   const base = `lg-${id}`.slice(0, 25 - suffix.length).replace(/-+$/, '');
   return `${base}${suffix}`;

@@ -48,7 +48,13 @@ export function mostPairsFitRunJobs(config: GateConfig, limitMinutes: number, up
  * on the tests' durations and the limit, so the message says the most that do. `reused`:
  * the pairs a continuation takes over, which run on no job here but count in its cap.
  */
-export function checkPairsFitRunJobs(config: GateConfig, pairs: { repeats: number; maxRepeats: number }, limitMinutes: number, names: PairSettingNames, reused = 0): void {
+export function checkPairsFitRunJobs(
+  config: GateConfig,
+  pairs: { repeats: number; maxRepeats: number },
+  limitMinutes: number,
+  names: PairSettingNames,
+  reused = 0,
+): void {
   if (config.bench.kind !== 'aws') return;
   const worst = Math.max(pairs.repeats, pairs.maxRepeats);
   const most = mostPairsFitRunJobs(config, limitMinutes, worst);

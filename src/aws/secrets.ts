@@ -16,7 +16,9 @@ class SecretReadError extends Error {
 }
 
 export async function readSecretString(runner: CommandRunner, region: string, arn: string): Promise<string> {
-  const result = await runner.run('aws', ['secretsmanager', 'get-secret-value', '--secret-id', arn, '--region', region, '--output', 'json'], { timeoutMs: 60_000 });
+  const result = await runner.run('aws', ['secretsmanager', 'get-secret-value', '--secret-id', arn, '--region', region, '--output', 'json'], {
+    timeoutMs: 60_000,
+  });
   if (result.code !== 0) {
     throw new SecretReadError(`cannot read the secret ${arn}: ${result.stderr.trim().split('\n').pop() ?? `aws exited with ${result.code}`}`);
   }

@@ -8,10 +8,7 @@ import { InputError, formatIssuePath } from '../util/errors.ts';
  */
 
 /** Terraform's format: { name: { sensitive, type, value } }. */
-const rawOutputsSchema = z.record(
-  z.string(),
-  z.object({ sensitive: z.boolean(), type: z.unknown(), value: z.unknown() }),
-);
+const rawOutputsSchema = z.record(z.string(), z.object({ sensitive: z.boolean(), type: z.unknown(), value: z.unknown() }));
 
 const ipv4 = z.string().regex(/^(\d{1,3}\.){3}\d{1,3}$/, 'expected an IPv4 address');
 const url = z.string().regex(/^https?:\/\/\S+$/, 'expected an http(s) URL');
@@ -49,14 +46,16 @@ const OUTPUT_SCHEMAS = {
   db_secret_arn: arn,
   opensearch_endpoint: host.nullable(),
   instances: z.record(z.string(), z.string().regex(/^\d+ x \S+$/, 'expected "count x type"')),
-  duet_slots: z.array(z.strictObject({
-    slot: z.enum(['a', 'b']),
-    proxy_url: url,
-    prometheus_url: url,
-    app_port: port,
-    metrics_port: port,
-    agent_indices: z.array(z.number().int().min(0)).min(1),
-  })),
+  duet_slots: z.array(
+    z.strictObject({
+      slot: z.enum(['a', 'b']),
+      proxy_url: url,
+      prometheus_url: url,
+      app_port: port,
+      metrics_port: port,
+      agent_indices: z.array(z.number().int().min(0)).min(1),
+    }),
+  ),
 } as const;
 
 type OutputName = keyof typeof OUTPUT_SCHEMAS;
@@ -112,19 +111,22 @@ export const awsBenchDescriptionSchema = z.strictObject({
    * Mattermost service on every app node, entry point, Prometheus and agent group. Empty
    * on a sequential bench.
    */
-  duetSlots: z.array(z.strictObject({
-    slot: z.enum(['a', 'b']),
-    proxyUrl: url,
-    prometheusUrl: url,
-    appPort: port,
-    metricsPort: port,
-    agentIndices: z.array(z.number().int().min(0)).min(1),
-  })).default([]),
+  duetSlots: z
+    .array(
+      z.strictObject({
+        slot: z.enum(['a', 'b']),
+        proxyUrl: url,
+        prometheusUrl: url,
+        appPort: port,
+        metricsPort: port,
+        agentIndices: z.array(z.number().int().min(0)).min(1),
+      }),
+    )
+    .default([]),
 });
 export type AwsBenchDescription = z.output<typeof awsBenchDescriptionSchema>;
 
-const suffixPath = (path: readonly PropertyKey[]): string =>
-  path.map((key) => (typeof key === 'number' ? `[${key}]` : `.${String(key)}`)).join('');
+const suffixPath = (path: readonly PropertyKey[]): string => path.map((key) => (typeof key === 'number' ? `[${key}]` : `.${String(key)}`)).join('');
 
 /** Parses already-decoded JSON; `source` names the file in messages. */
 export function parseTerraformOutputs(data: unknown, source: string): AwsBenchDescription {
@@ -157,8 +159,10 @@ export function parseTerraformOutputs(data: unknown, source: string): AwsBenchDe
   const slots = v.duet_slots;
   if (slots.length) {
     const agents = slots.flatMap((s) => s.agent_indices).sort((a, b) => a - b);
-    if (slots.length !== 2 || slots[0]?.slot !== 'a' || slots[1]?.slot !== 'b') throw new InputError(`${source}: duet_slots must be empty or hold slots a and b, in that order`);
-    if (agents.some((a, i) => a !== i) || agents.length !== v.agent_instance_ids.length) throw new InputError(`${source}: duet_slots must split the agents 0..${v.agent_instance_ids.length - 1} between the two slots, each agent once`);
+    if (slots.length !== 2 || slots[0]?.slot !== 'a' || slots[1]?.slot !== 'b')
+      throw new InputError(`${source}: duet_slots must be empty or hold slots a and b, in that order`);
+    if (agents.some((a, i) => a !== i) || agents.length !== v.agent_instance_ids.length)
+      throw new InputError(`${source}: duet_slots must split the agents 0..${v.agent_instance_ids.length - 1} between the two slots, each agent once`);
   }
   if (v.app_private_ips.length !== v.app_instance_ids.length) {
     throw new InputError(`${source}: app_private_ips and app_instance_ids must have one entry per app node`);
@@ -196,7 +200,14 @@ export function parseTerraformOutputs(data: unknown, source: string): AwsBenchDe
     },
     openSearchEndpoint: v.opensearch_endpoint,
     instances: v.instances,
-    duetSlots: slots.map((s) => ({ slot: s.slot, proxyUrl: s.proxy_url, prometheusUrl: s.prometheus_url, appPort: s.app_port, metricsPort: s.metrics_port, agentIndices: s.agent_indices })),
+    duetSlots: slots.map((s) => ({
+      slot: s.slot,
+      proxyUrl: s.proxy_url,
+      prometheusUrl: s.prometheus_url,
+      appPort: s.app_port,
+      metricsPort: s.metrics_port,
+      agentIndices: s.agent_indices,
+    })),
   };
 }
 

@@ -67,16 +67,33 @@ const controllerCidr = z
   .string()
   // abort: the refinements below read the octets and prefix the pattern guarantees.
   .regex(/^(\d{1,3}\.){3}\d{1,3}\/(\d|[12]\d|3[0-2])$/, { message: 'expected an IPv4 CIDR such as 203.0.113.7/32', abort: true })
-  .refine((c) => c.split('.').slice(0, 3).concat(c.split('.')[3]!.split('/')[0]!).every((octet) => Number(octet) <= 255), 'expected IPv4 octets of 0-255')
-  .refine((c) => Number(c.split('/')[1]) >= WIDEST_CONTROLLER_PREFIX, `ranges wider than /${WIDEST_CONTROLLER_PREFIX} are refused: they would open the bench's control ports to much of the internet; use the controller's own /32`);
+  .refine(
+    (c) =>
+      c
+        .split('.')
+        .slice(0, 3)
+        .concat(c.split('.')[3]!.split('/')[0]!)
+        .every((octet) => Number(octet) <= 255),
+    'expected IPv4 octets of 0-255',
+  )
+  .refine(
+    (c) => Number(c.split('/')[1]) >= WIDEST_CONTROLLER_PREFIX,
+    `ranges wider than /${WIDEST_CONTROLLER_PREFIX} are refused: they would open the bench's control ports to much of the internet; use the controller's own /32`,
+  );
 
 /** What the bench needs beyond gate.yml: the version installed first and the data and licence sources. */
 export const benchInputsSchema = z.strictObject({
   version: z.string().min(1),
   controllerCidrs: z.array(controllerCidr).default([]),
-  dbSnapshot: z.string().regex(/^[A-Za-z][A-Za-z0-9:-]{0,299}$/, 'expected a cluster snapshot identifier or ARN').optional(),
+  dbSnapshot: z
+    .string()
+    .regex(/^[A-Za-z][A-Za-z0-9:-]{0,299}$/, 'expected a cluster snapshot identifier or ARN')
+    .optional(),
   dbDumpUrl: httpsUrl.optional(),
-  dbName: z.string().regex(/^[A-Za-z][A-Za-z0-9_]{0,62}$/, 'expected a PostgreSQL database name').optional(),
+  dbName: z
+    .string()
+    .regex(/^[A-Za-z][A-Za-z0-9_]{0,62}$/, 'expected a PostgreSQL database name')
+    .optional(),
   licenseSecretArn: z
     .string()
     .regex(/^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]+$/, 'expected a Secrets Manager secret ARN')
@@ -110,27 +127,25 @@ function toRfc3339(date: Date): string {
   return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
-export function buildTfvars(
-  config: GateConfig,
-  bench: ResolvedBench,
-  run: RunInfo,
-  inputs: BenchInputs,
-  duration: DurationEstimate,
-  now: Date,
-): Tfvars {
+export function buildTfvars(config: GateConfig, bench: ResolvedBench, run: RunInfo, inputs: BenchInputs, duration: DurationEstimate, now: Date): Tfvars {
   if (config.target.system !== 'mattermost') {
     throw new InputError(`target.system: the AWS bench runs Mattermost; "${config.target.system}" runs on the local bench`);
   }
   if (inputs.dbSnapshot && inputs.dbDumpUrl) throw new InputError('give at most one of --db-snapshot and --db-dump-url');
   const engine = config.engine.kind;
   const engineVersion = config.engine.version;
-  if (engine === 'k6' && !/^v\d+\.\d+\.\d+$/.test(engineVersion)) throw new InputError(`engine.version: "${engineVersion}" is not a k6 release tag such as v1.4.2`);
+  if (engine === 'k6' && !/^v\d+\.\d+\.\d+$/.test(engineVersion))
+    throw new InputError(`engine.version: "${engineVersion}" is not a k6 release tag such as v1.4.2`);
   // The download URL is built from the tag: only releases that exist and whose rules are known.
   if (engine === 'load-test-ng' && !isSupportedLoadTestNgVersion(engineVersion)) {
-    throw new InputError(`engine.version: "${engineVersion}" is not a load-test-ng release loadgate supports; use one of ${SUPPORTED_LOADTEST_NG_VERSIONS.join(', ')}`);
+    throw new InputError(
+      `engine.version: "${engineVersion}" is not a load-test-ng release loadgate supports; use one of ${SUPPORTED_LOADTEST_NG_VERSIONS.join(', ')}`,
+    );
   }
   if (config.mode === 'duet' && bench.agentCount % 2 !== 0) {
-    throw new InputError(`bench.aws.agentCount: a duet splits the agents into two equal groups, one per side; the bench has ${bench.agentCount}: set bench.aws.agentCount to ${bench.agentCount + 1}`);
+    throw new InputError(
+      `bench.aws.agentCount: a duet splits the agents into two equal groups, one per side; the bench has ${bench.agentCount}: set bench.aws.agentCount to ${bench.agentCount + 1}`,
+    );
   }
   const expiresAt = new Date(now.getTime() + (duration.totalSec + EXPIRY_MARGIN_SEC) * 1000);
   const tfvars: Tfvars = {
@@ -156,7 +171,9 @@ export function buildTfvars(
       mattermost_download_url: mattermostDownloadUrl(config, inputs.version),
       // The nodes start from the release's defaults: the bench's own defaults (prepackaged
       // plugins off among them), then target.settings over them.
-      mattermost_config_patch: JSON.stringify(deepMerge(benchNodeDefaults(usersNeeded(config.tests)), checkedOverrides(config.target.settings, 'target.settings'))),
+      mattermost_config_patch: JSON.stringify(
+        deepMerge(benchNodeDefaults(usersNeeded(config.tests)), checkedOverrides(config.target.settings, 'target.settings')),
+      ),
       load_engine: engine,
       agent_api_port: AGENT_API_PORTS[engine],
       duet: config.mode === 'duet',

@@ -96,7 +96,10 @@ export class CapacityHints {
       // Users scale with the machine's speed: a machine whose probe takes half the time holds
       // about twice the users. Only the start depends on it.
       const users = (entry.users * probe.cpuMs) / speed.cpuMs;
-      return { users, source: `the profile's ${what} capacity, ${round1(entry.users)} users at a speed probe of ${round1(probe.cpuMs)} ms, scaled to this machine's ${round1(speed.cpuMs)} ms` };
+      return {
+        users,
+        source: `the profile's ${what} capacity, ${round1(entry.users)} users at a speed probe of ${round1(probe.cpuMs)} ms, scaled to this machine's ${round1(speed.cpuMs)} ms`,
+      };
     }
     return { users: entry.users, source: `the profile's ${what} capacity (${entry.source})` };
   }

@@ -57,7 +57,10 @@ export async function driveTest(o: DriveTestOptions): Promise<DrivenTest> {
   const thresholds = new Map(test.health.map((h) => [h.name, h.threshold]));
   const { hints } = o;
   const hint = test.warmStart ? await hints.get(test.name, label.version, o.side) : undefined;
-  if (hint) progress.info(`unbounded: warm start at ${warmStartUsers(test, hint.users)} users, ${test.warmStart?.marginPct}% below the expected capacity of ${Math.round(hint.users)} (${hint.source})`);
+  if (hint)
+    progress.info(
+      `unbounded: warm start at ${warmStartUsers(test, hint.users)} users, ${test.warmStart?.marginPct}% below the expected capacity of ${Math.round(hint.users)} (${hint.source})`,
+    );
   const result = await runUnbounded({
     ...(hint ? { startHint: hint } : {}),
     test,
@@ -75,7 +78,8 @@ export async function driveTest(o: DriveTestOptions): Promise<DrivenTest> {
       }),
   });
   progress.info(`unbounded: ${result.reason}`);
-  if (result.converged && result.stopCause === 'equilibrium') hints.record(test.name, result.supportedUsers, hintSource(label.version, label.repeat, o.side), o.side);
+  if (result.converged && result.stopCause === 'equilibrium')
+    hints.record(test.name, result.supportedUsers, hintSource(label.version, label.repeat, o.side), o.side);
   const noData = result.stopCause === 'no-data';
   const problems = noData ? [result.reason] : result.converged ? [] : [`the unbounded test ${result.reason}`];
   return { coordinator: { kind: 'unbounded', result }, noData, problems };

@@ -89,4 +89,3 @@ export interface ScheduledRun {
 export function runId(run: ScheduledRun): string {
   return `${run.side.role}-${run.side.label}-${run.test.name}-${run.repeat}`.replace(/[^A-Za-z0-9._-]/g, '_');
 }
-

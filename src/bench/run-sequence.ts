@@ -93,7 +93,9 @@ async function runTrial(stage: RunStage, attempt: RunAttempt, run: ScheduledRun,
     }
     if (controller.signal.aborted) {
       t.status = stage.signal.aborted && attempt.alive() ? 'aborted' : 'crashed';
-      t.problems.push(t.status === 'crashed' ? `a component stopped during the run: ${reasonOf(controller.signal)}` : `the run was stopped: ${reasonOf(controller.signal)}`);
+      t.problems.push(
+        t.status === 'crashed' ? `a component stopped during the run: ${reasonOf(controller.signal)}` : `the run was stopped: ${reasonOf(controller.signal)}`,
+      );
     } else {
       // Keep the load on for one more scrape, so Prometheus holds samples up to runEnd.
       await sleep((stage.scrapeIntervalSec + 1) * 1000);
@@ -131,7 +133,12 @@ async function windDown(stage: RunStage, attempt: RunAttempt, t: Trial): Promise
 async function settle(stage: RunStage, run: ScheduledRun, test: TestSpec, signal: AbortSignal): Promise<void> {
   const settleUntil = stage.state.lastLoadEndMs + settleSeconds(test, stage) * 1000;
   while (Date.now() < settleUntil && !signal.aborted) {
-    stage.progress.status({ version: run.side.label, repeat: run.repeat, detail: 'letting the previous run leave the rate windows', leftSec: (settleUntil - Date.now()) / 1000 });
+    stage.progress.status({
+      version: run.side.label,
+      repeat: run.repeat,
+      detail: 'letting the previous run leave the rate windows',
+      leftSec: (settleUntil - Date.now()) / 1000,
+    });
     await sleep(Math.min(1000, settleUntil - Date.now()));
   }
   if (signal.aborted) throw new Error(`stopped before the test began: ${reasonOf(signal)}`);
@@ -189,7 +196,9 @@ function assemble(stage: RunStage, attempt: RunAttempt, run: ScheduledRun, t: Tr
     finishedAt: new Date().toISOString(),
     status: t.status,
     problems: t.problems,
-    ...(coordinator?.kind === 'unbounded' ? { supportedUsers: coordinator.result.supportedUsers, converged: coordinator.result.converged, capacity: coordinator.result.capacity } : {}),
+    ...(coordinator?.kind === 'unbounded'
+      ? { supportedUsers: coordinator.result.supportedUsers, converged: coordinator.result.converged, capacity: coordinator.result.capacity }
+      : {}),
     ...(coordinator?.kind === 'bounded' && coordinator.result.earlyStop ? { earlyStop: coordinator.result.earlyStop } : {}),
     stableWindow: m.stable,
     totals: collected?.totals ?? { requests: stats?.requests ?? 0, errors: stats?.errors ?? 0, timeouts: stats?.timeouts ?? 0 },

@@ -75,8 +75,10 @@ export interface StartedLoad {
 export type { CollectWindow };
 
 /** What a bench read from its metrics for a run's window: the part of a target's collection the run sequence uses. */
-export type RunCollected = Pick<ServerCollected, 'series' | 'api' | 'store' | 'totals' | 'problems' | 'missingEssential' | 'engineCpuPercentMax' | 'droppedIterations'>;
-
+export type RunCollected = Pick<
+  ServerCollected,
+  'series' | 'api' | 'store' | 'totals' | 'problems' | 'missingEssential' | 'engineCpuPercentMax' | 'droppedIterations'
+>;
 
 /** Run result fields only the bench knows, once the run is over. */
 export interface RunDescription {

@@ -31,7 +31,10 @@ export function isBuildValue(value: string): boolean {
 export function buildLabel(build: BuildRef): string {
   const short = build.sha256.slice(0, 12);
   if (build.kind === 'url') {
-    const name = basename(new URL(build.url).pathname).replace(/\.tar\.gz$/, '').replace(/[^A-Za-z0-9._-]/g, '_').replace(/^[^A-Za-z0-9]+/, '');
+    const name = basename(new URL(build.url).pathname)
+      .replace(/\.tar\.gz$/, '')
+      .replace(/[^A-Za-z0-9._-]/g, '_')
+      .replace(/^[^A-Za-z0-9]+/, '');
     return `${(name || 'build').slice(0, 44)}+url.${short}`;
   }
   return `${build.version.slice(0, 40)}+${build.kind === 'wheel' ? 'whl' : 'src'}.${short}`;
@@ -51,7 +54,9 @@ const buildUrlSchema = z
 export function parseBuildUrl(value: string, flag: string): BuildRef {
   const parsed = buildUrlSchema.safeParse(value);
   if (!parsed.success) {
-    throw new InputError(`${flag}: ${JSON.stringify(value)} ${parsed.error.issues[0]?.message ?? 'is not a build URL'}; give a build tarball such as https://releases.mattermost.com/10.12.0/mattermost-10.12.0-linux-amd64.tar.gz`);
+    throw new InputError(
+      `${flag}: ${JSON.stringify(value)} ${parsed.error.issues[0]?.message ?? 'is not a build URL'}; give a build tarball such as https://releases.mattermost.com/10.12.0/mattermost-10.12.0-linux-amd64.tar.gz`,
+    );
   }
   return { kind: 'url', url: parsed.data, sha256: createHash('sha256').update(parsed.data).digest('hex') };
 }
@@ -63,7 +68,9 @@ export function parseBuildUrl(value: string, flag: string): BuildRef {
  */
 export function parseLocalBuild(value: string, flag: string, cwd: string): BuildRef {
   if (URL_PREFIX.test(value) && !value.startsWith('file:')) {
-    throw new InputError(`${flag}: ${JSON.stringify(value)}: Synapse builds are local files; give a wheel or a source directory, e.g. ${flag} ./dist/matrix_synapse-1.163.2-cp310-abi3-manylinux_2_28_x86_64.whl`);
+    throw new InputError(
+      `${flag}: ${JSON.stringify(value)}: Synapse builds are local files; give a wheel or a source directory, e.g. ${flag} ./dist/matrix_synapse-1.163.2-cp310-abi3-manylinux_2_28_x86_64.whl`,
+    );
   }
   const raw = value.replace(/^file:(\/\/)?/, '').replace(/^~\//, `${process.env.HOME ?? '~'}/`);
   const path = resolve(cwd, raw);
@@ -87,7 +94,9 @@ function sourceVersion(dir: string, flag: string): string {
   try {
     text = readFileSync(join(dir, 'pyproject.toml'), 'utf8');
   } catch {
-    throw new InputError(`${flag}: ${dir} has no pyproject.toml; give the root of a Synapse checkout (or a directory pip can install that declares its version there)`);
+    throw new InputError(
+      `${flag}: ${dir} has no pyproject.toml; give the root of a Synapse checkout (or a directory pip can install that declares its version there)`,
+    );
   }
   // Synapse declares it under [tool.poetry] (pyproject.toml); a PEP 621 [project] table works too.
   const m = /^version\s*=\s*"([^"]+)"/m.exec(text);

@@ -29,7 +29,14 @@ export interface ChatServer {
   /** target.settings checked, as the overrides every side starts from; throws naming the setting. */
   baseOverrides(target: GateConfig['target']): Override[];
   /** One side from its version label or build (build-source.ts) and its --<role>-set flags; throws naming the flag. Paths resolve against `cwd`. */
-  side(role: 'baseline' | 'candidate', label: string, sets: readonly string[], target: GateConfig['target'], base: readonly Override[], cwd?: string): ServerSide;
+  side(
+    role: 'baseline' | 'candidate',
+    label: string,
+    sets: readonly string[],
+    target: GateConfig['target'],
+    base: readonly Override[],
+    cwd?: string,
+  ): ServerSide;
   /** The version whose data the runs start from: the older side's where the bench builds the dataset (schemas migrate forward only), else the baseline's. */
   datasetVersion(baseline: string, candidate: string): string;
   /** Where its source lives on GitHub, for the commits behind a profile's hot functions. */
@@ -103,9 +110,29 @@ export interface LocalServer {
   /** The cached dataset of a key, or undefined when it was never (completely) built. */
   findDataset(cacheDir: string, key: string): Promise<LocalDataset | undefined>;
   /** Builds and caches the dataset with a server of `install` on the host, through the server's own API. */
-  buildDataset(o: { supervisor: ProcessSupervisor; host: LocalHost; install: LocalInstall; cacheDir: string; size: LocalDatasetSize; overrides: readonly Override[]; workDir: string; logFile: string; onProgress: (line: string) => void }): Promise<LocalDataset>;
+  buildDataset(o: {
+    supervisor: ProcessSupervisor;
+    host: LocalHost;
+    install: LocalInstall;
+    cacheDir: string;
+    size: LocalDatasetSize;
+    overrides: readonly Override[];
+    workDir: string;
+    logFile: string;
+    onProgress: (line: string) => void;
+  }): Promise<LocalDataset>;
   /** Restores the dataset into a fresh database, then starts the side's server on the host's ports and waits until it answers. */
-  start(o: { supervisor: ProcessSupervisor; host: LocalHost; install: LocalInstall; dataset: LocalDataset; dir: string; logFile: string; cpus: string; overrides: readonly Override[]; onStep: (line: string) => void }): Promise<RunningServer>;
+  start(o: {
+    supervisor: ProcessSupervisor;
+    host: LocalHost;
+    install: LocalInstall;
+    dataset: LocalDataset;
+    dir: string;
+    logFile: string;
+    cpus: string;
+    overrides: readonly Override[];
+    onStep: (line: string) => void;
+  }): Promise<RunningServer>;
   /** Its metrics listener: the path Prometheus scrapes, and the rate window the collected series use. */
   readonly metrics: { path: string; rateWindowSec: number };
   /** Environment for the load engine's scenario, from the dataset (e.g. the words its messages are made of). */
@@ -179,7 +206,11 @@ export interface SlotProfile {
 /** The changed code behind a profile's hot functions, where both sides are installed on this machine. */
 export interface ChangedCodeCapability {
   /** Which hot functions changed between the two sides' installs in `cacheDir`; undefined when either is not there. */
-  changedFunctions(cacheDir: string, sides: { baseline: SideRef; candidate: SideRef }, hot: readonly FunctionKey[]): Promise<ChangedFunctionRecord[] | undefined>;
+  changedFunctions(
+    cacheDir: string,
+    sides: { baseline: SideRef; candidate: SideRef },
+    hot: readonly FunctionKey[],
+  ): Promise<ChangedFunctionRecord[] | undefined>;
 }
 
 export interface SourceRepository {

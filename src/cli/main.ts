@@ -11,23 +11,63 @@ export type CommandGroup = 'Run and judge' | 'AWS bench' | 'GitHub';
 export const COMMANDS: Record<string, { summary: string; group: CommandGroup; load: () => Promise<CommandModule> }> = {
   run: { summary: 'Run the gate on a bench: tests for both versions, then compare', group: 'Run and judge', load: () => import('./commands/run.ts') },
   compare: { summary: 'Compare run results and write verdict.json and the report', group: 'Run and judge', load: () => import('./commands/compare.ts') },
-  calibrate: { summary: "Measure the bench's noise (same version on both sides) into a noise model", group: 'Run and judge', load: () => import('./commands/calibrate.ts') },
-  simulate: { summary: "Monte Carlo of the gate's decision at its noise model: error rates and runs", group: 'Run and judge', load: () => import('./commands/simulate.ts') },
-  history: { summary: 'Print the gate history: every recorded gate, its series and change points', group: 'Run and judge', load: () => import('./commands/history.ts') },
+  calibrate: {
+    summary: "Measure the bench's noise (same version on both sides) into a noise model",
+    group: 'Run and judge',
+    load: () => import('./commands/calibrate.ts'),
+  },
+  simulate: {
+    summary: "Monte Carlo of the gate's decision at its noise model: error rates and runs",
+    group: 'Run and judge',
+    load: () => import('./commands/simulate.ts'),
+  },
+  history: {
+    summary: 'Print the gate history: every recorded gate, its series and change points',
+    group: 'Run and judge',
+    load: () => import('./commands/history.ts'),
+  },
   validate: { summary: 'Check a gate config file', group: 'Run and judge', load: () => import('./commands/validate.ts') },
-  schema: { summary: 'Print or write the JSON Schemas of the config, run results and verdict', group: 'Run and judge', load: () => import('./commands/schema.ts') },
+  schema: {
+    summary: 'Print or write the JSON Schemas of the config, run results and verdict',
+    group: 'Run and judge',
+    load: () => import('./commands/schema.ts'),
+  },
   plan: { summary: 'Print the AWS bench plan: resources, estimated cost and duration', group: 'AWS bench', load: () => import('./commands/plan.ts') },
-  'check-quota': { summary: "Check the account's EC2 vCPU quota (Service Quotas) covers the AWS bench", group: 'AWS bench', load: () => import('./commands/check-quota.ts') },
+  'check-quota': {
+    summary: "Check the account's EC2 vCPU quota (Service Quotas) covers the AWS bench",
+    group: 'AWS bench',
+    load: () => import('./commands/check-quota.ts'),
+  },
   'tf-outputs': { summary: 'Read `terraform output -json` into the bench description', group: 'AWS bench', load: () => import('./commands/tf-outputs.ts') },
-  'wait-release': { summary: 'Wait (bounded) for the Mattermost release tarballs before provisioning', group: 'AWS bench', load: () => import('./commands/wait-release.ts') },
+  'wait-release': {
+    summary: 'Wait (bounded) for the Mattermost release tarballs before provisioning',
+    group: 'AWS bench',
+    load: () => import('./commands/wait-release.ts'),
+  },
   janitor: { summary: 'Destroy AWS benches whose ExpiresAt tag has passed', group: 'AWS bench', load: () => import('./commands/janitor.ts') },
-  'mattermost-users': { summary: "Write a users file of load-test-ng's accounts for its datasets", group: 'AWS bench', load: () => import('./commands/mattermost-users.ts') },
-  'grafana-snapshot': { summary: 'Upload the dashboard and create a snapshot per test', group: 'AWS bench', load: () => import('./commands/grafana-snapshot.ts') },
+  'mattermost-users': {
+    summary: "Write a users file of load-test-ng's accounts for its datasets",
+    group: 'AWS bench',
+    load: () => import('./commands/mattermost-users.ts'),
+  },
+  'grafana-snapshot': {
+    summary: 'Upload the dashboard and create a snapshot per test',
+    group: 'AWS bench',
+    load: () => import('./commands/grafana-snapshot.ts'),
+  },
   'pick-baseline': { summary: 'Pick the newest stable tag below the candidate', group: 'GitHub', load: () => import('./commands/pick-baseline.ts') },
   'check-inputs': { summary: 'Validate workflow inputs and print them as outputs', group: 'GitHub', load: () => import('./commands/check-inputs.ts') },
-  preflight: { summary: 'Check that every secret and variable the gate needs is set, before provisioning', group: 'GitHub', load: () => import('./commands/preflight.ts') },
+  preflight: {
+    summary: 'Check that every secret and variable the gate needs is set, before provisioning',
+    group: 'GitHub',
+    load: () => import('./commands/preflight.ts'),
+  },
   publish: { summary: 'Post the check run and open or update the report pull request', group: 'GitHub', load: () => import('./commands/publish.ts') },
-  'publish-calibration': { summary: "A calibration's plan and cost, then the pull request with its noise model", group: 'GitHub', load: () => import('./commands/publish-calibration.ts') },
+  'publish-calibration': {
+    summary: "A calibration's plan and cost, then the pull request with its noise model",
+    group: 'GitHub',
+    load: () => import('./commands/publish-calibration.ts'),
+  },
   'scan-report': { summary: 'Refuse a report that holds a secret, before it is uploaded', group: 'GitHub', load: () => import('./commands/scan-report.ts') },
 };
 

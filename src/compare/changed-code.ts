@@ -39,7 +39,10 @@ async function recorded(out: OutDir, comparison: Comparison): Promise<ChangedCod
   } catch (error) {
     throw new InputError(`${file}: not JSON (${(error as Error).message}); remove it, or compare into another --out directory`);
   }
-  if (!parsed.success) throw new InputError(`${file}: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}; remove it, or compare into another --out directory`);
+  if (!parsed.success)
+    throw new InputError(
+      `${file}: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}; remove it, or compare into another --out directory`,
+    );
   const { baseline, candidate } = comparison.verdict;
   return parsed.data.baseline === baseline.version && parsed.data.candidate === candidate.version ? parsed.data : undefined;
 }
@@ -72,7 +75,9 @@ export async function attachChangedCode(out: OutDir, comparison: Comparison, dif
       target.changedCode = rows ? { functions: rows } : { unavailable: NOT_INSTALLED };
       if (rows) computed.push({ test, functions: rows });
     } catch (error) {
-      target.changedCode = { unavailable: `The changed code behind the hot spots is not known: diffing the installed versions failed (${(error as Error).message}).` };
+      target.changedCode = {
+        unavailable: `The changed code behind the hot spots is not known: diffing the installed versions failed (${(error as Error).message}).`,
+      };
     }
   }
   if (!diff) return;

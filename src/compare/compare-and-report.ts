@@ -131,7 +131,10 @@ export async function compareAndReport(options: CompareOptions): Promise<Verdict
   // The renderer (vega, vega-lite, resvg's WebAssembly) is most of a compare's start-up:
   // loaded here, a verdict alone (compareVerdict, the gate loop) never pays for it.
   const [{ renderTestGraphs }, { renderMarkdown }, { renderFlameGraph }, { renderHistoryGraphs }] = await Promise.all([
-    import('../report/graphs.ts'), import('../report/markdown.ts'), import('../report/flame-graph.ts'), import('../report/history-graph.ts'),
+    import('../report/graphs.ts'),
+    import('../report/markdown.ts'),
+    import('../report/flame-graph.ts'),
+    import('../report/history-graph.ts'),
   ]);
   const graphs: RenderedGraph[] = [...(await renderHistoryGraphs(judged))];
   for (const test of comparison.tests) {

@@ -29,7 +29,12 @@ export interface CompareSetup {
 }
 
 /** Grouping and shape checks, then the metrics per check, then the sequential decision. */
-export function compareRuns(baselineRuns: readonly RunResult[], candidateRuns: readonly RunResult[], tolerances: Tolerances, setup: CompareSetup = {}): Comparison {
+export function compareRuns(
+  baselineRuns: readonly RunResult[],
+  candidateRuns: readonly RunResult[],
+  tolerances: Tolerances,
+  setup: CompareSetup = {},
+): Comparison {
   if (!baselineRuns.length) throw new InputError('no baseline run results given (--baseline <run.json>...)');
   if (!candidateRuns.length) throw new InputError('no candidate run results given (--candidate <run.json>...)');
   const baselineVersion = singleVersion(baselineRuns, 'baseline');
@@ -48,7 +53,9 @@ export function compareRuns(baselineRuns: readonly RunResult[], candidateRuns: r
   // Two chat servers are two products, not a baseline and its candidate: bad input, not a judgement.
   const systems = (runs: readonly RunResult[]) => [...new Set(runs.map((r) => r.target.system))].sort().join(' and ');
   if (new Set([...baselineRuns, ...candidateRuns].map((r) => r.target.system)).size > 1) {
-    throw new InputError(`the runs are of different chat servers (target.system: baseline ${systems(baselineRuns)}, candidate ${systems(candidateRuns)}); compare runs of one chat server`);
+    throw new InputError(
+      `the runs are of different chat servers (target.system: baseline ${systems(baselineRuns)}, candidate ${systems(candidateRuns)}); compare runs of one chat server`,
+    );
   }
 
   const inputs: CheckInput[] = [];
@@ -79,7 +86,13 @@ export function compareRuns(baselineRuns: readonly RunResult[], candidateRuns: r
   const allProblems = [...globalProblems, ...tests.flatMap((t) => t.problems)];
   const j = judge(
     inputs,
-    { model: setup.model ?? assumedModel(), tolerances, minPairs: setup.minPairs ?? 1, maxPairs: Math.max(setup.maxPairs ?? 3, setup.minPairs ?? 1), ...(setup.errorRates ? { errorRates: setup.errorRates } : {}) },
+    {
+      model: setup.model ?? assumedModel(),
+      tolerances,
+      minPairs: setup.minPairs ?? 1,
+      maxPairs: Math.max(setup.maxPairs ?? 3, setup.minPairs ?? 1),
+      ...(setup.errorRates ? { errorRates: setup.errorRates } : {}),
+    },
     allProblems,
     setup.modelPath ?? null,
   );
@@ -114,7 +127,9 @@ function checkInputs(t: TestComparison, tolerances: Tolerances): CheckInput[] {
     baseline: t.baseline.filter((r) => r.status === 'completed'),
     candidate: t.candidate.filter((r) => r.status === 'completed'),
   };
-  const relative = RELATIVE_METRICS.filter((metric) => metric.appliesTo.includes(t.type)).flatMap((metric) => relativeInput(t, metric, tolerances, judged) ?? []);
+  const relative = RELATIVE_METRICS.filter((metric) => metric.appliesTo.includes(t.type)).flatMap(
+    (metric) => relativeInput(t, metric, tolerances, judged) ?? [],
+  );
   const rates = RATE_METRICS.map((metric) => rateInput(t, metric, tolerances, judged));
   return [...relative, ...rates];
 }
@@ -133,7 +148,15 @@ function relativeInput(t: TestComparison, metric: RelativeMetric, tolerances: To
   const { baseline: bJudged, candidate: cJudged } = judged;
   const tol = tolerances[metric.key];
   const gating = tol.gating && metric.gatesIn.includes(t.type);
-  const base: CheckBase = { id: `${t.name}.${metric.key}`, metric: metric.label, test: t.name, unit: metric.unit, tolerancePct: tol.tolerancePct, worse: metric.worse, gating };
+  const base: CheckBase = {
+    id: `${t.name}.${metric.key}`,
+    metric: metric.label,
+    test: t.name,
+    unit: metric.unit,
+    tolerancePct: tol.tolerancePct,
+    worse: metric.worse,
+    gating,
+  };
   const input: CheckInput = {
     base,
     key: metric.key,
@@ -164,7 +187,16 @@ function relativeInput(t: TestComparison, metric: RelativeMetric, tolerances: To
   const probes = runProbes(bJudged, cJudged);
   // Duets: the slot beside each baseline run, so the decision can weigh the bench's slot effect.
   const slots = bJudged.every((r) => r.duet) ? { candidateInA: bJudged.map((r) => r.duet?.slot === 'b') } : {};
-  return { ...input, relative: { baseline: bOk, candidate: cOk, pairs: { baseline: bJudged.map((r) => r.repeat), candidate: cJudged.map((r) => r.repeat) }, ...probes, ...slots } };
+  return {
+    ...input,
+    relative: {
+      baseline: bOk,
+      candidate: cOk,
+      pairs: { baseline: bJudged.map((r) => r.repeat), candidate: cJudged.map((r) => r.repeat) },
+      ...probes,
+      ...slots,
+    },
+  };
 }
 
 /** Why supported users cannot pass: a run that did not converge, or a baseline at its cap. */
@@ -176,7 +208,8 @@ function capacityBlockers({ baseline, candidate }: JudgedRuns): string[] {
   // A baseline that reached maxUsers only gives a lower bound: the true loss is at
   // least the one measured, so a fail stands but a pass cannot be trusted.
   for (const run of baseline) {
-    if (atCap(run)) blockers.push(`${runLabel(run)} reached maxUsers (${(run.test as { maxUsers: number }).maxUsers}), so its ceiling is unknown; raise maxUsers`);
+    if (atCap(run))
+      blockers.push(`${runLabel(run)} reached maxUsers (${(run.test as { maxUsers: number }).maxUsers}), so its ceiling is unknown; raise maxUsers`);
   }
   return blockers;
 }
@@ -185,8 +218,22 @@ function capacityBlockers({ baseline, candidate }: JudgedRuns): string[] {
 function rateInput(t: TestComparison, metric: RateMetric, tolerances: Tolerances, judged: JudgedRuns): CheckInput {
   const { baseline: bJudged, candidate: cJudged } = judged;
   const tol = tolerances[metric.key];
-  const base: CheckBase = { id: `${t.name}.${metric.key}`, metric: metric.label, test: t.name, unit: '% of requests', tolerancePct: tol.tolerancePct, worse: 'higher', gating: tol.gating };
-  const input: CheckInput = { base, key: metric.key, materialPct: materialPctOf(tolerances, metric.key), ...(tol.weight !== undefined ? { weight: tol.weight } : {}), blockers: [...t.problems] };
+  const base: CheckBase = {
+    id: `${t.name}.${metric.key}`,
+    metric: metric.label,
+    test: t.name,
+    unit: '% of requests',
+    tolerancePct: tol.tolerancePct,
+    worse: 'higher',
+    gating: tol.gating,
+  };
+  const input: CheckInput = {
+    base,
+    key: metric.key,
+    materialPct: materialPctOf(tolerances, metric.key),
+    ...(tol.weight !== undefined ? { weight: tol.weight } : {}),
+    blockers: [...t.problems],
+  };
   const rate = (runs: RunResult[]) => {
     const req = runs.reduce((s, r) => s + r.totals.requests, 0);
     return req ? (100 * runs.reduce((s, r) => s + metric.events(r), 0)) / req : null;
@@ -215,8 +262,14 @@ function runProbes(baseline: readonly RunResult[], candidate: readonly RunResult
   if (workloads.length > 1) return { noProbes: `the runs' speed probes ran different workloads or interpreters (${workloads.join('; ')})` };
   const ms = (runs: readonly RunResult[]) => runs.map((r) => r.speedProbe!.cpuMsMedian);
   // The hosts the runs name, so a speed fit measured on another machine is not applied to them.
-  const hosts = new Map(all.flatMap((r) => (r.bench.host ? [[`${r.bench.host.cpuModel}\n${r.bench.host.cores}`, { cpuModel: r.bench.host.cpuModel, cores: r.bench.host.cores }] as const] : [])));
-  return { probes: { baseline: ms(baseline), candidate: ms(candidate), workload: workloads[0] as string, ...(hosts.size ? { machines: [...hosts.values()] } : {}) } };
+  const hosts = new Map(
+    all.flatMap((r) =>
+      r.bench.host ? [[`${r.bench.host.cpuModel}\n${r.bench.host.cores}`, { cpuModel: r.bench.host.cpuModel, cores: r.bench.host.cores }] as const] : [],
+    ),
+  );
+  return {
+    probes: { baseline: ms(baseline), candidate: ms(candidate), workload: workloads[0] as string, ...(hosts.size ? { machines: [...hosts.values()] } : {}) },
+  };
 }
 
 function summarize(verdict: Verdict, checks: readonly Check[], problems: readonly string[], next: 'stop' | 'repeat', decision: Decision): string {

@@ -43,13 +43,29 @@ const pct = (change: number) => 100 * change;
 function upTo(inputs: readonly CheckInput[], pairs: number): CheckInput[] {
   return inputs.map((c) => ({
     ...c,
-    ...(c.relative ? { relative: { ...c.relative, baseline: c.relative.baseline.slice(0, pairs), candidate: c.relative.candidate.slice(0, pairs), ...(c.relative.candidateInA ? { candidateInA: c.relative.candidateInA.slice(0, pairs) } : {}) } } : {}),
+    ...(c.relative
+      ? {
+          relative: {
+            ...c.relative,
+            baseline: c.relative.baseline.slice(0, pairs),
+            candidate: c.relative.candidate.slice(0, pairs),
+            ...(c.relative.candidateInA ? { candidateInA: c.relative.candidateInA.slice(0, pairs) } : {}),
+          },
+        }
+      : {}),
     ...(c.rate ? { rate: { ...c.rate, baseline: c.rate.baseline.slice(0, pairs), candidate: c.rate.candidate.slice(0, pairs) } } : {}),
   }));
 }
 
 /** A synthetic gate's verdict, as compareRuns would write it, for a loss of `changePct` % of supported users. */
-export function syntheticGate(config: GateConfig, setup: DecisionSetup, changePct: number, baseline: string, candidate: string, random: () => number): VerdictFile {
+export function syntheticGate(
+  config: GateConfig,
+  setup: DecisionSetup,
+  changePct: number,
+  baseline: string,
+  candidate: string,
+  random: () => number,
+): VerdictFile {
   const c: SimulationCase = { label: 'chain step', metric: SUPPORTED_USERS, changePct, driftPct: 0, kind: 'material', bench: 'model' };
   const inputs = syntheticInputs(gatingMetrics(config), c, setup, config, setup.maxPairs, { order: 'abba', noiseScale: 1 }, random);
   const stop = decideGate(inputs, setup).gate.stopAt;
@@ -69,9 +85,17 @@ export function syntheticGate(config: GateConfig, setup: DecisionSetup, changePc
 }
 
 /** One chain: every release's step verdict and creep verdict. */
-export function simulateChain(config: GateConfig, model: NoiseModel, stepsPct: readonly number[], random: () => number): { releases: ChainRelease[]; records: HistoryRecord[] } {
+export function simulateChain(
+  config: GateConfig,
+  model: NoiseModel,
+  stepsPct: readonly number[],
+  random: () => number,
+): { releases: ChainRelease[]; records: HistoryRecord[] } {
   const setup = decisionSetupOf(config, model);
-  const half: DecisionSetup = { ...setup, errorRates: { falseFail: (setup.errorRates?.falseFail ?? 0.01) / 2, falsePass: (setup.errorRates?.falsePass ?? 0.01) / 2 } };
+  const half: DecisionSetup = {
+    ...setup,
+    errorRates: { falseFail: (setup.errorRates?.falseFail ?? 0.01) / 2, falsePass: (setup.errorRates?.falsePass ?? 0.01) / 2 },
+  };
   const records: HistoryRecord[] = [];
   const releases: ChainRelease[] = [];
   let kept = 1;
@@ -85,7 +109,18 @@ export function simulateChain(config: GateConfig, model: NoiseModel, stepsPct: r
       creep = judgeCreep(step, { setting: release(0), history: records, direct: { verdict: measured, report: 'creep-anchor' } }, config.tolerances.confidence);
     }
     releases.push({ step: step.verdict, creep: creep.verdict === 'skipped' ? 'pass' : creep.verdict, direct });
-    records.push(recordOf({ ...step, creep }, { product: config.target.system, profile: config.name, bench: { kind: config.bench.kind, versions: {} }, date: new Date(Date.UTC(2026, 0, 1 + i)).toISOString(), report: 'README.md' }));
+    records.push(
+      recordOf(
+        { ...step, creep },
+        {
+          product: config.target.system,
+          profile: config.name,
+          bench: { kind: config.bench.kind, versions: {} },
+          date: new Date(Date.UTC(2026, 0, 1 + i)).toISOString(),
+          report: 'README.md',
+        },
+      ),
+    );
   });
   return { releases, records };
 }
@@ -164,14 +199,23 @@ export interface OtavaRates {
  * at release `at` among unchanged releases, and as many unchanged chains for its false
  * namings. One Otava call for all of them.
  */
-export async function otavaRates(config: GateConfig, model: NoiseModel, python: string, options: { trials: number; seed: number; releases: number; at: number; shiftPct: number }): Promise<OtavaRates | { unavailable: string }> {
+export async function otavaRates(
+  config: GateConfig,
+  model: NoiseModel,
+  python: string,
+  options: { trials: number; seed: number; releases: number; at: number; shiftPct: number },
+): Promise<OtavaRates | { unavailable: string }> {
   const random = seededRandom(options.seed);
   const steps = (shift: boolean) => Array.from({ length: options.releases }, (_, i) => (shift && i + 1 === options.at ? options.shiftPct : 0));
   const series: OtavaSeries[] = [];
   for (const shift of [true, false]) {
     for (let t = 0; t < options.trials; t++) {
       const { records } = simulateChain(config, model, steps(shift), random);
-      series.push({ id: `${shift ? 'shift' : 'none'}-${t}`, values: chainSeries(config, records, release(options.releases)), minMagnitude: config.tolerances.supportedUsers.tolerancePct / 100 });
+      series.push({
+        id: `${shift ? 'shift' : 'none'}-${t}`,
+        values: chainSeries(config, records, release(options.releases)),
+        minMagnitude: config.tolerances.supportedUsers.tolerancePct / 100,
+      });
     }
   }
   const answer = await otavaChangePoints(python, series);

@@ -44,7 +44,11 @@ function creepStageRates(rates: ErrorRates): ErrorRates {
 
 /** The gate's step as a chain step: its checks' estimates where it stopped. */
 function stepOf(verdict: VerdictFile): ChainStep {
-  const checks = verdict.checks.flatMap((c) => (c.estimate && c.estimate.se > 0 ? [{ id: c.id, metric: c.metric, test: c.test, worse: c.worse, gating: c.gating, tolerancePct: c.tolerancePct, ...c.estimate }] : []));
+  const checks = verdict.checks.flatMap((c) =>
+    c.estimate && c.estimate.se > 0
+      ? [{ id: c.id, metric: c.metric, test: c.test, worse: c.worse, gating: c.gating, tolerancePct: c.tolerancePct, ...c.estimate }]
+      : [],
+  );
   return { baseline: verdict.baseline.version, candidate: verdict.candidate.version, checks };
 }
 
@@ -68,7 +72,15 @@ function targetsOf(verdict: VerdictFile): CreepTarget[] {
 }
 
 /** The chained stage of one check: its state, Λ and interval; or why it cannot be formed. */
-export function judgeChained(steps: readonly ChainStep[], id: string, worse: 'lower' | 'higher', m: number, rule: SprtRule, confidence: number): { state: 'pass' | 'fail' | 'undecided'; logRatio: number; variance: number; llr: number; passLlr: number; interval: [number, number] } | { missing: string } {
+export function judgeChained(
+  steps: readonly ChainStep[],
+  id: string,
+  worse: 'lower' | 'higher',
+  m: number,
+  rule: SprtRule,
+  confidence: number,
+):
+  { state: 'pass' | 'fail' | 'undecided'; logRatio: number; variance: number; llr: number; passLlr: number; interval: [number, number] } | { missing: string } {
   const chained = chainCheck(steps, id);
   if ('missing' in chained) return chained;
   const bad = (worse === 'higher' ? 1 : -1) * chained.logRatio;
@@ -92,7 +104,14 @@ export function judgeCreep(step: VerdictFile, inputs: CreepInputs, confidence: n
   const choice = chooseAnchor(inputs.setting, inputs.history, baseline, candidate);
   if (choice.anchor === null) return { ...base, anchor: null, verdict: 'skipped', line: `not judged: ${choice.why}`, chain: [], checks: [] };
   if (choice.anchor === baseline || choice.anchor === candidate) {
-    return { ...base, anchor: choice.anchor, verdict: 'skipped', line: `the anchor ${choice.anchor} is this gate's ${choice.anchor === baseline ? 'baseline' : 'candidate'}: the step check is the creep check`, chain: [], checks: [] };
+    return {
+      ...base,
+      anchor: choice.anchor,
+      verdict: 'skipped',
+      line: `the anchor ${choice.anchor} is this gate's ${choice.anchor === baseline ? 'baseline' : 'candidate'}: the step check is the creep check`,
+      chain: [],
+      checks: [],
+    };
   }
   const steps: ChainStep[] | null = choice.steps ? [...choice.steps, stepOf(step)] : null;
   const targets = targetsOf(step);
@@ -113,32 +132,52 @@ export function judgeCreep(step: VerdictFile, inputs: CreepInputs, confidence: n
   };
 }
 
-function creepCheck(t: CreepTarget, steps: readonly ChainStep[] | null, noPath: string | undefined, direct: VerdictFile | undefined, confidence: number): CreepCheck {
+function creepCheck(
+  t: CreepTarget,
+  steps: readonly ChainStep[] | null,
+  noPath: string | undefined,
+  direct: VerdictFile | undefined,
+  confidence: number,
+): CreepCheck {
   const { check, rule, m, materialPct } = t;
   const head = { id: check.id, metric: check.metric, test: check.test, worse: check.worse };
   const chained = steps ? judgeChained(steps, check.id, check.worse, m, rule, confidence) : { missing: noPath ?? 'no recorded path' };
   const mat = `the ${materialPct}% material change`;
   if (!('missing' in chained) && chained.state !== 'undecided') {
     const delta = Math.expm1(chained.logRatio) * 100;
-    const reason = chained.state === 'fail'
-      ? `${fmtPct(delta)} over ${steps!.length} steps: evidence for ${mat} (Λ ${chained.llr.toFixed(2)} ≥ ${rule.upper.toFixed(2)})`
-      : `${fmtPct(delta)} over ${steps!.length} steps: evidence of no change beyond the ${check.tolerancePct}% tolerance (Λ ${chained.passLlr.toFixed(2)} ≤ ${rule.lower.toFixed(2)})`;
+    const reason =
+      chained.state === 'fail'
+        ? `${fmtPct(delta)} over ${steps!.length} steps: evidence for ${mat} (Λ ${chained.llr.toFixed(2)} ≥ ${rule.upper.toFixed(2)})`
+        : `${fmtPct(delta)} over ${steps!.length} steps: evidence of no change beyond the ${check.tolerancePct}% tolerance (Λ ${chained.passLlr.toFixed(2)} ≤ ${rule.lower.toFixed(2)})`;
     return { ...head, deltaPct: delta, interval: chained.interval, method: 'chained', verdict: chained.state, reason };
   }
-  const why = 'missing' in chained ? chained.missing : `${fmtPct(Math.expm1(chained.logRatio) * 100)} over ${steps!.length} steps, undecided (${rule.lower.toFixed(2)} < Λ ${chained.llr.toFixed(2)} < ${rule.upper.toFixed(2)}): the chained interval is too wide`;
+  const why =
+    'missing' in chained
+      ? chained.missing
+      : `${fmtPct(Math.expm1(chained.logRatio) * 100)} over ${steps!.length} steps, undecided (${rule.lower.toFixed(2)} < Λ ${chained.llr.toFixed(2)} < ${rule.upper.toFixed(2)}): the chained interval is too wide`;
   const measured = direct?.checks.find((c) => c.id === check.id);
   if (!measured) {
-    const chainedFigures = 'missing' in chained ? { deltaPct: null, interval: null } : { deltaPct: Math.expm1(chained.logRatio) * 100, interval: chained.interval };
+    const chainedFigures =
+      'missing' in chained ? { deltaPct: null, interval: null } : { deltaPct: Math.expm1(chained.logRatio) * 100, interval: chained.interval };
     return { ...head, ...chainedFigures, method: 'missing' in chained ? 'none' : 'chained', verdict: 'inconclusive', reason: `${why}; no direct measurement` };
   }
   const verdict = measured.verdict === 'pass' || measured.verdict === 'fail' ? measured.verdict : 'inconclusive';
-  return { ...head, deltaPct: measured.deltaPct, interval: measured.interval, method: 'direct', verdict, reason: `${why}; measured directly: ${measured.reason}` };
+  return {
+    ...head,
+    deltaPct: measured.deltaPct,
+    interval: measured.interval,
+    method: 'direct',
+    verdict,
+    reason: `${why}; measured directly: ${measured.reason}`,
+  };
 }
 
 /** The check the line names: a failed one nearest its material change, else supported users, else the one that moved most toward failing. */
 function headline(checks: readonly CreepCheck[], targets: readonly CreepTarget[]): CreepCheck | undefined {
-  const toward = (c: CreepCheck) => (c.deltaPct === null ? -Infinity : ((c.worse === 'higher' ? 1 : -1) * c.deltaPct) / (targets.find((t) => t.check.id === c.id)?.check.tolerancePct || 1));
-  const rank = (list: readonly CreepCheck[]) => [...list].sort((a, b) => Number(b.id.endsWith('.supportedUsers')) - Number(a.id.endsWith('.supportedUsers')) || toward(b) - toward(a))[0];
+  const toward = (c: CreepCheck) =>
+    c.deltaPct === null ? -Infinity : ((c.worse === 'higher' ? 1 : -1) * c.deltaPct) / (targets.find((t) => t.check.id === c.id)?.check.tolerancePct || 1);
+  const rank = (list: readonly CreepCheck[]) =>
+    [...list].sort((a, b) => Number(b.id.endsWith('.supportedUsers')) - Number(a.id.endsWith('.supportedUsers')) || toward(b) - toward(a))[0];
   const failed = checks.filter((c) => c.verdict === 'fail');
   return failed.length ? [...failed].sort((a, b) => toward(b) - toward(a))[0] : rank(checks);
 }

@@ -236,7 +236,8 @@ function deltaOf(j: JudgedCheck, e: Evidence | undefined): number | null {
 }
 
 function pooledRates(j: JudgedCheck, step: number): { b: number; c: number } {
-  const sum = (xs: readonly RateCount[]) => xs.slice(0, step).reduce((a, x) => ({ events: a.events + x.events, requests: a.requests + x.requests }), { events: 0, requests: 0 });
+  const sum = (xs: readonly RateCount[]) =>
+    xs.slice(0, step).reduce((a, x) => ({ events: a.events + x.events, requests: a.requests + x.requests }), { events: 0, requests: 0 });
   const b = sum(j.input.rate!.baseline);
   const c = sum(j.input.rate!.candidate);
   return { b: b.requests ? (100 * b.events) / b.requests : 0, c: c.requests ? (100 * c.events) / c.requests : 0 };
@@ -331,7 +332,17 @@ export function judge(inputs: readonly CheckInput[], setup: DecisionSetup, probl
 /** One check's verdict and reason at the pair the gate stopped. */
 function checkAt(j: JudgedCheck, step: number, setup: DecisionSetup): Check {
   const { base, blocked } = j.input;
-  if (blocked) return { ...base, baseline: blocked.baseline, candidate: blocked.candidate, deltaPct: null, interval: null, method: 'none', verdict: 'inconclusive', reason: blocked.reason };
+  if (blocked)
+    return {
+      ...base,
+      baseline: blocked.baseline,
+      candidate: blocked.candidate,
+      deltaPct: null,
+      interval: null,
+      method: 'none',
+      verdict: 'inconclusive',
+      reason: blocked.reason,
+    };
   const at = pathAt(j.path, step);
   const e = j.evidence[Math.min(step, j.evidence.length) - 1];
   const deltaPct = deltaOf(j, e);
@@ -347,7 +358,17 @@ function checkAt(j: JudgedCheck, step: number, setup: DecisionSetup): Check {
     reason = `${reason}, but it cannot pass: ${j.input.blockers.join('; ')}`;
   }
   const values = valuesAt(j, step);
-  return { ...base, ...values, deltaPct, interval: e ? intervalOf(j, e, setup.tolerances.confidence) : null, method: 'sprt', verdict, reason, ...speedRecord(j, step), ...estimateOf(j, e) };
+  return {
+    ...base,
+    ...values,
+    deltaPct,
+    interval: e ? intervalOf(j, e, setup.tolerances.confidence) : null,
+    method: 'sprt',
+    verdict,
+    reason,
+    ...speedRecord(j, step),
+    ...estimateOf(j, e),
+  };
 }
 
 /** A relative check's estimate as the history records it: ln(candidate/baseline), its standard error, its noise's degrees of freedom. */
@@ -378,7 +399,10 @@ function gateOutcome(g: GateDecision, checks: readonly Check[], problems: readon
   }
   if (gate.outcome === 'pass') return { verdict: 'pass', next: 'stop', stopReason: `every gating check crossed the pass bound by pair ${gate.stopAt}` };
   if (g.pairs < setup.maxPairs) {
-    const stopReason = g.pairs < setup.minPairs ? `${plural(g.pairs, 'pair')} of the minimum ${setup.minPairs}: another pair is needed` : `undecided after ${plural(g.pairs, 'pair')} of at most ${setup.maxPairs}: another pair is needed`;
+    const stopReason =
+      g.pairs < setup.minPairs
+        ? `${plural(g.pairs, 'pair')} of the minimum ${setup.minPairs}: another pair is needed`
+        : `undecided after ${plural(g.pairs, 'pair')} of at most ${setup.maxPairs}: another pair is needed`;
     return { verdict: 'inconclusive', next: 'repeat', stopReason };
   }
   return undecidedAtMax(g);
@@ -399,7 +423,9 @@ function undecidedAtMax(g: GateDecision): GateOutcome {
     1,
   );
   const noisier = undecided.map((j) => noisierNote(j, g.pairs)).filter((n): n is string => n !== null);
-  const why = noisier.length ? `; the runs were noisier than the noise model (${noisier.join('; ')}): find what disturbed the bench, or recalibrate (loadgate calibrate) if this is its usual noise` : '';
+  const why = noisier.length
+    ? `; the runs were noisier than the noise model (${noisier.join('; ')}): find what disturbed the bench, or recalibrate (loadgate calibrate) if this is its usual noise`
+    : '';
   return {
     verdict: 'inconclusive',
     next: 'stop',

@@ -24,7 +24,10 @@ export function undisturbed(runs: readonly RunResult[]): RunResult[] {
  */
 export function disturbedDuets(baseline: readonly RunResult[], candidate: readonly RunResult[]): DisturbedDuet[] {
   const count = new Map<string, { test: string; repeat: number; reason: string; b: number; c: number }>();
-  for (const [side, runs] of [['b', baseline], ['c', candidate]] as const) {
+  for (const [side, runs] of [
+    ['b', baseline],
+    ['c', candidate],
+  ] as const) {
     for (const r of runs) {
       if (!r.disturbed) continue;
       const key = `${r.test.name}\n${r.repeat}`;
@@ -47,9 +50,15 @@ export function disturbedLines(duets: readonly DisturbedDuet[]): string[] {
  * A test whose every duet on one side was disturbed has nothing left to judge: the problem
  * that says so, with how many of its duets were disturbed.
  */
-export function nothingLeft(test: string, duets: readonly DisturbedDuet[], judged: { baseline: readonly RunResult[]; candidate: readonly RunResult[] }): string[] {
+export function nothingLeft(
+  test: string,
+  duets: readonly DisturbedDuet[],
+  judged: { baseline: readonly RunResult[]; candidate: readonly RunResult[] },
+): string[] {
   const mine = duets.filter((d) => d.test === test);
   if (!mine.length || (judged.baseline.length && judged.candidate.length)) return [];
   const others = new Set([...judged.baseline, ...judged.candidate].map((r) => r.repeat)).size;
-  return [`${mine.length} of ${mine.length + others} duets of test "${test}" could not be judged (disturbed, or their sides measured over different minutes), and no duet of it is left to judge`];
+  return [
+    `${mine.length} of ${mine.length + others} duets of test "${test}" could not be judged (disturbed, or their sides measured over different minutes), and no duet of it is left to judge`,
+  ];
 }

@@ -34,7 +34,9 @@ export function singleCpuQuota(runs: readonly RunResult[], side: string): number
   const quotas = [...new Set(runs.map((r) => r.target.cpuQuota))];
   if (quotas.length > 1) {
     const named = quotas.map((q) => (q === undefined ? 'none' : String(q))).sort();
-    throw new InputError(`the ${side} runs were measured under ${quotas.length} different CPU quotas (${named.join(', ')}); pass the runs of one CPU quota per side`);
+    throw new InputError(
+      `the ${side} runs were measured under ${quotas.length} different CPU quotas (${named.join(', ')}); pass the runs of one CPU quota per side`,
+    );
   }
   return quotas[0];
 }

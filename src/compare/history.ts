@@ -26,18 +26,26 @@ export interface GateHistory {
 /** A gate's record, before the gate appends it: its report is README.md beside it. */
 function gateRecord(verdict: VerdictFile, runs: readonly RunResult[], config: GateConfig | undefined): HistoryRecord {
   const first = runs.find((r) => r.status === 'completed') ?? runs[0];
-  if (!first) throw new Error('a gate record needs the gate\'s runs');
+  if (!first) throw new Error("a gate record needs the gate's runs");
   // The last run's end, not the clock: the same runs give the same record.
   const date = runs.reduce((d, r) => (Date.parse(r.finishedAt) > Date.parse(d) ? r.finishedAt : d), first.finishedAt);
   return recordOf(verdict, { product: first.target.system, profile: config?.name ?? 'default', bench: first.bench, date, report: 'README.md' });
 }
 
 /** The verdict with its creep check and history view, and the gate's record (none when its runs give none). */
-export async function judgeWithHistory(verdict: VerdictFile, runs: readonly RunResult[], config: GateConfig | undefined, history: GateHistory | undefined): Promise<{ verdict: VerdictFile; record: HistoryRecord | undefined }> {
+export async function judgeWithHistory(
+  verdict: VerdictFile,
+  runs: readonly RunResult[],
+  config: GateConfig | undefined,
+  history: GateHistory | undefined,
+): Promise<{ verdict: VerdictFile; record: HistoryRecord | undefined }> {
   let judged = verdict;
   const confidence = config?.tolerances.confidence ?? 0.95;
   if (config?.creep && history) {
-    judged = withCreep(verdict, judgeCreep(verdict, { setting: config.creep.anchor, history: history.records, ...(history.direct ? { direct: history.direct } : {}) }, confidence));
+    judged = withCreep(
+      verdict,
+      judgeCreep(verdict, { setting: config.creep.anchor, history: history.records, ...(history.direct ? { direct: history.direct } : {}) }, confidence),
+    );
   }
   let record: HistoryRecord | undefined;
   try {
@@ -47,6 +55,10 @@ export async function judgeWithHistory(verdict: VerdictFile, runs: readonly RunR
     record = undefined;
   }
   if (!history) return { verdict: judged, record };
-  const view = await historyView(record ? [...history.records, record] : history.records, verdict.candidate.version, { source: history.source, confidence, python: history.python });
+  const view = await historyView(record ? [...history.records, record] : history.records, verdict.candidate.version, {
+    source: history.source,
+    confidence,
+    python: history.python,
+  });
   return { verdict: { ...judged, history: view }, record };
 }

@@ -13,11 +13,15 @@ export function runsMode(baseline: readonly RunResult[], candidate: readonly Run
   const ran = [...baseline, ...candidate].filter((r) => r.status === 'completed');
   const duets = ran.filter((r) => r.duet).length;
   if (duets && duets < ran.length) {
-    throw new InputError(`${duets} of the ${ran.length} completed runs ran in a duet and the others alone; compare runs of one mode (the run results' "duet" field)`);
+    throw new InputError(
+      `${duets} of the ${ran.length} completed runs ran in a duet and the others alone; compare runs of one mode (the run results' "duet" field)`,
+    );
   }
   const mode: RunMode = !ran.length ? (expected ?? 'sequential') : duets ? 'duet' : 'sequential';
   if (expected && mode !== expected) {
-    throw new InputError(`the runs ran in ${mode} mode, the config judges ${expected} (mode: ${expected}); a noise model of one mode says nothing of the other: set mode: ${mode}, or compare runs of ${expected} mode`);
+    throw new InputError(
+      `the runs ran in ${mode} mode, the config judges ${expected} (mode: ${expected}); a noise model of one mode says nothing of the other: set mode: ${mode}, or compare runs of ${expected} mode`,
+    );
   }
   return mode;
 }

@@ -72,7 +72,12 @@ function pairsOf(baseline: readonly RunResult[], candidate: readonly RunResult[]
 }
 
 /** Per function: self and total samples of one profile (a recursive function counts once per stack in total). */
-function bySample(profile: StoredProfile): { self: Map<string, number>; total: Map<string, number>; sum: number; keys: Map<string, { name: string; file: string; line?: number }> } {
+function bySample(profile: StoredProfile): {
+  self: Map<string, number>;
+  total: Map<string, number>;
+  sum: number;
+  keys: Map<string, { name: string; file: string; line?: number }>;
+} {
   const self = new Map<string, number>();
   const total = new Map<string, number>();
   const keys = new Map<string, { name: string; file: string; line?: number }>();
@@ -174,8 +179,14 @@ export function diffProfiles(baseline: readonly RunResult[], candidate: readonly
       significant: z >= zCrit && Math.abs(change) >= material,
     };
   });
-  const grown = changes.filter((c) => c.change > 0).sort((a, b) => b.change - a.change).slice(0, TOP);
-  const shrunk = changes.filter((c) => c.change < 0).sort((a, b) => a.change - b.change).slice(0, TOP);
+  const grown = changes
+    .filter((c) => c.change > 0)
+    .sort((a, b) => b.change - a.change)
+    .slice(0, TOP);
+  const shrunk = changes
+    .filter((c) => c.change < 0)
+    .sort((a, b) => a.change - b.change)
+    .slice(0, TOP);
   const rule =
     `${pairs.length} pair${pairs.length === 1 ? '' : 's'}; a function counts when its change in own CPU per request exceeds ` +
     `${zCrit.toFixed(1)} standard errors (Bonferroni over ${judged.length} functions, 5 % family-wise; the error is the larger of the ` +

@@ -53,7 +53,12 @@ export interface SimulationRow extends SimulationCase {
 export const SUPPORTED_USERS = 'unbounded.supportedUsers';
 
 /** One row of a simulation: a case (kind), a metric (null for no change) and a bench (the model by default). */
-export function simulationRow(rows: readonly SimulationRow[], kind: SimulationRow['kind'], metric: string | null, bench: SimulationRow['bench'] = 'model'): SimulationRow | undefined {
+export function simulationRow(
+  rows: readonly SimulationRow[],
+  kind: SimulationRow['kind'],
+  metric: string | null,
+  bench: SimulationRow['bench'] = 'model',
+): SimulationRow | undefined {
   return rows.find((r) => r.kind === kind && r.bench === bench && r.metric === metric);
 }
 
@@ -123,7 +128,8 @@ export function simulationCases(config: GateConfig, driftPct: number, stepPct = 
   if (config.mode === 'duet') unmodelled.push(['slots', `slot a ${DEFAULT_SLOT_BIAS_PCT}% faster`, { slotBiasPct: DEFAULT_SLOT_BIAS_PCT }]);
   for (const [bench, label, extra] of unmodelled) {
     cases.push({ ...none, label: `no change, ${label}`, bench, ...extra });
-    for (const g of relative) cases.push({ label: `material, ${label}`, metric: `${g.test}.${g.key}`, changePct: material(g), driftPct: 0, kind: 'material', bench, ...extra });
+    for (const g of relative)
+      cases.push({ label: `material, ${label}`, metric: `${g.test}.${g.key}`, changePct: material(g), driftPct: 0, kind: 'material', bench, ...extra });
   }
   return cases;
 }
@@ -137,7 +143,15 @@ interface SyntheticNoise {
 }
 
 /** One gate's checks with synthetic values for `pairs` pairs. */
-export function syntheticInputs(metrics: readonly GatingMetric[], c: SimulationCase, setup: DecisionSetup, config: GateConfig, pairs: number, noise: SyntheticNoise, random: () => number): CheckInput[] {
+export function syntheticInputs(
+  metrics: readonly GatingMetric[],
+  c: SimulationCase,
+  setup: DecisionSetup,
+  config: GateConfig,
+  pairs: number,
+  noise: SyntheticNoise,
+  random: () => number,
+): CheckInput[] {
   // One speed per pair for the whole gate (the step case), and one factor per run shared by
   // all its metrics (the shared case); drawn only where used.
   const speed = Array.from({ length: pairs }, () => (c.stepPct ? Math.log1p(c.stepPct / 100) * gaussian(random) : 0));
@@ -148,7 +162,13 @@ export function syntheticInputs(metrics: readonly GatingMetric[], c: SimulationC
     const label = RELATIVE_METRICS.find((m) => m.key === g.key)?.label ?? g.key;
     const tol = config.tolerances[g.key as 'apiAvg'];
     const base = { id: `${g.test}.${g.key}`, metric: label, test: g.test, unit: '', tolerancePct: tol.tolerancePct, worse: g.worse, gating: true };
-    const input: CheckInput = { base, key: g.key, materialPct: materialPctOf(config.tolerances, g.key), ...(tol.weight !== undefined ? { weight: tol.weight } : {}), blockers: [] };
+    const input: CheckInput = {
+      base,
+      key: g.key,
+      materialPct: materialPctOf(config.tolerances, g.key),
+      ...(tol.weight !== undefined ? { weight: tol.weight } : {}),
+      blockers: [],
+    };
     if (g.rate) {
       // Healthy error and timeout rates: they pass at once, but count in the error budget.
       const none = Array.from({ length: pairs }, () => ({ events: 0, requests: 10000 }));
@@ -223,7 +243,14 @@ export function simulate(config: GateConfig, model: NoiseModel, options: Simulat
       pairsMax = Math.max(pairsMax, g.gate.stopAt);
     }
     const pct = (n: number) => (100 * n) / options.trials;
-    return { ...c, pass: pct(counts.pass), fail: pct(counts.fail), inconclusive: pct(counts.inconclusive), meanPairs: pairsSum / options.trials, maxPairs: pairsMax };
+    return {
+      ...c,
+      pass: pct(counts.pass),
+      fail: pct(counts.fail),
+      inconclusive: pct(counts.inconclusive),
+      meanPairs: pairsSum / options.trials,
+      maxPairs: pairsMax,
+    };
   });
 }
 

@@ -33,7 +33,11 @@ export interface SpeedAdjusted {
  * Adjusted values, or why the model's fit does not apply to these runs: another probe, a
  * run without one, or runs beyond the speeds or off the machine the fit was measured on.
  */
-export function speedAdjust(values: { baseline: readonly number[]; candidate: readonly number[] }, probes: RunProbes, fit: SpeedFit): SpeedAdjusted | { skipped: string } {
+export function speedAdjust(
+  values: { baseline: readonly number[]; candidate: readonly number[] },
+  probes: RunProbes,
+  fit: SpeedFit,
+): SpeedAdjusted | { skipped: string } {
   if (workloadName(probes.workload) !== fit.workload) {
     return { skipped: `the runs' speed probe ran ${workloadName(probes.workload)}, the noise model's fit ${fit.workload}` };
   }
@@ -71,7 +75,11 @@ function toOneSpeed(values: readonly number[], lnProbes: readonly number[], slop
  * Each side's values after `step` pairs taken to the mean speed of those pairs' runs (for
  * display: the reference speed cancels in the change, so the evidence may use any).
  */
-export function adjustedValuesAt(raw: { baseline: readonly number[]; candidate: readonly number[] }, s: SpeedAdjusted, step: number): { baseline: number[]; candidate: number[] } {
+export function adjustedValuesAt(
+  raw: { baseline: readonly number[]; candidate: readonly number[] },
+  s: SpeedAdjusted,
+  step: number,
+): { baseline: number[]; candidate: number[] } {
   const lb = s.probes.baseline.slice(0, step).map(Math.log);
   const lc = s.probes.candidate.slice(0, step).map(Math.log);
   const ref = mean([...lb, ...lc]);

@@ -56,7 +56,8 @@ function semanticProblems(config: GateConfig): string[] {
       });
     }
   });
-  if (config.maxRepeats < config.repeats) problems.push(`maxRepeats: ${config.maxRepeats} is below repeats (${config.repeats}), the minimum number of pairs; raise maxRepeats`);
+  if (config.maxRepeats < config.repeats)
+    problems.push(`maxRepeats: ${config.maxRepeats} is below repeats (${config.repeats}), the minimum number of pairs; raise maxRepeats`);
   try {
     new RegExp(config.target.versionPattern);
   } catch {
@@ -65,7 +66,9 @@ function semanticProblems(config: GateConfig): string[] {
   // The run refuses this too (src/run/options.ts), but only once it starts.
   const runsOn = CHAT_SERVER_BENCHES[config.target.system];
   if (runsOn !== config.bench.kind) {
-    problems.push(`bench.kind: target.system "${config.target.system}" runs on the ${runsOn} bench (bench.kind: ${runsOn}); the ${config.bench.kind} bench runs ${serversOf(config.bench.kind).join(', ')}`);
+    problems.push(
+      `bench.kind: target.system "${config.target.system}" runs on the ${runsOn} bench (bench.kind: ${runsOn}); the ${config.bench.kind} bench runs ${serversOf(config.bench.kind).join(', ')}`,
+    );
   }
   if (config.bench.kind === 'local' && config.engine.kind !== 'k6') {
     problems.push(`engine.kind: "${config.engine.kind}" cannot run on the local bench, which drives its server with k6 (engine.kind: k6)`);
@@ -99,7 +102,10 @@ async function readConfigText(path: string): Promise<string> {
   } catch (error) {
     throw new InputError(`cannot read gate config ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
   }
-  const binary = (what: string) => new InputError(`${path} is not a text file: it holds ${what}; a gate config is YAML text (e.g. .github/loadgate.yml)`, [`not a text file (a gate config is YAML text): it holds ${what}`]);
+  const binary = (what: string) =>
+    new InputError(`${path} is not a text file: it holds ${what}; a gate config is YAML text (e.g. .github/loadgate.yml)`, [
+      `not a text file (a gate config is YAML text): it holds ${what}`,
+    ]);
   const nul = bytes.indexOf(0);
   if (nul >= 0) throw binary(`a NUL byte at offset ${nul}`);
   try {

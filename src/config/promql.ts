@@ -66,13 +66,15 @@ function bracketProblem(query: string): PromqlProblem | undefined {
       // A comment runs to the end of the line.
       const end = query.indexOf('\n', i);
       i = end < 0 ? query.length : end;
-    }
-    else if (OPENS[c]) open.push({ char: c, at: i });
+    } else if (OPENS[c]) open.push({ char: c, at: i });
     else if (CLOSES[c]) {
       const last = open.pop();
       if (!last) return { column: i + 1, message: `"${c}" closes nothing: remove it, or add the "${CLOSES[c]}" it closes` };
       if (last.char !== CLOSES[c]) {
-        return { column: i + 1, message: `"${c}" cannot close the "${last.char}" opened at column ${last.at + 1}: close that one with "${OPENS[last.char]}" first` };
+        return {
+          column: i + 1,
+          message: `"${c}" cannot close the "${last.char}" opened at column ${last.at + 1}: close that one with "${OPENS[last.char]}" first`,
+        };
       }
     }
   }
@@ -112,14 +114,23 @@ function grammarProblem(written: string, tree: Tree, localBench: boolean): Promq
   if (!error) return undefined;
   const { at, text } = tokenAt(written, error[0], error[1]);
   const column = at + 1;
-  if (at >= written.length) return { column, message: `the query ends early, after "${written.trimEnd().slice(-24)}": complete the expression (${SYNTAX_DOC})` };
+  if (at >= written.length)
+    return { column, message: `the query ends early, after "${written.trimEnd().slice(-24)}": complete the expression (${SYNTAX_DOC})` };
   const placeholder = placeholderAt(written, at, error[1]);
   if (placeholder) {
     const [name, , kind] = placeholder;
-    if (!localBench) return { column: placeholder[3] + 1, message: `${name} is a placeholder only the local bench fills in; on this bench write the value itself` };
-    return { column: placeholder[3] + 1, message: `${name} becomes ${kind}, which cannot stand there${name === '$TARGET_CPUS' ? ': write it inside a label matcher\'s quotes (cpu=~"$TARGET_CPUS")' : ''}` };
+    if (!localBench)
+      return { column: placeholder[3] + 1, message: `${name} is a placeholder only the local bench fills in; on this bench write the value itself` };
+    return {
+      column: placeholder[3] + 1,
+      message: `${name} becomes ${kind}, which cannot stand there${name === '$TARGET_CPUS' ? ': write it inside a label matcher\'s quotes (cpu=~"$TARGET_CPUS")' : ''}`,
+    };
   }
-  if (text.startsWith('$')) return { column, message: `"${text}" is not PromQL; the placeholders are ${LOCAL_PLACEHOLDERS.map(([name]) => name).join(' and ')}, filled in on the local bench` };
+  if (text.startsWith('$'))
+    return {
+      column,
+      message: `"${text}" is not PromQL; the placeholders are ${LOCAL_PLACEHOLDERS.map(([name]) => name).join(' and ')}, filled in on the local bench`,
+    };
   const called = /([A-Za-z_][A-Za-z0-9_]*)\s*$/.exec(written.slice(0, at))?.[1];
   if (written[at] === '(' && called && !KEYWORDS.has(called.toLowerCase())) {
     return { column: at - called.length + 1, message: `"${called}" is not a PromQL function: check its spelling against ${FUNCTIONS_DOC}` };
@@ -134,9 +145,33 @@ function grammarProblem(written: string, tree: Tree, localBench: boolean): Promq
 const RANGE_ARGUMENT: Readonly<Record<string, number>> = {
   ...Object.fromEntries(
     [
-      'absent_over_time', 'avg_over_time', 'changes', 'count_over_time', 'delta', 'deriv', 'double_exponential_smoothing', 'first_over_time', 'idelta', 'increase',
-      'integral', 'irate', 'last_over_time', 'mad_over_time', 'max_over_time', 'min_over_time', 'predict_linear', 'present_over_time', 'rate', 'resets',
-      'stddev_over_time', 'stdvar_over_time', 'sum_over_time', 'ts_of_first_over_time', 'ts_of_last_over_time', 'ts_of_max_over_time', 'ts_of_min_over_time',
+      'absent_over_time',
+      'avg_over_time',
+      'changes',
+      'count_over_time',
+      'delta',
+      'deriv',
+      'double_exponential_smoothing',
+      'first_over_time',
+      'idelta',
+      'increase',
+      'integral',
+      'irate',
+      'last_over_time',
+      'mad_over_time',
+      'max_over_time',
+      'min_over_time',
+      'predict_linear',
+      'present_over_time',
+      'rate',
+      'resets',
+      'stddev_over_time',
+      'stdvar_over_time',
+      'sum_over_time',
+      'ts_of_first_over_time',
+      'ts_of_last_over_time',
+      'ts_of_max_over_time',
+      'ts_of_min_over_time',
     ].map((name) => [name, 0]),
   ),
   quantile_over_time: 1,
@@ -176,7 +211,10 @@ function rangeProblem(query: string, node: SyntaxNode): PromqlProblem | undefine
     const index = name === undefined ? undefined : RANGE_ARGUMENT[name];
     const arg = index === undefined ? undefined : children(node)[index];
     if (arg && !isRange(unwrap(arg))) {
-      return { column: arg.from + 1, message: `${name}() takes a range vector, not "${shown(query, arg)}": give the selector a range such as [1m] (or make it a subquery, [5m:30s])` };
+      return {
+        column: arg.from + 1,
+        message: `${name}() takes a range vector, not "${shown(query, arg)}": give the selector a range such as [1m] (or make it a subquery, [5m:30s])`,
+      };
     }
     return undefined;
   }

@@ -54,9 +54,7 @@ export interface RunBoundedOptions {
 export async function runBounded(options: RunBoundedOptions): Promise<BoundedResult> {
   const { test } = options;
   if (test.rampUp >= test.duration) {
-    throw new InputError(
-      `tests "${test.name}": rampUp (${test.rampUp} s) must be shorter than duration (${test.duration} s), or nothing is measured`,
-    );
+    throw new InputError(`tests "${test.name}": rampUp (${test.rampUp} s) must be shorter than duration (${test.duration} s), or nothing is measured`);
   }
   const run = new BoundedRun(options);
   return (await run.ramp()) ?? (await run.hold());
@@ -177,7 +175,9 @@ class BoundedRun {
   private stoppedEarly(endSec: number, samples: readonly Sample[]): BoundedResult {
     const { test } = this;
     const halfWidthPct = round2(holdEstimate(samples, this.batchSec)?.halfWidthPct ?? Infinity);
-    const sure = Number.isFinite(halfWidthPct) ? `the watched metric's mean is within ±${halfWidthPct}%` : 'the watched metric has too few batches for an interval';
+    const sure = Number.isFinite(halfWidthPct)
+      ? `the watched metric's mean is within ±${halfWidthPct}%`
+      : 'the watched metric has too few batches for an interval';
     return {
       window: { startSec: test.rampUp, endSec },
       completed: true,

@@ -45,7 +45,11 @@ export function lastWindow(timeline: readonly TimelinePoint[], windowSec: number
   const first = timeline[0];
   if (!last || !first || last.tSec - first.tSec < windowSec) return undefined;
   const startSec = last.tSec - windowSec;
-  return statsOf(timeline.filter((p) => p.tSec >= startSec), startSec, last.tSec);
+  return statsOf(
+    timeline.filter((p) => p.tSec >= startSec),
+    startSec,
+    last.tSec,
+  );
 }
 
 /** Stats of whatever part of the last window exists (for runs stopped early). */
@@ -53,12 +57,20 @@ export function partialWindow(timeline: readonly TimelinePoint[], windowSec: num
   const last = timeline[timeline.length - 1];
   if (!last) return undefined;
   const startSec = Math.max(0, last.tSec - windowSec);
-  return statsOf(timeline.filter((p) => p.tSec >= startSec), startSec, last.tSec);
+  return statsOf(
+    timeline.filter((p) => p.tSec >= startSec),
+    startSec,
+    last.tSec,
+  );
 }
 
 /** Stats of the points in [startSec, endSec]. */
 export function windowStats(timeline: readonly TimelinePoint[], startSec: number, endSec: number): WindowStats {
-  return statsOf(timeline.filter((p) => p.tSec >= startSec && p.tSec <= endSec), startSec, endSec);
+  return statsOf(
+    timeline.filter((p) => p.tSec >= startSec && p.tSec <= endSec),
+    startSec,
+    endSec,
+  );
 }
 
 function statsOf(points: readonly TimelinePoint[], startSec: number, endSec: number): WindowStats {
@@ -71,4 +83,3 @@ function statsOf(points: readonly TimelinePoint[], startSec: number, endSec: num
 export function isEquilibrium(window: WindowStats, equilibriumSlopePct: number): boolean {
   return Math.abs(window.slopePerMinute) <= (equilibriumSlopePct / 100) * window.meanUsers;
 }
-

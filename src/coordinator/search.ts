@@ -68,14 +68,7 @@ export function initialSearchState(): SearchState {
 }
 
 /** The next target after a step taken `tSec` seconds after start. Mutates and returns `state`. */
-export function nextTarget(
-  state: SearchState,
-  test: UnboundedTest,
-  start: SearchStart,
-  tSec: number,
-  healthy: boolean,
-  settling: boolean,
-): SearchState {
+export function nextTarget(state: SearchState, test: UnboundedTest, start: SearchStart, tSec: number, healthy: boolean, settling: boolean): SearchState {
   const scaled = test.ceilingStepPct !== undefined;
   if (state.phase === 'ramp') {
     if (healthy || settling) {

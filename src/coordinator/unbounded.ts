@@ -333,7 +333,12 @@ function windowStop(run: RunState, window: WindowStats, { tSec, active }: StepRe
   // estimate gets a whole window of it. A window that starts at the first alert, as
   // load-test-ng's does, holds the bisection's transient, and its mean varies about
   // twice as much between runs (docs/research/2026-11-24-capacity-search.md).
-  if (test.estimator === 'hold-mean' && estimate !== undefined && window.startSec >= (run.samples[0] as Sample).tSec && isEquilibrium(window, test.equilibriumSlope)) {
+  if (
+    test.estimator === 'hold-mean' &&
+    estimate !== undefined &&
+    window.startSec >= (run.samples[0] as Sample).tSec &&
+    isEquilibrium(window, test.equilibriumSlope)
+  ) {
     return finish(
       run,
       'equilibrium',
@@ -347,7 +352,12 @@ function windowStop(run: RunState, window: WindowStats, { tSec, active }: StepRe
   // an equilibrium. Otherwise the climb and the overshoot peak that follows it (health
   // queries lag the users) form a hump whose least-squares slope is flat too, and whose
   // mean is far from the ceiling.
-  if (test.estimator !== 'hold-mean' && firstUnhealthySec !== undefined && window.startSec >= firstUnhealthySec && isEquilibrium(window, test.equilibriumSlope)) {
+  if (
+    test.estimator !== 'hold-mean' &&
+    firstUnhealthySec !== undefined &&
+    window.startSec >= firstUnhealthySec &&
+    isEquilibrium(window, test.equilibriumSlope)
+  ) {
     return finish(
       run,
       'equilibrium',
@@ -408,13 +418,28 @@ function jointFinish(run: RunState, agreed: JointDecision): UnboundedResult {
   const toSec = Math.max(fromSec, (agreed.endMs - run.start) / 1000);
   const estimate = test.estimator === 'hold-mean' ? windowEstimate(run.timeline, fromSec, toSec, run.batchSec) : undefined;
   run.estimate = estimate;
-  const stats = estimate ? windowStats(run.timeline, estimate.startSec, estimate.endSec) : windowStats(run.timeline, Math.max(fromSec, toSec - test.stabilityWindow), toSec);
-  const users = estimate ? `${estimate.batches} batches of ${run.batchSec} s average ${round2(estimate.supportedUsers)} users` + (Number.isFinite(estimate.halfWidthPct) ? ` (±${round2(estimate.halfWidthPct)}%)` : '') : `users average ${round2(stats.meanUsers)}`;
+  const stats = estimate
+    ? windowStats(run.timeline, estimate.startSec, estimate.endSec)
+    : windowStats(run.timeline, Math.max(fromSec, toSec - test.stabilityWindow), toSec);
+  const users = estimate
+    ? `${estimate.batches} batches of ${run.batchSec} s average ${round2(estimate.supportedUsers)} users` +
+      (Number.isFinite(estimate.halfWidthPct) ? ` (±${round2(estimate.halfWidthPct)}%)` : '')
+    : `users average ${round2(stats.meanUsers)}`;
   const span = `${round2(stats.startSec)}-${round2(stats.endSec)} s, the same minutes for both sides of the duet`;
   if (agreed.cause === 'max-duration') {
-    return finish(run, 'max-duration', `did not reach equilibrium on both sides of the duet within maxDuration (${test.maxDuration} s); over ${span}, ${users}`, stats);
+    return finish(
+      run,
+      'max-duration',
+      `did not reach equilibrium on both sides of the duet within maxDuration (${test.maxDuration} s); over ${span}, ${users}`,
+      stats,
+    );
   }
-  return finish(run, 'equilibrium', `equilibrium of both sides of the duet after ${round2(toSec)} s: over the hold they share (${span}, from the later side's settling), ${users}`, stats);
+  return finish(
+    run,
+    'equilibrium',
+    `equilibrium of both sides of the duet after ${round2(toSec)} s: over the hold they share (${span}, from the later side's settling), ${users}`,
+    stats,
+  );
 }
 
 /** The result: the estimate, the window it was averaged over, and why the run stopped. */
@@ -430,9 +455,7 @@ function finish(run: RunState, stopCause: StopCause, reason: string, window: Win
     converged: stopCause === 'equilibrium' || stopCause === 'cap',
     stopCause,
     reason,
-    window: hold
-      ? { startSec: round2(hold.startSec), endSec: round2(hold.endSec) }
-      : { startSec: round2(w?.startSec ?? 0), endSec: round2(w?.endSec ?? 0) },
+    window: hold ? { startSec: round2(hold.startSec), endSec: round2(hold.endSec) } : { startSec: round2(w?.startSec ?? 0), endSec: round2(w?.endSec ?? 0) },
     slopePerMinute: round2(w?.slopePerMinute ?? 0),
     durationSec: round2(elapsedSec(run)),
     timeline: run.timeline,

@@ -32,7 +32,10 @@ const ENV_OF = {
 const REF = /^refs\/([a-z]+)\/(\S{1,255})$/;
 
 const contextSchema = z.object({
-  eventName: z.string().regex(/^[a-z_]{1,64}$/, 'expected an event name such as push or workflow_dispatch').optional(),
+  eventName: z
+    .string()
+    .regex(/^[a-z_]{1,64}$/, 'expected an event name such as push or workflow_dispatch')
+    .optional(),
   sha: z.string().regex(COMMIT_SHA, 'expected a commit SHA').optional(),
   ref: z.string().regex(REF, 'expected a full ref such as refs/tags/<tag> or refs/heads/<branch>').optional(),
   runId: z.number().int().positive('expected the numeric run id').optional(),

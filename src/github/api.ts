@@ -52,7 +52,17 @@ const comparisonSchema = z.object({
   status: z.enum(['diverged', 'ahead', 'behind', 'identical']),
   total_commits: z.number().int().nonnegative(),
   commits: z.array(listedCommitSchema),
-  files: z.array(z.object({ filename: z.string(), status: z.string(), additions: z.number().int(), deletions: z.number().int(), previous_filename: z.string().optional() })).optional(),
+  files: z
+    .array(
+      z.object({
+        filename: z.string(),
+        status: z.string(),
+        additions: z.number().int(),
+        deletions: z.number().int(),
+        previous_filename: z.string().optional(),
+      }),
+    )
+    .optional(),
 });
 export type ListedCommit = z.output<typeof listedCommitSchema>;
 export type Comparison = z.output<typeof comparisonSchema>;
@@ -107,7 +117,12 @@ export class GitHubRepoApi {
     return `${this.owner}/${this.repo}`;
   }
 
-  private async call<S extends z.ZodType>(operation: OperationName, schema: S, request: () => Promise<{ data: unknown }>, notFound?: string): Promise<z.output<S>> {
+  private async call<S extends z.ZodType>(
+    operation: OperationName,
+    schema: S,
+    request: () => Promise<{ data: unknown }>,
+    notFound?: string,
+  ): Promise<z.output<S>> {
     let data: unknown;
     try {
       data = (await request()).data;
@@ -117,7 +132,11 @@ export class GitHubRepoApi {
     const parsed = schema.safeParse(data);
     if (!parsed.success) {
       const where = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).slice(0, 5);
-      throw new GitHubApiError(`GitHub answered ${operation} with an unexpected shape (${where.join('; ')}); is GITHUB_API_URL a GitHub API?`, operation, undefined);
+      throw new GitHubApiError(
+        `GitHub answered ${operation} with an unexpected shape (${where.join('; ')}); is GITHUB_API_URL a GitHub API?`,
+        operation,
+        undefined,
+      );
     }
     return parsed.data;
   }
@@ -147,7 +166,12 @@ export class GitHubRepoApi {
 
   /** The commit a tag points at, through an annotated tag object if there is one. */
   async resolveTagCommit(tag: string): Promise<string> {
-    const ref = await this.call('git.getRef', refSchema, () => this.client.rest.git.getRef({ ...this.repoParams, ref: `tags/${tag}` }), `tag ${tag} does not exist in ${this.repository}; push it first or pass --sha`);
+    const ref = await this.call(
+      'git.getRef',
+      refSchema,
+      () => this.client.rest.git.getRef({ ...this.repoParams, ref: `tags/${tag}` }),
+      `tag ${tag} does not exist in ${this.repository}; push it first or pass --sha`,
+    );
     let object = ref.object;
     // Annotated tags can point at tags; a handful of hops is plenty.
     for (let hops = 0; object.type === 'tag' && hops < 5; hops++) {
@@ -169,7 +193,9 @@ export class GitHubRepoApi {
   }
 
   async listMatchingTagNames(prefix = ''): Promise<string[]> {
-    const refs = await this.call('git.listMatchingRefs', refListSchema, () => this.client.rest.git.listMatchingRefs({ ...this.repoParams, ref: `tags/${prefix}` }));
+    const refs = await this.call('git.listMatchingRefs', refListSchema, () =>
+      this.client.rest.git.listMatchingRefs({ ...this.repoParams, ref: `tags/${prefix}` }),
+    );
     return refs.map((r) => r.ref.replace(/^refs\/tags\//, ''));
   }
 
@@ -179,15 +205,19 @@ export class GitHubRepoApi {
    * many there were.
    */
   compareCommits(base: string, head: string): Promise<Comparison> {
-    return this.call('repos.compareCommitsWithBasehead', comparisonSchema, () =>
-      this.client.rest.repos.compareCommitsWithBasehead({ ...this.repoParams, basehead: `${base}...${head}`, per_page: 250 }),
+    return this.call(
+      'repos.compareCommitsWithBasehead',
+      comparisonSchema,
+      () => this.client.rest.repos.compareCommitsWithBasehead({ ...this.repoParams, basehead: `${base}...${head}`, per_page: 250 }),
       `${base} or ${head} is not a tag or commit of ${this.repository}`,
     );
   }
 
   /** The newest commits reachable from `head` that touched `path` (one page). */
   listCommitsTouching(path: string, head: string, perPage = 100): Promise<ListedCommit[]> {
-    return this.call('repos.listCommits', z.array(listedCommitSchema), () => this.client.rest.repos.listCommits({ ...this.repoParams, sha: head, path, per_page: perPage }));
+    return this.call('repos.listCommits', z.array(listedCommitSchema), () =>
+      this.client.rest.repos.listCommits({ ...this.repoParams, sha: head, path, per_page: perPage }),
+    );
   }
 
   getCommit(sha: string): Promise<GitCommit> {
@@ -196,7 +226,12 @@ export class GitHubRepoApi {
 
   async listTreePaths(treeSha: string, under: string): Promise<string[]> {
     const tree = await this.call('git.getTree', treeSchema, () => this.client.rest.git.getTree({ ...this.repoParams, tree_sha: treeSha, recursive: 'true' }));
-    if (tree.truncated) throw new GitHubApiError(`the tree of ${this.repository} is too large to list in one call; loadgate cannot clean up ${under} safely`, 'git.getTree', undefined);
+    if (tree.truncated)
+      throw new GitHubApiError(
+        `the tree of ${this.repository} is too large to list in one call; loadgate cannot clean up ${under} safely`,
+        'git.getTree',
+        undefined,
+      );
     return tree.tree.filter((e) => e.type === 'blob' && e.path.startsWith(`${under}/`)).map((e) => e.path);
   }
 
@@ -208,7 +243,9 @@ export class GitHubRepoApi {
   }
 
   async createTree(baseTree: string, entries: TreeWrite[]): Promise<string> {
-    const tree = await this.call('git.createTree', treeSchema, () => this.client.rest.git.createTree({ ...this.repoParams, base_tree: baseTree, tree: entries }));
+    const tree = await this.call('git.createTree', treeSchema, () =>
+      this.client.rest.git.createTree({ ...this.repoParams, base_tree: baseTree, tree: entries }),
+    );
     return tree.sha;
   }
 
@@ -228,7 +265,15 @@ export class GitHubRepoApi {
     return this.call('git.updateRef', refSchema, () => this.client.rest.git.updateRef({ ...this.repoParams, ref: `heads/${branch}`, sha, force }));
   }
 
-  createCheckRun(params: { name: string; headSha: string; status: 'in_progress' | 'completed'; conclusion?: CheckConclusion; detailsUrl?: string; externalId?: string; output: CheckRunOutput }): Promise<CheckRun> {
+  createCheckRun(params: {
+    name: string;
+    headSha: string;
+    status: 'in_progress' | 'completed';
+    conclusion?: CheckConclusion;
+    detailsUrl?: string;
+    externalId?: string;
+    output: CheckRunOutput;
+  }): Promise<CheckRun> {
     const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
     return this.call('checks.create', checkRunSchema, () =>
       this.client.rest.checks.create({
@@ -247,7 +292,14 @@ export class GitHubRepoApi {
 
   updateCheckRun(
     id: number,
-    params: { status?: 'in_progress' | 'completed'; conclusion?: CheckConclusion; detailsUrl?: string; externalId?: string; startedAt?: boolean; output?: CheckRunOutput },
+    params: {
+      status?: 'in_progress' | 'completed';
+      conclusion?: CheckConclusion;
+      detailsUrl?: string;
+      externalId?: string;
+      startedAt?: boolean;
+      output?: CheckRunOutput;
+    },
   ): Promise<CheckRun> {
     const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
     return this.call(
@@ -278,7 +330,15 @@ export class GitHubRepoApi {
   /** Every pull request from `branch` into `base`, open or closed, newest first. */
   async listPulls(branch: string, base: string): Promise<PullRequest[]> {
     const pulls = await this.call('pulls.list', z.array(pullSchema), () =>
-      this.client.rest.pulls.list({ ...this.repoParams, state: 'all', head: `${this.owner}:${branch}`, base, sort: 'created', direction: 'desc', per_page: 30 }),
+      this.client.rest.pulls.list({
+        ...this.repoParams,
+        state: 'all',
+        head: `${this.owner}:${branch}`,
+        base,
+        sort: 'created',
+        direction: 'desc',
+        per_page: 30,
+      }),
     );
     return pulls.filter((p) => p.head.ref === branch).sort((a, b) => b.number - a.number);
   }
@@ -292,7 +352,13 @@ export class GitHubRepoApi {
   /** `reopen` turns a closed, unmerged pull request back to open. */
   updatePull(number: number, params: { title: string; body: string; reopen?: boolean }): Promise<PullRequest> {
     return this.call('pulls.update', pullSchema, () =>
-      this.client.rest.pulls.update({ ...this.repoParams, pull_number: number, title: params.title, body: params.body, ...(params.reopen ? { state: 'open' as const } : {}) }),
+      this.client.rest.pulls.update({
+        ...this.repoParams,
+        pull_number: number,
+        title: params.title,
+        body: params.body,
+        ...(params.reopen ? { state: 'open' as const } : {}),
+      }),
     );
   }
 }

@@ -26,7 +26,9 @@ export async function readBaselineChoice(path: string): Promise<BaselineChoiceFi
   }
   const parsed = baselineChoiceSchema.safeParse(data);
   if (!parsed.success) {
-    throw new InputError(`${path} is not a baseline choice written by pick-baseline: ${parsed.error.issues.map((i) => `${formatIssuePath(i.path)}: ${i.message}`).join('; ')}`);
+    throw new InputError(
+      `${path} is not a baseline choice written by pick-baseline: ${parsed.error.issues.map((i) => `${formatIssuePath(i.path)}: ${i.message}`).join('; ')}`,
+    );
   }
   return parsed.data;
 }

@@ -31,7 +31,11 @@ export interface ModelDestination {
 /** The repository path the config's `noiseModel:` names (relative to the config file), or the default one and why. */
 export function calibrationModelDestination(config: GateConfig, configPath: string): ModelDestination {
   const dir = posix.dirname(configPath);
-  const fallback = (reason: string): ModelDestination => ({ path: DEFAULT_CALIBRATION_MODEL_PATH, setNoiseModel: posix.relative(dir, DEFAULT_CALIBRATION_MODEL_PATH), reason });
+  const fallback = (reason: string): ModelDestination => ({
+    path: DEFAULT_CALIBRATION_MODEL_PATH,
+    setNoiseModel: posix.relative(dir, DEFAULT_CALIBRATION_MODEL_PATH),
+    reason,
+  });
   const value = config.noiseModel;
   if (!value) return fallback('the config names no noiseModel, so its gates assume the noise from the tolerances');
   if (isBuiltinNoiseModel(value)) return fallback(`the config names ${value}, a model loadgate ships, which a repository cannot overwrite`);
@@ -50,7 +54,10 @@ function costLines(plan: GatePlan): string[] {
   if (!plan.aws) return [`Estimated duration: up to ${describeDuration(Math.ceil(plan.estimatedSeconds / 60) * 60)} on the ${plan.bench} bench (no AWS cost).`];
   if ('error' in plan.aws) return [`The AWS plan could not be built: ${escapeInline(plan.aws.error)}`];
   const a = plan.aws;
-  const budget = a.maxCostUsd === null ? 'no max-cost set' : `max-cost $${a.maxCostUsd.toFixed(2)}: ${a.withinBudget ? 'within it' : '**over it: provisioning refuses this calibration**'}`;
+  const budget =
+    a.maxCostUsd === null
+      ? 'no max-cost set'
+      : `max-cost $${a.maxCostUsd.toFixed(2)}: ${a.withinBudget ? 'within it' : '**over it: provisioning refuses this calibration**'}`;
   return [
     `Worst-case cost: **$${a.totalUsd.toFixed(2)}** (${budget}), up to ${describeDuration(Math.ceil(a.totalSec / 60) * 60)} from provisioning to teardown; ${a.preset} in ${a.region}, prices of ${a.pricesRegion} as of ${a.pricesAsOf}.`,
     '',
@@ -85,7 +92,9 @@ function modelTable(model: NoiseModelFile): string[] {
   return [
     `| Test | Metric | sd of ln(value) ${duet ? 'per duet' : 'per run'} | ${duet ? 'Duets' : 'Runs'} | Degrees of freedom | Kind |`,
     '|---|---|---|---|---|---|',
-    ...model.entries.map((e) => `| ${escapeCell(e.test)} | ${escapeCell(e.metric)} | ${(e.sdLog * 100).toFixed(2)} % | ${duet ? e.runs / 2 : e.runs} | ${e.df} | ${e.kind} |`),
+    ...model.entries.map(
+      (e) => `| ${escapeCell(e.test)} | ${escapeCell(e.metric)} | ${(e.sdLog * 100).toFixed(2)} % | ${duet ? e.runs / 2 : e.runs} | ${e.df} | ${e.kind} |`,
+    ),
   ];
 }
 
@@ -123,7 +132,10 @@ function calibrationPrBody(o: CalibrationPrOptions): string {
       '',
     );
   } else {
-    lines.push(`\`${escapeInline(o.configPath)}\` already reads its model from \`${escapeInline(o.destination.path)}\`: the next gate uses this one once it is merged (and on every release branch that gates).`, '');
+    lines.push(
+      `\`${escapeInline(o.configPath)}\` already reads its model from \`${escapeInline(o.destination.path)}\`: the next gate uses this one once it is merged (and on every release branch that gates).`,
+      '',
+    );
   }
   lines.push(
     `The model holds for this config's tests and bench only: changing a test's shape, a gating metric or the bench's hardware makes gates refuse it until the bench is calibrated again. The runs and their report are in \`${escapeInline(directory)}/\`.`,

@@ -15,7 +15,6 @@ export interface HotFileFunction {
   file: string;
 }
 
-
 export async function changedCommits(
   api: GitHubRepoApi,
   source: SourceRepository,
@@ -63,5 +62,11 @@ export async function changedCommits(
 
 function toCommit(c: ListedCommit): FileCommits['commits'][number] {
   const title = c.commit.message.split('\n')[0] ?? '';
-  return { sha: c.sha, url: c.html_url, title, ...(c.commit.author?.name ? { author: c.commit.author.name } : {}), ...(c.commit.author?.date ? { date: c.commit.author.date } : {}) };
+  return {
+    sha: c.sha,
+    url: c.html_url,
+    title,
+    ...(c.commit.author?.name ? { author: c.commit.author.name } : {}),
+    ...(c.commit.author?.date ? { date: c.commit.author.date } : {}),
+  };
 }

@@ -85,7 +85,15 @@ function awsPlanFor(config: GateConfig, tests: readonly TestSpec[], repeats: num
 
 export function planGate(
   config: GateConfig,
-  choice: { baseline: string; candidate: string; tests: string[]; repeats: number; bench: BenchKind; baselineReason?: string | undefined; maxCost?: number | null | undefined },
+  choice: {
+    baseline: string;
+    candidate: string;
+    tests: string[];
+    repeats: number;
+    bench: BenchKind;
+    baselineReason?: string | undefined;
+    maxCost?: number | null | undefined;
+  },
 ): GatePlan {
   const selected = config.tests.filter((t) => choice.tests.length === 0 || choice.tests.includes(t.name));
   const tests = selected.map((t) => ({ name: t.name, type: t.type, ...describeTest(t) }));
@@ -93,7 +101,9 @@ export function planGate(
   const { maxCost, ...rest } = choice;
   const aws = choice.bench === 'aws' ? awsPlanFor(config, selected, choice.repeats, maxCost ?? null) : undefined;
   const estimatedSeconds =
-    aws && !('error' in aws) ? aws.totalSec : SETUP_SECONDS[choice.bench] + tests.reduce((sum, t) => sum + runs * (t.maxSeconds + PER_RUN_SECONDS[choice.bench]), 0);
+    aws && !('error' in aws)
+      ? aws.totalSec
+      : SETUP_SECONDS[choice.bench] + tests.reduce((sum, t) => sum + runs * (t.maxSeconds + PER_RUN_SECONDS[choice.bench]), 0);
   return { ...rest, tests, estimatedSeconds, ...(aws ? { aws } : {}) };
 }
 
@@ -102,7 +112,12 @@ export function planGate(
  * bench (provisioning and teardown included) for the extra pairs, each at its cap; on the
  * local bench the time alone. Undefined when the plan cannot be built.
  */
-export function continuationEstimate(config: GateConfig, tests: readonly string[], bench: BenchKind, more: number): { bench: BenchKind; seconds: number; costUsd: number | null } | undefined {
+export function continuationEstimate(
+  config: GateConfig,
+  tests: readonly string[],
+  bench: BenchKind,
+  more: number,
+): { bench: BenchKind; seconds: number; costUsd: number | null } | undefined {
   const plan = planGate({ ...config, maxRepeats: more }, { baseline: 'earlier', candidate: 'continued', tests: [...tests], repeats: more, bench });
   if (bench === 'local') return { bench, seconds: plan.estimatedSeconds, costUsd: null };
   if (!plan.aws || 'error' in plan.aws) return undefined;
@@ -148,7 +163,10 @@ export function planMarkdown(plan: GatePlan): string {
   ];
   if (plan.baselineReason) lines.push('', `Baseline choice: ${escapeInline(plan.baselineReason)}`);
   lines.push('', '| Test | Type | Load |', '|---|---|---|', ...plan.tests.map((t) => `| ${escapeCell(t.name)} | ${t.type} | ${escapeCell(t.description)} |`));
-  const counted = plan.aws && !('error' in plan.aws) ? 'provisioning, both sides of every run with unbounded tests at their maximum, and teardown' : 'unbounded tests counted at their maximum';
+  const counted =
+    plan.aws && !('error' in plan.aws)
+      ? 'provisioning, both sides of every run with unbounded tests at their maximum, and teardown'
+      : 'unbounded tests counted at their maximum';
   lines.push('', `Estimated duration: up to ${describeDuration(Math.ceil(plan.estimatedSeconds / 60) * 60)} (${counted}).`);
   if (plan.aws) lines.push(...awsMarkdown(plan.aws));
   return lines.join('\n');

@@ -49,7 +49,9 @@ function externalIdFor(runId: string | undefined): string {
 async function ownCheckRuns(api: GitHubRepoApi, sha: string, name: string): Promise<CheckRun[]> {
   const runs = await api.listCheckRuns(sha, name);
   return runs
-    .filter((r) => r.name === name && r.head_sha === sha && (r.external_id === EXTERNAL_ID_PREFIX || (r.external_id ?? '').startsWith(`${EXTERNAL_ID_PREFIX}:`)))
+    .filter(
+      (r) => r.name === name && r.head_sha === sha && (r.external_id === EXTERNAL_ID_PREFIX || (r.external_id ?? '').startsWith(`${EXTERNAL_ID_PREFIX}:`)),
+    )
     .sort((a, b) => b.id - a.id);
 }
 
@@ -78,7 +80,10 @@ export async function startCheckRun(api: GitHubRepoApi, options: StartOptions): 
     // must not be overwritten with "Running". Another App's run (an earlier gate posted by a
     // GitHub App, this one by the workflow's token, or the other way) cannot be touched.
     const reopened = latest.status === 'completed' ? await updateOwn(api, latest.id, { status: 'in_progress', startedAt: true }, options) : latest;
-    const reused = reopened && reopened.status !== 'completed' ? await updateOwn(api, latest.id, { status: 'in_progress', externalId, ...details, output }, options) : undefined;
+    const reused =
+      reopened && reopened.status !== 'completed'
+        ? await updateOwn(api, latest.id, { status: 'in_progress', externalId, ...details, output }, options)
+        : undefined;
     if (reused) return { checkRun: reused, action: 'reused' };
     if (reopened) options.log?.(`GitHub kept check run #${latest.id} completed; this gate gets a new ${options.name} check run, which required checks read`);
   }
@@ -149,7 +154,14 @@ export function finishedOutput(options: FinishOptions): { conclusion: CheckConcl
   const warning = options.tokenProblem ? [tokenProblemMarkdown(options.tokenProblem), ''] : [];
   if (!options.verdict) {
     const summary = [...warning, noVerdictMarkdown(options.problem ?? 'no verdict.json was produced', options.runUrl)].join('\n');
-    return { conclusion: 'action_required', summary, output: { title: options.noVerdictTitle ?? 'No verdict: the gate did not finish', summary: truncateForGitHub(summary, GITHUB_TEXT_LIMIT, 'the workflow run') } };
+    return {
+      conclusion: 'action_required',
+      summary,
+      output: {
+        title: options.noVerdictTitle ?? 'No verdict: the gate did not finish',
+        summary: truncateForGitHub(summary, GITHUB_TEXT_LIMIT, 'the workflow run'),
+      },
+    };
   }
   const v = options.verdict;
   const summary = [
@@ -172,12 +184,19 @@ export function finishedOutput(options: FinishOptions): { conclusion: CheckConcl
  * (only that App may complete it: a publish job left with the workflow's own token); the
  * verdict then goes on a check run of its own, which required checks of that name read.
  */
-async function updateOwn(api: GitHubRepoApi, id: number, update: Parameters<GitHubRepoApi['updateCheckRun']>[1], options: { name: string; log?: ((line: string) => void) | undefined }): Promise<CheckRun | undefined> {
+async function updateOwn(
+  api: GitHubRepoApi,
+  id: number,
+  update: Parameters<GitHubRepoApi['updateCheckRun']>[1],
+  options: { name: string; log?: ((line: string) => void) | undefined },
+): Promise<CheckRun | undefined> {
   try {
     return await api.updateCheckRun(id, update);
   } catch (error) {
     if (!(error instanceof GitHubApiError && error.status === 403 && /another GitHub App/.test(error.message))) throw error;
-    options.log?.(`check run #${id} belongs to another GitHub App (only the App that created a check run may change it); this gate goes on a new ${options.name} check run`);
+    options.log?.(
+      `check run #${id} belongs to another GitHub App (only the App that created a check run may change it); this gate goes on a new ${options.name} check run`,
+    );
     return undefined;
   }
 }

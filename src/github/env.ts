@@ -25,7 +25,12 @@ const actionsEnvSchema = z.object({
   /** Who may override an inconclusive gate: GitHub logins, comma-separated (the workflow's approvers input). */
   LOADGATE_APPROVERS: z
     .string()
-    .transform((v) => v.split(',').map((s) => s.trim().replace(/^@/, '')).filter(Boolean))
+    .transform((v) =>
+      v
+        .split(',')
+        .map((s) => s.trim().replace(/^@/, ''))
+        .filter(Boolean),
+    )
     .pipe(z.array(z.string().regex(GITHUB_LOGIN, 'expected GitHub logins, comma-separated')).max(20))
     .optional(),
 });

@@ -55,9 +55,7 @@ function githubMessage(error: RequestErrorLike): string {
   const data = error.response?.data as { message?: unknown; errors?: unknown } | undefined;
   const base = typeof data?.message === 'string' ? data.message : error.message;
   const details = Array.isArray(data?.errors)
-    ? data.errors
-        .map((e) => (typeof e === 'string' ? e : typeof e === 'object' && e && 'message' in e ? String(e.message) : ''))
-        .filter(Boolean)
+    ? data.errors.map((e) => (typeof e === 'string' ? e : typeof e === 'object' && e && 'message' in e ? String(e.message) : '')).filter(Boolean)
     : [];
   return details.length ? `${base}: ${details.join('; ')}` : base;
 }
@@ -100,7 +98,8 @@ export function explainGitHubError(operation: OperationName, error: unknown, con
       'enable "Allow GitHub Actions to create and approve pull requests" under Settings → Actions → General → Workflow permissions ' +
       '(if it is greyed out, enable it in the organization settings first), or give publish a GitHub App token';
   } else if (error.status === 403 && operation.startsWith('checks.') && /created it/i.test(said)) {
-    hint = 'the check run was created by another GitHub App (an earlier gate posted through app-client-id, or through the workflow\'s own token); only that App may change it, so loadgate posts a new one';
+    hint =
+      "the check run was created by another GitHub App (an earlier gate posted through app-client-id, or through the workflow's own token); only that App may change it, so loadgate posts a new one";
   } else if (error.status === 403) {
     hint =
       `the token lacks \`${permission}\`; grant it in the job's \`permissions:\` block (see docs/github.md). ` +
@@ -111,7 +110,11 @@ export function explainGitHubError(operation: OperationName, error: unknown, con
       `either the repository ${context.repository} does not exist or the token cannot see it (GitHub answers 404 instead of 403 for private repositories); check GITHUB_REPOSITORY and that the token has \`${permission}\``;
   } else if (error.status === 409 && /empty/i.test(said)) {
     hint = 'the repository has no commits yet; push a default branch first';
-  } else if ((error.status === 422 || error.status === 409) && (operation === 'git.createRef' || operation === 'git.updateRef') && /rule|protect|update failed/i.test(said)) {
+  } else if (
+    (error.status === 422 || error.status === 409) &&
+    (operation === 'git.createRef' || operation === 'git.updateRef') &&
+    /rule|protect|update failed/i.test(said)
+  ) {
     hint =
       'a branch ruleset or branch protection blocks writes to perf-report/*; exclude that pattern from the ruleset or add GitHub Actions to its bypass list';
   } else if (error.status === 422 && operation === 'pulls.create' && /no commits between/i.test(said)) {
@@ -125,7 +128,8 @@ export function explainGitHubError(operation: OperationName, error: unknown, con
   } else if (error.status === 422 && operation.startsWith('checks.') && /no commit found/i.test(said)) {
     hint = 'the commit is not in this repository; pass the SHA of the candidate tag (was the tag pushed?)';
   } else if (error.status === 422) {
-    hint = 'GitHub rejected the request as invalid; this is a loadgate bug or a setting outside loadgate (the message above says which), please report it with the log';
+    hint =
+      'GitHub rejected the request as invalid; this is a loadgate bug or a setting outside loadgate (the message above says which), please report it with the log';
   } else if (error.status >= 500) {
     hint = 'GitHub is failing; loadgate already retried, so re-run the job later (https://www.githubstatus.com)';
   } else {

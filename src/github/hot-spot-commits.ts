@@ -47,7 +47,11 @@ function hotFunctions(record: ProfileFile): HotFileFunction[] {
  * (a side is a build, not a tag; no profile; nothing grew). `sourceApi` reads the server's
  * repository; a failure to list becomes a line that says so, never a failed publish.
  */
-export async function hotSpotCommits(verdict: VerdictFile, files: readonly ReportFile[], sourceApi: (owner: string, repo: string) => GitHubRepoApi): Promise<string | undefined> {
+export async function hotSpotCommits(
+  verdict: VerdictFile,
+  files: readonly ReportFile[],
+  sourceApi: (owner: string, repo: string) => GitHubRepoApi,
+): Promise<string | undefined> {
   if (verdict.baseline.build || verdict.candidate.build) return undefined;
   const record = profileRecord(files);
   const server = record && findChatServer(record.system);

@@ -74,13 +74,18 @@ function sortChecks(checks: readonly Check[]): Check[] {
 }
 
 function verdictTable(verdict: VerdictFile): string {
-  const header = [`| Test | Metric | Baseline | Candidate | Change | Interval | ${TOLERANCE_HEADER} | ${MATERIAL_HEADER} | Result |`, '|---|---|---:|---:|---:|---|---:|---:|---|'];
+  const header = [
+    `| Test | Metric | Baseline | Candidate | Change | Interval | ${TOLERANCE_HEADER} | ${MATERIAL_HEADER} | Result |`,
+    '|---|---|---:|---:|---:|---|---:|---:|---|',
+  ];
   const rows = sortChecks(verdict.checks).map((c) => {
     const interval = c.interval ? `[${formatPct(c.interval[0])}, ${formatPct(c.interval[1])}]` : '—';
     const lines = failLinesOf(verdict, c);
     const tolerance = `${toleranceCell(lines)}${c.gating ? '' : ' (non-gating)'} | ${materialCell(lines)}`;
     // Values taken to one machine speed are not the measured ones: say so where they are shown.
-    const metric = c.speed?.adjusted ? `${c.metric} (at one machine speed; measured ${formatValue(c.speed.rawBaseline, c.unit)} → ${formatValue(c.speed.rawCandidate, c.unit)})` : c.metric;
+    const metric = c.speed?.adjusted
+      ? `${c.metric} (at one machine speed; measured ${formatValue(c.speed.rawBaseline, c.unit)} → ${formatValue(c.speed.rawCandidate, c.unit)})`
+      : c.metric;
     return `| ${escapeCell(c.test)} | ${escapeCell(metric)} | ${escapeCell(formatValue(c.baseline, c.unit))} | ${escapeCell(formatValue(c.candidate, c.unit))} | ${formatPct(c.deltaPct)} | ${interval} | ${tolerance} | ${quietContext(c) ? 'no evidence of change' : OUTCOME_LABEL[c.verdict]} |`;
   });
   return rows.length ? [...header, ...rows].join('\n') : '_No checks were evaluated._';
@@ -118,7 +123,9 @@ export function verdictMarkdown(ctx: SummaryContext): string {
   if (creep) lines.push(creep, '');
   const shifts = v.history ? changePointLines(v.history) : [];
   if (shifts.length) lines.push(`Where a check shifted (Apache Otava, over the recorded releases): ${shifts.map(escapeInline).join('; ')}.`, '');
-  lines.push(`Baseline **${escapeInline(v.baseline.version)}** (${v.baseline.runs} run${v.baseline.runs === 1 ? '' : 's'}) vs candidate **${escapeInline(v.candidate.version)}** (${v.candidate.runs} run${v.candidate.runs === 1 ? '' : 's'}).`);
+  lines.push(
+    `Baseline **${escapeInline(v.baseline.version)}** (${v.baseline.runs} run${v.baseline.runs === 1 ? '' : 's'}) vs candidate **${escapeInline(v.candidate.version)}** (${v.candidate.runs} run${v.candidate.runs === 1 ? '' : 's'}).`,
+  );
   if (ctx.baselineReason) lines.push('', `Baseline choice: ${escapeInline(ctx.baselineReason)}`);
   const links = [ctx.reportUrl ? `[report pull request](${ctx.reportUrl})` : '', ctx.runUrl ? `[workflow run](${ctx.runUrl})` : ''].filter(Boolean);
   if (links.length) lines.push('', `Details: ${links.join(' · ')}`);
@@ -126,7 +133,12 @@ export function verdictMarkdown(ctx: SummaryContext): string {
   lines.push('', '### Statistics', '', `The gate's own summary: ${escapeInline(v.summary)}`);
   const notPassing = sortChecks(v.checks).filter((c) => c.verdict !== 'pass' && !quietContext(c));
   if (notPassing.length) {
-    lines.push('', '#### Checks outside tolerance or undecided', '', ...notPassing.map((c) => `- **${escapeInline(c.test)} · ${escapeInline(c.metric)}** (${OUTCOME_LABEL[c.verdict]}): ${escapeInline(c.reason)}`));
+    lines.push(
+      '',
+      '#### Checks outside tolerance or undecided',
+      '',
+      ...notPassing.map((c) => `- **${escapeInline(c.test)} · ${escapeInline(c.metric)}** (${OUTCOME_LABEL[c.verdict]}): ${escapeInline(c.reason)}`),
+    );
   }
   lines.push('', '#### All checks', '', failLinesLegend(v), '', verdictTable(v));
   return lines.join('\n');
@@ -137,7 +149,10 @@ export function cutToBytes(text: string, maxBytes: number): string {
   const bytes = Buffer.from(text, 'utf8');
   if (bytes.length <= maxBytes) return text;
   // A character cut in half decodes as U+FFFD at the end; drop it.
-  return bytes.subarray(0, Math.max(0, maxBytes)).toString('utf8').replace(/\uFFFD+$/, '');
+  return bytes
+    .subarray(0, Math.max(0, maxBytes))
+    .toString('utf8')
+    .replace(/\uFFFD+$/, '');
 }
 
 /**

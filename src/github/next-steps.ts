@@ -45,9 +45,14 @@ export interface ContinuationEstimate {
  * (how many more baseline/candidate pairs would likely decide) and `decision.pairs`.
  * Read leniently: older verdict files have neither.
  */
-const decisionHints = z.object({
-  decision: z.object({ suggestedMorePairs: z.number().int().min(1).optional(), pairs: z.number().int().min(0).optional() }).loose().optional(),
-}).loose();
+const decisionHints = z
+  .object({
+    decision: z
+      .object({ suggestedMorePairs: z.number().int().min(1).optional(), pairs: z.number().int().min(0).optional() })
+      .loose()
+      .optional(),
+  })
+  .loose();
 
 /**
  * Pairs per test the gate ran, and the cap a continuation should ask for: the gate's own
@@ -77,7 +82,9 @@ function estimateText(estimate: ContinuationEstimate | undefined): string {
 function continueStep(verdict: VerdictFile, ctx: NextStepsContext, link: string, workflow: string, repo: string): string[] {
   const { ran, next } = suggestedRepeats(verdict, ctx.mostMorePairs);
   if (next <= ran) {
-    return [`1. **No more pairs are available**: the gate already ran ${plural(ran, 'pair')}, the most a gate may (${MAX_REPEATS}). More of the same will not decide it; look at the report for what keeps it undecided, or override.`];
+    return [
+      `1. **No more pairs are available**: the gate already ran ${plural(ran, 'pair')}, the most a gate may (${MAX_REPEATS}). More of the same will not decide it; look at the report for what keeps it undecided, or override.`,
+    ];
   }
   const more = next - ran;
   const runId = ctx.runId ?? '<this run id>';
@@ -111,9 +118,11 @@ export function nextStepsMarkdown(verdict: VerdictFile, ctx: NextStepsContext): 
   if (verdict.verdict !== 'inconclusive') return [];
   const repo = `${ctx.owner}/${ctx.repo}`;
   const workflow = ctx.workflowFile ?? '<the loadgate workflow file>';
-  const link = ctx.workflowFile ? `[Run workflow](${ctx.serverUrl}/${repo}/actions/workflows/${ctx.workflowFile})` : 'Actions → the loadgate workflow → Run workflow';
+  const link = ctx.workflowFile
+    ? `[Run workflow](${ctx.serverUrl}/${repo}/actions/workflows/${ctx.workflowFile})`
+    : 'Actions → the loadgate workflow → Run workflow';
   const first = verdict.problems.length > 0 ? rerunStep(verdict, link, workflow, repo) : continueStep(verdict, ctx, link, workflow, repo);
-  const approvers = ctx.approvers.length ? ctx.approvers.map((a) => `@${a}`).join(', ') : 'an approver on the tag ruleset\'s bypass list';
+  const approvers = ctx.approvers.length ? ctx.approvers.map((a) => `@${a}`).join(', ') : "an approver on the tag ruleset's bypass list";
   return [
     '### What to do now',
     '',

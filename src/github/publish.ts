@@ -95,7 +95,14 @@ export async function publishStart(
 ): Promise<{ outputs: Outputs; summary: string }> {
   const api = repoApi(ctx);
   const sha = await resolveSha(api, options.candidate, options.sha);
-  const started = await startCheckRun(api, { name: options.checkName, sha, plan: options.plan, detailsUrl: runUrl(ctx.env), runId: ctx.env.runId, log: ctx.log });
+  const started = await startCheckRun(api, {
+    name: options.checkName,
+    sha,
+    plan: options.plan,
+    detailsUrl: runUrl(ctx.env),
+    runId: ctx.env.runId,
+    log: ctx.log,
+  });
   const run = started.checkRun;
   ctx.log(`check run ${options.checkName} #${run.id} is in progress on ${sha} (${started.action === 'reused' ? 'the existing one, reused' : 'new'})`);
   return { outputs: { 'check-run-id': run.id, sha, 'check-run-url': run.html_url ?? '' }, summary: '' };
@@ -131,7 +138,11 @@ function nextStepsFor(ctx: PublishContext, options: FinishOptions, verdict: Verd
   const config = options.config;
   if (!config || !verdict) return base;
   const tests = [...new Set(verdict.checks.map((c) => c.test))].filter((t) => config.tests.some((c) => c.name === t));
-  return { ...base, estimate: (more) => continuationEstimate(config, tests, config.bench.kind, more), mostMorePairs: mostMorePairs(config, tests, options.runnerLimitMinutes) };
+  return {
+    ...base,
+    estimate: (more) => continuationEstimate(config, tests, config.bench.kind, more),
+    mostMorePairs: mostMorePairs(config, tests, options.runnerLimitMinutes),
+  };
 }
 
 /** On AWS, the most pairs one continuation's run jobs hold, so that the advice is one the workflow accepts. */
@@ -188,7 +199,10 @@ function pullBody(verdict: VerdictFile, ctx: PublishContext, options: FinishOpti
 /** The files to commit: the report read back, scanned, with publish's notes and packing. */
 async function reportFiles(ctx: PublishContext, options: FinishOptions, title: string, body: string, files: ReportFile[]): Promise<ReportFile[]> {
   // Scanned as written, before packing: a secret inside an archive would go unseen.
-  assertNoSecrets([...files.map((f) => ({ name: `report file ${f.path}`, content: f.content })), { name: 'the pull request text', content: title + body }], ctx.secrets);
+  assertNoSecrets(
+    [...files.map((f) => ({ name: `report file ${f.path}`, content: f.content })), { name: 'the pull request text', content: title + body }],
+    ctx.secrets,
+  );
   const notes: string[] = [];
   if (options.baselineChoice) {
     notes.push(`Baseline choice: ${options.baselineChoice.reason}.`.replace(/\.\.$/, '.'));
@@ -239,7 +253,10 @@ function historyFile(ctx: PublishContext, options: FinishOptions, directory: str
   const record = historyRecordSchema.parse(JSON.parse(file.content.toString('utf8')));
   const where = options.reports ?? { owner: ctx.env.owner, repo: ctx.env.repo };
   const report = `${ctx.env.serverUrl}/${where.owner}/${where.repo}/tree/HEAD/${directory}`;
-  return { path: publishedRecordPath(record.profile, record.baseline, record.candidate, ctx.env.runId), content: Buffer.from(recordLine({ ...record, report })) };
+  return {
+    path: publishedRecordPath(record.profile, record.baseline, record.candidate, ctx.env.runId),
+    content: Buffer.from(recordLine({ ...record, report })),
+  };
 }
 
 /**
@@ -316,7 +333,10 @@ const NOT_STARTED_TITLE = 'No verdict: the gate could not start';
  * baseline cannot be picked, ...): action_required, saying why, so a ruleset that
  * requires the check shows a reason instead of waiting for a check that never comes.
  */
-export async function publishAbort(ctx: PublishContext, options: { checkName: string; candidate: string; sha?: string | undefined; problem: string }): Promise<{ outputs: Outputs; summary: string }> {
+export async function publishAbort(
+  ctx: PublishContext,
+  options: { checkName: string; candidate: string; sha?: string | undefined; problem: string },
+): Promise<{ outputs: Outputs; summary: string }> {
   const api = repoApi(ctx);
   const sha = await resolveSha(api, options.candidate, options.sha);
   const run = runUrl(ctx.env);
@@ -333,7 +353,10 @@ export async function publishAbort(ctx: PublishContext, options: { checkName: st
   };
   const finished = await finishCheckRun(api, withoutSecrets(ctx, checkOptions));
   ctx.log(`check run ${options.checkName} #${finished.checkRun.id} completed: ${finished.conclusion} (the gate could not start)`);
-  return { outputs: { conclusion: finished.conclusion, 'check-run-id': finished.checkRun.id, 'check-run-url': finished.checkRun.html_url ?? '', sha }, summary: finished.summary };
+  return {
+    outputs: { conclusion: finished.conclusion, 'check-run-id': finished.checkRun.id, 'check-run-url': finished.checkRun.html_url ?? '', sha },
+    summary: finished.summary,
+  };
 }
 
 /**
@@ -353,6 +376,8 @@ function withoutSecrets(ctx: PublishContext, options: CheckFinishOptions): Check
     ...options,
     annotations: [],
     ...(options.reportProblem ? { reportProblem: 'the reason is withheld from this text; see the publish job log' } : {}),
-    ...(options.verdict ? { verdict: { ...options.verdict, summary: 'text withheld (it contained a secret)', problems: [notice], checks: [] } } : { problem: notice }),
+    ...(options.verdict
+      ? { verdict: { ...options.verdict, summary: 'text withheld (it contained a secret)', problems: [notice], checks: [] } }
+      : { problem: notice }),
   };
 }

@@ -30,7 +30,9 @@ export async function readReportDir(dir: string): Promise<ReportFile[]> {
     try {
       entries = await readdir(current, { withFileTypes: true });
     } catch (error) {
-      throw new InputError(`cannot read report directory ${current}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}; pass the --out directory of \`loadgate compare\` or \`loadgate run\``);
+      throw new InputError(
+        `cannot read report directory ${current}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}; pass the --out directory of \`loadgate compare\` or \`loadgate run\``,
+      );
     }
     entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     for (const entry of entries) {

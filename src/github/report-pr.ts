@@ -95,7 +95,15 @@ export async function publishReportPr(api: GitHubRepoApi, options: PublishReport
   const parentSha = merged ? baseHead : (existing?.object.sha ?? baseHead);
   if (!parentSha) throw new Error(`the branch ${base} of ${api.repository} has no commit to branch the report from`);
   const { commitSha, committed } = await commitReport(api, options, directory, parentSha);
-  const done = (pull: PullRequest, pullAction: PullAction): PublishedReport => ({ branch, directory, commitSha, committed, pull, pullCreated: pullAction === 'created', pullAction });
+  const done = (pull: PullRequest, pullAction: PullAction): PublishedReport => ({
+    branch,
+    directory,
+    commitSha,
+    committed,
+    pull,
+    pullCreated: pullAction === 'created',
+    pullAction,
+  });
 
   // The merged report is exactly this one: there is nothing to review again.
   if (merged && !committed) return done(merged, 'already-merged');

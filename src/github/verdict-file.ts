@@ -41,6 +41,10 @@ export async function readVerdict(reportDir: string, expected: { baseline: strin
 
 /** v1.2.3-rc.1, 1.2.3-rc1 and 1.2.3rc1 name the same release (tag vs PyPI spelling). */
 function sameVersion(a: string, b: string): boolean {
-  const normal = (v: string) => v.toLowerCase().replace(/^v/, '').replace(/[-.]?rc\.?/, 'rc');
+  const normal = (v: string) =>
+    v
+      .toLowerCase()
+      .replace(/^v/, '')
+      .replace(/[-.]?rc\.?/, 'rc');
   return normal(a) === normal(b);
 }

@@ -135,7 +135,13 @@ export class GrafanaClient {
   }
 
   /** `partialStatuses`: error statuses whose body is still a valid answer when it parses with `schema`. */
-  private async request<S extends z.ZodType>(method: string, path: string, body: unknown, schema: S, partialStatuses: readonly number[] = []): Promise<z.output<S>> {
+  private async request<S extends z.ZodType>(
+    method: string,
+    path: string,
+    body: unknown,
+    schema: S,
+    partialStatuses: readonly number[] = [],
+  ): Promise<z.output<S>> {
     const route = `${method} ${path.replace(/\/(uid|snapshots)\/[^/]+$/, '/$1/:key')}`;
     let response: Response;
     try {

@@ -143,18 +143,16 @@ function panelQueries(options: SnapshotOptions, fromMs: number, toMs: number): {
     panel,
     queries: panel.targets
       .filter((t) => typeof t.expr === 'string' && t.expr.trim() !== '' && t.hide !== true)
-      .map(
-        (t): DsQuery => ({
-          refId: t.refId,
-          datasource: { uid: options.datasourceUid, type: 'prometheus' },
-          expr: interpolate(t.expr!, variables, `panel "${panel.title}" query ${t.refId}`),
-          ...(t.legendFormat ? { legendFormat: t.legendFormat } : {}),
-          range: true,
-          instant: false,
-          maxDataPoints: options.maxDataPoints ?? 1000,
-          intervalMs: intervalFor(fromMs, toMs, options.maxDataPoints ?? 1000),
-        }),
-      ),
+      .map((t): DsQuery => ({
+        refId: t.refId,
+        datasource: { uid: options.datasourceUid, type: 'prometheus' },
+        expr: interpolate(t.expr!, variables, `panel "${panel.title}" query ${t.refId}`),
+        ...(t.legendFormat ? { legendFormat: t.legendFormat } : {}),
+        range: true,
+        instant: false,
+        maxDataPoints: options.maxDataPoints ?? 1000,
+        intervalMs: intervalFor(fromMs, toMs, options.maxDataPoints ?? 1000),
+      })),
   }));
 }
 
@@ -191,7 +189,10 @@ async function panelsWithData(
     panels.push({ ...panel, snapshotData });
   }
   if (withData === 0) {
-    throw new GrafanaError(`no panel returned data between ${options.from.toISOString()} and ${options.to.toISOString()}:\n${warnings.join('\n') || 'every query came back empty'}`, 'POST /api/ds/query');
+    throw new GrafanaError(
+      `no panel returned data between ${options.from.toISOString()} and ${options.to.toISOString()}:\n${warnings.join('\n') || 'every query came back empty'}`,
+      'POST /api/ds/query',
+    );
   }
   return { panels, warnings };
 }

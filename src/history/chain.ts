@@ -58,7 +58,10 @@ export function isAnchorPattern(setting: string): boolean {
 }
 
 function patternRegExp(pattern: string): RegExp {
-  const body = pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
+  const body = pattern
+    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+    .replace(/\*/g, '.*')
+    .replace(/\?/g, '.');
   return new RegExp(`^${body}$`);
 }
 
@@ -80,7 +83,9 @@ export function chooseAnchor(setting: string, records: readonly HistoryRecord[],
   const back = ancestors(records, baseline).filter((a) => a.release !== candidate);
   if (!isAnchorPattern(setting)) {
     const found = back.find((a) => a.release === setting);
-    return found ? { anchor: setting, steps: found.steps } : { anchor: setting, steps: null, why: `no recorded path from ${setting} to ${baseline} in the history` };
+    return found
+      ? { anchor: setting, steps: found.steps }
+      : { anchor: setting, steps: null, why: `no recorded path from ${setting} to ${baseline} in the history` };
   }
   const match = patternRegExp(setting);
   const found = back.find((a) => match.test(a.release));

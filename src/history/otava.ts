@@ -34,11 +34,20 @@ export function otavaPython(cacheDir: string): string {
 
 /** Installs Otava's analysis into the virtualenv `python` belongs to, unless it imports already. */
 async function ensureOtava(python: string): Promise<void> {
-  if (existsSync(python) && (await runTool(python, ['-c', 'import otava.analysis'], { timeoutMs: 60_000 }).then(() => true, () => false))) return;
+  if (
+    existsSync(python) &&
+    (await runTool(python, ['-c', 'import otava.analysis'], { timeoutMs: 60_000 }).then(
+      () => true,
+      () => false,
+    ))
+  )
+    return;
   if (process.env.LOADGATE_OTAVA_PYTHON) throw new Error(`LOADGATE_OTAVA_PYTHON (${python}) cannot import otava.analysis`);
   const venv = dirname(dirname(python));
   await runTool(process.env.LOADGATE_PYTHON ?? 'python3', ['-m', 'venv', venv], { timeoutMs: 120_000 });
-  await runTool(python, ['-m', 'pip', 'install', '-q', '--disable-pip-version-check', '--no-deps', `apache-otava==${OTAVA_VERSION}`, ...OTAVA_ANALYSIS_DEPS], { timeoutMs: 600_000 });
+  await runTool(python, ['-m', 'pip', 'install', '-q', '--disable-pip-version-check', '--no-deps', `apache-otava==${OTAVA_VERSION}`, ...OTAVA_ANALYSIS_DEPS], {
+    timeoutMs: 600_000,
+  });
 }
 
 /** Reads the series from stdin, prints each one's change points; Otava's functions only. */

@@ -67,7 +67,19 @@ export interface RecordContext {
 export function recordOf(verdict: VerdictFile, ctx: RecordContext): HistoryRecord {
   const checks = verdict.checks.flatMap((c) =>
     c.estimate && c.estimate.se > 0
-      ? [{ id: c.id, metric: c.metric, test: c.test, worse: c.worse, gating: c.gating, tolerancePct: c.tolerancePct, logRatio: c.estimate.logRatio, se: c.estimate.se, df: c.estimate.df }]
+      ? [
+          {
+            id: c.id,
+            metric: c.metric,
+            test: c.test,
+            worse: c.worse,
+            gating: c.gating,
+            tolerancePct: c.tolerancePct,
+            logRatio: c.estimate.logRatio,
+            se: c.estimate.se,
+            df: c.estimate.df,
+          },
+        ]
       : [],
   );
   return historyRecordSchema.parse({

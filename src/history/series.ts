@@ -35,9 +35,21 @@ export function seriesOf(records: readonly HistoryRecord[], candidate: string, c
         if ('missing' in chained) break;
         const half = z * Math.sqrt(chained.variance);
         const pct = (x: number) => Math.expm1(x) * 100;
-        points.push({ release: releases[k] as string, deltaPct: pct(chained.logRatio), interval: [pct(chained.logRatio - half), pct(chained.logRatio + half)] });
+        points.push({
+          release: releases[k] as string,
+          deltaPct: pct(chained.logRatio),
+          interval: [pct(chained.logRatio - half), pct(chained.logRatio + half)],
+        });
       }
-      return { id: c.id, metric: c.metric, test: c.test, worse: c.worse, points, changePoints: [] as HistoryView['series'][number]['changePoints'], tolerancePct: c.tolerancePct };
+      return {
+        id: c.id,
+        metric: c.metric,
+        test: c.test,
+        worse: c.worse,
+        points,
+        changePoints: [] as HistoryView['series'][number]['changePoints'],
+        tolerancePct: c.tolerancePct,
+      };
     })
     .filter((s) => s.points.length > 1);
   return { releases, series: series.map(({ tolerancePct: _t, ...s }) => s) };
@@ -52,13 +64,28 @@ export async function historyView(records: readonly HistoryRecord[], candidate: 
   const tolerance = new Map(records.flatMap((r) => r.checks.map((c) => [c.id, c.tolerancePct] as const)));
   const base = { source: options.source, records: records.length, releases, series };
   const asked = series.filter((s) => s.points.length >= MIN_RELEASES_FOR_CHANGE_POINTS);
-  if (!asked.length) return { ...base, otava: { unavailable: `fewer than ${MIN_RELEASES_FOR_CHANGE_POINTS} releases on the candidate's line: too short a series to look for change points` } };
+  if (!asked.length)
+    return {
+      ...base,
+      otava: { unavailable: `fewer than ${MIN_RELEASES_FOR_CHANGE_POINTS} releases on the candidate's line: too short a series to look for change points` },
+    };
   const answer = await otavaChangePoints(
     options.python,
     asked.map((s) => ({ id: s.id, values: s.points.map((p) => 1 + p.deltaPct / 100), minMagnitude: (tolerance.get(s.id) ?? 0) / 100 })),
   );
   if ('unavailable' in answer) return { ...base, otava: answer };
-  return { ...base, series: series.map((s) => ({ ...s, changePoints: changePointsOf(s.points.map((p) => p.release), answer, s.id) })), otava: { version: answer.version, maxPValue: OTAVA_MAX_PVALUE } };
+  return {
+    ...base,
+    series: series.map((s) => ({
+      ...s,
+      changePoints: changePointsOf(
+        s.points.map((p) => p.release),
+        answer,
+        s.id,
+      ),
+    })),
+    otava: { version: answer.version, maxPValue: OTAVA_MAX_PVALUE },
+  };
 }
 
 function changePointsOf(releases: readonly string[], answer: OtavaAnswer, id: string): HistoryView['series'][number]['changePoints'] {

@@ -33,25 +33,34 @@ function parseRecordLine(text: string, where: string, owner?: HistoryOwner): His
   try {
     json = JSON.parse(text);
   } catch (error) {
-    throw refuse(`not a JSON record (${(error as Error).message})`, 'the line is damaged: restore it from the report\'s history-record.json, or delete it if that gate should not count');
+    throw refuse(
+      `not a JSON record (${(error as Error).message})`,
+      "the line is damaged: restore it from the report's history-record.json, or delete it if that gate should not count",
+    );
   }
   const head = json !== null && typeof json === 'object' ? (json as Record<string, unknown>) : {};
   if (head.kind !== HISTORY_KIND) {
-    throw refuse(`not a loadgate history record (kind ${JSON.stringify(head.kind ?? null)}, expected "${HISTORY_KIND}")`, 'a history folder holds only the records loadgate appends: move this file out of it');
+    throw refuse(
+      `not a loadgate history record (kind ${JSON.stringify(head.kind ?? null)}, expected "${HISTORY_KIND}")`,
+      'a history folder holds only the records loadgate appends: move this file out of it',
+    );
   }
   if (head.schemaVersion !== HISTORY_SCHEMA_VERSION) {
-    throw refuse(`a record of schema version ${JSON.stringify(head.schemaVersion ?? null)}, this loadgate reads ${HISTORY_SCHEMA_VERSION}`, 'read it with the loadgate that wrote it, or move it out of the folder');
+    throw refuse(
+      `a record of schema version ${JSON.stringify(head.schemaVersion ?? null)}, this loadgate reads ${HISTORY_SCHEMA_VERSION}`,
+      'read it with the loadgate that wrote it, or move it out of the folder',
+    );
   }
   const parsed = historyRecordSchema.safeParse(json);
   if (!parsed.success) {
     const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(record)'}: ${i.message}`).join('; ');
-    throw refuse(`a damaged record (${issues})`, 'restore the line from the report\'s history-record.json, or delete it if that gate should not count');
+    throw refuse(`a damaged record (${issues})`, "restore the line from the report's history-record.json, or delete it if that gate should not count");
   }
   const record = parsed.data;
   if (owner && (record.product !== owner.product || record.profile !== owner.profile)) {
     throw refuse(
       `a record of ${record.product} profile "${record.profile}" in the history of ${owner.product} profile "${owner.profile}"`,
-      'each profile keeps its own history, since only steps measured on one bench with one set of tests and tolerances can be chained: move the file to that profile\'s history folder',
+      "each profile keeps its own history, since only steps measured on one bench with one set of tests and tolerances can be chained: move the file to that profile's history folder",
     );
   }
   return record;

@@ -38,7 +38,15 @@ export async function readEarlierGate(reportDir: string, runId: string): Promise
   }
   const parsed = verdictFileSchema.safeParse(data);
   if (!parsed.success) {
-    throw new InputError(artifactGone(runId, `verdict.json: ${parsed.error.issues.slice(0, 2).map((i) => `${formatIssuePath(i.path)}: ${i.message}`).join('; ')}`));
+    throw new InputError(
+      artifactGone(
+        runId,
+        `verdict.json: ${parsed.error.issues
+          .slice(0, 2)
+          .map((i) => `${formatIssuePath(i.path)}: ${i.message}`)
+          .join('; ')}`,
+      ),
+    );
   }
   const v = parsed.data;
   return {
@@ -60,11 +68,16 @@ export function checkContinuation(earlier: EarlierGate, o: { mode: 'gate' | 'cal
   const run = `run ${earlier.runId}`;
   if (o.mode === 'calibrate') {
     if (!earlier.calibration || earlier.candidate !== o.candidate) {
-      throw new InputError(`continue-from: ${run} compared ${earlier.baseline} with ${earlier.candidate}, not a calibration of ${o.candidate}; give the run id of an earlier calibration of that version`);
+      throw new InputError(
+        `continue-from: ${run} compared ${earlier.baseline} with ${earlier.candidate}, not a calibration of ${o.candidate}; give the run id of an earlier calibration of that version`,
+      );
     }
     return o.candidate;
   }
-  if (earlier.calibration) throw new InputError(`continue-from: ${run} is a calibration of ${earlier.candidate}, not a gate; a gate continues an earlier inconclusive gate of the same versions`);
+  if (earlier.calibration)
+    throw new InputError(
+      `continue-from: ${run} is a calibration of ${earlier.candidate}, not a gate; a gate continues an earlier inconclusive gate of the same versions`,
+    );
   if (earlier.candidate !== o.candidate || (o.baseline !== null && earlier.baseline !== o.baseline)) {
     throw new InputError(
       `continue-from: ${run} compared ${earlier.baseline} with ${earlier.candidate}, not ${o.baseline ?? '(the baseline to pick)'} with ${o.candidate}; continue a gate of the same versions, or start a new gate`,

@@ -54,7 +54,7 @@ export function parseFilterPattern(pattern: string, field = 'rc-pattern'): Filte
   let out = '';
   // Whether the last token was a single character or range that ? and + can repeat.
   let repeatable = false;
-  for (let i = 0; i < body.length; ) {
+  for (let i = 0; i < body.length;) {
     const c = body[i] as string;
     if (c === '\\') {
       const next = body[i + 1];
@@ -99,7 +99,9 @@ export function parseFilterPatterns(list: string, field = 'rc-pattern'): FilterP
   if (parts.length > MAX_TAG_PATTERNS) throw new InputError(`${field}: ${parts.length} patterns; at most ${MAX_TAG_PATTERNS}, separated by commas`);
   const patterns = parts.map((p) => parseFilterPattern(p, field));
   if (patterns[0]?.negated) {
-    throw new InputError(`${field}: ${quoteForMessage(list)} starts with a negated pattern, which can only exclude what an earlier pattern included; put a positive pattern first`);
+    throw new InputError(
+      `${field}: ${quoteForMessage(list)} starts with a negated pattern, which can only exclude what an earlier pattern included; put a positive pattern first`,
+    );
   }
   return patterns;
 }

@@ -39,7 +39,11 @@ const variableFix = (name: string) => `set the variable ${name} in the bench env
 /** A secret, or else the bench environment's variable (the role and licence ARNs). */
 function secretOrVariable(s: PreflightSettings, secret: string, variable: string, why: string): PreflightMissing | undefined {
   if (s.secrets.has(secret) || s.variables.has(variable)) return undefined;
-  return { name: `the secret ${secret} or the variable ${variable}`, why, fix: `${variableFix(variable)} (the recommended place), or pass the secret ${secret} from the caller` };
+  return {
+    name: `the secret ${secret} or the variable ${variable}`,
+    why,
+    fix: `${variableFix(variable)} (the recommended place), or pass the secret ${secret} from the caller`,
+  };
 }
 
 function secret(s: PreflightSettings, name: string, why: string): PreflightMissing | undefined {
@@ -52,14 +56,23 @@ function variable(s: PreflightSettings, name: string, why: string): PreflightMis
 
 /** The users file the variable names must be a file in the checkout (run --users-file reads it). */
 function usersFile(s: PreflightSettings, cwd: string): PreflightMissing | undefined {
-  const missing = variable(s, 'LOADGATE_USERS_FILE', "the agents log in as the dataset's users (loadgate run --users-file, one \"login password\" per line)");
+  const missing = variable(s, 'LOADGATE_USERS_FILE', 'the agents log in as the dataset\'s users (loadgate run --users-file, one "login password" per line)');
   if (missing || !s.usersFile) return missing;
   const path = s.usersFile;
   const inside = /^[A-Za-z0-9_.][A-Za-z0-9._/-]*$/.test(path) && !`/${path}/`.includes('/../');
-  if (!inside) return { name: `the users file "${path.slice(0, 80)}"`, why: 'LOADGATE_USERS_FILE must be a path inside the repository', fix: 'give a path relative to the repository root (letters, digits, . _ - /, no "..")' };
+  if (!inside)
+    return {
+      name: `the users file "${path.slice(0, 80)}"`,
+      why: 'LOADGATE_USERS_FILE must be a path inside the repository',
+      fix: 'give a path relative to the repository root (letters, digits, . _ - /, no "..")',
+    };
   const full = `${cwd}/${path}`;
   if (existsSync(full) && statSync(full).isFile()) return undefined;
-  return { name: `the users file ${path}`, why: 'LOADGATE_USERS_FILE names it, but the candidate\'s commit has no such file', fix: `commit ${path} to the branch the tag was cut from, or correct the variable LOADGATE_USERS_FILE` };
+  return {
+    name: `the users file ${path}`,
+    why: "LOADGATE_USERS_FILE names it, but the candidate's commit has no such file",
+    fix: `commit ${path} to the branch the tag was cut from, or correct the variable LOADGATE_USERS_FILE`,
+  };
 }
 
 /** A Grafana named to keep the snapshots needs its token (src/grafana/snapshot.ts refuses one without). */
@@ -67,9 +80,17 @@ function grafana(s: PreflightSettings): PreflightMissing | undefined {
   const url = s.grafanaUrl?.trim();
   if (!url) return undefined;
   if (!/^https?:\/\/\S+$/.test(url)) {
-    return { name: 'the variable LOADGATE_GRAFANA_URL', why: `"${url.slice(0, 80)}" is not the URL of a Grafana`, fix: 'set it to the https:// address of the Grafana that keeps the snapshots, or delete it to take no snapshots' };
+    return {
+      name: 'the variable LOADGATE_GRAFANA_URL',
+      why: `"${url.slice(0, 80)}" is not the URL of a Grafana`,
+      fix: 'set it to the https:// address of the Grafana that keeps the snapshots, or delete it to take no snapshots',
+    };
   }
-  return secret(s, 'grafana-token', `the variable LOADGATE_GRAFANA_URL names ${url.slice(0, 120)}, which keeps each test's snapshot, and its service-account token (snapshots:create) is needed to write there`);
+  return secret(
+    s,
+    'grafana-token',
+    `the variable LOADGATE_GRAFANA_URL names ${url.slice(0, 120)}, which keeps each test's snapshot, and its service-account token (snapshots:create) is needed to write there`,
+  );
 }
 
 /**
@@ -82,10 +103,17 @@ export function preflightMissing(config: GateConfig, bench: BenchKind, settings:
     secretOrVariable(settings, 'aws-role-arn', 'LOADGATE_AWS_ROLE_ARN', 'the AWS jobs assume this IAM role through OIDC to create and destroy the bench'),
     variable(settings, 'LOADGATE_TF_STATE_BUCKET', "the bench's Terraform state lives in this S3 bucket, so that teardown and the janitor can destroy it"),
     config.target.system === 'mattermost'
-      ? secretOrVariable(settings, 'license-secret-arn', 'LOADGATE_LICENSE_SECRET_ARN', 'a Mattermost cluster runs only with a licence (the Secrets Manager ARN holding it)')
+      ? secretOrVariable(
+          settings,
+          'license-secret-arn',
+          'LOADGATE_LICENSE_SECRET_ARN',
+          'a Mattermost cluster runs only with a licence (the Secrets Manager ARN holding it)',
+        )
       : undefined,
-    config.engine.kind === 'load-test-ng' ? secret(settings, 'admin-email', "load-test-ng's agents log in the dataset's system admin to set the server up") : undefined,
-    config.engine.kind === 'load-test-ng' ? secret(settings, 'admin-password', "the password of that admin (admin-email)") : undefined,
+    config.engine.kind === 'load-test-ng'
+      ? secret(settings, 'admin-email', "load-test-ng's agents log in the dataset's system admin to set the server up")
+      : undefined,
+    config.engine.kind === 'load-test-ng' ? secret(settings, 'admin-password', 'the password of that admin (admin-email)') : undefined,
     usersFile(settings, cwd),
     grafana(settings),
   ];

@@ -20,10 +20,15 @@ export interface ReportsTarget {
  * calling repository, so another repository needs the reports-token secret or a GitHub App
  * (app-client-id); with the secret given, no App token is minted for it.
  */
-export function validateReportsRepository(value: string | undefined, o: { repository: string | undefined; reportsToken: boolean; app: boolean }): ReportsTarget | null {
+export function validateReportsRepository(
+  value: string | undefined,
+  o: { repository: string | undefined; reportsToken: boolean; app: boolean },
+): ReportsTarget | null {
   if (value === undefined || value === '') return null;
   if (!REPOSITORY.test(value) || value.split('/').some((part) => part === '.' || part === '..')) {
-    throw new InputError(`reports-repository: ${quoteForMessage(value)} is not owner/name of a GitHub repository; give the repository that gets the report pull requests, such as acme/perf-reports, or leave it empty for this repository`);
+    throw new InputError(
+      `reports-repository: ${quoteForMessage(value)} is not owner/name of a GitHub repository; give the repository that gets the report pull requests, such as acme/perf-reports, or leave it empty for this repository`,
+    );
   }
   const [owner, repo] = value.split('/') as [string, string];
   const elsewhere = o.repository === undefined || value.toLowerCase() !== o.repository.toLowerCase();

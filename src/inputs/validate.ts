@@ -105,7 +105,9 @@ export function validateVersionLabel(value: string, field: string, versionPatter
     );
   }
   if (versionPattern !== undefined && !new RegExp(versionPattern).test(value)) {
-    throw new InputError(`${field}: ${quoteForMessage(value)} does not match the gate's target.versionPattern ${quoteForMessage(versionPattern, 120)}; fix the tag or the pattern in the gate config`);
+    throw new InputError(
+      `${field}: ${quoteForMessage(value)} does not match the gate's target.versionPattern ${quoteForMessage(versionPattern, 120)}; fix the tag or the pattern in the gate config`,
+    );
   }
   return value;
 }
@@ -146,7 +148,9 @@ function parseTests(value: string | undefined, config: GateConfig | undefined): 
   const seen = new Set<string>();
   for (const name of names) {
     if (!TEST_NAME.test(name)) {
-      throw new InputError(`tests: ${quoteForMessage(name)} is not a test name; use the lower-case names from the gate config (letters, digits, dashes), separated by commas`);
+      throw new InputError(
+        `tests: ${quoteForMessage(name)} is not a test name; use the lower-case names from the gate config (letters, digits, dashes), separated by commas`,
+      );
     }
     if (seen.has(name)) throw new InputError(`tests: "${name}" is listed twice`);
     seen.add(name);
@@ -180,10 +184,14 @@ function parseMaxRepeats(value: string | undefined, repeats: number): number | n
 function parseContinueFrom(value: string | undefined, maxRepeats: number | null): string | null {
   if (value === undefined) return null;
   if (!/^[0-9]{1,20}$/.test(value)) {
-    throw new InputError(`continue-from: ${quoteForMessage(value)} is not a workflow run id; give the number at the end of the earlier gate's run address (…/actions/runs/<id>)`);
+    throw new InputError(
+      `continue-from: ${quoteForMessage(value)} is not a workflow run id; give the number at the end of the earlier gate's run address (…/actions/runs/<id>)`,
+    );
   }
   if (maxRepeats === null) {
-    throw new InputError('continue-from: give max-repeats too, the new cap on the pairs (above the pairs the earlier gate ran): without it the continued gate stops where the earlier one did');
+    throw new InputError(
+      'continue-from: give max-repeats too, the new cap on the pairs (above the pairs the earlier gate ran): without it the continued gate stops where the earlier one did',
+    );
   }
   return value;
 }
@@ -196,10 +204,14 @@ function parseEarlierPairs(value: string | undefined, continueFrom: string | nul
   if (continueFrom === null) return 0;
   const n = Number(value);
   if (value === undefined || !REPEATS.test(value) || n < 1 || n > MAX_REPEATS) {
-    throw new InputError(`continue-from: how many pairs run ${continueFrom} ran is unknown (its report's verdict.json is read for it); got ${value === undefined ? 'none' : quoteForMessage(value)}`);
+    throw new InputError(
+      `continue-from: how many pairs run ${continueFrom} ran is unknown (its report's verdict.json is read for it); got ${value === undefined ? 'none' : quoteForMessage(value)}`,
+    );
   }
   if (cap <= n) {
-    throw new InputError(`${capName}: ${cap} is not above the ${n} pairs run ${continueFrom} already ran, so a continuation would add none; give at least ${n + 1} (at most ${MAX_REPEATS})`);
+    throw new InputError(
+      `${capName}: ${cap} is not above the ${n} pairs run ${continueFrom} already ran, so a continuation would add none; give at least ${n + 1} (at most ${MAX_REPEATS})`,
+    );
   }
   return n;
 }
@@ -208,7 +220,9 @@ function parseMaxCost(value: string | undefined): number | null {
   if (value === undefined) return null;
   const n = Number(value);
   if (!MAX_COST.test(value) || !(n > 0)) {
-    throw new InputError(`max-cost: ${quoteForMessage(value)} is not an amount of US dollars; give digits with an optional dot and up to two decimals, above 0 (for example 80 or 79.50)`);
+    throw new InputError(
+      `max-cost: ${quoteForMessage(value)} is not an amount of US dollars; give digits with an optional dot and up to two decimals, above 0 (for example 80 or 79.50)`,
+    );
   }
   return n;
 }
@@ -217,7 +231,9 @@ function parseRunnerLimit(value: string | undefined): number {
   if (value === undefined) return GITHUB_HOSTED_JOB_LIMIT_MINUTES;
   const parsed = runnerLimitSchema.safeParse(value);
   if (!RUNNER_LIMIT_MINUTES.test(value) || !parsed.success) {
-    throw new InputError(`runner-limit-minutes: ${quoteForMessage(value)} is not a job limit; give whole minutes from 30 to 7200 (GitHub-hosted runners: ${GITHUB_HOSTED_JOB_LIMIT_MINUTES})`);
+    throw new InputError(
+      `runner-limit-minutes: ${quoteForMessage(value)} is not a job limit; give whole minutes from 30 to 7200 (GitHub-hosted runners: ${GITHUB_HOSTED_JOB_LIMIT_MINUTES})`,
+    );
   }
   return parsed.data;
 }
@@ -241,7 +257,9 @@ function parseBench(value: string | undefined, config: GateConfig | undefined): 
 
 export function validateConfigPath(value: string): string {
   if (!CONFIG_PATH.test(value) || value.split('/').some((segment) => segment === '..' || segment === '.' || segment === '')) {
-    throw new InputError(`config: ${quoteForMessage(value)} is not an accepted gate config path; give a path inside the repository such as ${DEFAULT_CONFIG_PATH} (no "..", no leading "/")`);
+    throw new InputError(
+      `config: ${quoteForMessage(value)} is not an accepted gate config path; give a path inside the repository such as ${DEFAULT_CONFIG_PATH} (no "..", no leading "/")`,
+    );
   }
   return value;
 }
@@ -271,7 +289,9 @@ function candidateOf(raw: z.output<typeof rawSchema>, rcPattern: string): string
 
 function parseMode(value: string | undefined): WorkflowMode {
   if (value === undefined || value === 'gate' || value === 'calibrate') return value ?? 'gate';
-  throw new InputError(`mode: ${quoteForMessage(value)} is not a mode; use gate (compare a candidate with a baseline) or calibrate (measure the bench's noise)`);
+  throw new InputError(
+    `mode: ${quoteForMessage(value)} is not a mode; use gate (compare a candidate with a baseline) or calibrate (measure the bench's noise)`,
+  );
 }
 
 /**
@@ -281,7 +301,9 @@ function parseMode(value: string | undefined): WorkflowMode {
  */
 function checkCalibrationInputs(raw: z.output<typeof rawSchema>): void {
   if (given(raw.candidate) === undefined) {
-    throw new InputError('candidate: a calibration needs the version to run on both sides; give the candidate input (for example v10.11.0, a released version)');
+    throw new InputError(
+      'candidate: a calibration needs the version to run on both sides; give the candidate input (for example v10.11.0, a released version)',
+    );
   }
   for (const [value, name, why] of [
     [raw.baseline, 'baseline', 'it runs the candidate on both sides'],
@@ -318,14 +340,18 @@ export function validateGateInputs(input: RawGateInputs, config?: GateConfig): G
   if (baseline === candidate) throw new InputError(`baseline: equals the candidate (${candidate}); compare two different versions`);
   const bench = parseBench(given(raw.bench), config);
   if (config && bench !== CHAT_SERVER_BENCHES[config.target.system]) {
-    throw new InputError(`bench: target.system "${config.target.system}" runs on the ${CHAT_SERVER_BENCHES[config.target.system]} bench, not ${bench}; use bench ${CHAT_SERVER_BENCHES[config.target.system]} or a gate config for ${serversOf(bench).join(', ')}`);
+    throw new InputError(
+      `bench: target.system "${config.target.system}" runs on the ${CHAT_SERVER_BENCHES[config.target.system]} bench, not ${bench}; use bench ${CHAT_SERVER_BENCHES[config.target.system]} or a gate config for ${serversOf(bench).join(', ')}`,
+    );
   }
   const runnerLimitMinutes = parseRunnerLimit(given(raw.runnerLimitMinutes));
   const tests = parseTests(given(raw.tests), config);
   const repeats = parseRepeats(given(raw.repeats), config);
   // A duet's noise is its ratio: n duets measure n − 1 degrees of freedom, and a metric needs 2.
   if (mode === 'calibrate' && config?.mode === 'duet' && repeats < 3) {
-    throw new InputError(`repeats: a calibration in duet mode (the config's mode: duet) needs at least 3 A/A duets, got ${repeats}: n duets measure each metric with n − 1 degrees of freedom, and fewer than 2 measure nothing`);
+    throw new InputError(
+      `repeats: a calibration in duet mode (the config's mode: duet) needs at least 3 A/A duets, got ${repeats}: n duets measure each metric with n − 1 degrees of freedom, and fewer than 2 measure nothing`,
+    );
   }
   const configPath = validateConfigPath(given(raw.config) ?? DEFAULT_CONFIG_PATH);
   // A calibration ends with exactly its repeats pairs: its cap is the same number.
@@ -338,8 +364,21 @@ export function validateGateInputs(input: RawGateInputs, config?: GateConfig): G
   if (config && bench === 'aws') {
     const selected = { ...config, tests: config.tests.filter((t) => tests.includes(t.name)) };
     // The setting that sets the cap is the one to lower: repeats above the cap raise it.
-    const capName = mode === 'calibrate' ? 'repeats (the A/A pairs of a calibration)' : maxRepeats !== null ? 'max-repeats' : repeats > (config.maxRepeats ?? 0) ? 'repeats' : `maxRepeats (${configPath})`;
-    checkPairsFitRunJobs(selected, { repeats: Math.min(repeats, newPairsAtMost), maxRepeats: newPairsAtMost }, runnerLimitMinutes, { repeats: 'repeats', maxRepeats: capName, limit: 'runner-limit-minutes' }, earlierPairs);
+    const capName =
+      mode === 'calibrate'
+        ? 'repeats (the A/A pairs of a calibration)'
+        : maxRepeats !== null
+          ? 'max-repeats'
+          : repeats > (config.maxRepeats ?? 0)
+            ? 'repeats'
+            : `maxRepeats (${configPath})`;
+    checkPairsFitRunJobs(
+      selected,
+      { repeats: Math.min(repeats, newPairsAtMost), maxRepeats: newPairsAtMost },
+      runnerLimitMinutes,
+      { repeats: 'repeats', maxRepeats: capName, limit: 'runner-limit-minutes' },
+      earlierPairs,
+    );
   }
   return {
     mode,

@@ -84,7 +84,10 @@ export class PrometheusClient {
     if (failed.success) throw new PrometheusError(query, `${failed.data.errorType}: ${failed.data.error}`);
     const ok = successSchema.safeParse(json);
     if (!ok.success) {
-      throw new PrometheusError(query, `unexpected response (HTTP ${response.status}): ${ok.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+      throw new PrometheusError(
+        query,
+        `unexpected response (HTTP ${response.status}): ${ok.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+      );
     }
     return ok.data.data;
   }

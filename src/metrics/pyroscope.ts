@@ -68,14 +68,23 @@ export class PyroscopeClient {
 
   /** The matching profiles merged, as the pprof profile's protobuf bytes (not gzipped). */
   async selectMergeProfile(q: ProfileQuery): Promise<Uint8Array> {
-    const body = Uint8Array.from(Buffer.concat([protoString(1, q.profileTypeId), protoString(2, q.labelSelector), protoInt64(3, q.startMs), protoInt64(4, q.endMs)]));
+    const body = Uint8Array.from(
+      Buffer.concat([protoString(1, q.profileTypeId), protoString(2, q.labelSelector), protoInt64(3, q.startMs), protoInt64(4, q.endMs)]),
+    );
     const answer = await this.call('SelectMergeProfile', 'application/proto', body);
     return new Uint8Array(await answer.arrayBuffer());
   }
 
   /** Per group_by label set, the sum of each matching profile's values in each step that has one. */
   async selectSeries(q: SeriesQuery): Promise<ProfileSeries[]> {
-    const body = JSON.stringify({ profileTypeID: q.profileTypeId, labelSelector: q.labelSelector, start: String(q.startMs), end: String(q.endMs), groupBy: q.groupBy, step: q.stepSec });
+    const body = JSON.stringify({
+      profileTypeID: q.profileTypeId,
+      labelSelector: q.labelSelector,
+      start: String(q.startMs),
+      end: String(q.endMs),
+      groupBy: q.groupBy,
+      step: q.stepSec,
+    });
     const answer = await this.call('SelectSeries', 'application/json', body);
     const text = await answer.text();
     let json: unknown;
@@ -85,8 +94,12 @@ export class PyroscopeClient {
       throw new PyroscopeError('SelectSeries', `the answer is not JSON: ${text.slice(0, 200)}`);
     }
     const parsed = seriesAnswer.safeParse(json);
-    if (!parsed.success) throw new PyroscopeError('SelectSeries', `unexpected answer: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
-    return parsed.data.series.map((s) => ({ labels: Object.fromEntries(s.labels.map((l) => [l.name, l.value])), points: s.points.map((p) => ({ timestampMs: p.timestamp, value: p.value })) }));
+    if (!parsed.success)
+      throw new PyroscopeError('SelectSeries', `unexpected answer: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+    return parsed.data.series.map((s) => ({
+      labels: Object.fromEntries(s.labels.map((l) => [l.name, l.value])),
+      points: s.points.map((p) => ({ timestampMs: p.timestamp, value: p.value })),
+    }));
   }
 
   private async call(method: string, contentType: string, body: Uint8Array<ArrayBuffer> | string): Promise<Response> {

@@ -22,7 +22,10 @@ export function measuredCapacity(runs: readonly RunResult[]): CapacityEntry[] {
       const users = Math.round(median(judged.map((r) => r.supportedUsers as number)) * 100) / 100;
       const probes = judged.map((r) => r.bench.setupProbe);
       const workloads = new Set(probes.map((p) => (p ? workloadName(p.workload) : '')));
-      const probe = probes.every((p) => p) && workloads.size === 1 ? { workload: probes[0]?.workload as string, cpuMs: Math.round(median(probes.map((p) => p?.cpuMsMedian as number)) * 100) / 100 } : undefined;
+      const probe =
+        probes.every((p) => p) && workloads.size === 1
+          ? { workload: probes[0]?.workload as string, cpuMs: Math.round(median(probes.map((p) => p?.cpuMsMedian as number)) * 100) / 100 }
+          : undefined;
       const versions = [...new Set(judged.map((r) => r.target.version))].sort().join(', ');
       return {
         test,

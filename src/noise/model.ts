@@ -70,7 +70,10 @@ export function dfFor(model: NoiseModel, test: string, metric: string): number {
 /** Describes a parsed file for the report and verdict.json. */
 export function modelOf(file: NoiseModelFile, path: string): NoiseModel {
   const measured = file.entries.filter((e) => e.kind === 'measured');
-  const dates = measured.map((e) => e.measuredAt).filter((d): d is string => !!d).sort();
+  const dates = measured
+    .map((e) => e.measuredAt)
+    .filter((d): d is string => !!d)
+    .sort();
   return {
     path,
     kind: measured.length ? 'measured' : 'assumed',
@@ -111,7 +114,9 @@ export function noiseModelPath(config: GateConfig, configFile: string): string |
   const name = value.slice(BUILTIN_PREFIX.length);
   const known = builtinNoiseModels();
   if (!BUILTIN_NAME.test(name) || !known.includes(name)) {
-    throw new InputError(`noiseModel: ${JSON.stringify(value)} is not a model loadgate ships; the built-in ones are ${known.map((n) => `${BUILTIN_PREFIX}${n}`).join(', ')} (or give a file path relative to the config)`);
+    throw new InputError(
+      `noiseModel: ${JSON.stringify(value)} is not a model loadgate ships; the built-in ones are ${known.map((n) => `${BUILTIN_PREFIX}${n}`).join(', ')} (or give a file path relative to the config)`,
+    );
   }
   return join(BUILTIN_NOISE_DIR, `${name}.json`);
 }
@@ -128,11 +133,15 @@ export async function loadNoiseModel(path: string, config: GateConfig): Promise<
   try {
     data = JSON.parse(await readFile(path, 'utf8'));
   } catch (error) {
-    throw new InputError(`noiseModel: cannot read ${path} as JSON: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}; run loadgate calibrate to write one, or remove noiseModel to use the assumed model`);
+    throw new InputError(
+      `noiseModel: cannot read ${path} as JSON: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}; run loadgate calibrate to write one, or remove noiseModel to use the assumed model`,
+    );
   }
   const version = (data as { schemaVersion?: unknown } | null)?.schemaVersion;
   if (version !== NOISE_MODEL_SCHEMA_VERSION) {
-    throw new InputError(`${path}: noise model schemaVersion is ${JSON.stringify(version)}, this loadgate reads ${NOISE_MODEL_SCHEMA_VERSION}; recalibrate with loadgate calibrate`);
+    throw new InputError(
+      `${path}: noise model schemaVersion is ${JSON.stringify(version)}, this loadgate reads ${NOISE_MODEL_SCHEMA_VERSION}; recalibrate with loadgate calibrate`,
+    );
   }
   const parsed = noiseModelFileSchema.safeParse(data);
   if (!parsed.success) {
@@ -164,13 +173,20 @@ export function checkProfile(file: NoiseModelFile, config: GateConfig, path: str
   const fix = 'recalibrate (loadgate calibrate) or point noiseModel at the model of this profile';
   if (measured && got.name !== want.name) throw new InputError(`${path}: noise model is for profile "${got.name}", the config is "${want.name}"; ${fix}`);
   const [gotMode, wantMode] = [file.mode ?? 'sequential', config.mode];
-  if (gotMode !== wantMode) throw new InputError(`${path}: noise model was measured in ${gotMode} mode, the config runs in ${wantMode} (mode: ${wantMode}); the noise of one does not tell the other's: calibrate in ${wantMode} mode (loadgate calibrate) or set mode: ${gotMode}`);
+  if (gotMode !== wantMode)
+    throw new InputError(
+      `${path}: noise model was measured in ${gotMode} mode, the config runs in ${wantMode} (mode: ${wantMode}); the noise of one does not tell the other's: calibrate in ${wantMode} mode (loadgate calibrate) or set mode: ${gotMode}`,
+    );
   const benchDiff = got.bench ? shapeDifferences(got.bench, want.bench ?? {}) : [];
-  if (benchDiff.length) throw new InputError(`${path}: noise model is of another bench (${benchDiff.join('; ')}); its noise does not tell this bench's: calibrate on this bench (loadgate calibrate), or remove noiseModel to assume the noise from the tolerances`);
+  if (benchDiff.length)
+    throw new InputError(
+      `${path}: noise model is of another bench (${benchDiff.join('; ')}); its noise does not tell this bench's: calibrate on this bench (loadgate calibrate), or remove noiseModel to assume the noise from the tolerances`,
+    );
   if (!measured) return;
   // Each test's own shape: a test added since the model was measured has no entries and
   // is judged under the assumed prior; one whose shape changed makes its entries fiction.
-  const changed = got.tests && want.tests ? testDifferences(got.tests, want.tests) : got.hash !== want.hash ? `profile hash ${got.hash}, config ${want.hash}` : undefined;
+  const changed =
+    got.tests && want.tests ? testDifferences(got.tests, want.tests) : got.hash !== want.hash ? `profile hash ${got.hash}, config ${want.hash}` : undefined;
   if (changed) throw new InputError(`${path}: noise model was measured with other test shapes (${changed}); ${fix}`);
 }
 /** "field: model's value, config's value" for every field of the bench that differs. */
@@ -186,5 +202,7 @@ function testDifferences(got: Record<string, string>, want: Record<string, strin
   const differ = Object.keys(got)
     .filter((n) => want[n] !== undefined && got[n] !== want[n])
     .sort();
-  return differ.length ? `test${differ.length === 1 ? '' : 's'} ${differ.join(', ')} ${differ.length === 1 ? 'differs' : 'differ'} from the model's` : undefined;
+  return differ.length
+    ? `test${differ.length === 1 ? '' : 's'} ${differ.join(', ')} ${differ.length === 1 ? 'differs' : 'differ'} from the model's`
+    : undefined;
 }

@@ -5,7 +5,19 @@ import type { RunResult } from '../results/schema.ts';
 import { assumedEntrySdLog, gatingMetrics, noiseProfile } from './profile.ts';
 import { NOISE_MODEL_SCHEMA_VERSION, type NoiseEntry, type NoiseModelFile, type SlotEffect, type SpeedFit } from './schema.ts';
 import { measuredCapacity } from './capacity.ts';
-import { addSums, fitOfSums, machineName, pooledScope, probeRange, sameMachine, speedSums, sumsOfFit, workloadName, type SpeedGroup, type SpeedMachine } from './speed.ts';
+import {
+  addSums,
+  fitOfSums,
+  machineName,
+  pooledScope,
+  probeRange,
+  sameMachine,
+  speedSums,
+  sumsOfFit,
+  workloadName,
+  type SpeedGroup,
+  type SpeedMachine,
+} from './speed.ts';
 
 /**
  * Pools the within-version spread of a gate's runs into a noise model, so the model
@@ -50,7 +62,10 @@ function spreadOf(sides: readonly (readonly RunResult[])[], test: string, key: s
   if (!metric) return out;
   for (const runs of sides) {
     const judged = runs.filter((r) => r.test.name === test && r.status === 'completed' && !r.problems.length);
-    const logs = judged.map(metric.extract).filter((v): v is number => v !== undefined && v > 0).map(Math.log);
+    const logs = judged
+      .map(metric.extract)
+      .filter((v): v is number => v !== undefined && v > 0)
+      .map(Math.log);
     if (logs.length < 2) continue;
     const mean = logs.reduce((x, y) => x + y, 0) / logs.length;
     out.ss += logs.reduce((acc, x) => acc + (x - mean) ** 2, 0);
@@ -175,7 +190,11 @@ function scopeOf(found: SpeedRuns): Pick<SpeedFit, 'probeMs' | 'machine'> {
  * they carry no usable probes: for a fit pooled from stored calibrations
  * (scripts/make-noise-models.ts) that predates these fields.
  */
-export function speedScopeOf(sides: readonly (readonly RunResult[])[], test: string, key: string): (Pick<SpeedFit, 'probeMs' | 'machine'> & { workload: string; runs: number }) | null {
+export function speedScopeOf(
+  sides: readonly (readonly RunResult[])[],
+  test: string,
+  key: string,
+): (Pick<SpeedFit, 'probeMs' | 'machine'> & { workload: string; runs: number }) | null {
   const found = speedGroupsOf(sides, test, key);
   return found ? { workload: found.workload, runs: found.probeMs.length, ...scopeOf(found) } : null;
 }
@@ -214,7 +233,12 @@ function pooledSpeed(e: NoiseEntry, sides: readonly (readonly RunResult[])[], ma
   if (!fit || fit.sdLog === 0) return stored;
   const what = `${fresh.runs} runs with the speed probe (${found.groups.length} ${found.groups.length === 1 ? 'group' : 'groups'})`;
   const round = (x: number) => Number(x.toPrecision(6));
-  const replaced = held || !stored ? '' : stored.workload !== found.workload ? ` (in place of the fit of ${stored.workload}, a probe these runs no longer take)` : ` (in place of the fit measured on ${machineName(stored.machine!)}, another machine)`;
+  const replaced =
+    held || !stored
+      ? ''
+      : stored.workload !== found.workload
+        ? ` (in place of the fit of ${stored.workload}, a probe these runs no longer take)`
+        : ` (in place of the fit measured on ${machineName(stored.machine!)}, another machine)`;
   const scope = scopeOf(found);
   return {
     workload: found.workload,
@@ -260,7 +284,9 @@ export function poolRuns(
     const versions = [...new Set([...(e.kind === 'measured' ? e.versions : []), ...s.versions])].sort();
     // A duet's ratio has no machine speed left to fit; its slots may differ.
     const speed = duet ? undefined : pooledSpeed(e, [sides.baseline, sides.candidate], options.startSpeedFit === true);
-    const slotEffect = duet ? pooledSlotEffect(e.kind === 'measured' ? e.slotEffect : undefined, slotEffectOf(sides.baseline, sides.candidate, e.test, e.metric)) : undefined;
+    const slotEffect = duet
+      ? pooledSlotEffect(e.kind === 'measured' ? e.slotEffect : undefined, slotEffectOf(sides.baseline, sides.candidate, e.test, e.metric))
+      : undefined;
     return {
       ...e,
       sdLog,
@@ -269,14 +295,19 @@ export function poolRuns(
       kind: 'measured',
       versions,
       ...(measuredAt ? { measuredAt } : {}),
-      source: e.kind === 'measured' ? `${e.source}; pooled with ${s.runs} runs (${s.df} df) of ${versions.join(', ')}` : duet ? `spread of the log ratio of ${s.runs / 2} duets (${s.df} df) of ${versions.join(', ')}` : `within-version spread of ${s.runs} runs (${s.df} df) of ${versions.join(', ')}`,
+      source:
+        e.kind === 'measured'
+          ? `${e.source}; pooled with ${s.runs} runs (${s.df} df) of ${versions.join(', ')}`
+          : duet
+            ? `spread of the log ratio of ${s.runs / 2} duets (${s.df} df) of ${versions.join(', ')}`
+            : `within-version spread of ${s.runs} runs (${s.df} df) of ${versions.join(', ')}`,
       ...(speed ? { speed } : {}),
       ...(slotEffect ? { slotEffect } : {}),
     };
   });
   if (!changed) return null;
   // A calibration measures where the search should start; a gate of two versions leaves the model's figure.
-  const capacity = options.measureCapacity ? measuredCapacity(runs) : model.capacity ?? [];
+  const capacity = options.measureCapacity ? measuredCapacity(runs) : (model.capacity ?? []);
   return { ...model, profile: noiseProfile(config), ...(measuredAt ? { updatedAt: measuredAt } : {}), entries, ...(capacity.length ? { capacity } : {}) };
 }
 

@@ -32,7 +32,16 @@ export function gatingMetrics(config: Pick<GateConfig, 'tests' | 'tolerances'>):
 const hash16 = (value: unknown) => createHash('sha256').update(JSON.stringify(value)).digest('hex').slice(0, 16);
 
 /** The hardware fields of an AWS bench that change what a run measures (src/aws/presets.ts fills the rest from the preset). */
-const AWS_HARDWARE = ['appInstanceType', 'appCount', 'agentInstanceType', 'agentCount', 'proxyInstanceType', 'dbInstanceType', 'dbCount', 'openSearchCount'] as const;
+const AWS_HARDWARE = [
+  'appInstanceType',
+  'appCount',
+  'agentInstanceType',
+  'agentCount',
+  'proxyInstanceType',
+  'dbInstanceType',
+  'dbCount',
+  'openSearchCount',
+] as const;
 
 /**
  * The bench a model is measured on, as the config names it: the kind, and on AWS the

@@ -58,25 +58,30 @@ export const slotEffectSchema = z.strictObject({
 });
 export type SlotEffect = z.output<typeof slotEffectSchema>;
 
-export const noiseEntrySchema = z.strictObject({
-  test: z.string().min(1),
-  /** A metric key of the tolerances (supportedUsers, apiAvg, errorRate…). */
-  metric: z.string().min(1),
-  /** Per-run standard deviation of ln(value); 0.03 is about 3 % run to run. */
-  sdLog: z.number().positive().max(2),
-  /** Runs behind the estimate, and its degrees of freedom (0 for an assumption). */
-  runs: z.number().int().nonnegative(),
-  df: z.number().nonnegative(),
-  kind: z.enum(NOISE_KINDS),
-  versions: z.array(z.string()),
-  measuredAt: z.string().optional(),
-  /** Where the figure came from, in words. */
-  source: z.string().min(1),
-  /** Present when runs with the local bench's speed probe measured how the metric follows the machine's speed. */
-  speed: speedFitSchema.optional(),
-  /** Duet models: the bench's slot effect, when A/A duets in both orientations measured it. */
-  slotEffect: slotEffectSchema.optional(),
-}).refine((e) => !e.speed || e.kind === 'measured', { message: 'speed: only a measured entry can hold a speed fit (its noise around the fit is a measurement too)', path: ['speed'] });
+export const noiseEntrySchema = z
+  .strictObject({
+    test: z.string().min(1),
+    /** A metric key of the tolerances (supportedUsers, apiAvg, errorRate…). */
+    metric: z.string().min(1),
+    /** Per-run standard deviation of ln(value); 0.03 is about 3 % run to run. */
+    sdLog: z.number().positive().max(2),
+    /** Runs behind the estimate, and its degrees of freedom (0 for an assumption). */
+    runs: z.number().int().nonnegative(),
+    df: z.number().nonnegative(),
+    kind: z.enum(NOISE_KINDS),
+    versions: z.array(z.string()),
+    measuredAt: z.string().optional(),
+    /** Where the figure came from, in words. */
+    source: z.string().min(1),
+    /** Present when runs with the local bench's speed probe measured how the metric follows the machine's speed. */
+    speed: speedFitSchema.optional(),
+    /** Duet models: the bench's slot effect, when A/A duets in both orientations measured it. */
+    slotEffect: slotEffectSchema.optional(),
+  })
+  .refine((e) => !e.speed || e.kind === 'measured', {
+    message: 'speed: only a measured entry can hold a speed fit (its noise around the fit is a measurement too)',
+    path: ['speed'],
+  });
 export type NoiseEntry = z.output<typeof noiseEntrySchema>;
 
 export const noiseProfileSchema = z.strictObject({

@@ -10,7 +10,10 @@ export function buildRows(verdict: Pick<VerdictFile, 'baseline' | 'candidate'>):
   for (const role of ['baseline', 'candidate'] as const) {
     const build = verdict[role].build;
     if (!build) continue;
-    const what = build.kind === 'url' ? `build ${build.url}` : `${build.kind === 'wheel' ? 'wheel' : 'source directory'} \`${build.path.replace(/`/g, "'")}\`, SHA-256 \`${build.sha256}\``;
+    const what =
+      build.kind === 'url'
+        ? `build ${build.url}`
+        : `${build.kind === 'wheel' ? 'wheel' : 'source directory'} \`${build.path.replace(/`/g, "'")}\`, SHA-256 \`${build.sha256}\``;
     rows.push([`${role === 'baseline' ? 'Baseline' : 'Candidate'} build`, what]);
   }
   return rows;

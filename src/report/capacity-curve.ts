@@ -103,7 +103,8 @@ export function levelsOf(test: TestComparison): number[] {
 }
 
 const fmt = (v: number | undefined, digits = 1): string => (v === undefined ? 'n/a' : v.toFixed(digits));
-const pair = (b: LevelPoint | undefined, c: LevelPoint | undefined, key: SeriesKey, digits = 1): string => `${fmt(b?.values[key], digits)} / ${fmt(c?.values[key], digits)}`;
+const pair = (b: LevelPoint | undefined, c: LevelPoint | undefined, key: SeriesKey, digits = 1): string =>
+  `${fmt(b?.values[key], digits)} / ${fmt(c?.values[key], digits)}`;
 
 function mdTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
   return [header, header.map(() => '---'), ...rows].map((r) => `| ${r.join(' | ')} |`).join('\n');
@@ -133,11 +134,13 @@ export function capacitySection(test: TestComparison): string | undefined {
   const parts = [
     `### Capacity curve - ${bounded ? 'Bounded' : 'Unbounded'} (${test.name})`,
     bounded
-      ? 'At the bounded test\'s one level, over its hold. Each cell: baseline / candidate.'
-      : 'From the unbounded ramp: the mean of the points within ±5 % of each level of active users; the knee is the larger side\'s supported users. Each cell: baseline / candidate.',
+      ? "At the bounded test's one level, over its hold. Each cell: baseline / candidate."
+      : "From the unbounded ramp: the mean of the points within ±5 % of each level of active users; the knee is the larger side's supported users. Each cell: baseline / candidate.",
     mdTable(['Users', 'Requests/s', 'API avg (ms)', 'API p50 (ms)', 'API p95 (ms)', 'API p99 (ms)', 'Errors (%)'], rows),
   ];
-  const runNotes = [...test.baseline.map((r) => ['baseline', r] as const), ...test.candidate.map((r) => ['candidate', r] as const)].map(([side, r]) => runNote(side, r)).filter((n): n is string => n !== undefined);
+  const runNotes = [...test.baseline.map((r) => ['baseline', r] as const), ...test.candidate.map((r) => ['candidate', r] as const)]
+    .map(([side, r]) => runNote(side, r))
+    .filter((n): n is string => n !== undefined);
   if (runNotes.length) parts.push(runNotes.map((n) => `- ${n}`).join('\n'));
   const storeLevels = bounded ? levels : STORE_LEVELS.map((f) => Math.round(f * knee));
   const storeRows = storeLevels
@@ -153,7 +156,8 @@ function runNote(side: string, r: RunResult): string | undefined {
   const who = `${r.target.version} (${side}) #${r.repeat}`;
   const minutes = (s: number): string => `${(s / 60).toFixed(1)} min`;
   if (r.test.type === 'bounded') {
-    if (r.earlyStop) return `${who}: stopped early at ${minutes(r.earlyStop.atSec)} of ${minutes(r.test.durationSec)}${r.earlyStop.halfWidthPct !== undefined ? ` (the watched metric within ±${r.earlyStop.halfWidthPct}%)` : ''}`;
+    if (r.earlyStop)
+      return `${who}: stopped early at ${minutes(r.earlyStop.atSec)} of ${minutes(r.test.durationSec)}${r.earlyStop.halfWidthPct !== undefined ? ` (the watched metric within ±${r.earlyStop.halfWidthPct}%)` : ''}`;
     return r.stableWindow.endSec < r.test.durationSec ? `${who}: ran ${minutes(r.stableWindow.endSec)} of ${minutes(r.test.durationSec)}` : undefined;
   }
   const c = r.capacity;
@@ -165,7 +169,11 @@ function runNote(side: string, r: RunResult): string | undefined {
 }
 
 /** The capacity graphs of an unbounded test: requests/s and API times against active users. */
-export function capacityChartSpecs(testName: string, baseline: readonly RunResult[], candidate: readonly RunResult[]): Array<{ slug: string; title: string; spec: TopLevelSpec }> {
+export function capacityChartSpecs(
+  testName: string,
+  baseline: readonly RunResult[],
+  candidate: readonly RunResult[],
+): Array<{ slug: string; title: string; spec: TopLevelSpec }> {
   const first = baseline[0] ?? candidate[0];
   if (!first || first.test.type !== 'unbounded') return [];
   const charts: Array<{ slug: string; title: string; metric: SeriesKey; axis: string }> = [
@@ -177,7 +185,10 @@ export function capacityChartSpecs(testName: string, baseline: readonly RunResul
   for (const chart of charts) {
     const data: Array<{ users: number; value: number; side: string }> = [];
     const knees: Array<{ users: number; side: string }> = [];
-    for (const [side, runs] of [['baseline', baseline], ['candidate', candidate]] as const) {
+    for (const [side, runs] of [
+      ['baseline', baseline],
+      ['candidate', candidate],
+    ] as const) {
       const label = `${runs[0]?.target.version ?? side} (${side})`;
       // Bucket by users (20 buckets up to the peak): a ramp visits each level many times.
       const points = runs.flatMap((r) => usersAndMetrics(r, STARTUP_SEC)).filter((p) => p.values[chart.metric] !== undefined);
@@ -201,7 +212,13 @@ export function capacityChartSpecs(testName: string, baseline: readonly RunResul
     }
     if (!data.length) continue;
     const sides = [...new Set(data.map((d) => d.side))];
-    const color = { field: 'side', type: 'nominal' as const, title: null, scale: { domain: sides, range: ['#1f77b4', '#e4572e'].slice(0, sides.length) }, legend: { orient: 'top' as const, labelLimit: 400 } };
+    const color = {
+      field: 'side',
+      type: 'nominal' as const,
+      title: null,
+      scale: { domain: sides, range: ['#1f77b4', '#e4572e'].slice(0, sides.length) },
+      legend: { orient: 'top' as const, labelLimit: 400 },
+    };
     out.push({
       slug: chart.slug,
       title: `${testName} ${chart.title}`,
@@ -216,7 +233,11 @@ export function capacityChartSpecs(testName: string, baseline: readonly RunResul
           {
             data: { values: data },
             mark: { type: 'line', point: true, strokeWidth: 1.5 },
-            encoding: { x: { field: 'users', type: 'quantitative', title: 'Active users' }, y: { field: 'value', type: 'quantitative', title: chart.axis }, color },
+            encoding: {
+              x: { field: 'users', type: 'quantitative', title: 'Active users' },
+              y: { field: 'value', type: 'quantitative', title: chart.axis },
+              color,
+            },
           },
           { data: { values: knees }, mark: { type: 'rule', strokeDash: [4, 4] }, encoding: { x: { field: 'users', type: 'quantitative' }, color } },
         ],

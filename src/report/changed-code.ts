@@ -19,7 +19,6 @@ export interface ChangedFunctionRow {
   candidateLine?: number;
 }
 
-
 export interface ChangedCodeInput {
   /** The test whose profile the hot functions come from, for the heading. */
   test?: string;
@@ -52,7 +51,8 @@ function functionsPart(rows: readonly ChangedFunctionRow[], baseline: string, ca
     '| --- | --- | --- |',
   ];
   for (const r of changed) {
-    const change = r.status === 'changed' ? `+${r.added ?? 0} / −${r.removed ?? 0} lines` : r.status === 'added' ? 'new in the candidate' : 'gone from the candidate';
+    const change =
+      r.status === 'changed' ? `+${r.added ?? 0} / −${r.removed ?? 0} lines` : r.status === 'added' ? 'new in the candidate' : 'gone from the candidate';
     const where = r.path ? `${code(r.path)}${r.candidateLine ? `:${r.candidateLine}` : ''}${r.baselinePath ? ` (was ${code(r.baselinePath)})` : ''}` : '—';
     lines.push(`| ${code(r.name)} | ${where} | ${change} |`);
   }
@@ -64,7 +64,10 @@ function commitsPart(c: ChangedCommits, max: number): string[] {
   if (c.files.length === 0) {
     return [`No commit in ${range} (${c.totalCommits} commits in ${plainMarkdown(c.repository)}) touched the hot functions' files.`];
   }
-  const lines = [`Commits in ${range} that touched the hot functions' files${c.truncated ? ` (GitHub listed ${c.totalCommits} commits only in part; follow the link for all)` : ''}:`, ''];
+  const lines = [
+    `Commits in ${range} that touched the hot functions' files${c.truncated ? ` (GitHub listed ${c.totalCommits} commits only in part; follow the link for all)` : ''}:`,
+    '',
+  ];
   for (const f of c.files) {
     lines.push(`- ${code(f.path)} (${f.functions.map(code).join(', ')}; +${f.additions} / −${f.deletions} lines)`);
     for (const commit of f.commits.slice(0, max)) {
@@ -82,5 +85,7 @@ export function changedCodeSection(input: ChangedCodeInput): string {
   if (input.functions) parts.push(functionsPart(input.functions, input.baseline, input.candidate));
   if (input.commits) parts.push(commitsPart(input.commits, input.maxCommitsPerFile ?? 5));
   if (parts.length === 0) return '';
-  return [`### The changed code behind the hot spots${input.test ? ` - ${input.test}` : ''}`, '', ...parts.flatMap((p, i) => (i ? ['', ...p] : p)), ''].join('\n');
+  return [`### The changed code behind the hot spots${input.test ? ` - ${input.test}` : ''}`, '', ...parts.flatMap((p, i) => (i ? ['', ...p] : p)), ''].join(
+    '\n',
+  );
 }

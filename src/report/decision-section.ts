@@ -15,10 +15,14 @@ export function decisionSection(v: VerdictFile): string {
     const assumedEntries = m.assumed.filter((a) => !missing.has(a));
     const assumed =
       (assumedEntries.length ? `; assumed, not measured: ${assumedEntries.join(', ')}` : '') +
-      (missing.size ? `; not in the model (checks added since it was measured), judged under the assumed prior: ${[...missing].join(', ')} (\`loadgate calibrate\` measures them)` : '');
+      (missing.size
+        ? `; not in the model (checks added since it was measured), judged under the assumed prior: ${[...missing].join(', ')} (\`loadgate calibrate\` measures them)`
+        : '');
     lines.push(`- **Noise model**: measured (${source}, ${m.n ?? '?'} runs, ${m.measuredAt ?? 'date unknown'})${assumed}.`);
   } else {
-    lines.push(`- **Noise model**: assumed (${source}): the run-to-run noise is taken from the tolerances' noise floors, not measured on this bench. Run \`loadgate calibrate\` to measure it.`);
+    lines.push(
+      `- **Noise model**: assumed (${source}): the run-to-run noise is taken from the tolerances' noise floors, not measured on this bench. Run \`loadgate calibrate\` to measure it.`,
+    );
   }
   lines.push(
     `- **Rule**: after each baseline/candidate pair, a sequential probability ratio test per check weighs "no change" against "the material regression"; ` +
@@ -41,10 +45,15 @@ export function decisionSection(v: VerdictFile): string {
   }
   if (v.next === 'repeat') lines.push('- **Next**: undecided so far; another pair is needed (a resumed run adds it).');
   if (d.suggestedMorePairs !== undefined) {
-    lines.push(`- **Inconclusive**: the runs could not tell the candidate from the baseline. About ${d.suggestedMorePairs} more pair${d.suggestedMorePairs === 1 ? '' : 's'} would likely decide it: raise maxRepeats and resume, or lower the bench's noise.`);
+    lines.push(
+      `- **Inconclusive**: the runs could not tell the candidate from the baseline. About ${d.suggestedMorePairs} more pair${d.suggestedMorePairs === 1 ? '' : 's'} would likely decide it: raise maxRepeats and resume, or lower the bench's noise.`,
+    );
   }
   const users = d.detectable.find((x) => x.metric === 'Supported users' && x.probabilityFail !== undefined);
-  if (users?.probabilityFail !== undefined) lines.push(`- **Could detect**: a ${users.materialPct}% loss of supported users (${users.test}) would have failed with ${chance(users.probabilityFail)} probability.`);
+  if (users?.probabilityFail !== undefined)
+    lines.push(
+      `- **Could detect**: a ${users.materialPct}% loss of supported users (${users.test}) would have failed with ${chance(users.probabilityFail)} probability.`,
+    );
   const sign = (metric: string) => (metric === 'Supported users' ? '−' : '+');
   const undecided = (x: (typeof d.detectable)[number]) =>
     x.failAtTolerance === undefined || x.passAtTolerance === undefined ? '—' : chance(Math.max(0, 1 - x.failAtTolerance - x.passAtTolerance));

@@ -38,7 +38,9 @@ export function failLinesOf(v: VerdictFile, c: Check): FailLines {
     worse: c.worse,
     tolerancePct: d.tolerancePct,
     materialPct: d.materialPct,
-    ...(d.failAtTolerance !== undefined ? { atTolerance: { fail: d.failAtTolerance, ...(d.passAtTolerance !== undefined ? { pass: d.passAtTolerance } : {}) } } : {}),
+    ...(d.failAtTolerance !== undefined
+      ? { atTolerance: { fail: d.failAtTolerance, ...(d.passAtTolerance !== undefined ? { pass: d.passAtTolerance } : {}) } }
+      : {}),
     ...(d.probabilityFail !== undefined ? { atMaterial: d.probabilityFail } : {}),
     rate,
   };
@@ -88,9 +90,13 @@ export function failLinesLegend(v: VerdictFile): string {
   }
   const failTol = range(relative.map((d) => d.failAtTolerance as number));
   const withPass = relative.filter((d) => d.passAtTolerance !== undefined);
-  const undecided = withPass.length ? `, ends inconclusive ${range(withPass.map((d) => 1 - (d.failAtTolerance as number) - (d.passAtTolerance as number)))}` : '';
+  const undecided = withPass.length
+    ? `, ends inconclusive ${range(withPass.map((d) => 1 - (d.failAtTolerance as number) - (d.passAtTolerance as number)))}`
+    : '';
   const failMat = range(relative.map((d) => d.probabilityFail as number));
-  const rates = v.decision.detectable.some((d) => d.probabilityFail === undefined) ? ' Error and timeout rates are judged on their counts: a rise near the material change fails at once.' : '';
+  const rates = v.decision.detectable.some((d) => d.probabilityFail === undefined)
+    ? ' Error and timeout rates are judged on their counts: a rise near the material change fails at once.'
+    : '';
   return (
     `**${TOLERANCE_HEADER}** is where a check is as likely to fail as to pass over many pairs, not where it fails: within this gate's ${pairs} a true change of the tolerance fails ${failTol} of the time${undecided ? ` and${undecided.replace(/^,/, '')}` : ''}. ` +
     `**${MATERIAL_HEADER}** is the change the gate is built to fail: at it a check fails ${failMat} of the time (each at the noise model's noise, as if it were the only gating check).${rates} ${context}`

@@ -63,7 +63,10 @@ export function findings(comparison: Comparison): string[] {
   const early = pairs < minRepeats && !verdict.problems.length ? verdict.checks.filter((c) => c.verdict === 'inconclusive') : [];
   if (early.length) {
     const worst = [...early].sort((a, b) => badness(b) - badness(a) || a.id.localeCompare(b.id))[0] as Check;
-    const largest = badness(worst) > 0 ? `the largest move in the worse direction so far is ${metricInSentence(worst.metric)} in the ${worst.test} test at ${fmtPct(worst.deltaPct ?? 0)}` : 'none moved in the worse direction so far';
+    const largest =
+      badness(worst) > 0
+        ? `the largest move in the worse direction so far is ${metricInSentence(worst.metric)} in the ${worst.test} test at ${fmtPct(worst.deltaPct ?? 0)}`
+        : 'none moved in the worse direction so far';
     lines.push(`**Not judged yet**: ${early.length} checks wait for the minimum of ${minRepeats} pairs (${pairs} so far); ${largest}.`);
   }
   const notable = [...verdict.checks]
@@ -75,9 +78,10 @@ export function findings(comparison: Comparison): string[] {
   if (passing.length) {
     const worst = [...passing].sort((a, b) => badness(b) - badness(a) || a.id.localeCompare(b.id))[0] as Check;
     // Name the largest move in the worse direction: a reader scans for what got worse, not for improvements.
-    const largest = badness(worst) > 0
-      ? `the largest move in the worse direction is ${metricInSentence(worst.metric)} in the ${worst.test} test at ${fmtPct(worst.deltaPct ?? 0)}, ${beyondNoise(worst)}`
-      : 'none of them moved in the worse direction';
+    const largest =
+      badness(worst) > 0
+        ? `the largest move in the worse direction is ${metricInSentence(worst.metric)} in the ${worst.test} test at ${fmtPct(worst.deltaPct ?? 0)}, ${beyondNoise(worst)}`
+        : 'none of them moved in the worse direction';
     lines.push(`No evident changes in the other ${passing.length} checks (API and store times, errors, resources); ${largest}.`);
   }
   for (const test of tests) {

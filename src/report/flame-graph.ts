@@ -63,7 +63,9 @@ export function flameGraphSvg(diff: ProfileDiff, title: string): string {
     const label = depth === 0 ? 'all' : n.name;
     const ms = (v: number) => v.toFixed(3);
     const tip = `${label}${n.file ? ` (${n.file})` : ''}: ${ms(n.baseline)} → ${ms(n.candidate)} CPU ms per request`;
-    rects.push(`<g><title>${escapeXml(tip)}</title><rect x="${x.toFixed(2)}" y="${y}" width="${w.toFixed(2)}" height="${ROW - 1}" fill="${colour(selfChange(n), scale)}" stroke="#fff" stroke-width="0.5"/>`);
+    rects.push(
+      `<g><title>${escapeXml(tip)}</title><rect x="${x.toFixed(2)}" y="${y}" width="${w.toFixed(2)}" height="${ROW - 1}" fill="${colour(selfChange(n), scale)}" stroke="#fff" stroke-width="0.5"/>`,
+    );
     const fits = Math.floor((w - 6) / CHAR_PX);
     if (w >= MIN_LABEL_PX && fits >= 3) {
       const text = label.length > fits ? `${label.slice(0, fits - 2)}..` : label;

@@ -76,7 +76,12 @@ function rows(def: GraphDef, runs: readonly RunResult[], side: 'baseline' | 'can
     const label = `${run.target.version} (${side})`;
     const line = `${label} #${run.repeat}`;
     for (let i = 0; i < t.length; i++) {
-      out.push({ minute: Math.round(((t[i] as number) / 60) * 1000) / 1000, value: Math.round((v[i] as number) * (def.scale ?? 1) * 1000) / 1000, line, side: label });
+      out.push({
+        minute: Math.round(((t[i] as number) / 60) * 1000) / 1000,
+        value: Math.round((v[i] as number) * (def.scale ?? 1) * 1000) / 1000,
+        line,
+        side: label,
+      });
     }
   }
   return out;
@@ -172,6 +177,7 @@ export async function renderTestGraphs(testName: string, baseline: readonly RunR
     if (!spec) continue;
     out.push({ file: `graphs/${testName}_${def.slug}.png`, title: `${testName} ${def.title}`, png: await renderPng(spec) });
   }
-  for (const c of capacityChartSpecs(testName, baseline, candidate)) out.push({ file: `graphs/${testName}_${c.slug}.png`, title: c.title, png: await renderPng(c.spec) });
+  for (const c of capacityChartSpecs(testName, baseline, candidate))
+    out.push({ file: `graphs/${testName}_${c.slug}.png`, title: c.title, png: await renderPng(c.spec) });
   return out;
 }

@@ -30,7 +30,6 @@ function towardTolerance(c: Check): number {
   return (c.worse === 'higher' ? c.deltaPct : -c.deltaPct) / c.tolerancePct;
 }
 
-
 function label(c: Check, oneTest: boolean): string {
   return oneTest ? metricInSentence(c.metric) : `${metricInSentence(c.metric)} in the ${c.test} test`;
 }
@@ -111,7 +110,9 @@ function inconclusiveWhy(v: VerdictFile, oneTest: boolean): string {
     return `The gate judges after at least ${plural(minRepeats, 'pair')} of runs and ${plural(ran, 'pair')} ${ran === 1 ? 'has' : 'have'} run${sofar}.`;
   }
   // Supported users first (the capacity a release manager asks about), then the closest to their tolerances.
-  const ranked = [...open].sort((a, b) => Number(b.id.endsWith('.supportedUsers')) - Number(a.id.endsWith('.supportedUsers')) || towardTolerance(b) - towardTolerance(a));
+  const ranked = [...open].sort(
+    (a, b) => Number(b.id.endsWith('.supportedUsers')) - Number(a.id.endsWith('.supportedUsers')) || towardTolerance(b) - towardTolerance(a),
+  );
   const named = ranked.slice(0, 3).map((c) => `${label(c, oneTest)} (${moved(c)} so far)`);
   const list = `${named.join(', ')}${open.length > 3 ? `, and ${open.length - 3} more` : ''}`;
   const pairs = plural(v.decision.pairs, 'pair');
@@ -132,7 +133,8 @@ export function nextStep(v: VerdictFile): string {
   if (v.verdict === 'pass') return 'Nothing: proceed with the release.';
   if (v.verdict === 'fail') {
     const first = v.checks.filter((c) => c.gating && c.verdict === 'fail').sort((a, b) => towardTolerance(b) - towardTolerance(a))[0];
-    if (!first && v.creep?.verdict === 'fail') return `Hold the release: each change was small, but together they exceed the material change since ${v.creep.anchor}. Look at the series graphs under "Since earlier releases" and the releases where a check shifted.`;
+    if (!first && v.creep?.verdict === 'fail')
+      return `Hold the release: each change was small, but together they exceed the material change since ${v.creep.anchor}. Look at the series graphs under "Since earlier releases" and the releases where a check shifted.`;
     const what = first ? `${metricInSentence(first.metric)} in the ${first.test} test` : 'the failed check';
     return `Hold the release. Look first at ${what} (its row in the checks table and its graph in the report), then at the API handlers and store methods that add the most time.`;
   }

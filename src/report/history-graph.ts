@@ -37,11 +37,23 @@ export function historyChartSpec(series: Series, anchor: string | null): TopLeve
       ...(marks.length
         ? [
             { data: { values: marks }, mark: { type: 'rule' as const, color: '#bbbbbb', strokeDash: [4, 3] }, encoding: { x } },
-            { data: { values: marks }, mark: { type: 'text' as const, align: 'left' as const, dx: 3, dy: 6, color: '#777', fontSize: 10 }, encoding: { x, y: { value: 0 }, text: { field: 'label' } } },
+            {
+              data: { values: marks },
+              mark: { type: 'text' as const, align: 'left' as const, dx: 3, dy: 6, color: '#777', fontSize: 10 },
+              encoding: { x, y: { value: 0 }, text: { field: 'label' } },
+            },
           ]
         : []),
-      { data: { values: rows }, mark: { type: 'rule' as const, color: '#1f77b4' }, encoding: { x, y: { field: 'low', type: 'quantitative' as const, title: '% since the first release' }, y2: { field: 'high' } } },
-      { data: { values: rows }, mark: { type: 'line' as const, point: true, color: '#1f77b4' }, encoding: { x, y: { field: 'delta', type: 'quantitative' as const } } },
+      {
+        data: { values: rows },
+        mark: { type: 'rule' as const, color: '#1f77b4' },
+        encoding: { x, y: { field: 'low', type: 'quantitative' as const, title: '% since the first release' }, y2: { field: 'high' } },
+      },
+      {
+        data: { values: rows },
+        mark: { type: 'line' as const, point: true, color: '#1f77b4' },
+        encoding: { x, y: { field: 'delta', type: 'quantitative' as const } },
+      },
     ],
     config: { font: FONT_FAMILY, view: { stroke: '#ddd' } },
   };
@@ -54,7 +66,11 @@ export async function renderHistoryGraphs(verdict: VerdictFile): Promise<Rendere
   const out: RenderedGraph[] = [];
   for (const s of verdict.history?.series ?? []) {
     if (s.points.length < 2) continue;
-    out.push({ file: historyGraphFile(s.id), title: `${s.test} ${s.metric} since ${s.points[0]?.release}`, png: await renderPng(historyChartSpec(s, verdict.creep?.anchor ?? null)) });
+    out.push({
+      file: historyGraphFile(s.id),
+      title: `${s.test} ${s.metric} since ${s.points[0]?.release}`,
+      png: await renderPng(historyChartSpec(s, verdict.creep?.anchor ?? null)),
+    });
   }
   return out;
 }

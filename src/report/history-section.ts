@@ -25,15 +25,30 @@ function cell(text: string): string {
 
 function creepPart(c: Creep): string {
   const lines = [`### The change since ${c.anchor ?? 'the anchor'} (creep)`, ''];
-  lines.push(`The anchor is \`${c.setting}\`${c.anchor && c.anchor !== c.setting ? ` (the last release matching it: ${c.anchor})` : ''}. ${creepHeadline({ creep: c } as VerdictFile)}`);
-  if (c.chain.length) lines.push('', `Chained through ${c.chain.length - 1} recorded steps: ${c.chain.join(' → ')}. The steps' log ratios add, and so do their variances, so the interval widens with every step.`);
-  if (c.direct) lines.push('', `The chain could not decide every check, so the gate measured the anchor against the candidate directly: ${c.direct.pairs} ${c.direct.pairs === 1 ? 'pair' : 'pairs'}, ${c.direct.verdict} (its report: [${c.direct.report}/README.md](${c.direct.report}/README.md)).`);
-  lines.push('', `Each stage (the chain, then the direct measurement) keeps half of each error rate, so the creep check keeps the gate's: ${c.alpha * 100} % false fails, ${c.beta * 100} % false passes per check.`);
+  lines.push(
+    `The anchor is \`${c.setting}\`${c.anchor && c.anchor !== c.setting ? ` (the last release matching it: ${c.anchor})` : ''}. ${creepHeadline({ creep: c } as VerdictFile)}`,
+  );
+  if (c.chain.length)
+    lines.push(
+      '',
+      `Chained through ${c.chain.length - 1} recorded steps: ${c.chain.join(' → ')}. The steps' log ratios add, and so do their variances, so the interval widens with every step.`,
+    );
+  if (c.direct)
+    lines.push(
+      '',
+      `The chain could not decide every check, so the gate measured the anchor against the candidate directly: ${c.direct.pairs} ${c.direct.pairs === 1 ? 'pair' : 'pairs'}, ${c.direct.verdict} (its report: [${c.direct.report}/README.md](${c.direct.report}/README.md)).`,
+    );
+  lines.push(
+    '',
+    `Each stage (the chain, then the direct measurement) keeps half of each error rate, so the creep check keeps the gate's: ${c.alpha * 100} % false fails, ${c.beta * 100} % false passes per check.`,
+  );
   if (c.checks.length) {
     lines.push('', '| Check | Test | Change since the anchor | Interval | How | Result | Why |', '| --- | --- | --- | --- | --- | --- | --- |');
     for (const k of c.checks) {
       const interval = k.interval ? `[${fmtPct(k.interval[0])}, ${fmtPct(k.interval[1])}]` : 'n/a';
-      lines.push(`| ${cell(k.metric)} | ${cell(k.test)} | ${k.deltaPct === null ? 'n/a' : fmtPct(k.deltaPct)} | ${interval} | ${k.method} | ${k.verdict} | ${cell(k.reason)} |`);
+      lines.push(
+        `| ${cell(k.metric)} | ${cell(k.test)} | ${k.deltaPct === null ? 'n/a' : fmtPct(k.deltaPct)} | ${interval} | ${k.method} | ${k.verdict} | ${cell(k.reason)} |`,
+      );
     }
   }
   return lines.join('\n');
@@ -42,13 +57,18 @@ function creepPart(c: Creep): string {
 /** "supported users (unbounded) shifted −6.1 % at 1.162.0 (from 1.161.0, p 0.0002)", per change point. */
 export function changePointLines(h: HistoryView): string[] {
   return h.series.flatMap((s) =>
-    s.changePoints.map((c) => `${s.metric.charAt(0).toLowerCase()}${s.metric.slice(1)} (${s.test}) shifted ${fmtPct(c.changePct)} at ${c.release} (from ${c.previous}, p ${c.pValue.toPrecision(2)})`),
+    s.changePoints.map(
+      (c) =>
+        `${s.metric.charAt(0).toLowerCase()}${s.metric.slice(1)} (${s.test}) shifted ${fmtPct(c.changePct)} at ${c.release} (from ${c.previous}, p ${c.pValue.toPrecision(2)})`,
+    ),
   );
 }
 
 function seriesPart(h: HistoryView, graphs: readonly RenderedGraph[]): string {
   const lines = ['### Each gating check since earlier releases', ''];
-  lines.push(`From the history in \`${h.source}\` (relative to this report; ${h.records} recorded gates): ${h.releases.length ? h.releases.join(' → ') : 'no recorded line to this candidate yet'}.`);
+  lines.push(
+    `From the history in \`${h.source}\` (relative to this report; ${h.records} recorded gates): ${h.releases.length ? h.releases.join(' → ') : 'no recorded line to this candidate yet'}.`,
+  );
   const found = changePointLines(h);
   if ('unavailable' in h.otava) lines.push('', `Change points: not looked for: ${h.otava.unavailable}.`);
   else {

@@ -28,15 +28,25 @@ export function machineSpeedRow(tests: readonly Sides[], checks: readonly Check[
   const workloads = new Set([...b, ...c].map((p) => p.workload));
   if (workloads.size > 1) return ['Machine speed (CPU probe)', `not comparable: the runs used different probe workloads (${[...workloads].sort().join(', ')})`];
   const speed = checked?.speed;
-  const geometric = (side: typeof b) => round2(geometricMeanAt(side.map((p) => p.cpuMsMedian), side.length));
+  const geometric = (side: typeof b) =>
+    round2(
+      geometricMeanAt(
+        side.map((p) => p.cpuMsMedian),
+        side.length,
+      ),
+    );
   const [mb, mc] = speed?.adjusted ? [speed.baselineProbeMs, speed.candidateProbeMs] : [geometric(b), geometric(c)];
   // The How the gate decided section's own arithmetic on the same rounded figures, so both show one percentage.
   const diff = (mc / mb - 1) * 100;
   const per = (side: typeof b) => side.map((p) => p.cpuMsMedian.toFixed(1)).join(', ');
-  const which = Math.abs(diff) < 0.05 ? 'the same speed for both sides' : `the candidate's runs on a ${Math.abs(diff).toFixed(1)} % ${diff > 0 ? 'slower' : 'faster'} machine`;
+  const which =
+    Math.abs(diff) < 0.05
+      ? 'the same speed for both sides'
+      : `the candidate's runs on a ${Math.abs(diff).toFixed(1)} % ${diff > 0 ? 'slower' : 'faster'} machine`;
   let fit = '';
   if (checked && speed?.adjusted === true) fit = `; ${checked.metric} (${checked.test}) is judged at one machine speed (see How the gate decided)`;
-  else if (checked && speed?.adjusted === false) fit = `; the noise model's speed fit was not applied to ${checked.metric} (${checked.test}), which is judged as measured: ${speed.why}`;
+  else if (checked && speed?.adjusted === false)
+    fit = `; the noise model's speed fit was not applied to ${checked.metric} (${checked.test}), which is judged as measured: ${speed.why}`;
   return [
     'Machine speed (CPU probe)',
     `a fixed workload took ${mb} ms of CPU in the baseline's runs and ${mc} ms in the candidate's (geometric means of the runs' medians: ${per(b)} and ${per(c)}): ${which}${fit}`,

@@ -81,7 +81,10 @@ function setupSection(c: Comparison): string {
   rows.push(['Versions', `\`${c.verdict.baseline.version}\` (baseline) vs \`${c.verdict.candidate.version}\` (candidate)`]);
   rows.push(...buildRows(c.verdict));
   rows.push(['Bench', bench.kind === 'aws' ? 'AWS' : 'local (every component a process on loopback)']);
-  for (const [role, runs] of [['baseline', c.tests.flatMap((t) => t.baseline)], ['candidate', c.tests.flatMap((t) => t.candidate)]] as const) {
+  for (const [role, runs] of [
+    ['baseline', c.tests.flatMap((t) => t.baseline)],
+    ['candidate', c.tests.flatMap((t) => t.candidate)],
+  ] as const) {
     const quota = runs[0]?.target.cpuQuota;
     if (quota !== undefined) rows.push([`CPU quota (${role})`, `${quota} of the target cores (cgroup CPU quota): a deliberately slowed target`]);
   }
@@ -94,19 +97,28 @@ function setupSection(c: Comparison): string {
   for (const [component, version] of componentVersions(c)) rows.push([component, version]);
   if (bench.dataset) rows.push(['Dataset', bench.dataset]);
   for (const test of c.tests) {
-    const t = (test.baseline[0] ?? test.candidate[0] as RunResult).test;
+    const t = (test.baseline[0] ?? (test.candidate[0] as RunResult)).test;
     if (t.type === 'bounded') {
       rows.push([`Bounded (${t.name}) - number of users`, String(t.users)]);
-      rows.push([`Bounded (${t.name}) - duration`, `${describeDuration(t.durationSec)} (ramp-up ${describeDuration(t.rampUpSec)}, excluded from the measurements)`]);
+      rows.push([
+        `Bounded (${t.name}) - duration`,
+        `${describeDuration(t.durationSec)} (ramp-up ${describeDuration(t.rampUpSec)}, excluded from the measurements)`,
+      ]);
     } else {
       rows.push([`Unbounded (${t.name}) - MaxActiveUsers`, String(t.maxUsers)]);
-      rows.push([`Unbounded (${t.name}) - users added/removed`, `+${t.usersIncrement}/−${t.usersDecrement} every ${describeDuration(t.restSec)}${t.initialUsers ? `, starting from ${t.initialUsers}` : ''}`]);
+      rows.push([
+        `Unbounded (${t.name}) - users added/removed`,
+        `+${t.usersIncrement}/−${t.usersDecrement} every ${describeDuration(t.restSec)}${t.initialUsers ? `, starting from ${t.initialUsers}` : ''}`,
+      ]);
       rows.push([`Unbounded (${t.name}) - stability window`, describeDuration(t.stabilityWindowSec)]);
     }
   }
   // Runs are counted per test: "2 baseline runs" over a bounded and an unbounded test is one of each.
   const plural = (n: number, side: string) => `${n} ${side} run${n === 1 ? '' : 's'}`;
-  rows.push(['Runs per test', c.tests.map((t) => `${t.name}: ${plural(t.baseline.length, 'baseline')}, ${plural(t.candidate.length, 'candidate')}`).join('; ')]);
+  rows.push([
+    'Runs per test',
+    c.tests.map((t) => `${t.name}: ${plural(t.baseline.length, 'baseline')}, ${plural(t.candidate.length, 'candidate')}`).join('; '),
+  ]);
   const reconstructed = [...c.tests.flatMap((t) => [...t.baseline, ...t.candidate])].find((r) => r.provenance.kind === 'reconstructed');
   if (reconstructed) rows.push(['Provenance', `Reconstructed: ${reconstructed.provenance.note ?? 'rebuilt from a published report'}`]);
   return `## Setup\n\n${table(['Setting', 'Value'], rows)}`;

@@ -35,7 +35,8 @@ function sentence(diff: ProfileDiff, listed: readonly FunctionChange[]): string 
     return `${whole}, ${pairs}; the most grown function is ${code(top.name)} in ${code(where(top))}: ${signed(top.change)} ms per request of its own CPU (${pct(top.changePctOfTotal)} of the baseline's whole), ${top.candidateSharePct.toFixed(1)} % of the candidate's CPU; ${more > 0 ? `with the ${more} other significant function${more === 1 ? '' : 's'} below, ` : ''}${rest}, none of them significantly on its own.`;
   }
   const shrunk = diff.shrunk.find((f) => f.significant);
-  if (shrunk) return `${whole}, ${pairs}; no function grew significantly, and ${code(shrunk.name)} shrank most (${signed(shrunk.change)} ms per request); ${rest} beside the functions below.`;
+  if (shrunk)
+    return `${whole}, ${pairs}; no function grew significantly, and ${code(shrunk.name)} shrank most (${signed(shrunk.change)} ms per request); ${rest} beside the functions below.`;
   return `${whole}, ${pairs}; no function's CPU per request changed significantly: the largest changes below are within the noise, and the whole moves with it.`;
 }
 
@@ -70,8 +71,12 @@ function table(diff: ProfileDiff, listed: readonly FunctionChange[]): string {
   }
   const rest = others(diff, listed);
   const share = (rest.candidate / diff.totalPerKReq.candidate) * 100;
-  lines.push(`| every other function | | ${ms(rest.baseline)} → ${ms(rest.candidate)} | ${signed(rest.candidate - rest.baseline)} | | ${share.toFixed(1)} % | not judged together |`);
-  lines.push(`| **the whole target** | | ${ms(diff.totalPerKReq.baseline)} → ${ms(diff.totalPerKReq.candidate)} | ${signed(diff.totalPerKReq.candidate - diff.totalPerKReq.baseline)} | | 100.0 % | not judged |`);
+  lines.push(
+    `| every other function | | ${ms(rest.baseline)} → ${ms(rest.candidate)} | ${signed(rest.candidate - rest.baseline)} | | ${share.toFixed(1)} % | not judged together |`,
+  );
+  lines.push(
+    `| **the whole target** | | ${ms(diff.totalPerKReq.baseline)} → ${ms(diff.totalPerKReq.candidate)} | ${signed(diff.totalPerKReq.candidate - diff.totalPerKReq.baseline)} | | 100.0 % | not judged |`,
+  );
   return lines.join('\n');
 }
 

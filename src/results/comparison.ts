@@ -23,10 +23,7 @@ export const HANDLER_ALPHA = 0.05;
  * the pairs where both runs called it often enough; one such pair cannot be tested; none,
  * and the handler is too rare to judge.
  */
-export type HandlerJudgement =
-  | { kind: 'significant' | 'not-significant'; p: number; n: number }
-  | { kind: 'untested'; n: number }
-  | { kind: 'too-rare' };
+export type HandlerJudgement = { kind: 'significant' | 'not-significant'; p: number; n: number } | { kind: 'untested'; n: number } | { kind: 'too-rare' };
 
 /** A per-handler (or per-store-method) change in mean worth listing. */
 export interface TimingDelta {

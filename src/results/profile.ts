@@ -37,7 +37,10 @@ export const storedProfileSchema = z
      */
     stacks: z.array(z.strictObject({ frames: z.array(z.number().int().nonnegative()).min(1), samples: positive })),
   })
-  .refine((p) => p.stacks.every((s) => s.frames.every((i) => i < p.frames.length)), { message: 'a stack names a frame index past the end of frames', path: ['stacks'] })
+  .refine((p) => p.stacks.every((s) => s.frames.every((i) => i < p.frames.length)), {
+    message: 'a stack names a frame index past the end of frames',
+    path: ['stacks'],
+  })
   .refine((p) => p.coveredSec <= p.windowSec * 1.05, { message: 'coveredSec exceeds windowSec', path: ['coveredSec'] });
 export type StoredProfile = z.output<typeof storedProfileSchema>;
 

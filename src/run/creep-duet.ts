@@ -60,7 +60,9 @@ function anchorSide(o: RunOptions, anchor: string): Side {
   try {
     return { role: 'baseline', label: anchor, ...server.side('baseline', anchor, [], o.config.target, server.baseOverrides(o.config.target)) };
   } catch (error) {
-    throw new InputError(`creep.anchor: ${anchor} cannot be run as a release of ${o.config.target.system}: ${(error as Error).message.replace(/^--baseline:\s*/, '')}`);
+    throw new InputError(
+      `creep.anchor: ${anchor} cannot be run as a release of ${o.config.target.system}: ${(error as Error).message.replace(/^--baseline:\s*/, '')}`,
+    );
   }
 }
 
@@ -90,7 +92,11 @@ export async function gateHistory(ctx: HistoryContext, runs: { baseline: RunResu
   if (o.calibrate || (!o.historyDir && !o.config.creep)) return undefined;
   // Named relative to the report, which is published: a local path says nothing elsewhere.
   const folder = historyFolder(o);
-  const history: GateHistory = { source: folder ? relative(o.outDir, folder) : '(none: run --history <dir> keeps one)', records: ctx.records, python: otavaPython(o.cacheDir) };
+  const history: GateHistory = {
+    source: folder ? relative(o.outDir, folder) : '(none: run --history <dir> keeps one)',
+    records: ctx.records,
+    python: otavaPython(o.cacheDir),
+  };
   if (!o.config.creep || !ctx.benchFor || !runs.baseline.length || !runs.candidate.length) return history;
   const step = compareRuns(runs.baseline, runs.candidate, o.config.tolerances, ctx.setup).verdict;
   if (step.verdict !== 'pass') return history;

@@ -48,7 +48,14 @@ export async function runGate(o: RunOptions, io: CliIO): Promise<number> {
  * `repeats`; after each pair the sequential decision (the one `compare` replays) says
  * whether another pair is needed, up to `maxRepeats`.
  */
-export async function runGateOn(bench: GateBench, o: RunOptions, io: CliIO, progress = new Progress(io.out), now: () => number = Date.now, benchFor?: (o: RunOptions) => Promise<GateBench>): Promise<number> {
+export async function runGateOn(
+  bench: GateBench,
+  o: RunOptions,
+  io: CliIO,
+  progress = new Progress(io.out),
+  now: () => number = Date.now,
+  benchFor?: (o: RunOptions) => Promise<GateBench>,
+): Promise<number> {
   // The noise model is checked before anything starts: a wrong one is bad input (exit 3).
   // calibrate measures a new one, so it neither needs nor checks the configured model: that
   // model is stale exactly when the profile changed, which is when calibrate is run.
@@ -66,16 +73,31 @@ export async function runGateOn(bench: GateBench, o: RunOptions, io: CliIO, prog
   await out.mkdir('logs');
   const resultsDir = await out.mkdir('results');
   const gate: GateState = {
-    bench, o, progress, now, setup, duet, out, resultsDir, signal: gateAbort.signal,
+    bench,
+    o,
+    progress,
+    now,
+    setup,
+    duet,
+    out,
+    resultsDir,
+    signal: gateAbort.signal,
     started: now(),
     reusable: o.resume ? await resumable(resultsDir, o) : new Map<string, RunResult>(),
-    results: [], fatal: [], pairsStarted: 0, setUp: false,
-    disturbed: o.resume ? await disturbedBefore(resultsDir, o) : [], duetsRun: 0, disturbedDuets: 0,
-    history, ...(benchFor ? { benchFor } : {}),
+    results: [],
+    fatal: [],
+    pairsStarted: 0,
+    setUp: false,
+    disturbed: o.resume ? await disturbedBefore(resultsDir, o) : [],
+    duetsRun: 0,
+    disturbedDuets: 0,
+    history,
+    ...(benchFor ? { benchFor } : {}),
   };
 
   await runPairs(gate);
-  if (gateAbort.signal.aborted && !gate.fatal.length) gate.fatal.push(String((gateAbort.signal.reason as Error | undefined)?.message ?? 'the gate was stopped'));
+  if (gateAbort.signal.aborted && !gate.fatal.length)
+    gate.fatal.push(String((gateAbort.signal.reason as Error | undefined)?.message ?? 'the gate was stopped'));
 
   // Runs that never happened (up to the minimum, and the rest of a broken pair) are
   // reported as crashed, so the verdict says why. A budget stop leaves them to a resume.
@@ -219,7 +241,10 @@ function afterDisturbed(gate: GateState, why: string): StepOutcome {
     gate.progress.problem(`duet not judged: ${why}; ${stop}`);
     return 'stop';
   }
-  gate.progress.problem(`duet not judged: ${why}: recorded in results/ but not judged; running it again (${gate.disturbedDuets} of at most ${cap} re-runs)`, 'warning');
+  gate.progress.problem(
+    `duet not judged: ${why}: recorded in results/ but not judged; running it again (${gate.disturbedDuets} of at most ${cap} re-runs)`,
+    'warning',
+  );
   return 'again';
 }
 
@@ -236,7 +261,13 @@ async function recordRunsNotRun(gate: GateState): Promise<void> {
   for (let pair = 0; pair < Math.max(o.repeats, gate.pairsStarted); pair++) {
     for (const run of pairRuns(o, pair)) {
       if (gate.results.some((r) => runId(r.run) === runId(run))) continue;
-      const result = notRun(run, bench.fingerprint(), fatal.length ? fatal : ['not run: the gate stopped before this run'], (q) => bench.expandHealthQuery(q), bench.system);
+      const result = notRun(
+        run,
+        bench.fingerprint(),
+        fatal.length ? fatal : ['not run: the gate stopped before this run'],
+        (q) => bench.expandHealthQuery(q),
+        bench.system,
+      );
       await writeResult(gate.out, run, result);
       gate.results.push({ run, result });
     }
@@ -249,17 +280,29 @@ async function report(gate: GateState, judgeConfig: GateConfig, judged: GateStat
   progress.begin('compare and report');
   // A resume that reused every run set nothing up: its notes describe the bench the reused runs ran on.
   const reusedRuns = results.filter((r) => gate.reusable.get(runId(r.run)) === r.result);
-  const notes = gate.setUp ? bench.notes(fatal) : reusedRuns.length ? bench.notes(fatal, reusedRuns[0]?.result.bench) : fatal.map((f) => `The gate stopped: ${f}`);
-  if (reusedRuns.length) notes.push(`${reusedRuns.length} of the ${results.length} runs were reused from an earlier invocation (--resume); their results are unchanged in results/.`);
+  const notes = gate.setUp
+    ? bench.notes(fatal)
+    : reusedRuns.length
+      ? bench.notes(fatal, reusedRuns[0]?.result.bench)
+      : fatal.map((f) => `The gate stopped: ${f}`);
+  if (reusedRuns.length)
+    notes.push(
+      `${reusedRuns.length} of the ${results.length} runs were reused from an earlier invocation (--resume); their results are unchanged in results/.`,
+    );
   if (budgetStop) notes.push(`Stopped by the job budget: ${budgetStop}; run again with --resume to continue.`);
   // Disturbed duets go to compare too, which names them and judges none of them.
   const given = [...judged, ...gate.disturbed];
   // A bench that installed both versions says which hot functions changed between them.
   const changedFunctions = bench.changedFunctions?.bind(bench);
-  const history = budgetStop ? undefined : await gateHistory({ ...gate, records: gate.history, io, runGate: runGateOn }, {
-    baseline: judged.filter((r) => r.run.side.role === 'baseline').map((r) => r.result),
-    candidate: judged.filter((r) => r.run.side.role === 'candidate').map((r) => r.result),
-  });
+  const history = budgetStop
+    ? undefined
+    : await gateHistory(
+        { ...gate, records: gate.history, io, runGate: runGateOn },
+        {
+          baseline: judged.filter((r) => r.run.side.role === 'baseline').map((r) => r.result),
+          candidate: judged.filter((r) => r.run.side.role === 'candidate').map((r) => r.result),
+        },
+      );
   const verdict: VerdictFile = await compareAndReport({
     baseline: given.filter((r) => r.run.side.role === 'baseline').map((r) => r.result),
     candidate: given.filter((r) => r.run.side.role === 'candidate').map((r) => r.result),
@@ -277,7 +320,9 @@ async function report(gate: GateState, judgeConfig: GateConfig, judged: GateStat
   progress.end();
   const minutes = ((gate.now() - gate.started) / 60_000).toFixed(1);
   const reusedNote = reusedRuns.length ? `, ${reusedRuns.length} run(s) reused` : '';
-  io.out(`verdict: ${verdict.verdict.toUpperCase()}: ${verdict.summary} (${minutes} min${reusedNote}; ${verdict.decision.pairs} pair(s); report ${join(o.outDir, 'README.md')})`);
+  io.out(
+    `verdict: ${verdict.verdict.toUpperCase()}: ${verdict.summary} (${minutes} min${reusedNote}; ${verdict.decision.pairs} pair(s); report ${join(o.outDir, 'README.md')})`,
+  );
   if (budgetStop) io.out(`  job budget reached: ${budgetStop}. A resume (--resume, same --out) will continue.`);
   for (const p of verdict.problems) io.out(`  - ${p}`);
   return EXIT_CODES[verdict.verdict];
@@ -304,14 +349,22 @@ export function runSteps(runs: readonly ScheduledRun[], duet: boolean): Array<[S
  * (and over the config's model with --update-noise-model). calibrate starts afresh, and
  * takes an A/A calibration's runs as one group (spreadSides).
  */
-async function writeNoiseModel(dir: OutDir, o: RunOptions, setup: CompareSetup, judged: readonly { run: ScheduledRun; result: RunResult }[]): Promise<string | undefined> {
+async function writeNoiseModel(
+  dir: OutDir,
+  o: RunOptions,
+  setup: CompareSetup,
+  judged: readonly { run: ScheduledRun; result: RunResult }[],
+): Promise<string | undefined> {
   const base = o.calibrate || !setup.model?.file ? emptyModel(o.config) : setup.model.file;
   // A side under a CPU quota is another bench (CFS throttling adds its own latency): its
   // spread says nothing of the shipped profile's noise.
   const side = (role: string) => judged.filter((r) => r.run.side.role === role && r.run.side.cpuQuota === undefined).map((r) => r.result);
   // A duet's noise is its ratio, so its sides stay paired even in an A/A calibration.
   const sides = { baseline: side('baseline'), candidate: side('candidate') };
-  const pooled = poolRuns(base, o.config, o.config.mode === 'duet' ? sides : spreadSides(sides, o.calibrate === true), { startSpeedFit: o.calibrate === true, measureCapacity: o.calibrate === true });
+  const pooled = poolRuns(base, o.config, o.config.mode === 'duet' ? sides : spreadSides(sides, o.calibrate === true), {
+    startSpeedFit: o.calibrate === true,
+    measureCapacity: o.calibrate === true,
+  });
   if (!pooled) return undefined;
   const text = `${JSON.stringify(pooled, null, 2)}\n`;
   await dir.writeFile('noise-model.json', text);
@@ -356,7 +409,12 @@ async function resumable(dir: string, o: RunOptions): Promise<Map<string, RunRes
         continue;
       }
       const result = parseRunResult(JSON.parse(text), file);
-      const same = result.target.version === run.side.label && result.target.cpuQuota === run.side.cpuQuota && result.test.name === run.test.name && result.test.type === run.test.type && result.repeat === run.repeat;
+      const same =
+        result.target.version === run.side.label &&
+        result.target.cpuQuota === run.side.cpuQuota &&
+        result.test.name === run.test.name &&
+        result.test.type === run.test.type &&
+        result.repeat === run.repeat;
       if (same && result.status === 'completed' && !result.problems.length) found.set(runId(run), result);
     }
   }
@@ -391,7 +449,12 @@ async function openOutDir(o: RunOptions): Promise<OutDir> {
     if (top.length === 1 && top[0] === 'results') {
       const names = await readdir(join(o.outDir, 'results')).catch(() => undefined);
       const results = names ? await Promise.all(names.map((n) => isRunResult(join(o.outDir, 'results', n)))) : [false];
-      if (names && results.every(Boolean)) await OutDir.adopt(o.outDir, names.map((n) => join('results', n)), ['results']);
+      if (names && results.every(Boolean))
+        await OutDir.adopt(
+          o.outDir,
+          names.map((n) => join('results', n)),
+          ['results'],
+        );
     }
   }
   return OutDir.open(o.outDir);

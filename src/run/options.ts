@@ -55,12 +55,22 @@ repeats and, while the sequential decision is undecided, up to its maxRepeats; t
       z.string({ error: 'required: the baseline version' }).min(1),
       'Baseline version (e.g. 1.162.0), or a build: a Synapse wheel or source directory (./path, /path or file:path), a Mattermost build tarball URL (https://…tar.gz)',
     ),
-    candidate: flag.required('<version|build>', z.string({ error: 'required: the candidate version' }).min(1), 'Candidate version or build, the same forms (e.g. 1.163.2); may equal the baseline (A/A)'),
-    out: flag.required('<dir>', z.string({ error: 'required: the report directory' }).min(1), 'Report directory: new, empty or written by loadgate before (it holds .loadgate-output.json); logs are kept in <out>/logs'),
+    candidate: flag.required(
+      '<version|build>',
+      z.string({ error: 'required: the candidate version' }).min(1),
+      'Candidate version or build, the same forms (e.g. 1.163.2); may equal the baseline (A/A)',
+    ),
+    out: flag.required(
+      '<dir>',
+      z.string({ error: 'required: the report directory' }).min(1),
+      'Report directory: new, empty or written by loadgate before (it holds .loadgate-output.json); logs are kept in <out>/logs',
+    ),
     repeats: flag.optional('<n>', wholeNumber('1 to 20', 1, 20), "Minimum pairs (default: the config's repeats)"),
     'max-repeats': flag.optional('<n>', wholeNumber('1 to 20', 1, 20), "Most pairs while undecided (default: the config's maxRepeats)"),
     resume: flag.toggle('Reuse the completed, valid results already in <out>/results for the runs scheduled (crashed or not-run ones are re-run)'),
-    'update-noise-model': flag.toggle("Also write the noise model pooled with this gate's spread over the config's noiseModel file (always: <out>/noise-model.json)"),
+    'update-noise-model': flag.toggle(
+      "Also write the noise model pooled with this gate's spread over the config's noiseModel file (always: <out>/noise-model.json)",
+    ),
     'job-budget': flag.optional(
       '<duration>',
       durationSchema.refine((s) => s > 0, 'expected a duration above 0, e.g. 5h30m'),
@@ -86,7 +96,11 @@ repeats and, while the sequential decision is undecided, up to its maxRepeats; t
       "The profile's earlier gates (e.g. runs/local/<profile>): warm-start hints from the run results in this folder (any depth: the newest converged run of the same version and test on this bench kind, never one under a CPU quota), and the gate history in its history/ folder, which the creep check chains, the report draws and this gate's record is appended to. Without it, hints come only from this gate's own runs (a resumed one's too) and --expect-users, and no history is kept",
     ),
     tests: flag.optional('<a,b>', z.string(), 'Only these tests (by name)'),
-    'creep-anchor': flag.optional('<release|pattern>', creepAnchorSchema, "The creep check's anchor, over the config's creep.anchor: the change since this release (or the last one matching the pattern) is judged too"),
+    'creep-anchor': flag.optional(
+      '<release|pattern>',
+      creepAnchorSchema,
+      "The creep check's anchor, over the config's creep.anchor: the change since this release (or the last one matching the pattern) is judged too",
+    ),
     'baseline-set': flag.list(
       '<k=v>',
       z.array(z.string()),
@@ -155,7 +169,12 @@ export async function parseRunOptions(argv: string[], cwd = process.cwd()): Prom
   const limit = flags['runner-limit'];
   if (limit !== undefined) {
     // maxRepeats follows a larger --repeats (sharedOptions), so the setting to name is the one that set the most.
-    const most = flags['max-repeats'] !== undefined ? '--max-repeats' : flags.repeats !== undefined && flags.repeats > config.maxRepeats ? '--repeats' : `maxRepeats (${flags.config})`;
+    const most =
+      flags['max-repeats'] !== undefined
+        ? '--max-repeats'
+        : flags.repeats !== undefined && flags.repeats > config.maxRepeats
+          ? '--repeats'
+          : `maxRepeats (${flags.config})`;
     const names = { repeats: flags.repeats !== undefined ? '--repeats' : `repeats (${flags.config})`, maxRepeats: most, limit: '--runner-limit' };
     checkPairsFitRunJobs({ ...config, tests: shared.tests }, shared, limit, names);
   }
@@ -187,7 +206,10 @@ async function localBenchInputs(flags: Flags, config: GateConfig, cwd: string): 
 /** The AWS bench: the description provision wrote and the dataset's users; no CPU quota. */
 function awsBenchInputs(flags: Flags, cwd: string): Pick<RunOptions, 'aws'> {
   for (const flag of ['baseline-cpu-quota', 'candidate-cpu-quota'] as const) {
-    if (flags[flag] !== undefined) throw new InputError(`--${flag}: only the local bench can set a CPU quota (cgroups on this machine); on AWS, choose a smaller instance type for that side instead`);
+    if (flags[flag] !== undefined)
+      throw new InputError(
+        `--${flag}: only the local bench can set a CPU quota (cgroups on this machine); on AWS, choose a smaller instance type for that side instead`,
+      );
   }
   if (!flags['bench-file']) {
     throw new InputError(`--bench-file: required on the AWS bench: the description provision wrote (terraform output -json | loadgate tf-outputs -)`);
@@ -203,8 +225,14 @@ function sharedOptions(flags: Flags, config: GateConfig, cwd: string, baseline: 
   const repeats = flags.repeats ?? config.repeats;
   // The config's maxRepeats follows a larger --repeats; an explicit --max-repeats must not be below it.
   const maxRepeats = flags['max-repeats'] ?? Math.max(config.maxRepeats, repeats);
-  if (flags['update-noise-model'] && !config.noiseModel) throw new InputError(`--update-noise-model: ${flags.config} has no noiseModel to update; add noiseModel: <file> to it (the pooled model is always written to <out>/noise-model.json)`);
-  if (flags['update-noise-model'] && isBuiltinNoiseModel(config.noiseModel)) throw new InputError(`--update-noise-model: ${flags.config} names ${config.noiseModel}, a model loadgate ships, which is not written over; copy noise/${config.noiseModel?.slice(BUILTIN_PREFIX.length)}.json from loadgate next to the config and name that file in noiseModel`);
+  if (flags['update-noise-model'] && !config.noiseModel)
+    throw new InputError(
+      `--update-noise-model: ${flags.config} has no noiseModel to update; add noiseModel: <file> to it (the pooled model is always written to <out>/noise-model.json)`,
+    );
+  if (flags['update-noise-model'] && isBuiltinNoiseModel(config.noiseModel))
+    throw new InputError(
+      `--update-noise-model: ${flags.config} names ${config.noiseModel}, a model loadgate ships, which is not written over; copy noise/${config.noiseModel?.slice(BUILTIN_PREFIX.length)}.json from loadgate next to the config and name that file in noiseModel`,
+    );
   if (maxRepeats < repeats) throw new InputError(`--max-repeats: ${maxRepeats} is below the minimum of ${repeats} pairs (--repeats or the config's repeats)`);
   return {
     configFile: flags.config,
@@ -245,7 +273,10 @@ function jobBudgetOption(flags: Flags): Pick<RunOptions, 'jobBudgetSec'> {
 
 function selectTests(config: GateConfig, list: string | undefined, file: string): TestSpec[] {
   if (!list) return config.tests;
-  const wanted = list.split(',').map((s) => s.trim()).filter(Boolean);
+  const wanted = list
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const known = new Set(config.tests.map((t) => t.name));
   const unknown = wanted.filter((w) => !known.has(w));
   if (unknown.length) throw new InputError(`--tests: no test named ${unknown.map((u) => `"${u}"`).join(', ')} in ${file} (tests: ${[...known].join(', ')})`);

@@ -32,7 +32,7 @@ const USERS_FILE_FIELD = `--users-file / ${USERS_FILE_ENV}`;
 
 const USERS_FILE_WHERE =
   `pass --users-file <file> (or set ${USERS_FILE_ENV}); in the workflow, the bench environment's variable ${USERS_FILE_ENV}, ` +
-  "a path in the repository that the run jobs pass as run's users-file (docs/aws.md, \"Setting the bench up in an AWS account\", steps 5 and 7)";
+  'a path in the repository that the run jobs pass as run\'s users-file (docs/aws.md, "Setting the bench up in an AWS account", steps 5 and 7)';
 
 /**
  * The users file a run on the AWS bench logs its simulated users in from: named, readable,
@@ -43,7 +43,9 @@ async function usersFileProblems(config: GateConfig, file: string | undefined, a
   const dataset = config.bench.aws.database?.dumpUrl ?? config.bench.aws.database?.snapshotIdentifier;
   if (!file) {
     const what = dataset ? `the dataset's users (${dataset})` : "the dataset's users";
-    return [`${USERS_FILE_FIELD}: no users file named, but a run on the AWS bench logs its simulated users in as ${what}, one "login password" per line (run's --users-file, refused at run time without it); ${USERS_FILE_WHERE}`];
+    return [
+      `${USERS_FILE_FIELD}: no users file named, but a run on the AWS bench logs its simulated users in as ${what}, one "login password" per line (run's --users-file, refused at run time without it); ${USERS_FILE_WHERE}`,
+    ];
   }
   let text: string;
   try {
@@ -55,7 +57,9 @@ async function usersFileProblems(config: GateConfig, file: string | undefined, a
     const problems = loadTestNgUserProblems(text);
     if (problems.length) {
       const shown = problems.slice(0, 5).concat(problems.length > 5 ? [`and ${problems.length - 5} more`] : []);
-      return [`${USERS_FILE_FIELD}: ${basename(file)} is not a load-test-ng users file ("email password" per line, split on one space; api/agent.go getUserCredentials): ${shown.join('; ')}`];
+      return [
+        `${USERS_FILE_FIELD}: ${basename(file)} is not a load-test-ng users file ("email password" per line, split on one space; api/agent.go getUserCredentials): ${shown.join('; ')}`,
+      ];
     }
   }
   return agents === undefined ? [] : sliceProblems(config, file, text, agents, notes);

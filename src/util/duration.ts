@@ -8,13 +8,22 @@ const UNIT_SECONDS = { s: 1, m: 60, h: 3600 } as const;
  * a workflow input). Parsed to whole seconds at the boundary.
  */
 export const durationSchema = z
-  .union([
-    z.number().int().nonnegative(),
-    z.string().regex(/^(\d+|(\d+h)?(\d+m)?(\d+s)?)$/, 'expected a duration such as "90s", "15m" or "1h30m"').refine((s) => s.length > 0, 'expected a duration such as "90s", "15m" or "1h30m"'),
-  ], {
-    // zod's own union message is a bare "Invalid input": say what is missing or expected.
-    error: (issue) => (issue.input === undefined ? 'required: a duration such as "90s", "15m" or "1h30m", or a number of seconds' : 'expected a duration such as "90s", "15m" or "1h30m", or a number of seconds'),
-  })
+  .union(
+    [
+      z.number().int().nonnegative(),
+      z
+        .string()
+        .regex(/^(\d+|(\d+h)?(\d+m)?(\d+s)?)$/, 'expected a duration such as "90s", "15m" or "1h30m"')
+        .refine((s) => s.length > 0, 'expected a duration such as "90s", "15m" or "1h30m"'),
+    ],
+    {
+      // zod's own union message is a bare "Invalid input": say what is missing or expected.
+      error: (issue) =>
+        issue.input === undefined
+          ? 'required: a duration such as "90s", "15m" or "1h30m", or a number of seconds'
+          : 'expected a duration such as "90s", "15m" or "1h30m", or a number of seconds',
+    },
+  )
   .transform((value) => (typeof value === 'number' ? value : parseDuration(value)));
 
 /** Seconds in a duration string durationSchema accepts; plain digits are seconds. */

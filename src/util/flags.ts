@@ -79,7 +79,9 @@ const NO_POSITIONALS = z.array(z.string()).max(0, 'unexpected argument; every op
 /** A command's flags: the parser's options, the schema and the usage text, from one table. */
 export function defineCommand<F extends FlagTable, P extends z.ZodType = typeof NO_POSITIONALS>(spec: CommandSpec<F, P>): Command<F, P> {
   const entries = Object.entries(spec.flags);
-  const options: FlagOptions = Object.fromEntries(entries.map(([name, f]) => [name, f.value === undefined ? { type: 'boolean' } : { type: 'string', ...(f.multiple ? { multiple: true } : {}) }]));
+  const options: FlagOptions = Object.fromEntries(
+    entries.map(([name, f]) => [name, f.value === undefined ? { type: 'boolean' } : { type: 'string', ...(f.multiple ? { multiple: true } : {}) }]),
+  );
   const shape = { ...Object.fromEntries(entries.map(([name, f]) => [name, f.schema])), positionals: spec.positionals ?? NO_POSITIONALS };
   const schema = z.strictObject(shape) as unknown as z.ZodObject<Shape<F, P>, z.core.$strict>;
   const usage = renderUsage(spec);
@@ -126,7 +128,10 @@ function renderUsage<F extends FlagTable, P extends z.ZodType>(spec: CommandSpec
     const help = f.default === undefined ? f.help : `${f.help} (default ${f.default})`;
     const text = wrap(help, WIDTH - column);
     const flagLabel = `  ${labels[i] as string}`;
-    const lines = flagLabel.length + 2 > column ? [flagLabel, ...text.map((t) => ' '.repeat(column) + t)] : [flagLabel.padEnd(column) + text[0], ...text.slice(1).map((t) => ' '.repeat(column) + t)];
+    const lines =
+      flagLabel.length + 2 > column
+        ? [flagLabel, ...text.map((t) => ' '.repeat(column) + t)]
+        : [flagLabel.padEnd(column) + text[0], ...text.slice(1).map((t) => ' '.repeat(column) + t)];
     const heading = f.section ?? 'Options';
     sections.set(heading, [...(sections.get(heading) ?? []), ...lines]);
   });

@@ -149,7 +149,9 @@ export class OutDir {
   }
 
   private foreign(rel: string): InputError {
-    return new InputError(`${this.flag}: ${join(this.dir, rel)} was not written by loadgate, so it is neither replaced nor deleted; move it out of ${this.dir}, or name another directory`);
+    return new InputError(
+      `${this.flag}: ${join(this.dir, rel)} was not written by loadgate, so it is neither replaced nor deleted; move it out of ${this.dir}, or name another directory`,
+    );
   }
 
   private async read(): Promise<Manifest> {
@@ -166,7 +168,10 @@ export class OutDir {
     } catch {
       parsed = undefined;
     }
-    if (!parsed?.success) throw new InputError(`${this.flag}: ${file} is not loadgate's output marker (expected JSON with writtenBy "loadgate", files and dirs); name another directory`);
+    if (!parsed?.success)
+      throw new InputError(
+        `${this.flag}: ${file} is not loadgate's output marker (expected JSON with writtenBy "loadgate", files and dirs); name another directory`,
+      );
     const bad = [...parsed.data.files, ...parsed.data.dirs].find((entry) => !isPlainEntry(entry));
     if (bad !== undefined) {
       throw new InputError(
@@ -198,7 +203,9 @@ export class OutDir {
       });
       if (!info) return;
       if (info.isSymbolicLink()) {
-        throw new InputError(`${this.flag}: ${join(this.dir, p)} is a symbolic link, which loadgate neither follows nor replaces (it would write or delete outside ${this.dir}); remove the link, or name another directory`);
+        throw new InputError(
+          `${this.flag}: ${join(this.dir, p)} is a symbolic link, which loadgate neither follows nor replaces (it would write or delete outside ${this.dir}); remove the link, or name another directory`,
+        );
       }
     }
   }

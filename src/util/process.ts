@@ -183,9 +183,7 @@ export class ProcessSupervisor {
   async spawn(options: SpawnOptions): Promise<ManagedProcess> {
     const log = createWriteStream(options.logFile, { flags: 'a' });
     await once(log, 'open');
-    const [command, args] = options.cpus
-      ? ['taskset', ['-c', options.cpus, options.command, ...options.args]]
-      : [options.command, [...options.args]];
+    const [command, args] = options.cpus ? ['taskset', ['-c', options.cpus, options.command, ...options.args]] : [options.command, [...options.args]];
     log.write(`[loadgate] $ ${[command, ...args].join(' ')}\n`);
     const child = spawn(command, args, {
       cwd: options.cwd,
@@ -195,14 +193,7 @@ export class ProcessSupervisor {
     });
     child.stdout?.pipe(log, { end: false });
     child.stderr?.pipe(log, { end: false });
-    const managed = new ManagedProcess(
-      options.name,
-      options.logFile,
-      child,
-      log,
-      options.stopSignal ?? 'SIGTERM',
-      options.stopTimeoutMs ?? 10_000,
-    );
+    const managed = new ManagedProcess(options.name, options.logFile, child, log, options.stopSignal ?? 'SIGTERM', options.stopTimeoutMs ?? 10_000);
     this.processes.push(managed);
     const pid = child.pid;
     if (pid !== undefined && this.watchdog) {

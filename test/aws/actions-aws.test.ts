@@ -139,14 +139,25 @@ esac`,
       return { code: result.status ?? -1, stdout: result.stdout, stderr: result.stderr };
     },
     calls: () => (existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n') : []),
-    outputs: () => Object.fromEntries((existsSync(output) ? readFileSync(output, 'utf8').trim().split('\n') : []).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)])),
+    outputs: () =>
+      Object.fromEntries(
+        (existsSync(output) ? readFileSync(output, 'utf8').trim().split('\n') : []).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+      ),
     close: () => rmSync(root, { recursive: true, force: true }),
   };
 }
 
 const KEY = 'loadgate/acme/chat/42/2/terraform.tfstate';
 const TFVARS = 'acme-loadgate-state/loadgate/acme/chat/42/2/terraform.tfvars.json';
-const provisionEnv = { LG_CONFIG: 'examples/aws-mattermost.yml', LG_VERSION: 'v10.12.0', GITHUB_RUN_ATTEMPT: '2', LG_LICENSE_SECRET_ARN: LICENSE, LG_DB_SNAPSHOT: 'lt-12m-610', LG_DB_NAME: 'ltdb', LG_MAX_COST: '500' };
+const provisionEnv = {
+  LG_CONFIG: 'examples/aws-mattermost.yml',
+  LG_VERSION: 'v10.12.0',
+  GITHUB_RUN_ATTEMPT: '2',
+  LG_LICENSE_SECRET_ARN: LICENSE,
+  LG_DB_SNAPSHOT: 'lt-12m-610',
+  LG_DB_NAME: 'ltdb',
+  LG_MAX_COST: '500',
+};
 
 test('provision records the state key first, stores the tfvars it applies beside the state, and admits only this runner', { timeout: 120_000 }, () => {
   const box = sandbox();
@@ -166,7 +177,10 @@ test('provision records the state key first, stores the tfvars it applies beside
     // Applied with exactly what was stored.
     assert.deepEqual(JSON.parse(readFileSync(join(box.root, 'last.tfvars.json'), 'utf8')), stored);
     // The quota first, then upload, init, apply and outputs (the fake apply also checks the key was recorded).
-    const steps = box.calls().filter((c) => !c.startsWith('curl')).map((c) => (c.startsWith('aws') ? c.split(' ').slice(0, 3).join(' ') : c.split(' ')[2]));
+    const steps = box
+      .calls()
+      .filter((c) => !c.startsWith('curl'))
+      .map((c) => (c.startsWith('aws') ? c.split(' ').slice(0, 3).join(' ') : c.split(' ')[2]));
     assert.deepEqual(steps, ['aws service-quotas get-service-quota', 'aws ec2 describe-instances', 'aws s3 cp', 'init', 'apply', 'output']);
     assert.match(provision.stdout, /^Quota: 72 of 256 vCPUs with this bench; 184 to spare\.$/m);
     assert.ok(box.calls().some((c) => c.includes(`-backend-config=key=${KEY}`)));
@@ -207,12 +221,22 @@ test("provision refuses a bench over the account's vCPU quota before anything ex
     };
     const refused = box.run('provision', { ...provisionEnv, FAKE_AWS_ACCOUNT: JSON.stringify(account) });
     assert.equal(refused.code, 1, refused.stderr);
-    assert.match(refused.stderr, /REFUSED: this bench needs 72 vCPUs of L-1216C47A and 8 are already running in us-east-1, 80 in all, over the quota of 32; nothing was provisioned\./);
+    assert.match(
+      refused.stderr,
+      /REFUSED: this bench needs 72 vCPUs of L-1216C47A and 8 are already running in us-east-1, 80 in all, over the quota of 32; nothing was provisioned\./,
+    );
     assert.match(refused.stderr, /quota {10}32 vCPUs \(the AWS default: no value applied to this account\)/);
-    assert.match(refused.stderr, /aws service-quotas request-service-quota-increase --service-code ec2 --quota-code L-1216C47A --desired-value 80 --region us-east-1/);
+    assert.match(
+      refused.stderr,
+      /aws service-quotas request-service-quota-increase --service-code ec2 --quota-code L-1216C47A --desired-value 80 --region us-east-1/,
+    );
     assert.match(refused.stderr, /https:\/\/us-east-1\.console\.aws\.amazon\.com\/servicequotas\/home\/services\/ec2\/quotas\/L-1216C47A/);
     const calls = box.calls();
-    assert.deepEqual(calls.filter((c) => c.startsWith('aws service-quotas')).map((c) => c.split(' ')[2]), ['get-service-quota', 'get-aws-default-service-quota'], 'the default, once no value is applied');
+    assert.deepEqual(
+      calls.filter((c) => c.startsWith('aws service-quotas')).map((c) => c.split(' ')[2]),
+      ['get-service-quota', 'get-aws-default-service-quota'],
+      'the default, once no value is applied',
+    );
     assert.ok(!calls.some((c) => c.startsWith('terraform') || c.startsWith('aws s3')), 'neither apply nor the state upload ran');
     assert.equal(box.outputs()['state-key'], undefined, 'no state key: nothing to tear down');
   } finally {
@@ -220,28 +244,35 @@ test("provision refuses a bench over the account's vCPU quota before anything ex
   }
 });
 
-test("provision reads the AWS default quota when none is applied, and says so; a role without the Service Quotas actions is told which", { timeout: 120_000 }, () => {
-  const box = sandbox();
-  try {
-    const fresh: AwsAccount = { standardVcpus: { default: 640 } };
-    const provision = box.run('provision', { ...provisionEnv, FAKE_AWS_ACCOUNT: JSON.stringify(fresh) });
-    assert.equal(provision.code, 0, provision.stderr);
-    assert.match(provision.stdout, /quota {10}640 vCPUs \(the AWS default: no value applied to this account\)/);
-    assert.ok(box.calls().some((c) => / apply /.test(c)));
-
-    const denied = sandbox();
+test(
+  'provision reads the AWS default quota when none is applied, and says so; a role without the Service Quotas actions is told which',
+  { timeout: 120_000 },
+  () => {
+    const box = sandbox();
     try {
-      const refused = denied.run('provision', { ...provisionEnv, FAKE_AWS_ACCOUNT: JSON.stringify({ ...RAISED, denied: ['servicequotas:GetServiceQuota'] }) });
-      assert.equal(refused.code, 3);
-      assert.match(refused.stderr, /access denied\. The role needs servicequotas:GetServiceQuota \(infra\/iam\/github-role-policy\.json/);
-      assert.ok(!denied.calls().some((c) => c.startsWith('terraform')));
+      const fresh: AwsAccount = { standardVcpus: { default: 640 } };
+      const provision = box.run('provision', { ...provisionEnv, FAKE_AWS_ACCOUNT: JSON.stringify(fresh) });
+      assert.equal(provision.code, 0, provision.stderr);
+      assert.match(provision.stdout, /quota {10}640 vCPUs \(the AWS default: no value applied to this account\)/);
+      assert.ok(box.calls().some((c) => / apply /.test(c)));
+
+      const denied = sandbox();
+      try {
+        const refused = denied.run('provision', {
+          ...provisionEnv,
+          FAKE_AWS_ACCOUNT: JSON.stringify({ ...RAISED, denied: ['servicequotas:GetServiceQuota'] }),
+        });
+        assert.equal(refused.code, 3);
+        assert.match(refused.stderr, /access denied\. The role needs servicequotas:GetServiceQuota \(infra\/iam\/github-role-policy\.json/);
+        assert.ok(!denied.calls().some((c) => c.startsWith('terraform')));
+      } finally {
+        denied.close();
+      }
     } finally {
-      denied.close();
+      box.close();
     }
-  } finally {
-    box.close();
-  }
-});
+  },
+);
 
 test('teardown destroys with the recorded key and the stored tfvars, also when only teardown is re-run', { timeout: 120_000 }, () => {
   const box = sandbox();
@@ -253,7 +284,10 @@ test('teardown destroys with the recorded key and the stored tfvars, also when o
     const teardown = box.run('teardown', { LG_STATE_KEY: KEY, GITHUB_RUN_ATTEMPT: '3' });
     assert.equal(teardown.code, 0, teardown.stderr);
     const calls = box.calls();
-    assert.ok(calls.some((c) => c.includes(`-backend-config=key=${KEY}`)), 'the recorded key, not attempt 3');
+    assert.ok(
+      calls.some((c) => c.includes(`-backend-config=key=${KEY}`)),
+      'the recorded key, not attempt 3',
+    );
     assert.ok(calls.some((c) => / destroy /.test(c)));
     assert.equal(readFileSync(join(box.root, 'last.tfvars.json'), 'utf8'), stored, 'destroyed with what was applied');
 
@@ -286,7 +320,10 @@ test('teardown with no recorded key and nothing under this attempt destroys noth
     // An S3 answer other than 404 (here: access denied) is not taken for "nothing there".
     const denied = box.run('teardown', { LG_STATE_KEY: KEY, FAKE_S3_DENY: '1' });
     assert.equal(denied.code, 1);
-    assert.match(denied.stderr, /cannot tell whether s3:\/\/acme-loadgate-state\/loadgate\/acme\/chat\/42\/2\/terraform\.tfstate exists: An error occurred \(403\)/);
+    assert.match(
+      denied.stderr,
+      /cannot tell whether s3:\/\/acme-loadgate-state\/loadgate\/acme\/chat\/42\/2\/terraform\.tfstate exists: An error occurred \(403\)/,
+    );
     assert.ok(!box.calls().some((c) => c.startsWith('terraform')));
     const badIp = box.run('provision', { ...provisionEnv, LG_CONTROLLER_IP: '198.51.100.7; reboot' });
     assert.equal(badIp.code, 3);
@@ -314,14 +351,23 @@ test('admit.sh adds this runner to each controller port, tagged, and withdraws e
   try {
     const ingress = JSON.stringify(terraformOutputs().controller_ingress?.value);
     // The agents' group already admits this address (another rule, not this job's): used, never removed.
-    const open = box.run('admit', { LG_ADMIT_MODE: 'open', LG_CONTROLLER_INGRESS: ingress, FAKE_DUPLICATE_GROUP: 'sg-0123456789abcdef2', GITHUB_JOB: 'run-aws-1' });
+    const open = box.run('admit', {
+      LG_ADMIT_MODE: 'open',
+      LG_CONTROLLER_INGRESS: ingress,
+      FAKE_DUPLICATE_GROUP: 'sg-0123456789abcdef2',
+      GITHUB_JOB: 'run-aws-1',
+    });
     assert.equal(open.code, 0, open.stderr);
     assert.equal(box.outputs().cidr, '198.51.100.7/32', "this runner's own address");
     const authorize = box.calls().filter((c) => c.startsWith('aws ec2 authorize-security-group-ingress'));
     assert.equal(authorize.length, 4, 'one call per controller rule');
     for (const c of authorize) {
       assert.match(c, /"CidrIp":"198\.51\.100\.7\/32"/);
-      assert.match(c, /--tag-specifications \[\{"ResourceType":"security-group-rule","Tags":\[\{"Key":"Project","Value":"loadgate"\}/, 'tagged Project=loadgate at creation (the IAM policy allows nothing else)');
+      assert.match(
+        c,
+        /--tag-specifications \[\{"ResourceType":"security-group-rule","Tags":\[\{"Key":"Project","Value":"loadgate"\}/,
+        'tagged Project=loadgate at creation (the IAM policy allows nothing else)',
+      );
     }
     assert.match(authorize[0] as string, /--group-id sg-0123456789abcdef1 .*"FromPort":9090,"ToPort":9090/);
     assert.match(open.stdout, /already admitted to sg-0123456789abcdef2/);
@@ -329,8 +375,17 @@ test('admit.sh adds this runner to each controller port, tagged, and withdraws e
     writeFileSync(box.log, '');
     const close = box.run('admit', { LG_ADMIT_MODE: 'close' });
     assert.equal(close.code, 0, close.stderr);
-    const revoked = box.calls().map((c) => c.match(/revoke-security-group-ingress --region us-east-1 --group-id (\S+) --security-group-rule-ids (\S+)/)?.slice(1).join(' '));
-    assert.deepEqual(revoked, [1, 2, 3].map((n) => `sg-0123456789abcdef1 sgr-${String(n).padStart(17, '0')}`), 'the three rules it added, not the one it found');
+    const revoked = box.calls().map((c) =>
+      c
+        .match(/revoke-security-group-ingress --region us-east-1 --group-id (\S+) --security-group-rule-ids (\S+)/)
+        ?.slice(1)
+        .join(' '),
+    );
+    assert.deepEqual(
+      revoked,
+      [1, 2, 3].map((n) => `sg-0123456789abcdef1 sgr-${String(n).padStart(17, '0')}`),
+      'the three rules it added, not the one it found',
+    );
     writeFileSync(box.log, '');
     assert.equal(box.run('admit', { LG_ADMIT_MODE: 'close' }).code, 0);
     assert.deepEqual(box.calls().filter(Boolean), [], 'closing twice withdraws nothing more');
@@ -355,10 +410,15 @@ test('provision waits for the candidate tarball as well as the baseline, and the
     box.close();
   }
   // The composite action maps its candidate input to LG_CANDIDATE, and the workflow's provision job passes it.
-  const action = parse(readFileSync(join(REPO, 'action', 'provision', 'action.yml'), 'utf8')) as { inputs: Record<string, unknown>; runs: { steps: Array<{ env: Record<string, string> }> } };
+  const action = parse(readFileSync(join(REPO, 'action', 'provision', 'action.yml'), 'utf8')) as {
+    inputs: Record<string, unknown>;
+    runs: { steps: Array<{ env: Record<string, string> }> };
+  };
   assert.ok('candidate' in action.inputs, 'action/provision has a candidate input');
   assert.equal(action.runs.steps[0]?.env.LG_CANDIDATE, '${{ inputs.candidate }}');
-  const workflow = parse(readFileSync(join(REPO, '.github', 'workflows', 'loadgate.yml'), 'utf8')) as { jobs: Record<string, { steps: Array<{ uses?: string; with?: Record<string, unknown> }> }> };
+  const workflow = parse(readFileSync(join(REPO, '.github', 'workflows', 'loadgate.yml'), 'utf8')) as {
+    jobs: Record<string, { steps: Array<{ uses?: string; with?: Record<string, unknown> }> }>;
+  };
   const step = workflow.jobs['provision-aws']?.steps.find((st) => st.uses === './.loadgate/action/provision');
   assert.equal(step?.with?.candidate, '${{ needs.prepare.outputs.candidate }}');
   assert.equal(step?.with?.version, '${{ needs.prepare.outputs.baseline }}');
@@ -393,41 +453,51 @@ function lockError(path: string, created: string): string {
   ].join('\n');
 }
 
-test("teardown survives the state lock a killed apply left: it unlocks this bench's own state and destroys; anything else it leaves locked", { timeout: 120_000 }, () => {
-  const box = sandbox();
-  try {
-    assert.equal(box.run('provision', provisionEnv).code, 0);
-    const lock = join(box.root, 'lock');
-    const created = '2026-11-21 10:31:02.123456789 +0000 UTC';
-    // The provision job was killed mid-apply: its lock file stays on this bench's state.
-    writeFileSync(lock, lockError(`acme-loadgate-state/${KEY}.tflock`, created));
-    writeFileSync(box.log, '');
-    const unlocked = box.run('teardown', { LG_STATE_KEY: KEY });
-    assert.equal(unlocked.code, 0, unlocked.stderr);
-    assert.match(unlocked.stdout, /::warning::the state acme-loadgate-state\/loadgate\/acme\/chat\/42\/2\/terraform\.tfstate\.tflock is locked \(5c1f0b3e-2a47-4d8e-9b61-0f2d8c7a9e13\), left by a job killed during an apply/);
-    const calls = box.calls().filter((c) => c.startsWith('terraform'));
-    assert.equal(calls.filter((c) => / destroy /.test(c)).length, 2, 'destroyed again after the unlock');
-    assert.ok(calls.some((c) => c.endsWith('force-unlock -force 5c1f0b3e-2a47-4d8e-9b61-0f2d8c7a9e13')));
-    assert.equal(existsSync(lock), false);
+test(
+  "teardown survives the state lock a killed apply left: it unlocks this bench's own state and destroys; anything else it leaves locked",
+  { timeout: 120_000 },
+  () => {
+    const box = sandbox();
+    try {
+      assert.equal(box.run('provision', provisionEnv).code, 0);
+      const lock = join(box.root, 'lock');
+      const created = '2026-11-21 10:31:02.123456789 +0000 UTC';
+      // The provision job was killed mid-apply: its lock file stays on this bench's state.
+      writeFileSync(lock, lockError(`acme-loadgate-state/${KEY}.tflock`, created));
+      writeFileSync(box.log, '');
+      const unlocked = box.run('teardown', { LG_STATE_KEY: KEY });
+      assert.equal(unlocked.code, 0, unlocked.stderr);
+      assert.match(
+        unlocked.stdout,
+        /::warning::the state acme-loadgate-state\/loadgate\/acme\/chat\/42\/2\/terraform\.tfstate\.tflock is locked \(5c1f0b3e-2a47-4d8e-9b61-0f2d8c7a9e13\), left by a job killed during an apply/,
+      );
+      const calls = box.calls().filter((c) => c.startsWith('terraform'));
+      assert.equal(calls.filter((c) => / destroy /.test(c)).length, 2, 'destroyed again after the unlock');
+      assert.ok(calls.some((c) => c.endsWith('force-unlock -force 5c1f0b3e-2a47-4d8e-9b61-0f2d8c7a9e13')));
+      assert.equal(existsSync(lock), false);
 
-    // A lock on another state (another run's key) is not this teardown's to break.
-    writeFileSync(lock, lockError('acme-loadgate-state/loadgate/acme/chat/41/1/terraform.tfstate', created));
-    writeFileSync(box.log, '');
-    const other = box.run('teardown', { LG_STATE_KEY: KEY });
-    assert.equal(other.code, 1);
-    assert.match(other.stderr, /the state is locked by something other than this bench's state \(acme-loadgate-state\/loadgate\/acme\/chat\/41\/1\/terraform\.tfstate\); not unlocking it/);
-    assert.ok(!box.calls().some((c) => c.includes('force-unlock')));
+      // A lock on another state (another run's key) is not this teardown's to break.
+      writeFileSync(lock, lockError('acme-loadgate-state/loadgate/acme/chat/41/1/terraform.tfstate', created));
+      writeFileSync(box.log, '');
+      const other = box.run('teardown', { LG_STATE_KEY: KEY });
+      assert.equal(other.code, 1);
+      assert.match(
+        other.stderr,
+        /the state is locked by something other than this bench's state \(acme-loadgate-state\/loadgate\/acme\/chat\/41\/1\/terraform\.tfstate\); not unlocking it/,
+      );
+      assert.ok(!box.calls().some((c) => c.includes('force-unlock')));
 
-    // Past the bench's expiry the janitor may hold the lock: teardown leaves it and says so.
-    writeFileSync(lock, lockError(`acme-loadgate-state/${KEY}`, created));
-    const tfvars = join(box.s3, TFVARS);
-    writeFileSync(tfvars, JSON.stringify({ ...JSON.parse(readFileSync(tfvars, 'utf8')), expires_at: '2020-01-01T00:00:00Z' }));
-    writeFileSync(box.log, '');
-    const expired = box.run('teardown', { LG_STATE_KEY: KEY });
-    assert.equal(expired.code, 1);
-    assert.match(expired.stderr, /the bench expired at 2020-01-01T00:00:00Z, so the janitor may be destroying it now; not unlocking/);
-    assert.ok(!box.calls().some((c) => c.includes('force-unlock')));
-  } finally {
-    box.close();
-  }
-});
+      // Past the bench's expiry the janitor may hold the lock: teardown leaves it and says so.
+      writeFileSync(lock, lockError(`acme-loadgate-state/${KEY}`, created));
+      const tfvars = join(box.s3, TFVARS);
+      writeFileSync(tfvars, JSON.stringify({ ...JSON.parse(readFileSync(tfvars, 'utf8')), expires_at: '2020-01-01T00:00:00Z' }));
+      writeFileSync(box.log, '');
+      const expired = box.run('teardown', { LG_STATE_KEY: KEY });
+      assert.equal(expired.code, 1);
+      assert.match(expired.stderr, /the bench expired at 2020-01-01T00:00:00Z, so the janitor may be destroying it now; not unlocking/);
+      assert.ok(!box.calls().some((c) => c.includes('force-unlock')));
+    } finally {
+      box.close();
+    }
+  },
+);

@@ -9,12 +9,16 @@ test("the shim gives moto 5.1's EC2 ARNs AWS's form, which the janitor parses, a
   const moto = 'arn:aws:ec2:us-east-1:123456789012:ec2:instance/i-0123456789abcdef0';
   assert.equal(awsArn(moto), 'arn:aws:ec2:us-east-1:123456789012:instance/i-0123456789abcdef0');
   assert.deepEqual(parseArn(awsArn(moto)), { service: 'ec2', type: 'instance', id: 'i-0123456789abcdef0' });
-  for (const arn of ['arn:aws:ec2:us-east-1:123456789012:vpc/vpc-1', 'arn:aws:rds:us-east-1:123456789012:cluster:lg-1', 'arn:aws:ec2:us-east-1::image/ami-1']) assert.equal(awsArn(arn), arn);
+  for (const arn of ['arn:aws:ec2:us-east-1:123456789012:vpc/vpc-1', 'arn:aws:rds:us-east-1:123456789012:cluster:lg-1', 'arn:aws:ec2:us-east-1::image/ami-1'])
+    assert.equal(awsArn(arn), arn);
 });
 
 test('only GetResources answers are rewritten; any other request passes through byte for byte', async (t) => {
   const answers: Record<string, string> = {
-    'ResourceGroupsTaggingAPI_20170126.GetResources': JSON.stringify({ ResourceTagMappingList: [{ ResourceARN: 'arn:aws:ec2:us-east-1:123456789012:ec2:vpc/vpc-1', Tags: [] }], PaginationToken: '' }),
+    'ResourceGroupsTaggingAPI_20170126.GetResources': JSON.stringify({
+      ResourceTagMappingList: [{ ResourceARN: 'arn:aws:ec2:us-east-1:123456789012:ec2:vpc/vpc-1', Tags: [] }],
+      PaginationToken: '',
+    }),
     'AmazonEC2.Other': '{"ResourceARN":"arn:aws:ec2:us-east-1:123456789012:ec2:vpc/vpc-1"}',
   };
   const upstream = createServer((req, res) => {
@@ -26,7 +30,10 @@ test('only GetResources answers are rewritten; any other request passes through 
   const shim = await startArnShim(`http://127.0.0.1:${(upstream.address() as AddressInfo).port}`);
   t.after(() => shim.close());
   const ask = async (target: string) => (await fetch(shim.url, { method: 'POST', headers: { 'x-amz-target': target }, body: '{}' })).text();
-  assert.equal(JSON.parse(await ask('ResourceGroupsTaggingAPI_20170126.GetResources')).ResourceTagMappingList[0].ResourceARN, 'arn:aws:ec2:us-east-1:123456789012:vpc/vpc-1');
+  assert.equal(
+    JSON.parse(await ask('ResourceGroupsTaggingAPI_20170126.GetResources')).ResourceTagMappingList[0].ResourceARN,
+    'arn:aws:ec2:us-east-1:123456789012:vpc/vpc-1',
+  );
   assert.equal(await ask('AmazonEC2.Other'), answers['AmazonEC2.Other']);
   assert.equal(shim.rewritten, 1);
 });

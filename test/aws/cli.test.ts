@@ -34,7 +34,11 @@ test('loadgate plan prints the plan of the example gate', async () => {
   assert.match(text, /agent +12 x c7i\.xlarge/);
   assert.match(text, /bounded +5h49m30s \(3 duets: both versions at once, each with 26m30s of set-up/);
   assert.match(text, /total +\$73\.35/);
-  assert.match(text, /provisioning +1h10m \(database: dump, loaded on app0 and kept as the pristine copy; each run restores and migrates its own in its set-up\)/, 'the example names its dataset, and where its boot work is booked');
+  assert.match(
+    text,
+    /provisioning +1h10m \(database: dump, loaded on app0 and kept as the pristine copy; each run restores and migrates its own in its set-up\)/,
+    'the example names its dataset, and where its boot work is booked',
+  );
 });
 
 test('loadgate plan sets sequential and duet side by side: the same pairs expected, each duet one slot, one agent group per side', async () => {
@@ -42,17 +46,34 @@ test('loadgate plan sets sequential and duet side by side: the same pairs expect
   assert.equal(await main(['plan', '--config', SEQUENTIAL], io), 0);
   const text = io.stdout.join('\n');
   assert.match(text, /Sequential and duet \(a duet runs both versions at once on the same app nodes; both expect the pairs this config's noise model gives\):/);
-  assert.match(text, /\n  sequential +11 +\S+, \$[\d.]+ +\S+, \$128\.74 +\d+\n  duet +20 +/, 'this config\'s mode first, its worst case the plan\'s; a duet of 20000 users per side needs two groups of 10 agents');
+  assert.match(
+    text,
+    /\n  sequential +11 +\S+, \$[\d.]+ +\S+, \$128\.74 +\d+\n  duet +20 +/,
+    "this config's mode first, its worst case the plan's; a duet of 20000 users per side needs two groups of 10 agents",
+  );
   const json = captureIO();
   assert.equal(await main(['plan', '--config', SEQUENTIAL, '--format', 'json'], json), 0);
-  const { modes, durationSec } = JSON.parse(json.stdout.join('\n')) as { modes: { mode: string; agents: number; worst: { totalSec: number }; expected: { totalSec: number; runsPerSide: number }; runJobs: number }[]; durationSec: { provision: number; teardown: number; total: number } };
+  const { modes, durationSec } = JSON.parse(json.stdout.join('\n')) as {
+    modes: { mode: string; agents: number; worst: { totalSec: number }; expected: { totalSec: number; runsPerSide: number }; runJobs: number }[];
+    durationSec: { provision: number; teardown: number; total: number };
+  };
   const [sequential, duet] = modes as [(typeof modes)[number], (typeof modes)[number]];
-  assert.deepEqual(modes.map((m) => [m.mode, m.agents]), [['sequential', 11], ['duet', 20]]);
+  assert.deepEqual(
+    modes.map((m) => [m.mode, m.agents]),
+    [
+      ['sequential', 11],
+      ['duet', 20],
+    ],
+  );
   assert.equal(sequential.worst.totalSec, durationSec.total);
   assert.equal(duet.expected.runsPerSide, sequential.expected.runsPerSide);
   const fixed = durationSec.provision + durationSec.teardown;
   const duets = 3 * 2; // maxRepeats x tests
-  assert.equal(duet.worst.totalSec - fixed, (sequential.worst.totalSec - fixed) / 2 + duets * RUN_SETUP_SEC.restore, "the worst case's runs take half as long in duets, and each duet waits for a second restore");
+  assert.equal(
+    duet.worst.totalSec - fixed,
+    (sequential.worst.totalSec - fixed) / 2 + duets * RUN_SETUP_SEC.restore,
+    "the worst case's runs take half as long in duets, and each duet waits for a second restore",
+  );
   assert.ok(duet.expected.totalSec < sequential.expected.totalSec);
   assert.ok(duet.runJobs <= sequential.runJobs);
 });
@@ -64,13 +85,19 @@ test('loadgate plan refuses a load-test-ng gate on an empty database (its admin 
   writeFileSync(bare, yaml);
   const io = captureIO();
   assert.equal(await main(['plan', '--config', bare], io), 3);
-  assert.match(io.stderr.join('\n'), /bench\.aws\.database: the gate would run on an empty database, where neither the system admin load-test-ng's agents log in when they are created \(LOADGATE_ADMIN_EMAIL \/ LOADGATE_ADMIN_PASSWORD\) nor the users file's accounts exist\. Name the dataset that holds them: bench\.aws\.database\.dumpUrl \(with \.name\) or \.snapshotIdentifier, or --db-dump-url \/ --db-snapshot/);
+  assert.match(
+    io.stderr.join('\n'),
+    /bench\.aws\.database: the gate would run on an empty database, where neither the system admin load-test-ng's agents log in when they are created \(LOADGATE_ADMIN_EMAIL \/ LOADGATE_ADMIN_PASSWORD\) nor the users file's accounts exist\. Name the dataset that holds them: bench\.aws\.database\.dumpUrl \(with \.name\) or \.snapshotIdentifier, or --db-dump-url \/ --db-snapshot/,
+  );
   // k6 logs in only the users file's accounts: warned, not refused.
   const k6 = join(work, 'no-dataset-k6.yml');
   writeFileSync(k6, yaml.replace('  kind: load-test-ng\n  version: v1.32.0\n', '  kind: k6\n'));
   const k6io = captureIO();
   assert.equal(await main(['plan', '--config', k6], k6io), 0);
-  assert.match(k6io.stderr.join('\n'), /^warning: bench\.aws\.database: no dataset, so the bench starts with an empty database, where the users file's accounts do not exist/);
+  assert.match(
+    k6io.stderr.join('\n'),
+    /^warning: bench\.aws\.database: no dataset, so the bench starts with an empty database, where the users file's accounts do not exist/,
+  );
   // A dataset from the flags, or a teardown (which needs none), passes.
   assert.equal(await main(['plan', '--config', bare, '--db-snapshot', 'lt-12m-610'], captureIO()), 0);
   assert.equal(await main(['plan', '--config', bare, '--format', 'tfvars', '--destroy-only', '--version', 'v10.12.0', ...runFlags], captureIO()), 0);
@@ -109,7 +136,7 @@ test("loadgate plan --calibrate, a calibration's bench: the config's noise model
   assert.doesNotMatch(printed, /expected/i, 'a calibration runs every pair: no expected figures from a model');
 });
 
-test('loadgate plan --max-repeats below repeats (a continuation\'s new pairs) plans only those pairs', async () => {
+test("loadgate plan --max-repeats below repeats (a continuation's new pairs) plans only those pairs", async () => {
   const twice = join(work, 'repeats-2.yml');
   writeFileSync(twice, readFileSync(EXAMPLE, 'utf8').replace(/^repeats: 1$/m, 'repeats: 2'));
   const json = async (args: string[]) => {
@@ -123,8 +150,16 @@ test('loadgate plan --max-repeats below repeats (a continuation\'s new pairs) pl
 
 test('loadgate plan --format json carries the numbers for the check run', async () => {
   const io = captureIO();
-  assert.equal(await main(['plan', '--config', EXAMPLE, '--format', 'json', '--db-dump-url', 'https://lt-public-data.s3.amazonaws.com/12M_610_fixed_psql.sql.gz'], io), 0);
-  const json = JSON.parse(io.stdout.join('\n')) as { dbSource: string; cost: { totalUsd: number; pricesAsOf: string }; durationSec: { total: number }; withinBudget: boolean };
+  assert.equal(
+    await main(['plan', '--config', EXAMPLE, '--format', 'json', '--db-dump-url', 'https://lt-public-data.s3.amazonaws.com/12M_610_fixed_psql.sql.gz'], io),
+    0,
+  );
+  const json = JSON.parse(io.stdout.join('\n')) as {
+    dbSource: string;
+    cost: { totalUsd: number; pricesAsOf: string };
+    durationSec: { total: number };
+    withinBudget: boolean;
+  };
   assert.equal(json.dbSource, 'dump');
   // Provisioning with the dump load, 6 duets of 90 minutes each with its 26.5-minute set-up
   // (a run's 21.5 minutes and the second slot's restore), teardown.
@@ -138,9 +173,26 @@ test('loadgate plan --format tfvars writes variables infra/aws declares and vali
   const io = captureIO();
   const code = await main(
     [
-      'plan', '--config', EXAMPLE, '--format', 'tfvars', '--out', out, '--version', 'v10.12.0',
-      '--license-secret-arn', LICENSE, '--controller-cidr', '203.0.113.7/32', '--db-dump-url', 'https://lt-public-data.s3.amazonaws.com/12M_610_fixed_psql.sql.gz',
-      '--db-name', 'ltdb', '--now', '2026-11-21T10:00:00Z', ...runFlags,
+      'plan',
+      '--config',
+      EXAMPLE,
+      '--format',
+      'tfvars',
+      '--out',
+      out,
+      '--version',
+      'v10.12.0',
+      '--license-secret-arn',
+      LICENSE,
+      '--controller-cidr',
+      '203.0.113.7/32',
+      '--db-dump-url',
+      'https://lt-public-data.s3.amazonaws.com/12M_610_fixed_psql.sql.gz',
+      '--db-name',
+      'ltdb',
+      '--now',
+      '2026-11-21T10:00:00Z',
+      ...runFlags,
     ],
     io,
   );
@@ -159,28 +211,51 @@ test('loadgate plan --format tfvars writes variables infra/aws declares and vali
   // app.sh.tftpl runs it): Mattermost's defaults install and enable the prepackaged plugins
   // (server/public/model/config.go PluginSettings.SetDefaults), so the bench's own defaults
   // travel in the patch and turn them off, and both duet slots carry the same plugin load.
-  const releaseDefaults = { PluginSettings: { Enable: true, AutomaticPrepackagedPlugins: true, EnableMarketplace: true, PluginStates: { 'com.mattermost.calls': { Enable: true }, playbooks: { Enable: true } } }, TeamSettings: { MaxUsersPerTeam: 50 } };
+  const releaseDefaults = {
+    PluginSettings: {
+      Enable: true,
+      AutomaticPrepackagedPlugins: true,
+      EnableMarketplace: true,
+      PluginStates: { 'com.mattermost.calls': { Enable: true }, playbooks: { Enable: true } },
+    },
+    TeamSettings: { MaxUsersPerTeam: 50 },
+  };
   const appTemplate = readFileSync(new URL('../../infra/aws/modules/bench/templates/app.sh.tftpl', import.meta.url), 'utf8');
-  assert.ok(appTemplate.includes(`jq --slurpfile patch /etc/mattermost/patch.json '. * $patch[0]' /etc/mattermost/config.base.json`), "user data's base-config merge");
+  assert.ok(
+    appTemplate.includes(`jq --slurpfile patch /etc/mattermost/patch.json '. * $patch[0]' /etc/mattermost/config.base.json`),
+    "user data's base-config merge",
+  );
   const patchFile = join(work, 'patch.json');
   writeFileSync(patchFile, tfvars.bench.mattermost_config_patch);
-  const base = JSON.parse(execFileSync('jq', ['-n', '--argjson', 'base', JSON.stringify(releaseDefaults), '--slurpfile', 'patch', patchFile, '$base * $patch[0]'], { encoding: 'utf8' })) as typeof releaseDefaults;
+  const base = JSON.parse(
+    execFileSync('jq', ['-n', '--argjson', 'base', JSON.stringify(releaseDefaults), '--slurpfile', 'patch', patchFile, '$base * $patch[0]'], {
+      encoding: 'utf8',
+    }),
+  ) as typeof releaseDefaults;
   assert.equal(base.PluginSettings.AutomaticPrepackagedPlugins, false);
   assert.equal(base.PluginSettings.EnableMarketplace, false);
   assert.ok(base.TeamSettings.MaxUsersPerTeam >= 20000, 'users per team do not cap the largest test');
   // The example runs load-test-ng, pinned to a real release (its download must exist).
   assert.equal(tfvars.bench.load_engine, 'load-test-ng');
   assert.equal(tfvars.bench.agent_api_port, 4000);
-  assert.equal(tfvars.bench.loadtest_download_url, 'https://github.com/mattermost/mattermost-load-test-ng/releases/download/v1.32.0/mattermost-load-test-ng-v1.32.0-linux-amd64.tar.gz');
+  assert.equal(
+    tfvars.bench.loadtest_download_url,
+    'https://github.com/mattermost/mattermost-load-test-ng/releases/download/v1.32.0/mattermost-load-test-ng-v1.32.0-linux-amd64.tar.gz',
+  );
 
   // The run's identity goes to the root module, the settings under `bench` to modules/bench.
   const { bench, ...run } = tfvars;
   // What the root module gives modules/bench from its own variables (the bench's name, its
   // expiry) rather than from var.bench.
   const benchCall = only((await loadModule('.')).module.bench as Record<string, unknown>[] | undefined, 'module bench');
-  const fromRoot = Object.entries(benchCall).filter(([, v]) => typeof v === 'string' && /\$\{var\.(?!bench\.)/.test(v)).map(([k]) => k);
+  const fromRoot = Object.entries(benchCall)
+    .filter(([, v]) => typeof v === 'string' && /\$\{var\.(?!bench\.)/.test(v))
+    .map(([k]) => k);
   assert.ok(fromRoot.includes('name') && fromRoot.includes('expires_at'), `the root sets name and expires_at: ${fromRoot.join(', ')}`);
-  for (const [dir, values, own] of [['.', run, tfvars], ['modules/bench', bench, bench]] as const) {
+  for (const [dir, values, own] of [
+    ['.', run, tfvars],
+    ['modules/bench', bench, bench],
+  ] as const) {
     const module = await loadModule(dir);
     for (const key of Object.keys(values)) assert.ok(module.variable[key], `${key} is a variable of ${dir}`);
     for (const [name, bodies] of Object.entries(module.variable)) {
@@ -204,11 +279,15 @@ test('loadgate plan --format tfvars needs the version and the run, and checks th
   assert.equal(await main(['plan', '--config', EXAMPLE, '--format', 'tfvars', ...runFlags], io), 3);
   assert.match(io.stderr.join('\n'), /--version: name the Mattermost version/);
   const missingRun = captureIO();
-  await assert.rejects(plan(['--config', EXAMPLE, '--format', 'tfvars', '--version', 'v10.12.0'], missingRun, async () => ({})), (error: Error) => {
-    assert.match(error.message, /^the run this bench belongs to is incomplete:/);
-    for (const flag of ['--repository (or GITHUB_REPOSITORY)', '--run-id (or GITHUB_RUN_ID)', '--commit (or GITHUB_SHA)']) assert.ok(error.message.includes(flag), flag);
-    return true;
-  });
+  await assert.rejects(
+    plan(['--config', EXAMPLE, '--format', 'tfvars', '--version', 'v10.12.0'], missingRun, async () => ({})),
+    (error: Error) => {
+      assert.match(error.message, /^the run this bench belongs to is incomplete:/);
+      for (const flag of ['--repository (or GITHUB_REPOSITORY)', '--run-id (or GITHUB_RUN_ID)', '--commit (or GITHUB_SHA)'])
+        assert.ok(error.message.includes(flag), flag);
+      return true;
+    },
+  );
   const fromEnv = captureIO();
   // The run from the Actions context, as @actions/github reads GITHUB_REPOSITORY, GITHUB_RUN_ID, GITHUB_RUN_ATTEMPT and GITHUB_SHA.
   const context = async () => ({ repository: 'acme/chat', runId: '42', runAttempt: 1, sha: 'b'.repeat(40) });
@@ -229,7 +308,27 @@ test('loadgate plan --format tfvars needs the version and the run, and checks th
   assert.equal(await main(['plan', '--config', EXAMPLE, '--controller-cidr', '198.51.0.0/15'], wide), 3);
   assert.match(wide.stderr.join('\n'), /ranges wider than \/16 are refused/);
   const narrow = captureIO();
-  assert.equal(await plan(['--config', EXAMPLE, '--format', 'tfvars', '--version', 'v10.12.0', '--license-secret-arn', LICENSE, '--controller-cidr', '198.51.100.7/32', '--controller-cidr', '198.51.0.0/16'], narrow, context), 0);
+  assert.equal(
+    await plan(
+      [
+        '--config',
+        EXAMPLE,
+        '--format',
+        'tfvars',
+        '--version',
+        'v10.12.0',
+        '--license-secret-arn',
+        LICENSE,
+        '--controller-cidr',
+        '198.51.100.7/32',
+        '--controller-cidr',
+        '198.51.0.0/16',
+      ],
+      narrow,
+      context,
+    ),
+    0,
+  );
   assert.deepEqual(JSON.parse(narrow.stdout.join('\n')).bench.controller_cidr_blocks, ['198.51.100.7/32', '198.51.0.0/16']);
   const badOctet = captureIO();
   assert.equal(await main(['plan', '--config', EXAMPLE, '--controller-cidr', '300.1.2.3/32'], badOctet), 3);
@@ -273,7 +372,13 @@ test('loadgate tf-outputs prints the bench description from a file or stdin', as
 
 test('loadgate plan --format tfvars refuses target.settings that would rewire the bench', async () => {
   const config = join(work, 'rewire.yml');
-  writeFileSync(config, withNoiseModel(readFileSync(EXAMPLE, 'utf8')).replace("  downloadUrl:", "  settings:\n    SqlSettings: { DataSource: 'postgres://someone@elsewhere/db' }\n  downloadUrl:"));
+  writeFileSync(
+    config,
+    withNoiseModel(readFileSync(EXAMPLE, 'utf8')).replace(
+      '  downloadUrl:',
+      "  settings:\n    SqlSettings: { DataSource: 'postgres://someone@elsewhere/db' }\n  downloadUrl:",
+    ),
+  );
   const io = captureIO();
   assert.equal(await main(['plan', '--config', config, '--format', 'tfvars', '--version', 'v10.12.0', ...runFlags], io), 3);
   assert.match(io.stderr.join('\n'), /target\.settings\.SqlSettings\.DataSource: set by the bench from its topology; remove it/);

@@ -30,7 +30,7 @@ test('duration: provisioning, both sides of every test and repeat with the build
   assert.equal(estimateDuration(gate, bench, 'dump').provisionSec, 1500 + TIMING_SEC.dumpLoad);
 });
 
-test('duration in duets: one slot per test and repeat runs both versions at once, with one run\'s set-up and a second restore', () => {
+test("duration in duets: one slot per test and repeat runs both versions at once, with one run's set-up and a second restore", () => {
   const sequential = awsGate({}, { maxRepeats: 2 });
   const duet = { ...sequential, mode: 'duet' as const };
   const bench = resolveBench(sequential.bench.aws, sequential.tests);
@@ -41,7 +41,11 @@ test('duration in duets: one slot per test and repeat runs both versions at once
   );
   const both = estimateDuration(sequential, bench, 'empty');
   // The two slots' restores take turns under app0's dataset lock.
-  assert.equal(estimate.testsSec, both.testsSec / 2 + estimate.runs.length * RUN_SETUP_SEC.restore, 'half the run time of the same pairs run one side after the other, and a second restore per duet');
+  assert.equal(
+    estimate.testsSec,
+    both.testsSec / 2 + estimate.runs.length * RUN_SETUP_SEC.restore,
+    'half the run time of the same pairs run one side after the other, and a second restore per duet',
+  );
   assert.equal(estimate.provisionSec, both.provisionSec);
   assert.equal(estimate.teardownSec, both.teardownSec);
 });
@@ -111,7 +115,10 @@ test('a plan over budget is refused; the flag wins over the config', () => {
   const refused = buildPlan(gate, { dbSource: 'empty' });
   assert.equal(refused.withinBudget, false);
   assert.equal(refused.maxCostSource, 'config');
-  assert.match(renderPlanText(refused), /REFUSED: the worst case \$71\.11 \(every pair maxRepeats allows, unbounded tests at their maxDuration\) exceeds the max-cost of \$50\.00 \(bench\.aws\.maxCostUsd\)/);
+  assert.match(
+    renderPlanText(refused),
+    /REFUSED: the worst case \$71\.11 \(every pair maxRepeats allows, unbounded tests at their maxDuration\) exceeds the max-cost of \$50\.00 \(bench\.aws\.maxCostUsd\)/,
+  );
   const allowed = buildPlan(gate, { dbSource: 'empty', maxCostUsd: 100 });
   assert.equal(allowed.withinBudget, true);
   assert.equal(allowed.maxCostSource, 'flag');
@@ -120,18 +127,27 @@ test('a plan over budget is refused; the flag wins over the config', () => {
 });
 
 test('the plan says what the account must allow: Standard on-demand vCPUs, Aurora instances and clusters, Elastic IPs', () => {
-  assert.deepEqual(['c7i.large', 'c7i.xlarge', 'c7i.2xlarge', 'm7i.8xlarge', 'm6in.8xlarge', 'c5.4xlarge', 'r6g.xlarge', 't3.medium', 'g5.xlarge'].map(instanceVcpus), [2, 4, 8, 32, 32, 16, 4, undefined, undefined]);
+  assert.deepEqual(
+    ['c7i.large', 'c7i.xlarge', 'c7i.2xlarge', 'm7i.8xlarge', 'm6in.8xlarge', 'c5.4xlarge', 'r6g.xlarge', 't3.medium', 'g5.xlarge'].map(instanceVcpus),
+    [2, 4, 8, 32, 32, 16, 4, undefined, undefined],
+  );
   const plan = buildPlan(awsGate(), { dbSource: 'snapshot' });
   const needs = Object.fromEntries(plan.accountNeeds.map((n) => [n.code, n.needed]));
   // perfcomp: 2 x c7i.2xlarge app, 11 x c7i.xlarge agents, a c7i.xlarge proxy, an m7i.xlarge metrics node.
   assert.deepEqual(needs, { 'L-1216C47A': 2 * 8 + 11 * 4 + 4 + 4, 'L-7B6409FD': 2, 'L-952B80B8': 1, 'L-0263D0A3': 1 });
   const text = renderPlanText(plan);
-  assert.match(text, /^ {3}68 {2}Running On-Demand Standard \(A, C, D, H, I, M, R, T, Z\) instances \(vCPUs\) \[ec2 L-1216C47A\]: app 2 x c7i\.2xlarge = 16, agent 11 x c7i\.xlarge = 44, proxy 1 x c7i\.xlarge = 4, metrics 1 x m7i\.xlarge = 4$/m);
+  assert.match(
+    text,
+    /^ {3}68 {2}Running On-Demand Standard \(A, C, D, H, I, M, R, T, Z\) instances \(vCPUs\) \[ec2 L-1216C47A\]: app 2 x c7i\.2xlarge = 16, agent 11 x c7i\.xlarge = 44, proxy 1 x c7i\.xlarge = 4, metrics 1 x m7i\.xlarge = 4$/m,
+  );
   assert.match(text, /^ {4}2 {2}DB instances \[rds L-7B6409FD\]: Aurora PostgreSQL 2 x db\.r7g\.2xlarge$/m);
   assert.match(text, /^ {4}1 {2}EC2-VPC Elastic IPs \[ec2 L-0263D0A3\]/m);
   assert.deepEqual(planJson(plan).accountNeeds, plan.accountNeeds);
   // Every priced type is sized; a type the plan cannot size is named, not counted as 0 silently.
-  assert.deepEqual(Object.keys(EC2_HOURLY_USD).filter((t) => instanceVcpus(t) === undefined), []);
+  assert.deepEqual(
+    Object.keys(EC2_HOURLY_USD).filter((t) => instanceVcpus(t) === undefined),
+    [],
+  );
   const odd = accountNeeds({ ...plan.bench, agentInstanceType: 't3.medium' })[0]!;
   assert.equal(odd.needed, 16 + 4 + 4);
   assert.match(odd.detail, /vCPUs of t3\.medium not counted \(check their family's quota\)/);

@@ -8,7 +8,11 @@ export function awsGate(aws: Record<string, unknown> = {}, overrides: Partial<Ga
     {
       version: 1,
       name: 'aws-test',
-      target: { system: 'mattermost', versionPattern: '^v?[0-9]+\\.[0-9]+\\.[0-9]+(-rc[0-9]+)?$', settings: { ServiceSettings: { SiteURL: 'http://ltserver' } } },
+      target: {
+        system: 'mattermost',
+        versionPattern: '^v?[0-9]+\\.[0-9]+\\.[0-9]+(-rc[0-9]+)?$',
+        settings: { ServiceSettings: { SiteURL: 'http://ltserver' } },
+      },
       bench: { kind: 'aws', aws },
       tests: [
         { type: 'bounded', users: 7500, rampUp: '15m', duration: '90m' },
@@ -65,10 +69,10 @@ export function terraformOutputs(): Record<string, { sensitive: boolean; type: u
       ],
       ['tuple', [['object', { security_group_id: 'string' }]]],
     ),
-    instances: out(
-      { app: '2 x c7i.2xlarge', agent: '2 x c7i.xlarge', proxy: '1 x c7i.xlarge', metrics: '1 x m7i.xlarge', db: '2 x db.r7g.2xlarge' },
-      ['object', { app: 'string' }],
-    ),
+    instances: out({ app: '2 x c7i.2xlarge', agent: '2 x c7i.xlarge', proxy: '1 x c7i.xlarge', metrics: '1 x m7i.xlarge', db: '2 x db.r7g.2xlarge' }, [
+      'object',
+      { app: 'string' },
+    ]),
     duet_slots: out([], ['tuple', []]),
   };
 }

@@ -24,7 +24,16 @@ test('every module has the terraform-aws-modules layout and examples are complet
   const dirs = moduleDirs();
   assert.ok(dirs.includes('.'), 'the root module is infra/aws');
   const modules = dirs.filter((d) => d.startsWith('modules/'));
-  assert.deepEqual(modules, ['modules/aurora-postgresql', 'modules/bench', 'modules/expiry', 'modules/instance-role', 'modules/network', 'modules/nodes', 'modules/opensearch', 'modules/security-group']);
+  assert.deepEqual(modules, [
+    'modules/aurora-postgresql',
+    'modules/bench',
+    'modules/expiry',
+    'modules/instance-role',
+    'modules/network',
+    'modules/nodes',
+    'modules/opensearch',
+    'modules/security-group',
+  ]);
   for (const dir of ['.', ...modules]) {
     for (const file of ['main.tf', 'variables.tf', 'outputs.tf', 'versions.tf']) {
       assert.ok(existsSync(join(INFRA_DIR, dir, file)), `${dir}/${file} exists`);
@@ -80,7 +89,10 @@ test('the provider tags everything with project, run, commit, state key and Expi
     ExpiresAt: '${var.expires_at}',
   });
   const expires = validations(root, 'expires_at');
-  assert.ok(expires.some((v) => v.condition.includes('formatdate')), 'ExpiresAt must be a real time');
+  assert.ok(
+    expires.some((v) => v.condition.includes('formatdate')),
+    'ExpiresAt must be a real time',
+  );
 });
 
 test('the root module declares only the run and passes every bench setting from one object', async () => {
@@ -89,7 +101,9 @@ test('the root module declares only the run and passes every bench setting from 
   const runOnly = ['region', 'bench_name', 'repository', 'run_id', 'run_attempt', 'commit_sha', 'state_key', 'expires_at'];
   assert.deepEqual(Object.keys(root.variable).sort(), [...runOnly, 'bench'].sort(), 'no bench variable is declared twice');
   // The bench's name and expiry are the run's, not bench settings.
-  const benchVariables = Object.keys(bench.variable).filter((n) => n !== 'name' && n !== 'expires_at').sort();
+  const benchVariables = Object.keys(bench.variable)
+    .filter((n) => n !== 'name' && n !== 'expires_at')
+    .sort();
   const call = only(root.module.bench, 'module bench');
   assert.equal(call.source, './modules/bench');
   assert.equal(call.name, '${var.bench_name}');
@@ -115,14 +129,36 @@ test('every variable is described and typed, and the sizes and counts are valida
   }
   const bench = await loadModule('modules/bench');
   const validated = [
-    'name', 'vpc_cidr', 'controller_cidr_blocks', 'ssh_cidr_blocks', 'ami_id',
-    'app_instance_type', 'app_count', 'agent_instance_type', 'agent_count', 'proxy_instance_type', 'metrics_instance_type',
-    'db_instance_class', 'db_count', 'db_engine_version', 'db_snapshot_identifier', 'db_dump_url',
-    'opensearch_count', 'opensearch_instance_type', 'mattermost_download_url', 'mattermost_license_secret_arn',
-    'mattermost_config_patch', 'load_engine', 'k6_version', 'loadtest_download_url',
+    'name',
+    'vpc_cidr',
+    'controller_cidr_blocks',
+    'ssh_cidr_blocks',
+    'ami_id',
+    'app_instance_type',
+    'app_count',
+    'agent_instance_type',
+    'agent_count',
+    'proxy_instance_type',
+    'metrics_instance_type',
+    'db_instance_class',
+    'db_count',
+    'db_engine_version',
+    'db_snapshot_identifier',
+    'db_dump_url',
+    'opensearch_count',
+    'opensearch_instance_type',
+    'mattermost_download_url',
+    'mattermost_license_secret_arn',
+    'mattermost_config_patch',
+    'load_engine',
+    'k6_version',
+    'loadtest_download_url',
   ];
   for (const name of validated) assert.ok(validations(bench, name).length > 0, `${name} has a validation block`);
-  assert.ok(validations(bench, 'db_dump_url').some((v) => v.condition.includes('var.db_snapshot_identifier')), 'snapshot and dump exclude each other');
+  assert.ok(
+    validations(bench, 'db_dump_url').some((v) => v.condition.includes('var.db_snapshot_identifier')),
+    'snapshot and dump exclude each other',
+  );
   assert.ok(validations(bench, 'opensearch_count').some((v) => v.condition === 'contains([0, 2], var.opensearch_count)'));
 });
 
@@ -161,10 +197,15 @@ test('the bench defaults are the perfcomp preset and every seed preset passes th
   for (const name of ['perfcomp', ...SEED_CEILING_PRESETS]) {
     const size = presetSize(name);
     const values: Array<[string, string | number]> = [
-      ['app_instance_type', size.appInstanceType], ['app_count', size.appCount],
-      ['agent_instance_type', size.agentInstanceType], ['proxy_instance_type', size.proxyInstanceType],
-      ['metrics_instance_type', size.metricsInstanceType], ['db_instance_class', size.dbInstanceType],
-      ['db_count', size.dbCount], ['opensearch_count', size.openSearchCount], ['opensearch_instance_type', size.openSearchInstanceType],
+      ['app_instance_type', size.appInstanceType],
+      ['app_count', size.appCount],
+      ['agent_instance_type', size.agentInstanceType],
+      ['proxy_instance_type', size.proxyInstanceType],
+      ['metrics_instance_type', size.metricsInstanceType],
+      ['db_instance_class', size.dbInstanceType],
+      ['db_count', size.dbCount],
+      ['opensearch_count', size.openSearchCount],
+      ['opensearch_instance_type', size.openSearchInstanceType],
     ];
     for (const [variableName, value] of values) assert.ok(satisfies(bench, variableName, value), `${name}: ${variableName} = ${value} passes validation`);
   }
@@ -238,11 +279,13 @@ function controllerPorts(bench: ModuleJson, role: string, duet = false): Array<R
   const parts = text.split(/\]\s*,\s*\[\s*for rule in/);
   assert.equal(parts.length, 2, `controller_ports.${role} is concat([...], [for rule in [...] : rule if var.duet]): ${text}`);
   if (duet) assert.match(parts[1]!, /: rule if var\.duet\s*\]\)\}?$/);
-  return [...(parts[duet ? 1 : 0] as string).matchAll(/\{\s*description\s*=\s*"([^"]*)",\s*from_port\s*=\s*([^,]+),\s*to_port\s*=\s*([^,}]+?)\s*\}/g)].map((m) => ({
-    description: m[1],
-    from_port: m[2]!.trim(),
-    to_port: m[3]!.trim(),
-  }));
+  return [...(parts[duet ? 1 : 0] as string).matchAll(/\{\s*description\s*=\s*"([^"]*)",\s*from_port\s*=\s*([^,]+),\s*to_port\s*=\s*([^,}]+?)\s*\}/g)].map(
+    (m) => ({
+      description: m[1],
+      from_port: m[2]!.trim(),
+      to_port: m[3]!.trim(),
+    }),
+  );
 }
 
 test('security groups: each role opens only its own ports, SSH is closed unless ssh_cidr_blocks is set', async () => {
@@ -287,7 +330,10 @@ test('security groups: each role opens only its own ports, SSH is closed unless 
     referenced_security_group_id: '${module.metrics_sg.id}',
   });
 
-  const summary = (role: string): string[] => rulesOf(role).map((r) => `${r.protocol} ${r.from}-${r.to} ${r.source}`).sort();
+  const summary = (role: string): string[] =>
+    rulesOf(role)
+      .map((r) => `${r.protocol} ${r.from}-${r.to} ${r.source}`)
+      .sort();
   assert.deepEqual(summary('app'), [
     'tcp 8065-8065 referenced_security_group_id = module.agent_sg.id',
     'tcp 8065-8065 referenced_security_group_id = module.proxy_sg.id',
@@ -305,7 +351,11 @@ test('security groups: each role opens only its own ports, SSH is closed unless 
     'tcp local.agent_metrics_port-local.agent_metrics_port referenced_security_group_id = module.metrics_sg.id',
   ]);
   // The controller reaches Prometheus, Grafana and Pyroscope (pyroscope_url), nothing else of the metrics node.
-  assert.deepEqual(summary('metrics'), ['tcp 3000-3000 cidr_ipv4 = cidr', 'tcp 9090-9090 cidr_ipv4 = cidr', 'tcp local.pyroscope_port-local.pyroscope_port cidr_ipv4 = cidr']);
+  assert.deepEqual(summary('metrics'), [
+    'tcp 3000-3000 cidr_ipv4 = cidr',
+    'tcp 9090-9090 cidr_ipv4 = cidr',
+    'tcp local.pyroscope_port-local.pyroscope_port cidr_ipv4 = cidr',
+  ]);
   const locals0 = only(bench.locals, 'locals') as Record<string, unknown>;
   assert.equal(locals0.agent_metrics_port, '${var.load_engine == "k6" ? 6566 : local.agent_api_port}');
   // Gossip's UDP must also be allowed out of the app nodes (egress rules are TCP otherwise).
@@ -313,7 +363,10 @@ test('security groups: each role opens only its own ports, SSH is closed unless 
   assert.match(JSON.stringify(locals0.app_egress_rules), /ip_protocol = \\"udp\\", from_port = 8074, to_port = 8074, cidr_ipv4 = var\.vpc_cidr/);
   // Every cidr_ipv4 ingress rule comes from the controller or SSH lists, whose entries are /16 or narrower.
   for (const name of ['controller_cidr_blocks', 'ssh_cidr_blocks']) {
-    assert.ok(validations(bench, name).some((v) => v.condition.includes('tonumber(split("/", c)[1]) >= 16')), `${name} refuses ranges wider than /16`);
+    assert.ok(
+      validations(bench, name).some((v) => v.condition.includes('tonumber(split("/", c)[1]) >= 16')),
+      `${name} refuses ranges wider than /16`,
+    );
   }
   // Controller ranges come only from var.controller_cidr_blocks; the ports the run jobs
   // admit themselves to (output controller_ingress) are the same local.controller_ports.
@@ -329,7 +382,10 @@ test('security groups: each role opens only its own ports, SSH is closed unless 
 
   // SSH: rules exist only per entry of ssh_cidr_blocks, which is empty by default and never /0.
   const ssh = ruleObjects(locals.ssh_rules);
-  assert.deepEqual(ssh.map((r) => [r.from, r.to, r.source]), [['22', '22', 'cidr_ipv4 = cidr']]);
+  assert.deepEqual(
+    ssh.map((r) => [r.from, r.to, r.source]),
+    [['22', '22', 'cidr_ipv4 = cidr']],
+  );
   assert.match(locals.ssh_rules, /for cidr in var\.ssh_cidr_blocks/);
   assert.deepEqual(variable(bench, 'ssh_cidr_blocks').default, []);
   assert.ok(validations(bench, 'ssh_cidr_blocks').some((v) => v.condition.includes('>= 16')));
@@ -339,14 +395,19 @@ test('security groups: each role opens only its own ports, SSH is closed unless 
     assert.doesNotMatch(String(only(bench.module[`${role}_sg`], role).ingress_rules), /0\.0\.0\.0\/0/);
   }
   const worldEgress = locals.egress_rules.filter((r) => r.cidr_ipv4 === '0.0.0.0/0').map((r) => [r.from_port, r.to_port]);
-  assert.deepEqual(worldEgress, [[80, 80], [443, 443]]);
+  assert.deepEqual(worldEgress, [
+    [80, 80],
+    [443, 443],
+  ]);
   assert.equal((JSON.stringify(bench).match(/0\.0\.0\.0\/0/g) ?? []).length, 2, '0.0.0.0/0 appears nowhere else in the bench');
 
   // A duet's slot b: the same paths on its own ports, and only when var.duet.
   const duetRules = (name: string): string[] => {
     const text = String((only(bench.locals, 'locals') as Record<string, unknown>)[name]);
     assert.match(text, /^\$\{\[\s*for rule in \[[\s\S]*\] : rule if var\.duet\s*\]\}$/, `${name} is empty unless var.duet`);
-    return ruleObjects(text).map((r) => `${r.protocol} ${r.from}-${r.to} ${r.source}`).sort();
+    return ruleObjects(text)
+      .map((r) => `${r.protocol} ${r.from}-${r.to} ${r.source}`)
+      .sort();
   };
   assert.deepEqual(duetRules('duet_app_ingress_rules'), [
     'tcp 8165-8165 referenced_security_group_id = module.agent_sg.id',
@@ -358,8 +419,15 @@ test('security groups: each role opens only its own ports, SSH is closed unless 
   assert.deepEqual(duetRules('duet_proxy_ingress_rules'), ['tcp 8080-8080 referenced_security_group_id = module.agent_sg.id']);
   assert.match(String(only(bench.module.app_sg, 'app_sg').ingress_rules), /local\.duet_app_ingress_rules/);
   assert.match(String(only(bench.module.proxy_sg, 'proxy_sg').ingress_rules), /local\.duet_proxy_ingress_rules/);
-  assert.deepEqual(controllerPorts(bench, 'metrics', true).map((p) => `${p.from_port}-${p.to_port}`), ['9091-9091'], "the controller reaches slot b's Prometheus");
-  assert.match(JSON.stringify(locals0.app_egress_rules), /for rule in \[\\n\s*\{ description = \\"Duet slot b cluster gossip \(UDP\)[^}]*ip_protocol = \\"udp\\", from_port = 8174, to_port = 8174, cidr_ipv4 = var\.vpc_cidr \},\\n\s*\] : rule if var\.duet/);
+  assert.deepEqual(
+    controllerPorts(bench, 'metrics', true).map((p) => `${p.from_port}-${p.to_port}`),
+    ['9091-9091'],
+    "the controller reaches slot b's Prometheus",
+  );
+  assert.match(
+    JSON.stringify(locals0.app_egress_rules),
+    /for rule in \[\\n\s*\{ description = \\"Duet slot b cluster gossip \(UDP\)[^}]*ip_protocol = \\"udp\\", from_port = 8174, to_port = 8174, cidr_ipv4 = var\.vpc_cidr \},\\n\s*\] : rule if var\.duet/,
+  );
   const remoteWriteB = resource(bench, 'aws_vpc_security_group_ingress_rule', 'metrics_b_from_agents');
   assert.deepEqual([remoteWriteB.count, remoteWriteB.from_port, remoteWriteB.to_port], ['${var.duet ? 1 : 0}', 9091, 9091]);
 
@@ -391,7 +459,8 @@ test('the network spans two availability zones with private subnets behind a NAT
   assert.equal(network.resource.aws_default_security_group, undefined);
   const bench = await loadModule('modules/bench');
   for (const [name, bodies] of Object.entries(bench.module)) {
-    if (['app', 'agent', 'proxy', 'metrics'].includes(name)) assert.match(String(only(bodies, name).security_group_ids), /module\.\w+_sg\.id/, `${name} names its group`);
+    if (['app', 'agent', 'proxy', 'metrics'].includes(name))
+      assert.match(String(only(bodies, name).security_group_ids), /module\.\w+_sg\.id/, `${name} names its group`);
   }
   assert.match(String(only(bench.module.db, 'db').security_group_ids), /module\.db_sg\.id/);
   assert.match(String(only(bench.module.opensearch, 'opensearch').security_group_ids), /module\.opensearch_sg\[0\]\.id/);
@@ -421,7 +490,9 @@ test('checkov exceptions are justified inline', async () => {
     for (const file of ['main.tf', 'variables.tf', 'outputs.tf', 'versions.tf']) {
       const path = join(INFRA_DIR, dir, file);
       if (!existsSync(path)) continue;
-      for (const line of readFileSync(path, 'utf8').split('\n').filter((l) => l.includes('checkov:skip'))) {
+      for (const line of readFileSync(path, 'utf8')
+        .split('\n')
+        .filter((l) => l.includes('checkov:skip'))) {
         assert.match(line, /#checkov:skip=CKV2?_AWS_\d+:\S.{20,}/, `${dir}/${file}: "${line.trim()}" names a check and a reason`);
       }
     }
@@ -456,7 +527,8 @@ test('a single app node gets no proxy: it is reached directly at a reserved addr
   assert.equal(only(bench.output.proxy_instance_id, 'proxy_instance_id').value, '${local.proxy_instance_id}');
   // Provider 6 deprecates aws_region's name and id for region (the real provider warns on both).
   assert.equal(locals.region, '${data.aws_region.current.region}');
-  for (const dir of moduleDirs()) assert.doesNotMatch(JSON.stringify(await loadModule(dir)), /aws_region\.current\.(name|id)\b/, `${dir} uses no deprecated region name or id`);
+  for (const dir of moduleDirs())
+    assert.doesNotMatch(JSON.stringify(await loadModule(dir)), /aws_region\.current\.(name|id)\b/, `${dir} uses no deprecated region name or id`);
 });
 
 test('the Grafana token secret replaces the admin password, and patches cannot rewire the bench', async () => {

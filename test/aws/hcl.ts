@@ -73,7 +73,13 @@ export function ruleObjects(expression: string): RuleText[] {
   const rules: RuleText[] = [];
   const pattern = /\{\s*description\s*=\s*"([^"]*)",\s*(?:ip_protocol\s*=\s*"([a-z]+)",\s*)?from_port\s*=\s*([^,]+),\s*to_port\s*=\s*([^,]+),\s*([^}]+?)\s*\}/g;
   for (const match of expression.matchAll(pattern)) {
-    rules.push({ description: match[1] as string, protocol: match[2] ?? 'tcp', from: (match[3] as string).trim(), to: (match[4] as string).trim(), source: (match[5] as string).trim() });
+    rules.push({
+      description: match[1] as string,
+      protocol: match[2] ?? 'tcp',
+      from: (match[3] as string).trim(),
+      to: (match[4] as string).trim(),
+      source: (match[5] as string).trim(),
+    });
   }
   // Every rule object must have been understood, or a new shape would go unchecked.
   const objects = (expression.match(/\{\s*description\s*=/g) ?? []).length;

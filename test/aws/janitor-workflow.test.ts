@@ -5,13 +5,27 @@ import { parse } from 'yaml';
 import { z } from 'zod';
 
 /** The janitor workflow's security properties, read from the file. */
-const stepSchema = z.object({ name: z.string().optional(), uses: z.string().optional(), run: z.string().optional(), with: z.record(z.string(), z.unknown()).optional(), env: z.record(z.string(), z.unknown()).optional() });
-const inputSchema = z.object({ description: z.string().min(1), required: z.boolean(), type: z.enum(['string', 'number', 'boolean']), default: z.unknown().optional() });
+const stepSchema = z.object({
+  name: z.string().optional(),
+  uses: z.string().optional(),
+  run: z.string().optional(),
+  with: z.record(z.string(), z.unknown()).optional(),
+  env: z.record(z.string(), z.unknown()).optional(),
+});
+const inputSchema = z.object({
+  description: z.string().min(1),
+  required: z.boolean(),
+  type: z.enum(['string', 'number', 'boolean']),
+  default: z.unknown().optional(),
+});
 const workflowSchema = z.object({
   on: z.object({
     schedule: z.array(z.object({ cron: z.string() })),
     workflow_dispatch: z.unknown(),
-    workflow_call: z.object({ inputs: z.record(z.string(), inputSchema), secrets: z.record(z.string(), z.object({ description: z.string(), required: z.boolean() })) }),
+    workflow_call: z.object({
+      inputs: z.record(z.string(), inputSchema),
+      secrets: z.record(z.string(), z.object({ description: z.string(), required: z.boolean() })),
+    }),
   }),
   permissions: z.record(z.string(), z.string()),
   jobs: z.record(
@@ -61,16 +75,29 @@ const CALLER = 'examples/workflows/janitor.yml';
 const callerSchema = z.object({
   on: z.object({ schedule: z.array(z.object({ cron: z.string() })), workflow_dispatch: z.unknown() }),
   permissions: z.record(z.string(), z.string()),
-  jobs: z.record(z.string(), z.strictObject({ uses: z.string(), permissions: z.record(z.string(), z.string()), with: z.record(z.string(), z.unknown()), secrets: z.record(z.string(), z.string()).optional() })),
+  jobs: z.record(
+    z.string(),
+    z.strictObject({
+      uses: z.string(),
+      permissions: z.record(z.string(), z.string()),
+      with: z.record(z.string(), z.unknown()),
+      secrets: z.record(z.string(), z.string()).optional(),
+    }),
+  ),
 });
 
-test('a product repository calls the janitor (workflow_call); it runs loadgate from its own checkout at the called ref, never from the caller\'s', () => {
+test("a product repository calls the janitor (workflow_call); it runs loadgate from its own checkout at the called ref, never from the caller's", () => {
   const call = workflow.on.workflow_call;
   assert.equal(call.inputs['loadgate-repository']?.required, true);
   assert.equal(call.inputs['loadgate-ref']?.required, true);
   const steps = workflow.jobs['destroy-expired']?.steps ?? [];
   const checkout = steps.find((s) => s.name === 'Check out loadgate');
-  assert.deepEqual(checkout?.with, { repository: '${{ inputs.loadgate-repository || github.repository }}', ref: '${{ inputs.loadgate-ref || github.sha }}', path: '.loadgate', 'persist-credentials': false });
+  assert.deepEqual(checkout?.with, {
+    repository: '${{ inputs.loadgate-repository || github.repository }}',
+    ref: '${{ inputs.loadgate-ref || github.sha }}',
+    path: '.loadgate',
+    'persist-credentials': false,
+  });
   const sweep = steps.find((s) => s.run?.includes('janitor'));
   assert.match(sweep?.run ?? '', /node \.loadgate\/dist\/loadgate\.js janitor /);
   assert.match(sweep?.run ?? '', /--infra \.loadgate\/infra\/aws/);
@@ -95,5 +122,6 @@ test(`${CALLER} calls the janitor as GitHub would accept it, hourly, at the ref 
   for (const [key, spec] of Object.entries(declared.inputs)) if (spec.required) assert.ok(key in job.with, `required input ${key}`);
   for (const key of Object.keys(job.secrets ?? {})) assert.ok(key in declared.secrets, `secret ${key} is declared`);
   // The called job's grants are at most what the caller gives.
-  for (const [scope, level] of Object.entries(workflow.jobs['destroy-expired']?.permissions ?? {})) assert.ok(job.permissions[scope] === level || job.permissions[scope] === 'write', `${scope}: ${level}`);
+  for (const [scope, level] of Object.entries(workflow.jobs['destroy-expired']?.permissions ?? {}))
+    assert.ok(job.permissions[scope] === level || job.permissions[scope] === 'write', `${scope}: ${level}`);
 });

@@ -16,7 +16,11 @@ class FakeRunner implements CommandRunner {
 }
 
 const account = 'arn:aws:ec2:us-east-1:123456789012';
-const tags = (bench: string, extra: Record<string, string>) => [{ Key: 'Project', Value: 'loadgate' }, { Key: 'Bench', Value: bench }, ...Object.entries(extra).map(([Key, Value]) => ({ Key, Value }))];
+const tags = (bench: string, extra: Record<string, string>) => [
+  { Key: 'Project', Value: 'loadgate' },
+  { Key: 'Bench', Value: bench },
+  ...Object.entries(extra).map(([Key, Value]) => ({ Key, Value })),
+];
 const expired = tags('lg-100-1', { ExpiresAt: '2026-11-21T08:00:00Z', StateKey: 'loadgate/acme/chat/100/1/terraform.tfstate' });
 const current = tags('lg-200-1', { ExpiresAt: '2026-11-21T20:00:00Z', StateKey: 'loadgate/acme/chat/200/1/terraform.tfstate' });
 const untagged = tags('lg-300-1', {});
@@ -57,8 +61,16 @@ function taggingAnswer(line: string): Partial<CommandResult> | undefined {
 const options = (overrides: Partial<JanitorOptions> = {}): JanitorOptions & { lines: string[] } => {
   const lines: string[] = [];
   return {
-    regions: ['us-east-1'], stateRegion: 'us-east-1', bucket: 'acme-loadgate-state', infraDir: 'infra/aws', now: new Date('2026-11-21T12:00:00Z'),
-    dryRun: false, log: (l) => lines.push(l), lines, sleep: async () => {}, ...overrides,
+    regions: ['us-east-1'],
+    stateRegion: 'us-east-1',
+    bucket: 'acme-loadgate-state',
+    infraDir: 'infra/aws',
+    now: new Date('2026-11-21T12:00:00Z'),
+    dryRun: false,
+    log: (l) => lines.push(l),
+    lines,
+    sleep: async () => {},
+    ...overrides,
   };
 };
 
@@ -73,13 +85,19 @@ test('ARNs of every resource kind the bench creates are understood', () => {
 test('benches are grouped by tag across pages; a missing ExpiresAt counts as expired', async () => {
   const runner = new FakeRunner(taggingAnswer);
   const benches = await listBenches(runner, 'us-east-1');
-  assert.deepEqual(benches.map((b) => [b.bench, b.arns.length, b.stateKey]), [
-    ['lg-100-1', 1, 'loadgate/acme/chat/100/1/terraform.tfstate'],
-    ['lg-200-1', 1, 'loadgate/acme/chat/200/1/terraform.tfstate'],
-    ['lg-300-1', 9, null],
-  ]);
+  assert.deepEqual(
+    benches.map((b) => [b.bench, b.arns.length, b.stateKey]),
+    [
+      ['lg-100-1', 1, 'loadgate/acme/chat/100/1/terraform.tfstate'],
+      ['lg-200-1', 1, 'loadgate/acme/chat/200/1/terraform.tfstate'],
+      ['lg-300-1', 9, null],
+    ],
+  );
   const now = new Date('2026-11-21T12:00:00Z');
-  assert.deepEqual(benches.map((b) => isExpired(b, now)), [true, false, true]);
+  assert.deepEqual(
+    benches.map((b) => isExpired(b, now)),
+    [true, false, true],
+  );
   assert.equal(runner.calls.length, 2);
   assert.match(runner.calls[1] as string, /--pagination-token page-2/);
 });
@@ -103,7 +121,14 @@ test('expired benches are destroyed with terraform, or by their tags when there 
     if (d) return d;
     if (line.includes('kms describe-key')) return { stdout: JSON.stringify({ KeyMetadata: { KeyId: 'k', KeyState: 'Enabled' } }) };
     if (line.includes('describe-security-group-rules')) {
-      return { stdout: JSON.stringify({ SecurityGroupRules: [{ SecurityGroupRuleId: 'sgr-1', IsEgress: false }, { SecurityGroupRuleId: 'sgr-2', IsEgress: true }] }) };
+      return {
+        stdout: JSON.stringify({
+          SecurityGroupRules: [
+            { SecurityGroupRuleId: 'sgr-1', IsEgress: false },
+            { SecurityGroupRuleId: 'sgr-2', IsEgress: true },
+          ],
+        }),
+      };
     }
     if (line.startsWith('aws iam get-role')) return line.includes('lg-300-1-app') ? { stdout: '{}' } : { code: 254, stderr: 'NoSuchEntity' };
     return taggingAnswer(line);
@@ -117,8 +142,14 @@ test('expired benches are destroyed with terraform, or by their tags when there 
   assert.deepEqual(report.failures, []);
 
   const terraform = runner.calls.filter((c) => c.startsWith('terraform') || c.startsWith('aws s3'));
-  assert.match(terraform[0] as string, /^aws s3 cp --region us-east-1 s3:\/\/acme-loadgate-state\/loadgate\/acme\/chat\/100\/1\/terraform\.tfvars\.json \S+terraform\.tfvars\.json$/);
-  assert.equal(terraform[1], 'terraform -chdir=infra/aws init -input=false -reconfigure -backend-config=bucket=acme-loadgate-state -backend-config=key=loadgate/acme/chat/100/1/terraform.tfstate -backend-config=region=us-east-1');
+  assert.match(
+    terraform[0] as string,
+    /^aws s3 cp --region us-east-1 s3:\/\/acme-loadgate-state\/loadgate\/acme\/chat\/100\/1\/terraform\.tfvars\.json \S+terraform\.tfvars\.json$/,
+  );
+  assert.equal(
+    terraform[1],
+    'terraform -chdir=infra/aws init -input=false -reconfigure -backend-config=bucket=acme-loadgate-state -backend-config=key=loadgate/acme/chat/100/1/terraform.tfstate -backend-config=region=us-east-1',
+  );
   assert.match(terraform[2] as string, /^terraform -chdir=infra\/aws destroy -auto-approve -input=false -var-file=\S+terraform\.tfvars\.json$/);
   assert.ok(!runner.calls.some((c) => c.includes('lg-200-1') || c.includes('i-0bbb')), 'the current bench is untouched');
 
@@ -170,11 +201,15 @@ test('a failed terraform destroy falls back to tags, and failures are reported',
 });
 
 test('a dry run changes nothing', async () => {
-  const runner = new FakeRunner((line) => (line.startsWith('aws iam get-role') ? { code: 254 } : taggingAnswer(line) ?? { stdout: '{"SecurityGroupRules": []}' }));
+  const runner = new FakeRunner((line) =>
+    line.startsWith('aws iam get-role') ? { code: 254 } : (taggingAnswer(line) ?? { stdout: '{"SecurityGroupRules": []}' }),
+  );
   const opts = options({ dryRun: true });
   const report = await runJanitor(runner, opts);
   assert.deepEqual(report.expired, ['lg-100-1', 'lg-300-1']);
-  const mutating = runner.calls.filter((c) => !/get-resources|describe-security-group-rules|iam get-role|scheduler get-schedule-group|kms describe-key/.test(c));
+  const mutating = runner.calls.filter(
+    (c) => !/get-resources|describe-security-group-rules|iam get-role|scheduler get-schedule-group|kms describe-key/.test(c),
+  );
   assert.deepEqual(mutating, []);
   assert.ok(opts.lines.some((l) => l.includes('would run aws rds delete-db-cluster --db-cluster-identifier lg-300-1')));
 });
@@ -185,7 +220,16 @@ test('every region a gate can name is swept, with the state bucket in its own re
     const region = /--region (\S+)/.exec(line)?.[1];
     const bench = region === 'eu-west-1' ? 'lg-400-1' : 'lg-500-1';
     const key = `loadgate/acme/chat/${bench.slice(3, 6)}/1/terraform.tfstate`;
-    return { stdout: JSON.stringify({ ResourceTagMappingList: [{ ResourceARN: `arn:aws:ec2:${region}:123456789012:vpc/vpc-0${bench.slice(3, 6)}`, Tags: tags(bench, { ExpiresAt: '2026-11-21T08:00:00Z', StateKey: key }) }] }) };
+    return {
+      stdout: JSON.stringify({
+        ResourceTagMappingList: [
+          {
+            ResourceARN: `arn:aws:ec2:${region}:123456789012:vpc/vpc-0${bench.slice(3, 6)}`,
+            Tags: tags(bench, { ExpiresAt: '2026-11-21T08:00:00Z', StateKey: key }),
+          },
+        ],
+      }),
+    };
   });
   const report = await runJanitor(runner, options({ regions: ['us-east-1', 'eu-west-1', 'us-east-1'], stateRegion: 'us-east-2' }));
   assert.deepEqual(report.regions, ['eu-west-1', 'us-east-1']);
@@ -201,7 +245,8 @@ test('a KMS key pending deletion is done, not a failure on every sweep', async (
   const keyArn = 'arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab';
   const runner = new FakeRunner((line) => {
     if (line.includes('get-resources')) return { stdout: JSON.stringify({ ResourceTagMappingList: [{ ResourceARN: keyArn, Tags: expired }] }) };
-    if (line.includes('kms describe-key')) return { stdout: JSON.stringify({ KeyMetadata: { KeyId: 'k', KeyState: 'PendingDeletion', DeletionDate: '2026-11-28T08:00:00Z' } }) };
+    if (line.includes('kms describe-key'))
+      return { stdout: JSON.stringify({ KeyMetadata: { KeyId: 'k', KeyState: 'PendingDeletion', DeletionDate: '2026-11-28T08:00:00Z' } }) };
     return undefined;
   });
   const opts = options();
@@ -227,7 +272,11 @@ test('security groups, subnets and the VPC are retried while AWS still reports a
       };
     }
     if (line.includes('describe-security-group-rules')) return { stdout: '{"SecurityGroupRules": []}' };
-    if (line.includes('delete-security-group') && ++groupTries < 3) return { code: 254, stderr: 'An error occurred (DependencyViolation) when calling the DeleteSecurityGroup operation: resource sg-0301 has a dependent object' };
+    if (line.includes('delete-security-group') && ++groupTries < 3)
+      return {
+        code: 254,
+        stderr: 'An error occurred (DependencyViolation) when calling the DeleteSecurityGroup operation: resource sg-0301 has a dependent object',
+      };
     if (line.startsWith('aws iam get-role')) return { code: 254, stderr: 'NoSuchEntity' };
     return undefined;
   });
@@ -243,7 +292,11 @@ test('security groups, subnets and the VPC are retried while AWS still reports a
 test('the janitor command sweeps the regions of its flags and of the AWS gate configs', async () => {
   const example = new URL('../../examples/aws-mattermost.yml', import.meta.url).pathname;
   const local = new URL('../../examples/local-synapse.yml', import.meta.url).pathname;
-  assert.deepEqual(await sweepRegions({ region: ['eu-west-1'], regions: ['us-west-2', 'eu-west-1'], config: [example, local] }), ['eu-west-1', 'us-east-1', 'us-west-2']);
+  assert.deepEqual(await sweepRegions({ region: ['eu-west-1'], regions: ['us-west-2', 'eu-west-1'], config: [example, local] }), [
+    'eu-west-1',
+    'us-east-1',
+    'us-west-2',
+  ]);
   await assert.rejects(sweepRegions({ region: [], config: [local] }), /no region to sweep/);
 });
 

@@ -10,7 +10,14 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { JOB_MARGIN_SEC, jobBudgetSec, planJobs, PROVISION_JOB_TIMEOUT_MINUTES, TEARDOWN_JOB_TIMEOUT_MINUTES, WORKFLOW_RUN_JOBS } from '../../src/aws/job-limits.ts';
+import {
+  JOB_MARGIN_SEC,
+  jobBudgetSec,
+  planJobs,
+  PROVISION_JOB_TIMEOUT_MINUTES,
+  TEARDOWN_JOB_TIMEOUT_MINUTES,
+  WORKFLOW_RUN_JOBS,
+} from '../../src/aws/job-limits.ts';
 import { parse } from 'yaml';
 import { estimateDuration, RUN_SETUP_SEC, TIMING_SEC } from '../../src/aws/cost.ts';
 import { resolveBench } from '../../src/aws/presets.ts';
@@ -45,18 +52,34 @@ test('at its edges: exactly the limit less 20 minutes is accepted, one second mo
   const most = 45 * 60 - JOB_MARGIN_SEC;
   assert.equal(jobBudgetSec(45, most), most);
   assert.equal(jobBudgetSec(45, 1), 1);
-  assert.throws(() => jobBudgetSec(45, most + 1), (e: Error) => e.name === 'InputError' && /^--job-budget: 25m1s is longer than --runner-limit allows; .*at most 25m \(1500s: --runner-limit 45 less 20m per job for set-up\)/.test(e.message));
+  assert.throws(
+    () => jobBudgetSec(45, most + 1),
+    (e: Error) =>
+      e.name === 'InputError' &&
+      /^--job-budget: 25m1s is longer than --runner-limit allows; .*at most 25m \(1500s: --runner-limit 45 less 20m per job for set-up\)/.test(e.message),
+  );
   assert.throws(() => jobBudgetSec(45, 0), /^InputError: --job-budget: must be above 0; /);
   assert.throws(() => jobBudgetSec(45, most + 1, INPUT_NAMES), /^InputError: run-job-budget: .*runner-limit-minutes 45 less 20m .*leave run-job-budget unset/);
 });
 
 test('run-job-budget in loadgate duration syntax: plain digits are seconds, anything else is refused naming the input', () => {
   assert.deepEqual(
-    [inputBudget('45', '140s'), inputBudget('45', '90'), inputBudget('360', '4h30m'), inputBudget('360', '1h5m30s'), inputBudget('45', '25m'), inputBudget('45', '1500')],
+    [
+      inputBudget('45', '140s'),
+      inputBudget('45', '90'),
+      inputBudget('360', '4h30m'),
+      inputBudget('360', '1h5m30s'),
+      inputBudget('45', '25m'),
+      inputBudget('45', '1500'),
+    ],
     [140, 90, 16200, 3930, 1500, 1500],
   );
   for (const asked of ['1501', '25m1s', '26m', '0', '0s', '1.5m', '5x', '1m1h', '$(id)', ' 90', '90 ', '-5', '1e3']) {
-    assert.throws(() => inputBudget('45', asked), /^InputError: run-job-budget: .*at most 25m \(1500s: runner-limit-minutes 45 less 20m per job for set-up\)/, asked);
+    assert.throws(
+      () => inputBudget('45', asked),
+      /^InputError: run-job-budget: .*at most 25m \(1500s: runner-limit-minutes 45 less 20m per job for set-up\)/,
+      asked,
+    );
   }
   for (const limit of ['29', '7201', '0x3c', '45.5', ' 45', '$(id)']) {
     assert.throws(() => inputBudget(limit, ''), /^InputError: runner-limit-minutes: .* is not a job limit; give whole minutes from 30 to 7200/, limit);
@@ -71,9 +94,14 @@ test('check-inputs refuses a bad run-job-budget (exit 3, the input and the fix n
     const env = { INPUT_CANDIDATE: CANDIDATE, INPUT_CONFIG: CONFIG, INPUT_RUNNER_LIMIT_MINUTES: '45', GITHUB_OUTPUT: output, GITHUB_EVENT_PATH: undefined };
     const bad = await runCli(['check-inputs', '--github-output'], { ...env, INPUT_RUN_JOB_BUDGET: '1.5m' });
     assert.equal(bad.code, 3, bad.err);
-    assert.match(bad.err, /^loadgate check-inputs: run-job-budget: "1\.5m" is not a duration; give a duration such as 4h30m, 90s or 90 \(seconds\), above 0 and at most 25m \(1500s/m);
+    assert.match(
+      bad.err,
+      /^loadgate check-inputs: run-job-budget: "1\.5m" is not a duration; give a duration such as 4h30m, 90s or 90 \(seconds\), above 0 and at most 25m \(1500s/m,
+    );
     assert.equal(readFileSync(output, 'utf8'), '');
-    const flag = await runCli(['check-inputs', '--runner-limit-minutes', '45', '--run-job-budget', '25m1s', '--candidate', CANDIDATE, '--config', CONFIG], { GITHUB_EVENT_PATH: undefined });
+    const flag = await runCli(['check-inputs', '--runner-limit-minutes', '45', '--run-job-budget', '25m1s', '--candidate', CANDIDATE, '--config', CONFIG], {
+      GITHUB_EVENT_PATH: undefined,
+    });
     assert.equal(flag.code, 3);
     assert.match(flag.err, /run-job-budget: 25m1s is longer than runner-limit-minutes allows/);
     const ok = await runCli(['check-inputs', '--json'], { ...env, INPUT_RUN_JOB_BUDGET: '90' });
@@ -88,7 +116,15 @@ test('prepare (inputs.sh) refuses a bad run-job-budget with exit 3 before anythi
   const temp = mkdtempSync(join(tmpdir(), 'loadgate-budget-'));
   try {
     const output = join(temp, 'out');
-    const env = { PATH: process.env.PATH, RUNNER_TEMP: temp, GITHUB_OUTPUT: output, INPUT_CANDIDATE: CANDIDATE, INPUT_BASELINE: 'v1.2.0', INPUT_CONFIG: CONFIG, INPUT_RUNNER_LIMIT_MINUTES: '45' };
+    const env = {
+      PATH: process.env.PATH,
+      RUNNER_TEMP: temp,
+      GITHUB_OUTPUT: output,
+      INPUT_CANDIDATE: CANDIDATE,
+      INPUT_BASELINE: 'v1.2.0',
+      INPUT_CONFIG: CONFIG,
+      INPUT_RUNNER_LIMIT_MINUTES: '45',
+    };
     for (const asked of ['30m', '$(id)']) {
       writeFileSync(output, '');
       const r = spawnSync('bash', [INPUTS], { cwd: ROOT, encoding: 'utf8', env: { ...env, INPUT_RUN_JOB_BUDGET: asked } });
@@ -116,7 +152,10 @@ test('loadgate run --runner-limit: the limit less 20 minutes, or a lower --job-b
   assert.equal(await parse('--job-budget', '90'), 90);
   assert.equal(await parse('--job-budget', '26m'), 1560, 'without --runner-limit the budget is not capped');
   assert.equal(await parse(), undefined);
-  await assert.rejects(parse('--runner-limit', '45', '--job-budget', '25m1s'), /^InputError: --job-budget: 25m1s is longer than --runner-limit allows; .*at most 25m \(1500s: --runner-limit 45/);
+  await assert.rejects(
+    parse('--runner-limit', '45', '--job-budget', '25m1s'),
+    /^InputError: --job-budget: 25m1s is longer than --runner-limit allows; .*at most 25m \(1500s: --runner-limit 45/,
+  );
   await assert.rejects(parse('--runner-limit', '45', '--job-budget', '0'), /--job-budget: expected a duration above 0/);
   await assert.rejects(parse('--runner-limit', '45', '--job-budget', '1m1h'), /--job-budget: expected a duration such as/);
   assert.match(runUsage, /--runner-limit <minutes>/);
@@ -126,7 +165,16 @@ test('run refuses a budget above the limit through the CLI (exit 3), and --runne
   const over = await runCli([...RUN, '--runner-limit', '45', '--job-budget', '26m']);
   assert.equal(over.code, 3);
   assert.match(over.err, /^loadgate run: --job-budget: 26m is longer than --runner-limit allows/);
-  for (const [limit, message] of [['29', 'at least 30 minutes'], ['7201', 'at most 7200 minutes'], ['45.5', 'expected whole minutes'], ['x', 'expected whole minutes'], ['0x3c', 'expected whole minutes'], ['1e2', 'expected whole minutes'], [' 60', 'expected whole minutes'], ['', 'expected whole minutes']]) {
+  for (const [limit, message] of [
+    ['29', 'at least 30 minutes'],
+    ['7201', 'at most 7200 minutes'],
+    ['45.5', 'expected whole minutes'],
+    ['x', 'expected whole minutes'],
+    ['0x3c', 'expected whole minutes'],
+    ['1e2', 'expected whole minutes'],
+    [' 60', 'expected whole minutes'],
+    ['', 'expected whole minutes'],
+  ]) {
     const run = await runCli([...RUN, '--runner-limit', limit as string]);
     const plan = await runCli(['plan', '--config', 'examples/aws-mattermost-sequential.yml', '--runner-limit', limit as string]);
     assert.deepEqual([run.code, plan.code], [3, 3], limit);
@@ -149,7 +197,16 @@ test('run.sh passes runner-limit-minutes and job-budget to loadgate run as argum
       spawnSync('bash', [join(temp, 'action', 'lib', 'run.sh')], {
         cwd: temp,
         encoding: 'utf8',
-        env: { PATH: process.env.PATH, RUNNER_TEMP: join(temp, 'runner'), GITHUB_OUTPUT: join(temp, 'out'), LG_CONFIG: 'gate.yml', LG_BASELINE: 'v1', LG_CANDIDATE: 'v2', LG_OUT: 'report', ...extra },
+        env: {
+          PATH: process.env.PATH,
+          RUNNER_TEMP: join(temp, 'runner'),
+          GITHUB_OUTPUT: join(temp, 'out'),
+          LG_CONFIG: 'gate.yml',
+          LG_BASELINE: 'v1',
+          LG_CANDIDATE: 'v2',
+          LG_OUT: 'report',
+          ...extra,
+        },
       });
     const base = ['run', '--config', 'gate.yml', '--baseline', 'v1', '--candidate', 'v2', '--out', 'report'];
     let r = runSh({ LG_RUNNER_LIMIT_MINUTES: '45', LG_JOB_BUDGET: '$(id)' });
@@ -168,10 +225,13 @@ test('run.sh passes runner-limit-minutes and job-budget to loadgate run as argum
   }
 });
 
-test('the job split counts every run\'s set-up (stop, restore, migrations, agents, collection): a run that fits only without it goes to the next job', async () => {
+test("the job split counts every run's set-up (stop, restore, migrations, agents, collection): a run that fits only without it goes to the next job", async () => {
   // The stated set-up, step by step; the plan adds it to every run.
   assert.deepEqual(Object.keys(RUN_SETUP_SEC), ['stop', 'restore', 'install', 'start', 'agents', 'windDown']);
-  assert.equal(TIMING_SEC.runOverhead, Object.values(RUN_SETUP_SEC).reduce((a, b) => a + b, 0));
+  assert.equal(
+    TIMING_SEC.runOverhead,
+    Object.values(RUN_SETUP_SEC).reduce((a, b) => a + b, 0),
+  );
   assert.ok(TIMING_SEC.runOverhead >= 20 * 60, 'a restore and a migrating start are more than the 5 minutes of a build switch');
   // Two 40-minute bounded runs fit a 2 h job's 100 minutes, with a 5-minute build switch each too; with their set-up they do not.
   const config = awsGate({}, { maxRepeats: 2, tests: [{ type: 'bounded', users: 7500, rampUp: '15m', duration: '40m' }] });
@@ -193,18 +253,20 @@ test('a runner limit that the set-up alone fills is refused with the limit that 
   const config = { ...awsGate({}, { tests: [{ type: 'bounded', users: 7500, rampUp: '30s', duration: '1m' }] }), mode: 'duet' as const };
   const duration = estimateDuration(config, resolveBench(config.bench.aws, config.tests), 'empty');
   const run = duration.runs[0]?.seconds ?? 0;
-  assert.equal(run, 60 + TIMING_SEC.runOverhead + RUN_SETUP_SEC.restore, 'a duet: one run\'s set-up and a second restore');
+  assert.equal(run, 60 + TIMING_SEC.runOverhead + RUN_SETUP_SEC.restore, "a duet: one run's set-up and a second restore");
   // 45 minutes less the 20 kept per job is 25, under the duet's 26.5-minute set-up.
   assert.throws(
     () => planJobs(config, duration, 45),
-    new RegExp(`tests\\[0\\]\\.duration: .*Its set-up alone \\(26m30s\\) leaves no time for the test: the limit must be at least ${Math.ceil((run + JOB_MARGIN_SEC) / 60)} minutes`),
+    new RegExp(
+      `tests\\[0\\]\\.duration: .*Its set-up alone \\(26m30s\\) leaves no time for the test: the limit must be at least ${Math.ceil((run + JOB_MARGIN_SEC) / 60)} minutes`,
+    ),
   );
   assert.doesNotThrow(() => planJobs(config, duration, Math.ceil((run + JOB_MARGIN_SEC) / 60)));
 });
 
 test('at run time the AWS bench budgets the longest set-up its job has measured, so a slower-than-stated restore still stops the job in time', () => {
   const times = new SetupTimes();
-  assert.equal(times.budgetSec(), 0, 'before the first run: the plan\'s split is the guarantee');
+  assert.equal(times.budgetSec(), 0, "before the first run: the plan's split is the guarantee");
   times.record(1290.2);
   times.record(900);
   assert.equal(times.budgetSec(), 1291);
@@ -216,26 +278,38 @@ test('at run time the AWS bench budgets the longest set-up its job has measured,
 
 test("plan books the provision job's release wait and apply against its own timeout-minutes, and the dump load in the first run job", async () => {
   const workflow = parse(readFileSync(join(ROOT, '.github', 'workflows', 'loadgate.yml'), 'utf8')) as { jobs: Record<string, { 'timeout-minutes'?: unknown }> };
-  assert.equal(workflow.jobs['provision-aws']?.['timeout-minutes'], PROVISION_JOB_TIMEOUT_MINUTES, "the workflow's provision job has the limit plan books against");
+  assert.equal(
+    workflow.jobs['provision-aws']?.['timeout-minutes'],
+    PROVISION_JOB_TIMEOUT_MINUTES,
+    "the workflow's provision job has the limit plan books against",
+  );
   assert.equal(workflow.jobs.teardown?.['timeout-minutes'], TEARDOWN_JOB_TIMEOUT_MINUTES);
   const shipped = await loadGateConfig('examples/aws-mattermost.yml');
   const duration = estimateDuration(shipped, resolveBench(shipped.bench.aws, shipped.tests, shipped.mode), 'dump');
   const jobs = planJobs(shipped, duration);
   const provision = jobs.jobs[0]!;
   // An rc tag's tarball is waited for (30 minutes), then the apply builds the network, the nodes and Aurora.
-  assert.deepEqual(provision.parts, [{ what: 'release wait', seconds: 30 * 60 }, { what: 'apply', seconds: TIMING_SEC.networkAndNodes + TIMING_SEC.auroraCreate }]);
+  assert.deepEqual(provision.parts, [
+    { what: 'release wait', seconds: 30 * 60 },
+    { what: 'apply', seconds: TIMING_SEC.networkAndNodes + TIMING_SEC.auroraCreate },
+  ]);
   assert.equal(provision.limitMinutes, PROVISION_JOB_TIMEOUT_MINUTES);
   assert.ok(provision.seconds <= PROVISION_JOB_TIMEOUT_MINUTES * 60 - JOB_MARGIN_SEC);
   const first = jobs.jobs[1]!;
   assert.deepEqual(first.parts, [{ what: 'dump load', seconds: TIMING_SEC.dumpLoad }]);
   assert.equal(first.seconds, TIMING_SEC.dumpLoad + (first.runs ?? []).reduce((sum, r) => sum + r.seconds, 0));
-  for (const job of jobs.jobs) assert.ok(job.seconds <= job.limitMinutes * 60 - JOB_MARGIN_SEC, `${job.name}: ${job.seconds} s within ${job.limitMinutes} minutes less the margin`);
+  for (const job of jobs.jobs)
+    assert.ok(job.seconds <= job.limitMinutes * 60 - JOB_MARGIN_SEC, `${job.name}: ${job.seconds} s within ${job.limitMinutes} minutes less the margin`);
 
   // A release wait that, with the apply, overruns the provision job: refused before anything is spent.
   const longWait = { ...shipped, target: { ...shipped.target, releaseWait: 2 * 3600 } };
   assert.throws(
     () => planJobs(longWait, estimateDuration(longWait, resolveBench(longWait.bench.aws, longWait.tests, longWait.mode), 'dump')),
-    (e: Error) => e.name === 'InputError' && /^target\.releaseWait: the provision job waits up to 2h for the release, then applies for up to 25m .*longer than the provision job's timeout-minutes \(120\) less 20m for set-up.*Lower target\.releaseWait to at most 1h15m\.$/.test(e.message),
+    (e: Error) =>
+      e.name === 'InputError' &&
+      /^target\.releaseWait: the provision job waits up to 2h for the release, then applies for up to 25m .*longer than the provision job's timeout-minutes \(120\) less 20m for set-up.*Lower target\.releaseWait to at most 1h15m\.$/.test(
+        e.message,
+      ),
   );
   const viaCli = await runCli(['plan', '--config', 'examples/aws-mattermost.yml', '--db-snapshot', 'lt-12m', '--runner-limit', '360'], {});
   assert.equal(viaCli.code, 0, viaCli.err);
@@ -251,5 +325,8 @@ test("plan books the provision job's release wait and apply against its own time
   const once = { ...shipped, maxRepeats: 1, tests: shipped.tests.slice(0, 1) };
   const onceDuration = estimateDuration(once, resolveBench(once.bench.aws, once.tests, once.mode), 'dump');
   assert.equal(planJobs(once, { ...onceDuration, datasetSec: 0 }, 150).runJobs, 1);
-  assert.throws(() => planJobs(once, onceDuration, 150), /the first run job waits for the dataset's dump load \(up to 45m\) before its first run \(bounded, up to 1h56m30s\), longer than the runner's job limit of 2h30m .*Restore a snapshot instead/);
+  assert.throws(
+    () => planJobs(once, onceDuration, 150),
+    /the first run job waits for the dataset's dump load \(up to 45m\) before its first run \(bounded, up to 1h56m30s\), longer than the runner's job limit of 2h30m .*Restore a snapshot instead/,
+  );
 });

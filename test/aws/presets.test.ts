@@ -83,7 +83,8 @@ test('a bench that cannot drive the tests or has no price is refused', () => {
   const gate = awsGate({ agentCount: 3 });
   assert.throws(
     () => resolveBench(gate.bench.aws, gate.tests),
-    (error: unknown) => error instanceof InputError && /3 agents x 2000 users = 6000, fewer than the 20000 users/.test(error.message) && /remove agentCount/.test(error.message),
+    (error: unknown) =>
+      error instanceof InputError && /3 agents x 2000 users = 6000, fewer than the 20000 users/.test(error.message) && /remove agentCount/.test(error.message),
   );
   assert.throws(
     () => resolveBench(awsGate({ appInstanceType: 'c9z.huge' }).bench.aws, gate.tests),
@@ -115,7 +116,10 @@ test('the metrics node type can be overridden and must have a price', () => {
   const bench = resolveBench(awsGate({ metricsInstanceType: 'm7i.2xlarge' }).bench.aws, awsGate().tests);
   assert.equal(bench.metricsInstanceType, 'm7i.2xlarge');
   assert.deepEqual(bench.overridden, ['metricsInstanceType']);
-  assert.throws(() => resolveBench(awsGate({ metricsInstanceType: 'q9.huge' }).bench.aws, awsGate().tests), /bench\.aws\.metricsInstanceType: no price for "q9\.huge"/);
+  assert.throws(
+    () => resolveBench(awsGate({ metricsInstanceType: 'q9.huge' }).bench.aws, awsGate().tests),
+    /bench\.aws\.metricsInstanceType: no price for "q9\.huge"/,
+  );
 });
 
 test('a duet gives each side its own agent group able to drive the largest test', () => {
@@ -123,8 +127,11 @@ test('a duet gives each side its own agent group able to drive the largest test'
   // perfcomp's 11 agents drive 20000 users in sequence; in a duet each side needs 10.
   assert.equal(resolveBench(gate.bench.aws, gate.tests, 'duet').agentCount, 20);
   const perSide = awsGate({}, { tests: [{ type: 'bounded', users: 3750, rampUp: '15m', duration: '90m' }] });
-  assert.equal(resolveBench(perSide.bench.aws, perSide.tests, 'duet').agentCount, 12, 'the preset\'s 11 raised to two equal groups');
+  assert.equal(resolveBench(perSide.bench.aws, perSide.tests, 'duet').agentCount, 12, "the preset's 11 raised to two equal groups");
   assert.equal(resolveBench(awsGate({ preset: '4XL.662' }).bench.aws, gate.tests, 'duet').agentCount, 20, 'auto: two groups of ceil(20000 / 2000)');
   // An explicit count is taken as given, and refused when a group cannot drive the test.
-  assert.throws(() => resolveBench(awsGate({ agentCount: 12 }).bench.aws, gate.tests, 'duet'), /6 agents per side x 2000 users = 12000, fewer than the 20000 users the largest test needs on each side/);
+  assert.throws(
+    () => resolveBench(awsGate({ agentCount: 12 }).bench.aws, gate.tests, 'duet'),
+    /6 agents per side x 2000 users = 12000, fewer than the 20000 users the largest test needs on each side/,
+  );
 });

@@ -28,24 +28,60 @@ const perfcomp = () => {
 };
 
 test('the Standard quota covers the A, C, D, H, I, M, R, T and Z families only', () => {
-  const standard = ['c7i.xlarge', 'm6in.8xlarge', 'r7g.large', 't3.micro', 'a1.medium', 'd3en.xlarge', 'h1.2xlarge', 'i4i.large', 'im4gn.large', 'is4gen.large', 'z1d.large', 'm7i-flex.large'];
-  const others = ['g5.xlarge', 'p4d.24xlarge', 'inf2.xlarge', 'trn1.2xlarge', 'dl1.24xlarge', 'hpc7g.4xlarge', 'mac2.metal', 'vt1.3xlarge', 'x2idn.16xlarge', 'u-6tb1.112xlarge', 'f1.2xlarge'];
-  assert.deepEqual(standard.filter((t) => !isStandardFamily(t)), []);
+  const standard = [
+    'c7i.xlarge',
+    'm6in.8xlarge',
+    'r7g.large',
+    't3.micro',
+    'a1.medium',
+    'd3en.xlarge',
+    'h1.2xlarge',
+    'i4i.large',
+    'im4gn.large',
+    'is4gen.large',
+    'z1d.large',
+    'm7i-flex.large',
+  ];
+  const others = [
+    'g5.xlarge',
+    'p4d.24xlarge',
+    'inf2.xlarge',
+    'trn1.2xlarge',
+    'dl1.24xlarge',
+    'hpc7g.4xlarge',
+    'mac2.metal',
+    'vt1.3xlarge',
+    'x2idn.16xlarge',
+    'u-6tb1.112xlarge',
+    'f1.2xlarge',
+  ];
+  assert.deepEqual(
+    standard.filter((t) => !isStandardFamily(t)),
+    [],
+  );
   assert.deepEqual(others.filter(isStandardFamily), []);
 });
 
-test('the applied value wins; without one, the default; the region is always the bench\'s', async () => {
+test("the applied value wins; without one, the default; the region is always the bench's", async () => {
   const account: AwsAccount = { standardVcpus: { default: 32, applied: { 'eu-west-1': 400 } } };
   const runner = accountRunner(account);
   assert.deepEqual(await readQuota(runner, 'eu-west-1', 'ec2', 'L-1216C47A'), { value: 400, source: 'applied' });
   assert.equal(runner.calls.length, 1);
   assert.deepEqual(await readQuota(runner, 'us-east-1', 'ec2', 'L-1216C47A'), { value: 32, source: 'default' });
-  assert.deepEqual(runner.calls.slice(1).map((c) => [c[2], c[c.indexOf('--region') + 1]]), [['get-service-quota', 'us-east-1'], ['get-aws-default-service-quota', 'us-east-1']]);
+  assert.deepEqual(
+    runner.calls.slice(1).map((c) => [c[2], c[c.indexOf('--region') + 1]]),
+    [
+      ['get-service-quota', 'us-east-1'],
+      ['get-aws-default-service-quota', 'us-east-1'],
+    ],
+  );
 });
 
 test('an applied answer with an ErrorReason and no Value falls back to the default, as the AWS provider reads it', async () => {
   // GetServiceQuotaResponse may carry ErrorReason (botocore service-2.json, ErrorCode enum).
-  const withError = JSON.stringify({ Quota: { ServiceCode: 'ec2', QuotaCode: 'L-1216C47A', ErrorReason: { ErrorCode: 'DEPENDENCY_SERVICE_ERROR', ErrorMessage: 'EC2 is not available' } } });
+  const withError = JSON.stringify({
+    Quota: { ServiceCode: 'ec2', QuotaCode: 'L-1216C47A', ErrorReason: { ErrorCode: 'DEPENDENCY_SERVICE_ERROR', ErrorMessage: 'EC2 is not available' } },
+  });
   const standin = accountRunner({ standardVcpus: { default: 96 } });
   const runner: CommandRunner = {
     run: async (command, args) => (args[1] === 'get-service-quota' ? { code: 0, stdout: withError, stderr: '' } : standin.run(command, args)),
@@ -55,9 +91,16 @@ test('an applied answer with an ErrorReason and no Value falls back to the defau
 
 test('other failures are not taken for "no applied value": throttling and denials stop the check with the cause', async () => {
   const throttled: CommandRunner = {
-    run: async () => ({ code: 254, stdout: '', stderr: '\nAn error occurred (TooManyRequestsException) when calling the GetServiceQuota operation: Rate exceeded\n' }),
+    run: async () => ({
+      code: 254,
+      stdout: '',
+      stderr: '\nAn error occurred (TooManyRequestsException) when calling the GetServiceQuota operation: Rate exceeded\n',
+    }),
   };
-  await assert.rejects(readQuota(throttled, 'us-east-1', 'ec2', 'L-1216C47A'), (e: Error) => e instanceof InputError && /TooManyRequestsException/.test(e.message));
+  await assert.rejects(
+    readQuota(throttled, 'us-east-1', 'ec2', 'L-1216C47A'),
+    (e: Error) => e instanceof InputError && /TooManyRequestsException/.test(e.message),
+  );
   const denied = accountRunner({ standardVcpus: { default: 640 }, denied: ['ec2:DescribeInstances'] });
   await assert.rejects(checkVcpuQuota(denied, 'us-east-1', perfcomp()), /access denied\. The role needs ec2:DescribeInstances/);
 });
@@ -91,18 +134,28 @@ test('check-quota: exit 0 when the bench fits, 1 when not, 3 for a config on the
   const sequential = captureIO();
   assert.equal(await checkQuota(['--config', 'examples/aws-mattermost-sequential.yml'], sequential, accountRunner({ standardVcpus: { default: 68 } })), 0);
   assert.match(sequential.stdout.join('\n'), /this bench {5}68 vCPUs \(app 2 x c7i\.2xlarge = 16, agent 11 x c7i\.xlarge = 44/);
-  await assert.rejects(checkQuota(['--config', 'examples/local-synapse.yml'], captureIO(), accountRunner({ standardVcpus: { default: 68 } })), /bench\.kind is "local"/);
+  await assert.rejects(
+    checkQuota(['--config', 'examples/local-synapse.yml'], captureIO(), accountRunner({ standardVcpus: { default: 68 } })),
+    /bench\.kind is "local"/,
+  );
 });
 
 test('the account stand-in refuses what the CLI and Service Quotas refuse', () => {
   const account: AwsAccount = { standardVcpus: { default: 32 } };
   const ask = (...args: string[]) => answerAccountCall(account, args);
   assert.equal(ask('service-quotas', 'get-service-quota', '--service-code', 'ec2', '--quota-code', 'L-1216C47A')?.code, 253, 'no region');
-  assert.match(ask('service-quotas', 'get-aws-default-service-quota', '--service-code', 'EC2', '--quota-code', 'L-1216C47A', '--region', 'us-east-1')?.stderr ?? '', /\(NoSuchResourceException\).*specified service does not exist/);
+  assert.match(
+    ask('service-quotas', 'get-aws-default-service-quota', '--service-code', 'EC2', '--quota-code', 'L-1216C47A', '--region', 'us-east-1')?.stderr ?? '',
+    /\(NoSuchResourceException\).*specified service does not exist/,
+  );
   assert.equal(ask('service-quotas', 'get-service-quota', '--service-code', 'ec2', '--region', 'us-east-1')?.code, 252);
-  assert.match(ask('ec2', 'describe-instances', '--region', 'us-east-1', '--filters', 'Name=tag:Project,Values=loadgate')?.stderr ?? '', /InvalidParameterValue/);
+  assert.match(
+    ask('ec2', 'describe-instances', '--region', 'us-east-1', '--filters', 'Name=tag:Project,Values=loadgate')?.stderr ?? '',
+    /InvalidParameterValue/,
+  );
   // The default's ARN has no account; Value is printed as the double it is.
-  const stdout = ask('service-quotas', 'get-aws-default-service-quota', '--service-code', 'ec2', '--quota-code', 'L-1216C47A', '--region', 'us-east-1')?.stdout ?? '';
+  const stdout =
+    ask('service-quotas', 'get-aws-default-service-quota', '--service-code', 'ec2', '--quota-code', 'L-1216C47A', '--region', 'us-east-1')?.stdout ?? '';
   assert.match(stdout, /"QuotaArn": "arn:aws:servicequotas:us-east-1::ec2\/L-1216C47A"/);
   assert.match(stdout, /"Value": 32\.0$/m);
 });

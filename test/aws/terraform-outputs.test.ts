@@ -79,16 +79,26 @@ test('bench.json (what tf-outputs prints) is read back by the same schema, and a
   assert.equal(tampered.success, false);
 });
 
-test('a duet bench\'s slots are read, checked to split the agents, and empty on a sequential bench', () => {
+test("a duet bench's slots are read, checked to split the agents, and empty on a sequential bench", () => {
   const raw = terraformOutputs() as Record<string, { sensitive: boolean; type: unknown; value: unknown }>;
   assert.deepEqual(parseTerraformOutputs(raw, 'outputs.json').duetSlots, []);
-  const slot = (name: string, agents: number[], port: number) => ({ slot: name, proxy_url: `http://10.42.100.10:${port === 8065 ? 80 : 8080}`, prometheus_url: `http://203.0.113.10:${port === 8065 ? 9090 : 9091}`, app_port: port, metrics_port: port + 2, agent_indices: agents });
+  const slot = (name: string, agents: number[], port: number) => ({
+    slot: name,
+    proxy_url: `http://10.42.100.10:${port === 8065 ? 80 : 8080}`,
+    prometheus_url: `http://203.0.113.10:${port === 8065 ? 9090 : 9091}`,
+    app_port: port,
+    metrics_port: port + 2,
+    agent_indices: agents,
+  });
   const duet = { ...raw, duet_slots: { sensitive: false, type: 'tuple', value: [slot('a', [0], 8065), slot('b', [1], 8165)] } };
   const parsed = parseTerraformOutputs(duet, 'outputs.json');
-  assert.deepEqual(parsed.duetSlots.map((s) => [s.slot, s.proxyUrl, s.prometheusUrl, s.appPort, s.agentIndices]), [
-    ['a', 'http://10.42.100.10:80', 'http://203.0.113.10:9090', 8065, [0]],
-    ['b', 'http://10.42.100.10:8080', 'http://203.0.113.10:9091', 8165, [1]],
-  ]);
+  assert.deepEqual(
+    parsed.duetSlots.map((s) => [s.slot, s.proxyUrl, s.prometheusUrl, s.appPort, s.agentIndices]),
+    [
+      ['a', 'http://10.42.100.10:80', 'http://203.0.113.10:9090', 8065, [0]],
+      ['b', 'http://10.42.100.10:8080', 'http://203.0.113.10:9091', 8165, [1]],
+    ],
+  );
   assert.deepEqual(awsBenchDescriptionSchema.parse(JSON.parse(JSON.stringify(parsed))), parsed, 'bench.json round-trips');
   const refused = (value: unknown[]) => () => parseTerraformOutputs({ ...raw, duet_slots: { sensitive: false, type: 'tuple', value } }, 'outputs.json');
   assert.throws(refused([slot('b', [1], 8165), slot('a', [0], 8065)]), /duet_slots must be empty or hold slots a and b, in that order/);

@@ -144,11 +144,18 @@ test('the app node installs the version under test and reads the licence and dat
   assert.match(script, /\.ClusterSettings\.Enable = true/);
   assert.match(script, /\.MetricsSettings\.ListenAddress = ":8067"/);
   // Dump loading happens once, on the first node, and the others wait for it.
-  assert.match(script, /if \[ "\$NODE_INDEX" = "0" \] && ! marker_set loadgate_dataset_ready; then\n {2}\/usr\/local\/bin\/loadgate-dataset prepare "\$DB_DUMP_URL"\n/);
+  assert.match(
+    script,
+    /if \[ "\$NODE_INDEX" = "0" \] && ! marker_set loadgate_dataset_ready; then\n {2}\/usr\/local\/bin\/loadgate-dataset prepare "\$DB_DUMP_URL"\n/,
+  );
   // As load-test-ng loads the seed dumps: plain psql, errors counted (aws-dataset.test.ts runs it).
   for (const load of script.match(/\| psql "\$PSQL_URL"[^>]*>/g) ?? []) assert.doesNotMatch(load, /ON_ERROR_STOP|--single-transaction/);
   assert.equal((script.match(/\| psql "\$PSQL_URL"/g) ?? []).length, 2, 'plain and gzipped dumps');
-  assert.match(script, /marker_set loadgate_dataset_ready \|\| \{ echo "loadgate: the dataset was not ready within 4 hours/, 'a node never starts on a missing dataset');
+  assert.match(
+    script,
+    /marker_set loadgate_dataset_ready \|\| \{ echo "loadgate: the dataset was not ready within 4 hours/,
+    'a node never starts on a missing dataset',
+  );
   assert.match(script, /marker_set loadgate_dataset_failed && \{ echo "loadgate: app0 could not prepare the dataset/, 'nor waits 4 hours for one that failed');
   // The loaded data becomes the pristine copy every run is restored from by a rename, not a
   // copy; and the helper that restores it.
@@ -163,14 +170,17 @@ test('boot starts no Mattermost: no migration of a copy the first run restores o
     const boot = script.slice(script.lastIndexOf('\nMATTERMOST\n'));
     assert.doesNotMatch(boot, /loadgate-mattermost( --slot b)? start/, `duet=${duet}: no start at boot`);
     assert.ok(boot.indexOf('loadgate-mattermost install') < boot.indexOf('loadgate-dataset prepare'), 'installed before the dump load, not after it');
-    assert.ok(boot.indexOf('echo \'{}\' | /usr/local/bin/loadgate-mattermost configure') < boot.indexOf('waiting for the dataset'), 'configured before the wait');
+    assert.ok(boot.indexOf("echo '{}' | /usr/local/bin/loadgate-mattermost configure") < boot.indexOf('waiting for the dataset'), 'configured before the wait');
   }
 });
 
 test('the proxy gets the seed report nginx configuration with every app node upstream', () => {
   const script = renderUserData('proxy', samples.proxy);
   assert.match(script, /keepalive 256;/);
-  assert.match(script, /location ~ \/api\/v\[0-9\]\+\/\(users\/\)\?websocket\$ \{\n {4}proxy_set_header Upgrade \$http_upgrade;\n {4}proxy_set_header Connection "upgrade";/);
+  assert.match(
+    script,
+    /location ~ \/api\/v\[0-9\]\+\/\(users\/\)\?websocket\$ \{\n {4}proxy_set_header Upgrade \$http_upgrade;\n {4}proxy_set_header Connection "upgrade";/,
+  );
   assert.match(script, /proxy_cache_path \/var\/cache\/nginx levels=1:2 keys_zone=mattermost_cache:10m max_size=3g/);
   assert.match(script, /location ~ \/api\/v\[0-9\]\+\/users\/\[a-z0-9\]\+\/image\$[\s\S]*proxy_cache_valid 200 24h;/);
   assert.match(script, /worker_connections 20000;/);
@@ -178,7 +188,10 @@ test('the proxy gets the seed report nginx configuration with every app node ups
   const loop = script.slice(script.indexOf('{\n  echo "upstream backend {"'), script.indexOf('} > /etc/nginx/sites-available/mattermost'));
   assert.ok(loop.length > 0, 'the upstream loop');
   const output = execFileSync('bash', ['-c', `APP_IPS='${samples.proxy.app_ips}'\n${loop}}`], { encoding: 'utf8' });
-  assert.match(output, /^upstream backend \{\n {2}server 10\.42\.100\.21:8065 max_fails=0;\n {2}server 10\.42\.101\.22:8065 max_fails=0;\n {2}keepalive 256;\n\}/);
+  assert.match(
+    output,
+    /^upstream backend \{\n {2}server 10\.42\.100\.21:8065 max_fails=0;\n {2}server 10\.42\.101\.22:8065 max_fails=0;\n {2}keepalive 256;\n\}/,
+  );
 });
 
 test('the metrics node scrapes targets named as the health queries expect', () => {
@@ -189,7 +202,7 @@ test('the metrics node scrapes targets named as the health queries expect', () =
   const output = execFileSync('bash', ['-c', `${helper}\ntargets app 2 8067; targets agent 3 4000; targets agent 4 6566 2`], { encoding: 'utf8' });
   assert.equal(output, '["app0:8067", "app1:8067"]\n["agent0:4000", "agent1:4000", "agent2:4000"]\n["agent2:6566", "agent3:6566"]\n');
   assert.match(script, /NODE_TARGETS='\["proxy:9100", "localhost:9100"\]'/);
-  assert.match(script, /- targets: \$\(targets agent "\$3" "\$AGENT_METRICS_PORT" "\$2"\)/, 'the agents\' exporters, not their control API');
+  assert.match(script, /- targets: \$\(targets agent "\$3" "\$AGENT_METRICS_PORT" "\$2"\)/, "the agents' exporters, not their control API");
   assert.match(script, /--web\.enable-remote-write-receiver/);
   // A service account's token goes to the bench secret (through a file, never argv or the log).
   assert.match(script, /grafana_api \/api\/serviceaccounts '\{"name":"loadgate","role":"Editor"/);
@@ -199,7 +212,10 @@ test('the metrics node scrapes targets named as the health queries expect', () =
   const noProxy = renderUserData('metrics', { ...samples.metrics, proxy_ip: '' });
   assert.match(noProxy, /PROXY_IP=''/);
   const hosts = noProxy.slice(noProxy.indexOf('{\n  if [ -n "$PROXY_IP" ]'), noProxy.indexOf('} >> /etc/hosts') + 1);
-  assert.equal(execFileSync('bash', ['-c', `PROXY_IP='' APP_IPS='10.0.0.1' AGENT_IPS='10.0.0.2'\n${hosts}`], { encoding: 'utf8' }), '10.0.0.1 app0\n10.0.0.2 agent0\n');
+  assert.equal(
+    execFileSync('bash', ['-c', `PROXY_IP='' APP_IPS='10.0.0.1' AGENT_IPS='10.0.0.2'\n${hosts}`], { encoding: 'utf8' }),
+    '10.0.0.1 app0\n10.0.0.2 agent0\n',
+  );
 });
 
 test('unsafe values are refused before they reach a script', () => {
@@ -249,19 +265,52 @@ test('the helpers the gate runs through SSM are valid scripts with the documente
   }
 });
 
-test("the bench settings win over any patch on the node: DataSource and metrics cannot be overridden", () => {
+test('the bench settings win over any patch on the node: DataSource and metrics cannot be overridden', () => {
   const app = renderUserData('app', samples.app);
   const program = heredoc(app, 'JQ');
   const base = { SqlSettings: { DataSource: 'from-base' }, ServiceSettings: { EnableLinkPreviews: true } };
-  const patch = { SqlSettings: { DataSource: 'postgres://attacker@elsewhere/db' }, MetricsSettings: { ListenAddress: ':9999' }, ServiceSettings: { EnableLinkPreviews: false } };
+  const patch = {
+    SqlSettings: { DataSource: 'postgres://attacker@elsewhere/db' },
+    MetricsSettings: { ListenAddress: ':9999' },
+    ServiceSettings: { EnableLinkPreviews: false },
+  };
   const out = execFileSync(
     'jq',
-    ['-n', '--argjson', 'base', JSON.stringify(base), '--argjson', 'patch', JSON.stringify(patch),
-      '--arg', 'site', 'http://10.42.100.10', '--arg', 'data_source', 'postgres://bench', '--arg', 'replica', '', '--arg', 'cluster', 'lg-1',
-      '--arg', 'opensearch', '', '--arg', 'license', '', `($base * $patch) | ${program}`],
+    [
+      '-n',
+      '--argjson',
+      'base',
+      JSON.stringify(base),
+      '--argjson',
+      'patch',
+      JSON.stringify(patch),
+      '--arg',
+      'site',
+      'http://10.42.100.10',
+      '--arg',
+      'data_source',
+      'postgres://bench',
+      '--arg',
+      'replica',
+      '',
+      '--arg',
+      'cluster',
+      'lg-1',
+      '--arg',
+      'opensearch',
+      '',
+      '--arg',
+      'license',
+      '',
+      `($base * $patch) | ${program}`,
+    ],
     { encoding: 'utf8' },
   );
-  const config = JSON.parse(out) as { SqlSettings: { DataSource: string; DataSourceReplicas: unknown[] }; MetricsSettings: { ListenAddress: string }; ServiceSettings: { EnableLinkPreviews: boolean; SiteURL: string } };
+  const config = JSON.parse(out) as {
+    SqlSettings: { DataSource: string; DataSourceReplicas: unknown[] };
+    MetricsSettings: { ListenAddress: string };
+    ServiceSettings: { EnableLinkPreviews: boolean; SiteURL: string };
+  };
   assert.equal(config.SqlSettings.DataSource, 'postgres://bench');
   assert.deepEqual(config.SqlSettings.DataSourceReplicas, []);
   assert.equal(config.MetricsSettings.ListenAddress, ':8067');
@@ -307,7 +356,10 @@ test('a duet bench renders every role to a valid bash script under the user-data
     assert.match(units[1]!, /^Slice=loadgate-slot-b\.slice$/m);
     assert.match(units[1]!, /^ExecStart=\/opt\/mattermost-b\/bin\/mattermost --config \/etc\/mattermost-b\/config\.json$/m);
     assert.doesNotMatch(units[0]!, /Slice=|mattermost-b/, "slot a's unit is the sequential bench's");
-    assert.match(app, /if \[ "\$DUET" = true \]; then\n {2}for slot in a b; do\n {4}printf '\[Unit\]\\nDescription=loadgate duet slot %s\\n\\n\[Slice\]\\nCPUWeight=100\\n'/);
+    assert.match(
+      app,
+      /if \[ "\$DUET" = true \]; then\n {2}for slot in a b; do\n {4}printf '\[Unit\]\\nDescription=loadgate duet slot %s\\n\\n\[Slice\]\\nCPUWeight=100\\n'/,
+    );
     assert.doesNotMatch(app, /AllowedCPUs|CPUAffinity|taskset/, 'no slot is pinned to cores');
     // Slot b is installed and configured beside slot a; its database comes from its first restore.
     assert.ok(app.indexOf('loadgate-mattermost --slot b install') > app.indexOf('/usr/local/bin/loadgate-mattermost install'), 'slot b after slot a');
@@ -321,11 +373,18 @@ test('a duet bench renders every role to a valid bash script under the user-data
  * The app node's helpers run with bash in a scratch directory: their absolute paths
  * moved under it, chown and psql stood in for.
  */
-function helperSandbox(duet: boolean): { root: string; run: (helper: 'MATTERMOST' | 'DATASET', args: string[], input?: string) => { status: number; stdout: string; stderr: string }; cleanup: () => void } {
+function helperSandbox(duet: boolean): {
+  root: string;
+  run: (helper: 'MATTERMOST' | 'DATASET', args: string[], input?: string) => { status: number; stdout: string; stderr: string };
+  cleanup: () => void;
+} {
   const root = mkdtempSync(join(tmpdir(), 'loadgate-helpers-run-'));
   const app = renderUserData('app', { ...samples.app, duet: duet ? 'true' : 'false' });
   const relocate = (text: string): string =>
-    text.replaceAll('/etc/loadgate/', `${root}/etc/loadgate/`).replaceAll('/etc/mattermost', `${root}/etc/mattermost`).replaceAll('/var/lib/loadgate/', `${root}/var/lib/loadgate/`);
+    text
+      .replaceAll('/etc/loadgate/', `${root}/etc/loadgate/`)
+      .replaceAll('/etc/mattermost', `${root}/etc/mattermost`)
+      .replaceAll('/var/lib/loadgate/', `${root}/var/lib/loadgate/`);
   for (const dir of ['bin', 'etc/loadgate', 'etc/mattermost', 'etc/mattermost-b', 'var/lib/loadgate/releases']) mkdirSync(join(root, dir), { recursive: true });
   writeFileSync(join(root, 'bin/chown'), '#!/bin/sh\nexit 0\n', { mode: 0o755 });
   writeFileSync(join(root, 'bin/psql'), `#!/bin/sh\nfor a in "$@"; do echo "$a"; done >> ${JSON.stringify(join(root, 'psql.log'))}\n`, { mode: 0o755 });
@@ -338,12 +397,19 @@ function helperSandbox(duet: boolean): { root: string; run: (helper: 'MATTERMOST
   writeFileSync(join(root, 'etc/loadgate/bench-settings.env'), env('ltdb', 'lg-123456-1', 'http://10.42.100.10'));
   writeFileSync(join(root, 'etc/loadgate/bench-settings-b.env'), env('ltdb_b', 'lg-123456-1-b', 'http://10.42.100.10:8080'));
   writeFileSync(join(root, 'etc/loadgate/db.env'), "PSQL_ADMIN_URL='postgres://u:p@writer:5432/postgres'\nDB_NAME='ltdb'\n");
-  writeFileSync(join(root, 'etc/mattermost/config.base.json'), JSON.stringify({ ServiceSettings: { EnableLinkPreviews: true }, ElasticsearchSettings: { IndexPrefix: '' } }));
+  writeFileSync(
+    join(root, 'etc/mattermost/config.base.json'),
+    JSON.stringify({ ServiceSettings: { EnableLinkPreviews: true }, ElasticsearchSettings: { IndexPrefix: '' } }),
+  );
   const files = { MATTERMOST: join(root, 'loadgate-mattermost'), DATASET: join(root, 'loadgate-dataset') };
   writeFileSync(files.MATTERMOST, relocate(heredoc(app, 'MATTERMOST')), { mode: 0o755 });
   writeFileSync(files.DATASET, relocate(heredoc(app, 'DATASET')), { mode: 0o755 });
   const run = (helper: 'MATTERMOST' | 'DATASET', args: string[], input = '') => {
-    const result = spawnSync('bash', [files[helper], ...args], { input, encoding: 'utf8', env: { ...process.env, PATH: `${join(root, 'bin')}:${process.env.PATH ?? ''}` } });
+    const result = spawnSync('bash', [files[helper], ...args], {
+      input,
+      encoding: 'utf8',
+      env: { ...process.env, PATH: `${join(root, 'bin')}:${process.env.PATH ?? ''}` },
+    });
     return { status: result.status ?? -1, stdout: result.stdout, stderr: result.stderr };
   };
   return { root, run, cleanup: () => rmSync(root, { recursive: true, force: true }) };
@@ -352,7 +418,11 @@ function helperSandbox(duet: boolean): { root: string; run: (helper: 'MATTERMOST
 test('on a sequential bench, --slot b fails clearly and slot a is the default', () => {
   const box = helperSandbox(false);
   try {
-    for (const [helper, args] of [['MATTERMOST', ['--slot', 'b', 'version']], ['MATTERMOST', ['--slot', 'b', 'configure']], ['DATASET', ['--slot', 'b', 'restore']]] as const) {
+    for (const [helper, args] of [
+      ['MATTERMOST', ['--slot', 'b', 'version']],
+      ['MATTERMOST', ['--slot', 'b', 'configure']],
+      ['DATASET', ['--slot', 'b', 'restore']],
+    ] as const) {
       const result = box.run(helper, [...args], '{}');
       assert.equal(result.status, 2, `${helper} ${args.join(' ')}`);
       assert.match(result.stderr, /this bench was built without duet \(bench variable duet = false\)/);
@@ -368,30 +438,59 @@ test('on a sequential bench, --slot b fails clearly and slot a is the default', 
     assert.equal(config.ClusterSettings.GossipPort, 8074);
     assert.equal(config.ElasticsearchSettings.IndexPrefix, '', "slot a keeps the base config's index prefix");
     assert.equal(box.run('DATASET', ['restore']).status, 0);
-    assert.deepEqual(readFileSync(join(box.root, 'psql.log'), 'utf8').split('\n').filter((l) => /database/.test(l)), [
-      'drop database if exists "ltdb" with (force)',
-      'create database "ltdb" template "ltdb_pristine"',
-    ]);
+    assert.deepEqual(
+      readFileSync(join(box.root, 'psql.log'), 'utf8')
+        .split('\n')
+        .filter((l) => /database/.test(l)),
+      ['drop database if exists "ltdb" with (force)', 'create database "ltdb" template "ltdb_pristine"'],
+    );
   } finally {
     box.cleanup();
   }
 });
 
-test("on a duet bench, slot b gets its own database, ports, cluster, files and index prefix", () => {
+test('on a duet bench, slot b gets its own database, ports, cluster, files and index prefix', () => {
   const box = helperSandbox(true);
   try {
     const patch = '{"ServiceSettings":{"EnableLinkPreviews":false},"ClusterSettings":{"GossipPort":9999}}';
-    for (const args of [['--slot', 'a', 'configure'], ['--slot', 'b', 'configure']]) assert.equal(box.run('MATTERMOST', args, patch).status, 0, args.join(' '));
+    for (const args of [
+      ['--slot', 'a', 'configure'],
+      ['--slot', 'b', 'configure'],
+    ])
+      assert.equal(box.run('MATTERMOST', args, patch).status, 0, args.join(' '));
     const read = (dir: string) => JSON.parse(readFileSync(join(box.root, dir, 'config.json'), 'utf8'));
     const a = read('etc/mattermost');
     const b = read('etc/mattermost-b');
     assert.deepEqual(
-      [a.ServiceSettings.ListenAddress, a.MetricsSettings.ListenAddress, a.ClusterSettings.GossipPort, a.ClusterSettings.ClusterName, a.FileSettings.Directory, a.SqlSettings.DataSource],
+      [
+        a.ServiceSettings.ListenAddress,
+        a.MetricsSettings.ListenAddress,
+        a.ClusterSettings.GossipPort,
+        a.ClusterSettings.ClusterName,
+        a.FileSettings.Directory,
+        a.SqlSettings.DataSource,
+      ],
       [':8065', ':8067', 8074, 'lg-123456-1', '/var/lib/mattermost/', 'postgres://u:p@writer:5432/ltdb?sslmode=require'],
     );
     assert.deepEqual(
-      [b.ServiceSettings.ListenAddress, b.MetricsSettings.ListenAddress, b.ClusterSettings.GossipPort, b.ClusterSettings.ClusterName, b.FileSettings.Directory, b.SqlSettings.DataSource, b.SqlSettings.DataSourceReplicas],
-      [':8165', ':8167', 8174, 'lg-123456-1-b', '/var/lib/mattermost-b/', 'postgres://u:p@writer:5432/ltdb_b?sslmode=require', ['postgres://u:p@reader:5432/ltdb_b?sslmode=require']],
+      [
+        b.ServiceSettings.ListenAddress,
+        b.MetricsSettings.ListenAddress,
+        b.ClusterSettings.GossipPort,
+        b.ClusterSettings.ClusterName,
+        b.FileSettings.Directory,
+        b.SqlSettings.DataSource,
+        b.SqlSettings.DataSourceReplicas,
+      ],
+      [
+        ':8165',
+        ':8167',
+        8174,
+        'lg-123456-1-b',
+        '/var/lib/mattermost-b/',
+        'postgres://u:p@writer:5432/ltdb_b?sslmode=require',
+        ['postgres://u:p@reader:5432/ltdb_b?sslmode=require'],
+      ],
     );
     assert.equal(b.ServiceSettings.SiteURL, 'http://10.42.100.10:8080');
     assert.equal(b.ServiceSettings.EnableLinkPreviews, false, 'the same patch as slot a');
@@ -400,16 +499,24 @@ test("on a duet bench, slot b gets its own database, ports, cluster, files and i
     // Restores of both slots copy the one pristine database, under one lock.
     assert.equal(box.run('DATASET', ['--slot', 'b', 'restore']).status, 0);
     assert.equal(box.run('DATASET', ['--slot', 'a', 'restore']).status, 0);
-    assert.deepEqual(readFileSync(join(box.root, 'psql.log'), 'utf8').split('\n').filter((l) => /database/.test(l)), [
-      'drop database if exists "ltdb_b" with (force)',
-      'create database "ltdb_b" template "ltdb_pristine"',
-      'drop database if exists "ltdb" with (force)',
-      'create database "ltdb" template "ltdb_pristine"',
-    ]);
+    assert.deepEqual(
+      readFileSync(join(box.root, 'psql.log'), 'utf8')
+        .split('\n')
+        .filter((l) => /database/.test(l)),
+      [
+        'drop database if exists "ltdb_b" with (force)',
+        'create database "ltdb_b" template "ltdb_pristine"',
+        'drop database if exists "ltdb" with (force)',
+        'create database "ltdb" template "ltdb_pristine"',
+      ],
+    );
     const dataset = heredoc(renderUserData('app', duetSamples.app), 'DATASET');
     assert.match(dataset, /exec 9> \/var\/lib\/loadgate\/dataset\.lock\nflock 9\nadmin -c "drop database if exists/);
     // Two slots installing one release: one download, under a lock per cached file.
-    assert.match(heredoc(renderUserData('app', duetSamples.app), 'MATTERMOST'), /\(\n {6}flock 9\n {6}if \[ ! -f "\$cached" \]; then\n {8}curl [^\n]+\n {8}mv "\$cached\.part" "\$cached"\n {6}fi\n {4}\) 9> "\$cached\.lock"/);
+    assert.match(
+      heredoc(renderUserData('app', duetSamples.app), 'MATTERMOST'),
+      /\(\n {6}flock 9\n {6}if \[ ! -f "\$cached" \]; then\n {8}curl [^\n]+\n {8}mv "\$cached\.part" "\$cached"\n {6}fi\n {4}\) 9> "\$cached\.lock"/,
+    );
   } finally {
     box.cleanup();
   }
@@ -423,8 +530,16 @@ test('a duet proxy adds slot b on :8080 with the same server settings, and nginx
       const part = script.slice(script.indexOf('mkdir -p /etc/nginx/snippets'), script.indexOf('rm -f /etc/nginx/sites-enabled/default'));
       const dir = join(root, duet ? 'duet' : 'sequential');
       mkdirSync(join(dir, 'sites-available'), { recursive: true });
-      execFileSync('bash', ['-euo', 'pipefail', '-c', `APP_IPS='${samples.proxy.app_ips}' DUET=${duet}\n${part.replaceAll('/etc/nginx', dir).replaceAll('/var/cache/nginx', `${dir}/cache`)}`]);
-      writeFileSync(join(dir, 'nginx.conf'), `pid ${dir}/nginx.pid;\nerror_log ${dir}/error.log;\nevents {}\nhttp {\n  include ${dir}/sites-available/mattermost;\n}\n`);
+      execFileSync('bash', [
+        '-euo',
+        'pipefail',
+        '-c',
+        `APP_IPS='${samples.proxy.app_ips}' DUET=${duet}\n${part.replaceAll('/etc/nginx', dir).replaceAll('/var/cache/nginx', `${dir}/cache`)}`,
+      ]);
+      writeFileSync(
+        join(dir, 'nginx.conf'),
+        `pid ${dir}/nginx.pid;\nerror_log ${dir}/error.log;\nevents {}\nhttp {\n  include ${dir}/sites-available/mattermost;\n}\n`,
+      );
       execFileSync('nginx', ['-t', '-q', '-p', dir, '-c', join(dir, 'nginx.conf')], { stdio: 'pipe' });
       return readFileSync(join(dir, 'sites-available/mattermost'), 'utf8');
     };
@@ -435,7 +550,10 @@ test('a duet proxy adds slot b on :8080 with the same server settings, and nginx
     assert.ok(duet.startsWith(sequential.replaceAll(join(root, 'sequential'), join(root, 'duet'))), 'slot b is appended; slot a is the sequential site');
     const [serverA, serverB] = duet.match(/^server \{$[\s\S]*?^\}$/gm) ?? [];
     assert.equal(serverB, serverA!.replace('listen 80 reuseport;', 'listen 8080 reuseport;').replaceAll('snippets/proxy.conf;', 'snippets/proxy-b.conf;'));
-    assert.match(duet, /upstream backend_b \{\n {2}server 10\.42\.100\.21:8165 max_fails=0;\n {2}server 10\.42\.101\.22:8165 max_fails=0;\n {2}keepalive 256;\n\}/);
+    assert.match(
+      duet,
+      /upstream backend_b \{\n {2}server 10\.42\.100\.21:8165 max_fails=0;\n {2}server 10\.42\.101\.22:8165 max_fails=0;\n {2}keepalive 256;\n\}/,
+    );
     const snippetB = readFileSync(join(root, 'duet/snippets/proxy-b.conf'), 'utf8');
     assert.equal(snippetB, readFileSync(join(root, 'duet/snippets/proxy.conf'), 'utf8').replace('proxy_pass http://backend;', 'proxy_pass http://backend_b;'));
   } finally {
@@ -447,9 +565,23 @@ test('a duet metrics node runs a second Prometheus for slot b with the same jobs
   const script = renderUserData('metrics', duetSamples.metrics);
   const config = script.slice(script.indexOf('targets() {'), script.indexOf('mkdir -p /etc/loadgate/prometheus /var/lib'));
   const render = (duet: boolean, args: string): string =>
-    execFileSync('bash', ['-euo', 'pipefail', '-c', `DUET=${duet} APP_IPS='10.0.0.1,10.0.0.2' AGENT_IPS='${duetSamples.metrics.agent_ips}' AGENT_METRICS_PORT=6566 PROXY_IP=10.0.0.9\n${config}\nprometheus_config ${args}`], { encoding: 'utf8' });
+    execFileSync(
+      'bash',
+      [
+        '-euo',
+        'pipefail',
+        '-c',
+        `DUET=${duet} APP_IPS='10.0.0.1,10.0.0.2' AGENT_IPS='${duetSamples.metrics.agent_ips}' AGENT_METRICS_PORT=6566 PROXY_IP=10.0.0.9\n${config}\nprometheus_config ${args}`,
+      ],
+      { encoding: 'utf8' },
+    );
   const jobs = (yaml: string): Record<string, string> =>
-    Object.fromEntries([...yaml.matchAll(/- job_name: (\w+)\n {4}static_configs:\n((?: {6}- targets: .*\n)+)/g)].map((m) => [m[1], m[2]!.replace(/ {6}- targets: /g, '').trim()]));
+    Object.fromEntries(
+      [...yaml.matchAll(/- job_name: (\w+)\n {4}static_configs:\n((?: {6}- targets: .*\n)+)/g)].map((m) => [
+        m[1],
+        m[2]!.replace(/ {6}- targets: /g, '').trim(),
+      ]),
+    );
   // Sequential: every agent on slot a's Prometheus, as before.
   assert.deepEqual(jobs(render(false, '8067 0 4 9090')).loadtest, '["agent0:6566", "agent1:6566", "agent2:6566", "agent3:6566"]');
   assert.match(script, /prometheus_config 8067 0 "\$SLOT_A_AGENTS" 9090 > \/etc\/loadgate\/prometheus\/prometheus\.yml/);
@@ -466,15 +598,22 @@ test('a duet metrics node runs a second Prometheus for slot b with the same jobs
   assert.equal(b.node, a.node, 'every node on both');
   assert.equal(b.prometheus, '["localhost:9091"]');
   // Its own container, config and TSDB, run as the first; Grafana gets it as a second data source.
-  assert.match(script, /run prometheus-b "\$PROMETHEUS_IMAGE" \\\n {4}-v \/etc\/loadgate\/prometheus-b:\/etc\/prometheus:ro -v \/var\/lib\/loadgate\/prometheus-b:\/prometheus \\\n[\s\S]*?--web\.listen-address=0\.0\.0\.0:9091/);
+  assert.match(
+    script,
+    /run prometheus-b "\$PROMETHEUS_IMAGE" \\\n {4}-v \/etc\/loadgate\/prometheus-b:\/etc\/prometheus:ro -v \/var\/lib\/loadgate\/prometheus-b:\/prometheus \\\n[\s\S]*?--web\.listen-address=0\.0\.0\.0:9091/,
+  );
   const sources = heredocs(script, 'GRAFANA');
-  assert.match(sources[1]!, /^ {2}- name: Prometheus slot b\n {4}uid: prometheus-b\n {4}type: prometheus\n {4}access: proxy\n {4}url: http:\/\/127\.0\.0\.1:9091$/);
+  assert.match(
+    sources[1]!,
+    /^ {2}- name: Prometheus slot b\n {4}uid: prometheus-b\n {4}type: prometheus\n {4}access: proxy\n {4}url: http:\/\/127\.0\.0\.1:9091$/,
+  );
 });
 
 test("the metrics node's Alloy profiles each slot's Mattermost under labels that tell the slots apart, at the interval the gate reads them with", () => {
   const script = renderUserData('metrics', duetSamples.metrics);
   const fn = script.slice(script.indexOf('alloy_config() {'), script.indexOf('mkdir -p /etc/loadgate/alloy'));
-  const render = (duet: boolean): string => execFileSync('bash', ['-euo', 'pipefail', '-c', `DUET=${duet} APP_COUNT=2\n${fn}\nalloy_config`], { encoding: 'utf8' });
+  const render = (duet: boolean): string =>
+    execFileSync('bash', ['-euo', 'pipefail', '-c', `DUET=${duet} APP_COUNT=2\n${fn}\nalloy_config`], { encoding: 'utf8' });
   const targets = (config: string): string[] => [...config.matchAll(/^ {4}(\{.*\}),$/gm)].map((m) => m[1] as string);
   assert.deepEqual(targets(render(false)), [
     '{"__address__" = "app0:8067", "service_name" = "mattermost", "slot" = "a", "instance" = "app0:8067"}',
@@ -487,7 +626,9 @@ test("the metrics node's Alloy profiles each slot's Mattermost under labels that
     '{"__address__" = "app1:8167", "service_name" = "mattermost-b", "slot" = "b", "instance" = "app1:8167"}',
   ]);
   // The selectors the gate reads each slot with match these service names.
-  assert.ok(render(true).includes(`service_name" = "${mattermostServiceName('b')}"`) && render(true).includes(`service_name" = "${mattermostServiceName('a')}"`));
+  assert.ok(
+    render(true).includes(`service_name" = "${mattermostServiceName('b')}"`) && render(true).includes(`service_name" = "${mattermostServiceName('a')}"`),
+  );
   assert.match(render(true), new RegExp(`^ {2}scrape_interval = "${AWS_TIMING.profileScrapeIntervalSec}s"$`, 'm'));
   assert.match(render(true), /pyroscope\.write "local" \{\n {2}endpoint \{\n {4}url = "http:\/\/127\.0\.0\.1:4040"/);
   assert.match(script, /alloy_config > \/etc\/loadgate\/alloy\/config\.alloy\n/);

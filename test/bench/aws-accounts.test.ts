@@ -38,40 +38,68 @@ tests:
 maxRepeats: 1
 ${MACHINERY_TOLERANCES}`;
 
-test('a users file the dataset refuses stops the first run before any test, naming the file and the fix', { skip: (!k6 && NO_K6) || (!prometheus && 'prometheus and prometheus-node-exporter (Debian packages) are not installed'), timeout: 180_000 }, async () => {
-  const bench = await startLoopbackBench(k6 as string);
-  try {
-    // The dataset has user1 with pass-1; the file says otherwise.
-    const users = (await readFile(bench.usersFile, 'utf8')).replace(/^user1 pass-1$/m, 'user1 a-guess');
-    await writeFile(bench.usersFile, users);
-    const configFile = join(bench.dir, 'gate.yml');
-    await writeFile(configFile, CONFIG);
-    const outDir = join(bench.dir, 'report');
-    const o = await parseRunOptions(['--config', configFile, '--baseline', 'v10.12.0', '--candidate', 'v11.0.1-rc2', '--out', outDir, '--bench-file', bench.benchFile, '--users-file', bench.usersFile]);
-    const lines: string[] = [];
-    const io = { out: (l: string) => lines.push(l), err: (l: string) => lines.push(l) };
-    const progress = new Progress(io.out, { githubActions: false, intervalMs: 60_000 });
-    const gateBench = new AwsGateBench(o, progress, join(outDir, 'logs'), await readBenchFile(bench.benchFile), {
-      shell: bench.shell,
-      aws: bench.aws,
-      endpoint: bench.endpoint,
-      timing: { scrapeIntervalSec: 1, rateWindowSec: 5, firstStartTimeoutSec: 30, startTimeoutSec: 30, agentReadyTimeoutSec: 60, readinessTimeoutSec: 30, watchIntervalSec: 2 },
-    });
-    const code = await runGateOn(gateBench, o, io, progress);
-    const log = lines.join('\n');
-    assert.notEqual(code, 0, log);
-    assert.match(log, /users file \S*users\.txt: Mattermost on app0 refused user1, the users file's first account \(HTTP 401, api\.user\.login\.invalid_credentials_email_username\): either the dataset has no such account or the password differs, and engine\.kind k6 only logs in/);
-    // Stopped before the first test: k6 never started on an agent, no run result was kept.
-    assert.equal(bench.runningK6(), 0);
-    assert.doesNotMatch(log, /starting k6 on/);
-    for (const file of (await readdir(join(outDir, 'results'))).filter((f) => f.endsWith('.json'))) {
-      const result = JSON.parse(await readFile(join(outDir, 'results', file), 'utf8')) as { status: string; totals: { requests: number } };
-      assert.equal(result.status, 'crashed', file);
-      assert.equal(result.totals.requests, 0, file);
+test(
+  'a users file the dataset refuses stops the first run before any test, naming the file and the fix',
+  { skip: (!k6 && NO_K6) || (!prometheus && 'prometheus and prometheus-node-exporter (Debian packages) are not installed'), timeout: 180_000 },
+  async () => {
+    const bench = await startLoopbackBench(k6 as string);
+    try {
+      // The dataset has user1 with pass-1; the file says otherwise.
+      const users = (await readFile(bench.usersFile, 'utf8')).replace(/^user1 pass-1$/m, 'user1 a-guess');
+      await writeFile(bench.usersFile, users);
+      const configFile = join(bench.dir, 'gate.yml');
+      await writeFile(configFile, CONFIG);
+      const outDir = join(bench.dir, 'report');
+      const o = await parseRunOptions([
+        '--config',
+        configFile,
+        '--baseline',
+        'v10.12.0',
+        '--candidate',
+        'v11.0.1-rc2',
+        '--out',
+        outDir,
+        '--bench-file',
+        bench.benchFile,
+        '--users-file',
+        bench.usersFile,
+      ]);
+      const lines: string[] = [];
+      const io = { out: (l: string) => lines.push(l), err: (l: string) => lines.push(l) };
+      const progress = new Progress(io.out, { githubActions: false, intervalMs: 60_000 });
+      const gateBench = new AwsGateBench(o, progress, join(outDir, 'logs'), await readBenchFile(bench.benchFile), {
+        shell: bench.shell,
+        aws: bench.aws,
+        endpoint: bench.endpoint,
+        timing: {
+          scrapeIntervalSec: 1,
+          rateWindowSec: 5,
+          firstStartTimeoutSec: 30,
+          startTimeoutSec: 30,
+          agentReadyTimeoutSec: 60,
+          readinessTimeoutSec: 30,
+          watchIntervalSec: 2,
+        },
+      });
+      const code = await runGateOn(gateBench, o, io, progress);
+      const log = lines.join('\n');
+      assert.notEqual(code, 0, log);
+      assert.match(
+        log,
+        /users file \S*users\.txt: Mattermost on app0 refused user1, the users file's first account \(HTTP 401, api\.user\.login\.invalid_credentials_email_username\): either the dataset has no such account or the password differs, and engine\.kind k6 only logs in/,
+      );
+      // Stopped before the first test: k6 never started on an agent, no run result was kept.
+      assert.equal(bench.runningK6(), 0);
+      assert.doesNotMatch(log, /starting k6 on/);
+      for (const file of (await readdir(join(outDir, 'results'))).filter((f) => f.endsWith('.json'))) {
+        const result = JSON.parse(await readFile(join(outDir, 'results', file), 'utf8')) as { status: string; totals: { requests: number } };
+        assert.equal(result.status, 'crashed', file);
+        assert.equal(result.totals.requests, 0, file);
+      }
+      // The gate cannot judge, and says why.
+      assert.match(log, /verdict: INCONCLUSIVE: Cannot judge: v10\.12\.0 bounded #0 crashed: users file/);
+    } finally {
+      await bench.close();
     }
-    // The gate cannot judge, and says why.
-    assert.match(log, /verdict: INCONCLUSIVE: Cannot judge: v10\.12\.0 bounded #0 crashed: users file/);
-  } finally {
-    await bench.close();
-  }
-});
+  },
+);

@@ -4,7 +4,16 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { K6Api, type FetchLike } from '../../src/engine/k6/api.ts';
-import { K6AgentUsers, loadTestNgUserProblems, loadTestNgUsersFile, MultiAgentUsers, partitionUsers, perAgentMax, splitUsers, type AgentUsers } from '../../src/bench/aws/agent-users.ts';
+import {
+  K6AgentUsers,
+  loadTestNgUserProblems,
+  loadTestNgUsersFile,
+  MultiAgentUsers,
+  partitionUsers,
+  perAgentMax,
+  splitUsers,
+  type AgentUsers,
+} from '../../src/bench/aws/agent-users.ts';
 import { createLoadAgents } from '../../src/bench/aws/load-agents.ts';
 import type { RemoteResult, RemoteShell } from '../../src/bench/aws/remote-shell.ts';
 import { awsBenchDescriptionSchema } from '../../src/aws/terraform-outputs.ts';
@@ -15,7 +24,10 @@ import { awsGate } from '../aws/fixtures.ts';
 test('users are split evenly over the agents, the first ones taking the remainder', () => {
   assert.deepEqual(splitUsers(0, 3), [0, 0, 0]);
   assert.deepEqual(splitUsers(7, 3), [3, 2, 2]);
-  assert.deepEqual(splitUsers(20000, 11).reduce((a, b) => a + b, 0), 20000);
+  assert.deepEqual(
+    splitUsers(20000, 11).reduce((a, b) => a + b, 0),
+    20000,
+  );
   assert.ok(Math.max(...splitUsers(20000, 11)) - Math.min(...splitUsers(20000, 11)) <= 1);
   assert.equal(perAgentMax(20000, 11), 1819);
   assert.equal(perAgentMax(30, 2), 15);
@@ -45,7 +57,10 @@ test('the coordinator sees one user count; every agent gets its share in paralle
   const users = new MultiAgentUsers(agents);
   assert.equal(users.maxUsers, 15);
   await users.setUsers(5);
-  assert.deepEqual(agents.map((a) => a.users), [2, 2, 1]);
+  assert.deepEqual(
+    agents.map((a) => a.users),
+    [2, 2, 1],
+  );
   assert.equal(await users.activeUsers(), 5);
   await assert.rejects(users.setUsers(9), /setting 9 users failed on 1 agent\(s\): agent2: k6 REST API PATCH \/v1\/status failed: ECONNREFUSED/);
   await assert.rejects(users.setUsers(16), /cannot run 16 users on 3 agent\(s\) with 15 users at most/);
@@ -57,7 +72,9 @@ test("a k6 agent is driven through its REST API at the agent's address", async (
   const fetch: FetchLike = async (url, init) => {
     requests.push({ url, ...(init?.method ? { method: init.method } : {}), ...(init?.body ? { body: init.body } : {}) });
     if (init?.method === 'PATCH') vus = (JSON.parse(init.body ?? '{}') as { data: { attributes: { vus: number } } }).data.attributes.vus;
-    const status = { data: { type: 'status', id: 'default', attributes: { status: 7, paused: false, vus, 'vus-max': 15, stopped: false, running: true, tainted: false } } };
+    const status = {
+      data: { type: 'status', id: 'default', attributes: { status: 7, paused: false, vus, 'vus-max': 15, stopped: false, running: true, tainted: false } },
+    };
     return { status: 200, text: async () => JSON.stringify(status) };
   };
   const agent = new K6AgentUsers('agent1', new K6Api({ host: '203.0.113.32', port: 6565, fetch }), 15);
@@ -83,19 +100,47 @@ test('load-test-ng agents: the users file is uploaded, each agent created with i
     const usersFile = join(dir, 'users.txt');
     writeFileSync(usersFile, Array.from({ length: 30 }, (_, i) => `user${i + 1}@example.com pass-${i + 1}`).join('\n'));
     const bench = awsBenchDescriptionSchema.parse({
-      kind: 'aws', benchName: 'lg-1-1', region: 'us-east-1', vpcId: 'vpc-0a18f1a4cdf62d256',
+      kind: 'aws',
+      benchName: 'lg-1-1',
+      region: 'us-east-1',
+      vpcId: 'vpc-0a18f1a4cdf62d256',
       proxy: { url: 'http://10.42.100.10', instanceId: 'i-0123456789abcdef0' },
       app: { privateIps: ['10.42.100.21'], instanceIds: ['i-0aaaaaaaaaaaaaaa1'] },
-      agents: { privateIps: ['10.42.0.31', '10.42.1.32'], publicIps: ['203.0.113.31', '203.0.113.32'], instanceIds: ['i-0bbbbbbbbbbbbbbb1', 'i-0bbbbbbbbbbbbbbb2'], apiPort: 4000, engine: 'load-test-ng' },
-      metrics: { instanceId: 'i-0cccccccccccccccc', privateIp: '10.42.0.10', publicIp: '203.0.113.10', prometheusUrl: 'http://203.0.113.10:9090', grafanaUrl: 'http://203.0.113.10:3000', pyroscopeUrl: 'http://203.0.113.10:4040', grafanaTokenSecretArn: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:lg-1-1/grafana-token-AbCdEf' },
-      database: { clusterIdentifier: 'lg-1-1', writerEndpoint: 'w.example', readerEndpoint: 'r.example', port: 5432, name: 'ltdb', secretArn: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:rds!cluster-1-AbCdEf' },
+      agents: {
+        privateIps: ['10.42.0.31', '10.42.1.32'],
+        publicIps: ['203.0.113.31', '203.0.113.32'],
+        instanceIds: ['i-0bbbbbbbbbbbbbbb1', 'i-0bbbbbbbbbbbbbbb2'],
+        apiPort: 4000,
+        engine: 'load-test-ng',
+      },
+      metrics: {
+        instanceId: 'i-0cccccccccccccccc',
+        privateIp: '10.42.0.10',
+        publicIp: '203.0.113.10',
+        prometheusUrl: 'http://203.0.113.10:9090',
+        grafanaUrl: 'http://203.0.113.10:3000',
+        pyroscopeUrl: 'http://203.0.113.10:4040',
+        grafanaTokenSecretArn: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:lg-1-1/grafana-token-AbCdEf',
+      },
+      database: {
+        clusterIdentifier: 'lg-1-1',
+        writerEndpoint: 'w.example',
+        readerEndpoint: 'r.example',
+        port: 5432,
+        name: 'ltdb',
+        secretArn: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:rds!cluster-1-AbCdEf',
+      },
       openSearchEndpoint: null,
       instances: { app: '1 x c7i.large' },
     });
     const scripts: string[] = [];
     const config = awsGate({ agentCount: 2 }, { engine: { kind: 'load-test-ng' } });
     const agents = createLoadAgents({
-      config, configDir: dir, bench, shell: noopShell(scripts), readyTimeoutSec: 5,
+      config,
+      configDir: dir,
+      bench,
+      shell: noopShell(scripts),
+      readyTimeoutSec: 5,
       // Each agent's public address:4000, routed to its stand-in.
       endpoint: (host, port) => {
         assert.equal(port, 4000);
@@ -104,26 +149,41 @@ test('load-test-ng agents: the users file is uploaded, each agent created with i
       admin: { email: 'sysadmin@example.com', password: 'not-logged' },
     });
     await agents.prepare(usersFile);
-    assert.ok(scripts.some((s) => s.includes("'users.txt.part'")), 'each agent gets its users file');
+    assert.ok(
+      scripts.some((s) => s.includes("'users.txt.part'")),
+      'each agent gets its users file',
+    );
     const test = config.tests.find((t) => t.type === 'bounded')!;
     const load = await agents.start({ ...test, users: 30 });
     for (const standIn of standIns) {
       const create = standIn.requests.find((r) => r.url.startsWith('/loadagent/create'))!;
-      const body = create.body as { LoadTestConfig: { UsersConfiguration: { MaxActiveUsers: number; UsersFilePath: string }; ConnectionConfiguration: { ServerURL: string } } };
+      const body = create.body as {
+        LoadTestConfig: { UsersConfiguration: { MaxActiveUsers: number; UsersFilePath: string }; ConnectionConfiguration: { ServerURL: string } };
+      };
       assert.equal(body.LoadTestConfig.UsersConfiguration.MaxActiveUsers, 15, 'each agent can run its share');
       assert.equal(body.LoadTestConfig.UsersConfiguration.UsersFilePath, '/var/lib/loadgate/users.txt');
       assert.equal(body.LoadTestConfig.ConnectionConfiguration.ServerURL, 'http://10.42.100.10');
       assert.ok(standIn.requests.some((r) => r.url === '/loadagent/lgagent' + standIns.indexOf(standIn) + '/run'));
     }
     await load.users.setUsers(7);
-    assert.deepEqual(standIns.map((s) => [...s.agents.values()][0]?.NumUsers), [4, 3]);
+    assert.deepEqual(
+      standIns.map((s) => [...s.agents.values()][0]?.NumUsers),
+      [4, 3],
+    );
     await load.users.setUsers(2);
-    assert.deepEqual(standIns.map((s) => [...s.agents.values()][0]?.NumUsers), [1, 1]);
+    assert.deepEqual(
+      standIns.map((s) => [...s.agents.values()][0]?.NumUsers),
+      [1, 1],
+    );
     assert.equal(await load.users.activeUsers(), 2);
     assert.deepEqual(await load.check(), []);
     await assert.rejects(load.users.setUsers(31), /cannot run 31 users/);
     assert.deepEqual(await agents.stop(), []);
-    assert.deepEqual(standIns.map((s) => s.agents.size), [0, 0], 'destroyed after the run');
+    assert.deepEqual(
+      standIns.map((s) => s.agents.size),
+      [0, 0],
+      'destroyed after the run',
+    );
     assert.ok(!JSON.stringify(scripts).includes('not-logged'), 'the admin password never goes through the shell');
   } finally {
     await Promise.all(standIns.map((s) => s.stop()));
@@ -145,12 +205,36 @@ function uploaded(calls: { ids: readonly string[]; script: string }[], file: str
 function benchWithAgents(n: number, engine: 'k6' | 'load-test-ng') {
   const ids = Array.from({ length: n }, (_, i) => `i-0bbbbbbbbbbbbbb${i.toString(16).padStart(2, '0')}`);
   return awsBenchDescriptionSchema.parse({
-    kind: 'aws', benchName: 'lg-1-1', region: 'us-east-1', vpcId: 'vpc-0a18f1a4cdf62d256',
+    kind: 'aws',
+    benchName: 'lg-1-1',
+    region: 'us-east-1',
+    vpcId: 'vpc-0a18f1a4cdf62d256',
     proxy: { url: 'http://10.42.100.10', instanceId: 'i-0123456789abcdef0' },
     app: { privateIps: ['10.42.100.21'], instanceIds: ['i-0aaaaaaaaaaaaaaa1'] },
-    agents: { privateIps: ids.map((_, i) => `10.42.0.${i + 31}`), publicIps: ids.map((_, i) => `203.0.113.${i + 31}`), instanceIds: ids, apiPort: engine === 'k6' ? 6565 : 4000, engine },
-    metrics: { instanceId: 'i-0cccccccccccccccc', privateIp: '10.42.0.10', publicIp: '203.0.113.10', prometheusUrl: 'http://203.0.113.10:9090', grafanaUrl: 'http://203.0.113.10:3000', pyroscopeUrl: 'http://203.0.113.10:4040', grafanaTokenSecretArn: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:lg-1-1/grafana-token-AbCdEf' },
-    database: { clusterIdentifier: 'lg-1-1', writerEndpoint: 'w.example', readerEndpoint: 'r.example', port: 5432, name: 'ltdb', secretArn: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:rds!cluster-1-AbCdEf' },
+    agents: {
+      privateIps: ids.map((_, i) => `10.42.0.${i + 31}`),
+      publicIps: ids.map((_, i) => `203.0.113.${i + 31}`),
+      instanceIds: ids,
+      apiPort: engine === 'k6' ? 6565 : 4000,
+      engine,
+    },
+    metrics: {
+      instanceId: 'i-0cccccccccccccccc',
+      privateIp: '10.42.0.10',
+      publicIp: '203.0.113.10',
+      prometheusUrl: 'http://203.0.113.10:9090',
+      grafanaUrl: 'http://203.0.113.10:3000',
+      pyroscopeUrl: 'http://203.0.113.10:4040',
+      grafanaTokenSecretArn: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:lg-1-1/grafana-token-AbCdEf',
+    },
+    database: {
+      clusterIdentifier: 'lg-1-1',
+      writerEndpoint: 'w.example',
+      readerEndpoint: 'r.example',
+      port: 5432,
+      name: 'ltdb',
+      secretArn: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:rds!cluster-1-AbCdEf',
+    },
     openSearchEndpoint: null,
     instances: { app: '1 x c7i.large' },
   });
@@ -177,7 +261,15 @@ test('the users file is partitioned, no account on two agents, every account use
         };
         const bench = benchWithAgents(agentCount, engine);
         const config = awsGate({ agentCount }, { engine: { kind: engine } });
-        const agents = createLoadAgents({ config, configDir: dir, bench, shell, readyTimeoutSec: 1, endpoint: () => 'http://127.0.0.1:9', admin: { email: 'a@example.com', password: 'x' } });
+        const agents = createLoadAgents({
+          config,
+          configDir: dir,
+          bench,
+          shell,
+          readyTimeoutSec: 1,
+          endpoint: () => 'http://127.0.0.1:9',
+          admin: { email: 'a@example.com', password: 'x' },
+        });
         await agents.prepare(usersFile);
         const files = uploaded(calls, 'users.txt');
         assert.equal(files.size, agentCount, `${engine}, ${agentCount} agents: one users file per agent`);
@@ -187,7 +279,11 @@ test('the users file is partitioned, no account on two agents, every account use
           // The accounts the engine logs its users 1..n in as: k6's VU k takes line k-1;
           // load-test-ng's user k takes line k (loadTestNgAccount).
           const got = engine === 'k6' ? file : slices[i]!.map((_, k) => loadTestNgAccount(file, k + 1, `lgagent${i}`));
-          assert.deepEqual(got.map((l) => l.split(' ')[0]), slices[i]!.map((l) => l.split(' ')[0]), `${engine}: agent${i}'s users are slice ${i}, one account each`);
+          assert.deepEqual(
+            got.map((l) => l.split(' ')[0]),
+            slices[i]!.map((l) => l.split(' ')[0]),
+            `${engine}: agent${i}'s users are slice ${i}, one account each`,
+          );
           for (const user of got) {
             assert.ok(!seen.has(user), `${user} on two agents`);
             seen.add(user);
@@ -196,7 +292,10 @@ test('the users file is partitioned, no account on two agents, every account use
         assert.equal(seen.size, lines.length);
         // A test with more users per agent than a slice holds would share accounts: refused.
         const bounded = config.tests.find((t) => t.type === 'bounded')!;
-        await assert.rejects(agents.start({ ...bounded, users: lines.length + agentCount }), /--users-file: 100 users split over .* each simulated user needs its own account/);
+        await assert.rejects(
+          agents.start({ ...bounded, users: lines.length + agentCount }),
+          /--users-file: 100 users split over .* each simulated user needs its own account/,
+        );
       }
     }
   } finally {
@@ -229,8 +328,23 @@ test('a load-test-ng users file is "email password" split on one space; other li
       },
     };
     const config = awsGate({ agentCount: 1 }, { engine: { kind: 'load-test-ng' } });
-    const agents = createLoadAgents({ config, configDir: dir, bench: benchWithAgents(1, 'load-test-ng'), shell, readyTimeoutSec: 1, endpoint: () => 'http://127.0.0.1:9', admin: { email: 'a@example.com', password: 'x' } });
-    await assert.rejects(agents.prepare(usersFile), (e: unknown) => e instanceof InputError && /--users-file: users\.txt is not a load-test-ng users file \("email password" per line[^]*line 1: "user1" is not an email address[^]*line 2: "user2"/.test(e.message));
+    const agents = createLoadAgents({
+      config,
+      configDir: dir,
+      bench: benchWithAgents(1, 'load-test-ng'),
+      shell,
+      readyTimeoutSec: 1,
+      endpoint: () => 'http://127.0.0.1:9',
+      admin: { email: 'a@example.com', password: 'x' },
+    });
+    await assert.rejects(
+      agents.prepare(usersFile),
+      (e: unknown) =>
+        e instanceof InputError &&
+        /--users-file: users\.txt is not a load-test-ng users file \("email password" per line[^]*line 1: "user1" is not an email address[^]*line 2: "user2"/.test(
+          e.message,
+        ),
+    );
     assert.deepEqual(calls, [], 'nothing uploaded');
   } finally {
     rmSync(dir, { recursive: true, force: true });

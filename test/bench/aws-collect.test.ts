@@ -42,7 +42,7 @@ function replay(edit: (r: Recorded) => Recorded = (r) => r): { fetch: FetchLike;
   return { fetch, asked };
 }
 
-test('a run is read back per handler and per store method, with series, client totals and the agents\' CPU', async () => {
+test("a run is read back per handler and per store method, with series, client totals and the agents' CPU", async () => {
   const { fetch, asked } = replay();
   const c = await collectMattermostRun(new PrometheusClient('http://metrics:9090', fetch), WINDOW, OPTIONS);
   assert.deepEqual(c.problems, [
@@ -54,11 +54,29 @@ test('a run is read back per handler and per store method, with series, client t
   assert.equal(asked.length, fixture.responses.length + NEWER.length, 'every recorded query was asked, and the newer ones, nothing else');
   const createPost = c.api.find((t) => t.name === 'createPost');
   assert.ok(createPost && createPost.count > 0 && createPost.avgMs > 0 && createPost.p99Ms >= createPost.avgMs, JSON.stringify(createPost));
-  assert.ok(c.api.every((t) => t.count >= 1), 'handlers with no request in the window are left out');
-  assert.deepEqual([...c.api].sort((a, b) => b.count - a.count || a.name.localeCompare(b.name)), c.api, 'busiest first');
+  assert.ok(
+    c.api.every((t) => t.count >= 1),
+    'handlers with no request in the window are left out',
+  );
+  assert.deepEqual(
+    [...c.api].sort((a, b) => b.count - a.count || a.name.localeCompare(b.name)),
+    c.api,
+    'busiest first',
+  );
   assert.ok(c.store.some((t) => t.name === 'PostStore.Save' && t.count > 0));
   assert.ok(c.store.some((t) => t.name === 'ChannelStore.UpdateLastViewedAt'));
-  for (const key of ['apiAvgMs', 'apiP99Ms', 'storeAvgMs', 'storeP99Ms', 'cpuPercent', 'threads', 'heapInUseBytes', 'stackInUseBytes', 'connectedUsers', 'rps'] as const) {
+  for (const key of [
+    'apiAvgMs',
+    'apiP99Ms',
+    'storeAvgMs',
+    'storeP99Ms',
+    'cpuPercent',
+    'threads',
+    'heapInUseBytes',
+    'stackInUseBytes',
+    'connectedUsers',
+    'rps',
+  ] as const) {
     const s = c.series[key];
     assert.ok(s && s.t.length > 5, key);
     assert.ok(s.t[0]! >= 0 && s.t.at(-1)! <= WINDOW.runEnd - WINDOW.runStart, `${key}: seconds since the run started`);
@@ -72,12 +90,18 @@ test('a run is read back per handler and per store method, with series, client t
 });
 
 test('missing Mattermost or agent data makes the run unjudgeable, naming the component', async () => {
-  const empty = (match: RegExp) => (r: Recorded): Recorded => (match.test(r.params.query ?? '') ? { ...r, body: { ...r.body, data: { ...r.body.data, result: [] } } } : r);
+  const empty =
+    (match: RegExp) =>
+    (r: Recorded): Recorded =>
+      match.test(r.params.query ?? '') ? { ...r, body: { ...r.body, data: { ...r.body.data, result: [] } } } : r;
   const noMattermost = replay(empty(/mattermost|go_/));
   const c = await collectMattermostRun(new PrometheusClient('http://metrics:9090', noMattermost.fetch), WINDOW, OPTIONS);
   assert.equal(c.missingEssential, true);
-  assert.ok(c.problems.includes('Prometheus has no data for heapInUseBytes from the app nodes\' Mattermost metrics (job "mattermost", app*:8067) during the run'), c.problems.join('\n'));
-  assert.ok(c.problems.some((p) => p.startsWith('Prometheus has no per-handler API timings (mattermost_api_time) from the app nodes\' Mattermost metrics')));
+  assert.ok(
+    c.problems.includes('Prometheus has no data for heapInUseBytes from the app nodes\' Mattermost metrics (job "mattermost", app*:8067) during the run'),
+    c.problems.join('\n'),
+  );
+  assert.ok(c.problems.some((p) => p.startsWith("Prometheus has no per-handler API timings (mattermost_api_time) from the app nodes' Mattermost metrics")));
 
   const noClients = replay(empty(/loadtest_http_request_time_count/));
   const d = await collectMattermostRun(new PrometheusClient('http://metrics:9090', noClients.fetch), WINDOW, OPTIONS);

@@ -27,7 +27,10 @@ import { MACHINERY_TOLERANCES, readJson, startLoopbackBench } from './aws/loopba
 
 const k6 = findK6();
 const prometheus = existsSync('/usr/bin/prometheus') && existsSync('/usr/bin/prometheus-node-exporter');
-const skip = (!k6 && NO_K6) || (!prometheus && 'prometheus and prometheus-node-exporter (Debian packages) are not installed') || (process.env.LOADGATE_SKIP_INTEGRATION === '1' && 'LOADGATE_SKIP_INTEGRATION=1');
+const skip =
+  (!k6 && NO_K6) ||
+  (!prometheus && 'prometheus and prometheus-node-exporter (Debian packages) are not installed') ||
+  (process.env.LOADGATE_SKIP_INTEGRATION === '1' && 'LOADGATE_SKIP_INTEGRATION=1');
 
 const CONFIG = `version: 1
 name: aws-known-cause
@@ -53,57 +56,86 @@ profile: on
 maxRepeats: 1
 ${MACHINERY_TOLERANCES}`;
 
-test('a Mattermost build with extra CPU in one function: the report names that function and its file, from the bench\'s Pyroscope', { skip, timeout: 420_000 }, async () => {
-  const binDir = await mkdtemp(join(tmpdir(), 'loadgate-known-cause-'));
-  const binaries = await buildProfilingBinaries(binDir);
-  const bench = await startLoopbackBench(k6 as string, 40, { duet: true, profiling: { binaries, scrapeIntervalSec: 2, knownCauseVersions: ['11.0.1'] } });
-  try {
-    const configFile = join(bench.dir, 'gate.yml');
-    await writeFile(configFile, CONFIG);
-    const outDir = join(bench.dir, 'report');
-    const o = await parseRunOptions(['--config', configFile, '--baseline', 'v10.12.0', '--candidate', 'v11.0.1-rc2', '--out', outDir, '--bench-file', bench.benchFile, '--users-file', bench.usersFile]);
-    const lines: string[] = [];
-    const io = { out: (l: string) => lines.push(l), err: (l: string) => lines.push(l) };
-    const progress = new Progress(io.out, { githubActions: false, intervalMs: 60_000 });
-    const gateBench = new AwsGateBench(o, progress, join(outDir, 'logs'), await readBenchFile(bench.benchFile), {
-      shell: bench.shell,
-      aws: bench.aws,
-      endpoint: bench.endpoint,
-      timing: { scrapeIntervalSec: 1, rateWindowSec: 5, firstStartTimeoutSec: 30, startTimeoutSec: 30, agentReadyTimeoutSec: 60, readinessTimeoutSec: 30, watchIntervalSec: 2, profileScrapeIntervalSec: 2 },
-    });
-    const code = await runGateOn(gateBench, o, io, progress);
-    const log = lines.join('\n');
-    assert.ok([0, 1, 2].includes(code), `exit code ${code}\n${log}`);
+test(
+  "a Mattermost build with extra CPU in one function: the report names that function and its file, from the bench's Pyroscope",
+  { skip, timeout: 420_000 },
+  async () => {
+    const binDir = await mkdtemp(join(tmpdir(), 'loadgate-known-cause-'));
+    const binaries = await buildProfilingBinaries(binDir);
+    const bench = await startLoopbackBench(k6 as string, 40, { duet: true, profiling: { binaries, scrapeIntervalSec: 2, knownCauseVersions: ['11.0.1'] } });
+    try {
+      const configFile = join(bench.dir, 'gate.yml');
+      await writeFile(configFile, CONFIG);
+      const outDir = join(bench.dir, 'report');
+      const o = await parseRunOptions([
+        '--config',
+        configFile,
+        '--baseline',
+        'v10.12.0',
+        '--candidate',
+        'v11.0.1-rc2',
+        '--out',
+        outDir,
+        '--bench-file',
+        bench.benchFile,
+        '--users-file',
+        bench.usersFile,
+      ]);
+      const lines: string[] = [];
+      const io = { out: (l: string) => lines.push(l), err: (l: string) => lines.push(l) };
+      const progress = new Progress(io.out, { githubActions: false, intervalMs: 60_000 });
+      const gateBench = new AwsGateBench(o, progress, join(outDir, 'logs'), await readBenchFile(bench.benchFile), {
+        shell: bench.shell,
+        aws: bench.aws,
+        endpoint: bench.endpoint,
+        timing: {
+          scrapeIntervalSec: 1,
+          rateWindowSec: 5,
+          firstStartTimeoutSec: 30,
+          startTimeoutSec: 30,
+          agentReadyTimeoutSec: 60,
+          readinessTimeoutSec: 30,
+          watchIntervalSec: 2,
+          profileScrapeIntervalSec: 2,
+        },
+      });
+      const code = await runGateOn(gateBench, o, io, progress);
+      const log = lines.join('\n');
+      assert.ok([0, 1, 2].includes(code), `exit code ${code}\n${log}`);
 
-    const files = (await readdir(join(outDir, 'results'))).filter((f) => f.endsWith('.json'));
-    const results = await Promise.all(files.map(async (f) => runResultSchema.parse(await readJson(join(outDir, 'results', f)))));
-    assert.equal(results.length, 2);
-    assert.deepEqual(results.map((r) => r.duet?.slot).sort(), ['a', 'b'], 'one run per slot, at once');
-    // Each slot's profile is its own build's: the known cause dominates the candidate's only.
-    const share = (r: (typeof results)[number]): number => {
-      const p = r.profile!;
-      const hot = p.stacks.filter((st) => p.frames[st.frames.at(-1) as number]?.name === 'main.sanitizeMessage').reduce((n, st) => n + st.samples, 0);
-      return hot / p.stacks.reduce((n, st) => n + st.samples, 0);
-    };
-    for (const r of results) {
-      assert.equal(r.status, 'completed', `${r.target.version}: ${r.problems.join('; ')}\n${log}`);
-      const p = r.profile;
-      assert.ok(p, `${r.target.version} carries its profile\n${log}`);
-      assert.match(p.tool, /^Go pprof via Pyroscope \(\d+ profiles of 1 s, 1 node\(s\)\)$/);
-      assert.equal(p.windowSec, r.stableWindow.endSec - r.stableWindow.startSec, 'over the run\'s measured window');
-      assert.ok(p.coveredSec > 0.3 * p.windowSec && p.coveredSec <= 0.6 * p.windowSec, `1 s of every 2 s covered: ${p.coveredSec} of ${p.windowSec}`);
+      const files = (await readdir(join(outDir, 'results'))).filter((f) => f.endsWith('.json'));
+      const results = await Promise.all(files.map(async (f) => runResultSchema.parse(await readJson(join(outDir, 'results', f)))));
+      assert.equal(results.length, 2);
+      assert.deepEqual(results.map((r) => r.duet?.slot).sort(), ['a', 'b'], 'one run per slot, at once');
+      // Each slot's profile is its own build's: the known cause dominates the candidate's only.
+      const share = (r: (typeof results)[number]): number => {
+        const p = r.profile!;
+        const hot = p.stacks.filter((st) => p.frames[st.frames.at(-1) as number]?.name === 'main.sanitizeMessage').reduce((n, st) => n + st.samples, 0);
+        return hot / p.stacks.reduce((n, st) => n + st.samples, 0);
+      };
+      for (const r of results) {
+        assert.equal(r.status, 'completed', `${r.target.version}: ${r.problems.join('; ')}\n${log}`);
+        const p = r.profile;
+        assert.ok(p, `${r.target.version} carries its profile\n${log}`);
+        assert.match(p.tool, /^Go pprof via Pyroscope \(\d+ profiles of 1 s, 1 node\(s\)\)$/);
+        assert.equal(p.windowSec, r.stableWindow.endSec - r.stableWindow.startSec, "over the run's measured window");
+        assert.ok(p.coveredSec > 0.3 * p.windowSec && p.coveredSec <= 0.6 * p.windowSec, `1 s of every 2 s covered: ${p.coveredSec} of ${p.windowSec}`);
+      }
+      const candidate = results.find((r) => r.target.version === 'v11.0.1-rc2')!;
+      const baseline = results.find((r) => r.target.version === 'v10.12.0')!;
+      assert.ok(
+        share(candidate) > 0.5 && share(baseline) < 0.4,
+        `sanitizeMessage's share: candidate (slot ${candidate.duet?.slot}) ${share(candidate)}, baseline (slot ${baseline.duet?.slot}) ${share(baseline)}`,
+      );
+
+      const report = await readFile(join(outDir, 'README.md'), 'utf8');
+      const section = report.slice(report.indexOf('### Where the CPU went - posting'));
+      assert.ok(report.includes('### Where the CPU went - posting'), `the report has the profile section\n${report}`);
+      assert.match(section, /the most grown function is `main\.sanitizeMessage` in `loadgate\.test\/mattermost-core\/post\.go:\d+`/, section.slice(0, 1500));
+      assert.match(section, /\| `main\.sanitizeMessage` \| `loadgate\.test\/mattermost-core\/post\.go:\d+` \|[^\n]*\| yes \|/);
+    } finally {
+      await bench.close();
+      await rm(binDir, { recursive: true, force: true });
     }
-    const candidate = results.find((r) => r.target.version === 'v11.0.1-rc2')!;
-    const baseline = results.find((r) => r.target.version === 'v10.12.0')!;
-    assert.ok(share(candidate) > 0.5 && share(baseline) < 0.4, `sanitizeMessage's share: candidate (slot ${candidate.duet?.slot}) ${share(candidate)}, baseline (slot ${baseline.duet?.slot}) ${share(baseline)}`);
-
-    const report = await readFile(join(outDir, 'README.md'), 'utf8');
-    const section = report.slice(report.indexOf('### Where the CPU went - posting'));
-    assert.ok(report.includes('### Where the CPU went - posting'), `the report has the profile section\n${report}`);
-    assert.match(section, /the most grown function is `main\.sanitizeMessage` in `loadgate\.test\/mattermost-core\/post\.go:\d+`/, section.slice(0, 1500));
-    assert.match(section, /\| `main\.sanitizeMessage` \| `loadgate\.test\/mattermost-core\/post\.go:\d+` \|[^\n]*\| yes \|/);
-  } finally {
-    await bench.close();
-    await rm(binDir, { recursive: true, force: true });
-  }
-});
+  },
+);

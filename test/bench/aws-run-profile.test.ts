@@ -30,8 +30,16 @@ const PROFILE: StoredProfile = {
   windowSec: 60,
   coveredSec: 56,
   frames: [
-    { name: 'github.com/mattermost/mattermost/server/v8/channels/api4.createPost', file: 'github.com/mattermost/mattermost/server/v8/channels/api4/post.go', line: 30 },
-    { name: 'github.com/mattermost/mattermost/server/v8/channels/app.(*App).CreatePost', file: 'github.com/mattermost/mattermost/server/v8/channels/app/post.go', line: 200 },
+    {
+      name: 'github.com/mattermost/mattermost/server/v8/channels/api4.createPost',
+      file: 'github.com/mattermost/mattermost/server/v8/channels/api4/post.go',
+      line: 30,
+    },
+    {
+      name: 'github.com/mattermost/mattermost/server/v8/channels/app.(*App).CreatePost',
+      file: 'github.com/mattermost/mattermost/server/v8/channels/app/post.go',
+      line: 200,
+    },
   ],
   stacks: [{ frames: [0, 1], samples: 6 }],
 };
@@ -50,7 +58,12 @@ function recordingProfiler(answer: (w: { startSec: number; endSec: number }) => 
   return { profiler, log };
 }
 
-function attempt(profiler: Profiler | undefined, test: Partial<TestSpec>, notes: string[] = [], o: { continuous?: typeof CONTINUOUS; onAgentsStop?: () => void } = {}) {
+function attempt(
+  profiler: Profiler | undefined,
+  test: Partial<TestSpec>,
+  notes: string[] = [],
+  o: { continuous?: typeof CONTINUOUS; onAgentsStop?: () => void } = {},
+) {
   const d = {
     ...(profiler ? { profile: { profiler, continuous: o.continuous ?? CONTINUOUS, dir: '/var/tmp/gate/logs/profiles' } } : {}),
     signal: new AbortController().signal,
@@ -106,7 +119,9 @@ test("Mattermost's capability, its Pyroscope unreachable: the run is judged with
   const notes: string[] = [];
   const a = attempt(profiler, {}, notes, { continuous: { url: `http://127.0.0.1:${port}`, scrapeIntervalSec: 15 } });
   assert.deepEqual(await ranRun(a, { stable, window }), { links: [] });
-  assert.deepEqual(notes, [`No CPU profile of candidate-v11.0.1-bounded-0 (slot b): Pyroscope SelectSeries failed: cannot reach Pyroscope at http://127.0.0.1:${port}: fetch failed`]);
+  assert.deepEqual(notes, [
+    `No CPU profile of candidate-v11.0.1-bounded-0 (slot b): Pyroscope SelectSeries failed: cannot reach Pyroscope at http://127.0.0.1:${port}: fetch failed`,
+  ]);
 
   // A profiler that throws instead of giving its reason is read the same way.
   const thrown: string[] = [];
@@ -151,16 +166,39 @@ test('profile: on with a server that has no profile capability, or one that refu
     const bench = parseTerraformOutputs(terraformOutputs(), 'outputs.json');
     await writeFile(join(dir, 'bench.json'), JSON.stringify(bench));
     await writeFile(join(dir, 'users.txt'), 'user1 pass-1\n');
-    const o = await parseRunOptions(['--config', 'examples/aws-mattermost-sequential.yml', '--baseline', 'v10.12.0', '--candidate', 'v11.0.1-rc2', '--out', join(dir, 'out'), '--bench-file', join(dir, 'bench.json'), '--users-file', join(dir, 'users.txt')]);
+    const o = await parseRunOptions([
+      '--config',
+      'examples/aws-mattermost-sequential.yml',
+      '--baseline',
+      'v10.12.0',
+      '--candidate',
+      'v11.0.1-rc2',
+      '--out',
+      join(dir, 'out'),
+      '--bench-file',
+      join(dir, 'bench.json'),
+      '--users-file',
+      join(dir, 'users.txt'),
+    ]);
     assert.equal(o.config.profile, 'on');
     const { profile: _, ...unprofiled } = o.server;
     const progress = new Progress(() => {}, { githubActions: false, intervalMs: 60_000 });
-    const unused = { async run(): Promise<never> { throw new Error('nothing may run'); } };
-    assert.throws(() => new AwsGateBench({ ...o, server: unprofiled }, progress, join(dir, 'logs'), bench, { shell: unused, aws: unused }), /^InputError: profile: on: loadgate cannot profile Mattermost on this bench; set profile: off$/);
+    const unused = {
+      async run(): Promise<never> {
+        throw new Error('nothing may run');
+      },
+    };
+    assert.throws(
+      () => new AwsGateBench({ ...o, server: unprofiled }, progress, join(dir, 'logs'), bench, { shell: unused, aws: unused }),
+      /^InputError: profile: on: loadgate cannot profile Mattermost on this bench; set profile: off$/,
+    );
     const admin = { email: 'admin@example.com', password: 'admin-password' };
     assert.doesNotThrow(() => new AwsGateBench(o, progress, join(dir, 'logs'), bench, { shell: unused, aws: unused, admin }), 'Mattermost has one');
     // A capability that refuses this machine stops the set-up before any node is asked anything.
-    const refusing = { ...o.server, profile: { refusal: async () => 'profile: on needs X here: do Y, or set profile: off', prepare: async () => assert.fail('not prepared') } };
+    const refusing = {
+      ...o.server,
+      profile: { refusal: async () => 'profile: on needs X here: do Y, or set profile: off', prepare: async () => assert.fail('not prepared') },
+    };
     const refused = new AwsGateBench({ ...o, server: refusing }, progress, join(dir, 'logs'), bench, { shell: unused, aws: unused, admin });
     await assert.rejects(refused.setUp(new AbortController().signal), { name: 'InputError', message: 'profile: on needs X here: do Y, or set profile: off' });
   } finally {

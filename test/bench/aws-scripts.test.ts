@@ -4,10 +4,25 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { UPLOAD_CHUNK_BYTES, clientLicenceScript, dumpLoadWarning, readinessScript, configureScript, installScript, restoreDatasetScript, shq, startK6Script, startScript, stopScript, uploadScripts, versionScript } from '../../src/bench/aws/scripts.ts';
+import {
+  UPLOAD_CHUNK_BYTES,
+  clientLicenceScript,
+  dumpLoadWarning,
+  readinessScript,
+  configureScript,
+  installScript,
+  restoreDatasetScript,
+  shq,
+  startK6Script,
+  startScript,
+  stopScript,
+  uploadScripts,
+  versionScript,
+} from '../../src/bench/aws/scripts.ts';
 
 /** The scripts the gate sends through SSM, run here with bash in a relocated home. */
-const run = (script: string, home: string, input?: string): string => execFileSync('bash', ['-c', script], { env: { PATH: process.env.PATH, LOADGATE_HOME: home }, encoding: 'utf8', ...(input !== undefined ? { input } : {}) });
+const run = (script: string, home: string, input?: string): string =>
+  execFileSync('bash', ['-c', script], { env: { PATH: process.env.PATH, LOADGATE_HOME: home }, encoding: 'utf8', ...(input !== undefined ? { input } : {}) });
 
 test('single quoting survives every character bash treats specially', () => {
   for (const value of ["it's", '$(reboot)', '`id`', 'a"b', 'back\\slash', 'new\nline', '*', '; rm -rf /', "''", '']) {
@@ -34,7 +49,10 @@ test('uploads arrive intact in chunks, are skipped when unchanged, and a torn up
     // A chunk lost on the way: the digest check refuses the file.
     const other = uploadScripts('other.txt', content);
     for (const s of [other[0]!, ...other.slice(2)].slice(0, -1)) run(s, home);
-    assert.throws(() => run(other.at(-1)!, home), (e: Error & { stderr?: string }) => /upload of other\.txt is corrupt/.test(String(e.stderr)));
+    assert.throws(
+      () => run(other.at(-1)!, home),
+      (e: Error & { stderr?: string }) => /upload of other\.txt is corrupt/.test(String(e.stderr)),
+    );
     assert.throws(() => uploadScripts('../etc/passwd', 'x'), /not a safe relative path/);
     assert.throws(() => uploadScripts('/etc/passwd', 'x'), /not a safe relative path/);
   } finally {
@@ -47,19 +65,29 @@ test('payloads reach the helpers byte for byte; unsafe values are refused before
   try {
     // A stand-in helper on PATH that prints its arguments and stdin.
     const bin = join(home, 'bin');
-    execFileSync('bash', ['-c', `mkdir -p ${bin} && for h in loadgate-mattermost loadgate-agent; do printf '#!/bin/bash\\nprintf "%%s|" "$@"; echo; cat\\n' > ${bin}/$h; chmod +x ${bin}/$h; done`]);
+    execFileSync('bash', [
+      '-c',
+      `mkdir -p ${bin} && for h in loadgate-mattermost loadgate-agent; do printf '#!/bin/bash\\nprintf "%%s|" "$@"; echo; cat\\n' > ${bin}/$h; chmod +x ${bin}/$h; done`,
+    ]);
     const env = { PATH: `${bin}:${process.env.PATH}`, LOADGATE_HOME: home };
     const patch = { ServiceSettings: { SiteURL: "http://x/'$(id)'" }, TeamSettings: { MaxUsersPerTeam: 300 } };
     const configured = execFileSync('bash', ['-c', configureScript(patch)], { env, encoding: 'utf8' });
     assert.deepEqual(JSON.parse(configured.split('\n').slice(1).join('\n')), patch);
     assert.match(configured, /^configure\|/);
-    const started = execFileSync('bash', ['-c', startK6Script('scenarios/mattermost.js', { LOADGATE_ACTIONS: '{"CreatePost":1}', K6_NO_USAGE_REPORT: 'true' })], { env, encoding: 'utf8' });
+    const started = execFileSync(
+      'bash',
+      ['-c', startK6Script('scenarios/mattermost.js', { LOADGATE_ACTIONS: '{"CreatePost":1}', K6_NO_USAGE_REPORT: 'true' })],
+      { env, encoding: 'utf8' },
+    );
     assert.equal(started, `start-k6|${home}/scenarios/mattermost.js|\nLOADGATE_ACTIONS='{"CreatePost":1}'\nK6_NO_USAGE_REPORT='true'\n`);
     assert.throws(() => startK6Script('scenarios/mattermost.js', { PATH: '/tmp' }), /PATH is not a LOADGATE_ or K6_ variable/);
     assert.throws(() => startK6Script('scenarios/mattermost.js', { LOADGATE_SEARCH_TERMS: "it's" }), /holds a quote or a line break/);
     assert.throws(() => installScript("https://releases.mattermost.com/x.tar.gz'; reboot"), /not a release tarball URL/);
     assert.throws(() => installScript('http://releases.mattermost.com/10.12.0/mattermost.tar.gz'), /not a release tarball URL/);
-    const installed = execFileSync('bash', ['-c', installScript('https://releases.mattermost.com/10.12.0/mattermost-10.12.0-linux-amd64.tar.gz')], { env, encoding: 'utf8' });
+    const installed = execFileSync('bash', ['-c', installScript('https://releases.mattermost.com/10.12.0/mattermost-10.12.0-linux-amd64.tar.gz')], {
+      env,
+      encoding: 'utf8',
+    });
     assert.equal(installed, 'install|https://releases.mattermost.com/10.12.0/mattermost-10.12.0-linux-amd64.tar.gz|\n');
   } finally {
     rmSync(home, { recursive: true, force: true });
@@ -88,13 +116,23 @@ test("app node readiness prints the dump load's error count, which the gate turn
     const bin = join(home, 'bin');
     mkdirSync(bin);
     for (const tool of ['cloud-init', 'loadgate-mattermost']) writeFileSync(join(bin, tool), '#!/bin/sh\nexit 0\n', { mode: 0o755 });
-    const ready = () => execFileSync('bash', ['-c', readinessScript('loadgate-mattermost')], { env: { PATH: `${bin}:${process.env.PATH}`, LOADGATE_HOME: home }, encoding: 'utf8' });
+    const ready = () =>
+      execFileSync('bash', ['-c', readinessScript('loadgate-mattermost')], {
+        env: { PATH: `${bin}:${process.env.PATH}`, LOADGATE_HOME: home },
+        encoding: 'utf8',
+      });
     assert.equal(ready(), 'ready\n');
     assert.equal(dumpLoadWarning(ready()), undefined);
     // What loadgate-dataset prepare writes (app.sh.tftpl; run against PostgreSQL in aws-dataset.test.ts).
-    writeFileSync(join(home, 'dataset-load.txt'), 'dump-load-errors: 2\ndump-load-error: psql:<stdin>:1: ERROR:  unrecognized configuration parameter "transaction_timeout"\ndump-load-error: psql:<stdin>:9: ERROR:  role "mmuser" does not exist\n');
+    writeFileSync(
+      join(home, 'dataset-load.txt'),
+      'dump-load-errors: 2\ndump-load-error: psql:<stdin>:1: ERROR:  unrecognized configuration parameter "transaction_timeout"\ndump-load-error: psql:<stdin>:9: ERROR:  role "mmuser" does not exist\n',
+    );
     const warning = dumpLoadWarning(ready());
-    assert.match(warning ?? '', /^the dataset's dump loaded with 2 psql error\(s\), which did not stop the load \(as with load-test-ng\); check they are harmless \(\/var\/log\/loadgate-dump\.log on app0\): .*transaction_timeout.* \| .*role "mmuser" does not exist/);
+    assert.match(
+      warning ?? '',
+      /^the dataset's dump loaded with 2 psql error\(s\), which did not stop the load \(as with load-test-ng\); check they are harmless \(\/var\/log\/loadgate-dump\.log on app0\): .*transaction_timeout.* \| .*role "mmuser" does not exist/,
+    );
     writeFileSync(join(home, 'dataset-load.txt'), 'dump-load-errors: 0\n');
     assert.equal(dumpLoadWarning(ready()), undefined);
   } finally {

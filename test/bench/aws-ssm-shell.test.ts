@@ -15,7 +15,12 @@ import { LIST_OUTPUT_LIMIT, SsmError, SsmStandin, STDERR_LIMIT, STDOUT_LIMIT } f
 const COMMAND_ID = 'ef7fdfd8-9b57-4151-a15c-db9a12345678';
 
 /** One instance's invocation as GetCommandInvocation answers it. */
-function invocation(instanceId: string, status: string, r: { code?: number; stdout?: string; stderr?: string } = {}, details = status): Record<string, unknown> {
+function invocation(
+  instanceId: string,
+  status: string,
+  r: { code?: number; stdout?: string; stderr?: string } = {},
+  details = status,
+): Record<string, unknown> {
   return {
     CommandId: COMMAND_ID,
     InstanceId: instanceId,
@@ -39,7 +44,15 @@ function invocation(instanceId: string, status: string, r: { code?: number; stdo
 
 /** ListCommandInvocations without details: statuses only. */
 const listed = (invocations: Record<string, unknown>[]) => ({
-  stdout: JSON.stringify({ CommandInvocations: invocations.map((i) => ({ CommandId: COMMAND_ID, InstanceId: i.InstanceId, Status: i.Status, StatusDetails: i.StatusDetails, CommandPlugins: [] })) }),
+  stdout: JSON.stringify({
+    CommandInvocations: invocations.map((i) => ({
+      CommandId: COMMAND_ID,
+      InstanceId: i.InstanceId,
+      Status: i.Status,
+      StatusDetails: i.StatusDetails,
+      CommandPlugins: [],
+    })),
+  }),
 });
 
 class FakeAws implements CommandRunner {
@@ -52,14 +65,20 @@ class FakeAws implements CommandRunner {
   }
 }
 
-const sent = (commandId = COMMAND_ID) => ({ stdout: JSON.stringify({ Command: { CommandId: commandId, DocumentName: 'AWS-RunShellScript', Status: 'Pending', InstanceIds: ['i-0aaaaaaaaaaaaaaa1'] } }) });
+const sent = (commandId = COMMAND_ID) => ({
+  stdout: JSON.stringify({ Command: { CommandId: commandId, DocumentName: 'AWS-RunShellScript', Status: 'Pending', InstanceIds: ['i-0aaaaaaaaaaaaaaa1'] } }),
+});
 const instanceOf = (args: readonly string[]) => args[args.indexOf('--instance-id') + 1] as string;
 
-test('send-command carries the script as one command with its time limit; each finished instance\'s output comes from get-command-invocation', async () => {
+test("send-command carries the script as one command with its time limit; each finished instance's output comes from get-command-invocation", async () => {
   let polls = 0;
   const done = {
     'i-0aaaaaaaaaaaaaaa1': invocation('i-0aaaaaaaaaaaaaaa1', 'Success', { code: 0, stdout: 'mattermost from https://x is up\n' }),
-    'i-0aaaaaaaaaaaaaaa2': invocation('i-0aaaaaaaaaaaaaaa2', 'Failed', { code: 1, stdout: 'partial\n', stderr: 'mattermost did not answer /api/v4/system/ping within 600 s\n' }),
+    'i-0aaaaaaaaaaaaaaa2': invocation('i-0aaaaaaaaaaaaaaa2', 'Failed', {
+      code: 1,
+      stdout: 'partial\n',
+      stderr: 'mattermost did not answer /api/v4/system/ping within 600 s\n',
+    }),
   } as Record<string, Record<string, unknown>>;
   const aws = new FakeAws((args) => {
     if (args[1] === 'send-command') return sent();
@@ -82,13 +101,29 @@ test('send-command carries the script as one command with its time limit; each f
   assert.deepEqual(aws.calls[1]!.slice(0, 4), ['ssm', 'list-command-invocations', '--command-id', COMMAND_ID]);
   assert.ok(!aws.calls[1]!.includes('--details'), 'statuses only: the output comes from get-command-invocation');
   const gets = aws.calls.filter((c) => c[1] === 'get-command-invocation').map((c) => c.slice(0, 6));
-  assert.deepEqual(gets, [
-    ['ssm', 'get-command-invocation', '--command-id', COMMAND_ID, '--instance-id', 'i-0aaaaaaaaaaaaaaa1'],
-    ['ssm', 'get-command-invocation', '--command-id', COMMAND_ID, '--instance-id', 'i-0aaaaaaaaaaaaaaa2'],
-  ], 'one read per instance, once it finished');
+  assert.deepEqual(
+    gets,
+    [
+      ['ssm', 'get-command-invocation', '--command-id', COMMAND_ID, '--instance-id', 'i-0aaaaaaaaaaaaaaa1'],
+      ['ssm', 'get-command-invocation', '--command-id', COMMAND_ID, '--instance-id', 'i-0aaaaaaaaaaaaaaa2'],
+    ],
+    'one read per instance, once it finished',
+  );
 
-  assert.deepEqual(results.get('i-0aaaaaaaaaaaaaaa1'), { instanceId: 'i-0aaaaaaaaaaaaaaa1', status: 'Success', exitCode: 0, stdout: 'mattermost from https://x is up', stderr: '' });
-  assert.deepEqual(results.get('i-0aaaaaaaaaaaaaaa2'), { instanceId: 'i-0aaaaaaaaaaaaaaa2', status: 'Failed', exitCode: 1, stdout: 'partial', stderr: 'mattermost did not answer /api/v4/system/ping within 600 s\n' });
+  assert.deepEqual(results.get('i-0aaaaaaaaaaaaaaa1'), {
+    instanceId: 'i-0aaaaaaaaaaaaaaa1',
+    status: 'Success',
+    exitCode: 0,
+    stdout: 'mattermost from https://x is up',
+    stderr: '',
+  });
+  assert.deepEqual(results.get('i-0aaaaaaaaaaaaaaa2'), {
+    instanceId: 'i-0aaaaaaaaaaaaaaa2',
+    status: 'Failed',
+    exitCode: 1,
+    stdout: 'partial',
+    stderr: 'mattermost did not answer /api/v4/system/ping within 600 s\n',
+  });
 });
 
 /** The aws CLI in front of the SSM stand-in, which carries SSM's output limits. */
@@ -102,7 +137,8 @@ function ssmCli(shell: RemoteShell): FakeAws {
         const parameters = JSON.parse(option(args, '--parameters')) as { commands: string[]; executionTimeout: string[] };
         return { stdout: JSON.stringify({ Command: { CommandId: ssm.sendCommand(ids, parameters.commands[0], Number(parameters.executionTimeout[0])) } }) };
       }
-      if (args[1] === 'list-command-invocations') return { stdout: JSON.stringify(ssm.listCommandInvocations(option(args, '--command-id'), args.includes('--details'))) };
+      if (args[1] === 'list-command-invocations')
+        return { stdout: JSON.stringify(ssm.listCommandInvocations(option(args, '--command-id'), args.includes('--details'))) };
       return { stdout: JSON.stringify(ssm.getCommandInvocation(option(args, '--command-id'), option(args, '--instance-id'))) };
     } catch (error) {
       if (error instanceof SsmError) return { code: 254, stderr: error.message };
@@ -120,7 +156,9 @@ test("SSM's output limits: stdout up to GetCommandInvocation's 24,000 characters
     },
   };
   assert.ok(stdout.length > LIST_OUTPUT_LIMIT, 'more than list-command-invocations would hold');
-  const result = (await new SsmShell(ssmCli(shell), { region: 'us-east-1', sleep: async () => {} }).run(['i-0aaaaaaaaaaaaaaa1'], 'profile', { timeoutSec: 60 })).get('i-0aaaaaaaaaaaaaaa1');
+  const result = (
+    await new SsmShell(ssmCli(shell), { region: 'us-east-1', sleep: async () => {} }).run(['i-0aaaaaaaaaaaaaaa1'], 'profile', { timeoutSec: 60 })
+  ).get('i-0aaaaaaaaaaaaaaa1');
   assert.equal(result?.stdout.length, stdout.length, 'the whole stdout');
   assert.equal(result?.stderr.length, STDERR_LIMIT, 'stderr cut where SSM cuts it');
 });
@@ -133,7 +171,11 @@ test('a failed invocation names the node, its status and its stderr', async () =
     invocation('i-0bbbbbbbbbbbbbbb1', 'Failed', {}, 'Undeliverable'),
   ];
   const aws = new FakeAws((args) =>
-    args[1] === 'send-command' ? sent() : args[1] === 'get-command-invocation' ? { stdout: JSON.stringify(all.find((i) => i.InstanceId === instanceOf(args))) } : listed(all),
+    args[1] === 'send-command'
+      ? sent()
+      : args[1] === 'get-command-invocation'
+        ? { stdout: JSON.stringify(all.find((i) => i.InstanceId === instanceOf(args))) }
+        : listed(all),
   );
   const shell = new SsmShell(aws, { region: 'us-east-1', sleep: async () => {} });
   const nodes = [
@@ -149,7 +191,10 @@ test('a failed invocation names the node, its status and its stderr', async () =
         '  app1 (i-0aaaaaaaaaaaaaaa2): Failed, exit code 2\n    loadgate-mattermost: expected an https://...tar.gz release URL\n' +
         '  agent0 (i-0bbbbbbbbbbbbbbb1): Undeliverable\n    SSM: Undeliverable',
     );
-    assert.deepEqual(error.failed.map((f) => f.node.name), ['app1', 'agent0']);
+    assert.deepEqual(
+      error.failed.map((f) => f.node.name),
+      ['app1', 'agent0'],
+    );
     return true;
   });
 });
@@ -185,12 +230,26 @@ test('more than 50 instances go out in batches; aws errors and odd answers are c
     return listed(batch.map((id) => invocation(id, 'Success')));
   });
   const results = await new SsmShell(aws, { region: 'us-east-1', sleep: async () => {} }).run(ids, 'hostname', { timeoutSec: 30 });
-  assert.deepEqual(batches.map((b) => b.length), [50, 3]);
+  assert.deepEqual(
+    batches.map((b) => b.length),
+    [50, 3],
+  );
   assert.equal(results.size, 53);
   assert.equal(results.get(ids[52]!)?.stdout, ids[52]);
 
-  const denied = new FakeAws(() => ({ code: 254, stderr: '\nAn error occurred (AccessDeniedException) when calling the SendCommand operation: not authorized to perform: ssm:SendCommand\n' }));
-  await assert.rejects(new SsmShell(denied, { region: 'us-east-1' }).run(['i-0aaaaaaaaaaaaaaa1'], 'true', { timeoutSec: 5 }), /aws ssm send-command failed \(exit 254\): An error occurred \(AccessDeniedException\)/);
-  const odd = new FakeAws((args) => (args[1] === 'send-command' ? sent() : { stdout: '{"CommandInvocations": [{"InstanceId": "i-1", "Status": "Exploded"}]}' }));
-  await assert.rejects(new SsmShell(odd, { region: 'us-east-1', sleep: async () => {} }).run(['i-0aaaaaaaaaaaaaaa1'], 'true', { timeoutSec: 5 }), /list-command-invocations: unexpected answer \(CommandInvocations\.0\.Status/);
+  const denied = new FakeAws(() => ({
+    code: 254,
+    stderr: '\nAn error occurred (AccessDeniedException) when calling the SendCommand operation: not authorized to perform: ssm:SendCommand\n',
+  }));
+  await assert.rejects(
+    new SsmShell(denied, { region: 'us-east-1' }).run(['i-0aaaaaaaaaaaaaaa1'], 'true', { timeoutSec: 5 }),
+    /aws ssm send-command failed \(exit 254\): An error occurred \(AccessDeniedException\)/,
+  );
+  const odd = new FakeAws((args) =>
+    args[1] === 'send-command' ? sent() : { stdout: '{"CommandInvocations": [{"InstanceId": "i-1", "Status": "Exploded"}]}' },
+  );
+  await assert.rejects(
+    new SsmShell(odd, { region: 'us-east-1', sleep: async () => {} }).run(['i-0aaaaaaaaaaaaaaa1'], 'true', { timeoutSec: 5 }),
+    /list-command-invocations: unexpected answer \(CommandInvocations\.0\.Status/,
+  );
 });

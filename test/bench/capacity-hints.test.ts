@@ -47,7 +47,11 @@ test("hints in a gate: a side's own last run first, the other side's while it ha
   const hints = new CapacityHints({ expectUsers: 120 });
   // A/A with a CPU quota on the candidate: same version, different capacity.
   hints.record('unbounded', 55, 'baseline 1.162.0 run 0', 'baseline');
-  assert.deepEqual(await hints.get('unbounded', '1.162.0', 'candidate'), { users: 55, source: 'baseline 1.162.0 run 0' }, 'the other side before --expect-users');
+  assert.deepEqual(
+    await hints.get('unbounded', '1.162.0', 'candidate'),
+    { users: 55, source: 'baseline 1.162.0 run 0' },
+    'the other side before --expect-users',
+  );
   hints.record('unbounded', 41, 'candidate 1.162.0 run 0', 'candidate');
   assert.deepEqual(await hints.get('unbounded', '1.162.0', 'baseline'), { users: 55, source: 'baseline 1.162.0 run 0' }, "not the quota'd candidate's 41");
   assert.deepEqual(await hints.get('unbounded', '1.162.0', 'candidate'), { users: 41, source: 'candidate 1.162.0 run 0' });
@@ -61,8 +65,15 @@ test("with nothing closer, a test starts from the capacity its profile's model s
   const hints = new CapacityHints({ benchKind: 'local' });
   assert.equal(await hints.get('unbounded', '1.162.0'), undefined, 'no model capacity: a cold start');
   hints.useProfileCapacity([
-    { test: 'unbounded', users: 30, kind: 'measured', runs: 8, probe: { workload: 'python-json-v1@setup CPython 3.11.7', cpuMs: 40 }, source: 'median of 8 runs' },
-    { test: 'other', users: 8600, kind: 'assumed', runs: 0, source: 'half the seed report\'s 17,273' },
+    {
+      test: 'unbounded',
+      users: 30,
+      kind: 'measured',
+      runs: 8,
+      probe: { workload: 'python-json-v1@setup CPython 3.11.7', cpuMs: 40 },
+      source: 'median of 8 runs',
+    },
+    { test: 'other', users: 8600, kind: 'assumed', runs: 0, source: "half the seed report's 17,273" },
   ]);
   // Speed not measured yet: the figure as stated.
   assert.deepEqual(await hints.get('unbounded', '1.162.0'), { users: 30, source: "the profile's calibrated capacity (median of 8 runs)" });

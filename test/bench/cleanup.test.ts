@@ -48,7 +48,11 @@ const alive = (pid: number) => {
     return false;
   }
 };
-const exists = (path: string) => stat(path).then(() => true, () => false);
+const exists = (path: string) =>
+  stat(path).then(
+    () => true,
+    () => false,
+  );
 
 async function assertAllGone(s: Started, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;

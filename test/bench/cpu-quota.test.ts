@@ -21,7 +21,11 @@ async function fakeRoot(version: 1 | 2): Promise<string> {
   return root;
 }
 
-const gone = (p: string) => access(p).then(() => false, () => true);
+const gone = (p: string) =>
+  access(p).then(
+    () => false,
+    () => true,
+  );
 
 test('cgroup v2: cpu enabled in the parent, cpu.max = quota and period, the pid moved in and back out', async () => {
   const root = await fakeRoot(2);

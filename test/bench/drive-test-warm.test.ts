@@ -34,7 +34,10 @@ test("a gate's later runs start warm from its first converged run; the first sta
   const second = await drive(hints, '1.163.2', 0, 2);
   assert.equal(second.result.capacity.startSource, '1.162.0 run 0');
   assert.equal(second.result.capacity.startUsers, Math.floor(first.result.supportedUsers * 0.85));
-  assert.ok(second.info.some((m) => /warm start at \d+ users, 15% below the expected capacity of \d+ \(1\.162\.0 run 0\)/.test(m)), second.info.join('\n'));
+  assert.ok(
+    second.info.some((m) => /warm start at \d+ users, 15% below the expected capacity of \d+ \(1\.162\.0 run 0\)/.test(m)),
+    second.info.join('\n'),
+  );
   assert.ok(second.result.converged, second.result.reason);
 });
 

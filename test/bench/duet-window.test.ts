@@ -4,7 +4,15 @@ import { SharedSimClock, SimSystem } from '../../src/coordinator/simulation/mode
 import { LOCAL } from '../../src/coordinator/simulation/profiles.ts';
 import { CapacityHints } from '../../src/bench/capacity-hints.ts';
 import { executeRun } from '../../src/bench/run-sequence.ts';
-import { duetParts, type CollectWindow, type GeneratorRule, type RunAttempt, type RunCollected, type RunStage, type StartedLoad } from '../../src/bench/run-stage.ts';
+import {
+  duetParts,
+  type CollectWindow,
+  type GeneratorRule,
+  type RunAttempt,
+  type RunCollected,
+  type RunStage,
+  type StartedLoad,
+} from '../../src/bench/run-stage.ts';
 import { windowsApart, WINDOW_ALIGNMENT_SEC } from '../../src/bench/disturbance.ts';
 import type { ScheduledRun } from '../../src/bench/gate-plan.ts';
 import type { RunResult } from '../../src/results/schema.ts';
@@ -17,7 +25,15 @@ import type { RunResult } from '../../src/results/schema.ts';
  */
 
 const RULE: GeneratorRule = { limitPercent: 80, words: { cpu: (m) => `engine ${m}%`, dropped: (n) => `dropped ${n}`, scriptErrors: (n) => `threw ${n}` } };
-const COLLECTED: RunCollected = { series: {}, api: [], store: [], totals: { requests: 1000, errors: 0, timeouts: 0 }, problems: [], missingEssential: false, engineCpuPercentMax: 30 };
+const COLLECTED: RunCollected = {
+  series: {},
+  api: [],
+  store: [],
+  totals: { requests: 1000, errors: 0, timeouts: 0 },
+  problems: [],
+  missingEssential: false,
+  engineCpuPercentMax: 30,
+};
 const TEST = { ...LOCAL.scaleFree, name: 'unbounded', initialUsers: 15 };
 
 class ModelAttempt implements RunAttempt {
@@ -75,7 +91,11 @@ function stage(attempt: ModelAttempt, clock: SharedSimClock): RunStage {
   };
 }
 
-const run = (role: 'baseline' | 'candidate'): ScheduledRun => ({ side: { role, label: '1.162.0', version: '1.162.0', overrides: [], sideOverrides: [] }, test: TEST, repeat: 0 });
+const run = (role: 'baseline' | 'candidate'): ScheduledRun => ({
+  side: { role, label: '1.162.0', version: '1.162.0', overrides: [], sideOverrides: [] },
+  test: TEST,
+  repeat: 0,
+});
 
 async function duet(seed: number): Promise<[RunResult, RunResult, ModelAttempt, ModelAttempt]> {
   const clock = new SharedSimClock();

@@ -2,14 +2,25 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { benchCpuList, measureOutsideCpu, outsideCpuQueries, outsideCpuShare } from '../../src/bench/local/outside-cpu.ts';
-import { parseTreeStat, readTreeStats, RisingCounter, startProcessExporter, treeCpuSeconds, treeMembers, type TreeStat } from '../../src/bench/local/process-exporter.ts';
+import {
+  parseTreeStat,
+  readTreeStats,
+  RisingCounter,
+  startProcessExporter,
+  treeCpuSeconds,
+  treeMembers,
+  type TreeStat,
+} from '../../src/bench/local/process-exporter.ts';
 import type { InstantSample } from '../../src/metrics/prometheus.ts';
 import { allocatePort } from '../../src/util/ports.ts';
 
-test('the outside share is the bench cores\' busy CPU less the bench\'s own, as % of those cores over the window', () => {
+test("the outside share is the bench cores' busy CPU less the bench's own, as % of those cores over the window", () => {
   // 2 cores × 100 s = 200 CPU s; busy 150, bench 100 → other work 50 CPU s = 25 %.
   assert.deepEqual(outsideCpuShare({ hostBusySec: 150, benchSec: 100, cores: 2, windowSec: 100, limitPercent: 25 }), {
-    percent: 25, hostPercent: 75, benchPercent: 50, limitPercent: 25,
+    percent: 25,
+    hostPercent: 75,
+    benchPercent: 50,
+    limitPercent: 25,
   });
   // Counters scraped at different instants can put the bench a little above the host: that is no negative load.
   assert.equal(outsideCpuShare({ hostBusySec: 99, benchSec: 100, cores: 2, windowSec: 100, limitPercent: 25 }).percent, 0);
@@ -26,7 +37,7 @@ test('an absent series is unknown, not zero: the share is not measured and says 
   assert.match(outsideCpuShare({ hostBusySec: 1, benchSec: 1, cores: 2, windowSec: 0, limitPercent: 25 }).unmeasured ?? '', /window is empty/);
 });
 
-test('the queries read the bench\'s cores over the measured window, at its end; an empty answer is unmeasured', async () => {
+test("the queries read the bench's cores over the measured window, at its end; an empty answer is unmeasured", async () => {
   assert.equal(benchCpuList('0', '1'), '0,1');
   assert.equal(benchCpuList('0-1', '1,3'), '0,1,3');
   const q = outsideCpuQueries('0,1', 150);
@@ -45,7 +56,10 @@ test('the queries read the bench\'s cores over the measured window, at its end; 
   // 2 cores × 150 s = 300 CPU s: busy 240, bench 120 → 40 %.
   const busy = await measureOutsideCpu(prometheus({ host: 240, bench: 120 }), window, cpus, 25);
   assert.deepEqual(busy, { percent: 40, hostPercent: 80, benchPercent: 40, limitPercent: 25 });
-  assert.deepEqual(asked.map((a) => a.time), [1150, 1150]);
+  assert.deepEqual(
+    asked.map((a) => a.time),
+    [1150, 1150],
+  );
   const missing = await measureOutsideCpu(prometheus({ host: 240 }), window, cpus, 25);
   assert.equal(missing.percent, undefined);
   assert.match(missing.unmeasured ?? '', /no samples of the bench's own CPU/);
@@ -53,9 +67,10 @@ test('the queries read the bench\'s cores over the measured window, at its end; 
   assert.match(down.unmeasured ?? '', /Prometheus did not answer: connection refused/);
 });
 
-test('the bench\'s CPU is its root process and every descendant, reaped children included, and nothing else', () => {
+test("the bench's CPU is its root process and every descendant, reaped children included, and nothing else", () => {
   // Fields after comm: state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime cutime cstime.
-  const stat = (pid: number, ppid: number, ticks: [number, number, number, number]) => `${pid} (a (b) c) S ${ppid} ${pid} 1 0 -1 0 0 0 0 0 ${ticks.join(' ')} 20 0 1 0`;
+  const stat = (pid: number, ppid: number, ticks: [number, number, number, number]) =>
+    `${pid} (a (b) c) S ${ppid} ${pid} 1 0 -1 0 0 0 0 0 ${ticks.join(' ')} 20 0 1 0`;
   const parsed = parseTreeStat(stat(10, 1, [100, 50, 30, 20]), 100);
   assert.deepEqual(parsed, { pid: 10, ppid: 1, cpuSeconds: 2 });
   assert.equal(parseTreeStat('10 (x) S', 100), undefined);
@@ -67,7 +82,12 @@ test('the bench\'s CPU is its root process and every descendant, reaped children
     { pid: 20, ppid: 1, cpuSeconds: 50 }, // other work
   ];
   assert.equal(treeCpuSeconds(stats, 10), 9);
-  assert.deepEqual(treeMembers(stats, 10).map((s) => s.pid).sort(), [10, 11, 12]);
+  assert.deepEqual(
+    treeMembers(stats, 10)
+      .map((s) => s.pid)
+      .sort(),
+    [10, 11, 12],
+  );
   assert.equal(treeCpuSeconds(stats, 99), 0);
 });
 
@@ -79,7 +99,7 @@ test('the bench counter only rises: a process leaving the tree is no counter res
   assert.equal(c.add(5), 3.5);
 });
 
-test('on this machine, a child is in the bench\'s tree and an orphaned process is not; the exporter serves the bench counter', async () => {
+test("on this machine, a child is in the bench's tree and an orphaned process is not; the exporter serves the bench counter", async () => {
   // A child of this process, and an orphan: `sh` starts a sleeper in the background and exits,
   // so the sleeper is reparented away from this process, as other work is not ours.
   const child = spawn('sleep', ['30'], { stdio: 'ignore' });

@@ -32,5 +32,12 @@ test('inside GitHub Actions each phase is a log group and problems are annotatio
   p.begin('bench');
   p.problem('postgres: exited\nsee log');
   p.end();
-  assert.deepEqual(lines, ['::group::set-up [+0s]', 'k6 cached', '::endgroup::', '::group::bench [+1m35s]', '::error::postgres: exited%0Asee log', '::endgroup::']);
+  assert.deepEqual(lines, [
+    '::group::set-up [+0s]',
+    'k6 cached',
+    '::endgroup::',
+    '::group::bench [+1m35s]',
+    '::error::postgres: exited%0Asee log',
+    '::endgroup::',
+  ]);
 });

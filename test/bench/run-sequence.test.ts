@@ -6,9 +6,28 @@ import { CapacityHints } from '../../src/bench/capacity-hints.ts';
 import { parseRunOptions, schedule } from '../../src/run/options.ts';
 import type { ScheduledRun } from '../../src/bench/gate-plan.ts';
 import { executeRun } from '../../src/bench/run-sequence.ts';
-import { duetParts, type CollectWindow, type GeneratorRule, type RunAttempt, type RunCollected, type RunStage, type StartedLoad } from '../../src/bench/run-stage.ts';
+import {
+  duetParts,
+  type CollectWindow,
+  type GeneratorRule,
+  type RunAttempt,
+  type RunCollected,
+  type RunStage,
+  type StartedLoad,
+} from '../../src/bench/run-stage.ts';
 
-const options = await parseRunOptions(['--config', 'examples/local-synapse.yml', '--baseline', '1.162.0', '--candidate', '1.163.2', '--out', 'reports/x', '--tests', 'bounded']);
+const options = await parseRunOptions([
+  '--config',
+  'examples/local-synapse.yml',
+  '--baseline',
+  '1.162.0',
+  '--candidate',
+  '1.163.2',
+  '--out',
+  'reports/x',
+  '--tests',
+  'bounded',
+]);
 const [first, second] = schedule(options) as [ScheduledRun, ScheduledRun];
 
 const RULE: GeneratorRule = {
@@ -113,22 +132,31 @@ test('a gate stopped from outside aborts the run; a dead component or a crash se
   const gate = new AbortController();
   const aborted = await executeRun(stage(new FakeAttempt(first.test, { onUsers: () => gate.abort(new Error('SIGINT')) }), gate.signal), first);
   assert.equal(aborted.status, 'aborted');
-  assert.ok(aborted.problems.some((p) => /the run was stopped: SIGINT/.test(p)), aborted.problems.join('; '));
+  assert.ok(
+    aborted.problems.some((p) => /the run was stopped: SIGINT/.test(p)),
+    aborted.problems.join('; '),
+  );
 
   const gate2 = new AbortController();
-  const deadTarget = await executeRun(stage(new FakeAttempt(first.test, { alive: false, onUsers: () => gate2.abort(new Error('bench died')) }), gate2.signal), first);
+  const deadTarget = await executeRun(
+    stage(new FakeAttempt(first.test, { alive: false, onUsers: () => gate2.abort(new Error('bench died')) }), gate2.signal),
+    first,
+  );
   assert.equal(deadTarget.status, 'crashed');
 
   const component = await executeRun(stage(new FakeAttempt(first.test, { onUsers: (a) => a.abort?.(new Error('synapse exited with code 1')) })), first);
   assert.equal(component.status, 'crashed');
-  assert.ok(component.problems.some((p) => /a component stopped during the run: synapse exited with code 1/.test(p)), component.problems.join('; '));
+  assert.ok(
+    component.problems.some((p) => /a component stopped during the run: synapse exited with code 1/.test(p)),
+    component.problems.join('; '),
+  );
 
   const late = await executeRun(stage(new FakeAttempt(first.test, { stopCrash: 'synapse exited during the last scrape' })), first);
   assert.equal(late.status, 'crashed');
   assert.ok(late.problems.includes('synapse exited during the last scrape'));
 });
 
-test("a duet side that fails to start leaves both meeting points: its partner runs alone, and each result carries its slot", async () => {
+test('a duet side that fails to start leaves both meeting points: its partner runs alone, and each result carries its slot', async () => {
   const a = new FakeAttempt(first.test);
   const b = new FakeAttempt(second.test, { failStart: 'postgres would not start' });
   const [partA, partB] = duetParts(0.5);
@@ -141,14 +169,23 @@ test("a duet side that fails to start leaves both meeting points: its partner ru
   assert.equal(b.windows.length, 0, 'nothing ran, so nothing is collected');
 });
 
-test("the profile a bench recorded beside the test is kept in the result, cut to the measured window it was given", async () => {
+test('the profile a bench recorded beside the test is kept in the result, cut to the measured window it was given', async () => {
   const short = { ...first, test: { ...first.test, rampUp: 1, duration: 2 } } as ScheduledRun;
   const windows: CollectWindow[] = [];
   const attempt = Object.assign(new FakeAttempt(short.test), {
     async extras(o: { window: CollectWindow }) {
       windows.push(o.window);
       const windowSec = o.window.stableEnd - o.window.stableStart;
-      return { profile: { tool: 'py-spy 0.4.3', sampleSec: 0.02, windowSec, coveredSec: windowSec, frames: [{ name: 'main', file: 'a.py', line: 1 }], stacks: [{ frames: [0], samples: 5 }] } };
+      return {
+        profile: {
+          tool: 'py-spy 0.4.3',
+          sampleSec: 0.02,
+          windowSec,
+          coveredSec: windowSec,
+          frames: [{ name: 'main', file: 'a.py', line: 1 }],
+          stacks: [{ frames: [0], samples: 5 }],
+        },
+      };
     },
   });
   const result = await executeRun(stage(attempt, undefined, realClock), short);

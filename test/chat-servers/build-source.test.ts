@@ -51,13 +51,20 @@ test('Mattermost: a build URL the nodes cannot fetch safely is refused naming th
   const config = await loadGateConfig('examples/aws-mattermost-sequential.yml');
   const mattermost = chatServerOf('mattermost');
   const refused = (value: string, why: RegExp) =>
-    assert.throws(() => mattermost.side('candidate', value, [], config.target, []), (e: unknown) => e instanceof InputError && /^--candidate: /.test(e.message) && why.test(e.message) && /give a build tarball such as https:/.test(e.message));
+    assert.throws(
+      () => mattermost.side('candidate', value, [], config.target, []),
+      (e: unknown) =>
+        e instanceof InputError && /^--candidate: /.test(e.message) && why.test(e.message) && /give a build tarball such as https:/.test(e.message),
+    );
   refused('http://builds.example.com/mm.tar.gz', /must be an https:\/\/ URL/);
   refused('https://builds.example.com/mm.zip', /must name a \.tar\.gz build tarball/);
   refused("https://builds.example.com/m'm.tar.gz", /must not contain spaces, quotes/);
   refused('https://user:secret@builds.example.com/mm.tar.gz', /must not hold credentials/);
   // Mattermost builds are remote: a local path is not one.
-  assert.throws(() => mattermost.side('baseline', './mattermost.tar.gz', [], config.target, []), /--baseline: "\.\/mattermost\.tar\.gz" must be an https:\/\/ URL/);
+  assert.throws(
+    () => mattermost.side('baseline', './mattermost.tar.gz', [], config.target, []),
+    /--baseline: "\.\/mattermost\.tar\.gz" must be an https:\/\/ URL/,
+  );
 });
 
 test('the app nodes install a build URL and check its licence as for a release, but accept whatever version it reports', async () => {
@@ -69,14 +76,34 @@ test('the app nodes install a build URL and check its licence as for a release, 
       return Promise.resolve(new Map(ids.map((id): [string, RemoteResult] => [id, { instanceId: id, status: 'Success', exitCode: 0, stdout, stderr: '' }])));
     },
   };
-  const nodes = new AppNodes({ server: mattermostNodes, shell, nodes: [{ id: 'i-0aaaaaaaaaaaaaaa1', name: 'app0' }], firstStartTimeoutSec: 60, startTimeoutSec: 60 });
+  const nodes = new AppNodes({
+    server: mattermostNodes,
+    shell,
+    nodes: [{ id: 'i-0aaaaaaaaaaaaaaa1', name: 'app0' }],
+    firstStartTimeoutSec: 60,
+    startTimeoutSec: 60,
+  });
   const running = await nodes.prepare({ label: 'mattermost-enterprise-linux-amd64+url.0123456789ab', releaseUrl: BUILD_URL, configPatch: {} });
   assert.equal(running.get('app0'), '11.1.0.99.abc.false');
-  assert.ok(scripts.some((s) => s.includes('restore-dataset') || s.includes('restore')), 'the dataset is restored first');
+  assert.ok(
+    scripts.some((s) => s.includes('restore-dataset') || s.includes('restore')),
+    'the dataset is restored first',
+  );
   assert.ok(scripts.some((s) => s.includes(`install '${BUILD_URL}'`)));
-  assert.ok(scripts.some((s) => s.includes('license/client')), 'the licence is still checked');
+  assert.ok(
+    scripts.some((s) => s.includes('license/client')),
+    'the licence is still checked',
+  );
   // A release must still report its own version.
-  await assert.rejects(nodes.prepare({ label: 'v10.12.0', version: 'v10.12.0', releaseUrl: 'https://releases.mattermost.com/10.12.0/mattermost-10.12.0-linux-amd64.tar.gz', configPatch: {} }), /app0 runs 11\.1\.0\.99\.abc\.false \(expected 10\.12\.0\.\*\)/);
+  await assert.rejects(
+    nodes.prepare({
+      label: 'v10.12.0',
+      version: 'v10.12.0',
+      releaseUrl: 'https://releases.mattermost.com/10.12.0/mattermost-10.12.0-linux-amd64.tar.gz',
+      configPatch: {},
+    }),
+    /app0 runs 11\.1\.0\.99\.abc\.false \(expected 10\.12\.0\.\*\)/,
+  );
 });
 
 test('Synapse: a wheel or a source directory is a side named by its version and content hash, with its own install', async () => {
@@ -100,7 +127,10 @@ test('Synapse: a wheel or a source directory is a side named by its version and 
     const s = synapse.side('baseline', './synapse-src', ['event_cache_size=20K'], config.target, [], dir);
     assert.equal(s.build?.kind, 'source');
     assert.equal(s.version, '1.164.0rc1');
-    assert.deepEqual(s.sideOverrides.map((o) => o.text), ['event_cache_size=20K']);
+    assert.deepEqual(
+      s.sideOverrides.map((o) => o.text),
+      ['event_cache_size=20K'],
+    );
     // The hash follows the content, not build outputs.
     const before = hashTree(src);
     await mkdir(join(src, 'synapse', '__pycache__'));
@@ -109,7 +139,11 @@ test('Synapse: a wheel or a source directory is a side named by its version and 
     await writeFile(join(src, 'synapse', '__init__.py'), 'x = 2\n');
     assert.notEqual(hashTree(src), before);
 
-    const refused = (value: string, why: RegExp) => assert.throws(() => synapse.side('candidate', value, [], config.target, [], dir), (e: unknown) => e instanceof InputError && why.test(e.message));
+    const refused = (value: string, why: RegExp) =>
+      assert.throws(
+        () => synapse.side('candidate', value, [], config.target, [], dir),
+        (e: unknown) => e instanceof InputError && why.test(e.message),
+      );
     refused('./missing', /^--candidate: no file or directory .*missing; give a Synapse wheel/);
     await writeFile(join(dir, 'synapse.tar.gz'), '');
     refused('./synapse.tar.gz', /is not a wheel \(expected a file named <name>-<version>-<tags>\.whl\)/);

@@ -8,13 +8,26 @@ test('Synapse: a side runs its PyPI version with target.settings and then its ow
   const synapse = chatServerOf('synapse');
   assert.equal(synapse.bench, 'local');
   const base = synapse.baseOverrides({ ...config.target, settings: { caches: { global_factor: 0.5 } } });
-  assert.deepEqual(base.map((o) => o.text), ['caches.global_factor=0.5']);
+  assert.deepEqual(
+    base.map((o) => o.text),
+    ['caches.global_factor=0.5'],
+  );
   const side = synapse.side('candidate', '1.163.2', ['event_cache_size=20K'], config.target, base);
   assert.equal(side.version, '1.163.2');
-  assert.equal(synapse.side('candidate', 'v1.164.0-rc1', [], { ...config.target, versionPattern: '.' }, []).version, '1.164.0rc1', 'a release candidate as pip spells it');
+  assert.equal(
+    synapse.side('candidate', 'v1.164.0-rc1', [], { ...config.target, versionPattern: '.' }, []).version,
+    '1.164.0rc1',
+    'a release candidate as pip spells it',
+  );
   assert.throws(() => synapse.side('candidate', 'v1.163.0rc1', [], config.target, base), /--candidate: "v1\.163\.0rc1" does not match target\.versionPattern/);
-  assert.deepEqual(side.overrides.map((o) => o.text), ['caches.global_factor=0.5', 'event_cache_size=20K']);
-  assert.deepEqual(side.sideOverrides.map((o) => o.text), ['event_cache_size=20K']);
+  assert.deepEqual(
+    side.overrides.map((o) => o.text),
+    ['caches.global_factor=0.5', 'event_cache_size=20K'],
+  );
+  assert.deepEqual(
+    side.sideOverrides.map((o) => o.text),
+    ['event_cache_size=20K'],
+  );
   assert.throws(() => synapse.side('baseline', '1.162.0', ['listeners=[]'], config.target, base), /--baseline-set/);
   assert.equal(synapse.datasetVersion('1.163.2', '1.162.0'), '1.162.0');
   assert.equal(synapse.datasetVersion('1.162.0', '1.163.2'), '1.162.0');

@@ -28,19 +28,34 @@ test('a third chat server, known to the bench only through ChatServer, is set up
   const progress = new Progress((line) => lines.push(line), { githubActions: false });
   let bench: LocalGateBench | undefined;
   try {
-    const config = parseGateConfig({
-      version: 1,
-      name: 'echo',
-      target: { system: 'synapse', versionPattern: '^[0-9]+\\.[0-9]+\\.[0-9]+$' },
-      bench: { kind: 'local', local: { dataset: { users: 8 } } },
-      engine: { scenario: ECHO_SCENARIO },
-      tests: [{ type: 'bounded', name: 'bounded', users: 4, rampUp: '5s', duration: '20s' }],
-    }, 'echo.yml');
+    const config = parseGateConfig(
+      {
+        version: 1,
+        name: 'echo',
+        target: { system: 'synapse', versionPattern: '^[0-9]+\\.[0-9]+\\.[0-9]+$' },
+        bench: { kind: 'local', local: { dataset: { users: 8 } } },
+        engine: { scenario: ECHO_SCENARIO },
+        tests: [{ type: 'bounded', name: 'bounded', users: 4, rampUp: '5s', duration: '20s' }],
+      },
+      'echo.yml',
+    );
     const side = (role: Side['role'], label: string): Side => ({ role, label, version: label, overrides: [], sideOverrides: [] });
     const o: RunOptions = {
-      configFile: join(dir, 'echo.yml'), config, server: echo, outDir: join(dir, 'out'), cacheDir: join(dir, 'cache'),
-      repeats: 1, maxRepeats: 1, resume: false, updateNoiseModel: false, tests: config.tests, keep: false,
-      baseline: side('baseline', '1.0.0'), candidate: side('candidate', '1.0.1'), datasetVersion: '1.0.0', hints: new CapacityHints(),
+      configFile: join(dir, 'echo.yml'),
+      config,
+      server: echo,
+      outDir: join(dir, 'out'),
+      cacheDir: join(dir, 'cache'),
+      repeats: 1,
+      maxRepeats: 1,
+      resume: false,
+      updateNoiseModel: false,
+      tests: config.tests,
+      keep: false,
+      baseline: side('baseline', '1.0.0'),
+      candidate: side('candidate', '1.0.1'),
+      datasetVersion: '1.0.0',
+      hints: new CapacityHints(),
     };
     // k6 from the tests' cache (built there once); the rest of this cache is the test's own.
     await mkdir(join(TEST_CACHE_DIR, 'k6'), { recursive: true });
@@ -57,9 +72,15 @@ test('a third chat server, known to the bench only through ChatServer, is set up
     assert.ok(result.totals.requests > 20, `k6 counted ${result.totals.requests} requests`);
     assert.equal(result.api[0]?.name, 'GET /echo');
     assert.ok((result.series.cpuPercent?.v.length ?? 0) > 0, 'the process exporter measured the echo server');
-    assert.ok((result.series.connectedUsers?.v ?? []).some((v) => v === 4), 'k6 held the test\'s users');
+    assert.ok(
+      (result.series.connectedUsers?.v ?? []).some((v) => v === 4),
+      "k6 held the test's users",
+    );
     assert.equal(await bench.changedFunctions([{ name: 'f', file: 'f.py' }]), undefined, 'a server without the changed-code capability');
-    assert.ok(lines.some((l) => l.includes('starting echo 1.0.1')), lines.join('\n'));
+    assert.ok(
+      lines.some((l) => l.includes('starting echo 1.0.1')),
+      lines.join('\n'),
+    );
     assert.ok(bench.notes([]).some((n) => n.startsWith('Local bench: Echo behind nginx')));
   } finally {
     const problems: string[] = bench ? await bench.tearDown() : [];
@@ -72,18 +93,51 @@ test('a third chat server, known to the bench only through ChatServer, is set up
   }
 });
 
-test('profile: on is refused before anything is installed when the server\'s profiler cannot work here, with the fix', async () => {
+test("profile: on is refused before anything is installed when the server's profiler cannot work here, with the fix", async () => {
   const installed: string[] = [];
   const server = {
     ...echo,
-    local: { ...echo.local!, install: async (side: { version: string }) => (installed.push(side.version), { key: side.version, version: side.version, dir: '/nonexistent' }) },
-    profile: { refusal: async () => 'profile: on needs ptrace; run `sudo sysctl -w kernel.yama.ptrace_scope=0` first', prepare: async () => ({ attach: () => { throw new Error('not reached'); } }) },
+    local: {
+      ...echo.local!,
+      install: async (side: { version: string }) => (installed.push(side.version), { key: side.version, version: side.version, dir: '/nonexistent' }),
+    },
+    profile: {
+      refusal: async () => 'profile: on needs ptrace; run `sudo sysctl -w kernel.yama.ptrace_scope=0` first',
+      prepare: async () => ({
+        attach: () => {
+          throw new Error('not reached');
+        },
+      }),
+    },
   };
-  const config = parseGateConfig({ version: 1, name: 'echo', target: { system: 'synapse' }, bench: { kind: 'local' }, profile: 'on', tests: [{ type: 'bounded', users: 1, rampUp: '1s', duration: '2s' }] }, 'echo.yml');
+  const config = parseGateConfig(
+    {
+      version: 1,
+      name: 'echo',
+      target: { system: 'synapse' },
+      bench: { kind: 'local' },
+      profile: 'on',
+      tests: [{ type: 'bounded', users: 1, rampUp: '1s', duration: '2s' }],
+    },
+    'echo.yml',
+  );
   const side = (role: Side['role']): Side => ({ role, label: '1.0.0', version: '1.0.0', overrides: [], sideOverrides: [] });
-  const o = { configFile: 'echo.yml', config, server, cacheDir: '/nonexistent', keep: false, baseline: side('baseline'), candidate: side('candidate'), datasetVersion: '1.0.0', hints: new CapacityHints() } as unknown as RunOptions;
+  const o = {
+    configFile: 'echo.yml',
+    config,
+    server,
+    cacheDir: '/nonexistent',
+    keep: false,
+    baseline: side('baseline'),
+    candidate: side('candidate'),
+    datasetVersion: '1.0.0',
+    hints: new CapacityHints(),
+  } as unknown as RunOptions;
   const bench = new LocalGateBench(o, new Progress(() => {}, { githubActions: false }), '/nonexistent');
-  await assert.rejects(bench.setUp(new AbortController().signal), (e: Error) => e.name === 'InputError' && /sudo sysctl -w kernel\.yama\.ptrace_scope=0/.test(e.message));
+  await assert.rejects(
+    bench.setUp(new AbortController().signal),
+    (e: Error) => e.name === 'InputError' && /sudo sysctl -w kernel\.yama\.ptrace_scope=0/.test(e.message),
+  );
   assert.deepEqual(installed, [], 'nothing was installed');
   await bench.tearDown();
 });

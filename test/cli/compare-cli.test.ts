@@ -22,8 +22,17 @@ test('compare on the shipped examples (one seed pair, so undecided under the ass
   await withTempDir(async (out) => {
     const io = captureIO();
     const code = await main(
-      ['compare', '--baseline', `${EXAMPLE}/baseline-postgresql-bounded.json`, `${EXAMPLE}/baseline-postgresql-unbounded.json`,
-        '--candidate', `${EXAMPLE}/candidate-postgresql-bounded.json`, `${EXAMPLE}/candidate-postgresql-unbounded.json`, '--out', out],
+      [
+        'compare',
+        '--baseline',
+        `${EXAMPLE}/baseline-postgresql-bounded.json`,
+        `${EXAMPLE}/baseline-postgresql-unbounded.json`,
+        '--candidate',
+        `${EXAMPLE}/candidate-postgresql-bounded.json`,
+        `${EXAMPLE}/candidate-postgresql-unbounded.json`,
+        '--out',
+        out,
+      ],
       io,
     );
     assert.equal(code, 2, io.stderr.join('\n'));
@@ -75,7 +84,10 @@ test('the comments name the largest move in the worse direction, or say there wa
       await main(['compare', '--baseline', b, '--candidate', c, '--out', join(dir, name)], captureIO());
       return (await readFile(join(dir, name, 'README.md'), 'utf8')).split('## Setup')[0] as string;
     };
-    assert.match(await comments('slower', asInput(bounded('1.1.0', 0, { apiFactor: 1.04 }))), /the largest move in the worse direction is [a-z0-9 ,()]+ in the bounded test at \+\d/);
+    assert.match(
+      await comments('slower', asInput(bounded('1.1.0', 0, { apiFactor: 1.04 }))),
+      /the largest move in the worse direction is [a-z0-9 ,()]+ in the bounded test at \+\d/,
+    );
     // The same measurements under another version label: nothing moved, and the report says so.
     const same = await comments('same', { ...base, target: { ...base.target, version: '1.1.0' } });
     assert.match(same, /none of them moved in the worse direction/);
@@ -126,7 +138,18 @@ test('--verdict-only never loads the chart renderer', async () => {
     // A resolve hook that refuses vega, vega-lite and resvg: the process fails if they load.
     const refuse = `export async function resolve(s, c, next) { if (/^(vega|@resvg)/.test(s)) throw new Error('renderer loaded: ' + s); return next(s, c); }`;
     const hook = `import { register } from 'node:module'; register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(refuse)}`)});`;
-    const args = ['--import', `data:text/javascript,${encodeURIComponent(hook)}`, 'bin/loadgate.js', 'compare', '--baseline', b, '--candidate', c, '--out', join(dir, 'out')];
+    const args = [
+      '--import',
+      `data:text/javascript,${encodeURIComponent(hook)}`,
+      'bin/loadgate.js',
+      'compare',
+      '--baseline',
+      b,
+      '--candidate',
+      c,
+      '--out',
+      join(dir, 'out'),
+    ];
     const verdictOnly = spawnSync(process.execPath, [...args, '--verdict-only'], { encoding: 'utf8' });
     assert.equal(verdictOnly.status, 2, verdictOnly.stderr);
     // The hook works: the full compare needs the renderer and fails under it.
@@ -153,11 +176,27 @@ test('bad input exits 3 with a message naming the file and the field', async () 
     const cases: [string, unknown, RegExp][] = [
       ['malformed.json', '{"schemaVersion": 1,', /malformed\.json is not valid JSON/],
       ['version.json', { ...asInput(bounded('1.1.0')), schemaVersion: 7 }, /version\.json: schemaVersion is 7, this loadgate reads schemaVersion 1/],
-      ['empty-series.json', { ...asInput(bounded('1.1.0')), series: { rps: { unit: 'rps', t: [], v: [] } } }, /empty-series\.json: series\.rps\.t: a series needs at least one point/],
-      ['types.json', { ...asInput(unbounded('1.1.0', 100)), test: { ...asInput(unbounded('1.1.0', 100)).test, name: 'bounded' } }, /bounded in one run and unbounded/],
-      ['hostile.json', { ...asInput(bounded('1.1.0')), target: { system: 'synapse', version: '1.1.0`$(id)`|x' } }, /hostile\.json: target\.version: expected 1-64 letters/],
+      [
+        'empty-series.json',
+        { ...asInput(bounded('1.1.0')), series: { rps: { unit: 'rps', t: [], v: [] } } },
+        /empty-series\.json: series\.rps\.t: a series needs at least one point/,
+      ],
+      [
+        'types.json',
+        { ...asInput(unbounded('1.1.0', 100)), test: { ...asInput(unbounded('1.1.0', 100)).test, name: 'bounded' } },
+        /bounded in one run and unbounded/,
+      ],
+      [
+        'hostile.json',
+        { ...asInput(bounded('1.1.0')), target: { system: 'synapse', version: '1.1.0`$(id)`|x' } },
+        /hostile\.json: target\.version: expected 1-64 letters/,
+      ],
       ['unknown-key.json', { ...asInput(bounded('1.1.0')), colour: 'red' }, /unknown-key\.json: colour: unknown key/],
-      ['mattermost.json', { ...asInput(bounded('1.1.0')), target: { system: 'mattermost', version: '1.1.0' } }, /the runs are of different chat servers \(target\.system: baseline synapse, candidate mattermost\); compare runs of one chat server/],
+      [
+        'mattermost.json',
+        { ...asInput(bounded('1.1.0')), target: { system: 'mattermost', version: '1.1.0' } },
+        /the runs are of different chat servers \(target\.system: baseline synapse, candidate mattermost\); compare runs of one chat server/,
+      ],
     ];
     for (const [name, data, pattern] of cases) {
       const file = await writeRun(dir, name, data);
@@ -177,7 +216,7 @@ test('bad input exits 3 with a message naming the file and the field', async () 
   });
 });
 
-test('the usage line\'s --baseline a b form works, also after --baseline=a; a stray argument is named with the fix', async () => {
+test("the usage line's --baseline a b form works, also after --baseline=a; a stray argument is named with the fix", async () => {
   await withTempDir(async (dir) => {
     const b = [await writeRun(dir, 'b0.json', asInput(bounded('1.0.0', 0))), await writeRun(dir, 'b1.json', asInput(bounded('1.0.0', 1)))];
     const c = [await writeRun(dir, 'c0.json', asInput(bounded('1.1.0', 0))), await writeRun(dir, 'c1.json', asInput(bounded('1.1.0', 1)))];
@@ -217,7 +256,7 @@ test('--note is plain text on one line: a line break cannot forge a heading, nor
   });
 });
 
-test("verdict.json records the config that judged: its path as given and a sha256 of its bytes; none without --config", async () => {
+test('verdict.json records the config that judged: its path as given and a sha256 of its bytes; none without --config', async () => {
   await withTempDir(async (dir) => {
     const b = await writeRun(dir, 'b.json', asInput(bounded('1.0.0')));
     const c = await writeRun(dir, 'c.json', asInput(bounded('1.1.0')));
@@ -227,7 +266,12 @@ test("verdict.json records the config that judged: its path as given and a sha25
       const io = captureIO();
       assert.notEqual(await main(['compare', '--baseline', b, '--candidate', c, '--config', config, '--out', out, ...extra], io), 3, io.stderr.join('\n'));
       const verdict = verdictFileSchema.parse(JSON.parse(await readFile(join(out, 'verdict.json'), 'utf8')));
-      assert.deepEqual(verdict.config, { path: config, sha256: createHash('sha256').update(await readFile(config)).digest('hex') });
+      assert.deepEqual(verdict.config, {
+        path: config,
+        sha256: createHash('sha256')
+          .update(await readFile(config))
+          .digest('hex'),
+      });
     }
     await main(['compare', '--baseline', b, '--candidate', c, '--out', join(dir, 'without')], captureIO());
     assert.equal(JSON.parse(await readFile(join(dir, 'without', 'verdict.json'), 'utf8')).config, undefined);
@@ -239,21 +283,50 @@ test("a config whose tests are not the runs' is refused (exit 3), naming both li
     // The seed runs are named postgresql-bounded and postgresql-unbounded; the AWS config's tests bounded and unbounded.
     const io = captureIO();
     const code = await main(
-      ['compare', '--baseline', `${EXAMPLE}/baseline-postgresql-bounded.json`, `${EXAMPLE}/baseline-postgresql-unbounded.json`,
-        '--candidate', `${EXAMPLE}/candidate-postgresql-bounded.json`, `${EXAMPLE}/candidate-postgresql-unbounded.json`,
-        '--config', 'examples/aws-mattermost-sequential.yml', '--out', join(dir, 'seed')],
+      [
+        'compare',
+        '--baseline',
+        `${EXAMPLE}/baseline-postgresql-bounded.json`,
+        `${EXAMPLE}/baseline-postgresql-unbounded.json`,
+        '--candidate',
+        `${EXAMPLE}/candidate-postgresql-bounded.json`,
+        `${EXAMPLE}/candidate-postgresql-unbounded.json`,
+        '--config',
+        'examples/aws-mattermost-sequential.yml',
+        '--out',
+        join(dir, 'seed'),
+      ],
       io,
     );
     assert.equal(code, 3, io.stderr.join('\n'));
-    assert.match(io.stderr.join('\n'), /^loadgate compare: examples\/aws-mattermost-sequential\.yml: its tests match none of the runs: the config names "bounded", "unbounded", the runs "postgresql-bounded", "postgresql-unbounded"; its noise model and test settings would not apply/);
+    assert.match(
+      io.stderr.join('\n'),
+      /^loadgate compare: examples\/aws-mattermost-sequential\.yml: its tests match none of the runs: the config names "bounded", "unbounded", the runs "postgresql-bounded", "postgresql-unbounded"; its noise model and test settings would not apply/,
+    );
     // One run of another test among runs of the config's: refused too, naming that test.
     const b = await writeRun(dir, 'b.json', asInput(bounded('1.0.0')));
     const c = await writeRun(dir, 'c.json', asInput(bounded('1.1.0')));
     const other = asInput(bounded('1.1.0', 1));
     const o = await writeRun(dir, 'o.json', { ...other, test: { ...other.test, name: 'soak' } });
     const partial = captureIO();
-    assert.equal(await main(['compare', '--baseline', b, '--candidate', c, o, '--config', 'examples/local-synapse.yml', '--out', join(dir, 'partial'), '--verdict-only'], partial), 3);
-    assert.match(partial.stderr.join('\n'), /examples\/local-synapse\.yml: the runs' test "soak" is not in it: the config names "bounded", "unbounded", the runs "bounded", "soak"/);
-    assert.equal(await main(['compare', '--baseline', b, '--candidate', c, '--config', 'examples/local-synapse.yml', '--out', join(dir, 'ok'), '--verdict-only'], captureIO()), 2, 'runs of the config\'s tests are judged');
+    assert.equal(
+      await main(
+        ['compare', '--baseline', b, '--candidate', c, o, '--config', 'examples/local-synapse.yml', '--out', join(dir, 'partial'), '--verdict-only'],
+        partial,
+      ),
+      3,
+    );
+    assert.match(
+      partial.stderr.join('\n'),
+      /examples\/local-synapse\.yml: the runs' test "soak" is not in it: the config names "bounded", "unbounded", the runs "bounded", "soak"/,
+    );
+    assert.equal(
+      await main(
+        ['compare', '--baseline', b, '--candidate', c, '--config', 'examples/local-synapse.yml', '--out', join(dir, 'ok'), '--verdict-only'],
+        captureIO(),
+      ),
+      2,
+      "runs of the config's tests are judged",
+    );
   });
 });

@@ -19,7 +19,10 @@ test('a crash inside a command is inconclusive (2) with its cause, never the exi
   const io = captureIO();
   const code = await runCommand('compare', throwing(new TypeError("Cannot read properties of undefined (reading 'v')")), [], io);
   assert.equal(code, 2);
-  assert.match(io.stderr.join('\n'), /^loadgate compare: internal error, so no verdict can be given \(exit 2, inconclusive\):\nTypeError: Cannot read properties of undefined/);
+  assert.match(
+    io.stderr.join('\n'),
+    /^loadgate compare: internal error, so no verdict can be given \(exit 2, inconclusive\):\nTypeError: Cannot read properties of undefined/,
+  );
 });
 
 test('bad input from a command is exit 3 with its message', async () => {

@@ -36,7 +36,7 @@ test('mattermost-users refuses a count below what the config needs, a bad prefix
     assert.match(prefix.stderr.join('\n'), /--prefix: "Test User" cannot start a Mattermost username/);
     assert.equal(await main(['mattermost-users'], captureIO()), 3);
     const local = join(dir, 'local.yml');
-    await writeFile(local, (await readFile('examples/local-synapse-duet.yml', 'utf8')));
+    await writeFile(local, await readFile('examples/local-synapse-duet.yml', 'utf8'));
     const io = captureIO();
     assert.equal(await main(['mattermost-users', '--config', local], io), 3);
     assert.match(io.stderr.join('\n'), /bench\.kind is local; the users file is the AWS bench's/);

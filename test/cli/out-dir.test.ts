@@ -37,7 +37,10 @@ test("compare refuses a directory holding someone's files (exit 3, naming it and
     for (const extra of [[], ['--verdict-only']]) {
       const io = captureIO();
       assert.equal(await main(['compare', ...args, '--out', project, ...extra], io), 3, io.stderr.join('\n'));
-      assert.match(io.stderr.join('\n'), new RegExp(`^loadgate compare: --out: ${project} already holds files loadgate did not write \\(README\\.md, results\\); .*Name another directory`));
+      assert.match(
+        io.stderr.join('\n'),
+        new RegExp(`^loadgate compare: --out: ${project} already holds files loadgate did not write \\(README\\.md, results\\); .*Name another directory`),
+      );
       assert.deepEqual(await snapshot(project), before);
     }
   });
@@ -111,7 +114,7 @@ test('a file loadgate would write but did not (a README.md put in its directory)
   });
 });
 
-test('an --out that is a file, or whose marker is not loadgate\'s, is refused', async () => {
+test("an --out that is a file, or whose marker is not loadgate's, is refused", async () => {
   await withTempDir(async (dir) => {
     const args = await inputs(dir);
     await writeFile(join(dir, 'file'), 'x');

@@ -15,7 +15,13 @@ const jsonPlan = z.object({
   jobs: z.object({
     limitMinutes: z.number(),
     runJobs: z.number(),
-    jobs: z.array(z.object({ name: z.string(), seconds: z.number(), runs: z.array(z.object({ test: z.string(), side: z.string(), repeat: z.number(), seconds: z.number() })).optional() })),
+    jobs: z.array(
+      z.object({
+        name: z.string(),
+        seconds: z.number(),
+        runs: z.array(z.object({ test: z.string(), side: z.string(), repeat: z.number(), seconds: z.number() })).optional(),
+      }),
+    ),
   }),
 });
 
@@ -25,7 +31,11 @@ test('the AWS gate (up to 23 h with every pair maxRepeats allows) is split into 
   const plan = jsonPlan.parse(JSON.parse(out));
   assert.equal(plan.jobs.limitMinutes, 360);
   for (const job of plan.jobs.jobs) assert.ok(job.seconds <= 360 * 60 - 20 * 60, `${job.name}: ${job.seconds}s`);
-  assert.deepEqual(plan.jobs.jobs.flatMap((j) => j.runs ?? []), plan.runs, 'the run jobs hold every run once, in the interleaved order');
+  assert.deepEqual(
+    plan.jobs.jobs.flatMap((j) => j.runs ?? []),
+    plan.runs,
+    'the run jobs hold every run once, in the interleaved order',
+  );
   assert.equal(plan.jobs.jobs[0]?.name, 'provision');
   assert.equal(plan.jobs.jobs.at(-1)?.name, 'teardown');
   // The first run job also waits for the dump load (about 45 minutes) on app0.
@@ -36,7 +46,10 @@ test('the AWS gate (up to 23 h with every pair maxRepeats allows) is split into 
 test('a config whose longest run cannot fit in one job is refused (exit 3), naming the setting and its largest value', async () => {
   const { code, err } = await runCli(['plan', '--config', CONFIG, '--runner-limit', '90']);
   assert.equal(code, 3);
-  assert.match(err, /^loadgate plan: tests\[0\]\.duration: one bounded run takes up to 1h51m30s .*longer than the runner's job limit of 1h30m .*Lower tests\[0\]\.duration to at most 48m30s\. On a self-hosted runner, raise the limit with --runner-limit/);
+  assert.match(
+    err,
+    /^loadgate plan: tests\[0\]\.duration: one bounded run takes up to 1h51m30s .*longer than the runner's job limit of 1h30m .*Lower tests\[0\]\.duration to at most 48m30s\. On a self-hosted runner, raise the limit with --runner-limit/,
+  );
 });
 
 test('a worst case that needs more run jobs than the workflow has is refused (exit 3), naming maxRepeats', async () => {

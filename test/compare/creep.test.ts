@@ -19,7 +19,11 @@ async function profile() {
   return { config, model: await loadNoiseModel('noise/local-synapse-duet.json', config) };
 }
 
-const step = (logRatio: number, se: number, df = 12) => ({ baseline: 'a', candidate: 'b', checks: [{ id: 'u', metric: 'Supported users', test: 'unbounded', worse: 'lower' as const, gating: true, tolerancePct: 5, logRatio, se, df }] });
+const step = (logRatio: number, se: number, df = 12) => ({
+  baseline: 'a',
+  candidate: 'b',
+  checks: [{ id: 'u', metric: 'Supported users', test: 'unbounded', worse: 'lower' as const, gating: true, tolerancePct: 5, logRatio, se, df }],
+});
 
 test('the chained stage is the step rule on one difference: it fails a cumulative loss beyond the material change, passes a small one, and leaves a wide chain undecided', () => {
   const rule = sprtRule(0.005, 0.005);
@@ -33,7 +37,9 @@ test('the chained stage is the step rule on one difference: it fails a cumulativ
   const wide = judgeChained(chain(8, 0, 0.02), 'u', 'lower', m, rule, 0.95);
   assert.ok(!('missing' in wide) && wide.state === 'undecided');
   assert.ok(wide.interval[1] - wide.interval[0] > pass.interval[1] - pass.interval[0]);
-  assert.deepEqual(judgeChained([step(0, 0.01), { ...step(0, 0.01), checks: [] }], 'u', 'lower', m, rule, 0.95), { missing: 'the step a → b recorded no estimate of it' });
+  assert.deepEqual(judgeChained([step(0, 0.01), { ...step(0, 0.01), checks: [] }], 'u', 'lower', m, rule, 0.95), {
+    missing: 'the step a → b recorded no estimate of it',
+  });
 });
 
 test('a chain of small passing steps fails the creep check on its own line; a creep fail fails a gate whose step passed', async () => {
@@ -102,7 +108,10 @@ test('Apache Otava names the release of a real shift in a chained series, and no
     { id: 'flat', values: flat, minMagnitude: 0.05 },
   ]);
   assert.ok(!('unavailable' in answer), `Otava is needed here (bash scripts/setup.sh installs it): ${JSON.stringify(answer)}`);
-  assert.deepEqual(answer.changePoints.shifted?.map((c) => c.index), [4]);
+  assert.deepEqual(
+    answer.changePoints.shifted?.map((c) => c.index),
+    [4],
+  );
   assert.ok((answer.changePoints.shifted?.[0]?.changePct ?? 0) < -5);
   assert.deepEqual(answer.changePoints.flat, []);
   // Through the decision code, at the bench's noise: a −6 % step among unchanged releases (npm run creep-rates runs more).

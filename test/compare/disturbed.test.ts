@@ -8,7 +8,7 @@ import { unbounded } from '../support/runs.ts';
 
 const tol = tolerancesSchema.parse({});
 const setup: CompareSetup = { mode: 'duet', minPairs: 1, maxPairs: 4 };
-const REASON = 'other work used 63 % of the bench\'s CPUs during the measured window (limit 25 %, bench.local.maxOutsideCpuPercent)';
+const REASON = "other work used 63 % of the bench's CPUs during the measured window (limit 25 %, bench.local.maxOutsideCpuPercent)";
 
 /** One side's run of a duet, in the slot Thue-Morse gives it, disturbed or not. */
 function duetRun(version: string, users: number, repeat: number, side: 'baseline' | 'candidate', disturbed = false): RunResult {
@@ -39,8 +39,14 @@ test('a disturbed duet whose metrics would fail the gate is judged by no check, 
   assert.deepEqual(verdict.disturbed, [`test "unbounded" duet #1: ${REASON}`]);
   assert.deepEqual(verdict.problems, []);
   // The tables are drawn from the judged runs too, so they agree with the checks.
-  assert.deepEqual(comparison.tests[0]!.candidate.map((r) => r.repeat), [1, 2]);
-  assert.match(renderMarkdown(comparison, [], tol.listing), /\*\*Not judged\*\*: one duet, run again; kept in `results\/` .* judged by no check: test "unbounded" duet #1: other work used 63 %/);
+  assert.deepEqual(
+    comparison.tests[0]!.candidate.map((r) => r.repeat),
+    [1, 2],
+  );
+  assert.match(
+    renderMarkdown(comparison, [], tol.listing),
+    /\*\*Not judged\*\*: one duet, run again; kept in `results\/` .* judged by no check: test "unbounded" duet #1: other work used 63 %/,
+  );
 });
 
 test('a disturbed duet run again keeps its repeat: the re-run is judged, the pair is not taken for two runs of one repeat', () => {
@@ -57,7 +63,10 @@ test('a record whose every duet was disturbed is inconclusive, saying how many, 
   const candidate = [duetRun('1.1.0', 60, 0, 'candidate', true), duetRun('1.1.0', 60, 0, 'candidate', true), duetRun('1.1.0', 60, 1, 'candidate', true)];
   const { verdict } = compareRuns(baseline, candidate, tol, setup);
   assert.equal(verdict.verdict, 'inconclusive');
-  assert.match(verdict.summary, /^Cannot judge: 3 of 3 duets of test "unbounded" could not be judged \(disturbed, or their sides measured over different minutes\), and no duet of it is left to judge/);
+  assert.match(
+    verdict.summary,
+    /^Cannot judge: 3 of 3 duets of test "unbounded" could not be judged \(disturbed, or their sides measured over different minutes\), and no duet of it is left to judge/,
+  );
   assert.equal(verdict.disturbed?.length, 3);
   assert.ok(verdict.checks.every((c) => c.verdict !== 'pass'));
   // The runs are still counted as given.

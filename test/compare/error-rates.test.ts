@@ -13,7 +13,13 @@ import { runCli } from '../support/cli.ts';
 const tol = tolerancesSchema.parse({});
 
 test('the config states its error rates; 1 % and 1 % by default, each at most 20 %', () => {
-  const base = { version: 1, name: 'g', target: { system: 'synapse' }, bench: { kind: 'local' }, tests: [{ type: 'bounded', users: 10, rampUp: 10, duration: 60 }] };
+  const base = {
+    version: 1,
+    name: 'g',
+    target: { system: 'synapse' },
+    bench: { kind: 'local' },
+    tests: [{ type: 'bounded', users: 10, rampUp: 10, duration: 60 }],
+  };
   assert.deepEqual(errorRatesOf(gateConfigSchema.parse(base)), { falseFail: 0.01, falsePass: 0.01 });
   assert.deepEqual(errorRatesOf(gateConfigSchema.parse({ ...base, errorRates: { falseFailPct: 5, falsePassPct: 2 } })), { falseFail: 0.05, falsePass: 0.02 });
   const refused = gateConfigSchema.safeParse({ ...base, errorRates: { falseFailPct: 30 } });
@@ -47,7 +53,7 @@ test('simulate at the shipped AWS rates: the stated bounds hold, and fewer uncha
   assert.ok(shipped.meanPairs < strict.meanPairs);
 });
 
-test('loadgate plan and simulate set the config\'s rates beside 1 %/1 %', async () => {
+test("loadgate plan and simulate set the config's rates beside 1 %/1 %", async () => {
   const plan = await runCli(['plan', '--config', 'examples/aws-mattermost.yml']);
   assert.equal(plan.code, 0, plan.err);
   const text = plan.out;

@@ -53,7 +53,10 @@ test('a frequent handler whose mean doubled ranks first, above a rare one with p
   assert.equal(worsened[0]!.name, 'GET SyncRestServlet');
   assert.equal(worsened[0]!.judgement.kind, 'significant');
   assert.ok(Math.abs(worsened[0]!.addedMsPerRun - 400 * (worsened[0]!.candidateMs - worsened[0]!.baselineMs)) < 1e-6);
-  assert.match(findings({ verdict: compareRuns([base(0, 1)], [cand(0, 1)], tol).verdict, tests }).join('\n'), /API handler adding the most time .*`GET SyncRestServlet`/);
+  assert.match(
+    findings({ verdict: compareRuns([base(0, 1)], [cand(0, 1)], tol).verdict, tests }).join('\n'),
+    /API handler adding the most time .*`GET SyncRestServlet`/,
+  );
   // One pair: ranked the same, but nothing could be tested, and the comment does not claim otherwise.
   const one = compareRuns([base(0, 1)], [cand(0, 1)], tol);
   const comment = findings(one).join('\n');
@@ -73,7 +76,8 @@ test('the per-pair test: consistent changes are significant, scattered ones are 
 });
 
 test('a pair counts only when both runs made 30 calls or more', () => {
-  const run = (version: string, repeat: number, count: number, avgMs: number) => withApi(bounded(version, repeat), [{ name: 'X', count, avgMs, p99Ms: avgMs * 3 }]);
+  const run = (version: string, repeat: number, count: number, avgMs: number) =>
+    withApi(bounded(version, repeat), [{ name: 'X', count, avgMs, p99Ms: avgMs * 3 }]);
   const listing = { minDeltaPct: 1, minDeltaMs: 2 };
   const rare = timingDeltas([run('a', 0, 29, 10), run('a', 1, 40, 10)], [run('b', 0, 100, 30), run('b', 1, 29, 30)], (r) => r.api, listing);
   assert.equal(rare.rare[0]?.name, 'X');

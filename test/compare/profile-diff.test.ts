@@ -15,7 +15,7 @@ test('the function with injected CPU is the top grown one, significant, over thr
   assert.ok(top);
   assert.equal(top.name, 'load_rows');
   assert.equal(top.file, 'workload.py');
-  assert.equal(top.line, 25, 'py-spy --function reports the function\'s first line');
+  assert.equal(top.line, 25, "py-spy --function reports the function's first line");
   assert.ok(top.significant, `load_rows grew but was not judged significant: ${diff.rule}; z ${top.z}`);
   assert.ok(top.selfPerKReq.candidate > 1.5 * top.selfPerKReq.baseline);
   assert.ok(diff.totalPerKReq.candidate > diff.totalPerKReq.baseline);

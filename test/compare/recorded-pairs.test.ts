@@ -35,13 +35,19 @@ for (const mode of ['sequential', 'duet'] as const) {
     const config = await loadGateConfig(PROFILES[mode].config);
     const model = await loadNoiseModel(PROFILES[mode].model, config);
     const tol = config.tolerances;
-    const slots = (p: number, role: 'baseline' | 'candidate'): 'a' | 'b' | undefined => (mode === 'duet' ? ((p % 2 === 0) === (role === 'baseline') ? 'a' : 'b') : undefined);
+    const slots = (p: number, role: 'baseline' | 'candidate'): 'a' | 'b' | undefined =>
+      mode === 'duet' ? ((p % 2 === 0) === (role === 'baseline') ? 'a' : 'b') : undefined;
     const pairs = Array.from({ length: clean + 1 }, (_, p) => p);
     const baseline = pairs.flatMap((p) => side('1.0.0', p, 0, slots(p, 'baseline')));
     // 0 % in the clean pairs, 10 % of the candidate's requests in the last one.
     const candidate = pairs.flatMap((p) => side('1.1.0', p, p === clean ? 170 : 0, slots(p, 'candidate')));
     const setup = { model, minPairs: 1, maxPairs: 4, mode };
-    const first = compareRuns(baseline.filter((r) => r.repeat < clean), candidate.filter((r) => r.repeat < clean), tol, setup);
+    const first = compareRuns(
+      baseline.filter((r) => r.repeat < clean),
+      candidate.filter((r) => r.repeat < clean),
+      tol,
+      setup,
+    );
     const both = compareRuns(baseline, candidate, tol, setup);
     const rate = both.verdict.checks.find((c) => c.id === 'bounded.errorRate')!;
     // Identical sides: the clean pairs alone pass every check, so the live loop would have stopped there.

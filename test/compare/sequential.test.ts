@@ -34,12 +34,19 @@ test("Wald's bounds for a check's share of the budget", () => {
   close(sprtRule(0.01).upper, 4.59511985013459, 1e-12); // numpy.log(0.99 / 0.01)
 });
 
-test('the budget is split by weight and adds up to the gate\'s 1 %', () => {
+test("the budget is split by weight and adds up to the gate's 1 %", () => {
   const rules = splitBudget([1, 0.5, 0.01, 0.01].map((weight) => ({ weight, gating: true })));
-  close(rules.reduce((a, r) => a + r.alpha, 0), 0.01, 1e-15);
+  close(
+    rules.reduce((a, r) => a + r.alpha, 0),
+    0.01,
+    1e-15,
+  );
   close(rules[0]!.alpha / rules[1]!.alpha, 2, 1e-12);
   // A context-only check is judged as one more and takes nothing from the gating checks.
-  const withContext = splitBudget([{ weight: 1, gating: true }, { weight: 1, gating: false }]);
+  const withContext = splitBudget([
+    { weight: 1, gating: true },
+    { weight: 1, gating: false },
+  ]);
   close(withContext[0]!.alpha, 0.01, 1e-15);
   close(withContext[1]!.alpha, 0.005, 1e-15);
   // Default weights: (σ/m)⁴ relative to the largest; rates and far-off checks keep the floor.
@@ -92,7 +99,7 @@ test('a collapse fails and a large improvement passes: the mixtures keep Λ grow
   assert.ok(pass([0, 0]) <= point([0, 0]) - Math.log(0.8) + 1e-12);
 });
 
-test('every regression beyond m fails about as surely as m: the fail side\'s grid leaves no change between its points short of evidence', () => {
+test("every regression beyond m fails about as surely as m: the fail side's grid leaves no change between its points short of evidence", () => {
   // A low-weight check under an assumed model: a tight σ against m, the prior on 4 df.
   const m = Math.log(1.21);
   const prior = { sigmaLog: 0.01, df: 4 };
@@ -125,12 +132,12 @@ test('normal quantiles at the points the gate uses (scipy.stats.norm.ppf)', () =
   close(normalQuantile(0.01 / 11 / 10), -3.743024930542592, 1e-8);
 });
 
-test('the assumed noise: the seeds\' ±5 % read as the 95 % band of a two-run difference', () => {
+test("the assumed noise: the seeds' ±5 % read as the 95 % band of a two-run difference", () => {
   // numpy.log(1.05) / (scipy.stats.norm.ppf(0.975) * sqrt(2))
   close(assumedSdLog(tolerancesSchema.parse({}), 'supportedUsers'), 0.01760229076224909, 1e-12);
 });
 
-test('rates: Λ is the exact binomial likelihood ratio of the candidate\'s share of events', () => {
+test("rates: Λ is the exact binomial likelihood ratio of the candidate's share of events", () => {
   const m = Math.log(1.5);
   // scipy.stats.binom.logpmf(40, 40, p1) - logpmf(40, 40, p0), p0 = 25000/45000, p1 = 1.5·25000/(1.5·25000 + 20000)
   const fromZero = rateEvidence([{ events: 0, requests: 20000 }], [{ events: 40, requests: 25000 }], 0.025, 0, m);
@@ -161,7 +168,17 @@ test('a rate healthy in one pair and new errors in another fails, whichever pair
     ['10 %, then healthy', [tenPct, none]],
     ['healthy, healthy, then 10 %', [none, none, tenPct]],
   ] as const) {
-    const path = sprtPath(rateEvidence(candidate.map(() => none), [...candidate], 0.025, 0.08, m), rule, 2);
+    const path = sprtPath(
+      rateEvidence(
+        candidate.map(() => none),
+        [...candidate],
+        0.025,
+        0.08,
+        m,
+      ),
+      rule,
+      2,
+    );
     assert.equal(path.outcome, 'fail', label);
   }
   // Healthy throughout passes, at the first look and not before.
@@ -228,10 +245,11 @@ test('a fail holds: the gate stops there, so a later pair cannot undo it', () =>
   assert.equal(path.decidedAt, 1);
 });
 
-const states = (s: CheckState[]): CheckPath => sprtPath(
-  s.map((x) => ({ bad: 0, variance: 1, llr: x === 'pass' ? -99 : x === 'fail' ? 99 : 0 })),
-  sprtRule(0.01),
-);
+const states = (s: CheckState[]): CheckPath =>
+  sprtPath(
+    s.map((x) => ({ bad: 0, variance: 1, llr: x === 'pass' ? -99 : x === 'fail' ? 99 : 0 })),
+    sprtRule(0.01),
+  );
 
 test('the gate fails at the first failing check, passes only when all have passed, and never stops before the minimum pairs', () => {
   const pass = states(['pass', 'pass', 'pass']);
@@ -265,7 +283,7 @@ test('the verdict on the record: a fail in any recorded pair fails, after a pass
   assert.deepEqual(gateOnRecord([pass], 3, 2), { outcome: 'pass', stopAt: 2 });
 });
 
-test('a side\'s run without a partner adds no evidence: only complete pairs are differences', () => {
+test("a side's run without a partner adds no evidence: only complete pairs are differences", () => {
   const m = materialLog(10, 'higher');
   const prior = { sigmaLog: 0.05, df: 6 };
   const e = relativeEvidence([100, 110], [100], 'higher', m, prior);
@@ -274,10 +292,13 @@ test('a side\'s run without a partner adds no evidence: only complete pairs are 
 });
 
 test('the counterbalanced order is Thue–Morse: AB, BA, BA, AB, BA, AB, AB, BA', () => {
-  assert.deepEqual([0, 1, 2, 3, 4, 5, 6, 7].map((k) => (candidateFirst(k) ? 'BA' : 'AB')), ['AB', 'BA', 'BA', 'AB', 'BA', 'AB', 'AB', 'BA']);
+  assert.deepEqual(
+    [0, 1, 2, 3, 4, 5, 6, 7].map((k) => (candidateFirst(k) ? 'BA' : 'AB')),
+    ['AB', 'BA', 'BA', 'AB', 'BA', 'AB', 'AB', 'BA'],
+  );
 });
 
-test('more pairs: at the midpoint Wald\'s (A−Λ)(Λ−B)/s², and fewer when the drift points at a bound', () => {
+test("more pairs: at the midpoint Wald's (A−Λ)(Λ−B)/s², and fewer when the drift points at a bound", () => {
   const rule = sprtRule(0.01);
   const m = 0.1;
   const perPair = 0.002;
@@ -317,16 +338,19 @@ test('no check decides before the minimum pairs: a first pair beyond the fail bo
 
 const pick = (p: { outcome: string; decidedAt: number | null }) => ({ outcome: p.outcome, decidedAt: p.decidedAt });
 
-test('run slots follow the gate\'s ABBA order', () => {
-  assert.deepEqual([0, 1, 2, 3].map((p) => [runSlot(p, 'baseline'), runSlot(p, 'candidate')]), [
-    [0, 1],
-    [3, 2],
-    [5, 4],
-    [6, 7],
-  ]);
+test("run slots follow the gate's ABBA order", () => {
+  assert.deepEqual(
+    [0, 1, 2, 3].map((p) => [runSlot(p, 'baseline'), runSlot(p, 'candidate')]),
+    [
+      [0, 1],
+      [3, 2],
+      [5, 4],
+      [6, 7],
+    ],
+  );
 });
 
-test('the runs\' spread comes from the pair differences: a change between the sides and a step in speed between pairs do not count', () => {
+test("the runs' spread comes from the pair differences: a change between the sides and a step in speed between pairs do not count", () => {
   // A 10 % loss, and the machine 20 % faster in the second pair and 7 % slower in the third,
   // for both sides alike: every pair difference is ln 0.9, so no spread; 3 pairs → 2 df.
   const speed = [0, Math.log(1.2), Math.log(0.93)];
@@ -387,7 +411,7 @@ test('a steady drift shows in the pair differences: +δ in pairs run baseline fi
   assert.equal(runSpread(b, c).df, 3);
 });
 
-test('the judged noise: the prior\'s ν₀σ₀² pooled with the pair differences\' own spread', () => {
+test("the judged noise: the prior's ν₀σ₀² pooled with the pair differences' own spread", () => {
   const sigma = 0.03;
   const b = [100, 130, 90];
   const c = [101, 95, 125];
@@ -432,7 +456,16 @@ test('a duet slot effect: known, it is taken out exactly; unknown, one duet weig
     assert.ok(studentLlr(sums([x], [1]), m, prior, 0, unknown).fail < studentLlr(sums([x]), m, prior).fail);
   }
   // Over a, b, b the estimate of the change is the loss itself, the slot's ±3 % regressed out.
-  const ev = relativeEvidence([100, 100, 100], biased.map((b) => 100 * Math.exp(-b)), 'lower', m, prior, undefined, undefined, { candidateInA: inA, prior: unknown });
+  const ev = relativeEvidence(
+    [100, 100, 100],
+    biased.map((b) => 100 * Math.exp(-b)),
+    'lower',
+    m,
+    prior,
+    undefined,
+    undefined,
+    { candidateInA: inA, prior: unknown },
+  );
   close(ev[2]!.bad, 0.1, 0.004);
   assert.ok(Math.abs(ev[2]!.bad - 0.1) < Math.abs(biased.reduce((x, y) => x + y, 0) / 3 - 0.1));
 });

@@ -1,6 +1,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { afterInconclusive, goalShortfalls, simulate, simulationCases, syntheticInputs, type SimulationCase, type SimulationRow } from '../../src/compare/simulate.ts';
+import {
+  afterInconclusive,
+  goalShortfalls,
+  simulate,
+  simulationCases,
+  syntheticInputs,
+  type SimulationCase,
+  type SimulationRow,
+} from '../../src/compare/simulate.ts';
 import { gatingMetrics } from '../../src/noise/profile.ts';
 import { seededRandom } from '../../src/util/random.ts';
 import { errorRatesOf } from '../../src/compare/sequential.ts';
@@ -21,9 +29,10 @@ async function profile(name: string) {
 const NOISE_MODELS: Record<string, string> = { 'aws-mattermost-sequential': 'aws-mattermost', 'aws-mattermost': 'aws-mattermost-duet' };
 const SHIPPED = ['local-synapse', 'aws-mattermost-sequential', 'aws-mattermost'];
 
-const row = (rows: readonly SimulationRow[], kind: string, bench: string, metric: string | null = null) => rows.find((r) => r.kind === kind && r.bench === bench && r.metric === metric)!;
+const row = (rows: readonly SimulationRow[], kind: string, bench: string, metric: string | null = null) =>
+  rows.find((r) => r.kind === kind && r.bench === bench && r.metric === metric)!;
 
-test('every shipped profile: false fails of an unchanged release and false passes of a material regression within its stated rates at the model\'s noise or 1.5 × it; the shortfalls are those stated', async () => {
+test("every shipped profile: false fails of an unchanged release and false passes of a material regression within its stated rates at the model's noise or 1.5 × it; the shortfalls are those stated", async () => {
   for (const name of SHIPPED) {
     const { config, model } = await profile(name);
     const rows = simulate(config, model, { trials: 1000, seed: 1 });
@@ -76,11 +85,14 @@ test('a machine whose speed steps between pairs (6.7 % sd, both sides alike): th
     const rows = simulate(config, model, { trials: 1000, seed: 1 });
     const none = rows.find((r) => r.kind === 'none')!;
     const step = rows.find((r) => r.kind === 'step')!;
-    assert.ok(step.fail <= 1 && Math.abs(step.pass - none.pass) <= 3 && Math.abs(step.meanPairs - none.meanPairs) < 0.2, `${name}: ${JSON.stringify(step)} vs ${JSON.stringify(none)}`);
+    assert.ok(
+      step.fail <= 1 && Math.abs(step.pass - none.pass) <= 3 && Math.abs(step.meanPairs - none.meanPairs) < 0.2,
+      `${name}: ${JSON.stringify(step)} vs ${JSON.stringify(none)}`,
+    );
   }
 });
 
-test('supported users at 3 × the model\'s noise: the local gate mostly cannot judge, and fails or passes wrongly at most a few per cent', async () => {
+test("supported users at 3 × the model's noise: the local gate mostly cannot judge, and fails or passes wrongly at most a few per cent", async () => {
   const { config, model } = await profile('local-synapse');
   const rows = simulate(config, model, { trials: 1000, seed: 1, noiseScale: 3, noiseScaleMetric: 'unbounded.supportedUsers' });
   const none = row(rows, 'none', 'model');
@@ -89,7 +101,10 @@ test('supported users at 3 × the model\'s noise: the local gate mostly cannot j
   assert.ok(users.pass <= 5 && users.inconclusive > 40, JSON.stringify(users));
   // The model right (scale 1) gives back the calibrated rates.
   const calm = simulate(config, model, { trials: 1000, seed: 1, noiseScale: 1, noiseScaleMetric: 'unbounded.supportedUsers' }).find((r) => r.kind === 'none')!;
-  assert.deepEqual(calm, simulate(config, model, { trials: 1000, seed: 1 }).find((r) => r.kind === 'none'));
+  assert.deepEqual(
+    calm,
+    simulate(config, model, { trials: 1000, seed: 1 }).find((r) => r.kind === 'none'),
+  );
 });
 
 test('loadgate simulate prints the table and the goals; --json gives the same rows', async () => {
@@ -109,11 +124,17 @@ test('loadgate simulate prints the table and the goals; --json gives the same ro
   assert.equal(json.rows.length, 1 + 3 * 7 + 2 + 2 * (1 + 7));
   assert.equal(await main(['simulate', '--config', 'examples/aws-mattermost-sequential.yml', '--trials', 'many'], io), 3);
   lines.length = 0;
-  assert.equal(await main(['simulate', '--config', 'examples/aws-mattermost-sequential.yml', '--trials', '100', '--noise-scale', 'unbounded.supportedUsers=2.5'], io), 0);
+  assert.equal(
+    await main(['simulate', '--config', 'examples/aws-mattermost-sequential.yml', '--trials', '100', '--noise-scale', 'unbounded.supportedUsers=2.5'], io),
+    0,
+  );
   assert.match(lines[0]!, /the bench's true noise 2\.5 × the model's on unbounded\.supportedUsers/);
   lines.length = 0;
   assert.equal(await main(['simulate', '--config', 'examples/aws-mattermost-sequential.yml', '--noise-scale', 'bounded.latency=3'], io), 3);
-  assert.match(lines.join('\n'), /--noise-scale: bounded\.latency is not a gating relative metric of examples\/aws-mattermost-sequential\.yml; use one of .*unbounded\.supportedUsers/);
+  assert.match(
+    lines.join('\n'),
+    /--noise-scale: bounded\.latency is not a gating relative metric of examples\/aws-mattermost-sequential\.yml; use one of .*unbounded\.supportedUsers/,
+  );
   lines.length = 0;
   assert.equal(await main(['simulate', '--config', 'examples/aws-mattermost-sequential.yml', '--noise-scale', '3x'], io), 3);
   assert.match(lines.join('\n'), /--noise-scale: expected a multiple such as 3/);
@@ -142,7 +163,7 @@ test('a speed fit in the model: the simulated runs carry probes and the decision
   assert.ok(blind.fail <= 2, JSON.stringify(blind));
 });
 
-test('simulate draws the noise its model names: a duet model\'s σ is the sd of a duet\'s log ratio, a sequential model\'s the sd of one run', async () => {
+test("simulate draws the noise its model names: a duet model's σ is the sd of a duet's log ratio, a sequential model's the sd of one run", async () => {
   for (const name of ['local-synapse-duet', 'aws-mattermost', 'local-synapse']) {
     const { config, model } = await profile(name);
     const setup = { model, tolerances: config.tolerances, minPairs: 1, maxPairs: 1 };
@@ -175,7 +196,8 @@ test('duets with slot a 3 % faster than slot b, which the model does not know: n
     // The four rows compared, at 4000 trials: two rates of about 3 % differ by ±0.4 points
     // (one sd) from Monte Carlo alone, against ±0.8 at 1000, where a one-point bound would
     // judge the draw more than the bias.
-    const only = (c: SimulationCase) => (c.kind === 'none' || (c.kind === 'material' && c.metric === 'unbounded.supportedUsers')) && (c.bench === 'model' || c.bench === 'slots');
+    const only = (c: SimulationCase) =>
+      (c.kind === 'none' || (c.kind === 'material' && c.metric === 'unbounded.supportedUsers')) && (c.bench === 'model' || c.bench === 'slots');
     const rows = simulate(config, model, { trials: 4000, seed: 1, only });
     const users = (bench: string) => rows.find((r) => r.kind === 'material' && r.bench === bench && r.metric === 'unbounded.supportedUsers')!;
     const pairs: [SimulationRow, SimulationRow][] = [
@@ -183,7 +205,8 @@ test('duets with slot a 3 % faster than slot b, which the model does not know: n
       [users('model'), users('slots')],
     ];
     for (const [atModel, biased] of pairs) {
-      for (const k of ['pass', 'fail', 'inconclusive'] as const) assert.ok(Math.abs(atModel[k] - biased[k]) <= 1, `${name} ${biased.label}: ${k} ${atModel[k]} → ${biased[k]}`);
+      for (const k of ['pass', 'fail', 'inconclusive'] as const)
+        assert.ok(Math.abs(atModel[k] - biased[k]) <= 1, `${name} ${biased.label}: ${k} ${atModel[k]} → ${biased[k]}`);
     }
     assert.ok(users('slots').fail >= 95, `${name}: ${JSON.stringify(users('slots'))}`);
     assert.ok(row(rows, 'none', 'slots').fail <= 1);

@@ -61,14 +61,20 @@ test('an A/A gate whose users follow the probe exactly: noisy as measured, uncha
     assert.ok(users.speed.rawDeltaPct > 3, String(users.speed.rawDeltaPct));
   }
   const md = renderMarkdown(after, [], adjusted.config.tolerances.listing);
-  assert.match(md, /\*\*Machine speed\*\*: Supported users \(unbounded\) is judged at one machine speed\. The CPU probe took 66\.6 ms in the baseline's runs and 62\.78 ms in the candidate's \(geometric means, −5\.7%\)/);
-  assert.match(md, /moving −0\.80% per 1% of probe time, so the measured \+4\.84% is 0\.00% at equal speed, judged at \d\.\d+% per run \(the noise model's around its fit, updated by these runs' own pair differences\)\. The Checks table shows it at one speed too/);
+  assert.match(
+    md,
+    /\*\*Machine speed\*\*: Supported users \(unbounded\) is judged at one machine speed\. The CPU probe took 66\.6 ms in the baseline's runs and 62\.78 ms in the candidate's \(geometric means, −5\.7%\)/,
+  );
+  assert.match(
+    md,
+    /moving −0\.80% per 1% of probe time, so the measured \+4\.84% is 0\.00% at equal speed, judged at \d\.\d+% per run \(the noise model's around its fit, updated by these runs' own pair differences\)\. The Checks table shows it at one speed too/,
+  );
   assert.match(md, /\| Supported users \(at one machine speed\) \| unbounded \|/);
   assert.match(md, /\| Test \| 1\.162\.0 \| 1\.162\.0 \| Delta \| Delta at one machine speed \|/);
   assert.match(md, /\| unbounded \| 46\.0 \| 48\.3 \| \+4\.84% \| [+−]?0\.00% \|/);
 });
 
-test('the slope\'s uncertainty is added to the evidence: σ²/sxx times the sides\' mean probe difference, squared', () => {
+test("the slope's uncertainty is added to the evidence: σ²/sxx times the sides' mean probe difference, squared", () => {
   const adjusted = speedAdjust({ baseline: [50, 51], candidate: [52, 49] }, { ...PROBES, workload: WORKLOAD }, FIT);
   assert.ok(!('skipped' in adjusted));
   if ('skipped' in adjusted) return;
@@ -133,19 +139,33 @@ test('runs whose probes differ in interpreter, or lack one, are judged as measur
   const other = [50.2, 49.9].map((u, i) => probed(unbounded('1.162.0', u, i), 60, 'python-json-v1 CPython 3.12.1'));
   const mixed = compareRuns(base, other, config.tolerances, setup);
   const users = mixed.verdict.checks.find((c) => c.id === 'unbounded.supportedUsers')!;
-  assert.deepEqual(users.speed, { adjusted: false, why: "the runs' speed probes ran different workloads or interpreters (python-json-v1 CPython 3.11.2; python-json-v1 CPython 3.12.1)" });
-  const none = compareRuns(base, [50.2, 49.9].map((u, i) => unbounded('1.162.0', u, i)), config.tolerances, setup);
+  assert.deepEqual(users.speed, {
+    adjusted: false,
+    why: "the runs' speed probes ran different workloads or interpreters (python-json-v1 CPython 3.11.2; python-json-v1 CPython 3.12.1)",
+  });
+  const none = compareRuns(
+    base,
+    [50.2, 49.9].map((u, i) => unbounded('1.162.0', u, i)),
+    config.tolerances,
+    setup,
+  );
   const noProbe = none.verdict.checks.find((c) => c.id === 'unbounded.supportedUsers')!;
   assert.deepEqual(noProbe.speed, { adjusted: false, why: '1.162.0 unbounded #0, 1.162.0 unbounded #1 carry no speed probe' });
-  assert.match(renderMarkdown(mixed, [], config.tolerances.listing), /\*\*Machine speed\*\*: Supported users \(unbounded\) is judged as measured, at the model's unadjusted noise: the runs' speed probes ran different workloads/);
+  assert.match(
+    renderMarkdown(mixed, [], config.tolerances.listing),
+    /\*\*Machine speed\*\*: Supported users \(unbounded\) is judged as measured, at the model's unadjusted noise: the runs' speed probes ran different workloads/,
+  );
 });
 
-test('a fit whose slope is not clear of zero is not used: the check is judged as measured, at the entry\'s own σ, and says why', async () => {
+test("a fit whose slope is not clear of zero is not used: the check is judged as measured, at the entry's own σ, and says why", async () => {
   // Slope −0.8 with a standard error of 0.02/√0.0004 = 1: t = 0.8 on 6 df, far below 2.45.
   const { config, setup } = await setupWith({ ...FIT, sxx: 0.0004 });
   const runs = (side: 'baseline' | 'candidate') => PROBES[side].map((ms, i) => probed(unbounded('1.162.0', atSpeed(50, ms), i), ms));
   const users = compareRuns(runs('baseline'), runs('candidate'), config.tolerances, setup).verdict.checks.find((c) => c.id === 'unbounded.supportedUsers')!;
-  assert.deepEqual(users.speed, { adjusted: false, why: "the noise model's speed fit does not show that the probe explains it (slope -0.80 ± 1.00, t = 0.80 < 2.45 on 6 df; 8 runs)" });
+  assert.deepEqual(users.speed, {
+    adjusted: false,
+    why: "the noise model's speed fit does not show that the probe explains it (slope -0.80 ± 1.00, t = 0.80 < 2.45 on 6 df; 8 runs)",
+  });
   assert.ok(users.deltaPct! > 4, 'judged as measured');
 });
 
@@ -167,7 +187,10 @@ function unscoped(file: Awaited<ReturnType<typeof shippedSetup>>['file']) {
 }
 
 const usersCheck = (comparison: ReturnType<typeof compareRuns>) => comparison.verdict.checks.find((c) => c.id === 'unbounded.supportedUsers')!;
-const onHost = (run: RunResult, cpuModel: string, cores = 2): RunResult => ({ ...run, bench: { ...run.bench, host: { cpuModel, cores, kernel: 'Linux 6.1.0', memoryBytes: 8 * 2 ** 30 } } });
+const onHost = (run: RunResult, cpuModel: string, cores = 2): RunResult => ({
+  ...run,
+  bench: { ...run.bench, host: { cpuModel, cores, kernel: 'Linux 6.1.0', memoryBytes: 8 * 2 ** 30 } },
+});
 const window = 'python-json-v1@window CPython 3.11.7';
 const sideRuns = (version: string, users: readonly number[], probes: readonly number[], host?: string) =>
   users.map((u, i) => {
@@ -190,7 +213,10 @@ test('a fit applied to runs whose probes are 2.5 times slower than the speeds it
   // Judged as measured: the loss stands.
   assert.ok(users.deltaPct! < -5 && users.deltaPct! > -6.5, String(users.deltaPct));
   const md = renderMarkdown(comparison, [], config.tolerances.listing);
-  assert.match(md, /\*\*Machine speed\*\*: Supported users \(unbounded\) is judged as measured, at the model's unadjusted noise: the runs' speed probe lies outside the noise model's speed fit \(probe 114\.0–126\.0 ms against the fit's 45\.4–48\.5 ms on AMD EPYC \(2 cores\)/);
+  assert.match(
+    md,
+    /\*\*Machine speed\*\*: Supported users \(unbounded\) is judged as measured, at the model's unadjusted noise: the runs' speed probe lies outside the noise model's speed fit \(probe 114\.0–126\.0 ms against the fit's 45\.4–48\.5 ms on AMD EPYC \(2 cores\)/,
+  );
   // What the fit did to these runs when nothing checked where it was measured: a gain.
   const before = usersCheck(compareRuns(baseline, candidate, config.tolerances, unscoped(file)));
   assert.ok(before.speed?.adjusted && before.deltaPct! > 5, JSON.stringify(before));

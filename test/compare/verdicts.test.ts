@@ -24,9 +24,16 @@ test('A/A comparison passes over two pairs; one pair under an assumed noise asks
 });
 
 test('slower API in a bounded test fails on the API checks only', () => {
-  const { verdict } = compareRuns([bounded('1.0.0'), bounded('1.0.0', 1)], [bounded('1.1.0', 0, { apiFactor: 1.5 }), bounded('1.1.0', 1, { apiFactor: 1.5 })], tol);
+  const { verdict } = compareRuns(
+    [bounded('1.0.0'), bounded('1.0.0', 1)],
+    [bounded('1.1.0', 0, { apiFactor: 1.5 }), bounded('1.1.0', 1, { apiFactor: 1.5 })],
+    tol,
+  );
   assert.equal(verdict.verdict, 'fail');
-  const failed = verdict.checks.filter((c) => c.verdict === 'fail').map((c) => c.id).sort();
+  const failed = verdict.checks
+    .filter((c) => c.verdict === 'fail')
+    .map((c) => c.id)
+    .sort();
   assert.deepEqual(failed, ['bounded.apiAvg', 'bounded.apiP99']);
 });
 
@@ -39,7 +46,11 @@ test('a crashed candidate run is inconclusive with the reason, never pass', () =
 });
 
 test('an unbounded run that did not converge cannot pass', () => {
-  const { verdict } = compareRuns([unbounded('1.0.0', 200), unbounded('1.0.0', 200, 1)], [unbounded('1.1.0', 200, 0, { converged: false }), unbounded('1.1.0', 200, 1)], tol);
+  const { verdict } = compareRuns(
+    [unbounded('1.0.0', 200), unbounded('1.0.0', 200, 1)],
+    [unbounded('1.1.0', 200, 0, { converged: false }), unbounded('1.1.0', 200, 1)],
+    tol,
+  );
   assert.equal(verdict.verdict, 'inconclusive');
   const users = verdict.checks.find((c) => c.id === 'unbounded.supportedUsers')!;
   assert.equal(users.verdict, 'inconclusive');
@@ -77,7 +88,10 @@ test('different load on the two sides is inconclusive', () => {
 test('mismatched test types are bad input', () => {
   const b = bounded('1.0.0');
   const c = { ...unbounded('1.1.0', 200), test: { ...unbounded('1.1.0', 200).test, name: 'bounded' } };
-  assert.throws(() => compareRuns([b], [c], tol), (e: unknown) => e instanceof InputError && /bounded in one run and unbounded/.test(e.message));
+  assert.throws(
+    () => compareRuns([b], [c], tol),
+    (e: unknown) => e instanceof InputError && /bounded in one run and unbounded/.test(e.message),
+  );
 });
 
 test('runs of two versions on one side are bad input', () => {
@@ -88,7 +102,9 @@ test('runs of one side under two CPU quotas are bad input, named; a quota on one
   const quota = (run: RunResult, cpuQuota: number): RunResult => ({ ...run, target: { ...run.target, cpuQuota } });
   assert.throws(
     () => compareRuns([unbounded('1.0.0', 200)], [quota(unbounded('1.1.0', 176), 0.88), unbounded('1.1.0', 200, 1)], tol),
-    (e: unknown) => e instanceof InputError && /the candidate runs were measured under 2 different CPU quotas \(0\.88, none\); pass the runs of one CPU quota per side/.test(e.message),
+    (e: unknown) =>
+      e instanceof InputError &&
+      /the candidate runs were measured under 2 different CPU quotas \(0\.88, none\); pass the runs of one CPU quota per side/.test(e.message),
   );
   const comparison = compareRuns([unbounded('1.0.0', 200)], [quota(unbounded('1.1.0', 176), 0.88)], tol);
   const report = renderMarkdown(comparison, [], tol.listing);
@@ -153,7 +169,10 @@ test('runs noisier than the noise model leave the gate undecided, and at maxRepe
   assert.equal(verdict.verdict, 'inconclusive');
   assert.equal(verdict.next, 'stop');
   assert.equal(verdict.decision.pairs, 3);
-  assert.match(verdict.decision.stopReason, /the runs were noisier than the noise model \(Supported users \(unbounded\) varied 10\.\d+% per run in its pair differences \(2 df\) against the model's 4\.25%\)/);
+  assert.match(
+    verdict.decision.stopReason,
+    /the runs were noisier than the noise model \(Supported users \(unbounded\) varied 10\.\d+% per run in its pair differences \(2 df\) against the model's 4\.25%\)/,
+  );
   const users = verdict.checks.find((x) => x.id === 'unbounded.supportedUsers')!;
   assert.equal(users.verdict, 'inconclusive');
   assert.match(users.reason, /undecided between no change and the 10% material regression/);
@@ -167,7 +186,7 @@ test('runs noisier than the noise model leave the gate undecided, and at maxRepe
   assert.equal(quiet.verdict.verdict, 'fail');
 });
 
-test('a step in the machine\'s speed between pairs is not noise: supported users of the A/A gate of 2026-11-25', async () => {
+test("a step in the machine's speed between pairs is not noise: supported users of the A/A gate of 2026-11-25", async () => {
   const config = await loadGateConfig('examples/local-synapse.yml');
   const model = await loadNoiseModel('noise/local-synapse.json', config);
   const setup = { model, modelPath: '../noise/local-synapse.json', minPairs: 2, maxPairs: 6 };
@@ -201,11 +220,7 @@ test('an error rate going from zero to above the healthy level fails and reads "
 });
 
 test('per-handler lists skip mean changes under 1% or 2 ms, and rank by the time added', () => {
-  const result = compareRuns(
-    [bounded('1.0.0')],
-    [bounded('1.1.0', 0, { handlerFactors: { LoginRestServlet: 3, SyncRestServlet: 1.005 } })],
-    tol,
-  );
+  const result = compareRuns([bounded('1.0.0')], [bounded('1.1.0', 0, { handlerFactors: { LoginRestServlet: 3, SyncRestServlet: 1.005 } })], tol);
   const worsened = result.tests[0]!.api.worsened;
   assert.equal(worsened[0]!.name, 'LoginRestServlet');
   assert.ok(worsened.every((d) => Math.abs(d.deltaPct) >= 1 && Math.abs(d.deltaMs) >= 2));
@@ -220,6 +235,10 @@ test('a baseline that reached maxUsers cannot support a pass, but a measured los
   assert.match(same.checks.find((c) => c.id === 'unbounded.supportedUsers')!.reason, /reached maxUsers \(400\)/);
   const lost = compareRuns(capped, two(300), tol).verdict;
   assert.equal(lost.verdict, 'fail');
-  const candidateCapped = compareRuns([0, 1, 2].map((i) => unbounded('1.0.0', 300, i)), two(400), tol).verdict;
+  const candidateCapped = compareRuns(
+    [0, 1, 2].map((i) => unbounded('1.0.0', 300, i)),
+    two(400),
+    tol,
+  ).verdict;
   assert.equal(candidateCapped.checks.find((c) => c.id === 'unbounded.supportedUsers')!.verdict, 'pass');
 });

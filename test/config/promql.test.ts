@@ -32,7 +32,11 @@ test("the adapters' built-in queries and the shipped local example's are valid P
 
 test('a typo gets its column and the fix', () => {
   const cases: [string, number, RegExp][] = [
-    ['sum(rate(loadtest_http_request_time_sum[1m])/sum(rate(loadtest_http_request_time_count[1m]))', 4, /the "\(" opened at column 4 is never closed: add "\)"/],
+    [
+      'sum(rate(loadtest_http_request_time_sum[1m])/sum(rate(loadtest_http_request_time_count[1m]))',
+      4,
+      /the "\(" opened at column 4 is never closed: add "\)"/,
+    ],
     ['sum(rate(x[1m])))', 17, /"\)" closes nothing/],
     ['sum(rate(x[1m)))', 14, /"\)" cannot close the "\[" opened at column 11/],
     ['up{instance=~"app.*}', 21, /a string opened with " is never closed/],
@@ -54,14 +58,24 @@ test('a typo gets its column and the fix', () => {
 test("the local bench's placeholders parse where the bench fills them in, and are named elsewhere", () => {
   const count = '100 * sum(rate(loadgate_target_group_cpu_seconds_total[1m])) / $TARGET_CPU_COUNT';
   assert.equal(promqlProblem(count, { localBench: true }), undefined);
-  assert.deepEqual(promqlProblem(count, { localBench: false }), { column: count.indexOf('$') + 1, message: '$TARGET_CPU_COUNT is a placeholder only the local bench fills in; on this bench write the value itself' });
+  assert.deepEqual(promqlProblem(count, { localBench: false }), {
+    column: count.indexOf('$') + 1,
+    message: '$TARGET_CPU_COUNT is a placeholder only the local bench fills in; on this bench write the value itself',
+  });
   // The regex of CPU numbers ("0|1") is only PromQL inside a matcher's quotes.
-  assert.match(promqlProblem('avg(node_cpu_seconds_total{cpu=~$TARGET_CPUS})', { localBench: true })?.message ?? '', /\$TARGET_CPUS becomes a regular expression .* write it inside a label matcher's quotes/);
+  assert.match(
+    promqlProblem('avg(node_cpu_seconds_total{cpu=~$TARGET_CPUS})', { localBench: true })?.message ?? '',
+    /\$TARGET_CPUS becomes a regular expression .* write it inside a label matcher's quotes/,
+  );
 });
 
 test("a range vector where Prometheus's type check wants an instant vector, or the reverse, is refused", () => {
   const cases: [string, number, RegExp][] = [
-    ['sum(rate(loadtest_http_request_time_sum))', 10, /^rate\(\) takes a range vector, not "loadtest_http_request_time_sum": give the selector a range such as \[1m\]/],
+    [
+      'sum(rate(loadtest_http_request_time_sum))',
+      10,
+      /^rate\(\) takes a range vector, not "loadtest_http_request_time_sum": give the selector a range such as \[1m\]/,
+    ],
     ['quantile_over_time(0.99, x)', 26, /^quantile_over_time\(\) takes a range vector, not "x"/],
     ['sum(x[1m])', 5, /^"x\[1m\]" is a range vector, which only a function over time takes: pass it to one, e.g. rate\(x\[1m\]\)/],
     ['histogram_quantile(0.99, x_bucket[1m])', 26, /^"x_bucket\[1m\]" is a range vector, which only a function over time takes/],
@@ -73,7 +87,14 @@ test("a range vector where Prometheus's type check wants an instant vector, or t
     assert.equal(problem.column, column, `${query}: ${problem.message}`);
     assert.match(problem.message, message, query);
   }
-  for (const query of ['rate((x[1m]))', 'rate(x[1m] offset 5m)', 'rate(x[1m] @ 100)', 'quantile_over_time(0.9, x[1m])', 'max_over_time(rate(x[1m])[5m:30s])', 'label_replace(rate(x[1m]), "a", "$1", "b", "(.*)")']) {
+  for (const query of [
+    'rate((x[1m]))',
+    'rate(x[1m] offset 5m)',
+    'rate(x[1m] @ 100)',
+    'quantile_over_time(0.9, x[1m])',
+    'max_over_time(rate(x[1m])[5m:30s])',
+    'label_replace(rate(x[1m]), "a", "$1", "b", "(.*)")',
+  ]) {
     assert.equal(promqlProblem(query, { localBench: false }), undefined, query);
   }
 });

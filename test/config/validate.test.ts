@@ -23,7 +23,18 @@ const CLEAN_ENV = { LOADGATE_USERS_FILE: undefined, LOADGATE_SNAPSHOT_GRAFANA: u
 test('the shipped examples are valid', async () => {
   await withTempDir(async (dir) => {
     const users = await writeUsers(dir, 24_000);
-    const r = await runCli(['validate', '--users-file', users, 'examples/local-synapse.yml', 'examples/local-synapse-duet.yml', 'examples/aws-mattermost.yml', 'examples/aws-mattermost-sequential.yml'], CLEAN_ENV);
+    const r = await runCli(
+      [
+        'validate',
+        '--users-file',
+        users,
+        'examples/local-synapse.yml',
+        'examples/local-synapse-duet.yml',
+        'examples/aws-mattermost.yml',
+        'examples/aws-mattermost-sequential.yml',
+      ],
+      CLEAN_ENV,
+    );
     assert.equal(r.code, 0, r.err);
     assert.match(r.out, /examples\/aws-mattermost\.yml: ok \(.*\); users file users\.txt \(24000 users\)/);
   });
@@ -48,7 +59,7 @@ test('the sequential AWS profile reproduces the seeds: nine health queries, +8/-
   assert.equal(config.engine.idle.rateMultiplier, 5.4);
 });
 
-test('the AWS duet profile is the sequential one per side: half the bounded users, the seeds\' queries but CPU and memory per side', async () => {
+test("the AWS duet profile is the sequential one per side: half the bounded users, the seeds' queries but CPU and memory per side", async () => {
   const duet = await loadGateConfig('examples/aws-mattermost.yml');
   const sequential = await loadGateConfig('examples/aws-mattermost-sequential.yml');
   assert.equal(duet.mode, 'duet');
@@ -58,16 +69,25 @@ test('the AWS duet profile is the sequential one per side: half the bounded user
   assert.deepEqual(users(sequential), [7500, 20000]);
   const health = (c: typeof duet) => c.tests.flatMap((t) => (t.type === 'unbounded' ? t.health.map((h) => h.name) : []));
   const perSide = health(duet).filter((n) => !health(sequential).includes(n));
-  assert.deepEqual(perSide, ["CPU utilization - this side's Mattermost, of half the app nodes (%)", "Memory utilization - this side's Mattermost, of half the app nodes (%)"]);
+  assert.deepEqual(perSide, [
+    "CPU utilization - this side's Mattermost, of half the app nodes (%)",
+    "Memory utilization - this side's Mattermost, of half the app nodes (%)",
+  ]);
   assert.equal(health(duet).length, 9);
 });
 
-test('a duet on AWS refuses health queries on the app nodes\' shared CPU or memory and an odd agent count, naming the field', async () => {
+test("a duet on AWS refuses health queries on the app nodes' shared CPU or memory and an odd agent count, naming the field", async () => {
   await withTempDir(async (dir) => {
     const text = await readFile('examples/aws-mattermost.yml', 'utf8');
     const file = join(dir, 'gate.yml');
     const shared = MATTERMOST_HEALTH_QUERIES.find((q) => q.name.startsWith('CPU utilization'))!.query;
-    await writeFile(file, text.replace(/(CPU utilization - this side's Mattermost, of half the app nodes \(%\)\n\s+query: ).*/, `$1${shared}`).replace('    preset: perfcomp\n', '    preset: perfcomp\n    agentCount: 11\n').replace('../noise/', `${join(process.cwd(), 'noise')}/`));
+    await writeFile(
+      file,
+      text
+        .replace(/(CPU utilization - this side's Mattermost, of half the app nodes \(%\)\n\s+query: ).*/, `$1${shared}`)
+        .replace('    preset: perfcomp\n', '    preset: perfcomp\n    agentCount: 11\n')
+        .replace('../noise/', `${join(process.cwd(), 'noise')}/`),
+    );
     const io = captureIO();
     assert.equal(await main(['validate', file], io), 3);
     const err = io.stderr.join('\n');
@@ -103,7 +123,10 @@ test('validate prints one line per problem with its path, and exits 3', async ()
     const io = captureIO();
     assert.equal(await main(['validate', file], io), 3);
     const lines = io.stderr;
-    assert.ok(lines.some((l) => l.endsWith('tests[1].health[3].threshold: expected number, received string')), lines.join('\n'));
+    assert.ok(
+      lines.some((l) => l.endsWith('tests[1].health[3].threshold: expected number, received string')),
+      lines.join('\n'),
+    );
     assert.ok(lines.some((l) => l.includes('target.colour: unknown key')));
     assert.ok(lines.some((l) => l.includes('tests[2].rampUp: expected a duration')));
     assert.equal(lines.length, 3);
@@ -113,7 +136,10 @@ test('validate prints one line per problem with its path, and exits 3', async ()
 test('semantic problems: duplicate test names and a ramp-up longer than the test', async () => {
   await withTempDir(async (dir) => {
     const file = join(dir, 'gate.yml');
-    await writeFile(file, 'version: 1\nname: demo\ntarget: { system: synapse }\nbench: { kind: local }\ntests:\n  - { type: bounded, users: 1, rampUp: 5m, duration: 2m }\n  - { type: bounded, users: 1, rampUp: 1m, duration: 2m }\n');
+    await writeFile(
+      file,
+      'version: 1\nname: demo\ntarget: { system: synapse }\nbench: { kind: local }\ntests:\n  - { type: bounded, users: 1, rampUp: 5m, duration: 2m }\n  - { type: bounded, users: 1, rampUp: 1m, duration: 2m }\n',
+    );
     const io = captureIO();
     assert.equal(await main(['validate', file], io), 3);
     assert.ok(io.stderr.some((l) => l.includes('tests[1].name: "bounded" is already used by tests[0]')));
@@ -170,13 +196,19 @@ test('a PromQL syntax error in a health query or an early stop is refused, namin
     const users = await writeUsers(dir, 24_000);
     const file = await awsConfig(dir, (t) =>
       t
-        .replace('query: histogram_quantile(0.99, sum(rate(loadtest_http_request_time_bucket[1m])) by (le))', 'query: histogram_quantile(0.99, sum(rate(loadtest_http_request_time_bucket[1m]) by (le))')
+        .replace(
+          'query: histogram_quantile(0.99, sum(rate(loadtest_http_request_time_bucket[1m])) by (le))',
+          'query: histogram_quantile(0.99, sum(rate(loadtest_http_request_time_bucket[1m]) by (le))',
+        )
         .replace('      query: sum(rate(loadtest_http_request_time_sum[1m]))/', '      query: sum(ratee(loadtest_http_request_time_sum[1m]))/')
         .replace('        query: sum(rate(loadtest_http_request_time_sum[1m]))/', '        query: sum(rate(loadtest_http_request_time_sum))/'),
     );
     const r = await runCli(['validate', '--users-file', users, file], CLEAN_ENV);
     assert.equal(r.code, 3, r.out);
-    assert.match(r.err, /tests\[0\]\.earlyStop\.query: not valid PromQL at column 5: "ratee" is not a PromQL function: check its spelling against https:\/\/prometheus\.io\/docs\/prometheus\/latest\/querying\/functions\//);
+    assert.match(
+      r.err,
+      /tests\[0\]\.earlyStop\.query: not valid PromQL at column 5: "ratee" is not a PromQL function: check its spelling against https:\/\/prometheus\.io\/docs\/prometheus\/latest\/querying\/functions\//,
+    );
     assert.match(r.err, /tests\[1\]\.health\[2\]\.query: not valid PromQL at column 19: the "\(" opened at column 19 is never closed: add "\)"/);
     assert.match(r.err, /tests\[1\]\.health\[1\]\.query: not valid PromQL at column 10: rate\(\) takes a range vector, not "loadtest_http_request_time_sum"/);
     assert.equal(r.err.split('\n').length, 3, r.err);
@@ -186,7 +218,12 @@ test('a PromQL syntax error in a health query or an early stop is refused, namin
 test("the local bench's $TARGET_CPU_COUNT is PromQL there, and refused on the AWS bench, which does not fill it in", async () => {
   await withTempDir(async (dir) => {
     const users = await writeUsers(dir, 24_000);
-    const file = await awsConfig(dir, (t) => t.replace('query: 100 - 100 * (avg(irate(node_cpu_seconds_total{instance=~"app.*",mode="idle"}[5m])))', 'query: 100 * sum(rate(mattermost_process_cpu_seconds_total[1m])) / $TARGET_CPU_COUNT'));
+    const file = await awsConfig(dir, (t) =>
+      t.replace(
+        'query: 100 - 100 * (avg(irate(node_cpu_seconds_total{instance=~"app.*",mode="idle"}[5m])))',
+        'query: 100 * sum(rate(mattermost_process_cpu_seconds_total[1m])) / $TARGET_CPU_COUNT',
+      ),
+    );
     const r = await runCli(['validate', '--users-file', users, file], CLEAN_ENV);
     assert.equal(r.code, 3, r.out);
     assert.match(r.err, /tests\[1\]\.health\[5\]\.query: not valid PromQL at column 61: \$TARGET_CPU_COUNT is a placeholder only the local bench fills in/);
@@ -201,7 +238,10 @@ test('the AWS bench without a users file is refused, naming the flag and the var
     const file = await awsConfig(dir);
     const none = await runCli(['validate', file], CLEAN_ENV);
     assert.equal(none.code, 3, none.out);
-    assert.match(none.err, /--users-file \/ LOADGATE_USERS_FILE: no users file named, but a run on the AWS bench logs its simulated users in as the dataset's users \(https:\/\/lt-public-data\.s3\.amazonaws\.com\/12M_610_fixed_psql\.sql\.gz\)/);
+    assert.match(
+      none.err,
+      /--users-file \/ LOADGATE_USERS_FILE: no users file named, but a run on the AWS bench logs its simulated users in as the dataset's users \(https:\/\/lt-public-data\.s3\.amazonaws\.com\/12M_610_fixed_psql\.sql\.gz\)/,
+    );
     assert.match(none.err, /the bench environment's variable LOADGATE_USERS_FILE/);
     const missing = await runCli(['validate', file], { ...CLEAN_ENV, LOADGATE_USERS_FILE: join(dir, 'nowhere.txt') });
     assert.equal(missing.code, 3);
@@ -223,7 +263,10 @@ test("a users file that load-test-ng cannot read, or too short for a test's user
     // The sequential example runs up to 20000 users on the preset's 11 agents: 1819 accounts each, 20009 in all.
     const short = await runCli(['validate', '--users-file', await writeUsers(dir, 20_008), file], CLEAN_ENV);
     assert.equal(short.code, 3);
-    assert.match(short.err, /users\.txt holds 20008 users, split over 11 agent\(s\) that leaves 1818 for some agent, but test "unbounded" runs up to 1819 per agent/);
+    assert.match(
+      short.err,
+      /users\.txt holds 20008 users, split over 11 agent\(s\) that leaves 1818 for some agent, but test "unbounded" runs up to 1819 per agent/,
+    );
     assert.doesNotMatch(short.err, /test "bounded"/);
     const enough = await runCli(['validate', '--users-file', await writeUsers(dir, 20_009), file], CLEAN_ENV);
     assert.equal(enough.code, 0, enough.err);
@@ -237,7 +280,10 @@ test('a Grafana named to keep the snapshots without its token is refused, naming
     const grafana = { ...CLEAN_ENV, LOADGATE_USERS_FILE: users, LOADGATE_SNAPSHOT_GRAFANA: 'https://grafana.example.com' };
     const r = await runCli(['validate', file], grafana);
     assert.equal(r.code, 3, r.out);
-    assert.match(r.err, /LOADGATE_GRAFANA_TOKEN: empty, but LOADGATE_SNAPSHOT_GRAFANA names https:\/\/grafana\.example\.com .* the repository \(or organisation\) secret LOADGATE_GRAFANA_TOKEN, passed by the caller as grafana-token, beside the variable LOADGATE_GRAFANA_URL/);
+    assert.match(
+      r.err,
+      /LOADGATE_GRAFANA_TOKEN: empty, but LOADGATE_SNAPSHOT_GRAFANA names https:\/\/grafana\.example\.com .* the repository \(or organisation\) secret LOADGATE_GRAFANA_TOKEN, passed by the caller as grafana-token, beside the variable LOADGATE_GRAFANA_URL/,
+    );
     const withToken = await runCli(['validate', file], { ...grafana, LOADGATE_GRAFANA_TOKEN: 'glsa_test' });
     assert.equal(withToken.code, 0, withToken.err);
     assert.match(withToken.out, /snapshots kept on https:\/\/grafana\.example\.com/);
@@ -265,7 +311,13 @@ test("what the run refuses only as it starts a test is refused by validate: load
     assert.match(r.err, /gate\.yml: target\.settings\.EnableLinkPreviews: expected an object of settings, such as \{ EnableLinkPreviews: false \}/);
     const file = join(dir, 'local.yml');
     const local = await readFile('examples/local-synapse.yml', 'utf8');
-    await writeFile(file, local.replace('  kind: k6\n', '  kind: load-test-ng\n').replace(/^  version: v1\.4\.2\n/m, '').replace(/^noiseModel: .*\n/m, ''));
+    await writeFile(
+      file,
+      local
+        .replace('  kind: k6\n', '  kind: load-test-ng\n')
+        .replace(/^  version: v1\.4\.2\n/m, '')
+        .replace(/^noiseModel: .*\n/m, ''),
+    );
     const ltLocal = await runCli(['validate', file], CLEAN_ENV);
     assert.equal(ltLocal.code, 3, ltLocal.out);
     assert.match(ltLocal.err, /engine\.kind: "load-test-ng" cannot run on the local bench, which drives its server with k6 \(engine\.kind: k6\)/);

@@ -107,7 +107,13 @@ test('earlyStop: the hold ends once the watched metric is known within its half-
 test('earlyStop in a duet: neither side stops until both are sure, and both stop at the same moment', async () => {
   const clock = new SharedSimClock();
   const window = new JointWindow(2);
-  const spec = boundedTestSchema.parse({ type: 'bounded', users: 100, rampUp: '1m', duration: '30m', earlyStop: { query: 'api_avg', halfWidthPct: 2, minHold: '5m' } });
+  const spec = boundedTestSchema.parse({
+    type: 'bounded',
+    users: 100,
+    rampUp: '1m',
+    duration: '30m',
+    earlyStop: { query: 'api_avg', halfWidthPct: 2, minHold: '5m' },
+  });
   const side = (noise: number, seed: number, slot: string) => {
     const random = seededRandom(seed);
     return runBounded({ test: spec, users: new FakeUsers(), clock, joint: window.party(slot), sample: async () => 0.05 * Math.exp(noise * gaussian(random)) });
@@ -118,6 +124,14 @@ test('earlyStop in a duet: neither side stops until both are sure, and both stop
   assert.deepEqual(a.window, b.window, 'one window for both sides');
   assert.ok(a.earlyStop.atSec > 60 + 5 * 60 + 60, `slot a waited for slot b: stopped at ${a.earlyStop.atSec} s`);
   // Alone, slot a stops soon after minHold.
-  const alone = await runBounded({ test: spec, users: new FakeUsers(), clock: new FakeClock(), sample: ((random) => async () => 0.05 * Math.exp(0.05 * gaussian(random)))(seededRandom(7)) });
+  const alone = await runBounded({
+    test: spec,
+    users: new FakeUsers(),
+    clock: new FakeClock(),
+    sample: (
+      (random) => async () =>
+        0.05 * Math.exp(0.05 * gaussian(random))
+    )(seededRandom(7)),
+  });
   assert.ok(alone.earlyStop && alone.earlyStop.atSec < a.earlyStop.atSec, `alone ${alone.earlyStop?.atSec} s, in the duet ${a.earlyStop.atSec} s`);
 });

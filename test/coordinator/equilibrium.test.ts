@@ -35,4 +35,3 @@ test('equilibrium when |slope| is within the percentage of the mean', () => {
   assert.equal(isEquilibrium(d, 10), false, '30/min is 14 % of 215');
   assert.equal(isEquilibrium(d, 15), true);
 });
-

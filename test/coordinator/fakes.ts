@@ -63,4 +63,3 @@ export class FakeHealth implements HealthSource {
     return this.calls.filter((c) => c.query === promql).map((c) => c.atSec);
   }
 }
-

@@ -29,7 +29,10 @@ const ratio = ([a, b]: [UnboundedResult, UnboundedResult]) => b.supportedUsers /
 test('alone, each side stops at its own equilibrium: the late side is measured later, on a machine its partner has left', async () => {
   const { results } = await simulateDuet({ ...SCENARIO, joint: false, seeds: [1, 2] });
   const [a, b] = results.map(span) as [ReturnType<typeof span>, ReturnType<typeof span>];
-  assert.ok(results.every((r) => r.converged), results.map((r) => r.reason).join('; '));
+  assert.ok(
+    results.every((r) => r.converged),
+    results.map((r) => r.reason).join('; '),
+  );
   // The stand-in reproduces what the fresh machine showed: windows minutes apart, and a
   // ratio far from 1 between two identical systems.
   assert.ok(Math.abs(a.end - b.end) > 60, `windows ${JSON.stringify([a, b])}`);
@@ -37,12 +40,23 @@ test('alone, each side stops at its own equilibrium: the late side is measured l
 });
 
 test('in a duet both sides stop together and are measured over the same interval, from the later side settling', async () => {
-  for (const seeds of [[1, 2], [3, 4], [5, 6], [7, 8]] as const) {
+  for (const seeds of [
+    [1, 2],
+    [3, 4],
+    [5, 6],
+    [7, 8],
+  ] as const) {
     const { results } = await simulateDuet({ ...SCENARIO, joint: true, seeds: [...seeds] });
     const [a, b] = results.map(span) as [ReturnType<typeof span>, ReturnType<typeof span>];
-    assert.ok(results.every((r) => r.converged), results.map((r) => r.reason).join('; '));
+    assert.ok(
+      results.every((r) => r.converged),
+      results.map((r) => r.reason).join('; '),
+    );
     assert.deepEqual(a, b, `seeds ${seeds}: one window for both`);
-    assert.ok(results.every((r) => /both sides of the duet/.test(r.reason)), results[0].reason);
+    assert.ok(
+      results.every((r) => /both sides of the duet/.test(r.reason)),
+      results[0].reason,
+    );
     // Two identical systems measured over the same minutes agree (the noise is small here).
     assert.ok(Math.abs(ratio(results) - 1) <= 0.03, `seeds ${seeds}: b/a ${ratio(results).toFixed(3)}`);
   }

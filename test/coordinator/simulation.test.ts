@@ -97,7 +97,10 @@ test('a ramp that looks unhealthy only while users start (login, initial sync) p
   const warm = await simulateMany({ model, ceiling, test: LOCAL.scaleFree, hint: ceiling }, RUNS);
   const first = await simulateRun({ model, ceiling, test: LOCAL.scaleFree, seed: 1, hint: ceiling });
   const ramp = first.result.timeline.filter((p) => p.tSec <= 30);
-  assert.ok(ramp.some((p) => !p.healthy), 'the ramp does look unhealthy on the way up');
+  assert.ok(
+    ramp.some((p) => !p.healthy),
+    'the ramp does look unhealthy on the way up',
+  );
   assert.ok((first.result.capacity.firstAlertUsers ?? 0) > 0.9 * ceiling, `first alert at ${first.result.capacity.firstAlertUsers} users, not during the ramp`);
   assert.equal(warm.converged, RUNS);
   const gapPct = (100 * Math.abs(warm.meanRatio - cold.meanRatio)) / cold.meanRatio;

@@ -57,7 +57,10 @@ test('starts at initialUsers and climbs from there, converging on the same ceili
 test('initialUsers above maxUsers is refused with its path', () => {
   const parsed = unboundedTestSchema.safeParse({ ...unboundedTest(), maxUsers: 10, initialUsers: 20 });
   assert.equal(parsed.success, false);
-  assert.deepEqual(parsed.error?.issues.map((i) => [i.path.join('.'), i.message]), [['initialUsers', 'must not exceed maxUsers']]);
+  assert.deepEqual(
+    parsed.error?.issues.map((i) => [i.path.join('.'), i.message]),
+    [['initialUsers', 'must not exceed maxUsers']],
+  );
 });
 
 test('removes usersDecrement users while a query is over its threshold', async () => {
@@ -101,7 +104,10 @@ test('follows a ceiling that moves, and converges only once it stops moving', as
   assert.equal(result.converged, true, result.reason);
   assert.ok(result.supportedUsers >= 296 && result.supportedUsers <= 304, `supported ${result.supportedUsers}`);
   assert.ok(result.window.startSec > 60);
-  assert.ok(result.timeline.some((p) => p.tSec < 60 && !p.healthy), 'it did hit the first ceiling');
+  assert.ok(
+    result.timeline.some((p) => p.tSec < 60 && !p.healthy),
+    'it did hit the first ceiling',
+  );
   // Every timeline point follows the rule: +8 when healthy, -8 when not.
   for (let i = 1; i < result.timeline.length; i++) {
     const prev = result.timeline[i - 1]!;
@@ -135,7 +141,10 @@ test('evaluates a query no more often than its minInterval and reuses the last v
   // Between evaluations the timeline carries the previous value.
   const points = result.timeline.filter((p) => p.tSec > 0 && p.tSec < 10);
   assert.ok(points.length >= 4);
-  assert.ok(points.every((p) => p.values.errors === 0), 'value from t=0 reused until t=10 s');
+  assert.ok(
+    points.every((p) => p.values.errors === 0),
+    'value from t=0 reused until t=10 s',
+  );
   assert.equal(result.timeline.find((p) => p.tSec === 10)?.values.errors, 1);
 });
 
@@ -263,7 +272,10 @@ test('a system unhealthy even without users converges at 0 supported users', asy
   assert.equal(result.stopCause, 'equilibrium');
   assert.equal(result.supportedUsers, 0);
   assert.match(result.reason, /unhealthy even without users/);
-  assert.ok(users.requested.every((n) => n === 0), 'never below 0');
+  assert.ok(
+    users.requested.every((n) => n === 0),
+    'never below 0',
+  );
 });
 
 test('disabled health queries are never evaluated', async () => {
@@ -372,7 +384,10 @@ test('stale over-threshold values from the previous run do not drain the users a
   const health = new FakeHealth(clock, { [LATENCY]: () => (clock.elapsedSec() < 60 ? 0.5 : fresh()) });
   const result = await runUnbounded({ test: unboundedTest(), users, health, clock });
   const settled = result.timeline.filter((p) => p.tSec < 70);
-  assert.ok(settled.every((p, i) => i === 0 || p.users >= settled[i - 1]!.users), 'held, not removed, while the data may be stale');
+  assert.ok(
+    settled.every((p, i) => i === 0 || p.users >= settled[i - 1]!.users),
+    'held, not removed, while the data may be stale',
+  );
   assert.ok(!result.reason.includes('supported users 0'), result.reason);
   assert.equal(result.converged, true, result.reason);
   assert.ok(result.supportedUsers >= 185 && result.supportedUsers <= 215, `supported ${result.supportedUsers}`);

@@ -84,9 +84,19 @@ test('the worked verdict and the README excerpt quote the seed example as it is'
   const flat = howItDecides.replace(/\s+/g, ' ');
   assert.ok(flat.includes(`α = ${(detectable.alpha * 100).toFixed(3)} % (weight ${detectable.weight})`), 'its weight and budget share');
   // The README's quoted first screen is the report's own: each quoted paragraph, unwrapped, is a line of it.
-  const quoted = readme.split('\n').filter((l) => l.startsWith('>') && !l.startsWith('> |')).map((l) => l.replace(/^> ?/, ''));
-  const paragraphs = quoted.join('\n').split(/\n\s*\n/).map((p) => p.replace(/\n/g, ' ').trim()).filter(Boolean);
-  assert.ok(paragraphs.some((p) => p.startsWith('**Why**')), 'the README quotes the why');
+  const quoted = readme
+    .split('\n')
+    .filter((l) => l.startsWith('>') && !l.startsWith('> |'))
+    .map((l) => l.replace(/^> ?/, ''));
+  const paragraphs = quoted
+    .join('\n')
+    .split(/\n\s*\n/)
+    .map((p) => p.replace(/\n/g, ' ').trim())
+    .filter(Boolean);
+  assert.ok(
+    paragraphs.some((p) => p.startsWith('**Why**')),
+    'the README quotes the why',
+  );
   for (const p of paragraphs) assert.ok(report.split('\n').includes(p), `report line ${p}`);
   // The README's quoted table rows are the report's own.
   for (const row of readme.split('\n').filter((l) => l.startsWith('> | ') && !l.startsWith('> | ---') && !l.startsWith('> | Metric'))) {

@@ -69,7 +69,11 @@ const WALK_TIMEOUT_MS = 60 * 60_000;
 const integration = process.env.LOADGATE_SKIP_INTEGRATION === '1' ? 'LOADGATE_SKIP_INTEGRATION=1' : false;
 const skipAct = integration || (!ACT ? 'act is not installed (bash scripts/setup.sh --tests installs it)' : false);
 const k6 = findK6();
-const skipAws = !k6 ? NO_K6 : !(existsSync('/usr/bin/prometheus') && existsSync('/usr/bin/prometheus-node-exporter')) ? 'prometheus and prometheus-node-exporter (Debian packages) are not installed' : false;
+const skipAws = !k6
+  ? NO_K6
+  : !(existsSync('/usr/bin/prometheus') && existsSync('/usr/bin/prometheus-node-exporter'))
+    ? 'prometheus and prometheus-node-exporter (Debian packages) are not installed'
+    : false;
 
 /** moto and the AWS CLI from scripts/check-infra.sh's venv (test.sh runs it first), else from PATH. */
 function motoTools(): { moto: string; aws: string } | undefined {
@@ -103,7 +107,10 @@ interface Product {
  * gate's caller possibly edited by `editCaller`, as a team would), the config at the path
  * the caller names, and any further files; committed. Its temp directory goes afterwards.
  */
-async function productRepository(t: TestContext, o: { config: string; files?: Record<string, string>; editCaller?: (text: string) => string }): Promise<Product> {
+async function productRepository(
+  t: TestContext,
+  o: { config: string; files?: Record<string, string>; editCaller?: (text: string) => string },
+): Promise<Product> {
   const work = await mkdtemp(join(tmpdir(), 'loadgate-adopter-'));
   t.after(() => rm(work, { recursive: true, force: true }));
   const dir = join(work, 'chat-server');
@@ -130,10 +137,14 @@ const shared = { root: '', release: '' };
 function actArgs(p: Product, workflow: string, calledWorkflow: string): string[] {
   return [
     'workflow_dispatch',
-    '-W', `.github/workflows/${workflow}`,
-    '-P', 'ubuntu-latest=-self-hosted',
-    '--action-cache-path', join(p.work, 'act-cache'),
-    '--local-repository', `${p.pin.repository}@${p.pin.ref}=${p.release}`,
+    '-W',
+    `.github/workflows/${workflow}`,
+    '-P',
+    'ubuntu-latest=-self-hosted',
+    '--action-cache-path',
+    join(p.work, 'act-cache'),
+    '--local-repository',
+    `${p.pin.repository}@${p.pin.ref}=${p.release}`,
     ...replacedActions([join(p.dir, '.github', 'workflows', workflow), join(p.release, '.github', 'workflows', calledWorkflow)]),
   ];
 }
@@ -209,7 +220,10 @@ describe('a product repository adopts loadgate from the README and docs/github.m
     const p = await productRepository(t, { config: FIRST_CONFIG });
     const plan = cli(p, 'plan', '--config', p.pin.config, '--max-cost', '50');
     assert.equal(plan.status, 1, plan.stdout + plan.stderr);
-    assert.match(plan.stdout + plan.stderr, /REFUSED: the worst case \$\d+\.\d\d .* exceeds the max-cost of \$50\.00 .*the expected cost is \$\d+\.\d\d; max-cost caps the worst case/);
+    assert.match(
+      plan.stdout + plan.stderr,
+      /REFUSED: the worst case \$\d+\.\d\d .* exceeds the max-cost of \$50\.00 .*the expected cost is \$\d+\.\d\d; max-cost caps the worst case/,
+    );
   });
 
   // Defect 3: PromQL typos were found only at run time, after provisioning.
@@ -224,31 +238,47 @@ describe('a product repository adopts loadgate from the README and docs/github.m
   });
 
   // Defect 7: a typo in the caller's config: input gave no check run at all.
-  test('step 2: a typo in the caller\'s config path ends in an action_required check run naming the path', { skip: skipAct, timeout: ACT_SHORT_TIMEOUT_MS + 60_000 }, async (t) => {
-    const baseline = 'v10.12.0';
-    const candidate = 'v11.0.1-rc2';
-    const p = await productRepository(t, { config: FIRST_CONFIG, editCaller: (s) => s.replace(/^(\s+config: )\.github\/loadgate\.yml/m, '$1.github/loadgate.yaml') });
-    const { standin, candidateSha } = await startConsumerRepository(TOKEN, { baseline, candidate }, { local: p.dir });
-    t.after(() => standin.close());
-    const logFile = logFileFor('config-typo');
-    const args = [
-      ...actArgs(p, 'loadgate.yml', 'loadgate.yml'),
-      '--input', `candidate=${candidate}`,
-      '--input', `baseline=${baseline}`,
-      ...gateEnvArgs({ standin, loadgate: { repository: p.pin.repository, source: p.release }, workspace: p.dir, share: join(p.work, 'share'), token: TOKEN }),
-      '--env', 'LG_RELEASE_WAIT=off',
-    ];
-    const { code } = await runLogged(ACT as string, args, { cwd: p.dir, logFile, timeoutMs: ACT_SHORT_TIMEOUT_MS });
-    const where = `act exit ${code}, log: ${logFile}`;
-    assert.notEqual(code, 0, `the workflow fails (${where})`);
-    assert.deepEqual(standin.rejected, [], `requests rejected by GitHub's OpenAPI schema (${where})`);
-    const runs = standin.checkRuns.filter((r) => r.name === 'loadgate' && r.head_sha === candidateSha);
-    assert.equal(runs.length, 1, `one loadgate check run on the candidate commit (${where})`);
-    assert.equal(runs[0]?.status, 'completed');
-    assert.equal(runs[0]?.conclusion, 'action_required');
-    assert.match(`${runs[0]?.output.title}\n${runs[0]?.output.summary}`, /\.github\/loadgate\.yaml/, 'the check run names the path');
-    assert.equal(standin.pulls.length, 0, 'no report PR for a gate that never started');
-  });
+  test(
+    "step 2: a typo in the caller's config path ends in an action_required check run naming the path",
+    { skip: skipAct, timeout: ACT_SHORT_TIMEOUT_MS + 60_000 },
+    async (t) => {
+      const baseline = 'v10.12.0';
+      const candidate = 'v11.0.1-rc2';
+      const p = await productRepository(t, {
+        config: FIRST_CONFIG,
+        editCaller: (s) => s.replace(/^(\s+config: )\.github\/loadgate\.yml/m, '$1.github/loadgate.yaml'),
+      });
+      const { standin, candidateSha } = await startConsumerRepository(TOKEN, { baseline, candidate }, { local: p.dir });
+      t.after(() => standin.close());
+      const logFile = logFileFor('config-typo');
+      const args = [
+        ...actArgs(p, 'loadgate.yml', 'loadgate.yml'),
+        '--input',
+        `candidate=${candidate}`,
+        '--input',
+        `baseline=${baseline}`,
+        ...gateEnvArgs({
+          standin,
+          loadgate: { repository: p.pin.repository, source: p.release },
+          workspace: p.dir,
+          share: join(p.work, 'share'),
+          token: TOKEN,
+        }),
+        '--env',
+        'LG_RELEASE_WAIT=off',
+      ];
+      const { code } = await runLogged(ACT as string, args, { cwd: p.dir, logFile, timeoutMs: ACT_SHORT_TIMEOUT_MS });
+      const where = `act exit ${code}, log: ${logFile}`;
+      assert.notEqual(code, 0, `the workflow fails (${where})`);
+      assert.deepEqual(standin.rejected, [], `requests rejected by GitHub's OpenAPI schema (${where})`);
+      const runs = standin.checkRuns.filter((r) => r.name === 'loadgate' && r.head_sha === candidateSha);
+      assert.equal(runs.length, 1, `one loadgate check run on the candidate commit (${where})`);
+      assert.equal(runs[0]?.status, 'completed');
+      assert.equal(runs[0]?.conclusion, 'action_required');
+      assert.match(`${runs[0]?.output.title}\n${runs[0]?.output.summary}`, /\.github\/loadgate\.yaml/, 'the check run names the path');
+      assert.equal(standin.pulls.length, 0, 'no report PR for a gate that never started');
+    },
+  );
 
   // Defect 3: with the admin login only in the `bench` environment (README step 3 said so
   // then), the reusable workflow never saw it, and the gate failed in run-aws-1 after about
@@ -270,35 +300,59 @@ describe('a product repository adopts loadgate from the README and docs/github.m
       const called = join(p.work, 'called.txt');
       mkdirSync(bin);
       for (const tool of ['terraform', 'aws']) {
-        writeFileSync(join(bin, tool), `#!/bin/sh\necho "${tool} $*" >> ${JSON.stringify(called)}\necho "adopter test: ${tool} must not run before the preflight passed" >&2\nexit 1\n`);
+        writeFileSync(
+          join(bin, tool),
+          `#!/bin/sh\necho "${tool} $*" >> ${JSON.stringify(called)}\necho "adopter test: ${tool} must not run before the preflight passed" >&2\nexit 1\n`,
+        );
         chmodSync(join(bin, tool), 0o755);
       }
       const logFile = logFileFor('environment-secrets');
       const args = [
         ...actArgs(p, 'loadgate.yml', 'loadgate.yml'),
-        '--input', `candidate=${candidate}`,
-        '--input', `baseline=${baseline}`,
-        ...gateEnvArgs({ standin, loadgate: { repository: p.pin.repository, source: p.release }, workspace: p.dir, share: join(p.work, 'share'), token: TOKEN }),
+        '--input',
+        `candidate=${candidate}`,
+        '--input',
+        `baseline=${baseline}`,
+        ...gateEnvArgs({
+          standin,
+          loadgate: { repository: p.pin.repository, source: p.release },
+          workspace: p.dir,
+          share: join(p.work, 'share'),
+          token: TOKEN,
+        }),
         // The bench environment's variables (docs/github.md step 4); no repository secret.
-        '--var', 'LOADGATE_AWS_ROLE_ARN=arn:aws:iam::123456789012:role/loadgate-bench',
-        '--var', 'LOADGATE_LICENSE_SECRET_ARN=arn:aws:secretsmanager:us-east-1:123456789012:secret:mattermost-licence-AbCdEf',
-        '--var', 'LOADGATE_AWS_REGION=us-east-1',
-        '--var', 'LOADGATE_TF_STATE_BUCKET=chat-server-loadgate-state',
-        '--var', 'LOADGATE_USERS_FILE=.github/loadgate-users.txt',
-        '--env', 'LG_RELEASE_WAIT=off',
+        '--var',
+        'LOADGATE_AWS_ROLE_ARN=arn:aws:iam::123456789012:role/loadgate-bench',
+        '--var',
+        'LOADGATE_LICENSE_SECRET_ARN=arn:aws:secretsmanager:us-east-1:123456789012:secret:mattermost-licence-AbCdEf',
+        '--var',
+        'LOADGATE_AWS_REGION=us-east-1',
+        '--var',
+        'LOADGATE_TF_STATE_BUCKET=chat-server-loadgate-state',
+        '--var',
+        'LOADGATE_USERS_FILE=.github/loadgate-users.txt',
+        '--env',
+        'LG_RELEASE_WAIT=off',
       ];
       const env = { ...process.env, PATH: `${bin}${delimiter}${process.env.PATH ?? ''}` };
       const { code } = await runLogged(ACT as string, args, { cwd: p.dir, logFile, timeoutMs: ACT_SHORT_TIMEOUT_MS, env });
       const where = `act exit ${code}, log: ${logFile}`;
       // The preflight job ran and refused, and nothing after it did: no terraform, no aws.
-      assert.match(readFileSync(logFile, 'utf8'), /Check the secrets and variables the bench needs.*the aws bench needs 2 settings that are not set/, `the preflight refused (${where})`);
+      assert.match(
+        readFileSync(logFile, 'utf8'),
+        /Check the secrets and variables the bench needs.*the aws bench needs 2 settings that are not set/,
+        `the preflight refused (${where})`,
+      );
       assert.ok(!existsSync(called), `nothing was provisioned: ${existsSync(called) ? readFileSync(called, 'utf8') : ''} (${where})`);
       const runs = standin.checkRuns.filter((r) => r.name === 'loadgate' && r.head_sha === candidateSha);
       assert.equal(runs.length, 1, `one loadgate check run (${where})`);
       assert.equal(runs[0]?.conclusion, 'action_required');
       const text = `${runs[0]?.output.title}\n${runs[0]?.output.summary}`;
       // Named as the product sets it (the caller's secret) or as the reusable workflow declares it.
-      for (const [secret, input] of [['LOADGATE_ADMIN_EMAIL', 'admin-email'], ['LOADGATE_ADMIN_PASSWORD', 'admin-password']]) {
+      for (const [secret, input] of [
+        ['LOADGATE_ADMIN_EMAIL', 'admin-email'],
+        ['LOADGATE_ADMIN_PASSWORD', 'admin-password'],
+      ]) {
         assert.match(text, new RegExp(`${secret}|${input}`), `the check run names ${secret}`);
       }
     },
@@ -307,7 +361,10 @@ describe('a product repository adopts loadgate from the README and docs/github.m
   // Defect 4: nothing swept a product repository's leaked bench.
   test(
     "the product's janitor, the shipped caller of the reusable janitor, sweeps a bench left behind in its account and keeps a current one",
-    { skip: skipAct || (!moto ? 'moto_server and the AWS CLI are not installed (scripts/check-infra.sh installs them)' : false), timeout: ACT_SHORT_TIMEOUT_MS + 120_000 },
+    {
+      skip: skipAct || (!moto ? 'moto_server and the AWS CLI are not installed (scripts/check-infra.sh installs them)' : false),
+      timeout: ACT_SHORT_TIMEOUT_MS + 120_000,
+    },
     async (t) => {
       const tools = moto as { moto: string; aws: string };
       const server = await startMoto(tools.moto, (line) => t.diagnostic(line));
@@ -322,9 +379,16 @@ describe('a product repository adopts loadgate from the README and docs/github.m
       mkdirSync(bin);
       writeFileSync(join(bin, 'aws'), `#!/bin/sh\nexec ${JSON.stringify(tools.aws)} --endpoint-url ${JSON.stringify(shim.url)} "$@"\n`);
       chmodSync(join(bin, 'aws'), 0o755);
-      const awsEnv = { ...process.env, AWS_ACCESS_KEY_ID: 'testing', AWS_SECRET_ACCESS_KEY: 'testing', AWS_DEFAULT_REGION: 'us-east-1', AWS_EC2_METADATA_DISABLED: 'true' };
+      const awsEnv = {
+        ...process.env,
+        AWS_ACCESS_KEY_ID: 'testing',
+        AWS_SECRET_ACCESS_KEY: 'testing',
+        AWS_DEFAULT_REGION: 'us-east-1',
+        AWS_EC2_METADATA_DISABLED: 'true',
+      };
       // Asynchronous: the shim answers in this process, so a blocking call would wait on itself.
-      const aws = async (...args: string[]): Promise<string> => (await execFileAsync(join(bin, 'aws'), [...args, '--region', 'us-east-1', '--output', 'text'], { env: awsEnv, encoding: 'utf8' })).stdout.trim();
+      const aws = async (...args: string[]): Promise<string> =>
+        (await execFileAsync(join(bin, 'aws'), [...args, '--region', 'us-east-1', '--output', 'text'], { env: awsEnv, encoding: 'utf8' })).stdout.trim();
       // Two benches as a gate's Terraform tags them (Project, Bench, ExpiresAt): one whose
       // teardown never ran and whose expiry has passed, one of a gate still running. The
       // left-behind one has no state (its StateKey tag is absent), so the sweep deletes it
@@ -333,10 +397,49 @@ describe('a product repository adopts loadgate from the README and docs/github.m
       const bench = async (name: string, expiresAt: string, cidr: string) => {
         const tags = (type: string) => `ResourceType=${type},Tags=[{Key=Project,Value=loadgate},{Key=Bench,Value=${name}},{Key=ExpiresAt,Value=${expiresAt}}]`;
         const vpc = await aws('ec2', 'create-vpc', '--cidr-block', `${cidr}.0.0/16`, '--tag-specifications', tags('vpc'), '--query', 'Vpc.VpcId');
-        const subnet = await aws('ec2', 'create-subnet', '--vpc-id', vpc, '--cidr-block', `${cidr}.1.0/24`, '--tag-specifications', tags('subnet'), '--query', 'Subnet.SubnetId');
-        const group = await aws('ec2', 'create-security-group', '--vpc-id', vpc, '--group-name', `${name}-app`, '--description', 'app nodes', '--tag-specifications', tags('security-group'), '--query', 'GroupId');
+        const subnet = await aws(
+          'ec2',
+          'create-subnet',
+          '--vpc-id',
+          vpc,
+          '--cidr-block',
+          `${cidr}.1.0/24`,
+          '--tag-specifications',
+          tags('subnet'),
+          '--query',
+          'Subnet.SubnetId',
+        );
+        const group = await aws(
+          'ec2',
+          'create-security-group',
+          '--vpc-id',
+          vpc,
+          '--group-name',
+          `${name}-app`,
+          '--description',
+          'app nodes',
+          '--tag-specifications',
+          tags('security-group'),
+          '--query',
+          'GroupId',
+        );
         const image = await aws('ec2', 'describe-images', '--owners', 'amazon', '--query', 'Images[0].ImageId');
-        const instance = await aws('ec2', 'run-instances', '--image-id', image, '--instance-type', 't3.micro', '--subnet-id', subnet, '--security-group-ids', group, '--tag-specifications', tags('instance'), '--query', 'Instances[0].InstanceId');
+        const instance = await aws(
+          'ec2',
+          'run-instances',
+          '--image-id',
+          image,
+          '--instance-type',
+          't3.micro',
+          '--subnet-id',
+          subnet,
+          '--security-group-ids',
+          group,
+          '--tag-specifications',
+          tags('instance'),
+          '--query',
+          'Instances[0].InstanceId',
+        );
         return { vpc, subnet, group, instance };
       };
       await aws('s3api', 'create-bucket', '--bucket', 'chat-server-loadgate-state');
@@ -344,34 +447,60 @@ describe('a product repository adopts loadgate from the README and docs/github.m
       const current = await bench('lg-4343-1', '2099-01-01T00:00:00Z', '10.43');
       // The sweep finds a bench's resources by the ARNs the tagging API lists, in AWS's form
       // (arn:aws:ec2:<region>:<account>:instance/i-…).
-      const arns = await aws('resourcegroupstaggingapi', 'get-resources', '--tag-filters', 'Key=Bench,Values=lg-4242-1', '--query', 'ResourceTagMappingList[].ResourceARN');
-      for (const arn of arns.split(/\s+/).filter((a) => a.includes(':ec2:'))) assert.match(arn, /^arn:aws:ec2:us-east-1:\d{12}:[a-z-]+\/[a-z]+-[0-9a-f]+$/, 'EC2 ARNs in AWS\'s form');
+      const arns = await aws(
+        'resourcegroupstaggingapi',
+        'get-resources',
+        '--tag-filters',
+        'Key=Bench,Values=lg-4242-1',
+        '--query',
+        'ResourceTagMappingList[].ResourceARN',
+      );
+      for (const arn of arns.split(/\s+/).filter((a) => a.includes(':ec2:')))
+        assert.match(arn, /^arn:aws:ec2:us-east-1:\d{12}:[a-z-]+\/[a-z]+-[0-9a-f]+$/, "EC2 ARNs in AWS's form");
       t.diagnostic(`moto's EC2 ARNs the shim rewrote: ${shim.rewritten}`);
 
       const logFile = logFileFor('janitor');
       const args = [
         ...actArgs(p, 'loadgate-janitor.yml', 'janitor.yml'),
-        '--env', 'GITHUB_REPOSITORY=mattermost-like/chat-server',
-        '--env', `LOADGATE_ACT_CHECKOUT_REPOSITORY=${p.pin.repository}`,
-        '--env', `LOADGATE_ACT_CHECKOUT_SOURCE=${p.release}`,
+        '--env',
+        'GITHUB_REPOSITORY=mattermost-like/chat-server',
+        '--env',
+        `LOADGATE_ACT_CHECKOUT_REPOSITORY=${p.pin.repository}`,
+        '--env',
+        `LOADGATE_ACT_CHECKOUT_SOURCE=${p.release}`,
         // The bench environment's variables the janitor's caller needs (its first lines, docs/github.md step 4).
-        '--var', 'LOADGATE_AWS_ROLE_ARN=arn:aws:iam::123456789012:role/loadgate-bench',
-        '--var', 'LOADGATE_AWS_REGION=us-east-1',
-        '--var', 'LOADGATE_TF_STATE_BUCKET=chat-server-loadgate-state',
+        '--var',
+        'LOADGATE_AWS_ROLE_ARN=arn:aws:iam::123456789012:role/loadgate-bench',
+        '--var',
+        'LOADGATE_AWS_REGION=us-east-1',
+        '--var',
+        'LOADGATE_TF_STATE_BUCKET=chat-server-loadgate-state',
       ];
       const env = { ...process.env, PATH: `${bin}${delimiter}${process.env.PATH ?? ''}` };
       const { code } = await runLogged(ACT as string, args, { cwd: p.dir, logFile, timeoutMs: ACT_SHORT_TIMEOUT_MS, env });
       const where = `act exit ${code}, log: ${logFile}`;
       const log = readFileSync(logFile, 'utf8');
-      assert.match(log, new RegExp(`checkout stand-in: ${p.pin.repository}@${p.pin.ref} -> \\.loadgate`), `the janitor checked loadgate out at the pinned ref (${where})`);
+      assert.match(
+        log,
+        new RegExp(`checkout stand-in: ${p.pin.repository}@${p.pin.ref} -> \\.loadgate`),
+        `the janitor checked loadgate out at the pinned ref (${where})`,
+      );
       assert.equal(code, 0, `the sweep succeeded (${where})`);
       assert.match(log, /lg-4242-1 \(us-east-1\): expired at 2026-01-01T00:00:00\.000Z/);
       assert.match(log, /lg-4343-1 \(us-east-1\): expires 2099-01-01T00:00:00\.000Z, kept/);
 
       const state = (id: string) => aws('ec2', 'describe-instances', '--instance-ids', id, '--query', 'Reservations[0].Instances[0].State.Name');
       assert.equal(await state(leaked.instance), 'terminated', 'the leaked instance is terminated');
-      assert.equal(await aws('ec2', 'describe-vpcs', '--filters', `Name=vpc-id,Values=${leaked.vpc}`, '--query', 'length(Vpcs)'), '0', 'the leaked VPC is gone');
-      assert.equal(await aws('ec2', 'describe-security-groups', '--filters', `Name=group-id,Values=${leaked.group}`, '--query', 'length(SecurityGroups)'), '0', 'its security group is gone');
+      assert.equal(
+        await aws('ec2', 'describe-vpcs', '--filters', `Name=vpc-id,Values=${leaked.vpc}`, '--query', 'length(Vpcs)'),
+        '0',
+        'the leaked VPC is gone',
+      );
+      assert.equal(
+        await aws('ec2', 'describe-security-groups', '--filters', `Name=group-id,Values=${leaked.group}`, '--query', 'length(SecurityGroups)'),
+        '0',
+        'its security group is gone',
+      );
       assert.equal(await state(current.instance), 'running', 'the current bench is untouched');
       assert.equal(await aws('ec2', 'describe-vpcs', '--filters', `Name=vpc-id,Values=${current.vpc}`, '--query', 'length(Vpcs)'), '1');
     },

@@ -110,7 +110,11 @@ function callerWithRunnerLimit(): string {
 }
 
 async function gate(t: TestContext): Promise<void> {
-  const b = await startAwsActBench(t, k6 as string, { bootSeconds: BOOT_SECONDS, admin: { email: ADMIN_EMAIL, password: ADMIN_PASSWORD }, keepEnv: ['LOADGATE_ADMIN_EMAIL', 'LOADGATE_ADMIN_PASSWORD', 'LOADGATE_GRAFANA_TOKEN', 'LOADGATE_SNAPSHOT_GRAFANA'] });
+  const b = await startAwsActBench(t, k6 as string, {
+    bootSeconds: BOOT_SECONDS,
+    admin: { email: ADMIN_EMAIL, password: ADMIN_PASSWORD },
+    keepEnv: ['LOADGATE_ADMIN_EMAIL', 'LOADGATE_ADMIN_PASSWORD', 'LOADGATE_GRAFANA_TOKEN', 'LOADGATE_SNAPSHOT_GRAFANA'],
+  });
   const { bench, tools, userGrafana } = b;
   const { prometheusA, prometheusB, agent0, agent1, all: firewalls } = b.firewalls;
   const work = await mkdtemp(join(tmpdir(), 'loadgate-aws-jobs-'));
@@ -136,12 +140,17 @@ async function gate(t: TestContext): Promise<void> {
   mkdirSync(join(ROOT, 'tmp'), { recursive: true });
   const args = [
     'workflow_dispatch',
-    '-W', '.github/workflows/loadgate.yml',
-    '-P', 'ubuntu-latest=-self-hosted',
-    '--local-repository', `loadgate/loadgate@v1=${release}`,
+    '-W',
+    '.github/workflows/loadgate.yml',
+    '-P',
+    'ubuntu-latest=-self-hosted',
+    '--local-repository',
+    `loadgate/loadgate@v1=${release}`,
     ...replacedActions([join(consumer, '.github', 'workflows', 'loadgate.yml'), join(release, '.github', 'workflows', 'loadgate.yml')]),
-    '--input', `candidate=${CANDIDATE}`,
-    '--input', `baseline=${BASELINE}`,
+    '--input',
+    `candidate=${CANDIDATE}`,
+    '--input',
+    `baseline=${BASELINE}`,
     ...gateEnvArgs({ standin, loadgate: { repository: 'loadgate/loadgate', source: release }, workspace: consumer, share, token: TOKEN, artifacts }),
     ...awsGateSettings(b, { email: ADMIN_EMAIL, password: ADMIN_PASSWORD }),
   ];
@@ -160,35 +169,73 @@ async function gate(t: TestContext): Promise<void> {
   // Provisioned once, destroyed once, by the teardown job, with what provision applied.
   const applies = tools.terraform.filter((r) => r.command === 'apply');
   const destroys = tools.terraform.filter((r) => r.command === 'destroy');
-  assert.deepEqual(applies.map((r) => r.job), ['provision-aws'], `terraform apply exactly once (${where})`);
-  assert.deepEqual(destroys.map((r) => r.job), ['teardown'], `terraform destroy exactly once (${where})`);
+  assert.deepEqual(
+    applies.map((r) => r.job),
+    ['provision-aws'],
+    `terraform apply exactly once (${where})`,
+  );
+  assert.deepEqual(
+    destroys.map((r) => r.job),
+    ['teardown'],
+    `terraform destroy exactly once (${where})`,
+  );
   assert.equal(destroys[0]?.key, applies[0]?.key, 'destroyed the state provision wrote');
   assert.match(applies[0]?.key ?? '', /^loadgate\/mattermost-like\/chat-server\/[0-9]+\/1\/terraform\.tfstate$/);
   assert.deepEqual(destroys[0]?.vars, applies[0]?.vars, 'teardown destroyed with the variables provision stored beside the state');
-  assert.deepEqual(tools.terraform.filter((r) => r.command === 'init').map((r) => r.job), ['provision-aws', 'teardown'], 'no run job re-initialised or re-provisioned');
+  assert.deepEqual(
+    tools.terraform.filter((r) => r.command === 'init').map((r) => r.job),
+    ['provision-aws', 'teardown'],
+    'no run job re-initialised or re-provisioned',
+  );
   // The account's vCPU quota was read, by provision, before the apply.
   const quotaReads = tools.calls.filter((c) => c.tool === 'aws' && c.args[0] === 'service-quotas');
-  assert.deepEqual(quotaReads.map((c) => `${c.job} ${c.args[1]}`), ['provision-aws get-service-quota'], `provision checked the vCPU quota (${where})`);
+  assert.deepEqual(
+    quotaReads.map((c) => `${c.job} ${c.args[1]}`),
+    ['provision-aws get-service-quota'],
+    `provision checked the vCPU quota (${where})`,
+  );
   const applyAt = tools.calls.find((c) => c.tool === 'terraform' && c.args.includes('apply'))?.atMs ?? 0;
   assert.ok((quotaReads[0]?.atMs ?? Infinity) < applyAt, 'the quota was checked before the apply');
 
   // Every job on its own runner: the bench admitted no one at apply; each run job admitted
   // its own address (and only it) at its start and withdrew it at its end; nothing was refused.
-  assert.deepEqual((applies[0]?.vars?.bench as Record<string, unknown> | undefined)?.controller_cidr_blocks, [], 'provision admits no runner at apply: it never talks to the bench');
+  assert.deepEqual(
+    (applies[0]?.vars?.bench as Record<string, unknown> | undefined)?.controller_cidr_blocks,
+    [],
+    'provision admits no runner at apply: it never talks to the bench',
+  );
   const lookups = tools.calls.filter((c) => c.tool === 'curl');
-  assert.deepEqual(lookups.map((c) => c.job), ['run-aws-1', 'run-aws-2'], 'each run job looked up its own address');
+  assert.deepEqual(
+    lookups.map((c) => c.job),
+    ['run-aws-1', 'run-aws-2'],
+    'each run job looked up its own address',
+  );
   const addresses = lookups.map((c) => tools.addressOf(c.runner));
   assert.equal(new Set(addresses).size, 2, `two runners, two addresses: ${addresses.join(', ')}`);
   for (const [i, job] of ['run-aws-1', 'run-aws-2'].entries()) {
     const own = tools.authorized.filter((r) => r.by === job);
-    assert.deepEqual(own.map((r) => r.cidr), [0, 1, 2, 3].map(() => `${addresses[i]}/32`), `${job} admitted its own runner to the four controller ports`);
-    assert.ok(own.every((r) => r.revokedBy === job), `${job} withdrew every rule it added`);
+    assert.deepEqual(
+      own.map((r) => r.cidr),
+      [0, 1, 2, 3].map(() => `${addresses[i]}/32`),
+      `${job} admitted its own runner to the four controller ports`,
+    );
+    assert.ok(
+      own.every((r) => r.revokedBy === job),
+      `${job} withdrew every rule it added`,
+    );
   }
   // The documented secrets reached the process that ran the gate, in every run job.
   const seen = firewalls.flatMap((f) => f.seen);
   assert.deepEqual(
     [...new Set(seen.map((c) => JSON.stringify(c.env)))],
-    [JSON.stringify({ LOADGATE_ADMIN_EMAIL: ADMIN_EMAIL, LOADGATE_ADMIN_PASSWORD: ADMIN_PASSWORD, LOADGATE_GRAFANA_TOKEN: GRAFANA_SECRET, LOADGATE_SNAPSHOT_GRAFANA: userGrafana.baseUrl })],
+    [
+      JSON.stringify({
+        LOADGATE_ADMIN_EMAIL: ADMIN_EMAIL,
+        LOADGATE_ADMIN_PASSWORD: ADMIN_PASSWORD,
+        LOADGATE_GRAFANA_TOKEN: GRAFANA_SECRET,
+        LOADGATE_SNAPSHOT_GRAFANA: userGrafana.baseUrl,
+      }),
+    ],
     'the admin login and the Grafana token, set as the repository secrets docs/github.md names, reached the run through the shipped caller',
   );
   assert.equal(new Set(seen.map((c) => c.runner)).size, 2, 'from both run jobs');
@@ -256,8 +303,16 @@ async function gate(t: TestContext): Promise<void> {
   // Every AWS job assumed the role through the credentials stand-in; nothing is left running.
   // act masks the role ARN (a secret) as ***; the stand-in refuses an empty or malformed one.
   const sessions = [...log.matchAll(/\| credentials stand-in: assumed \*\*\* as (loadgate-[a-z0-9-]+?)-[0-9]+ in us-east-1/g)].map((m) => m[1]);
-  assert.deepEqual(sessions, ['loadgate-provision', 'loadgate-run-aws-1', 'loadgate-run-aws-2', 'loadgate-teardown'], 'provision, two run jobs and teardown, in order');
+  assert.deepEqual(
+    sessions,
+    ['loadgate-provision', 'loadgate-run-aws-1', 'loadgate-run-aws-2', 'loadgate-teardown'],
+    'provision, two run jobs and teardown, in order',
+  );
   assert.equal(bench.runningK6(), 0, 'the load is stopped');
 }
 
-test('the AWS gate in duet under act: provision once, run-aws-1 stops at its job budget, run-aws-2 resumes, publish, teardown destroys once', { skip, timeout: TIMEOUT_MS + 120_000 }, (t) => gate(t));
+test(
+  'the AWS gate in duet under act: provision once, run-aws-1 stops at its job budget, run-aws-2 resumes, publish, teardown destroys once',
+  { skip, timeout: TIMEOUT_MS + 120_000 },
+  (t) => gate(t),
+);

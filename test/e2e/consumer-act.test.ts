@@ -31,7 +31,12 @@ const BASELINE = process.env.LOADGATE_E2E_BASELINE ?? '1.162.0';
 const CANDIDATE = process.env.LOADGATE_E2E_CANDIDATE ?? '1.163.2';
 const TIMEOUT_MS = 25 * 60_000;
 
-const skip = process.env.LOADGATE_SKIP_INTEGRATION === '1' ? 'LOADGATE_SKIP_INTEGRATION=1' : !ACT ? 'act is not installed (bash scripts/setup.sh --tests installs it)' : false;
+const skip =
+  process.env.LOADGATE_SKIP_INTEGRATION === '1'
+    ? 'LOADGATE_SKIP_INTEGRATION=1'
+    : !ACT
+      ? 'act is not installed (bash scripts/setup.sh --tests installs it)'
+      : false;
 
 /** What a caller pins: the reusable workflow (a job's uses) or the root action (a step's uses). */
 type CallerShape = { jobs: { gate: { uses?: string; with?: Record<string, string>; steps?: { uses?: string; with?: Record<string, string> }[] } } };
@@ -74,16 +79,22 @@ async function adopt(t: TestContext, name: string): Promise<void> {
 
     const args = [
       'workflow_dispatch',
-      '-W', `.github/workflows/${name}`,
-      '-P', 'ubuntu-latest=-self-hosted',
+      '-W',
+      `.github/workflows/${name}`,
+      '-P',
+      'ubuntu-latest=-self-hosted',
       // act keeps its host jobs' directories and one shared tool_cache under this path
       // (nektos/act pkg/runner/run_context.go): this adoption takes its own, sharing no
       // files with another act.
-      '--action-cache-path', join(work, 'act-cache'),
-      '--local-repository', `${pin.repository}@${pin.ref}=${release}`,
+      '--action-cache-path',
+      join(work, 'act-cache'),
+      '--local-repository',
+      `${pin.repository}@${pin.ref}=${release}`,
       ...replacedActions([caller, join(release, '.github', 'workflows', 'loadgate.yml')]),
-      '--input', `candidate=${CANDIDATE}`,
-      '--input', `baseline=${BASELINE}`,
+      '--input',
+      `candidate=${CANDIDATE}`,
+      '--input',
+      `baseline=${BASELINE}`,
       ...gateEnvArgs({ standin, loadgate: { repository: pin.repository, source: release }, workspace: consumer, share, token: TOKEN }),
     ];
     const { code } = await runLogged(ACT as string, args, { cwd: consumer, logFile, timeoutMs: TIMEOUT_MS });
@@ -112,4 +123,6 @@ async function adopt(t: TestContext, name: string): Promise<void> {
   }
 }
 
-test('a consumer repository runs the root action from its release: check run and report PR, no npm ci', { skip, timeout: TIMEOUT_MS + 60_000 }, (t) => adopt(t, 'loadgate-action.yml'));
+test('a consumer repository runs the root action from its release: check run and report PR, no npm ci', { skip, timeout: TIMEOUT_MS + 60_000 }, (t) =>
+  adopt(t, 'loadgate-action.yml'),
+);

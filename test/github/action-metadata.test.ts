@@ -13,7 +13,11 @@ const ACTION_FILES = [
   'test/support/github-standin/act-noop-action/action.yml',
   'test/support/github-standin/act-checkout-action/action.yml',
 ];
-const WORKFLOWS = ['.github/workflows', 'examples/workflows'].flatMap((dir) => readdirSync(dir).filter((f) => f.endsWith('.yml')).map((f) => join(dir, f)));
+const WORKFLOWS = ['.github/workflows', 'examples/workflows'].flatMap((dir) =>
+  readdirSync(dir)
+    .filter((f) => f.endsWith('.yml'))
+    .map((f) => join(dir, f)),
+);
 /** The shipped callers pin loadgate itself by its moving major tag (CHANGELOG.md); everything else by SHA. */
 const LOADGATE_RELEASE = /^loadgate\/loadgate(\/\.github\/workflows\/loadgate\.yml)?@v\d+$/;
 
@@ -59,11 +63,14 @@ for (const file of WORKFLOWS) {
     for (const [name, job] of Object.entries(workflow.jobs)) {
       // A job that calls a reusable workflow cannot set a timeout; its called jobs do.
       // A number, or the runner limit the caller gives (the AWS run jobs).
-      if (!job.uses) assert.ok(typeof job['timeout-minutes'] === 'number' || job['timeout-minutes'] === '${{ inputs.runner-limit-minutes }}', `${name} has timeout-minutes`);
+      if (!job.uses)
+        assert.ok(typeof job['timeout-minutes'] === 'number' || job['timeout-minutes'] === '${{ inputs.runner-limit-minutes }}', `${name} has timeout-minutes`);
       assert.ok(job.permissions && typeof job.permissions === 'object', `${name} grants its own permissions`);
       for (const step of job.steps ?? []) {
-        if (step.uses && !step.uses.startsWith('./') && !LOADGATE_RELEASE.test(step.uses)) assert.match(step.uses, /^[\w.-]+\/[\w./-]+@[0-9a-f]{40}$/, `${name}: ${step.uses} is pinned to a commit SHA`);
-        if (step.run) assert.ok(!/\$\{\{\s*(inputs|github\.event|github\.head_ref|steps|needs)\./.test(step.run), `${name}: a run script interpolates an input; use env:`);
+        if (step.uses && !step.uses.startsWith('./') && !LOADGATE_RELEASE.test(step.uses))
+          assert.match(step.uses, /^[\w.-]+\/[\w./-]+@[0-9a-f]{40}$/, `${name}: ${step.uses} is pinned to a commit SHA`);
+        if (step.run)
+          assert.ok(!/\$\{\{\s*(inputs|github\.event|github\.head_ref|steps|needs)\./.test(step.run), `${name}: a run script interpolates an input; use env:`);
       }
     }
   });

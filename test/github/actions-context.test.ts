@@ -27,7 +27,9 @@ async function withEnv<T>(vars: Record<string, string | undefined>, fn: () => Pr
 }
 
 test('a pushed tag: the ref gives the tag name and type, the run id becomes text, URLs lose trailing slashes', () => {
-  const c = parseActionsContext(contextSource({ eventName: 'push', ref: 'refs/tags/v11.0.1-rc2', sha: SHA, runId: 77, runAttempt: 2, apiUrl: 'http://127.0.0.1:9/api/v3/' }));
+  const c = parseActionsContext(
+    contextSource({ eventName: 'push', ref: 'refs/tags/v11.0.1-rc2', sha: SHA, runId: 77, runAttempt: 2, apiUrl: 'http://127.0.0.1:9/api/v3/' }),
+  );
   assert.deepEqual(c, {
     eventName: 'push',
     sha: SHA,
@@ -71,7 +73,11 @@ test('hostile context values are refused, naming the variable they came from', (
     [{ runAttempt: 0 }, /env GITHUB_RUN_ATTEMPT/],
   ];
   for (const [overrides, message] of cases) {
-    assert.throws(() => parseActionsContext(contextSource(overrides)), (e: unknown) => e instanceof InputError && message.test(e.message), message.source);
+    assert.throws(
+      () => parseActionsContext(contextSource(overrides)),
+      (e: unknown) => e instanceof InputError && message.test(e.message),
+      message.source,
+    );
   }
 });
 
@@ -81,7 +87,17 @@ test('readActionsContext hydrates @actions/github from the environment and the e
   const event = join(dir, 'event.json');
   // A push event names its repository; the toolkit falls back to it without GITHUB_REPOSITORY.
   await writeFile(event, JSON.stringify({ ref: 'refs/tags/v2.0.0-rc1', repository: { name: 'mattermost', owner: { login: 'mattermost' } } }));
-  const base = { GITHUB_EVENT_PATH: event, GITHUB_EVENT_NAME: 'push', GITHUB_REF: 'refs/tags/v2.0.0-rc1', GITHUB_SHA: SHA, GITHUB_RUN_ID: '4242', GITHUB_RUN_ATTEMPT: '3', GITHUB_REPOSITORY: undefined, GITHUB_API_URL: undefined, GITHUB_SERVER_URL: undefined };
+  const base = {
+    GITHUB_EVENT_PATH: event,
+    GITHUB_EVENT_NAME: 'push',
+    GITHUB_REF: 'refs/tags/v2.0.0-rc1',
+    GITHUB_SHA: SHA,
+    GITHUB_RUN_ID: '4242',
+    GITHUB_RUN_ATTEMPT: '3',
+    GITHUB_REPOSITORY: undefined,
+    GITHUB_API_URL: undefined,
+    GITHUB_SERVER_URL: undefined,
+  };
   const c = await withEnv(base, () => readActionsContext());
   assert.equal(c.repository, 'mattermost/mattermost');
   assert.equal(c.refName, 'v2.0.0-rc1');

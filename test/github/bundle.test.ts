@@ -24,7 +24,10 @@ test('the bundle runs a command without node_modules and keeps exit codes', { sk
     writeFileSync(join(scratch, 'package.json'), '{"type":"module"}\n');
     writeFileSync(join(scratch, 'loadgate.js'), readFileSync(BUNDLE));
     writeFileSync(join(scratch, 'tags.txt'), 'v1.0.0\nv1.1.0\nv1.2.0-rc1\n');
-    const out = execFileSync(process.execPath, ['loadgate.js', 'pick-baseline', '--candidate', 'v1.2.0-rc2', '--tags-file', 'tags.txt'], { cwd: scratch, stdio: ['ignore', 'pipe', 'pipe'] }).toString();
+    const out = execFileSync(process.execPath, ['loadgate.js', 'pick-baseline', '--candidate', 'v1.2.0-rc2', '--tags-file', 'tags.txt'], {
+      cwd: scratch,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }).toString();
     assert.match(out, /^baseline=v1\.1\.0$/m);
     assert.throws(
       () => execFileSync(process.execPath, ['loadgate.js', 'check-inputs', '--candidate', '$(id)'], { cwd: scratch, stdio: ['ignore', 'pipe', 'pipe'] }),
@@ -42,7 +45,16 @@ test('the bundle draws the report graphs without node_modules (the PNG renderer 
   try {
     writeFileSync(join(scratch, 'loadgate.js'), readFileSync(BUNDLE));
     const runs = resolve('reports/examples/v10.12.0-vs-v11.0.1-rc2/runs');
-    const args = ['loadgate.js', 'compare', '--baseline', join(runs, 'baseline-postgresql-bounded.json'), '--candidate', join(runs, 'candidate-postgresql-bounded.json'), '--out', 'out'];
+    const args = [
+      'loadgate.js',
+      'compare',
+      '--baseline',
+      join(runs, 'baseline-postgresql-bounded.json'),
+      '--candidate',
+      join(runs, 'candidate-postgresql-bounded.json'),
+      '--out',
+      'out',
+    ];
     // One seed pair under the assumed noise is undecided (exit 2, another pair needed); the report is drawn all the same.
     const run = spawnSync(process.execPath, args, { cwd: scratch, encoding: 'utf8' });
     assert.equal(run.status, 2, run.stderr);

@@ -99,7 +99,10 @@ test('publish-calibration: plan writes the cost to the job summary; finish commi
 });
 
 test("publish-calibration --mode plan on AWS: the worst-case cost against max-cost, and the pairs the runners' job limit allows", async () => {
-  const plan = (args: string[]) => runCli(['publish-calibration', '--mode', 'plan', '--config', 'examples/aws-mattermost.yml', '--version', 'v10.11.0', ...args], { GITHUB_STEP_SUMMARY: undefined });
+  const plan = (args: string[]) =>
+    runCli(['publish-calibration', '--mode', 'plan', '--config', 'examples/aws-mattermost.yml', '--version', 'v10.11.0', ...args], {
+      GITHUB_STEP_SUMMARY: undefined,
+    });
   const five = await plan(['--repeats', '5']);
   assert.equal(five.code, 0, five.err);
   assert.match(five.out, /^Worst-case cost: \*\*\$\d+\.\d\d\*\* \(no max-cost set\), up to /m);
@@ -149,7 +152,12 @@ test('publish-calibration of a calibration dispatched on a release branch that s
   assert.equal(pull.base, 'release-1.2', 'the branch whose config was calibrated');
   assert.equal(pull.title, 'loadgate: noise model calibrated with v1.2.0 (2 A/A pairs)');
   assert.match(pull.body ?? '', /\*\*Stopped early\*\* after 2 of the 3 A\/A pairs asked/);
-  assert.ok((pull.body ?? '').includes(`gh workflow run loadgate.yml --repo ${s.owner}/${s.repo} -f mode=calibrate -f candidate=v1.2.0 -f repeats=3 -f continue-from=92`), pull.body ?? '');
+  assert.ok(
+    (pull.body ?? '').includes(
+      `gh workflow run loadgate.yml --repo ${s.owner}/${s.repo} -f mode=calibrate -f candidate=v1.2.0 -f repeats=3 -f continue-from=92`,
+    ),
+    pull.body ?? '',
+  );
   // Branched from the release branch: the default branch's later commit is not in it.
   assert.equal(s.filesOnBranch('loadgate-calibration/v1.2.0').get('README.md')?.toString(), '# chat-server\n');
   assert.deepEqual(s.rejected, []);

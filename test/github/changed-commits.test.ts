@@ -36,14 +36,21 @@ test('each adapter names its repository and maps a profile file into it', () => 
 test('the commits between the two tags that touched the hot files, through the compare API, as links in the report', async (t) => {
   const s = await new GitHubStandin({ owner: 'element-hq', repo: 'synapse', tags: [] }).start();
   t.after(() => s.close());
-  const c0 = s.commitOnDefaultBranch('1.162.0', { 'synapse/handlers/message.py': 'def create_event():\n    pass\n', 'synapse/storage/events.py': 'def persist():\n    pass\n' });
+  const c0 = s.commitOnDefaultBranch('1.162.0', {
+    'synapse/handlers/message.py': 'def create_event():\n    pass\n',
+    'synapse/storage/events.py': 'def persist():\n    pass\n',
+  });
   s.addTag('v1.162.0', c0, true);
   const c1 = s.commitOnDefaultBranch('Hash every event twice (#123)\n\nlonger body', { 'synapse/storage/events.py': 'def persist():\n    hash()\n    pass\n' });
   const c2 = s.commitOnDefaultBranch('Docs', { 'docs/x.md': 'x\n' });
   s.addTag('v1.163.2', c2);
   s.commitOnDefaultBranch('after the candidate', { 'synapse/storage/events.py': 'def persist():\n    pass\n' });
 
-  const api = new GitHubRepoApi(createGitHubClient({ token: TOKEN, baseUrl: s.url, writeIntervalMs: 0, retries: 0, maskToken: false }), 'element-hq', 'synapse');
+  const api = new GitHubRepoApi(
+    createGitHubClient({ token: TOKEN, baseUrl: s.url, writeIntervalMs: 0, retries: 0, maskToken: false }),
+    'element-hq',
+    'synapse',
+  );
   const result = await changedCommits(api, chatServerOf('synapse').source, { baseline: '1.162.0', candidate: '1.163.2' }, [
     { name: 'persist', file: `${VENV}/synapse/storage/events.py` },
     { name: 'create_event', file: `${VENV}/synapse/handlers/message.py` },
@@ -54,7 +61,11 @@ test('the commits between the two tags that touched the hot files, through the c
   assert.equal(result.totalCommits, 2);
   assert.equal(result.truncated, false);
   assert.equal(result.compareUrl, 'https://github.com/element-hq/synapse/compare/v1.162.0...v1.163.2');
-  assert.deepEqual(result.files.map((f) => [f.path, f.functions, f.additions, f.commits.map((c) => [c.sha, c.title])]), [['synapse/storage/events.py', ['persist'], 1, [[c1, 'Hash every event twice (#123)']]]], 'only the range\'s commit, not the later one');
+  assert.deepEqual(
+    result.files.map((f) => [f.path, f.functions, f.additions, f.commits.map((c) => [c.sha, c.title])]),
+    [['synapse/storage/events.py', ['persist'], 1, [[c1, 'Hash every event twice (#123)']]]],
+    "only the range's commit, not the later one",
+  );
   assert.deepEqual(result.untouched, ['synapse/handlers/message.py']);
   assert.deepEqual(result.outside, ['runUntilCurrent']);
 
@@ -65,7 +76,10 @@ test('the commits between the two tags that touched the hot files, through the c
   assert.ok(!section.includes(c2.slice(0, 7)), 'a commit that touched no hot file is not listed');
 
   // Tags the repository lacks: GitHub's 404, explained.
-  await assert.rejects(changedCommits(api, chatServerOf('synapse').source, { baseline: '1.0.0', candidate: '1.163.2' }, []), /v1\.0\.0 or v1\.163\.2 is not a tag or commit of element-hq\/synapse/);
+  await assert.rejects(
+    changedCommits(api, chatServerOf('synapse').source, { baseline: '1.0.0', candidate: '1.163.2' }, []),
+    /v1\.0\.0 or v1\.163\.2 is not a tag or commit of element-hq\/synapse/,
+  );
 });
 
 test('the report says plainly when none of the hot functions changed, and tabulates those that did', () => {
@@ -77,7 +91,10 @@ test('the report says plainly when none of the hot functions changed, and tabula
       { name: 'select', path: undefined, status: 'not-found' },
     ],
   });
-  assert.match(none, /None of the 1 hot functions in the server's source changed between `1\.162\.0` and `1\.163\.2`: the cause is elsewhere \(configuration, dependencies, data\)\./);
+  assert.match(
+    none,
+    /None of the 1 hot functions in the server's source changed between `1\.162\.0` and `1\.163\.2`: the cause is elsewhere \(configuration, dependencies, data\)\./,
+  );
   const some = changedCodeSection({
     baseline: '1.162.0',
     candidate: '1.163.2',

@@ -17,13 +17,21 @@ after(() => warm.close());
 test('the AWS plan in the check run: resources, cost with the price date, duration, budget', async () => {
   const config = await loadGateConfig('examples/aws-mattermost.yml');
   const plan = planGate(config, { baseline: 'v10.12.0', candidate: 'v11.0.1-rc2', tests: [], repeats: 1, bench: 'aws', maxCost: 10 });
-  const aws = buildPlan(config, { dbSource: config.bench.aws.database?.snapshotIdentifier ? 'snapshot' : config.bench.aws.database?.dumpUrl ? 'dump' : 'empty', maxCostUsd: 10 });
+  const aws = buildPlan(config, {
+    dbSource: config.bench.aws.database?.snapshotIdentifier ? 'snapshot' : config.bench.aws.database?.dumpUrl ? 'dump' : 'empty',
+    maxCostUsd: 10,
+  });
   assert.ok(plan.aws && !('error' in plan.aws));
-  assert.equal(plan.estimatedSeconds, aws.duration.totalSec, 'the duration is the AWS plan\'s');
+  assert.equal(plan.estimatedSeconds, aws.duration.totalSec, "the duration is the AWS plan's");
   const md = planMarkdown(plan);
   assert.match(md, /### AWS bench: preset perfcomp in us-east-1/);
   assert.match(md, /\| app \| 2 \| c7i\.2xlarge \| aws_instance \|/);
-  assert.match(md, new RegExp(`Worst-case cost: \\*\\*\\$${aws.cost.totalUsd.toFixed(2)}\\*\\*, every pair maxRepeats allows \\(on-demand us-east-1 prices as of ${aws.cost.pricesAsOf}\\)`));
+  assert.match(
+    md,
+    new RegExp(
+      `Worst-case cost: \\*\\*\\$${aws.cost.totalUsd.toFixed(2)}\\*\\*, every pair maxRepeats allows \\(on-demand us-east-1 prices as of ${aws.cost.pricesAsOf}\\)`,
+    ),
+  );
   assert.match(md, /worst case over the max-cost of \$10\.00 \(max-cost caps the worst case\): provisioning will refuse it/);
   assert.match(md, /Estimated duration: up to .*provisioning, both sides of every run/);
   assert.match(md, /<details><summary>Full plan/);
@@ -39,7 +47,13 @@ test('the AWS plan follows the tests and repeats chosen for this gate', async ()
 
 test('a plan that cannot be built is said in the check run instead of stopping the gate', () => {
   const config = parseGateConfig(
-    { version: 1, name: 'g', target: { system: 'mattermost' }, bench: { kind: 'aws', aws: { appInstanceType: 'x9.unpriced' } }, tests: [{ type: 'bounded', users: 100, rampUp: '1m', duration: '5m' }] },
+    {
+      version: 1,
+      name: 'g',
+      target: { system: 'mattermost' },
+      bench: { kind: 'aws', aws: { appInstanceType: 'x9.unpriced' } },
+      tests: [{ type: 'bounded', users: 100, rampUp: '1m', duration: '5m' }],
+    },
     'inline',
   );
   const plan = planGate(config, { baseline: 'v1.0.0', candidate: 'v1.1.0-rc1', tests: [], repeats: 1, bench: 'aws' });
@@ -47,7 +61,7 @@ test('a plan that cannot be built is said in the check run instead of stopping t
   assert.match(planMarkdown(plan), /\*\*AWS plan unavailable:\*\*/);
 });
 
-test('publish start posts the AWS plan on the check run, within GitHub\'s limits', async (t) => {
+test("publish start posts the AWS plan on the check run, within GitHub's limits", async (t) => {
   const s = await new GitHubStandin({ tags: ['v10.12.0'] }).start();
   t.after(() => s.close());
   s.addTag('v11.0.1-rc2', s.commitOnDefaultBranch('rc2'));

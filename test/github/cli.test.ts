@@ -53,7 +53,14 @@ const CLEAN_INPUTS = {
 test('check-inputs: env inputs validated and written to $GITHUB_OUTPUT', async () => {
   const output = join(scratch, 'out1');
   await writeFile(output, '');
-  const r = await runCli(['check-inputs', '--github-output'], { ...CLEAN_INPUTS, INPUT_CONFIG: CONFIG, INPUT_TESTS: 'unbounded', GITHUB_EVENT_NAME: 'push', GITHUB_REF: `refs/tags/${CANDIDATE}`, GITHUB_OUTPUT: output });
+  const r = await runCli(['check-inputs', '--github-output'], {
+    ...CLEAN_INPUTS,
+    INPUT_CONFIG: CONFIG,
+    INPUT_TESTS: 'unbounded',
+    GITHUB_EVENT_NAME: 'push',
+    GITHUB_REF: `refs/tags/${CANDIDATE}`,
+    GITHUB_OUTPUT: output,
+  });
   assert.equal(r.code, 0, r.err);
   const written = await readFile(output, 'utf8');
   assert.equal(written, r.out + '\n');
@@ -68,7 +75,12 @@ test('check-inputs: env inputs validated and written to $GITHUB_OUTPUT', async (
 test('check-inputs: a hostile input exits 3 and writes no output at all', async () => {
   const output = join(scratch, 'out2');
   await writeFile(output, '');
-  const r = await runCli(['check-inputs', '--github-output'], { ...CLEAN_INPUTS, INPUT_CONFIG: CONFIG, INPUT_CANDIDATE: 'v1.3.0-rc1\nbaseline=v0.0.1', GITHUB_OUTPUT: output });
+  const r = await runCli(['check-inputs', '--github-output'], {
+    ...CLEAN_INPUTS,
+    INPUT_CONFIG: CONFIG,
+    INPUT_CANDIDATE: 'v1.3.0-rc1\nbaseline=v0.0.1',
+    GITHUB_OUTPUT: output,
+  });
   assert.equal(r.code, 3);
   assert.match(r.err, /candidate: "v1\.3\.0-rc1\\nbaseline=v0\.0\.1" is not a version label/);
   assert.equal(await readFile(output, 'utf8'), '');
@@ -163,7 +175,19 @@ test("check-inputs and the preflight in mode calibrate neither read nor check th
   assert.equal(awsCalibration.code, 0, awsCalibration.err);
   // The preflight checks settings only, in either mode.
   const preflight = await runCli(
-    ['preflight', '--config', c.preset, '--bench', 'aws', '--secrets', 'aws-role-arn,license-secret-arn,admin-email,admin-password', '--variables', 'LOADGATE_TF_STATE_BUCKET,LOADGATE_USERS_FILE', '--users-file', c.users],
+    [
+      'preflight',
+      '--config',
+      c.preset,
+      '--bench',
+      'aws',
+      '--secrets',
+      'aws-role-arn,license-secret-arn,admin-email,admin-password',
+      '--variables',
+      'LOADGATE_TF_STATE_BUCKET,LOADGATE_USERS_FILE',
+      '--users-file',
+      c.users,
+    ],
     CLEAN_INPUTS,
   );
   assert.equal(preflight.code, 0, preflight.err);
@@ -174,10 +198,19 @@ test("check-inputs of a continuation reads the earlier gate's report: every pair
   const dir = await mkdtemp(join(scratch, 'earlier-'));
   const earlier = (pairs: number, verdict: 'inconclusive' | 'pass' = 'inconclusive', versions = { baseline: 'v10.12.0', candidate: 'v11.0.1-rc2' }) => {
     const v = verdictFile(verdict, [check()], versions);
-    return writeFile(join(dir, 'verdict.json'), JSON.stringify({ ...v, problems: [], decision: { ...v.decision, pairs, maxRepeats: pairs, suggestedMorePairs: 6 } }));
+    return writeFile(
+      join(dir, 'verdict.json'),
+      JSON.stringify({ ...v, problems: [], decision: { ...v.decision, pairs, maxRepeats: pairs, suggestedMorePairs: 6 } }),
+    );
   };
   t.after(() => rm(dir, { recursive: true, force: true }));
-  const env = { ...CLEAN_INPUTS, INPUT_CANDIDATE: 'v11.0.1-rc2', INPUT_CONFIG: 'examples/aws-mattermost.yml', INPUT_CONTINUE_FROM: '4242', INPUT_EARLIER_REPORT: dir };
+  const env = {
+    ...CLEAN_INPUTS,
+    INPUT_CANDIDATE: 'v11.0.1-rc2',
+    INPUT_CONFIG: 'examples/aws-mattermost.yml',
+    INPUT_CONTINUE_FROM: '4242',
+    INPUT_EARLIER_REPORT: dir,
+  };
   const json = async (extra: Record<string, string>) => {
     const r = await runCli(['check-inputs', '--json'], { ...env, ...extra });
     return { ...r, out: r.out ? (JSON.parse(r.out) as Record<string, unknown>) : {} };
@@ -186,10 +219,17 @@ test("check-inputs of a continuation reads the earlier gate's report: every pair
   await earlier(6);
   const second = await json({ INPUT_MAX_REPEATS: '11' });
   assert.equal(second.code, 0, second.err);
-  assert.deepEqual([second.out['earlier-pairs'], second.out['new-pairs-at-most'], second.out.baseline, second.out['needs-baseline']], [6, 5, 'v10.12.0', false], 'the earlier baseline, not a newly picked one');
+  assert.deepEqual(
+    [second.out['earlier-pairs'], second.out['new-pairs-at-most'], second.out.baseline, second.out['needs-baseline']],
+    [6, 5, 'v10.12.0', false],
+    'the earlier baseline, not a newly picked one',
+  );
   const tooMany = await json({ INPUT_MAX_REPEATS: '12' });
   assert.equal(tooMany.code, 3);
-  assert.match(tooMany.err, /max-repeats: 6 new pairs \(above the 6 a continuation reuses\) do not fit in the AWS workflow's 5 run jobs .*Lower max-repeats to 11 or less/);
+  assert.match(
+    tooMany.err,
+    /max-repeats: 6 new pairs \(above the 6 a continuation reuses\) do not fit in the AWS workflow's 5 run jobs .*Lower max-repeats to 11 or less/,
+  );
   // The first continuation, after 3 pairs (repeats is 1): the bench is planned for 3 new pairs, not 5.
   await earlier(3);
   assert.equal((await json({ INPUT_MAX_REPEATS: '6' })).out['new-pairs-at-most'], 3);
@@ -197,8 +237,16 @@ test("check-inputs of a continuation reads the earlier gate's report: every pair
   const refusals: [() => Promise<void>, Record<string, string>, RegExp][] = [
     [() => earlier(3), { INPUT_MAX_REPEATS: '3' }, /max-repeats: 3 is not above the 3 pairs run 4242 already ran/],
     [() => earlier(3, 'pass'), { INPUT_MAX_REPEATS: '6' }, /continue-from: run 4242 ended pass: only an inconclusive gate goes on/],
-    [() => earlier(3, 'inconclusive', { baseline: 'v10.11.0', candidate: 'v11.0.1-rc2' }), { INPUT_MAX_REPEATS: '6', INPUT_BASELINE: 'v10.12.0' }, /continue-from: run 4242 compared v10\.11\.0 with v11\.0\.1-rc2, not v10\.12\.0 with v11\.0\.1-rc2/],
-    [() => rm(join(dir, 'verdict.json')), { INPUT_MAX_REPEATS: '6' }, /continue-from: run 4242 left no loadgate-report artifact with a readable verdict\.json \(ENOENT; artifacts are kept 30 days\)/],
+    [
+      () => earlier(3, 'inconclusive', { baseline: 'v10.11.0', candidate: 'v11.0.1-rc2' }),
+      { INPUT_MAX_REPEATS: '6', INPUT_BASELINE: 'v10.12.0' },
+      /continue-from: run 4242 compared v10\.11\.0 with v11\.0\.1-rc2, not v10\.12\.0 with v11\.0\.1-rc2/,
+    ],
+    [
+      () => rm(join(dir, 'verdict.json')),
+      { INPUT_MAX_REPEATS: '6' },
+      /continue-from: run 4242 left no loadgate-report artifact with a readable verdict\.json \(ENOENT; artifacts are kept 30 days\)/,
+    ],
   ];
   for (const [arrange, extra, pattern] of refusals) {
     await arrange();
@@ -224,14 +272,23 @@ test('check-inputs validates reports-repository before the bench: its form, that
   assert.equal(viaToken.out['reports-app-token'], false);
   const none = await run({ INPUT_REPORTS_REPOSITORY: 'octo-org/perf-reports' });
   assert.equal(none.code, 3);
-  assert.match(none.err, /reports-repository: octo-org\/perf-reports is another repository than octo-org\/chat-server, and the workflow's own token reaches only that one; pass the reports-token secret/);
+  assert.match(
+    none.err,
+    /reports-repository: octo-org\/perf-reports is another repository than octo-org\/chat-server, and the workflow's own token reaches only that one; pass the reports-token secret/,
+  );
   assert.match(String(none.out['config-problem']), /reports-repository: /, 'the check run says why');
   const malformed = await run({ INPUT_REPORTS_REPOSITORY: 'perf-reports', INPUT_HAVE_APP: 'true' });
   assert.equal(malformed.code, 3);
   assert.match(malformed.err, /reports-repository: "perf-reports" is not owner\/name of a GitHub repository/);
   // The calling repository itself needs nothing more; a calibration's pull request never goes there.
   assert.equal((await run({ INPUT_REPORTS_REPOSITORY: 'octo-org/chat-server' })).code, 0);
-  const calibration = await run({ INPUT_REPORTS_REPOSITORY: 'octo-org/perf-reports', INPUT_MODE: 'calibrate', INPUT_BASELINE: '', INPUT_CANDIDATE: BASELINE, INPUT_REPEATS: '3' });
+  const calibration = await run({
+    INPUT_REPORTS_REPOSITORY: 'octo-org/perf-reports',
+    INPUT_MODE: 'calibrate',
+    INPUT_BASELINE: '',
+    INPUT_CANDIDATE: BASELINE,
+    INPUT_REPEATS: '3',
+  });
   assert.equal(calibration.code, 0, calibration.err);
   assert.equal(calibration.out['reports-owner'], '');
 });
@@ -259,7 +316,11 @@ test('pick-baseline from a tags file, with the choice written for publish', asyn
 test('pick-baseline from the GitHub API (stand-in)', async (t) => {
   const s = await new GitHubStandin({ tags: ['v1.0.0', 'v1.1.0', 'v1.2.0-rc1', 'v2.0.0'], annotatedTags: ['v1.1.0'] }).start();
   t.after(() => s.close());
-  const r = await runCli(['pick-baseline', '--candidate', 'v1.2.0-rc2', '--json'], { GITHUB_TOKEN: TOKEN, GITHUB_REPOSITORY: `${s.owner}/${s.repo}`, GITHUB_API_URL: s.url });
+  const r = await runCli(['pick-baseline', '--candidate', 'v1.2.0-rc2', '--json'], {
+    GITHUB_TOKEN: TOKEN,
+    GITHUB_REPOSITORY: `${s.owner}/${s.repo}`,
+    GITHUB_API_URL: s.url,
+  });
   assert.equal(r.code, 0, r.err);
   assert.equal(JSON.parse(r.out).baseline, 'v1.1.0');
   assert.deepEqual(s.rejected, []);
@@ -289,11 +350,14 @@ test('publish start → finish through the CLI: outputs, job summary, exit code 
   const summary = join(scratch, 'summary.md');
   await writeFile(output, '');
   await writeFile(summary, '');
-  const start = await runCli(['publish', '--mode', 'start', '--baseline', BASELINE, '--candidate', CANDIDATE, '--config', CONFIG, '--tests', 'bounded', '--github-output'], {
-    ...env,
-    GITHUB_OUTPUT: output,
-    GITHUB_STEP_SUMMARY: summary,
-  });
+  const start = await runCli(
+    ['publish', '--mode', 'start', '--baseline', BASELINE, '--candidate', CANDIDATE, '--config', CONFIG, '--tests', 'bounded', '--github-output'],
+    {
+      ...env,
+      GITHUB_OUTPUT: output,
+      GITHUB_STEP_SUMMARY: summary,
+    },
+  );
   assert.equal(start.code, 0, start.err);
   const id = /^check-run-id=(\d+)$/m.exec(start.out)?.[1];
   assert.ok(id, start.out);
@@ -302,11 +366,30 @@ test('publish start → finish through the CLI: outputs, job summary, exit code 
 
   const report = await writeReport(verdictFile('fail', [check({ verdict: 'fail', reason: 'p99 +35%' })]));
   t.after(() => report.cleanup());
-  const finish = await runCli(['publish', '--mode', 'finish', '--report', report.dir, '--baseline', BASELINE, '--candidate', CANDIDATE, '--check-run-id', id, '--config', CONFIG, '--github-output', '--fail-on-verdict'], {
-    ...env,
-    GITHUB_OUTPUT: output,
-    GITHUB_STEP_SUMMARY: summary,
-  });
+  const finish = await runCli(
+    [
+      'publish',
+      '--mode',
+      'finish',
+      '--report',
+      report.dir,
+      '--baseline',
+      BASELINE,
+      '--candidate',
+      CANDIDATE,
+      '--check-run-id',
+      id,
+      '--config',
+      CONFIG,
+      '--github-output',
+      '--fail-on-verdict',
+    ],
+    {
+      ...env,
+      GITHUB_OUTPUT: output,
+      GITHUB_STEP_SUMMARY: summary,
+    },
+  );
   assert.equal(finish.code, 1, 'a failing gate fails the step');
   assert.match(finish.out, /^conclusion=failure$/m);
   assert.match(finish.out, /^pr-url=https:\/\/github\.com\/octo-org\/chat-server\/pull\/1$/m);
@@ -323,20 +406,32 @@ test('publish finish with no verdict exits 2 with --fail-on-verdict and leaves t
   const { s, env } = await repoWithCandidate();
   t.after(() => s.close());
   const empty = await mkdtemp(join(scratch, 'empty-'));
-  const r = await runCli(['publish', '--report', empty, '--baseline', BASELINE, '--candidate', CANDIDATE, '--gate-result', 'cancelled', '--fail-on-verdict'], env);
+  const r = await runCli(
+    ['publish', '--report', empty, '--baseline', BASELINE, '--candidate', CANDIDATE, '--gate-result', 'cancelled', '--fail-on-verdict'],
+    env,
+  );
   assert.equal(r.code, 2);
   assert.equal(s.checkRuns[0]?.conclusion, 'action_required');
   assert.match(s.checkRuns[0]?.output.summary ?? '', /result "cancelled"/);
 });
 
 test('publish refuses hostile flags and a missing token with exit 3', async () => {
-  const bad = await runCli(['publish', '--baseline', 'v1.2.0;id', '--candidate', CANDIDATE, '--report', '.'], { GITHUB_TOKEN: TOKEN, GITHUB_REPOSITORY: 'octo-org/chat-server' });
+  const bad = await runCli(['publish', '--baseline', 'v1.2.0;id', '--candidate', CANDIDATE, '--report', '.'], {
+    GITHUB_TOKEN: TOKEN,
+    GITHUB_REPOSITORY: 'octo-org/chat-server',
+  });
   assert.equal(bad.code, 3);
   assert.match(bad.err, /baseline: "v1\.2\.0;id" is not a version label/);
-  const noToken = await runCli(['publish', '--baseline', BASELINE, '--candidate', CANDIDATE, '--report', '.'], { GITHUB_TOKEN: undefined, GITHUB_REPOSITORY: 'octo-org/chat-server' });
+  const noToken = await runCli(['publish', '--baseline', BASELINE, '--candidate', CANDIDATE, '--report', '.'], {
+    GITHUB_TOKEN: undefined,
+    GITHUB_REPOSITORY: 'octo-org/chat-server',
+  });
   assert.equal(noToken.code, 3);
   assert.match(noToken.err, /env GITHUB_TOKEN/);
-  const badSha = await runCli(['publish', '--baseline', BASELINE, '--candidate', CANDIDATE, '--sha', 'HEAD~1'], { GITHUB_TOKEN: TOKEN, GITHUB_REPOSITORY: 'octo-org/chat-server' });
+  const badSha = await runCli(['publish', '--baseline', BASELINE, '--candidate', CANDIDATE, '--sha', 'HEAD~1'], {
+    GITHUB_TOKEN: TOKEN,
+    GITHUB_REPOSITORY: 'octo-org/chat-server',
+  });
   assert.equal(badSha.code, 3);
   assert.match(badSha.err, /--sha: expected a 40- or 64-character/);
 });
@@ -349,7 +444,10 @@ test('publish finish with the PR refused: outputs and the check run are written,
   await writeFile(output, '');
   const report = await writeReport(verdictFile('pass'));
   t.after(() => report.cleanup());
-  const r = await runCli(['publish', '--report', report.dir, '--baseline', BASELINE, '--candidate', CANDIDATE, '--github-output', '--fail-on-verdict'], { ...env, GITHUB_OUTPUT: output });
+  const r = await runCli(['publish', '--report', report.dir, '--baseline', BASELINE, '--candidate', CANDIDATE, '--github-output', '--fail-on-verdict'], {
+    ...env,
+    GITHUB_OUTPUT: output,
+  });
   assert.equal(r.code, 3, 'a pass with an unpublished report still fails the step');
   assert.match(r.err, /Allow GitHub Actions to create and approve pull requests/);
   assert.match(await readFile(output, 'utf8'), /^conclusion=success$/m);
@@ -360,11 +458,20 @@ test('publish finish with the PR refused: outputs and the check run are written,
 test('check-inputs: a config that cannot be read exits 3 naming it and the fix, after writing the other inputs for the check run', async () => {
   const output = join(scratch, 'out-typo');
   await writeFile(output, '');
-  const r = await runCli(['check-inputs', '--json', '--github-output'], { ...CLEAN_INPUTS, INPUT_CONFIG: '.github/lodgate.yml', GITHUB_EVENT_NAME: 'push', GITHUB_REF: `refs/tags/${CANDIDATE}`, GITHUB_OUTPUT: output });
+  const r = await runCli(['check-inputs', '--json', '--github-output'], {
+    ...CLEAN_INPUTS,
+    INPUT_CONFIG: '.github/lodgate.yml',
+    GITHUB_EVENT_NAME: 'push',
+    GITHUB_REF: `refs/tags/${CANDIDATE}`,
+    GITHUB_OUTPUT: output,
+  });
   assert.equal(r.code, 3);
   // A pushed tag's run reads the config at the tagged commit: the message says so, and the release-branch fix.
   assert.match(r.err, /config: \.github\/lodgate\.yml does not exist at the commit of tag v1\.3\.0-rc1, where the gate reads it/);
-  assert.match(r.err, /Add the caller workflow, \.github\/lodgate\.yml and its noise model to the branch v1\.3\.0-rc1 was cut from \(every release-X\.Y or ESR branch/);
+  assert.match(
+    r.err,
+    /Add the caller workflow, \.github\/lodgate\.yml and its noise model to the branch v1\.3\.0-rc1 was cut from \(every release-X\.Y or ESR branch/,
+  );
   const written = await readFile(output, 'utf8');
   assert.match(written, /^config-problem=config: \.github\/lodgate\.yml does not exist at the commit of tag v1\.3\.0-rc1/m);
   assert.match(written, /^candidate=v1\.3\.0-rc1$/m);
@@ -390,7 +497,10 @@ test('publish --mode abort completes the check run of a gate that could not star
   t.after(() => s.close());
   const output = join(scratch, 'out-abort');
   await writeFile(output, '');
-  const r = await runCli(['publish', '--mode', 'abort', '--candidate', CANDIDATE, '--config', '.github/lodgate.yml', '--github-output'], { ...env, GITHUB_OUTPUT: output });
+  const r = await runCli(['publish', '--mode', 'abort', '--candidate', CANDIDATE, '--config', '.github/lodgate.yml', '--github-output'], {
+    ...env,
+    GITHUB_OUTPUT: output,
+  });
   assert.equal(r.code, 0, r.err);
   assert.match(await readFile(output, 'utf8'), /^conclusion=action_required$/m);
   assert.equal(s.checkRuns.length, 1);
@@ -412,8 +522,27 @@ test('publish --mode finish with --problem (the preflight refused the bench): th
   const start = await runCli(['publish', '--mode', 'start', '--baseline', BASELINE, '--candidate', CANDIDATE, '--config', CONFIG], env);
   assert.equal(start.code, 0, start.err);
   const empty = join(scratch, 'no-report');
-  const problem = 'the aws bench needs a setting that is not set, so nothing was provisioned: (1) the secret admin-email: load-test-ng logs the admin in; set the repository secret LOADGATE_ADMIN_EMAIL';
-  const r = await runCli(['publish', '--mode', 'finish', '--report', empty, '--baseline', BASELINE, '--candidate', CANDIDATE, '--gate-result', 'skipped', '--problem', problem, '--fail-on-verdict'], env);
+  const problem =
+    'the aws bench needs a setting that is not set, so nothing was provisioned: (1) the secret admin-email: load-test-ng logs the admin in; set the repository secret LOADGATE_ADMIN_EMAIL';
+  const r = await runCli(
+    [
+      'publish',
+      '--mode',
+      'finish',
+      '--report',
+      empty,
+      '--baseline',
+      BASELINE,
+      '--candidate',
+      CANDIDATE,
+      '--gate-result',
+      'skipped',
+      '--problem',
+      problem,
+      '--fail-on-verdict',
+    ],
+    env,
+  );
   assert.equal(r.code, 2, r.err);
   const run = s.checkRuns.at(-1)!;
   assert.equal(run.conclusion, 'action_required');
@@ -424,17 +553,37 @@ test('publish --mode finish with --problem (the preflight refused the bench): th
 });
 
 test('check-inputs: a dispatch that checked the candidate tag out names the tag when its commit lacks the config, and warns when it lacks the caller', async () => {
-  const dispatch = { ...CLEAN_INPUTS, INPUT_CANDIDATE: CANDIDATE, INPUT_CONFIG: '.github/loadgate.yml', GITHUB_EVENT_NAME: 'workflow_dispatch', GITHUB_REF: 'refs/heads/main' };
-  const atTag = await runCli(['check-inputs', '--json'], { ...dispatch, INPUT_CONFIG_AT_TAG: 'true', GITHUB_WORKFLOW_REF: 'acme/chat/.github/workflows/loadgate-absent.yml@refs/heads/main' });
+  const dispatch = {
+    ...CLEAN_INPUTS,
+    INPUT_CANDIDATE: CANDIDATE,
+    INPUT_CONFIG: '.github/loadgate.yml',
+    GITHUB_EVENT_NAME: 'workflow_dispatch',
+    GITHUB_REF: 'refs/heads/main',
+  };
+  const atTag = await runCli(['check-inputs', '--json'], {
+    ...dispatch,
+    INPUT_CONFIG_AT_TAG: 'true',
+    GITHUB_WORKFLOW_REF: 'acme/chat/.github/workflows/loadgate-absent.yml@refs/heads/main',
+  });
   assert.equal(atTag.code, 3);
-  assert.match(atTag.err, /config: \.github\/loadgate\.yml does not exist at the commit of tag v1\.3\.0-rc1, where the gate reads it \(a tag's workflow runs from the tagged commit, and a workflow_dispatch for that tag reads the config there too\)/);
-  assert.match(atTag.err, /::warning::\.github\/workflows\/loadgate-absent\.yml does not exist at the candidate tag's commit: release-candidate tags pushed on that branch will not start a gate/);
+  assert.match(
+    atTag.err,
+    /config: \.github\/loadgate\.yml does not exist at the commit of tag v1\.3\.0-rc1, where the gate reads it \(a tag's workflow runs from the tagged commit, and a workflow_dispatch for that tag reads the config there too\)/,
+  );
+  assert.match(
+    atTag.err,
+    /::warning::\.github\/workflows\/loadgate-absent\.yml does not exist at the candidate tag's commit: release-candidate tags pushed on that branch will not start a gate/,
+  );
   // Not at a tag (the CLI on a branch): the message is about this commit.
   const here = await runCli(['check-inputs', '--json'], dispatch);
   assert.equal(here.code, 3);
   assert.match(here.err, /does not exist at the commit this workflow runs on/);
   // The caller present at the tag: no warning.
-  const present = await runCli(['check-inputs', '--json', '--config', CONFIG], { ...dispatch, INPUT_CONFIG_AT_TAG: 'true', GITHUB_WORKFLOW_REF: 'acme/chat/.github/workflows/release-gate.yml@refs/heads/main' });
+  const present = await runCli(['check-inputs', '--json', '--config', CONFIG], {
+    ...dispatch,
+    INPUT_CONFIG_AT_TAG: 'true',
+    GITHUB_WORKFLOW_REF: 'acme/chat/.github/workflows/release-gate.yml@refs/heads/main',
+  });
   assert.equal(present.code, 0, present.err);
   assert.doesNotMatch(present.err, /::warning::/);
 });
@@ -442,9 +591,25 @@ test('check-inputs: a dispatch that checked the candidate tag out names the tag 
 test("publish --mode abort says check-inputs' own reason (--problem) over its own reading of the config", async (t) => {
   const { s, env } = await repoWithCandidate();
   t.after(() => s.close());
-  const r = await runCli(['publish', '--mode', 'abort', '--candidate', CANDIDATE, '--config', '.github/lodgate.yml', '--problem', 'config: .github/lodgate.yml does not exist at the commit of tag v1.3.0-rc1, where the gate reads it'], env);
+  const r = await runCli(
+    [
+      'publish',
+      '--mode',
+      'abort',
+      '--candidate',
+      CANDIDATE,
+      '--config',
+      '.github/lodgate.yml',
+      '--problem',
+      'config: .github/lodgate.yml does not exist at the commit of tag v1.3.0-rc1, where the gate reads it',
+    ],
+    env,
+  );
   assert.equal(r.code, 0, r.err);
-  assert.match(s.checkRuns.at(-1)?.output.summary ?? '', /the gate could not start: config: \.github\/lodgate\.yml does not exist at the commit of tag v1\.3\.0-rc1/);
+  assert.match(
+    s.checkRuns.at(-1)?.output.summary ?? '',
+    /the gate could not start: config: \.github\/lodgate\.yml does not exist at the commit of tag v1\.3\.0-rc1/,
+  );
 });
 
 test('publish --mode start of a continued gate plans only the pairs beyond the ones the earlier gate ran, as provisioning does', async (t) => {
@@ -453,7 +618,8 @@ test('publish --mode start of a continued gate plans only the pairs beyond the o
   const { loadGateConfig } = await import('../../src/config/load.ts');
   const { buildPlan } = await import('../../src/aws/bench-plan.ts');
   const config = await loadGateConfig('examples/aws-mattermost.yml');
-  const start = (extra: string[]) => runCli(['publish', '--mode', 'start', '--baseline', BASELINE, '--candidate', CANDIDATE, '--config', 'examples/aws-mattermost.yml', ...extra], env);
+  const start = (extra: string[]) =>
+    runCli(['publish', '--mode', 'start', '--baseline', BASELINE, '--candidate', CANDIDATE, '--config', 'examples/aws-mattermost.yml', ...extra], env);
   const cost = (pairs: number) => `$${buildPlan({ ...config, maxRepeats: pairs }, { dbSource: 'dump' }).cost.totalUsd.toFixed(2)}`;
   const continued = await start(['--max-repeats', '5', '--continue-from', '987', '--earlier-pairs', '3']);
   assert.equal(continued.code, 0, continued.err);

@@ -28,5 +28,6 @@ test('the AWS bench group is the workflow-level one: per repository, held from p
   // The bench's jobs are all in this workflow run, teardown last.
   for (const id of ['provision-aws', 'run-aws-1', 'run-aws-2', 'run-aws-3', 'run-aws-4', 'run-aws-5', 'teardown']) assert.ok(id in workflow.jobs, id);
   const teardownNeeds = workflow.jobs.teardown?.needs as string[];
-  for (const id of ['provision-aws', 'run-aws-1', 'run-aws-2', 'run-aws-3', 'run-aws-4', 'run-aws-5']) assert.ok(teardownNeeds.includes(id), `teardown waits for ${id}`);
+  for (const id of ['provision-aws', 'run-aws-1', 'run-aws-2', 'run-aws-3', 'run-aws-4', 'run-aws-5'])
+    assert.ok(teardownNeeds.includes(id), `teardown waits for ${id}`);
 });

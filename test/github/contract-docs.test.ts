@@ -24,7 +24,16 @@ const CONTRACTS = [
 const declarationSchema = z.object({
   on: z.object({
     workflow_call: z.object({
-      inputs: z.record(z.string(), z.object({ type: z.enum(['string', 'number', 'boolean']), required: z.boolean().optional(), default: z.union([z.string(), z.number(), z.boolean()]).optional() })).default({}),
+      inputs: z
+        .record(
+          z.string(),
+          z.object({
+            type: z.enum(['string', 'number', 'boolean']),
+            required: z.boolean().optional(),
+            default: z.union([z.string(), z.number(), z.boolean()]).optional(),
+          }),
+        )
+        .default({}),
       secrets: z.record(z.string(), z.object({ required: z.boolean().optional() })).default({}),
     }),
   }),
@@ -38,11 +47,19 @@ function table(doc: string, kind: 'inputs' | 'secrets', workflow: string): Row[]
   const text = read(doc);
   const at = text.indexOf(marker);
   assert.ok(at >= 0, `${doc} has the table of ${workflow}'s ${kind} (${marker})`);
-  const lines = text.slice(at + marker.length).trimStart().split('\n');
+  const lines = text
+    .slice(at + marker.length)
+    .trimStart()
+    .split('\n');
   const rows: Row[] = [];
   for (const line of lines) {
     if (!line.startsWith('|')) break;
-    rows.push(line.slice(1, -1).split(' | ').map((c) => c.trim()));
+    rows.push(
+      line
+        .slice(1, -1)
+        .split(' | ')
+        .map((c) => c.trim()),
+    );
   }
   assert.ok(rows.length > 2, `${doc}: the ${kind} table of ${workflow} has rows`);
   return rows.slice(2);
@@ -92,14 +109,18 @@ for (const { workflow, doc, caller } of CONTRACTS) {
   });
 
   test(`every inputs. and secrets. name in ${caller} is declared where it is read`, () => {
-    const file = parse(read(caller)) as { on: { workflow_dispatch?: { inputs?: Record<string, unknown> } }; jobs: Record<string, { with?: Record<string, unknown>; secrets?: Record<string, string> }> };
+    const file = parse(read(caller)) as {
+      on: { workflow_dispatch?: { inputs?: Record<string, unknown> } };
+      jobs: Record<string, { with?: Record<string, unknown>; secrets?: Record<string, string> }>;
+    };
     const own = Object.keys(file.on.workflow_dispatch?.inputs ?? {});
     for (const job of Object.values(file.jobs)) {
       for (const key of Object.keys(job.with ?? {})) assert.ok(key in declared.inputs, `${caller}: with.${key} is an input of ${workflow}`);
       for (const key of Object.keys(job.secrets ?? {})) assert.ok(key in declared.secrets, `${caller}: secrets.${key} is a secret of ${workflow}`);
     }
     // The caller's own expressions: inputs.* are its workflow_dispatch inputs.
-    for (const m of read(caller).matchAll(/\binputs\.([\w-]+)/g)) assert.ok(own.includes(m[1] as string), `${caller}: inputs.${m[1]} is one of its workflow_dispatch inputs`);
+    for (const m of read(caller).matchAll(/\binputs\.([\w-]+)/g))
+      assert.ok(own.includes(m[1] as string), `${caller}: inputs.${m[1]} is one of its workflow_dispatch inputs`);
   });
 }
 

@@ -48,7 +48,14 @@ function reads(): Read[] {
       const text = JSON.stringify(job);
       for (const e of text.matchAll(/\$\{\{(.*?)\}\}/g)) {
         for (const m of (e[1] as string).matchAll(/\b(secrets|vars)\.(LOADGATE_[A-Z0-9_]+)/g)) {
-          found.push({ name: m[2] as string, kind: m[1] === 'secrets' ? 'secret' : 'variable', file, job: id, environment: job.environment !== undefined, expression: e[0] });
+          found.push({
+            name: m[2] as string,
+            kind: m[1] === 'secrets' ? 'secret' : 'variable',
+            file,
+            job: id,
+            environment: job.environment !== undefined,
+            expression: e[0],
+          });
         }
       }
     }
@@ -65,13 +72,19 @@ test("the own-only variables are read only by loadgate's own workflows, or by th
   for (const r of own) {
     if (OWN_WORKFLOWS.includes(r.file)) continue;
     assert.equal(r.file, '.github/workflows/janitor.yml', `${r.file} reads ${r.name}`);
-    assert.match(r.expression, new RegExp(`^\\$\\{\\{ inputs\\.loadgate-ref == '' && vars\\.${r.name} \\|\\| inputs\\.[\\w-]+ \\}\\}$`), `the janitor reads ${r.name} only when run here`);
+    assert.match(
+      r.expression,
+      new RegExp(`^\\$\\{\\{ inputs\\.loadgate-ref == '' && vars\\.${r.name} \\|\\| inputs\\.[\\w-]+ \\}\\}$`),
+      `the janitor reads ${r.name} only when run here`,
+    );
   }
 });
 
 /** The rows of docs/github.md's "Secrets and variables" table. */
 function table(): { name: string; kind: Kind }[] {
-  const section = read('docs/github.md').split(/^## /m).find((s) => s.startsWith('Secrets and variables\n'));
+  const section = read('docs/github.md')
+    .split(/^## /m)
+    .find((s) => s.startsWith('Secrets and variables\n'));
   assert.ok(section, 'docs/github.md has a "Secrets and variables" section');
   return [...section.matchAll(/^\| `(LOADGATE_[A-Z0-9_]+)` \| (secret|variable) \|/gm)].map((m) => ({ name: m[1] as string, kind: m[2] as Kind }));
 }
@@ -95,7 +108,13 @@ test('every secret or variable name in docs/aws.md and docs/github.md is one the
     }
   }
   // The tooling names are environment variables of the tests, not settings a user makes.
-  const tooling = readdirSync(join(ROOT, 'test', 'support')).filter((f) => f.endsWith('.ts')).map((f) => read(`test/support/${f}`)).join('\n') + read('.github/workflows/loadgate.yml') + read('scripts/check-infra.sh');
+  const tooling =
+    readdirSync(join(ROOT, 'test', 'support'))
+      .filter((f) => f.endsWith('.ts'))
+      .map((f) => read(`test/support/${f}`))
+      .join('\n') +
+    read('.github/workflows/loadgate.yml') +
+    read('scripts/check-infra.sh');
   for (const name of TOOLING_ENV) {
     assert.ok(!names.has(name), `${name} is not a secret or variable`);
     assert.ok(tooling.includes(name), `${name} is read by the tooling`);
@@ -109,14 +128,23 @@ test('a secret the callers read is never documented as an environment secret (th
   for (const doc of DOCS) {
     const text = read(doc).replace(/\s+/g, ' ');
     for (const sentence of text.split(/(?<=\.) /)) {
-      if (!/environment(?:'s)? secrets?/i.test(sentence) || /not as secrets of the `bench` environment|never sees an environment's secrets|would not reach the gate|its secrets are never read/.test(sentence)) continue;
-      for (const r of callerSecrets) assert.ok(!sentence.includes(`\`${r.name}\``), `${doc} calls ${r.name} an environment secret: "${sentence.slice(0, 200)}"`);
+      if (
+        !/environment(?:'s)? secrets?/i.test(sentence) ||
+        /not as secrets of the `bench` environment|never sees an environment's secrets|would not reach the gate|its secrets are never read/.test(sentence)
+      )
+        continue;
+      for (const r of callerSecrets)
+        assert.ok(!sentence.includes(`\`${r.name}\``), `${doc} calls ${r.name} an environment secret: "${sentence.slice(0, 200)}"`);
     }
   }
 });
 
 test("docs/aws.md's bench-environment table holds only variables read in jobs of the bench environment", () => {
-  const inBench = new Set(adopterReads().filter((r) => r.kind === 'variable' && r.environment).map((r) => r.name));
+  const inBench = new Set(
+    adopterReads()
+      .filter((r) => r.kind === 'variable' && r.environment)
+      .map((r) => r.name),
+  );
   const rows = [...read('docs/aws.md').matchAll(/^ {3}\| `(LOADGATE_[A-Z0-9_]+)`/gm)].map((m) => m[1] as string);
   assert.ok(rows.length > 0, 'docs/aws.md has the bench environment table');
   assert.deepEqual([...rows].sort(), [...inBench].sort(), 'the table lists every bench variable a product repository sets');
@@ -130,7 +158,11 @@ test('the shipped caller passes every secret the reusable workflow declares, fro
   assert.ok(gate && typeof gate.secrets === 'object', 'the shipped caller passes secrets by name');
   const passed = gate.secrets as Record<string, string>;
   assert.deepEqual(Object.keys(passed).sort(), declared, 'every declared secret is passed, or it reaches the run empty');
-  const documented = new Set(table().filter((r) => r.kind === 'secret').map((r) => r.name));
+  const documented = new Set(
+    table()
+      .filter((r) => r.kind === 'secret')
+      .map((r) => r.name),
+  );
   for (const [name, value] of Object.entries(passed)) {
     const from = /^\$\{\{ secrets\.(LOADGATE_[A-Z0-9_]+) \}\}$/.exec(value)?.[1];
     assert.ok(from && documented.has(from), `${name} comes from a documented secret (${value})`);

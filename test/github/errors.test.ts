@@ -35,7 +35,10 @@ test('a token without checks: write is told to grant it', async (t) => {
   const token = 'readonly-token-abcdef';
   const { s } = await repo({ tokens: { [token]: { permissions: { contents: 'write', checks: 'read', 'pull-requests': 'write' }, actions: true } } });
   t.after(() => s.close());
-  await assert.rejects(publishStart(contextFor(s, token), { checkName: 'loadgate', candidate: CANDIDATE, plan }), explained(/checks\.create.*403.*lacks `checks: write`.*permissions:/s, token));
+  await assert.rejects(
+    publishStart(contextFor(s, token), { checkName: 'loadgate', candidate: CANDIDATE, plan }),
+    explained(/checks\.create.*403.*lacks `checks: write`.*permissions:/s, token),
+  );
 });
 
 /** publish completes the check run with the verdict and returns the explained PR failure. */
@@ -83,7 +86,11 @@ test('a ruleset blocking the report branch is named, and the check run is comple
   const { s } = await repo({});
   t.after(() => s.close());
   // GitHub's answer when a branch ruleset refuses the ref.
-  s.faults.set('git/create-ref', { status: 422, times: 1, message: 'Repository rule violations found\n\nCannot create ref due to creations being restricted.' });
+  s.faults.set('git/create-ref', {
+    status: 422,
+    times: 1,
+    message: 'Repository rule violations found\n\nCannot create ref due to creations being restricted.',
+  });
   const report = await writeReport(verdictFile('inconclusive'));
   t.after(() => report.cleanup());
   const result = await publishFinish(contextFor(s), { checkName: 'loadgate', baseline: BASELINE, candidate: CANDIDATE, reportDir: report.dir });
@@ -95,13 +102,19 @@ test('a ruleset blocking the report branch is named, and the check run is comple
 test('a rejected token (401) says the token is missing, expired or revoked', async (t) => {
   const { s } = await repo({});
   t.after(() => s.close());
-  await assert.rejects(publishStart(contextFor(s, 'expired-token-999999'), { checkName: 'loadgate', candidate: CANDIDATE, plan }), explained(/401 "Bad credentials".*expired or revoked/s, 'expired-token-999999'));
+  await assert.rejects(
+    publishStart(contextFor(s, 'expired-token-999999'), { checkName: 'loadgate', candidate: CANDIDATE, plan }),
+    explained(/401 "Bad credentials".*expired or revoked/s, 'expired-token-999999'),
+  );
 });
 
 test('an exhausted rate limit that resets later says when', async (t) => {
   const { s } = await repo({ rateLimit: { limit: 100, remaining: 0, resetInSec: 3600 } });
   t.after(() => s.close());
-  await assert.rejects(publishStart(contextFor(s), { checkName: 'loadgate', candidate: CANDIDATE, plan }), explained(/rate limit is exhausted \(it resets at \d{4}-\d\d-\d\dT/, 'test-token-0123456789'));
+  await assert.rejects(
+    publishStart(contextFor(s), { checkName: 'loadgate', candidate: CANDIDATE, plan }),
+    explained(/rate limit is exhausted \(it resets at \d{4}-\d\d-\d\dT/, 'test-token-0123456789'),
+  );
 });
 
 test('a rate limit that resets within the wait is waited out and retried', async (t) => {
@@ -113,7 +126,10 @@ test('a rate limit that resets within the wait is waited out and retried', async
   ctx.clientOptions = { ...ctx.clientOptions, retryAfterUnitMs: 1000 };
   const started = await publishStart(ctx, { checkName: 'loadgate', candidate: CANDIDATE, plan });
   assert.ok(Number(started.outputs['check-run-id']) > 0);
-  assert.ok(log.some((l) => /primary rate limit .*retrying/.test(l)), log.join('\n'));
+  assert.ok(
+    log.some((l) => /primary rate limit .*retrying/.test(l)),
+    log.join('\n'),
+  );
   assert.ok(s.requests.some((r) => r.status === 403));
 });
 
@@ -122,7 +138,10 @@ test('a repository the token cannot see (404) names the repository', async (t) =
   t.after(() => s.close());
   const ctx = contextFor(s);
   ctx.env = { ...ctx.env, repo: 'no-such-repo' };
-  await assert.rejects(publishStart(ctx, { checkName: 'loadgate', candidate: CANDIDATE, plan }), explained(/tag v1\.3\.0-rc1 does not exist in octo-org\/no-such-repo/, 'test-token-0123456789'));
+  await assert.rejects(
+    publishStart(ctx, { checkName: 'loadgate', candidate: CANDIDATE, plan }),
+    explained(/tag v1\.3\.0-rc1 does not exist in octo-org\/no-such-repo/, 'test-token-0123456789'),
+  );
 });
 
 test('a commit unknown to GitHub is explained on check creation', async (t) => {

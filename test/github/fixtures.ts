@@ -54,7 +54,18 @@ export function verdictFile(verdict: Verdict, checks: Check[] = [check()], versi
     problems: verdict === 'inconclusive' ? ['candidate run 0 crashed'] : [],
     checks,
     next: 'stop',
-    decision: { rule: 'sprt', alpha: 0.01, beta: 0.01, gatingChecks: 1, noiseModel: { path: null, kind: 'assumed', assumed: [] }, pairs: 1, minRepeats: 1, maxRepeats: 3, stopReason: 'decided', detectable: [] },
+    decision: {
+      rule: 'sprt',
+      alpha: 0.01,
+      beta: 0.01,
+      gatingChecks: 1,
+      noiseModel: { path: null, kind: 'assumed', assumed: [] },
+      pairs: 1,
+      minRepeats: 1,
+      maxRepeats: 3,
+      stopReason: 'decided',
+      detectable: [],
+    },
   };
 }
 

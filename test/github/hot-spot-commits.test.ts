@@ -36,7 +36,11 @@ test('no commits are looked up when a side is a build (it has no tag) or nothing
   // Tags on both sides and a grown function: the server's repository is asked, and a failure is a line, not a throw.
   const failing = (owner: string, repo: string) => {
     asked.push(`${owner}/${repo}`);
-    return { compareCommits: async () => { throw new Error('v1.0.0 or v1.1.0 is not a tag'); } } as unknown as GitHubRepoApi;
+    return {
+      compareCommits: async () => {
+        throw new Error('v1.0.0 or v1.1.0 is not a tag');
+      },
+    } as unknown as GitHubRepoApi;
   };
   const section = await hotSpotCommits(verdictFile('fail', undefined, versions), await files(inj), failing);
   assert.deepEqual(asked, ['element-hq/synapse']);

@@ -8,7 +8,13 @@ import { InputError } from '../../src/util/errors.ts';
 import { GitHubStandin } from '../support/github-standin/server.ts';
 import { BASELINE, CANDIDATE, check, contextFor, contextSource, verdictFile, writeReport } from './fixtures.ts';
 
-const CTX: NextStepsContext = { serverUrl: 'https://github.com', owner: 'mattermost', repo: 'mattermost', workflowFile: 'loadgate.yml', approvers: ['release-lead', 'perf-owner'] };
+const CTX: NextStepsContext = {
+  serverUrl: 'https://github.com',
+  owner: 'mattermost',
+  repo: 'mattermost',
+  workflowFile: 'loadgate.yml',
+  approvers: ['release-lead', 'perf-owner'],
+};
 const undecided = check({ verdict: 'inconclusive', interval: [-9, 3], deltaPct: -3, reason: 'the interval straddles the tolerance' });
 /** Two tests, one run each per side: the verdict file counts 2 runs per side. */
 function inconclusive(extra: Record<string, unknown> = {}, problems: string[] = []) {
@@ -20,9 +26,17 @@ test('an inconclusive gate says how to continue, pre-filled with its run id and 
   const estimate = (more: number) => ({ bench: 'aws' as const, seconds: 3600 + more * 1800, costUsd: 10 + more * 5 });
   const text = nextStepsMarkdown(inconclusive(), { ...CTX, runId: '987654', estimate }).join('\n');
   assert.match(text, /^### What to do now$/m);
-  assert.match(text, /Continue this gate\*\* with up to 2 more pairs \(1 → at most 3 in all\): the same sequential test goes on from the 1 pair already measured/);
+  assert.match(
+    text,
+    /Continue this gate\*\* with up to 2 more pairs \(1 → at most 3 in all\): the same sequential test goes on from the 1 pair already measured/,
+  );
   assert.match(text, /\[Run workflow\]\(https:\/\/github\.com\/mattermost\/mattermost\/actions\/workflows\/loadgate\.yml\)/);
-  assert.ok(text.includes(`   gh workflow run loadgate.yml --repo mattermost/mattermost -f candidate=${CANDIDATE} -f baseline=${BASELINE} -f continue-from=987654 -f max-repeats=3\n`), text);
+  assert.ok(
+    text.includes(
+      `   gh workflow run loadgate.yml --repo mattermost/mattermost -f candidate=${CANDIDATE} -f baseline=${BASELINE} -f continue-from=987654 -f max-repeats=3\n`,
+    ),
+    text,
+  );
   assert.match(text, /At most about \$20\.00 and 2h \(`loadgate plan`: a new AWS bench for the extra pairs/);
   assert.match(text, /\*\*Override\*\*: @release-lead, @perf-owner may accept the risk/);
 });
@@ -75,11 +89,21 @@ test('pass and fail need no next steps; without approvers or a workflow file the
 test('the workflow file comes from GITHUB_WORKFLOW_REF and the approvers from LOADGATE_APPROVERS, both checked', () => {
   const context = parseActionsContext(contextSource({ repo: { owner: 'mattermost', repo: 'mattermost' } }));
   const base = { GITHUB_TOKEN: 't' };
-  const env = readGitHubEnv(context, { ...base, GITHUB_WORKFLOW_REF: 'mattermost/mattermost/.github/workflows/loadgate.yml@refs/tags/v11.0.1-rc2', LOADGATE_APPROVERS: '@release-lead, perf-owner' });
+  const env = readGitHubEnv(context, {
+    ...base,
+    GITHUB_WORKFLOW_REF: 'mattermost/mattermost/.github/workflows/loadgate.yml@refs/tags/v11.0.1-rc2',
+    LOADGATE_APPROVERS: '@release-lead, perf-owner',
+  });
   assert.equal(env.workflowFile, 'loadgate.yml');
   assert.deepEqual(env.approvers, ['release-lead', 'perf-owner']);
-  assert.throws(() => readGitHubEnv(context, { ...base, LOADGATE_APPROVERS: 'ok,`rm -rf`' }), (e: unknown) => e instanceof InputError && /env LOADGATE_APPROVERS(\[1\])?: expected GitHub logins/.test(e.message));
-  assert.throws(() => readGitHubEnv(context, { ...base, GITHUB_WORKFLOW_REF: 'nope' }), (e: unknown) => e instanceof InputError && /GITHUB_WORKFLOW_REF/.test(e.message));
+  assert.throws(
+    () => readGitHubEnv(context, { ...base, LOADGATE_APPROVERS: 'ok,`rm -rf`' }),
+    (e: unknown) => e instanceof InputError && /env LOADGATE_APPROVERS(\[1\])?: expected GitHub logins/.test(e.message),
+  );
+  assert.throws(
+    () => readGitHubEnv(context, { ...base, GITHUB_WORKFLOW_REF: 'nope' }),
+    (e: unknown) => e instanceof InputError && /GITHUB_WORKFLOW_REF/.test(e.message),
+  );
 });
 
 test('publish puts the next steps into the check run summary and the report PR body', async (t) => {
@@ -139,7 +163,11 @@ test('on AWS the advice asks for a continuation the workflow accepts, and provis
     const s = await new GitHubStandin({ tags: [versions.baseline] }).start();
     t.after(() => s.close());
     s.addTag(versions.candidate, s.commitOnDefaultBranch('rc', { VERSION: '1\n' }));
-    const v = verdictFile('inconclusive', config.tests.map((x) => ({ ...undecided, test: x.name, id: `${x.name}.apiAvg` })), versions);
+    const v = verdictFile(
+      'inconclusive',
+      config.tests.map((x) => ({ ...undecided, test: x.name, id: `${x.name}.apiAvg` })),
+      versions,
+    );
     const report = await writeReport({ ...v, problems: [], decision: { ...v.decision, pairs: ran, maxRepeats: ran, suggestedMorePairs: suggested } });
     t.after(() => report.cleanup());
     await publishFinish(contextFor(s), { checkName: 'loadgate', ...versions, reportDir: report.dir, config, runnerLimitMinutes: 360 });
@@ -147,9 +175,15 @@ test('on AWS the advice asks for a continuation the workflow accepts, and provis
     assert.match(summary, new RegExp(`-f continue-from=4242 -f max-repeats=${advised}\\n`), summary);
     const priced = /At most about \$(\d+\.\d\d) and/.exec(summary)?.[1];
     // What check-inputs and provisioning do with the advised inputs.
-    const inputs = validateGateInputs({ ...versions, maxRepeats: String(advised), continueFrom: '4242', earlierPairs: String(ran), config: '.github/loadgate.yml' }, config);
+    const inputs = validateGateInputs(
+      { ...versions, maxRepeats: String(advised), continueFrom: '4242', earlierPairs: String(ran), config: '.github/loadgate.yml' },
+      config,
+    );
     assert.equal(inputs.newPairsAtMost, more, `after ${ran} pairs`);
-    const provisioned = buildPlan({ ...config, maxRepeats: inputs.newPairsAtMost, repeats: Math.min(config.repeats, inputs.newPairsAtMost) }, { dbSource: 'dump' });
+    const provisioned = buildPlan(
+      { ...config, maxRepeats: inputs.newPairsAtMost, repeats: Math.min(config.repeats, inputs.newPairsAtMost) },
+      { dbSource: 'dump' },
+    );
     assert.equal(priced, provisioned.cost.totalUsd.toFixed(2), `after ${ran} pairs the advice prices what the bench is budgeted for`);
   }
 });

@@ -46,7 +46,11 @@ test('a self-hosted runner is left alone and told the fix', () => {
 });
 
 test('nothing to do as root, at scope 0, or at scope 3 (no attaching until a reboot)', () => {
-  for (const o of [{ scope: '1', uid: '0' }, { scope: '0', uid: '1001' }, { scope: '3', uid: '1001' }]) {
+  for (const o of [
+    { scope: '1', uid: '0' },
+    { scope: '0', uid: '1001' },
+    { scope: '3', uid: '1001' },
+  ]) {
     const r = step({ ...o, runner: 'github-hosted' });
     assert.equal(r.code, 0);
     assert.equal(r.sudo, '', JSON.stringify(o));

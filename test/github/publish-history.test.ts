@@ -19,12 +19,30 @@ test("the report pull request adds the gate's record to the reports repository's
   const verdict: VerdictFile = {
     ...verdictFile('fail'),
     summary: 'Creep since v1.0.0: each step passed; the change since v1.0.0 is −11.2 %: supported users (unbounded), beyond its material change',
-    creep: { setting: 'v1.0.0', anchor: 'v1.0.0', verdict: 'fail', line: 'each step passed; the change since v1.0.0 is −11.2 %: supported users (unbounded), beyond its material change', chain: ['v1.0.0', BASELINE, CANDIDATE], alpha: 0.01, beta: 0.01, checks: [] },
+    creep: {
+      setting: 'v1.0.0',
+      anchor: 'v1.0.0',
+      verdict: 'fail',
+      line: 'each step passed; the change since v1.0.0 is −11.2 %: supported users (unbounded), beyond its material change',
+      chain: ['v1.0.0', BASELINE, CANDIDATE],
+      alpha: 0.01,
+      beta: 0.01,
+      checks: [],
+    },
     history: {
       source: 'reports/history/synapse-local-duet',
       records: 4,
       releases: ['v1.0.0', 'v1.0.1', BASELINE, CANDIDATE],
-      series: [{ id: 'unbounded.supportedUsers', metric: 'Supported users', test: 'unbounded', worse: 'lower', points: [], changePoints: [{ release: BASELINE, previous: 'v1.0.1', changePct: -6.1, pValue: 0.0002 }] }],
+      series: [
+        {
+          id: 'unbounded.supportedUsers',
+          metric: 'Supported users',
+          test: 'unbounded',
+          worse: 'lower',
+          points: [],
+          changePoints: [{ release: BASELINE, previous: 'v1.0.1', changePct: -6.1, pValue: 0.0002 }],
+        },
+      ],
       otava: { version: '0.8.0', maxPValue: 0.001 },
     },
   };
@@ -41,6 +59,9 @@ test("the report pull request adds the gate's record to the reports repository's
   assert.deepEqual({ ...published, report: 'README.md' }, record);
   const summary = s.checkRuns[0]?.output.summary ?? '';
   assert.match(summary, /\*\*Creep since v1\.0\.0\*\*: ❌ each step passed; the change since v1\.0\.0 is −11\.2 %/);
-  assert.match(summary, /Where a check shifted \(Apache Otava, over the recorded releases\): supported users \(unbounded\) shifted −6\.10% at v1\.2\.0 \(from v1\.0\.1, p 0\.00020\)/);
+  assert.match(
+    summary,
+    /Where a check shifted \(Apache Otava, over the recorded releases\): supported users \(unbounded\) shifted −6\.10% at v1\.2\.0 \(from v1\.0\.1, p 0\.00020\)/,
+  );
   assert.deepEqual(s.rejected, [], "every request matched GitHub's OpenAPI schema");
 });

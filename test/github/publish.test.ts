@@ -35,13 +35,13 @@ after(async () => {
 /** A fresh repository state per test, sharing the loaded OpenAPI validator. */
 async function freshStandin(options: ConstructorParameters<typeof GitHubStandin>[0] = {}): Promise<GitHubStandin> {
   const s = await new GitHubStandin({ tags: ['v1.1.0', BASELINE], ...options }).start();
-  candidateSha = s.commitOnDefaultBranch('release 1.3.0-rc1', { 'VERSION': '1.3.0-rc1\n' });
+  candidateSha = s.commitOnDefaultBranch('release 1.3.0-rc1', { VERSION: '1.3.0-rc1\n' });
   s.addTag(CANDIDATE, candidateSha, true);
   return s;
 }
 
 function assertSchemaClean(s: GitHubStandin): void {
-  assert.deepEqual(s.rejected, [], 'every request matched GitHub\'s OpenAPI schema');
+  assert.deepEqual(s.rejected, [], "every request matched GitHub's OpenAPI schema");
   assert.deepEqual(s.unmatched, [], 'every request hit a GitHub route');
 }
 
@@ -67,7 +67,13 @@ for (const [verdict, conclusion] of [
     const checks = verdict === 'fail' ? [check({ verdict: 'fail', candidate: 170, deltaPct: 35, reason: 'p99 up 35%, tolerance 20%' })] : [check()];
     const report = await writeReport(verdictFile(verdict, checks));
     t.after(() => report.cleanup());
-    const result = await publishFinish(ctx, { checkName: 'loadgate', baseline: BASELINE, candidate: CANDIDATE, checkRunId: Number(started.outputs['check-run-id']), reportDir: report.dir });
+    const result = await publishFinish(ctx, {
+      checkName: 'loadgate',
+      baseline: BASELINE,
+      candidate: CANDIDATE,
+      checkRunId: Number(started.outputs['check-run-id']),
+      reportDir: report.dir,
+    });
 
     assert.equal(result.conclusion, conclusion);
     assert.equal(s.checkRuns.length, 1, 'the started check run was completed, not a second one created');
@@ -95,7 +101,9 @@ test('a re-run adds a commit to the same branch and updates the same PR; stale f
   const s = await freshStandin();
   t.after(() => s.close());
   const ctx = contextFor(s);
-  const first = await writeReport(verdictFile('fail', [check({ verdict: 'fail', reason: 'regressed' })]), { 'graphs/old-only.png': Buffer.from([0x89, 0x50, 0, 0xff]) });
+  const first = await writeReport(verdictFile('fail', [check({ verdict: 'fail', reason: 'regressed' })]), {
+    'graphs/old-only.png': Buffer.from([0x89, 0x50, 0, 0xff]),
+  });
   t.after(() => first.cleanup());
   const r1 = await publishFinish(ctx, { checkName: 'loadgate', baseline: BASELINE, candidate: CANDIDATE, reportDir: first.dir });
   assert.equal(r1.conclusion, 'failure');
@@ -161,10 +169,12 @@ test('a verdict for other versions is not published as this comparison', async (
   assertSchemaClean(s);
 });
 
-test('a summary beyond 65,535 characters is cut to fit and GitHub\'s schema accepts it', async (t) => {
+test("a summary beyond 65,535 characters is cut to fit and GitHub's schema accepts it", async (t) => {
   const s = await freshStandin();
   t.after(() => s.close());
-  const many = Array.from({ length: 900 }, (_, i) => check({ id: `c${i}`, metric: `handler /api/v4/endpoint/number/${i} p99`, verdict: i % 3 ? 'pass' : 'warn', reason: 'x'.repeat(40) }));
+  const many = Array.from({ length: 900 }, (_, i) =>
+    check({ id: `c${i}`, metric: `handler /api/v4/endpoint/number/${i} p99`, verdict: i % 3 ? 'pass' : 'warn', reason: 'x'.repeat(40) }),
+  );
   const report = await writeReport(verdictFile('pass', many));
   t.after(() => report.cleanup());
   await publishFinish(contextFor(s), { checkName: 'loadgate', baseline: BASELINE, candidate: CANDIDATE, reportDir: report.dir });
@@ -198,7 +208,13 @@ test('more than 50 annotations are sent in batches of at most 50', async (t) => 
   const failing = Array.from({ length: 120 }, (_, i) => check({ id: `f${i}`, verdict: 'fail', reason: `check ${i} regressed` }));
   const report = await writeReport(verdictFile('fail', failing));
   t.after(() => report.cleanup());
-  await publishFinish(contextFor(s), { checkName: 'loadgate', baseline: BASELINE, candidate: CANDIDATE, reportDir: report.dir, configPath: '.github/loadgate.yml' });
+  await publishFinish(contextFor(s), {
+    checkName: 'loadgate',
+    baseline: BASELINE,
+    candidate: CANDIDATE,
+    reportDir: report.dir,
+    configPath: '.github/loadgate.yml',
+  });
   const run = s.checkRuns[0];
   assert.equal(run?.annotations.length, 120);
   assert.equal(run?.conclusion, 'failure');
@@ -274,7 +290,11 @@ test("a reports repository gets the report pull request, written with its own to
   assert.ok(!product.refs.has(`refs/heads/${branch}`) && !product.refs.has(`refs/heads/${BRANCH}`), 'no report branch in the product repository');
   assert.equal(product.checkRuns.length, 1, 'the check run is on the candidate');
   assert.equal(product.checkRuns[0]?.conclusion, 'success');
-  assert.match(product.checkRuns[0]?.output.summary ?? '', /github\.com\/octo-org\/perf-reports\/pull\/1/, 'the check run links the PR in the reports repository');
+  assert.match(
+    product.checkRuns[0]?.output.summary ?? '',
+    /github\.com\/octo-org\/perf-reports\/pull\/1/,
+    'the check run links the PR in the reports repository',
+  );
   assert.deepEqual(product.rejected, []);
 });
 
@@ -285,7 +305,11 @@ test('two products gating the same version labels share a reports repository: ea
   const secondSha = second.commitOnDefaultBranch('release', { VERSION: '1.3.0-rc1\n' });
   second.addTag(CANDIDATE, secondSha);
   const reports = first.addRepository({ owner: 'octo-org', repo: 'perf-reports' });
-  first.tokens['second-token-0123456789'] = { permissions: { checks: 'write', contents: 'write', 'pull-requests': 'write' }, actions: true, repositories: ['octo-org/push-proxy'] };
+  first.tokens['second-token-0123456789'] = {
+    permissions: { checks: 'write', contents: 'write', 'pull-requests': 'write' },
+    actions: true,
+    repositories: ['octo-org/push-proxy'],
+  };
   first.tokens['reports-token-0123456789'] = { permissions: { contents: 'write', 'pull-requests': 'write' }, repositories: ['octo-org/perf-reports'] };
   const toReports = { owner: 'octo-org', repo: 'perf-reports', token: 'reports-token-0123456789' };
   const pass = await writeReport(verdictFile('pass'));
@@ -293,13 +317,21 @@ test('two products gating the same version labels share a reports repository: ea
   t.after(() => Promise.all([pass.cleanup(), fail.cleanup()]));
   await publishFinish(contextFor(first), { checkName: 'loadgate', baseline: BASELINE, candidate: CANDIDATE, reportDir: pass.dir, reports: toReports });
   const secondCtx = contextFor(first, 'second-token-0123456789');
-  await publishFinish({ ...secondCtx, env: { ...secondCtx.env, repo: 'push-proxy' } }, { checkName: 'loadgate', baseline: BASELINE, candidate: CANDIDATE, reportDir: fail.dir, reports: toReports });
-  assert.deepEqual(
-    reports.pulls.map((p) => p.head).sort(),
-    [`perf-report/octo-org/chat-server/${BASELINE}-vs-${CANDIDATE}`, `perf-report/octo-org/push-proxy/${BASELINE}-vs-${CANDIDATE}`],
+  await publishFinish(
+    { ...secondCtx, env: { ...secondCtx.env, repo: 'push-proxy' } },
+    { checkName: 'loadgate', baseline: BASELINE, candidate: CANDIDATE, reportDir: fail.dir, reports: toReports },
   );
+  assert.deepEqual(reports.pulls.map((p) => p.head).sort(), [
+    `perf-report/octo-org/chat-server/${BASELINE}-vs-${CANDIDATE}`,
+    `perf-report/octo-org/push-proxy/${BASELINE}-vs-${CANDIDATE}`,
+  ]);
   const verdictOn = (product: string) =>
-    JSON.parse(reports.filesOnBranch(`perf-report/octo-org/${product}/${BASELINE}-vs-${CANDIDATE}`).get(`reports/octo-org/${product}/${BASELINE}-vs-${CANDIDATE}/verdict.json`)?.toString('utf8') ?? 'null') as { verdict: string } | null;
+    JSON.parse(
+      reports
+        .filesOnBranch(`perf-report/octo-org/${product}/${BASELINE}-vs-${CANDIDATE}`)
+        .get(`reports/octo-org/${product}/${BASELINE}-vs-${CANDIDATE}/verdict.json`)
+        ?.toString('utf8') ?? 'null',
+    ) as { verdict: string } | null;
   assert.equal(verdictOn('chat-server')?.verdict, 'pass', "the first product's report is its own");
   assert.equal(verdictOn('push-proxy')?.verdict, 'fail', "the second product's report is its own");
   assert.deepEqual([first.checkRuns[0]?.conclusion, second.checkRuns[0]?.conclusion], ['success', 'failure'], 'each check run on its own product');
@@ -311,7 +343,13 @@ test('a reports repository without a token that can write there: the check run s
   t.after(() => product.close());
   const report = await writeReport(verdictFile('pass'));
   t.after(() => report.cleanup());
-  const result = await publishFinish(contextFor(product), { checkName: 'loadgate', baseline: BASELINE, candidate: CANDIDATE, reportDir: report.dir, reports: { owner: 'octo-org', repo: 'perf-reports', token: undefined } });
+  const result = await publishFinish(contextFor(product), {
+    checkName: 'loadgate',
+    baseline: BASELINE,
+    candidate: CANDIDATE,
+    reportDir: report.dir,
+    reports: { owner: 'octo-org', repo: 'perf-reports', token: undefined },
+  });
   assert.match(String(result.reportError), /reports-repository octo-org\/perf-reports: no token that can write there .*pass the reports-token secret/);
   assert.equal(product.checkRuns[0]?.conclusion, 'success');
   assert.equal(product.pulls.length, 0);
@@ -326,7 +364,9 @@ test("the report PR lists the commits between the two release tags that touched 
   const asSynapse = (r: RunResult, version: string): RunResult => ({
     ...r,
     target: { ...r.target, version },
-    ...(r.profile ? { profile: { ...r.profile, frames: r.profile.frames.map((f) => (f.file === 'workload.py' ? { ...f, file: `${VENV}/synapse/storage/events.py` } : f)) } } : {}),
+    ...(r.profile
+      ? { profile: { ...r.profile, frames: r.profile.frames.map((f) => (f.file === 'workload.py' ? { ...f, file: `${VENV}/synapse/storage/events.py` } : f)) } }
+      : {}),
   });
   const recorded = duets('inj', 3);
   // The gate runs in Synapse's own repository here, so one stand-in serves both the report PR and the tags.
@@ -338,7 +378,11 @@ test("the report PR lists the commits between the two release tags that touched 
   const c2 = s.commitOnDefaultBranch('Docs', { 'docs/x.md': 'x\n' });
   s.addTag('v1.163.2', c2, true);
   await withTempDir(async (dir) => {
-    await compareAndReport({ baseline: recorded.baseline.map((r) => asSynapse(r, '1.162.0')), candidate: recorded.candidate.map((r) => asSynapse(r, '1.163.2')), outDir: dir });
+    await compareAndReport({
+      baseline: recorded.baseline.map((r) => asSynapse(r, '1.162.0')),
+      candidate: recorded.candidate.map((r) => asSynapse(r, '1.163.2')),
+      outDir: dir,
+    });
     const result = await publishFinish(contextFor(s), { checkName: 'loadgate', baseline: '1.162.0', candidate: '1.163.2', sha: c2, reportDir: dir });
     assert.equal(result.reportError, undefined, String(result.reportError));
   });
@@ -354,7 +398,15 @@ test("the report PR lists the commits between the two release tags that touched 
 test("a publish job left without the GitHub App's token still completes a check run: the App's cannot be touched by another, so the verdict goes on one of the workflow's, saying why", async (t) => {
   const s = await freshStandin({
     owner: 'octo-org',
-    apps: [{ clientId: 'Iv23liLoadgate', id: 901, slug: 'loadgate-octo', permissions: { checks: 'write', contents: 'write', pull_requests: 'write' }, installations: [{ id: 7, account: 'octo-org', repositories: 'all' }] }],
+    apps: [
+      {
+        clientId: 'Iv23liLoadgate',
+        id: 901,
+        slug: 'loadgate-octo',
+        permissions: { checks: 'write', contents: 'write', pull_requests: 'write' },
+        installations: [{ id: 7, account: 'octo-org', repositories: 'all' }],
+      },
+    ],
   });
   t.after(() => s.close());
   const { main } = await import('../support/github-standin/act-create-github-app-token-action/mint.mjs');
@@ -364,23 +416,56 @@ test("a publish job left without the GitHub App's token still completes a check 
   const dir = mkdtempSync(join(tmpdir(), 'lg-mint-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const app = s.apps[0]!;
-  await main({ GITHUB_REPOSITORY: s.fullName, GITHUB_REPOSITORY_OWNER: s.owner, GITHUB_OUTPUT: join(dir, 'out'), INPUT_CLIENT_ID: app.clientId, INPUT_PRIVATE_KEY: app.privateKey, INPUT_GITHUB_API_URL: s.url, 'INPUT_PERMISSION-CHECKS': 'write', 'INPUT_PERMISSION-CONTENTS': 'read' });
+  await main({
+    GITHUB_REPOSITORY: s.fullName,
+    GITHUB_REPOSITORY_OWNER: s.owner,
+    GITHUB_OUTPUT: join(dir, 'out'),
+    INPUT_CLIENT_ID: app.clientId,
+    INPUT_PRIVATE_KEY: app.privateKey,
+    INPUT_GITHUB_API_URL: s.url,
+    'INPUT_PERMISSION-CHECKS': 'write',
+    'INPUT_PERMISSION-CONTENTS': 'read',
+  });
   const appToken = /^token=(.+)$/m.exec(readFileSync(join(dir, 'out'), 'utf8'))?.[1] as string;
   const started = await publishStart(contextFor(s, appToken), { checkName: 'loadgate', candidate: CANDIDATE, plan: plan() });
   const report = await writeReport(verdictFile('pass'));
   t.after(() => report.cleanup());
   const tokenProblem = "the GitHub App's token for the check run and the report could not be minted in the publish job";
-  const result = await publishFinish(contextFor(s), { checkName: 'loadgate', baseline: BASELINE, candidate: CANDIDATE, reportDir: report.dir, checkRunId: Number(started.outputs['check-run-id']), tokenProblem });
+  const result = await publishFinish(contextFor(s), {
+    checkName: 'loadgate',
+    baseline: BASELINE,
+    candidate: CANDIDATE,
+    reportDir: report.dir,
+    checkRunId: Number(started.outputs['check-run-id']),
+    tokenProblem,
+  });
   assert.equal(result.conclusion, 'success');
   const runs = s.checkRuns.filter((r) => r.name === 'loadgate');
-  assert.deepEqual(runs.map((r) => [r.app.slug, r.status]), [['loadgate-octo', 'in_progress'], ['github-actions', 'completed']]);
-  assert.match(runs[1]?.output.summary ?? '', /Published without the GitHub App's token\*\*: the GitHub App's token for the check run and the report could not be minted/);
+  assert.deepEqual(
+    runs.map((r) => [r.app.slug, r.status]),
+    [
+      ['loadgate-octo', 'in_progress'],
+      ['github-actions', 'completed'],
+    ],
+  );
+  assert.match(
+    runs[1]?.output.summary ?? '',
+    /Published without the GitHub App's token\*\*: the GitHub App's token for the check run and the report could not be minted/,
+  );
   assertSchemaClean(s);
 });
 
 test("a gate posted by the workflow's token after one posted by a GitHub App (or the other way) starts a check run of its own: it may not take over another App's", async (t) => {
   const s = await freshStandin({
-    apps: [{ clientId: 'Iv23liLoadgate', id: 901, slug: 'loadgate-octo', permissions: { checks: 'write', contents: 'read' }, installations: [{ id: 7, account: 'octo-org', repositories: 'all' }] }],
+    apps: [
+      {
+        clientId: 'Iv23liLoadgate',
+        id: 901,
+        slug: 'loadgate-octo',
+        permissions: { checks: 'write', contents: 'read' },
+        installations: [{ id: 7, account: 'octo-org', repositories: 'all' }],
+      },
+    ],
   });
   t.after(() => s.close());
   const { main } = await import('../support/github-standin/act-create-github-app-token-action/mint.mjs');
@@ -390,12 +475,25 @@ test("a gate posted by the workflow's token after one posted by a GitHub App (or
   const dir = mkdtempSync(join(tmpdir(), 'lg-mint-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const app = s.apps[0]!;
-  await main({ GITHUB_REPOSITORY: s.fullName, GITHUB_REPOSITORY_OWNER: s.owner, GITHUB_OUTPUT: join(dir, 'out'), INPUT_CLIENT_ID: app.clientId, INPUT_PRIVATE_KEY: app.privateKey, INPUT_GITHUB_API_URL: s.url });
+  await main({
+    GITHUB_REPOSITORY: s.fullName,
+    GITHUB_REPOSITORY_OWNER: s.owner,
+    GITHUB_OUTPUT: join(dir, 'out'),
+    INPUT_CLIENT_ID: app.clientId,
+    INPUT_PRIVATE_KEY: app.privateKey,
+    INPUT_GITHUB_API_URL: s.url,
+  });
   const appToken = /^token=(.+)$/m.exec(readFileSync(join(dir, 'out'), 'utf8'))?.[1] as string;
   await publishStart(contextFor(s, appToken), { checkName: 'loadgate', candidate: CANDIDATE, plan: plan() });
   const log: string[] = [];
   const second = await publishStart(contextFor(s, undefined, log), { checkName: 'loadgate', candidate: CANDIDATE, plan: plan() });
-  assert.deepEqual(s.checkRuns.map((r) => [r.app.slug, r.status]), [['loadgate-octo', 'in_progress'], ['github-actions', 'in_progress']]);
+  assert.deepEqual(
+    s.checkRuns.map((r) => [r.app.slug, r.status]),
+    [
+      ['loadgate-octo', 'in_progress'],
+      ['github-actions', 'in_progress'],
+    ],
+  );
   assert.equal(second.outputs['check-run-id'], s.checkRuns[1]?.id);
   assert.match(log.join('\n'), /belongs to another GitHub App/);
   assertSchemaClean(s);

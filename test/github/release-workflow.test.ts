@@ -65,7 +65,11 @@ function runPublish(registry: Partial<Registry>): { status: number | null; out: 
   try {
     const bin = join(dir, 'bin');
     mkdirSync(bin);
-    writeFileSync(join(bin, 'npm'), `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(join(ROOT, 'test', 'support', 'npm-standin.mjs'))} "$@"\n`, { mode: 0o755 });
+    writeFileSync(
+      join(bin, 'npm'),
+      `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(join(ROOT, 'test', 'support', 'npm-standin.mjs'))} "$@"\n`,
+      { mode: 0o755 },
+    );
     const { file, shasum } = tarball(dir);
     const statePath = join(dir, 'state.json');
     const initial: Registry = { cli: '11.6.2', visibility: 'private', registry: {}, trustedPublishers: {}, validTokens: [], calls: [], ...registry };
@@ -91,7 +95,9 @@ function runPublish(registry: Partial<Registry>): { status: number | null; out: 
       GITHUB_WORKFLOW_REF: `${REPOSITORY}/.github/workflows/release.yml@refs/heads/main`,
       NPM_STANDIN_STATE: statePath,
       // GitHub gives a job these only with `permissions: id-token: write`.
-      ...(job.permissions?.['id-token'] === 'write' ? { ACTIONS_ID_TOKEN_REQUEST_URL: 'https://token.actions.example/', ACTIONS_ID_TOKEN_REQUEST_TOKEN: 'request-token' } : {}),
+      ...(job.permissions?.['id-token'] === 'write'
+        ? { ACTIONS_ID_TOKEN_REQUEST_URL: 'https://token.actions.example/', ACTIONS_ID_TOKEN_REQUEST_TOKEN: 'request-token' }
+        : {}),
     };
     for (const [k, v] of Object.entries(step.env ?? {})) env[k] = expand(v, values);
     // GitHub runs a `run:` step with bash -e -o pipefail.
@@ -106,10 +112,21 @@ const existing = { versions: { '1.0.9': { shasum: 'f'.repeat(40), provenance: fa
 const trusted = { [NAME]: { repository: REPOSITORY, workflow: 'release.yml' } };
 
 test('from a private repository the release publishes by trusted publishing, with no provenance npm would refuse (E422)', () => {
-  const { status, out, state } = runPublish({ visibility: 'private', registry: { [NAME]: existing }, trustedPublishers: trusted, validTokens: ['npm_maintainers_token'] });
+  const { status, out, state } = runPublish({
+    visibility: 'private',
+    registry: { [NAME]: existing },
+    trustedPublishers: trusted,
+    validTokens: ['npm_maintainers_token'],
+  });
   assert.equal(status, 0, out);
-  assert.deepEqual(state.registry[NAME]?.versions[VERSION] && { provenance: state.registry[NAME].versions[VERSION].provenance, by: state.registry[NAME].versions[VERSION].by }, { provenance: false, by: 'oidc' });
-  assert.ok(state.calls.every((c) => !c.token), 'no npm token is offered: trusted publishing only');
+  assert.deepEqual(
+    state.registry[NAME]?.versions[VERSION] && { provenance: state.registry[NAME].versions[VERSION].provenance, by: state.registry[NAME].versions[VERSION].by },
+    { provenance: false, by: 'oidc' },
+  );
+  assert.ok(
+    state.calls.every((c) => !c.token),
+    'no npm token is offered: trusted publishing only',
+  );
 });
 
 test('from a public repository npm adds provenance by itself', () => {
@@ -125,10 +142,13 @@ test('an old npm is upgraded first: trusted publishing needs 11.5.1', () => {
   assert.equal(state.registry[NAME]?.versions[VERSION]?.by, 'oidc');
 });
 
-test('a package npm does not have yet stops before publishing, with the maintainer\'s one-time steps', () => {
+test("a package npm does not have yet stops before publishing, with the maintainer's one-time steps", () => {
   const { status, out, state } = runPublish({});
   assert.equal(status, 1);
-  assert.match(out, /::error::@loadgate\/loadgate is not on npm yet: a maintainer must, once: \(1\) publish the version by hand, with the tarball this run packed \(gh run download 4242 -n package; npm publish .*loadgate-loadgate-1\.1\.0\.tgz --access public\).*\(2\) on npmjs\.com, @loadgate\/loadgate, Settings, Trusted publishing: GitHub Actions, repository loadgate\/loadgate, workflow release\.yml; \(3\) re-run this job/);
+  assert.match(
+    out,
+    /::error::@loadgate\/loadgate is not on npm yet: a maintainer must, once: \(1\) publish the version by hand, with the tarball this run packed \(gh run download 4242 -n package; npm publish .*loadgate-loadgate-1\.1\.0\.tgz --access public\).*\(2\) on npmjs\.com, @loadgate\/loadgate, Settings, Trusted publishing: GitHub Actions, repository loadgate\/loadgate, workflow release\.yml; \(3\) re-run this job/,
+  );
   assert.ok(!state.calls.some((c) => c.args[0] === 'publish'));
 });
 
@@ -150,7 +170,10 @@ test('a re-run after the maintainer published this very tarball skips the publis
   const same = runPublish({ registry: { [NAME]: { versions: { [VERSION]: { shasum, provenance: false, by: 'token' } } } }, trustedPublishers: trusted });
   assert.equal(same.status, 0, same.out);
   assert.match(same.out, /already on npm with this very tarball: nothing to publish/);
-  const other = runPublish({ registry: { [NAME]: { versions: { [VERSION]: { shasum: 'e'.repeat(40), provenance: false, by: 'token' } } } }, trustedPublishers: trusted });
+  const other = runPublish({
+    registry: { [NAME]: { versions: { [VERSION]: { shasum: 'e'.repeat(40), provenance: false, by: 'token' } } } },
+    trustedPublishers: trusted,
+  });
   assert.equal(other.status, 1);
   assert.match(other.out, /npm already has @loadgate\/loadgate@1\.1\.0, another tarball .*release a new version/);
 });
@@ -159,11 +182,14 @@ test('one story of authentication, and no tag moves before npm took the release'
   const { jobs } = workflow();
   const text = JSON.stringify(jobs);
   assert.doesNotMatch(text, /NPM_TOKEN|NODE_AUTH_TOKEN|registry-url/, 'no npm token, and no .npmrc that expects one');
-  assert.doesNotMatch(text, /--provenance/, 'provenance is npm\'s decision, not forced');
+  assert.doesNotMatch(text, /--provenance/, "provenance is npm's decision, not forced");
   const { job } = publishStep();
   assert.deepEqual(job.permissions, { 'id-token': 'write' });
   const pushes = Object.entries(jobs).filter(([, j]) => j.steps.some((s) => /git .*push/.test(s.run ?? '')));
-  assert.deepEqual(pushes.map(([id]) => id), ['tag']);
+  assert.deepEqual(
+    pushes.map(([id]) => id),
+    ['tag'],
+  );
   const needs = ([] as string[]).concat(jobs.tag?.needs ?? []);
   assert.ok(needs.includes('publish'), 'the tags move only after the publish');
   assert.ok(([] as string[]).concat(jobs.publish?.needs ?? []).includes('check'));
@@ -177,7 +203,11 @@ function checkVersion(files: Record<string, string>): { status: number | null; o
     execFileSync('git', ['init', '-q'], { cwd: dir });
     const step = workflow().jobs.check?.steps.find((s) => s.name === 'Check the version');
     assert.ok(step?.run);
-    const run = spawnSync('bash', ['--noprofile', '--norc', '-eo', 'pipefail', '-c', step.run], { cwd: dir, env: { PATH: process.env.PATH, VERSION }, encoding: 'utf8' });
+    const run = spawnSync('bash', ['--noprofile', '--norc', '-eo', 'pipefail', '-c', step.run], {
+      cwd: dir,
+      env: { PATH: process.env.PATH, VERSION },
+      encoding: 'utf8',
+    });
     return { status: run.status, out: `${run.stdout}${run.stderr}` };
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -57,7 +57,10 @@ test('tar.gz: GNU tar reads it back byte for byte, long paths and binary content
 });
 
 function runFiles(n: number) {
-  return Array.from({ length: n }, (_, i) => ({ path: `results/${i % 2 ? 'candidate' : 'baseline'}-t${Math.floor(i / 40)}-${i % 40}.json`, content: Buffer.from(`{"run":${i}}\n`) }));
+  return Array.from({ length: n }, (_, i) => ({
+    path: `results/${i % 2 ? 'candidate' : 'baseline'}-t${Math.floor(i / 40)}-${i % 40}.json`,
+    content: Buffer.from(`{"run":${i}}\n`),
+  }));
 }
 
 test('small reports are committed file by file', () => {
@@ -120,7 +123,13 @@ test('publish: the baseline choice is written into the committed README', async 
   const report = await writeReport(verdictFile('pass'));
   t.after(() => report.cleanup());
   const reason = 'v1.2.0 is the newest stable release below v1.3.0-rc1 in semver order (3 tags looked at)';
-  const choice = { candidate: CANDIDATE, baseline: BASELINE, reason, considered: 3, skipped: { prerelease: 1, notBelow: 0, notVersion: 1, patternMismatch: 0 } };
+  const choice = {
+    candidate: CANDIDATE,
+    baseline: BASELINE,
+    reason,
+    considered: 3,
+    skipped: { prerelease: 1, notBelow: 0, notVersion: 1, patternMismatch: 0 },
+  };
   await publishFinish(contextFor(s), { checkName: 'loadgate', baseline: BASELINE, candidate: CANDIDATE, reportDir: report.dir, baselineChoice: choice });
   const files = s.filesOnBranch(BRANCH);
   const readme = files.get(`${DIR}/README.md`)?.toString() ?? '';

@@ -30,11 +30,22 @@ function clean(s: GitHubStandin): void {
   assert.deepEqual(s.unmatched, []);
 }
 
-async function finish(ctx: PublishContext, verdict: 'pass' | 'fail' | 'inconclusive', extra: { checkRunId?: number; configPath?: string; extraFiles?: Record<string, string> } = {}) {
+async function finish(
+  ctx: PublishContext,
+  verdict: 'pass' | 'fail' | 'inconclusive',
+  extra: { checkRunId?: number; configPath?: string; extraFiles?: Record<string, string> } = {},
+) {
   const checks = verdict === 'fail' ? [check({ verdict: 'fail', reason: 'p99 +35%' })] : [check()];
   const report = await writeReport(verdictFile(verdict, checks), extra.extraFiles ?? {});
   try {
-    return await publishFinish(ctx, { checkName: 'loadgate', baseline: BASELINE, candidate: CANDIDATE, reportDir: report.dir, checkRunId: extra.checkRunId, configPath: extra.configPath });
+    return await publishFinish(ctx, {
+      checkName: 'loadgate',
+      baseline: BASELINE,
+      candidate: CANDIDATE,
+      reportDir: report.dir,
+      checkRunId: extra.checkRunId,
+      configPath: extra.configPath,
+    });
   } finally {
     await report.cleanup();
   }
@@ -97,7 +108,10 @@ test('when GitHub keeps completed check runs as they are, a re-run still shows t
   const newest = [...s.checkRuns].sort((a, b) => b.id - a.id)[0];
   assert.equal(newest?.conclusion, 'success');
   assert.equal(s.checkRuns.length, 3);
-  assert.ok(log.some((l) => /GitHub kept check run #\d+ at failure/.test(l)), log.join('\n'));
+  assert.ok(
+    log.some((l) => /GitHub kept check run #\d+ at failure/.test(l)),
+    log.join('\n'),
+  );
   clean(s);
 });
 

@@ -14,11 +14,23 @@ import { z } from 'zod';
 const REUSABLE = '.github/workflows/loadgate.yml';
 const CALLERS = ['.github/workflows/release-gate.yml', 'examples/workflows/loadgate.yml'];
 
-const input = z.object({ description: z.string().min(1), required: z.boolean().optional(), type: z.enum(['string', 'number', 'boolean']), default: z.unknown().optional() });
-const step = z.object({ name: z.string().optional(), uses: z.string().optional(), run: z.string().optional(), with: z.record(z.string(), z.unknown()).optional() }).loose();
+const input = z.object({
+  description: z.string().min(1),
+  required: z.boolean().optional(),
+  type: z.enum(['string', 'number', 'boolean']),
+  default: z.unknown().optional(),
+});
+const step = z
+  .object({ name: z.string().optional(), uses: z.string().optional(), run: z.string().optional(), with: z.record(z.string(), z.unknown()).optional() })
+  .loose();
 const calledJob = z.object({ permissions: z.record(z.string(), z.enum(['read', 'write'])).optional(), steps: z.array(step).default([]) }).loose();
 const reusableSchema = z.object({
-  on: z.object({ workflow_call: z.object({ inputs: z.record(z.string(), input), secrets: z.record(z.string(), z.object({ description: z.string(), required: z.boolean() })) }) }),
+  on: z.object({
+    workflow_call: z.object({
+      inputs: z.record(z.string(), input),
+      secrets: z.record(z.string(), z.object({ description: z.string(), required: z.boolean() })),
+    }),
+  }),
   jobs: z.record(z.string(), calledJob),
 });
 const callerSchema = z.object({
@@ -79,7 +91,12 @@ test(`${REUSABLE} takes its actions from the loadgate checkout, never from the c
     });
     if (checkout >= 0) {
       const { with: w } = job.steps[checkout]!;
-      assert.deepEqual(w, { repository: '${{ inputs.loadgate-repository }}', ref: '${{ inputs.loadgate-ref }}', path: '.loadgate', 'persist-credentials': false });
+      assert.deepEqual(w, {
+        repository: '${{ inputs.loadgate-repository }}',
+        ref: '${{ inputs.loadgate-ref }}',
+        path: '.loadgate',
+        'persist-credentials': false,
+      });
     }
   }
 });
@@ -118,7 +135,10 @@ test(`${REUSABLE}: a prepare job that fails before its check run started complet
   const step = steps[abort]!;
   assert.equal(step.uses, './.loadgate/action/publish');
   // A calibration has no check run to complete.
-  assert.equal(step.if, "${{ failure() && steps.inputs.outputs.candidate != '' && steps.inputs.outputs.mode != 'calibrate' && steps.start.outputs.check-run-id == '' }}");
+  assert.equal(
+    step.if,
+    "${{ failure() && steps.inputs.outputs.candidate != '' && steps.inputs.outputs.mode != 'calibrate' && steps.start.outputs.check-run-id == '' }}",
+  );
   assert.equal(step.with?.candidate, '${{ steps.inputs.outputs.candidate }}');
   assert.equal(step.with?.config, '${{ steps.inputs.outputs.config }}');
   assert.equal(step.with?.['check-name'], '${{ steps.inputs.outputs.check-name }}');
@@ -145,7 +165,11 @@ test(`${REUSABLE}: mode calibrate posts no check run, plans its cost first, runs
   }
   const publish = stepsOf('publish');
   const finish = publish.find((s) => s.with?.mode === 'finish')!;
-  assert.equal(finish.if, "${{ always() && needs.prepare.outputs.mode != 'calibrate' }}", "a calibration completes no check run; a gate's is completed whatever failed before");
+  assert.equal(
+    finish.if,
+    "${{ always() && needs.prepare.outputs.mode != 'calibrate' }}",
+    "a calibration completes no check run; a gate's is completed whatever failed before",
+  );
   const pr = publish.find((s) => s.run?.includes('publish-calibration --mode finish') === true)!;
   assert.equal(pr.if, "${{ needs.prepare.outputs.mode == 'calibrate' }}");
   assert.equal(pr.env?.LG_RESULT, finish.with?.['gate-result'], 'the calibration is published only when its last job succeeded, judged as a gate is');

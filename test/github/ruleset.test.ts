@@ -47,7 +47,11 @@ test("the tag ruleset is a valid request under GitHub's schema and requires the 
   assert.deepEqual(ruleset.conditions.ref_name, { include: ['refs/tags/v*'], exclude: ['refs/tags/v*-rc*'] }, 'candidates stay pushable; releases are guarded');
   assert.deepEqual(ruleset.rules[0], {
     type: 'required_status_checks',
-    parameters: { required_status_checks: [{ context: 'loadgate', integration_id: 15368 }], strict_required_status_checks_policy: false, do_not_enforce_on_create: false },
+    parameters: {
+      required_status_checks: [{ context: 'loadgate', integration_id: 15368 }],
+      strict_required_status_checks_policy: false,
+      do_not_enforce_on_create: false,
+    },
   });
 });
 
@@ -60,7 +64,8 @@ test('the stand-in really validates rulesets: a misspelt target or rule is refus
     { ...good, rules: [{ type: 'required_status_check', parameters }] },
     { ...good, rules: [{ type: 'required_status_checks', parameters: { required_status_checks: [{ context: 'loadgate' }] } }] },
   ];
-  for (const body of bad) assert.equal(await status(admin.request('POST /repos/{owner}/{repo}/rulesets', { ...repo, ...body } as never)), 422, JSON.stringify(body));
+  for (const body of bad)
+    assert.equal(await status(admin.request('POST /repos/{owner}/{repo}/rulesets', { ...repo, ...body } as never)), 422, JSON.stringify(body));
   assert.equal(s.rejected.length, before + bad.length);
 });
 

@@ -24,7 +24,15 @@ test('secret-looking variable names: AWS, GitHub and Actions credentials are pic
     HOME: '/home/runner',
     SHORT_TOKEN: 'abc',
   }).map((s) => s.name);
-  assert.deepEqual(names.sort(), ['ACTIONS_ID_TOKEN_REQUEST_TOKEN', 'ACTIONS_RUNTIME_TOKEN', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'DB_PASSWORD', 'GITHUB_TOKEN']);
+  assert.deepEqual(names.sort(), [
+    'ACTIONS_ID_TOKEN_REQUEST_TOKEN',
+    'ACTIONS_RUNTIME_TOKEN',
+    'AWS_ACCESS_KEY_ID',
+    'AWS_SECRET_ACCESS_KEY',
+    'AWS_SESSION_TOKEN',
+    'DB_PASSWORD',
+    'GITHUB_TOKEN',
+  ]);
 });
 
 test('credential shapes are found in text and in binary files; ordinary report content is not', () => {
@@ -42,7 +50,12 @@ test('credential shapes are found in text and in binary files; ordinary report c
   );
   assert.deepEqual(
     findings.map((f) => `${f.item}: ${f.what}`),
-    ['graphs/x.png: an AWS access key ID', 'logs/a.txt: a GitHub token', 'logs/b.txt: a private key', 'logs/c.txt: a JSON Web Token (such as an OIDC ID token)'],
+    [
+      'graphs/x.png: an AWS access key ID',
+      'logs/a.txt: a GitHub token',
+      'logs/b.txt: a private key',
+      'logs/c.txt: a JSON Web Token (such as an OIDC ID token)',
+    ],
   );
 });
 

@@ -31,7 +31,7 @@ async function status(promise: Promise<unknown>): Promise<number> {
   }
 }
 
-test('a summary over 65,535 characters violates GitHub\'s schema and is rejected and recorded', async () => {
+test("a summary over 65,535 characters violates GitHub's schema and is rejected and recorded", async () => {
   const before = s.rejected.length;
   const code = await status(octokit.rest.checks.create({ ...repo, name: 'x', head_sha: head, output: { title: 't', summary: 'x'.repeat(65_536) } }));
   assert.equal(code, 422);
@@ -41,14 +41,18 @@ test('a summary over 65,535 characters violates GitHub\'s schema and is rejected
 
 test('51 annotations in one request are rejected, 50 are accepted', async () => {
   const annotation = { path: 'a.yml', start_line: 1, end_line: 1, annotation_level: 'warning' as const, message: 'm' };
-  const over = await status(octokit.rest.checks.create({ ...repo, name: 'x', head_sha: head, output: { title: 't', summary: 's', annotations: Array(51).fill(annotation) } }));
+  const over = await status(
+    octokit.rest.checks.create({ ...repo, name: 'x', head_sha: head, output: { title: 't', summary: 's', annotations: Array(51).fill(annotation) } }),
+  );
   assert.equal(over, 422);
   assert.match(JSON.stringify(s.rejected.at(-1)), /maxItems/);
-  const ok = await status(octokit.rest.checks.create({ ...repo, name: 'x', head_sha: head, output: { title: 't', summary: 's', annotations: Array(50).fill(annotation) } }));
+  const ok = await status(
+    octokit.rest.checks.create({ ...repo, name: 'x', head_sha: head, output: { title: 't', summary: 's', annotations: Array(50).fill(annotation) } }),
+  );
   assert.equal(ok, 200);
 });
 
-test('a conclusion outside GitHub\'s enum is rejected', async () => {
+test("a conclusion outside GitHub's enum is rejected", async () => {
   const code = await status(
     octokit.request('POST /repos/{owner}/{repo}/check-runs', { ...repo, name: 'x', head_sha: head, status: 'completed', conclusion: 'passed' as never }),
   );
@@ -99,7 +103,15 @@ async function appStandin(permissions: Record<string, 'read' | 'write'>) {
     owner: 'acme',
     repo: 'chat-server',
     tokens: { [TOKEN]: { permissions: { checks: 'write', contents: 'write', 'pull-requests': 'write' }, actions: true } },
-    apps: [{ clientId: 'Iv23liLoadgate', id: 901, slug: 'loadgate-acme', permissions, installations: [{ id: 71, account: 'acme', repositories: ['chat-server', 'perf-reports'] }] }],
+    apps: [
+      {
+        clientId: 'Iv23liLoadgate',
+        id: 901,
+        slug: 'loadgate-acme',
+        permissions,
+        installations: [{ id: 71, account: 'acme', repositories: ['chat-server', 'perf-reports'] }],
+      },
+    ],
   });
   const reports = standin.addRepository({ owner: 'acme', repo: 'perf-reports' });
   standin.addRepository({ owner: 'acme', repo: 'not-installed' });
@@ -114,9 +126,22 @@ async function mint(standin: GitHubStandin, inputs: Record<string, string>): Pro
   try {
     const output = join(dir, 'out');
     const app = standin.apps[0]!;
-    await main({ GITHUB_REPOSITORY: standin.fullName, GITHUB_REPOSITORY_OWNER: standin.owner, GITHUB_OUTPUT: output, INPUT_CLIENT_ID: app.clientId, INPUT_PRIVATE_KEY: app.privateKey, INPUT_GITHUB_API_URL: standin.url, ...inputs });
+    await main({
+      GITHUB_REPOSITORY: standin.fullName,
+      GITHUB_REPOSITORY_OWNER: standin.owner,
+      GITHUB_OUTPUT: output,
+      INPUT_CLIENT_ID: app.clientId,
+      INPUT_PRIVATE_KEY: app.privateKey,
+      INPUT_GITHUB_API_URL: standin.url,
+      ...inputs,
+    });
     const { readFileSync } = await import('node:fs');
-    return Object.fromEntries(readFileSync(output, 'utf8').trim().split('\n').map((l) => l.split('=', 2) as [string, string]));
+    return Object.fromEntries(
+      readFileSync(output, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => l.split('=', 2) as [string, string]),
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -156,6 +181,13 @@ test("a check run can be completed only by the App that created it (GitHub's 403
   assert.equal(run.data.app?.slug, 'loadgate-acme');
   const byActions = actions.rest.checks.update({ owner: 'acme', repo: 'chat-server', check_run_id: run.data.id, status: 'completed', conclusion: 'success' });
   await assert.rejects(byActions, /check run can only be modified by the GitHub App that created it/);
-  await app.rest.checks.update({ owner: 'acme', repo: 'chat-server', check_run_id: run.data.id, status: 'completed', conclusion: 'action_required', details_url: 'https://example.invalid/x' });
+  await app.rest.checks.update({
+    owner: 'acme',
+    repo: 'chat-server',
+    check_run_id: run.data.id,
+    status: 'completed',
+    conclusion: 'action_required',
+    details_url: 'https://example.invalid/x',
+  });
   assert.equal(standin.checkRuns[0]?.conclusion, 'action_required');
 });

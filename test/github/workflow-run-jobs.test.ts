@@ -28,7 +28,8 @@ test('the AWS run jobs share one definition of their steps, permissions and outp
 
   const jobs = (parse(text) as { jobs: Record<string, Job> }).jobs;
   const strip = ({ name: _name, needs: _needs, if: _if, ...rest }: Job) => rest;
-  for (const id of RUN_JOBS.slice(1)) assert.deepEqual(strip(jobs[id] as Job), strip(jobs['run-aws-1'] as Job), `${id} is run-aws-1 but for name, needs and if`);
+  for (const id of RUN_JOBS.slice(1))
+    assert.deepEqual(strip(jobs[id] as Job), strip(jobs['run-aws-1'] as Job), `${id} is run-aws-1 but for name, needs and if`);
   // Each hands over to the next while runs remain; every one can reach the bench's controller ports.
   RUN_JOBS.forEach((id, i) => {
     const job = jobs[id] as Job;

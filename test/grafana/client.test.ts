@@ -32,8 +32,14 @@ test('dashboards: create, overwrite by uid, read back', async () => {
 
 test('documented error codes come back as GrafanaError with a hint', async () => {
   const client = new GrafanaClient({ baseUrl, token: EDITOR });
-  await assert.rejects(client.getDashboard('missing'), (e: unknown) => e instanceof GrafanaError && e.httpStatus === 404 && /Dashboard not found/.test(e.message));
-  await assert.rejects(client.upsertDashboard({ uid: 'x', title: '' }), (e: unknown) => e instanceof GrafanaError && e.httpStatus === 400 && /title cannot be empty/.test(e.message));
+  await assert.rejects(
+    client.getDashboard('missing'),
+    (e: unknown) => e instanceof GrafanaError && e.httpStatus === 404 && /Dashboard not found/.test(e.message),
+  );
+  await assert.rejects(
+    client.upsertDashboard({ uid: 'x', title: '' }),
+    (e: unknown) => e instanceof GrafanaError && e.httpStatus === 400 && /title cannot be empty/.test(e.message),
+  );
 
   const bad = new GrafanaClient({ baseUrl, token: 'wrong' });
   await assert.rejects(bad.getDashboard('cmp'), (e: unknown) => {
@@ -48,14 +54,17 @@ test('documented error codes come back as GrafanaError with a hint', async () =>
   await assert.doesNotReject(viewer.getDashboard('cmp'));
 });
 
-test('a 412 carries Grafana\'s status field', async () => {
+test("a 412 carries Grafana's status field", async () => {
   // loadgate always overwrites; check the stand-in and the client's 412 handling together.
   const client = new GrafanaClient({
     baseUrl,
     token: EDITOR,
     fetch: (url, init) => fetch(url, { ...init, body: init.body ? String(init.body).replace('"overwrite":true', '"overwrite":false') : undefined }),
   });
-  await assert.rejects(client.upsertDashboard(dashboard), (e: unknown) => e instanceof GrafanaError && e.httpStatus === 412 && e.grafanaStatus === 'name-exists');
+  await assert.rejects(
+    client.upsertDashboard(dashboard),
+    (e: unknown) => e instanceof GrafanaError && e.httpStatus === 412 && e.grafanaStatus === 'name-exists',
+  );
 });
 
 test('snapshots: create, read, delete; 404 afterwards', async () => {

@@ -26,6 +26,15 @@ test('documented answers parse with the client schemas', async () => {
   assert.equal(deleted.id, 1);
   const query = await clientAnswering(200, 'ds-query-200.json').queryDataSource([{ refId: 'A', datasource: { uid: 'u' }, expr: 'up' }], 0, 1);
   const frames = toSnapshotFrames('A', query.results.A!.frames!);
-  assert.deepEqual(frames[0]!.fields.map((f) => [f.name, f.values.length]), [['time', 6], ['A-series', 6]]);
-  await assert.rejects(clientAnswering(412, 'dashboards-db-412.json').upsertDashboard({}), (e: unknown) => e instanceof GrafanaError && e.grafanaStatus === 'version-mismatch');
+  assert.deepEqual(
+    frames[0]!.fields.map((f) => [f.name, f.values.length]),
+    [
+      ['time', 6],
+      ['A-series', 6],
+    ],
+  );
+  await assert.rejects(
+    clientAnswering(412, 'dashboards-db-412.json').upsertDashboard({}),
+    (e: unknown) => e instanceof GrafanaError && e.grafanaStatus === 'version-mismatch',
+  );
 });

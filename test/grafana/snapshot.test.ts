@@ -40,7 +40,10 @@ test('the comparison dashboard has the ten graphs with Mattermost metric names',
     'mattermost_http_requests_total',
     'go_memstats_stack_inuse_bytes',
   ]) {
-    assert.ok(exprs.some((e) => e.includes(metric)), `no panel queries ${metric}`);
+    assert.ok(
+      exprs.some((e) => e.includes(metric)),
+      `no panel queries ${metric}`,
+    );
   }
   // Panels tile a 2-wide grid without overlapping.
   const cells = new Set(dashboard.panels.map((p) => JSON.stringify([(p.gridPos as { x: number }).x, (p.gridPos as { y: number }).y])));
@@ -52,7 +55,14 @@ test('publishes a snapshot with every panel data embedded and the window as its 
   const client = new GrafanaClient({ baseUrl, token: TOKEN });
   const from = new Date('2025-09-30T14:05:00Z');
   const to = new Date('2025-09-30T15:35:00Z');
-  const outcome = await publishSnapshot(client, { dashboard, name: 'v11.0.1-rc2 bounded', from, to, datasourceUid: 'prometheus', variables: { app_instance: 'app.*:8067' } });
+  const outcome = await publishSnapshot(client, {
+    dashboard,
+    name: 'v11.0.1-rc2 bounded',
+    from,
+    to,
+    datasourceUid: 'prometheus',
+    variables: { app_instance: 'app.*:8067' },
+  });
 
   assert.deepEqual(outcome.warnings, []);
   assert.equal(outcome.dashboardUrl, `${baseUrl}/d/loadgate-comparison/loadgate-mattermost-release-comparison`);
@@ -65,7 +75,10 @@ test('publishes a snapshot with every panel data embedded and the window as its 
   const stored = grafana.snapshots.get(outcome.key)!;
   assert.equal(stored.name, 'v11.0.1-rc2 bounded');
   assert.equal(stored.external, false);
-  const snap = stored.dashboard as { time: { from: string; to: string }; panels: { title: string; snapshotData: { fields: { name: string; values: unknown[]; config: { displayName?: string } }[] }[] }[] };
+  const snap = stored.dashboard as {
+    time: { from: string; to: string };
+    panels: { title: string; snapshotData: { fields: { name: string; values: unknown[]; config: { displayName?: string } }[] }[] }[];
+  };
   assert.deepEqual(snap.time, { from: '2025-09-30T14:05:00.000Z', to: '2025-09-30T15:35:00.000Z' });
   assert.equal(snap.panels.length, 10);
   for (const panel of snap.panels) {
@@ -78,13 +91,19 @@ test('publishes a snapshot with every panel data embedded and the window as its 
   }
   // Per-instance panels carry their legend.
   const cpu = snap.panels.find((p) => p.title === 'CPU utilization')!;
-  assert.deepEqual(cpu.snapshotData.map((f) => f.fields[1]!.config.displayName), ['app0:8067', 'app1:8067']);
+  assert.deepEqual(
+    cpu.snapshotData.map((f) => f.fields[1]!.config.displayName),
+    ['app0:8067', 'app1:8067'],
+  );
 
   // Variables were filled in before querying: no "$" left in what reached Grafana.
   const queries = grafana.requests.filter((r) => r.path === '/api/ds/query');
   assert.equal(queries.length, 10);
   const exprs = grafana.queriedExprs.slice(-10);
-  assert.ok(exprs.every((e) => e.includes('instance=~"app.*:8067"') && !e.includes('$')), exprs.join('\n'));
+  assert.ok(
+    exprs.every((e) => e.includes('instance=~"app.*:8067"') && !e.includes('$')),
+    exprs.join('\n'),
+  );
 });
 
 test('a failing panel becomes a warning; only all panels failing is an error', async () => {
@@ -107,7 +126,10 @@ test('a failing panel becomes a warning; only all panels failing is an error', a
     publishSnapshot(client, { dashboard: { ...dashboard, uid: 'allbad', panels: [dashboard.panels[1]!] }, name: 'x', ...window }),
     (e: unknown) => e instanceof GrafanaError && /no panel returned data/.test(e.message),
   );
-  await assert.rejects(publishSnapshot(client, { dashboard, name: 'x', ...window, datasourceUid: 'nope' }), /no panel returned data[\s\S]*Data source not found/);
+  await assert.rejects(
+    publishSnapshot(client, { dashboard, name: 'x', ...window, datasourceUid: 'nope' }),
+    /no panel returned data[\s\S]*Data source not found/,
+  );
   await assert.rejects(publishSnapshot(client, { dashboard, name: 'x', from: window.to, to: window.from, datasourceUid: 'prometheus' }), /--to: must be later/);
   // An auth failure is not a panel problem: it stops the whole publish.
   const badToken = new GrafanaClient({ baseUrl, token: 'nope' });
@@ -119,13 +141,29 @@ test('frames, legends and variables', async () => {
     'A',
     [
       {
-        schema: { fields: [{ name: 'Time', type: 'time' }, { name: 'Value', type: 'number', labels: { instance: 'app0', handler: 'login' } }] },
-        data: { values: [[1, 2], [0.5, null]] },
+        schema: {
+          fields: [
+            { name: 'Time', type: 'time' },
+            { name: 'Value', type: 'number', labels: { instance: 'app0', handler: 'login' } },
+          ],
+        },
+        data: {
+          values: [
+            [1, 2],
+            [0.5, null],
+          ],
+        },
       },
     ],
     '{{handler}} on {{ instance }}',
   );
-  assert.deepEqual(frames[0]!.fields[1], { name: 'Value', type: 'number', config: { displayName: 'login on app0' }, labels: { instance: 'app0', handler: 'login' }, values: [0.5, null] });
+  assert.deepEqual(frames[0]!.fields[1], {
+    name: 'Value',
+    type: 'number',
+    config: { displayName: 'login on app0' },
+    labels: { instance: 'app0', handler: 'login' },
+    values: [0.5, null],
+  });
   assert.throws(() => toSnapshotFrames('A', [{ schema: { fields: [{ name: 't' }, { name: 'v' }] }, data: { values: [[1, 2], [1]] } }]), /different lengths/);
   assert.equal(applyLegend('{{missing}}-x', {}), '-x');
 
@@ -142,7 +180,22 @@ test('loadgate grafana-snapshot prints the snapshot as JSON; the token comes fro
   const io = captureIO();
   process.env.LOADGATE_TEST_GRAFANA_TOKEN = TOKEN;
   try {
-    const args = ['--url', baseUrl, '--token-env', 'LOADGATE_TEST_GRAFANA_TOKEN', '--dashboard', DASHBOARD_FILE, '--from', '2025-09-30T14:05:00Z', '--to', '2025-09-30T14:35:00+00:00', '--name', 'cli run', '--expires', '720h'];
+    const args = [
+      '--url',
+      baseUrl,
+      '--token-env',
+      'LOADGATE_TEST_GRAFANA_TOKEN',
+      '--dashboard',
+      DASHBOARD_FILE,
+      '--from',
+      '2025-09-30T14:05:00Z',
+      '--to',
+      '2025-09-30T14:35:00+00:00',
+      '--name',
+      'cli run',
+      '--expires',
+      '720h',
+    ];
     const code = await main(['grafana-snapshot', ...args], io);
     assert.equal(code, 0, io.stderr.join('\n'));
     const printed = JSON.parse(io.stdout.join('\n')) as { title: string; url: string; key: string; dashboardUrl: string };
@@ -180,7 +233,10 @@ test('dashboard files: the API wrapper form is accepted, broken files are named'
   const dir = mkdtempSync(join(tmpdir(), 'loadgate-grafana-'));
   try {
     const wrapped = join(dir, 'wrapped.json');
-    writeFileSync(wrapped, JSON.stringify({ dashboard: { uid: 'w', title: 'W', panels: [{ id: 1, type: 'timeseries', targets: [{ expr: 'up' }] }] }, meta: {} }));
+    writeFileSync(
+      wrapped,
+      JSON.stringify({ dashboard: { uid: 'w', title: 'W', panels: [{ id: 1, type: 'timeseries', targets: [{ expr: 'up' }] }] }, meta: {} }),
+    );
     const loaded = await loadDashboardFile(wrapped);
     assert.deepEqual([loaded.uid, loaded.panels[0]!.targets[0]!.refId], ['w', 'A']);
     const broken = join(dir, 'broken.json');
@@ -218,9 +274,12 @@ test('finding 9: one failing query in a panel costs its own series only, not the
   const key = new URL(outcome.url).pathname.split('/').pop()!;
   const saved = (await client.getSnapshot(key)) as unknown as { dashboard: { panels: { snapshotData: { refId: string }[] }[] } };
   const frames = saved.dashboard.panels[0]!.snapshotData;
-  assert.ok(frames.length >= 1 && frames.every((f) => f.refId === 'A'), 'the good query\'s series are kept');
+  assert.ok(frames.length >= 1 && frames.every((f) => f.refId === 'A'), "the good query's series are kept");
   // A 400 without per-query results is still an error.
-  await assert.rejects(client.queryDataSource([{ refId: 'A', datasource: { uid: 'prometheus' }, expr: '' } as never], 0, 1000), /HTTP 400: query A: expr is required/);
+  await assert.rejects(
+    client.queryDataSource([{ refId: 'A', datasource: { uid: 'prometheus' }, expr: '' } as never], 0, 1000),
+    /HTTP 400: query A: expr is required/,
+  );
 });
 
 test("snapshots outlive the bench: kept on the user's Grafana, or not taken at all; never linked to the bench's Grafana", async () => {
@@ -240,14 +299,26 @@ test("snapshots outlive the bench: kept on the user's Grafana, or not taken at a
     const [snapshot] = [...user.snapshots.values()];
     assert.ok(snapshot && !snapshot.external, "stored on the user's Grafana with external=false");
     const panels = snapshot.dashboard.panels as Array<{ snapshotData: unknown[] }>;
-    assert.ok(panels.every((p) => p.snapshotData.length > 0), "every panel's data embedded: the user's Grafana needs no data source");
+    assert.ok(
+      panels.every((p) => p.snapshotData.length > 0),
+      "every panel's data embedded: the user's Grafana needs no data source",
+    );
     assert.equal(kept.url, `${userUrl}/dashboard/snapshot/${snapshot.key}`);
-    assert.ok(user.requests.every((r) => r.authorization === `Bearer ${USER_TOKEN}`), "the user's token, only there");
+    assert.ok(
+      user.requests.every((r) => r.authorization === `Bearer ${USER_TOKEN}`),
+      "the user's token, only there",
+    );
 
     // No Grafana outlives the bench: refused before anything is uploaded, so nothing is linked.
     const requests = grafana.requests.length;
     await assert.rejects(
-      publishSnapshot(bench, { dashboard, name: 'x', ...window, datasourceUid: 'prometheus', store: snapshotStoreFromEnv({ LOADGATE_SNAPSHOT_GRAFANA: 'none' }) }),
+      publishSnapshot(bench, {
+        dashboard,
+        name: 'x',
+        ...window,
+        datasourceUid: 'prometheus',
+        store: snapshotStoreFromEnv({ LOADGATE_SNAPSHOT_GRAFANA: 'none' }),
+      }),
       /destroyed with the bench.*LOADGATE_GRAFANA_URL/,
     );
     assert.equal(grafana.requests.length, requests, "the bench's Grafana was not touched");
@@ -275,7 +346,10 @@ test("a duet's slot b snapshot selects slot b's Mattermost (:8167); the dashboar
   process.env.LOADGATE_SNAPSHOT_GRAFANA = '';
   try {
     // What the dashboard's own app_instance (.*:8067) finds there: nothing.
-    await assert.rejects(publishSnapshot(client, { dashboard: { ...dashboard, uid: 'slotb-default' }, name: 'b', ...window, datasourceUid: 'prometheus-b' }), /no panel returned data/);
+    await assert.rejects(
+      publishSnapshot(client, { dashboard: { ...dashboard, uid: 'slotb-default' }, name: 'b', ...window, datasourceUid: 'prometheus-b' }),
+      /no panel returned data/,
+    );
     const slotB = new RunSnapshots({ grafanaUrl: baseUrl, token: async () => TOKEN, mode: 'local', datasourceUid: 'prometheus-b', metricsPort: 8167 });
     const shot = await slotB.take('v11.0.1-rc2 bounded #1 (slot b)', window.from, window.to);
     assert.deepEqual(shot.warnings, []);
@@ -283,7 +357,11 @@ test("a duet's slot b snapshot selects slot b's Mattermost (:8167); the dashboar
     const key = decodeURIComponent(shot.link.url.split('/').pop()!);
     const panels = grafana.snapshots.get(key)?.dashboard.panels as { title: string; snapshotData: { fields: { labels?: Record<string, string> }[] }[] }[];
     const cpu = panels.find((p) => p.title === 'CPU utilization');
-    assert.deepEqual(cpu?.snapshotData.map((f) => f.fields[1]?.labels?.instance), ['app0:8167', 'app1:8167'], "slot b's own instances");
+    assert.deepEqual(
+      cpu?.snapshotData.map((f) => f.fields[1]?.labels?.instance),
+      ['app0:8167', 'app1:8167'],
+      "slot b's own instances",
+    );
   } finally {
     delete process.env.LOADGATE_SNAPSHOT_GRAFANA;
   }

@@ -107,7 +107,10 @@ export class GrafanaStandIn {
       const stored = this.dashboards.get(decodeURIComponent(m[1]!));
       if (!stored) return send(404, { message: 'Dashboard not found' });
       const uid = stored.dashboard.uid as string;
-      return send(200, { dashboard: { ...stored.dashboard, id: stored.id, version: stored.version }, meta: { url: `/d/${uid}/${slug(stored.dashboard.title)}`, slug: slug(stored.dashboard.title), isStarred: false } });
+      return send(200, {
+        dashboard: { ...stored.dashboard, id: stored.id, version: stored.version },
+        meta: { url: `/d/${uid}/${slug(stored.dashboard.title)}`, slug: slug(stored.dashboard.title), isStarred: false },
+      });
     }
     if (method === 'POST' && path === '/api/ds/query') return this.query(body, send);
     if (method === 'POST' && path === '/api/snapshots') return this.createSnapshot(body, send);
@@ -117,7 +120,19 @@ export class GrafanaStandIn {
       const snapshot = this.snapshots.get(key);
       if (!snapshot) return send(404, { message: 'Snapshot not found' });
       if (method === 'GET') {
-        return send(200, { meta: { isSnapshot: true, type: 'snapshot', canSave: false, canEdit: false, canStar: false, slug: '', created: '2025-09-30T18:00:00Z', expires: '2200-01-01T00:00:00Z' }, dashboard: snapshot.dashboard });
+        return send(200, {
+          meta: {
+            isSnapshot: true,
+            type: 'snapshot',
+            canSave: false,
+            canEdit: false,
+            canStar: false,
+            slug: '',
+            created: '2025-09-30T18:00:00Z',
+            expires: '2200-01-01T00:00:00Z',
+          },
+          dashboard: snapshot.dashboard,
+        });
       }
       if (method === 'DELETE') {
         this.snapshots.delete(key);
@@ -135,7 +150,8 @@ export class GrafanaStandIn {
     if (uid.length > 40) return send(400, { message: 'Dashboard UID too long' });
     const existing = this.dashboards.get(uid);
     if (existing && body.overwrite !== true) return send(412, { message: 'A dashboard with the same uid already exists', status: 'name-exists' });
-    if (dashboard.id !== null && dashboard.id !== undefined && (!existing || existing.id !== dashboard.id)) return send(404, { message: 'Dashboard not found' });
+    if (dashboard.id !== null && dashboard.id !== undefined && (!existing || existing.id !== dashboard.id))
+      return send(404, { message: 'Dashboard not found' });
     const stored = { id: existing?.id ?? this.nextId++, version: (existing?.version ?? 0) + 1, dashboard: { ...dashboard, uid } };
     this.dashboards.set(uid, stored);
     send(200, { id: stored.id, uid, url: `/d/${uid}/${slug(dashboard.title)}`, status: 'success', version: stored.version, slug: slug(dashboard.title) });
@@ -169,7 +185,12 @@ export class GrafanaStandIn {
       for (let t = Math.floor(from / step) * step; t <= Math.ceil(to / step) * step; t += step) times.push(t);
       const matching = matchingInstances(q.expr, this.instances.get(q.datasource.uid) ?? []);
       if (!matching.length) {
-        results[refId] = { status: 200, frames: [{ schema: { refId, meta: { typeVersion: [0, 0], executedQueryString: `Expr: ${q.expr}\nStep: ${step}ms` }, fields: [] }, data: { values: [] } }] };
+        results[refId] = {
+          status: 200,
+          frames: [
+            { schema: { refId, meta: { typeVersion: [0, 0], executedQueryString: `Expr: ${q.expr}\nStep: ${step}ms` }, fields: [] }, data: { values: [] } },
+          ],
+        };
         continue;
       }
       const instances = q.expr.includes('sum(') || q.expr.includes('histogram_quantile') ? [undefined] : matching;
@@ -180,7 +201,13 @@ export class GrafanaStandIn {
             refId,
             fields: [
               { name: 'Time', type: 'time', typeInfo: { frame: 'time.Time' } },
-              { name: 'Value', type: 'number', typeInfo: { frame: 'float64' }, labels: instance ? { instance } : {}, config: { displayNameFromDS: instance ?? '' } },
+              {
+                name: 'Value',
+                type: 'number',
+                typeInfo: { frame: 'float64' },
+                labels: instance ? { instance } : {},
+                config: { displayNameFromDS: instance ?? '' },
+              },
             ],
           },
           data: { values: [times, times.map((_, i) => (i + 1) * (k + 1))] },
@@ -195,7 +222,8 @@ export class GrafanaStandIn {
     if (!dashboard || typeof dashboard !== 'object' || Array.isArray(dashboard)) return send(400, { message: 'bad request data' });
     if (body.expires !== undefined && (typeof body.expires !== 'number' || body.expires < 0)) return send(400, { message: 'bad request data' });
     const external = body.external === true;
-    if (external && (typeof body.key !== 'string' || typeof body.deleteKey !== 'string')) return send(400, { message: 'key and deleteKey are required for external snapshots' });
+    if (external && (typeof body.key !== 'string' || typeof body.deleteKey !== 'string'))
+      return send(400, { message: 'key and deleteKey are required for external snapshots' });
     const key = typeof body.key === 'string' ? body.key : randomBytes(16).toString('hex');
     const deleteKey = typeof body.deleteKey === 'string' ? body.deleteKey : randomBytes(16).toString('hex');
     const snapshot: Snapshot = {

@@ -43,7 +43,10 @@ test('hostile tag names are never picked', () => {
 });
 
 test('no stable tag below: a clear error asking for an explicit baseline', () => {
-  assert.throws(() => pickBaseline('v1.0.0-rc1', ['v1.0.0', 'v1.0.0-rc1', 'v0.9.0-beta1']), /no stable release tag below v1\.0\.0-rc1 among 3 tags .*give the baseline input explicitly/);
+  assert.throws(
+    () => pickBaseline('v1.0.0-rc1', ['v1.0.0', 'v1.0.0-rc1', 'v0.9.0-beta1']),
+    /no stable release tag below v1\.0\.0-rc1 among 3 tags .*give the baseline input explicitly/,
+  );
 });
 
 test('a hostile candidate is refused before tags are looked at', () => {

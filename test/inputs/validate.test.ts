@@ -98,8 +98,11 @@ test('inputs from a workflow_dispatch are validated and defaulted from the confi
   });
 });
 
-test('continue-from: the earlier gate\'s run id, with a new max-repeats; the bench runs at most the pairs beyond every pair the earlier gate ran', () => {
-  const continued = validateGateInputs({ candidate: 'v1.3.0-rc1', baseline: 'v1.2.0', repeats: '2', maxRepeats: '6', continueFrom: '12345678901', earlierPairs: '2' }, config);
+test("continue-from: the earlier gate's run id, with a new max-repeats; the bench runs at most the pairs beyond every pair the earlier gate ran", () => {
+  const continued = validateGateInputs(
+    { candidate: 'v1.3.0-rc1', baseline: 'v1.2.0', repeats: '2', maxRepeats: '6', continueFrom: '12345678901', earlierPairs: '2' },
+    config,
+  );
   assert.equal(continued.continueFrom, '12345678901');
   assert.equal(continued.maxRepeats, 6);
   assert.equal(continued.newPairsAtMost, 4);
@@ -111,7 +114,10 @@ test('continue-from: the earlier gate\'s run id, with a new max-repeats; the ben
   const refused: [Record<string, string>, RegExp][] = [
     [{ continueFrom: '123' }, /^continue-from: give max-repeats too/],
     [{ continueFrom: '123', maxRepeats: '6' }, /^continue-from: how many pairs run 123 ran is unknown/],
-    [{ continueFrom: '123', maxRepeats: '6', earlierPairs: '6' }, /^max-repeats: 6 is not above the 6 pairs run 123 already ran, so a continuation would add none; give at least 7/],
+    [
+      { continueFrom: '123', maxRepeats: '6', earlierPairs: '6' },
+      /^max-repeats: 6 is not above the 6 pairs run 123 already ran, so a continuation would add none; give at least 7/,
+    ],
     [{ continueFrom: '12$(id)', maxRepeats: '6' }, /^continue-from: "12\$\(id\)" is not a workflow run id/],
     [{ continueFrom: 'https://github.com/o/r/actions/runs/1', maxRepeats: '6' }, /^continue-from: /],
     [{ maxRepeats: '21' }, /^max-repeats: /],
@@ -132,7 +138,10 @@ test('mode calibrate: the candidate on both sides for exactly repeats A/A pairs;
   assert.equal(validateGateInputs({ mode: '', candidate: 'v1.3.0-rc1' }, config).mode, 'gate');
   // A duet measures n − 1 degrees of freedom from n duets: fewer than 3 measure nothing.
   const duet = { ...config, mode: 'duet' as const };
-  assert.throws(() => validateGateInputs({ mode: 'calibrate', candidate: 'v1.2.0', repeats: '2' }, duet), /^InputError: repeats: a calibration in duet mode .* needs at least 3 A\/A duets, got 2/);
+  assert.throws(
+    () => validateGateInputs({ mode: 'calibrate', candidate: 'v1.2.0', repeats: '2' }, duet),
+    /^InputError: repeats: a calibration in duet mode .* needs at least 3 A\/A duets, got 2/,
+  );
   assert.equal(validateGateInputs({ mode: 'calibrate', candidate: 'v1.2.0', repeats: '3' }, duet).repeats, 3);
   // A calibration continued: repeats is the depth it ends with; the earlier calibration's pairs are reused.
   const deeper = validateGateInputs({ mode: 'calibrate', candidate: 'v1.2.0', repeats: '8', continueFrom: '123', earlierPairs: '5' }, config);
@@ -141,13 +150,23 @@ test('mode calibrate: the candidate on both sides for exactly repeats A/A pairs;
     [{ mode: 'calibrate', repeats: '4' }, /^candidate: a calibration needs the version to run on both sides/],
     [{ mode: 'calibrate', candidate: 'v1.2.0' }, /^repeats: a calibration needs the number of A\/A pairs, 2 to 20 .*got none/],
     [{ mode: 'calibrate', candidate: 'v1.2.0', repeats: '1' }, /^repeats: a calibration needs the number of A\/A pairs.*got "1"/],
-    [{ mode: 'calibrate', candidate: 'v1.2.0', repeats: '4', baseline: 'v1.1.0' }, /^baseline: not used by a calibration \(it runs the candidate on both sides\)/],
+    [
+      { mode: 'calibrate', candidate: 'v1.2.0', repeats: '4', baseline: 'v1.1.0' },
+      /^baseline: not used by a calibration \(it runs the candidate on both sides\)/,
+    ],
     [{ mode: 'calibrate', candidate: 'v1.2.0', repeats: '4', maxRepeats: '6' }, /^max-repeats: not used by a calibration/],
-    [{ mode: 'calibrate', candidate: 'v1.2.0', repeats: '4', continueFrom: '123', earlierPairs: '4' }, /^repeats: 4 is not above the 4 pairs run 123 already ran/],
+    [
+      { mode: 'calibrate', candidate: 'v1.2.0', repeats: '4', continueFrom: '123', earlierPairs: '4' },
+      /^repeats: 4 is not above the 4 pairs run 123 already ran/,
+    ],
     [{ mode: 'calibrate;id', candidate: 'v1.2.0', repeats: '4' }, /^mode: "calibrate;id" is not a mode; use gate .* or calibrate/],
   ];
   for (const [input, pattern] of refused) {
-    assert.throws(() => validateGateInputs(input, config), (e: Error) => e instanceof InputError && pattern.test(e.message), JSON.stringify(input));
+    assert.throws(
+      () => validateGateInputs(input, config),
+      (e: Error) => e instanceof InputError && pattern.test(e.message),
+      JSON.stringify(input),
+    );
   }
 });
 

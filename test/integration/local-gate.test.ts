@@ -39,13 +39,17 @@ async function verdictDetail(outDir: string): Promise<string> {
   const text = await readFile(join(outDir, 'verdict.json'), 'utf8').catch(() => undefined);
   if (text === undefined) return 'no verdict.json was written';
   const v = verdictFileSchema.parse(JSON.parse(text));
-  const notPassed = v.checks.filter((c) => c.verdict !== 'pass').map((c) => `  ${c.test} ${c.metric}: ${c.verdict}${c.gating ? '' : ' (not gating)'}: ${c.reason}`);
+  const notPassed = v.checks
+    .filter((c) => c.verdict !== 'pass')
+    .map((c) => `  ${c.test} ${c.metric}: ${c.verdict}${c.gating ? '' : ' (not gating)'}: ${c.reason}`);
   return [`verdict ${v.verdict}: ${v.summary}`, ...notPassed, ...v.problems.map((p) => `  problem: ${p}`)].join('\n');
 }
 
 async function readResults(outDir: string): Promise<Map<string, RunResult>> {
   const files = (await readdir(join(outDir, 'results'))).filter((f) => f.endsWith('.json'));
-  return new Map(await Promise.all(files.map(async (f) => [f, runResultSchema.parse(JSON.parse(await readFile(join(outDir, 'results', f), 'utf8')))] as const)));
+  return new Map(
+    await Promise.all(files.map(async (f) => [f, runResultSchema.parse(JSON.parse(await readFile(join(outDir, 'results', f), 'utf8')))] as const)),
+  );
 }
 
 /** No process of this run may survive it: nothing whose command line names its temp dir or out dir. */
@@ -71,7 +75,20 @@ test('bounded A/A on the real bench: both runs complete with every measurement, 
       assert.deepEqual(r.stableWindow, { startSec: 10, endSec: 30 });
       assert.ok(r.totals.requests > 20, `${name}: ${r.totals.requests} requests`);
       assert.ok(r.api.length >= 3 && r.store.length >= 3, `${name}: per-handler and per-store timings`);
-      for (const key of ['apiAvgMs', 'apiP50Ms', 'apiP95Ms', 'apiP99Ms', 'errorPercent', 'storeAvgMs', 'storeP99Ms', 'cpuPercent', 'threads', 'heapInUseBytes', 'connectedUsers', 'rps'] as const) {
+      for (const key of [
+        'apiAvgMs',
+        'apiP50Ms',
+        'apiP95Ms',
+        'apiP99Ms',
+        'errorPercent',
+        'storeAvgMs',
+        'storeP99Ms',
+        'cpuPercent',
+        'threads',
+        'heapInUseBytes',
+        'connectedUsers',
+        'rps',
+      ] as const) {
         assert.ok(r.series[key]?.t.length, `${name}: series ${key}`);
       }
       assert.equal(Math.max(...r.series.connectedUsers!.v), 6);
@@ -82,19 +99,29 @@ test('bounded A/A on the real bench: both runs complete with every measurement, 
       assert.ok(r.bench.host && r.bench.host.cores >= 1);
       // The speed probe ran on the target's core during the run (every 5 s over runs of 40 s and
       // more), summarised over the stable window when it held 6 probes, else over the whole run.
-      assert.ok(r.speedProbe && r.speedProbe.samples >= 2 && r.speedProbe.cpuMsMin <= r.speedProbe.cpuMsMedian && r.speedProbe.cpuMsMedian <= r.speedProbe.cpuMsMax, `${name}: ${JSON.stringify(r.speedProbe)}`);
+      assert.ok(
+        r.speedProbe && r.speedProbe.samples >= 2 && r.speedProbe.cpuMsMin <= r.speedProbe.cpuMsMedian && r.speedProbe.cpuMsMedian <= r.speedProbe.cpuMsMax,
+        `${name}: ${JSON.stringify(r.speedProbe)}`,
+      );
       assert.match(r.speedProbe.workload, /^python-json-v1(@window)? CPython \d/, name);
     }
     const verdict = verdictFileSchema.parse(JSON.parse(await readFile(join(out, 'verdict.json'), 'utf8')));
     assert.notEqual(verdict.verdict, 'fail');
     // Not gating at this size (see the fixture), but still measured and reported.
     for (const metric of ['API time, p99', 'Store time, p99', 'CPU utilization (stable phase)']) {
-      assert.ok(verdict.checks.some((c) => c.test === 'bounded' && c.metric === metric && !c.gating), `${metric} reported as context`);
+      assert.ok(
+        verdict.checks.some((c) => c.test === 'bounded' && c.metric === metric && !c.gating),
+        `${metric} reported as context`,
+      );
     }
     assert.match(await readFile(join(out, 'README.md'), 'utf8'), /bounded/);
     assert.ok((await readdir(join(out, 'graphs'))).length >= 8, 'graphs rendered');
     assert.ok((await readdir(join(out, 'logs'))).includes('postgres.log'), 'logs kept in the out dir');
-    assert.deepEqual((await readdir(tmp)).filter((f) => f.startsWith('loadgate-bench-')), [], 'data dirs removed');
+    assert.deepEqual(
+      (await readdir(tmp)).filter((f) => f.startsWith('loadgate-bench-')),
+      [],
+      'data dirs removed',
+    );
     assert.deepEqual(await leftovers(tmp), []);
   } finally {
     await rm(tmp, { recursive: true, force: true });
@@ -119,7 +146,10 @@ test('unbounded on the real bench: the coordinator finds a supported user count;
       if (r.test.type === 'unbounded') assert.match(r.test.health[1]!.query, /\/ 1$/, '$TARGET_CPU_COUNT expanded');
     }
     verdictFileSchema.parse(JSON.parse(await readFile(join(out, 'verdict.json'), 'utf8')));
-    assert.deepEqual((await readdir(tmp)).filter((f) => f.startsWith('loadgate-bench-')), []);
+    assert.deepEqual(
+      (await readdir(tmp)).filter((f) => f.startsWith('loadgate-bench-')),
+      [],
+    );
     assert.deepEqual(await leftovers(tmp), []);
   } finally {
     await rm(tmp, { recursive: true, force: true });
@@ -132,7 +162,11 @@ test('bad input exits 3 before anything starts', { skip, timeout: 60_000 }, asyn
     const { code, out } = await runGate(['--baseline', VERSION, '--candidate', '1.2', '--out', join(tmp, 'r')], tmp);
     assert.equal(code, 3);
     assert.match(out, /--candidate: "1.2" does not match target.versionPattern/);
-    assert.deepEqual((await readdir(tmp)).filter((f) => !f.startsWith('tsx-')), [], 'nothing created (tsx keeps its own cache there)');
+    assert.deepEqual(
+      (await readdir(tmp)).filter((f) => !f.startsWith('tsx-')),
+      [],
+      'nothing created (tsx keeps its own cache there)',
+    );
   } finally {
     await rm(tmp, { recursive: true, force: true });
   }
@@ -173,51 +207,73 @@ test('a target that does not start, or dies mid-run, makes the verdict inconclus
     const baseline = results.get(`baseline-${VERSION}-bounded-0.json`)!;
     const candidate = results.get(`candidate-${VERSION}-bounded-0.json`)!;
     assert.equal(baseline.status, 'crashed');
-    assert.match(baseline.problems.join('\n'), new RegExp(`synapse ${VERSION.replace(/\./g, '\\.')}: exited before it was ready .*see its log: .*baseline-${VERSION.replace(/\./g, '\\.')}-bounded-0/synapse\\.log`));
+    assert.match(
+      baseline.problems.join('\n'),
+      new RegExp(
+        `synapse ${VERSION.replace(/\./g, '\\.')}: exited before it was ready .*see its log: .*baseline-${VERSION.replace(/\./g, '\\.')}-bounded-0/synapse\\.log`,
+      ),
+    );
     assert.match(await readFile(join(out, 'logs', `baseline-${VERSION}-bounded-0`, 'synapse.log'), 'utf8'), /global_factor must be a number/);
     assert.equal(candidate.status, 'crashed');
     assert.match(candidate.problems.join('\n'), /synapse .* was killed by SIGKILL; see its log: .*candidate-.*synapse\.log/);
     const verdict = verdictFileSchema.parse(JSON.parse(await readFile(join(out, 'verdict.json'), 'utf8')));
     assert.equal(verdict.verdict, 'inconclusive');
     assert.ok(verdict.problems.length > 0);
-    assert.deepEqual((await readdir(tmp)).filter((f) => f.startsWith('loadgate-bench-')), []);
+    assert.deepEqual(
+      (await readdir(tmp)).filter((f) => f.startsWith('loadgate-bench-')),
+      [],
+    );
     assert.deepEqual(await leftovers(tmp), []);
   } finally {
     await rm(tmp, { recursive: true, force: true });
   }
 });
 
-test('a duet on the real bench: both sides run at once on their own servers, in slots a and b, and the verdict judges their ratio', { skip, timeout: 15 * 60_000 }, async () => {
-  const tmp = await mkdtemp(join(tmpdir(), 'lg-it-'));
-  const out = join(tmp, 'report');
-  try {
-    const duetConfig = join(tmp, 'tiny-duet.yml');
-    await writeFile(duetConfig, (await readFile(CONFIG, 'utf8')).replace(/^name: (.*)$/m, 'name: $1-duet\nmode: duet'));
-    const { code, out: log } = await runGate(['--baseline', VERSION, '--candidate', VERSION, '--out', out], tmp, duetConfig);
-    assert.ok(code === 0 || code === 2, `A/A must not fail (exit ${code}):\n${await verdictDetail(out)}\n${log.slice(-3000)}`);
-    assert.match(log, /pair 1 duet 1\/2: baseline .* with candidate .*, test "bounded"/);
-    const results = await readResults(out);
-    assert.equal(results.size, 4);
-    for (const test of ['bounded', 'unbounded']) {
-      const a = results.get(`baseline-${VERSION}-${test}-0.json`)!;
-      const b = results.get(`candidate-${VERSION}-${test}-0.json`)!;
-      for (const r of [a, b]) {
-        assert.equal(r.status, 'completed', `${test}: ${r.problems.join('; ')}`);
-        assert.equal(r.speedProbe, undefined, 'a duet needs no speed probe');
-        if (r.test.type === 'unbounded') assert.match(r.test.health[1]!.query, /\/ 0\.5$/, 'each side is measured against half the target CPUs');
+test(
+  'a duet on the real bench: both sides run at once on their own servers, in slots a and b, and the verdict judges their ratio',
+  { skip, timeout: 15 * 60_000 },
+  async () => {
+    const tmp = await mkdtemp(join(tmpdir(), 'lg-it-'));
+    const out = join(tmp, 'report');
+    try {
+      const duetConfig = join(tmp, 'tiny-duet.yml');
+      await writeFile(duetConfig, (await readFile(CONFIG, 'utf8')).replace(/^name: (.*)$/m, 'name: $1-duet\nmode: duet'));
+      const { code, out: log } = await runGate(['--baseline', VERSION, '--candidate', VERSION, '--out', out], tmp, duetConfig);
+      assert.ok(code === 0 || code === 2, `A/A must not fail (exit ${code}):\n${await verdictDetail(out)}\n${log.slice(-3000)}`);
+      assert.match(log, /pair 1 duet 1\/2: baseline .* with candidate .*, test "bounded"/);
+      const results = await readResults(out);
+      assert.equal(results.size, 4);
+      for (const test of ['bounded', 'unbounded']) {
+        const a = results.get(`baseline-${VERSION}-${test}-0.json`)!;
+        const b = results.get(`candidate-${VERSION}-${test}-0.json`)!;
+        for (const r of [a, b]) {
+          assert.equal(r.status, 'completed', `${test}: ${r.problems.join('; ')}`);
+          assert.equal(r.speedProbe, undefined, 'a duet needs no speed probe');
+          if (r.test.type === 'unbounded') assert.match(r.test.health[1]!.query, /\/ 0\.5$/, 'each side is measured against half the target CPUs');
+        }
+        assert.deepEqual(
+          [a.duet, b.duet],
+          [
+            { slot: 'a', cpuShare: 0.5 },
+            { slot: 'b', cpuShare: 0.5 },
+          ],
+        );
+        // Together: the later side's test ends within a scrape or two of the other's (the end barrier).
+        const gapSec = Math.abs(Date.parse(a.finishedAt) - Date.parse(b.finishedAt)) / 1000;
+        assert.ok(gapSec < 20, `${test}: the sides finished ${gapSec} s apart`);
       }
-      assert.deepEqual([a.duet, b.duet], [{ slot: 'a', cpuShare: 0.5 }, { slot: 'b', cpuShare: 0.5 }]);
-      // Together: the later side's test ends within a scrape or two of the other's (the end barrier).
-      const gapSec = Math.abs(Date.parse(a.finishedAt) - Date.parse(b.finishedAt)) / 1000;
-      assert.ok(gapSec < 20, `${test}: the sides finished ${gapSec} s apart`);
+      const verdict = verdictFileSchema.parse(JSON.parse(await readFile(join(out, 'verdict.json'), 'utf8')));
+      assert.equal(verdict.mode, 'duet');
+      assert.match(await readFile(join(out, 'README.md'), 'utf8'), /Duet: each baseline run ran at the same time as the candidate run/);
+      for (const slot of ['slot-a', 'slot-b']) assert.ok((await readdir(join(out, 'logs', slot))).includes('postgres.log'), `${slot} has its own PostgreSQL`);
+      assert.deepEqual(
+        (await readdir(tmp)).filter((f) => f.startsWith('loadgate-bench-')),
+        [],
+        'data dirs removed',
+      );
+      assert.deepEqual(await leftovers(tmp), []);
+    } finally {
+      await rm(tmp, { recursive: true, force: true });
     }
-    const verdict = verdictFileSchema.parse(JSON.parse(await readFile(join(out, 'verdict.json'), 'utf8')));
-    assert.equal(verdict.mode, 'duet');
-    assert.match(await readFile(join(out, 'README.md'), 'utf8'), /Duet: each baseline run ran at the same time as the candidate run/);
-    for (const slot of ['slot-a', 'slot-b']) assert.ok((await readdir(join(out, 'logs', slot))).includes('postgres.log'), `${slot} has its own PostgreSQL`);
-    assert.deepEqual((await readdir(tmp)).filter((f) => f.startsWith('loadgate-bench-')), [], 'data dirs removed');
-    assert.deepEqual(await leftovers(tmp), []);
-  } finally {
-    await rm(tmp, { recursive: true, force: true });
-  }
-});
+  },
+);

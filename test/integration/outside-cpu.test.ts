@@ -22,7 +22,7 @@ import { PrometheusClient } from '../../src/metrics/prometheus.ts';
 const skip = process.env.LOADGATE_SKIP_INTEGRATION === '1' ? 'LOADGATE_SKIP_INTEGRATION=1' : false;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-test('the outside share is measured from the bench\'s own node_exporter, process exporter and Prometheus', { skip, timeout: 60_000 }, async () => {
+test("the outside share is measured from the bench's own node_exporter, process exporter and Prometheus", { skip, timeout: 60_000 }, async () => {
   const dir = await mkdtemp(join(tmpdir(), 'lg-outside-cpu-'));
   const supervisor = new ProcessSupervisor();
   try {
@@ -31,7 +31,10 @@ test('the outside share is measured from the bench\'s own node_exporter, process
     supervisor.onCleanup('process exporter', () => exporter.close());
     await startNodeExporter({ supervisor, port: node, logFile: join(dir, 'node_exporter.log') });
     const prometheus = await startPrometheus({
-      supervisor, dir: join(dir, 'prometheus'), logFile: join(dir, 'prometheus.log'), port: prometheusPort,
+      supervisor,
+      dir: join(dir, 'prometheus'),
+      logFile: join(dir, 'prometheus.log'),
+      port: prometheusPort,
       targets: { server: { job: 'synapse', port: unused1, path: '/_synapse/metrics' }, node, k6: unused2, process: processPort },
     });
     // Three scrapes inside the window, so both increase() ranges hold at least two samples.

@@ -23,9 +23,12 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const skip = process.env.LOADGATE_SKIP_INTEGRATION === '1' ? 'LOADGATE_SKIP_INTEGRATION=1' : false;
 // The release's installed tree (installed into the tests' cache here when absent).
 let SITE = '';
-before(async () => {
-  if (!skip) SITE = (await synapseTrees(['1.163.2']))['1.163.2'].root;
-}, { timeout: 15 * 60_000 });
+before(
+  async () => {
+    if (!skip) SITE = (await synapseTrees(['1.163.2']))['1.163.2'].root;
+  },
+  { timeout: 15 * 60_000 },
+);
 
 const REPACK = join(ROOT, 'scripts/repack-wheels.py');
 
@@ -40,7 +43,14 @@ test('a Synapse wheel is installed into its own venv keyed by its content hash, 
     assert.ok(existsSync(wheel), 'the modified Synapse wheel was packed');
 
     const config = await loadGateConfig(join(ROOT, 'examples/local-synapse-duet.yml'));
-    const side = chatServerOf('synapse').side('candidate', `./wheels/${'matrix_synapse-1.163.2-cp310-abi3-manylinux_2_28_x86_64.whl'}`, [], config.target, [], dir);
+    const side = chatServerOf('synapse').side(
+      'candidate',
+      `./wheels/${'matrix_synapse-1.163.2-cp310-abi3-manylinux_2_28_x86_64.whl'}`,
+      [],
+      config.target,
+      [],
+      dir,
+    );
     assert.equal(side.version, '1.163.2');
     assert.ok(side.build?.kind === 'wheel');
 

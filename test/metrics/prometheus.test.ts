@@ -11,7 +11,10 @@ function fakeFetch(body: unknown, status = 200) {
   return { fetchImpl, urls };
 }
 
-const vector = (...values: string[]) => ({ status: 'success', data: { resultType: 'vector', result: values.map((v, i) => ({ metric: { i: String(i) }, value: [1700000000, v] })) } });
+const vector = (...values: string[]) => ({
+  status: 'success',
+  data: { resultType: 'vector', result: values.map((v, i) => ({ metric: { i: String(i) }, value: [1700000000, v] })) },
+});
 
 test('instant query: values parsed, NaN is null, one series required for a number', async () => {
   const ok = fakeFetch(vector('0.042'));
@@ -45,7 +48,13 @@ test('Prometheus errors carry its message and the query; malformed answers are r
     return true;
   });
   await assert.rejects(new PrometheusClient('http://p', fakeFetch('<html>proxy</html>', 502).fetchImpl).query('up'), /HTTP 502, not JSON/);
-  await assert.rejects(new PrometheusClient('http://p', fakeFetch({ status: 'success', data: { resultType: 'vector', result: [{ metric: {}, value: ['x', 1] }] } }).fetchImpl).query('up'), /unexpected response/);
+  await assert.rejects(
+    new PrometheusClient(
+      'http://p',
+      fakeFetch({ status: 'success', data: { resultType: 'vector', result: [{ metric: {}, value: ['x', 1] }] } }).fetchImpl,
+    ).query('up'),
+    /unexpected response/,
+  );
   const down = new PrometheusClient('http://p', async () => {
     throw new TypeError('fetch failed');
   });
@@ -53,7 +62,22 @@ test('Prometheus errors carry its message and the query; malformed answers are r
 });
 
 test('range query: start, end and step sent; matrix parsed into t/v arrays', async () => {
-  const body = { status: 'success', data: { resultType: 'matrix', result: [{ metric: { job: 'node' }, values: [[100, '1'], [105, '2.5'], [110, 'NaN']] }] } };
+  const body = {
+    status: 'success',
+    data: {
+      resultType: 'matrix',
+      result: [
+        {
+          metric: { job: 'node' },
+          values: [
+            [100, '1'],
+            [105, '2.5'],
+            [110, 'NaN'],
+          ],
+        },
+      ],
+    },
+  };
   const f = fakeFetch(body);
   const [series] = await new PrometheusClient('http://p', f.fetchImpl).queryRange('rate(x[30s])', 100, 110, 5);
   assert.deepEqual(series!.t, [100, 105, 110]);

@@ -22,7 +22,10 @@ test('the local model is measured (supported users: four loadgate calibrations o
   const users = local.file!.entries.find((e) => e.metric === 'supportedUsers')!;
   assert.equal(users.runs, 28);
   assert.equal(users.df, 24);
-  assert.match(users.source, /^pooled by degrees of freedom: reports\/calibration\/local-synapse-1\.162\.0-unbounded: loadgate calibrate.*; reports\/calibration\/local-synapse-1\.162\.0-unbounded-night: loadgate calibrate.*; reports\/calibration\/local-synapse-1\.162\.0-unbounded-probe: loadgate calibrate.*; reports\/calibration\/local-synapse-1\.162\.0-unbounded-window-probe: loadgate calibrate/);
+  assert.match(
+    users.source,
+    /^pooled by degrees of freedom: reports\/calibration\/local-synapse-1\.162\.0-unbounded: loadgate calibrate.*; reports\/calibration\/local-synapse-1\.162\.0-unbounded-night: loadgate calibrate.*; reports\/calibration\/local-synapse-1\.162\.0-unbounded-probe: loadgate calibrate.*; reports\/calibration\/local-synapse-1\.162\.0-unbounded-window-probe: loadgate calibrate/,
+  );
   assert.doesNotMatch(users.source, /pooled by degrees of freedom: pooled/);
   // The committed runs give the committed figure. An A/A calibration's six runs are one
   // group (its sides are one version): sd of ln(users) around their mean, 5 df each; the
@@ -40,7 +43,13 @@ test('the local model is measured (supported users: four loadgate calibrations o
   assert.match(users.speed!.source, /in place of the fit of python-json-v1, a probe the bench no longer takes/);
   // Where it was measured, from the calibration's committed runs: their probe medians ran
   // 45.37-48.51 ms, all on one 2-core AMD EPYC VM; the decision applies it nowhere else.
-  assert.deepEqual([users.speed?.probeMs, users.speed?.machine], [{ min: 45.37, max: 48.51 }, { cpuModel: 'AMD EPYC', cores: 2 }]);
+  assert.deepEqual(
+    [users.speed?.probeMs, users.speed?.machine],
+    [
+      { min: 45.37, max: 48.51 },
+      { cpuModel: 'AMD EPYC', cores: 2 },
+    ],
+  );
   const aws = await loadNoiseModel('noise/aws-mattermost.json', await loadGateConfig('examples/aws-mattermost-sequential.yml'));
   assert.equal(aws.kind, 'assumed');
   assert.ok(Math.abs(aws.file!.entries.find((e) => e.metric === 'supportedUsers')!.sdLog - 0.02227) < 0.0001);
@@ -53,8 +62,16 @@ test('a model of another profile, test shape or schema version is bad input nami
     const good = JSON.parse(await readFile('noise/local-synapse.json', 'utf8'));
     const cases: Array<[string, unknown, RegExp]> = [
       ['profile', { ...good, profile: { ...good.profile, name: 'other' } }, /noise model is for profile "other", the config is "synapse-local"/],
-      ['shape', { ...good, profile: { ...good.profile, tests: { ...good.profile.tests, unbounded: '0000000000000000' } } }, /measured with other test shapes \(test unbounded differs from the model's\)/],
-      ['old shape', { ...good, profile: { ...good.profile, tests: undefined, hash: '0000000000000000' } }, /measured with other test shapes \(profile hash 0000000000000000/],
+      [
+        'shape',
+        { ...good, profile: { ...good.profile, tests: { ...good.profile.tests, unbounded: '0000000000000000' } } },
+        /measured with other test shapes \(test unbounded differs from the model's\)/,
+      ],
+      [
+        'old shape',
+        { ...good, profile: { ...good.profile, tests: undefined, hash: '0000000000000000' } },
+        /measured with other test shapes \(profile hash 0000000000000000/,
+      ],
       ['version', { ...good, schemaVersion: 2 }, /schemaVersion is 2, this loadgate reads 1/],
       ['field', { ...good, entries: [{ ...good.entries[0], sdLog: -1 }] }, /entries\[0\]\.sdLog/],
     ];
@@ -73,9 +90,16 @@ test('a gating check the model has no entry for is judged under the assumed prio
   const dir = await mkdtemp(join(tmpdir(), 'lg-noise-'));
   try {
     const config = await loadGateConfig('examples/local-synapse.yml');
-    const good = JSON.parse(await readFile('noise/local-synapse.json', 'utf8')) as { profile: { metrics: string[] }; entries: Array<{ test: string; metric: string }> };
+    const good = JSON.parse(await readFile('noise/local-synapse.json', 'utf8')) as {
+      profile: { metrics: string[] };
+      entries: Array<{ test: string; metric: string }>;
+    };
     // Measured before bounded.apiAvg gated: no entry, and the profile's metric set lacks it.
-    const older = { ...good, profile: { ...good.profile, metrics: good.profile.metrics.filter((m) => m !== 'bounded.apiAvg') }, entries: good.entries.filter((e) => `${e.test}.${e.metric}` !== 'bounded.apiAvg') };
+    const older = {
+      ...good,
+      profile: { ...good.profile, metrics: good.profile.metrics.filter((m) => m !== 'bounded.apiAvg') },
+      entries: good.entries.filter((e) => `${e.test}.${e.metric}` !== 'bounded.apiAvg'),
+    };
     await writeFile(join(dir, 'older.json'), JSON.stringify(older));
     const model = await loadNoiseModel(join(dir, 'older.json'), config);
     assert.deepEqual(model.notInModel, ['bounded.apiAvg']);

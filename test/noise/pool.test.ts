@@ -12,7 +12,7 @@ const close = (actual: number, expected: number, tol: number) => assert.ok(Math.
 const baseline = [100, 110, 90].map((u, i) => unbounded('1.162.0', u, i));
 const candidate = [100, 105, 95].map((u, i) => unbounded('1.162.0', u, i));
 
-test('a gate\'s runs: each side\'s spread around its own mean, pooled (2 × 2 df)', async () => {
+test("a gate's runs: each side's spread around its own mean, pooled (2 × 2 df)", async () => {
   const config = await loadGateConfig('examples/local-synapse.yml');
   const model = poolRuns(emptyModel(config), config, { baseline, candidate })!;
   const users = model.entries.find((e) => e.metric === 'supportedUsers')!;
@@ -93,16 +93,27 @@ test('runs with the speed probe add a speed fit: one shared slope, matching a du
   const entry = usersEntry;
   // Reference: Python, exact fractions, OLS of ln(users) on ln(probe ms) with one dummy per
   // group (the solve in test/noise/speed.test.ts). An A/A calibration is one group.
-  const calibration = entry(poolRuns(emptyModel(config), config, spreadSides({ baseline: runs.slice(0, 3), candidate: runs.slice(3) }, true), { startSpeedFit: true }));
+  const calibration = entry(
+    poolRuns(emptyModel(config), config, spreadSides({ baseline: runs.slice(0, 3), candidate: runs.slice(3) }, true), { startSpeedFit: true }),
+  );
   close(calibration.speed!.slope, -0.7931980251849082, 1e-5);
   close(calibration.speed!.sdLog, 0.007240981901220898, 1e-7);
   assert.deepEqual([calibration.speed!.workload, calibration.speed!.df, calibration.speed!.runs], ['python-json-v1', 4, 6]);
   // A gate of two versions keeps its sides as two groups.
-  const gate = entry(poolRuns(emptyModel(config), config, { baseline: runs.slice(0, 3), candidate: runs.slice(3).map((r) => ({ ...r, target: { ...r.target, version: '1.163.2' } })) }, { startSpeedFit: true }));
+  const gate = entry(
+    poolRuns(
+      emptyModel(config),
+      config,
+      { baseline: runs.slice(0, 3), candidate: runs.slice(3).map((r) => ({ ...r, target: { ...r.target, version: '1.163.2' } })) },
+      { startSpeedFit: true },
+    ),
+  );
   close(gate.speed!.slope, -0.777147756816663, 1e-5);
   close(gate.speed!.sdLog, 0.007106909432295336, 1e-7);
   assert.equal(gate.speed!.df, 3);
-  noiseModelFileSchema.parse(poolRuns(emptyModel(config), config, spreadSides({ baseline: runs.slice(0, 3), candidate: runs.slice(3) }, true), { startSpeedFit: true }));
+  noiseModelFileSchema.parse(
+    poolRuns(emptyModel(config), config, spreadSides({ baseline: runs.slice(0, 3), candidate: runs.slice(3) }, true), { startSpeedFit: true }),
+  );
   // Runs without the probe leave no fit.
   assert.equal(entry(poolRuns(emptyModel(config), config, { baseline, candidate }, { startSpeedFit: true })).speed, undefined);
 });
@@ -129,49 +140,96 @@ test('only a calibration starts a speed fit; a gate refines one exactly; only su
   // was; a calibration starts a new one from its own runs only, in place of the old.
   const windowed = runs.map((r) => ({ ...r, speedProbe: { ...r.speedProbe, workload: 'python-json-v1@window CPython 3.11.2' } }));
   assert.deepEqual(entry(poolRuns(refined, config, { baseline: windowed.slice(0, 3), candidate: [] })!).speed, entry(refined).speed);
-  const replaced = entry(poolRuns(refined, config, spreadSides({ baseline: windowed.slice(0, 3), candidate: windowed.slice(3) }, true), { startSpeedFit: true })!).speed!;
+  const replaced = entry(
+    poolRuns(refined, config, spreadSides({ baseline: windowed.slice(0, 3), candidate: windowed.slice(3) }, true), { startSpeedFit: true })!,
+  ).speed!;
   close(replaced.slope, -0.7931980251849082, 1e-5);
   assert.deepEqual([replaced.workload, replaced.df, replaced.runs], ['python-json-v1@window', 4, 6]);
   assert.match(replaced.source, /^least squares over 6 runs .*in place of the fit of python-json-v1, a probe these runs no longer take/);
-  const schema = noiseModelFileSchema.safeParse({ ...first, entries: first.entries.map((e) => (e.kind === 'assumed' ? { ...e, speed: entry(first).speed } : e)) });
+  const schema = noiseModelFileSchema.safeParse({
+    ...first,
+    entries: first.entries.map((e) => (e.kind === 'assumed' ? { ...e, speed: entry(first).speed } : e)),
+  });
   assert.equal(schema.success, false);
   assert.match(JSON.stringify(schema.error?.issues), /only a measured entry can hold a speed fit/);
 });
 
-test('a speed fit records where it was measured: its runs\' probe range and machine; a gate on that machine widens it, one on another leaves the fit alone, a calibration there starts its own', async () => {
+test("a speed fit records where it was measured: its runs' probe range and machine; a gate on that machine widens it, one on another leaves the fit alone, a calibration there starts its own", async () => {
   const config = await loadGateConfig('examples/local-synapse.yml');
-  const on = (cpuModel: string, cores = 2) => (r: ReturnType<typeof probedRuns>[number]) => ({ ...r, bench: { ...r.bench, host: { cpuModel, cores, kernel: 'Linux 6.1.0', memoryBytes: 2 ** 33 } } });
+  const on =
+    (cpuModel: string, cores = 2) =>
+    (r: ReturnType<typeof probedRuns>[number]) => ({ ...r, bench: { ...r.bench, host: { cpuModel, cores, kernel: 'Linux 6.1.0', memoryBytes: 2 ** 33 } } });
   const epyc = probedRuns().map(on('AMD EPYC'));
   const first = poolRuns(emptyModel(config), config, spreadSides({ baseline: epyc.slice(0, 2), candidate: epyc.slice(2, 4) }, true), { startSpeedFit: true })!;
   const fit = usersEntry(first).speed!;
-  assert.deepEqual([fit.probeMs, fit.machine], [{ min: 57, max: 66 }, { cpuModel: 'AMD EPYC', cores: 2 }]);
+  assert.deepEqual(
+    [fit.probeMs, fit.machine],
+    [
+      { min: 57, max: 66 },
+      { cpuModel: 'AMD EPYC', cores: 2 },
+    ],
+  );
   noiseModelFileSchema.parse(first);
   // A gate on the same machine refines the fit, and its probes (59-70 ms) widen the range.
   const refined = usersEntry(poolRuns(first, config, { baseline: epyc.slice(4), candidate: [] })).speed!;
   assert.equal(refined.df, 3);
-  assert.deepEqual([refined.probeMs, refined.machine], [{ min: 57, max: 70 }, { cpuModel: 'AMD EPYC', cores: 2 }]);
+  assert.deepEqual(
+    [refined.probeMs, refined.machine],
+    [
+      { min: 57, max: 70 },
+      { cpuModel: 'AMD EPYC', cores: 2 },
+    ],
+  );
   // A gate on another machine: the decision does not apply the fit there, so its runs do not refine it.
   const xeon = probedRuns().map(on('Intel(R) Xeon(R) Processor', 4));
   assert.deepEqual(usersEntry(poolRuns(first, config, { baseline: xeon.slice(4), candidate: [] })).speed, fit);
   // A calibration there starts that machine's own fit, in place of the held one.
-  const replaced = usersEntry(poolRuns(first, config, spreadSides({ baseline: xeon.slice(0, 3), candidate: xeon.slice(3) }, true), { startSpeedFit: true })).speed!;
+  const replaced = usersEntry(
+    poolRuns(first, config, spreadSides({ baseline: xeon.slice(0, 3), candidate: xeon.slice(3) }, true), { startSpeedFit: true }),
+  ).speed!;
   assert.deepEqual([replaced.runs, replaced.probeMs, replaced.machine], [6, { min: 57, max: 70 }, { cpuModel: 'Intel(R) Xeon(R) Processor', cores: 4 }]);
   assert.match(replaced.source, /^least squares over 6 runs .*\(in place of the fit measured on AMD EPYC \(2 cores\), another machine\)$/);
   // Runs that name no machine: the range is kept, the fit names no machine.
-  const anonymous = usersEntry(poolRuns(emptyModel(config), config, spreadSides({ baseline: probedRuns().slice(0, 3), candidate: probedRuns().slice(3) }, true), { startSpeedFit: true })).speed!;
+  const anonymous = usersEntry(
+    poolRuns(emptyModel(config), config, spreadSides({ baseline: probedRuns().slice(0, 3), candidate: probedRuns().slice(3) }, true), { startSpeedFit: true }),
+  ).speed!;
   assert.deepEqual([anonymous.probeMs, anonymous.machine], [{ min: 57, max: 70 }, undefined]);
 });
 
-test('a calibration records the capacity it found, with the machine speed at set-up; a gate of two versions keeps the model\'s', async () => {
+test("a calibration records the capacity it found, with the machine speed at set-up; a gate of two versions keeps the model's", async () => {
   const config = await loadGateConfig('examples/local-synapse.yml');
   const probe = (cpuMs: number) => ({ workload: 'python-json-v1@setup CPython 3.11.7', samples: 5, cpuMsMedian: cpuMs, cpuMsMin: cpuMs, cpuMsMax: cpuMs });
-  const at = (runs: typeof baseline, ms: number[]) => runs.map((r, i) => ({ ...r, converged: true, bench: { ...r.bench, setupProbe: probe(ms[i] as number) } }));
-  const calibrated = noiseModelFileSchema.parse(poolRuns(emptyModel(config), config, spreadSides({ baseline: at(baseline, [40, 41, 42]), candidate: at(candidate, [39, 40, 44]) }, true), { measureCapacity: true }));
+  const at = (runs: typeof baseline, ms: number[]) =>
+    runs.map((r, i) => ({ ...r, converged: true, bench: { ...r.bench, setupProbe: probe(ms[i] as number) } }));
+  const calibrated = noiseModelFileSchema.parse(
+    poolRuns(emptyModel(config), config, spreadSides({ baseline: at(baseline, [40, 41, 42]), candidate: at(candidate, [39, 40, 44]) }, true), {
+      measureCapacity: true,
+    }),
+  );
   // The median of [100, 110, 90, 100, 105, 95] and of the probes.
-  assert.deepEqual(calibrated.capacity, [{ test: 'unbounded', users: 100, kind: 'measured', runs: 6, probe: { workload: 'python-json-v1@setup CPython 3.11.7', cpuMs: 40.5 }, source: 'median supported users of 6 converged runs of 1.162.0, with the machine speed at set-up' }]);
+  assert.deepEqual(calibrated.capacity, [
+    {
+      test: 'unbounded',
+      users: 100,
+      kind: 'measured',
+      runs: 6,
+      probe: { workload: 'python-json-v1@setup CPython 3.11.7', cpuMs: 40.5 },
+      source: 'median supported users of 6 converged runs of 1.162.0, with the machine speed at set-up',
+    },
+  ]);
   // A run that did not converge, or a bench without the probe, leaves the figure unscaled or out.
-  const someUnprobed = noiseModelFileSchema.parse(poolRuns(emptyModel(config), config, spreadSides({ baseline: at(baseline, [40, 41, 42]), candidate: candidate.map((r) => ({ ...r, converged: true })) }, true), { measureCapacity: true }));
+  const someUnprobed = noiseModelFileSchema.parse(
+    poolRuns(
+      emptyModel(config),
+      config,
+      spreadSides({ baseline: at(baseline, [40, 41, 42]), candidate: candidate.map((r) => ({ ...r, converged: true })) }, true),
+      { measureCapacity: true },
+    ),
+  );
   assert.equal(someUnprobed.capacity?.[0]?.probe, undefined);
-  const refined = poolRuns(calibrated, config, { baseline: at(baseline, [50, 50, 50]), candidate: at(candidate, [50, 50, 50]).map((r) => ({ ...r, target: { ...r.target, version: '1.163.2' } })) });
+  const refined = poolRuns(calibrated, config, {
+    baseline: at(baseline, [50, 50, 50]),
+    candidate: at(candidate, [50, 50, 50]).map((r) => ({ ...r, target: { ...r.target, version: '1.163.2' } })),
+  });
   assert.deepEqual(refined?.capacity, calibrated.capacity);
 });

@@ -73,7 +73,12 @@ test('every example names its model as builtin: and validates from another direc
 
 test('an assumed model keeps a renamed gate and a nudged health threshold', async () => {
   await withTempDir(async (dir) => {
-    const file = join(dir, adopt(dir, 'aws-mattermost.yml', (t) => t.replace(/^name: .*$/m, 'name: chat-server-gate').replace('        threshold: 0.025\n', '        threshold: 0.03\n')));
+    const file = join(
+      dir,
+      adopt(dir, 'aws-mattermost.yml', (t) =>
+        t.replace(/^name: .*$/m, 'name: chat-server-gate').replace('        threshold: 0.025\n', '        threshold: 0.03\n'),
+      ),
+    );
     const r = await validate(file);
     assert.equal(r.code, 0, r.err);
     const model = await loadNoiseModel(join(ROOT, 'noise', 'aws-mattermost-duet.json'), await loadGateConfig(file));
@@ -83,10 +88,20 @@ test('an assumed model keeps a renamed gate and a nudged health threshold', asyn
 
 test('a measured model is refused for another test shape, naming the test, and for a renamed gate', async () => {
   await withTempDir(async (dir) => {
-    const shape = await validate(join(dir, adopt(dir, 'local-synapse.yml', (t) => t.replace(/^(\s+maxUsers: )(\d+)$/m, (_, k: string, n: string) => `${k}${Number(n) + 10}`))));
+    const shape = await validate(
+      join(
+        dir,
+        adopt(dir, 'local-synapse.yml', (t) => t.replace(/^(\s+maxUsers: )(\d+)$/m, (_, k: string, n: string) => `${k}${Number(n) + 10}`)),
+      ),
+    );
     assert.equal(shape.code, 3);
     assert.match(shape.err, /noise model was measured with other test shapes \(test unbounded differs from the model's\)/);
-    const renamed = await validate(join(dir, adopt(dir, 'local-synapse.yml', (t) => t.replace(/^name: .*$/m, 'name: other'))));
+    const renamed = await validate(
+      join(
+        dir,
+        adopt(dir, 'local-synapse.yml', (t) => t.replace(/^name: .*$/m, 'name: other')),
+      ),
+    );
     assert.equal(renamed.code, 3);
     assert.match(renamed.err, /noise model is for profile "synapse-local", the config is "other"/);
   });
@@ -94,13 +109,28 @@ test('a measured model is refused for another test shape, naming the test, and f
 
 test('a model of another bench is refused, naming the field, whether measured or assumed', async () => {
   await withTempDir(async (dir) => {
-    const preset = await validate(join(dir, adopt(dir, 'aws-mattermost.yml', (t) => t.replace('    preset: perfcomp\n', '    preset: 2XL.220\n'))));
+    const preset = await validate(
+      join(
+        dir,
+        adopt(dir, 'aws-mattermost.yml', (t) => t.replace('    preset: perfcomp\n', '    preset: 2XL.220\n')),
+      ),
+    );
     assert.equal(preset.code, 3);
     assert.match(preset.err, /noise model is of another bench \(bench\.aws\.preset: the model's "perfcomp", the config's "2XL\.220"\)/);
-    const nodes = await validate(join(dir, adopt(dir, 'aws-mattermost.yml', (t) => t.replace('    preset: perfcomp\n', '    preset: perfcomp\n    appInstanceType: c7i.4xlarge\n'))));
+    const nodes = await validate(
+      join(
+        dir,
+        adopt(dir, 'aws-mattermost.yml', (t) => t.replace('    preset: perfcomp\n', '    preset: perfcomp\n    appInstanceType: c7i.4xlarge\n')),
+      ),
+    );
     assert.equal(nodes.code, 3);
     assert.match(nodes.err, /bench\.aws\.appInstanceType: the model's the preset's, the config's "c7i\.4xlarge"/);
-    const cpus = await validate(join(dir, adopt(dir, 'local-synapse.yml', (t) => t.replace("targetCpus: '0'", "targetCpus: '0-1'").replace("engineCpus: '1'", "engineCpus: '2'"))));
+    const cpus = await validate(
+      join(
+        dir,
+        adopt(dir, 'local-synapse.yml', (t) => t.replace("targetCpus: '0'", "targetCpus: '0-1'").replace("engineCpus: '1'", "engineCpus: '2'")),
+      ),
+    );
     assert.equal(cpus.code, 3, cpus.err);
     assert.match(cpus.err, /bench\.local\.targetCpus: the model's "0", the config's "0-1"; bench\.local\.engineCpus: the model's "1", the config's "2"/);
   });
@@ -108,10 +138,21 @@ test('a model of another bench is refused, naming the field, whether measured or
 
 test('an unknown builtin model is bad input listing the shipped ones; the shipped files are never written over', async () => {
   await withTempDir(async (dir) => {
-    const r = await validate(join(dir, adopt(dir, 'aws-mattermost.yml', (t) => t.replace('builtin:aws-mattermost-duet', 'builtin:aws-mattermost-duo'))));
+    const r = await validate(
+      join(
+        dir,
+        adopt(dir, 'aws-mattermost.yml', (t) => t.replace('builtin:aws-mattermost-duet', 'builtin:aws-mattermost-duo')),
+      ),
+    );
     assert.equal(r.code, 3);
-    assert.match(r.err, /noiseModel: "builtin:aws-mattermost-duo" is not a model loadgate ships; the built-in ones are builtin:aws-mattermost, builtin:aws-mattermost-duet, builtin:local-synapse, builtin:local-synapse-duet/);
+    assert.match(
+      r.err,
+      /noiseModel: "builtin:aws-mattermost-duo" is not a model loadgate ships; the built-in ones are builtin:aws-mattermost, builtin:aws-mattermost-duet, builtin:local-synapse, builtin:local-synapse-duet/,
+    );
     const file = join(dir, adopt(dir, 'local-synapse.yml'));
-    await assert.rejects(parseRunOptions(['--config', file, '--baseline', '1.162.0', '--candidate', '1.163.2', '--out', join(dir, 'out'), '--update-noise-model']), /--update-noise-model: .* names builtin:local-synapse, a model loadgate ships, which is not written over/);
+    await assert.rejects(
+      parseRunOptions(['--config', file, '--baseline', '1.162.0', '--candidate', '1.163.2', '--out', join(dir, 'out'), '--update-noise-model']),
+      /--update-noise-model: .* names builtin:local-synapse, a model loadgate ships, which is not written over/,
+    );
   });
 });

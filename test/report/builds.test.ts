@@ -39,7 +39,11 @@ test("the report's setup table names a wheel-built candidate's wheel and its SHA
   const wheel = { kind: 'wheel' as const, path: '/w/matrix_synapse-1.163.2-cp310-abi3-manylinux_2_28_x86_64.whl', sha256: SHA, version: '1.163.2' };
   const built = (r: ReturnType<typeof unbounded>) => ({ ...r, target: { ...r.target, version: `1.163.2+whl.${SHA.slice(0, 12)}`, build: wheel } });
   const tolerances = tolerancesSchema.parse({});
-  const comparison = compareRuns([unbounded('1.162.0', 60, 0)], [built(unbounded('1.163.2', 60, 0))], tolerances, { mode: 'sequential', minPairs: 1, maxPairs: 3 });
+  const comparison = compareRuns([unbounded('1.162.0', 60, 0)], [built(unbounded('1.163.2', 60, 0))], tolerances, {
+    mode: 'sequential',
+    minPairs: 1,
+    maxPairs: 3,
+  });
   const setup = renderMarkdown(comparison, [], tolerances.listing).split('## Setup')[1]?.split('## Results')[0] ?? '';
   assert.match(setup, new RegExp(`\\| Candidate build \\| wheel \`${wheel.path.replace(/\./g, '\\.')}\`, SHA-256 \`${SHA}\` \\|`));
   assert.doesNotMatch(setup, /Baseline build/, 'a released baseline has no build row');

@@ -12,27 +12,59 @@ function ramp(version: string, supportedUsers: number, apiAt: (u: number) => num
   const users = t.map((_, i) => i);
   const series = (v: number[], unit: 'users' | 'rps' | 'ms' | 'percent') => ({ unit, t, v });
   // Results recorded before these series existed have none of them.
-  const newer = o.quantilesAndErrors === false ? {} : {
-    apiP50Ms: series(users.map((u) => 0.8 * apiAt(u)), 'ms'),
-    apiP95Ms: series(users.map((u) => 3 * apiAt(u)), 'ms'),
-    errorPercent: series(users.map((u) => u / 100), 'percent'),
-  };
+  const newer =
+    o.quantilesAndErrors === false
+      ? {}
+      : {
+          apiP50Ms: series(
+            users.map((u) => 0.8 * apiAt(u)),
+            'ms',
+          ),
+          apiP95Ms: series(
+            users.map((u) => 3 * apiAt(u)),
+            'ms',
+          ),
+          errorPercent: series(
+            users.map((u) => u / 100),
+            'percent',
+          ),
+        };
   return {
     ...run,
     series: {
       connectedUsers: series(users, 'users'),
-      rps: series(users.map((u) => 0.7 * u), 'rps'),
+      rps: series(
+        users.map((u) => 0.7 * u),
+        'rps',
+      ),
       apiAvgMs: series(users.map(apiAt), 'ms'),
-      apiP99Ms: series(users.map((u) => 4 * apiAt(u)), 'ms'),
-      storeAvgMs: series(users.map((u) => 1 + u / 100), 'ms'),
-      storeP99Ms: series(users.map((u) => 5 + u / 10), 'ms'),
+      apiP99Ms: series(
+        users.map((u) => 4 * apiAt(u)),
+        'ms',
+      ),
+      storeAvgMs: series(
+        users.map((u) => 1 + u / 100),
+        'ms',
+      ),
+      storeP99Ms: series(
+        users.map((u) => 5 + u / 10),
+        'ms',
+      ),
       ...newer,
     },
   };
 }
 
 const comparison = (baseline: RunResult[], candidate: RunResult[]): TestComparison =>
-  ({ name: baseline[0]!.test.name, type: baseline[0]!.test.type, baseline, candidate, problems: [], api: { worsened: [], improved: [] }, store: { worsened: [], improved: [] } }) as unknown as TestComparison;
+  ({
+    name: baseline[0]!.test.name,
+    type: baseline[0]!.test.type,
+    baseline,
+    candidate,
+    problems: [],
+    api: { worsened: [], improved: [] },
+    store: { worsened: [], improved: [] },
+  }) as unknown as TestComparison;
 
 test('each level is the mean of the points within ±5 % of it, after the first minute', () => {
   const run = ramp('1.0.0', 80, (u) => 20 + u);
@@ -42,7 +74,11 @@ test('each level is the mean of the points within ±5 % of it, after the first m
   assert.equal(level.points, 7);
   assert.ok(Math.abs((level.values.rps ?? 0) - 42) < 1e-9);
   assert.ok(Math.abs((level.values.apiAvgMs ?? 0) - 80) < 1e-9);
-  assert.equal(atLevel([run], 200, () => 0), undefined, 'never reached: no row');
+  assert.equal(
+    atLevel([run], 200, () => 0),
+    undefined,
+    'never reached: no row',
+  );
 });
 
 test('the unbounded table has levels at fractions of the knee, baseline / candidate side by side', () => {
@@ -75,7 +111,13 @@ test('a bounded test gets the same table at its one level, over its hold only', 
 
 test('an early-stopped bounded run and an unbounded estimate are stated', () => {
   const b = { ...bounded('1.0.0'), earlyStop: { atSec: 120, halfWidthPct: 1.7 } };
-  const u = { ...ramp('1.0.0', 80, (x) => 20 + x), capacity: { estimator: 'hold-mean' as const, supportedUsers: 80, windowMeanUsers: 81.5, halfWidthPct: 1.2, startUsers: 68, startSource: '--expect-users' } };
+  const u = {
+    ...ramp('1.0.0', 80, (x) => 20 + x),
+    capacity: { estimator: 'hold-mean' as const, supportedUsers: 80, windowMeanUsers: 81.5, halfWidthPct: 1.2, startUsers: 68, startSource: '--expect-users' },
+  };
   assert.match(capacitySection(comparison([b], [bounded('1.1.0')])) ?? '', /stopped early at 2\.0 min of 2\.5 min \(the watched metric within ±1\.7%\)/);
-  assert.match(capacitySection(comparison([u], [u])) ?? '', /80 ±1\.2% supported users \(hold-mean; load-test-ng's window mean 81\.5\), started at 68 users \(--expect-users\)/);
+  assert.match(
+    capacitySection(comparison([u], [u])) ?? '',
+    /80 ±1\.2% supported users \(hold-mean; load-test-ng's window mean 81\.5\), started at 68 users \(--expect-users\)/,
+  );
 });

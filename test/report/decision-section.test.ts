@@ -8,7 +8,11 @@ import { unbounded } from '../support/runs.ts';
 const tol = tolerancesSchema.parse({});
 
 test('the Decision section names the model, the rule, the runs and why it stopped, and what it could detect', () => {
-  const { verdict } = compareRuns([0, 1].map((i) => unbounded('1.0.0', 200, i)), [0, 1].map((i) => unbounded('1.1.0', 199, i)), tol);
+  const { verdict } = compareRuns(
+    [0, 1].map((i) => unbounded('1.0.0', 200, i)),
+    [0, 1].map((i) => unbounded('1.1.0', 199, i)),
+    tol,
+  );
   const text = decisionSection(verdict);
   assert.match(text, /\*\*Noise model\*\*: assumed \(none configured\)/);
   assert.match(text, /sequential probability ratio test per check/);
@@ -26,7 +30,12 @@ test('the Decision section names the model, the rule, the runs and why it stoppe
 
 test('undecided at maxRepeats: the section says inconclusive and how many more pairs would likely decide it', () => {
   const noisy = tolerancesSchema.parse({ supportedUsers: { tolerancePct: 5, noiseFloorPct: 40 } });
-  const { verdict } = compareRuns([200, 240, 170].map((u, i) => unbounded('1.0.0', u, i)), [190, 215, 180].map((u, i) => unbounded('1.1.0', u, i)), noisy, { maxPairs: 3 });
+  const { verdict } = compareRuns(
+    [200, 240, 170].map((u, i) => unbounded('1.0.0', u, i)),
+    [190, 215, 180].map((u, i) => unbounded('1.1.0', u, i)),
+    noisy,
+    { maxPairs: 3 },
+  );
   const text = decisionSection(verdict);
   assert.match(text, new RegExp(`About ${verdict.decision.suggestedMorePairs} more pairs? would likely decide it`));
 });

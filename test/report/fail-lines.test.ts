@@ -20,12 +20,16 @@ const tol = tolerancesSchema.parse({});
 const FALSE_CLAIM = /Fails at|at which (the gate|a gating check|it) fails|the change at which/;
 
 function gate() {
-  return compareRuns([0, 1].map((i) => unbounded('1.0.0', 200, i)).concat([bounded('1.0.0'), bounded('1.0.0', 1)]), [0, 1].map((i) => unbounded('1.1.0', 199, i)).concat([bounded('1.1.0'), bounded('1.1.0', 1)]), tol);
+  return compareRuns(
+    [0, 1].map((i) => unbounded('1.0.0', 200, i)).concat([bounded('1.0.0'), bounded('1.0.0', 1)]),
+    [0, 1].map((i) => unbounded('1.1.0', 199, i)).concat([bounded('1.1.0'), bounded('1.1.0', 1)]),
+    tol,
+  );
 }
 
 const pct = (p: number) => `${Math.round(p * 100)}%`;
 
-test('at a check\'s tolerance the decision fails rarely and is mostly undecided; at its material change it fails reliably', () => {
+test("at a check's tolerance the decision fails rarely and is mostly undecided; at its material change it fails reliably", () => {
   const { verdict } = gate();
   const relative = verdict.decision.detectable.filter((d) => d.failAtTolerance !== undefined);
   assert.ok(relative.length >= 3, 'relative gating checks carry the operating characteristic');
@@ -37,8 +41,14 @@ test('at a check\'s tolerance the decision fails rarely and is mostly undecided;
   }
 });
 
-test('operatingAt is probabilityFail\'s simulation with the passes counted too', () => {
-  const judging = { m: Math.log(1.21), prior: { sigmaLog: 0.03, df: 10 }, rule: { upper: Math.log(99), lower: Math.log(0.05), alpha: 0.01, beta: 0.05 }, minPairs: 1, maxPairs: 3 };
+test("operatingAt is probabilityFail's simulation with the passes counted too", () => {
+  const judging = {
+    m: Math.log(1.21),
+    prior: { sigmaLog: 0.03, df: 10 },
+    rule: { upper: Math.log(99), lower: Math.log(0.05), alpha: 0.01, beta: 0.05 },
+    minPairs: 1,
+    maxPairs: 3,
+  };
   for (const bad of [0, judging.m / 2, judging.m]) {
     const o = operatingAt(bad, judging as never);
     assert.equal(o.fail, probabilityFail(bad, judging as never));
@@ -47,7 +57,7 @@ test('operatingAt is probabilityFail\'s simulation with the passes counted too',
   assert.ok(operatingAt(0, judging as never).pass > operatingAt(judging.m, judging as never).pass, 'no change passes more often than a material one');
 });
 
-test('the report\'s Checks table shows both lines with the decision\'s own chances, and never calls the tolerance where a check fails', () => {
+test("the report's Checks table shows both lines with the decision's own chances, and never calls the tolerance where a check fails", () => {
   const c = gate();
   const report = renderMarkdown(c, [], tol.listing);
   const checks = report.slice(report.indexOf('### Checks'), report.indexOf('###', report.indexOf('### Checks') + 5));
@@ -57,7 +67,10 @@ test('the report\'s Checks table shows both lines with the decision\'s own chanc
   const row = checks.split('\n').find((l) => l.startsWith('| Supported users |'))!;
   assert.ok(row.includes(`| −5% (fails ${pct(users.failAtTolerance!)}) | −9.75% (fails ${pct(users.probabilityFail!)}) |`), row);
   // The legend says what the lines mean, with the range of the gate's own chances.
-  assert.match(checks, /\*\*Tolerance\*\* is where a check is as likely to fail as to pass over many pairs, not where it fails: within this gate's 3 pairs a true change of the tolerance fails \d+(–\d+)?% of the time and ends inconclusive \d+(–\d+)?%\. \*\*Material change\*\* is the change the gate is built to fail: at it a check fails \d+(–\d+)?% of the time/);
+  assert.match(
+    checks,
+    /\*\*Tolerance\*\* is where a check is as likely to fail as to pass over many pairs, not where it fails: within this gate's 3 pairs a true change of the tolerance fails \d+(–\d+)?% of the time and ends inconclusive \d+(–\d+)?%\. \*\*Material change\*\* is the change the gate is built to fail: at it a check fails \d+(–\d+)?% of the time/,
+  );
   // A context check has a tolerance and no material change.
   assert.match(checks, /\| CPU per user \(stable phase\) \(context\) \|[^\n]*\| \+10% \| — \|/);
   // The statistics section shows the undecided share at the tolerance too.
@@ -79,7 +92,10 @@ test('the Why sentence places a pass against the tolerance and names the materia
   const { verdict } = gate();
   assert.equal(verdict.verdict, 'pass');
   const why = whySentence(verdict);
-  assert.match(why, /^Supported users in the unbounded test fell 0\.5%, well inside its 5% tolerance \(it fails reliably only near its 9\.75% material fall\), and the other \d+ gating checks also passed\.$/);
+  assert.match(
+    why,
+    /^Supported users in the unbounded test fell 0\.5%, well inside its 5% tolerance \(it fails reliably only near its 9\.75% material fall\), and the other \d+ gating checks also passed\.$/,
+  );
   assert.doesNotMatch(why, FALSE_CLAIM);
 });
 

@@ -8,7 +8,9 @@ test('the time-series graphs shade the ramp-up: from the start to the earliest m
   const start = Math.min(...runs.map((r) => r.stableWindow.startSec));
   assert.ok(start > 0, 'the support runs have a ramp-up');
   assert.equal(rampUpEndMinute(runs), start / 60);
-  const spec = chartSpec(GRAPHS[0]!, 'bounded', [runs[0]!], [runs[1]!]) as unknown as { layer: { mark: { type: string }; data: { values: Record<string, unknown>[] } }[] };
+  const spec = chartSpec(GRAPHS[0]!, 'bounded', [runs[0]!], [runs[1]!]) as unknown as {
+    layer: { mark: { type: string }; data: { values: Record<string, unknown>[] } }[];
+  };
   const band = spec.layer.find((l) => l.mark.type === 'rect');
   assert.deepEqual(band?.data.values[0], { from: 0, to: start / 60, label: 'ramp-up' });
   // The band is drawn first, under the lines.

@@ -34,7 +34,10 @@ test('the duet sample (a pass) opens with the verdict, why in plain words and wh
   const report = renderMarkdown(c, [], tol.listing);
   const top = firstScreen(report);
   assert.match(top, /^\*\*Verdict: ✅ PASS\*\*$/m);
-  assert.match(top, /^\*\*Why\*\*: Supported users in the unbounded test fell 0\.16%, well inside its 5% tolerance \(it fails reliably only near its 10% material fall\), and the other 10 gating checks also passed\.$/m);
+  assert.match(
+    top,
+    /^\*\*Why\*\*: Supported users in the unbounded test fell 0\.16%, well inside its 5% tolerance \(it fails reliably only near its 10% material fall\), and the other 10 gating checks also passed\.$/m,
+  );
   assert.match(top, /^\*\*What to do next\*\*: Nothing: proceed with the release\.$/m);
   assert.doesNotMatch(top, STATISTICS);
   // The statistics are further down, under their own heading, after the results.
@@ -49,14 +52,23 @@ test('the sequential sample (inconclusive): the first screen names the undecided
   assert.equal(c.verdict.verdict, 'inconclusive');
   const report = renderMarkdown(c, [], tol.listing);
   const top = firstScreen(report);
-  assert.match(top, /^\*\*Why\*\*: The gate judges after at least 2 pairs of runs and 1 pair has run; so far supported users in the unbounded test rose 0\.91%\.$/m);
+  assert.match(
+    top,
+    /^\*\*Why\*\*: The gate judges after at least 2 pairs of runs and 1 pair has run; so far supported users in the unbounded test rose 0\.91%\.$/m,
+  );
   assert.match(top, /^\*\*What to do next\*\*: Add another pair of runs: resume the run on the same output directory/m);
   assert.doesNotMatch(top, STATISTICS);
   // Its context checks are undecided after one pair, with intervals across zero: no news.
-  assert.ok(c.verdict.checks.some((ch) => ch.verdict === 'warn'), 'the sample has undecided context checks');
+  assert.ok(
+    c.verdict.checks.some((ch) => ch.verdict === 'warn'),
+    'the sample has undecided context checks',
+  );
   assert.doesNotMatch(report, /\*\*Watch\*\*/);
   // Below the minimum of pairs, one line for the undecided checks rather than one each.
-  assert.match(top, /^- \*\*Not judged yet\*\*: 11 checks wait for the minimum of 2 pairs \(1 so far\); the largest move in the worse direction so far is heap in use in the bounded test at \+1\.02%\.$/m);
+  assert.match(
+    top,
+    /^- \*\*Not judged yet\*\*: 11 checks wait for the minimum of 2 pairs \(1 so far\); the largest move in the worse direction so far is heap in use in the bounded test at \+1\.02%\.$/m,
+  );
   assert.doesNotMatch(report, /\*\*Cannot judge\*\*/);
   assert.match(report, /\| CPU per user \(stable phase\) \(context\) \| bounded \|.*\| no evidence of change \|/);
 });
@@ -64,17 +76,27 @@ test('the sequential sample (inconclusive): the first screen names the undecided
 test('a fail says which check failed, by how much against its tolerance and material change, and where to look', () => {
   const c = compareRuns([bounded('1.0.0'), bounded('1.0.0', 1)], [bounded('1.1.0', 0, { apiFactor: 1.5 }), bounded('1.1.0', 1, { apiFactor: 1.5 })], tol);
   assert.equal(c.verdict.verdict, 'fail');
-  assert.match(whySentence(c.verdict), /^API time, (average|p99) rose \d+%, (past its \d+% tolerance toward|beyond) its \d+% material rise; API time, (average|p99) rose \d+%, (past|beyond)/);
+  assert.match(
+    whySentence(c.verdict),
+    /^API time, (average|p99) rose \d+%, (past its \d+% tolerance toward|beyond) its \d+% material rise; API time, (average|p99) rose \d+%, (past|beyond)/,
+  );
   assert.match(nextStep(c.verdict), /^Hold the release\. Look first at API time, (average|p99) in the bounded test/);
   assert.doesNotMatch(firstScreen(renderMarkdown(c, [], tol.listing), 8), STATISTICS);
 });
 
 test('the check run leads with the verdict, why and the next step, shows heap in MiB, and keeps the statistics under their heading', () => {
-  const c = compareRuns([0, 1].map((i) => unbounded('1.0.0', 200, i)).concat([bounded('1.0.0'), bounded('1.0.0', 1)]), [0, 1].map((i) => unbounded('1.1.0', 199, i)).concat([bounded('1.1.0'), bounded('1.1.0', 1)]), tol);
+  const c = compareRuns(
+    [0, 1].map((i) => unbounded('1.0.0', 200, i)).concat([bounded('1.0.0'), bounded('1.0.0', 1)]),
+    [0, 1].map((i) => unbounded('1.1.0', 199, i)).concat([bounded('1.1.0'), bounded('1.1.0', 1)]),
+    tol,
+  );
   const text = verdictMarkdown({ verdict: c.verdict });
   const lines = text.split('\n');
   assert.equal(lines[0], `## loadgate: ${c.verdict.verdict === 'pass' ? '✅ PASS' : c.verdict.verdict === 'fail' ? '❌ FAIL' : '⚠️ INCONCLUSIVE'}`);
-  assert.equal(lines[2], whySentence(c.verdict).replace(/[`*_[\]]/g, (x) => `\\${x}`));
+  assert.equal(
+    lines[2],
+    whySentence(c.verdict).replace(/[`*_[\]]/g, (x) => `\\${x}`),
+  );
   assert.match(lines[4] ?? '', /^\*\*What to do next\*\*: /);
   const stats = text.indexOf('### Statistics');
   assert.ok(stats > 0);
@@ -86,9 +108,17 @@ test('the check run leads with the verdict, why and the next step, shows heap in
 
 test('undecided at the most pairs the gate runs: why names the open checks, next says how many more pairs would likely decide', () => {
   const noisy = tolerancesSchema.parse({ supportedUsers: { tolerancePct: 5, noiseFloorPct: 40 } });
-  const { verdict } = compareRuns([200, 240, 170].map((u, i) => unbounded('1.0.0', u, i)), [190, 215, 180].map((u, i) => unbounded('1.1.0', u, i)), noisy, { maxPairs: 3 });
+  const { verdict } = compareRuns(
+    [200, 240, 170].map((u, i) => unbounded('1.0.0', u, i)),
+    [190, 215, 180].map((u, i) => unbounded('1.1.0', u, i)),
+    noisy,
+    { maxPairs: 3 },
+  );
   assert.equal(verdict.verdict, 'inconclusive');
-  assert.match(whySentence(verdict), /^After 3 pairs, the most this gate runs, the runs cannot yet tell the candidate from the baseline on 1 gating check: supported users \(fell [\d.]+% so far\)\.$/);
+  assert.match(
+    whySentence(verdict),
+    /^After 3 pairs, the most this gate runs, the runs cannot yet tell the candidate from the baseline on 1 gating check: supported users \(fell [\d.]+% so far\)\.$/,
+  );
   assert.match(nextStep(verdict), /^About \d+ more pairs? would likely decide it: raise maxRepeats and resume/);
   assert.doesNotMatch(whySentence(verdict), STATISTICS);
 });
@@ -99,5 +129,8 @@ test('a fail of three or more checks names the two farthest past their tolerance
   assert.equal(failed.length, 2);
   const third = { ...(failed[0] as (typeof failed)[number]), id: 'other.apiAvg', test: 'other' };
   const why = whySentence({ ...c.verdict, checks: [...c.verdict.checks, third] });
-  assert.match(why, /^API time, (average|p99) .*rose \d+%, (past|beyond) .*; API time, (average|p99) .*rose \d+%, (past|beyond) .*, and 1 other check failed too\.$/);
+  assert.match(
+    why,
+    /^API time, (average|p99) .*rose \d+%, (past|beyond) .*; API time, (average|p99) .*rose \d+%, (past|beyond) .*, and 1 other check failed too\.$/,
+  );
 });

@@ -8,14 +8,45 @@ import type { VerdictFile } from '../../src/results/verdict-schema.ts';
 import { check, verdictFile } from '../github/fixtures.ts';
 
 const creep = (verdict: Creep['verdict'], line: string): Creep => ({
-  setting: '10.11.*', anchor: '10.11.0', verdict, line, chain: ['10.11.0', '10.12.0', '11.0.0'], alpha: 0.01, beta: 0.01,
-  checks: [{ id: 'unbounded.supportedUsers', metric: 'Supported users', test: 'unbounded', worse: 'lower', deltaPct: -11.2, interval: [-14, -8.3], method: 'direct', verdict: verdict === 'skipped' ? 'inconclusive' : verdict, reason: 'measured directly' }],
+  setting: '10.11.*',
+  anchor: '10.11.0',
+  verdict,
+  line,
+  chain: ['10.11.0', '10.12.0', '11.0.0'],
+  alpha: 0.01,
+  beta: 0.01,
+  checks: [
+    {
+      id: 'unbounded.supportedUsers',
+      metric: 'Supported users',
+      test: 'unbounded',
+      worse: 'lower',
+      deltaPct: -11.2,
+      interval: [-14, -8.3],
+      method: 'direct',
+      verdict: verdict === 'skipped' ? 'inconclusive' : verdict,
+      reason: 'measured directly',
+    },
+  ],
 });
 const history: HistoryView = {
-  source: '../history', records: 3, releases: ['10.11.0', '10.12.0', '11.0.0'],
-  series: [{ id: 'unbounded.supportedUsers', metric: 'Supported users', test: 'unbounded', worse: 'lower', points: [
-    { release: '10.11.0', deltaPct: 0, interval: [0, 0] }, { release: '10.12.0', deltaPct: -6.1, interval: [-9, -3.1] }, { release: '11.0.0', deltaPct: -11.2, interval: [-15.3, -6.9] },
-  ], changePoints: [{ release: '10.12.0', previous: '10.11.0', changePct: -6.1, pValue: 0.0004 }] }],
+  source: '../history',
+  records: 3,
+  releases: ['10.11.0', '10.12.0', '11.0.0'],
+  series: [
+    {
+      id: 'unbounded.supportedUsers',
+      metric: 'Supported users',
+      test: 'unbounded',
+      worse: 'lower',
+      points: [
+        { release: '10.11.0', deltaPct: 0, interval: [0, 0] },
+        { release: '10.12.0', deltaPct: -6.1, interval: [-9, -3.1] },
+        { release: '11.0.0', deltaPct: -11.2, interval: [-15.3, -6.9] },
+      ],
+      changePoints: [{ release: '10.12.0', previous: '10.11.0', changePct: -6.1, pValue: 0.0004 }],
+    },
+  ],
   otava: { version: '0.8.0', maxPValue: 0.001 },
 };
 
@@ -34,7 +65,12 @@ test('a creep fail is its own line in the report: the headline, the why and what
 });
 
 test('a creep check that cannot decide leaves the gate inconclusive, saying so; no creep, no section', () => {
-  const v: VerdictFile = { ...verdictFile('inconclusive', [check()]), problems: [], next: 'stop', creep: creep('inconclusive', 'the change since 10.11.0 cannot be judged yet') };
+  const v: VerdictFile = {
+    ...verdictFile('inconclusive', [check()]),
+    problems: [],
+    next: 'stop',
+    creep: creep('inconclusive', 'the change since 10.11.0 cannot be judged yet'),
+  };
   assert.equal(whySentence(v), 'Every gating check passed this step, but the change since 10.11.0 cannot be judged yet.');
   assert.match(nextStep(v), /Resume the gate/);
   assert.equal(historySection(verdictFile('pass'), []), undefined);

@@ -63,15 +63,26 @@ test('the flame graph colours the injected function deep red and escapes names',
 function fn(name: string, self: [number, number], significant: boolean, whole: [number, number]): FunctionChange {
   const change = self[1] - self[0];
   return {
-    name, file: 'synapse/handlers/x.py', line: 10, selfPerKReq: { baseline: self[0], candidate: self[1] }, totalPerKReq: { baseline: self[0], candidate: self[1] },
-    change, changePctOfTotal: (change / whole[0]) * 100, candidateSharePct: (self[1] / whole[1]) * 100, z: significant ? 9 : 1, significant,
+    name,
+    file: 'synapse/handlers/x.py',
+    line: 10,
+    selfPerKReq: { baseline: self[0], candidate: self[1] },
+    totalPerKReq: { baseline: self[0], candidate: self[1] },
+    change,
+    changePctOfTotal: (change / whole[0]) * 100,
+    candidateSharePct: (self[1] / whole[1]) * 100,
+    z: significant ? 9 : 1,
+    significant,
   };
 }
 
 /** The Change cells of a section's table rows, ms per request, and the whole's change from its sentence. */
 function changes(section: string): { rows: number[]; whole: number } {
   const number = (text: string) => Number(text.replace('−', '-').replace('+', ''));
-  const rows = section.split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| Function') && !l.startsWith('| ---') && !l.includes('the whole target')).map((l) => number(l.split('|')[4]?.trim() ?? 'NaN'));
+  const rows = section
+    .split('\n')
+    .filter((l) => l.startsWith('| ') && !l.startsWith('| Function') && !l.startsWith('| ---') && !l.includes('the whole target'))
+    .map((l) => number(l.split('|')[4]?.trim() ?? 'NaN'));
   const [, from, to] = /went from ([\d.]+) to ([\d.]+) ms/.exec(section) ?? [];
   return { rows, whole: Number(to) - Number(from) };
 }
@@ -83,11 +94,22 @@ test("the unbounded case of the issue's known-cause gate: the whole fell 2.4 % w
   const whole: [number, number] = [59.4, 58.0];
   const grown = [fn('_loadgate_injected_cost', [0.1, 9.3], true, whole), fn('SyncHandler.generate_sync_result', [6.0, 6.3], false, whole)];
   const shrunk = [fn('LoggingTransaction._do_execute', [9.0, 6.0], false, whole), fn('EventsWorkerStore._get_events_from_db', [5.0, 3.1], false, whole)];
-  const diff: ProfileDiff = { pairs: 1, totalPerKReq: { baseline: whole[0], candidate: whole[1] }, grown, shrunk, tree: { name: 'all', file: '', baseline: 59.4, candidate: 58, children: [] }, rule: 'synthetic', problems: [] };
+  const diff: ProfileDiff = {
+    pairs: 1,
+    totalPerKReq: { baseline: whole[0], candidate: whole[1] },
+    grown,
+    shrunk,
+    tree: { name: 'all', file: '', baseline: 59.4, candidate: 58, children: [] },
+    rule: 'synthetic',
+    problems: [],
+  };
   const section = profileSection({ name: 'unbounded', profile: diff } as TestComparison) ?? '';
   const { rows, whole: change } = changes(section);
   assert.ok(rows.length >= 2, section);
-  assert.ok(Math.abs(rows.reduce((a, b) => a + b, 0) - change) < 0.05, `the rows' changes (${rows.join(', ')}) add up to the whole's ${change.toFixed(1)} ms:\n${section}`);
+  assert.ok(
+    Math.abs(rows.reduce((a, b) => a + b, 0) - change) < 0.05,
+    `the rows' changes (${rows.join(', ')}) add up to the whole's ${change.toFixed(1)} ms:\n${section}`,
+  );
   assert.match(section, /`_loadgate_injected_cost`.*\+9\.20* ms per request of its own CPU/);
   assert.match(section, /every other function together −10\.6 ms/);
 });

@@ -24,7 +24,10 @@ class DuetBench extends QuietBench {
   async executeDuet(runs: readonly [ScheduledRun, ScheduledRun]): Promise<[RunResult, RunResult]> {
     this.clock += plannedSeconds(runs[0]) * 1000;
     this.duets.push(runs.map((r) => r.side.label).join(' with '));
-    const one = (run: ScheduledRun, slot: 'a' | 'b'): RunResult => ({ ...unbounded(run.side.label, USERS[run.side.label] as number, run.repeat), duet: { slot, cpuShare: 0.5 } });
+    const one = (run: ScheduledRun, slot: 'a' | 'b'): RunResult => ({
+      ...unbounded(run.side.label, USERS[run.side.label] as number, run.repeat),
+      duet: { slot, cpuShare: 0.5 },
+    });
     return [one(runs[0], 'a'), one(runs[1], 'b')];
   }
 }
@@ -42,7 +45,20 @@ test('a gate whose step passes but whose chain since the anchor cannot decide me
     await cp('test/fixtures/history/good', join(runs, 'history'), { recursive: true });
     const config = await creepConfig(dir, '1.160.0');
     const out = join(runs, '1.163.2-vs-1.164.0');
-    const o = await parseRunOptions(['--config', config, '--baseline', '1.163.2', '--candidate', '1.164.0', '--out', out, '--tests', 'unbounded', '--history', runs]);
+    const o = await parseRunOptions([
+      '--config',
+      config,
+      '--baseline',
+      '1.163.2',
+      '--candidate',
+      '1.164.0',
+      '--out',
+      out,
+      '--tests',
+      'unbounded',
+      '--history',
+      runs,
+    ]);
     const bench = new DuetBench();
     const asked: RunOptions[] = [];
     const benchFor = async (options: RunOptions) => {
@@ -87,9 +103,25 @@ test('a damaged history stops the gate before any run, as bad input naming the f
     const runs = join(dir, 'runs');
     await cp('test/fixtures/history/damaged', join(runs, 'history'), { recursive: true });
     const config = await creepConfig(dir, '1.160.0');
-    const o = await parseRunOptions(['--config', config, '--baseline', '1.163.2', '--candidate', '1.164.0', '--out', join(runs, 'x'), '--tests', 'unbounded', '--history', runs]);
+    const o = await parseRunOptions([
+      '--config',
+      config,
+      '--baseline',
+      '1.163.2',
+      '--candidate',
+      '1.164.0',
+      '--out',
+      join(runs, 'x'),
+      '--tests',
+      'unbounded',
+      '--history',
+      runs,
+    ]);
     const bench = new DuetBench();
-    await assert.rejects(runGateOn(bench, o, { out: () => {}, err: () => {} }), (e: unknown) => e instanceof InputError && /1\.161\.0-vs-1\.162\.0\.jsonl:2: not a JSON record/.test(e.message));
+    await assert.rejects(
+      runGateOn(bench, o, { out: () => {}, err: () => {} }),
+      (e: unknown) => e instanceof InputError && /1\.161\.0-vs-1\.162\.0\.jsonl:2: not a JSON record/.test(e.message),
+    );
     assert.deepEqual(bench.duets, []);
   });
 });
@@ -99,11 +131,34 @@ test('without a creep anchor a gate with --history still records itself and draw
     const runs = join(dir, 'runs');
     await cp('test/fixtures/history/good', join(runs, 'history'), { recursive: true });
     const out = join(runs, '1.163.2-vs-1.164.0');
-    const o = await parseRunOptions(['--config', 'examples/local-synapse-duet.yml', '--baseline', '1.163.2', '--candidate', '1.164.0', '--out', out, '--tests', 'unbounded', '--history', runs]);
+    const o = await parseRunOptions([
+      '--config',
+      'examples/local-synapse-duet.yml',
+      '--baseline',
+      '1.163.2',
+      '--candidate',
+      '1.164.0',
+      '--out',
+      out,
+      '--tests',
+      'unbounded',
+      '--history',
+      runs,
+    ]);
     const bench = new DuetBench();
-    const code = await runGateOn(bench, o, { out: () => {}, err: () => {} }, undefined, () => bench.clock, async () => bench);
+    const code = await runGateOn(
+      bench,
+      o,
+      { out: () => {}, err: () => {} },
+      undefined,
+      () => bench.clock,
+      async () => bench,
+    );
     assert.equal(code, 0);
-    assert.ok(bench.duets.every((d) => !d.includes('1.160.0')), 'no anchor duet without an anchor');
+    assert.ok(
+      bench.duets.every((d) => !d.includes('1.160.0')),
+      'no anchor duet without an anchor',
+    );
     const verdict = verdictFileSchema.parse(JSON.parse(await readFile(join(out, 'verdict.json'), 'utf8')));
     assert.equal(verdict.creep, undefined);
     assert.deepEqual(verdict.history?.releases, ['1.160.0', '1.161.0', '1.162.0', '1.163.2', '1.164.0']);
@@ -116,17 +171,33 @@ test('an anchor release the target cannot install is bad input before any run, n
     const config = await creepConfig(dir, 'v10.x');
     const o = await parseRunOptions(['--config', config, '--baseline', '1.163.2', '--candidate', '1.164.0', '--out', join(dir, 'out'), '--tests', 'unbounded']);
     const bench = new DuetBench();
-    await assert.rejects(runGateOn(bench, o, { out: () => {}, err: () => {} }), (e: unknown) => e instanceof InputError && /^creep\.anchor: v10\.x cannot be run as a release of synapse: /.test(e.message));
+    await assert.rejects(
+      runGateOn(bench, o, { out: () => {}, err: () => {} }),
+      (e: unknown) => e instanceof InputError && /^creep\.anchor: v10\.x cannot be run as a release of synapse: /.test(e.message),
+    );
     assert.deepEqual(bench.duets, []);
   });
 });
 
-test('--history on a reports repository reads its profile\'s folder, reports/history/<profile>, as publish keeps it', async () => {
+test("--history on a reports repository reads its profile's folder, reports/history/<profile>, as publish keeps it", async () => {
   await withTempDir(async (dir) => {
     const reports = join(dir, 'reports');
     await cp('test/fixtures/history/good', join(reports, 'history', 'synapse-local-duet'), { recursive: true });
     const out = join(dir, 'out');
-    const o = await parseRunOptions(['--config', 'examples/local-synapse-duet.yml', '--baseline', '1.163.2', '--candidate', '1.164.0', '--out', out, '--tests', 'unbounded', '--history', reports]);
+    const o = await parseRunOptions([
+      '--config',
+      'examples/local-synapse-duet.yml',
+      '--baseline',
+      '1.163.2',
+      '--candidate',
+      '1.164.0',
+      '--out',
+      out,
+      '--tests',
+      'unbounded',
+      '--history',
+      reports,
+    ]);
     const bench = new DuetBench();
     assert.equal(await runGateOn(bench, o, { out: () => {}, err: () => {} }, undefined, () => bench.clock), 0);
     const verdict = verdictFileSchema.parse(JSON.parse(await readFile(join(out, 'verdict.json'), 'utf8')));
@@ -135,7 +206,7 @@ test('--history on a reports repository reads its profile\'s folder, reports/his
   });
 });
 
-test('--creep-anchor sets the creep check\'s anchor over the config\'s, checked as the config field is', async () => {
+test("--creep-anchor sets the creep check's anchor over the config's, checked as the config field is", async () => {
   const args = ['--config', 'examples/local-synapse-duet.yml', '--baseline', '1.162.0', '--candidate', '1.163.2', '--out', '/tmp/x'];
   assert.equal((await parseRunOptions(args)).config.creep, undefined);
   assert.deepEqual((await parseRunOptions([...args, '--creep-anchor', '1.160.*'])).config.creep, { anchor: '1.160.*' });

@@ -34,7 +34,10 @@ class BusyBench extends QuietBench {
     const one = (run: ScheduledRun, slot: 'a' | 'b'): RunResult => ({
       ...unbounded(run.side.label, run.side.role === 'candidate' && (outside ?? 0) > 25 ? 45 : 60, run.repeat),
       duet: { slot, cpuShare: 0.5 },
-      outsideCpu: outside === undefined ? { limitPercent: 25, unmeasured: 'no samples of node_exporter\'s busy CPU in the measured window' } : { percent: outside, limitPercent: 25 },
+      outsideCpu:
+        outside === undefined
+          ? { limitPercent: 25, unmeasured: "no samples of node_exporter's busy CPU in the measured window" }
+          : { percent: outside, limitPercent: 25 },
     });
     return [one(runs[0], 'a'), one(runs[1], 'b')];
   }
@@ -44,12 +47,29 @@ async function gate(bench: QuietBench & { clock: number }, args: string[]): Prom
   const out = await mkdtemp(join(tmpdir(), 'lg-disturbed-'));
   try {
     const lines: string[] = [];
-    const o = await parseRunOptions(['--config', DUET_CONFIG, '--baseline', '1.162.0', '--candidate', '1.163.2', '--out', out, '--tests', 'unbounded', ...args]);
+    const o = await parseRunOptions([
+      '--config',
+      DUET_CONFIG,
+      '--baseline',
+      '1.162.0',
+      '--candidate',
+      '1.163.2',
+      '--out',
+      out,
+      '--tests',
+      'unbounded',
+      ...args,
+    ]);
     const code = await runGateOn(bench, o, { out: (l) => lines.push(l), err: (l) => lines.push(l) }, undefined, () => bench.clock);
     const files = (await readdir(join(out, 'results'))).sort();
     const verdict = await readFile(join(out, 'verdict.json'), 'utf8');
-    const disturbed = await Promise.all(files.filter((f) => f.includes('-disturbed-')).map(async (f) => parseRunResult(JSON.parse(await readFile(join(out, 'results', f), 'utf8')), f)));
-    assert.ok(disturbed.every((r) => r.disturbed && (r.outsideCpu?.percent !== undefined || r.testStartedAt !== undefined)), 'each run not judged keeps its measurement and the mark');
+    const disturbed = await Promise.all(
+      files.filter((f) => f.includes('-disturbed-')).map(async (f) => parseRunResult(JSON.parse(await readFile(join(out, 'results', f), 'utf8')), f)),
+    );
+    assert.ok(
+      disturbed.every((r) => r.disturbed && (r.outsideCpu?.percent !== undefined || r.testStartedAt !== undefined)),
+      'each run not judged keeps its measurement and the mark',
+    );
     return { code, out: verdict, lines, files };
   } finally {
     await rm(out, { recursive: true, force: true });
@@ -64,10 +84,20 @@ test('a disturbed duet is recorded, not judged, and run again: the progress line
   const verdict = verdictFileSchema.parse(JSON.parse(out));
   assert.equal(verdict.verdict, 'pass', verdict.summary);
   assert.equal(code, 0);
-  assert.deepEqual(verdict.disturbed, ['test "unbounded" duet #1: other work used 60 % of the bench\'s CPUs during the measured window (limit 25 %, bench.local.maxOutsideCpuPercent)']);
-  assert.ok(files.includes('baseline-1.162.0-unbounded-0.json') && files.includes('baseline-1.162.0-unbounded-0-disturbed-1.json') && files.includes('candidate-1.163.2-unbounded-0-disturbed-1.json'), files.join(', '));
+  assert.deepEqual(verdict.disturbed, [
+    'test "unbounded" duet #1: other work used 60 % of the bench\'s CPUs during the measured window (limit 25 %, bench.local.maxOutsideCpuPercent)',
+  ]);
+  assert.ok(
+    files.includes('baseline-1.162.0-unbounded-0.json') &&
+      files.includes('baseline-1.162.0-unbounded-0-disturbed-1.json') &&
+      files.includes('candidate-1.163.2-unbounded-0-disturbed-1.json'),
+    files.join(', '),
+  );
   const progress = lines.join('\n');
-  assert.match(progress, /duet not judged: other work used 60 % of the bench's CPUs .*: recorded in results\/ but not judged; running it again \(1 of at most 4 re-runs\)/);
+  assert.match(
+    progress,
+    /duet not judged: other work used 60 % of the bench's CPUs .*: recorded in results\/ but not judged; running it again \(1 of at most 4 re-runs\)/,
+  );
   assert.match(progress, /other work on the bench's CPUs 3%/);
 });
 
@@ -97,14 +127,31 @@ test('a resumed gate keeps naming the disturbed duets of the invocation before, 
   const out = await mkdtemp(join(tmpdir(), 'lg-disturbed-resume-'));
   try {
     const io = { out: () => {}, err: () => {} };
-    const args = (n: string) => ['--config', DUET_CONFIG, '--baseline', '1.162.0', '--candidate', '1.163.2', '--out', out, '--tests', 'unbounded', '--repeats', n, '--max-repeats', n];
+    const args = (n: string) => [
+      '--config',
+      DUET_CONFIG,
+      '--baseline',
+      '1.162.0',
+      '--candidate',
+      '1.163.2',
+      '--out',
+      out,
+      '--tests',
+      'unbounded',
+      '--repeats',
+      n,
+      '--max-repeats',
+      n,
+    ];
     const first = new BusyBench((n) => (n === 0 ? 70 : 2));
     await runGateOn(first, await parseRunOptions(args('1')), io, undefined, () => first.clock);
     const second = new BusyBench(() => 2);
     await runGateOn(second, await parseRunOptions([...args('2'), '--resume']), io, undefined, () => second.clock);
     assert.deepEqual(second.duets, ['1:2'], 'the first pair is reused, the second runs');
     const verdict = verdictFileSchema.parse(JSON.parse(await readFile(join(out, 'verdict.json'), 'utf8')));
-    assert.deepEqual(verdict.disturbed, ['test "unbounded" duet #1: other work used 70 % of the bench\'s CPUs during the measured window (limit 25 %, bench.local.maxOutsideCpuPercent)']);
+    assert.deepEqual(verdict.disturbed, [
+      'test "unbounded" duet #1: other work used 70 % of the bench\'s CPUs during the measured window (limit 25 %, bench.local.maxOutsideCpuPercent)',
+    ]);
     const files = await readdir(join(out, 'results'));
     assert.ok(files.includes('candidate-1.163.2-unbounded-0-disturbed-1.json'), files.join(', '));
   } finally {
@@ -149,7 +196,10 @@ test('a duet whose two sides were measured over different minutes is not judged 
   assert.equal(verdict.verdict, 'pass', verdict.summary);
   assert.equal(code, 0);
   assert.equal(verdict.disturbed?.length, 1);
-  assert.match(verdict.disturbed?.[0] ?? '', /^test "unbounded" duet #1: the two sides were measured over different minutes \(slot a 300-450 s, slot b 400-550 s of their tests: starts 100 s apart, ends 100 s apart; at most 5 s each\)/);
+  assert.match(
+    verdict.disturbed?.[0] ?? '',
+    /^test "unbounded" duet #1: the two sides were measured over different minutes \(slot a 300-450 s, slot b 400-550 s of their tests: starts 100 s apart, ends 100 s apart; at most 5 s each\)/,
+  );
   assert.ok(files.includes('candidate-1.163.2-unbounded-0-disturbed-1.json'), files.join(', '));
   assert.match(lines.join('\n'), /duet not judged: the two sides were measured over different minutes .*running it again \(1 of at most 3 re-runs\)/);
 });

@@ -33,7 +33,10 @@ class DuetBench extends QuietBench {
   async executeDuet(runs: readonly [ScheduledRun, ScheduledRun]): Promise<[RunResult, RunResult]> {
     this.clock += plannedSeconds(runs[0]) * 1000;
     this.slots.push(`${runs[0].repeat}:a=${runs[0].side.role},b=${runs[1].side.role}`);
-    const one = (run: ScheduledRun, slot: 'a' | 'b'): RunResult => ({ ...unbounded(run.side.label, this.users(run.side.role, run.repeat), run.repeat), duet: { slot, cpuShare: 0.5 } });
+    const one = (run: ScheduledRun, slot: 'a' | 'b'): RunResult => ({
+      ...unbounded(run.side.label, this.users(run.side.role, run.repeat), run.repeat),
+      duet: { slot, cpuShare: 0.5 },
+    });
     return [one(runs[0], 'a'), one(runs[1], 'b')];
   }
 }
@@ -49,20 +52,40 @@ async function withOut<T>(work: (out: string) => Promise<T>): Promise<T> {
 
 test('a duet step holds both sides of one test, the side that would have run first in slot a, so the slots swap in Thue-Morse order', async () => {
   const o = await parseRunOptions(['--config', DUET_CONFIG, '--baseline', '1.162.0', '--candidate', '1.163.2', '--out', '/tmp/x']);
-  const slotA = [0, 1, 2, 3].map((repeat) => runSteps(pairRuns(o, repeat), true).map((step) => `${step[0].test.name}:${step[0].side.role}/${step[1]?.side.role}`));
+  const slotA = [0, 1, 2, 3].map((repeat) =>
+    runSteps(pairRuns(o, repeat), true).map((step) => `${step[0].test.name}:${step[0].side.role}/${step[1]?.side.role}`),
+  );
   assert.deepEqual(slotA, [
     ['bounded:baseline/candidate', 'unbounded:baseline/candidate'],
     ['bounded:candidate/baseline', 'unbounded:candidate/baseline'],
     ['bounded:candidate/baseline', 'unbounded:candidate/baseline'],
     ['bounded:baseline/candidate', 'unbounded:baseline/candidate'],
   ]);
-  assert.deepEqual(runSteps(pairRuns(o, 0), false).map((s) => s.length), [1, 1, 1, 1]);
+  assert.deepEqual(
+    runSteps(pairRuns(o, 0), false).map((s) => s.length),
+    [1, 1, 1, 1],
+  );
 });
 
 test('a duet gate runs each pair as one duet per test, in swapping slots, and its verdict says it judged duets', async () => {
   await withOut(async (out) => {
     const bench = new DuetBench(() => 60);
-    const o = await parseRunOptions(['--config', DUET_CONFIG, '--baseline', '1.162.0', '--candidate', '1.163.2', '--out', out, '--tests', 'unbounded', '--repeats', '2', '--max-repeats', '3']);
+    const o = await parseRunOptions([
+      '--config',
+      DUET_CONFIG,
+      '--baseline',
+      '1.162.0',
+      '--candidate',
+      '1.163.2',
+      '--out',
+      out,
+      '--tests',
+      'unbounded',
+      '--repeats',
+      '2',
+      '--max-repeats',
+      '3',
+    ]);
     await runGateOn(bench, o, { out: () => {}, err: () => {} }, undefined, () => bench.clock);
     assert.deepEqual(bench.slots.slice(0, 2), ['0:a=baseline,b=candidate', '1:a=candidate,b=baseline']);
     const verdict = verdictFileSchema.parse(JSON.parse(await readFile(join(out, 'verdict.json'), 'utf8')));
@@ -78,7 +101,10 @@ test('mode: duet on a bench that cannot run a duet is bad input naming the field
       }
     })();
     const o = await parseRunOptions(['--config', DUET_CONFIG, '--baseline', '1.162.0', '--candidate', '1.163.2', '--out', out, '--tests', 'unbounded']);
-    await assert.rejects(runGateOn(alone, o, { out: () => {}, err: () => {} }), (e: unknown) => e instanceof InputError && /^mode: duet: .*set mode: sequential/.test(e.message));
+    await assert.rejects(
+      runGateOn(alone, o, { out: () => {}, err: () => {} }),
+      (e: unknown) => e instanceof InputError && /^mode: duet: .*set mode: sequential/.test(e.message),
+    );
   });
 });
 
@@ -99,12 +125,27 @@ test('a duet gate whose bench cannot be set up is inconclusive, saying why, not 
   });
 });
 
-test('an A/A duet calibration measures the sd of the duets\' log ratio (n − 1 df), and writes a duet-mode model', async () => {
+test("an A/A duet calibration measures the sd of the duets' log ratio (n − 1 df), and writes a duet-mode model", async () => {
   await withOut(async (out) => {
     // Per duet (baseline, candidate): ratios 1.02, 0.99, 1.01, 0.97.
     const values: Record<string, number[]> = { baseline: [100, 100, 100, 100], candidate: [102, 99, 101, 97] };
     const bench = new DuetBench((role, repeat) => values[role]![repeat]!);
-    const o = await parseRunOptions(['--config', DUET_CONFIG, '--baseline', '1.162.0', '--candidate', '1.162.0', '--out', out, '--tests', 'unbounded', '--repeats', '4', '--max-repeats', '4']);
+    const o = await parseRunOptions([
+      '--config',
+      DUET_CONFIG,
+      '--baseline',
+      '1.162.0',
+      '--candidate',
+      '1.162.0',
+      '--out',
+      out,
+      '--tests',
+      'unbounded',
+      '--repeats',
+      '4',
+      '--max-repeats',
+      '4',
+    ]);
     await runGateOn(bench, { ...o, calibrate: true }, { out: () => {}, err: () => {} }, undefined, () => bench.clock);
     const model = noiseModelFileSchema.parse(JSON.parse(await readFile(join(out, 'noise-model.json'), 'utf8')));
     assert.equal(model.mode, 'duet');
@@ -125,10 +166,16 @@ test('a noise model measured in one mode is refused in the other, naming both mo
     const sequential = { ...emptyModel(duetConfig) };
     delete (sequential as { mode?: unknown }).mode;
     await writeFile(join(dir, 'seq.json'), JSON.stringify(sequential));
-    await assert.rejects(loadNoiseModel(join(dir, 'seq.json'), duetConfig), (e: unknown) => e instanceof InputError && /measured in sequential mode, the config runs in duet/.test(e.message));
+    await assert.rejects(
+      loadNoiseModel(join(dir, 'seq.json'), duetConfig),
+      (e: unknown) => e instanceof InputError && /measured in sequential mode, the config runs in duet/.test(e.message),
+    );
     const seqConfig = { ...duetConfig, mode: 'sequential' as const };
     await writeFile(join(dir, 'duet.json'), JSON.stringify(emptyModel(duetConfig)));
-    await assert.rejects(loadNoiseModel(join(dir, 'duet.json'), seqConfig), (e: unknown) => e instanceof InputError && /measured in duet mode, the config runs in sequential/.test(e.message));
+    await assert.rejects(
+      loadNoiseModel(join(dir, 'duet.json'), seqConfig),
+      (e: unknown) => e instanceof InputError && /measured in duet mode, the config runs in sequential/.test(e.message),
+    );
     // In its own mode it loads, and a duet's sd is the pair difference's: per side 1/√2 of it.
     const model = await loadNoiseModel(join(dir, 'duet.json'), duetConfig);
     const entry = model.file!.entries.find((e) => e.metric === 'supportedUsers')!;
@@ -138,14 +185,22 @@ test('a noise model measured in one mode is refused in the other, naming both mo
   }
 });
 
-test('compare refuses a mix of duet and sequential runs, and runs of the other mode than the config\'s', () => {
+test("compare refuses a mix of duet and sequential runs, and runs of the other mode than the config's", () => {
   const seq = [unbounded('1.162.0', 60, 0)];
   const duet = (version: string, slot: 'a' | 'b', repeat = 0): RunResult => ({ ...unbounded(version, 60, repeat), duet: { slot, cpuShare: 0.5 } });
   assert.equal(runsMode([duet('1.162.0', 'a')], [duet('1.163.2', 'b')]), 'duet');
   assert.equal(runsMode(seq, [unbounded('1.163.2', 60, 0)]), 'sequential');
-  assert.throws(() => runsMode(seq, [duet('1.163.2', 'b')]), (e: unknown) => e instanceof InputError && /1 of the 2 completed runs ran in a duet/.test(e.message));
-  assert.throws(() => runsMode(seq, seq, 'duet'), (e: unknown) => e instanceof InputError && /ran in sequential mode, the config judges duet/.test(e.message));
-  assert.deepEqual(unpairedDuets([duet('1.162.0', 'a'), duet('1.162.0', 'a', 1)], [duet('1.163.2', 'b'), duet('1.163.2', 'a', 1)]), ['the duet of test "unbounded" #2 has both sides in slot a']);
+  assert.throws(
+    () => runsMode(seq, [duet('1.163.2', 'b')]),
+    (e: unknown) => e instanceof InputError && /1 of the 2 completed runs ran in a duet/.test(e.message),
+  );
+  assert.throws(
+    () => runsMode(seq, seq, 'duet'),
+    (e: unknown) => e instanceof InputError && /ran in sequential mode, the config judges duet/.test(e.message),
+  );
+  assert.deepEqual(unpairedDuets([duet('1.162.0', 'a'), duet('1.162.0', 'a', 1)], [duet('1.163.2', 'b'), duet('1.163.2', 'a', 1)]), [
+    'the duet of test "unbounded" #2 has both sides in slot a',
+  ]);
   assert.deepEqual(unpairedDuets([duet('1.162.0', 'a')], []), ['the baseline\'s duet run of test "unbounded" #1 has no candidate run beside it']);
 });
 

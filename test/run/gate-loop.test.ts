@@ -61,14 +61,30 @@ class BrokenBench implements GateBench {
 test('a bench that cannot be set up: every run is a crashed result saying why, teardown still runs, the verdict is inconclusive', async () => {
   const out = await mkdtemp(join(tmpdir(), 'lg-gate-'));
   try {
-    const o = await parseRunOptions(['--config', 'examples/aws-mattermost-sequential.yml', '--baseline', 'v10.12.0', '--candidate', 'v11.0.1-rc2', '--out', out, '--bench-file', 'b.json', '--users-file', 'u.txt']);
+    const o = await parseRunOptions([
+      '--config',
+      'examples/aws-mattermost-sequential.yml',
+      '--baseline',
+      'v10.12.0',
+      '--candidate',
+      'v11.0.1-rc2',
+      '--out',
+      out,
+      '--bench-file',
+      'b.json',
+      '--users-file',
+      'u.txt',
+    ]);
     const bench = new BrokenBench('setUp');
     const lines: string[] = [];
     const code = await runGateOn(bench, o, { out: (l) => lines.push(l), err: (l) => lines.push(l) });
     assert.equal(code, 2, lines.join('\n'));
     assert.equal(bench.tornDown, 1);
     assert.equal(bench.executed, 0);
-    assert.ok(lines.some((l) => l.includes('could not stop k6 on agent3')), 'tear-down problems are warnings in the log');
+    assert.ok(
+      lines.some((l) => l.includes('could not stop k6 on agent3')),
+      'tear-down problems are warnings in the log',
+    );
     const files = (await readdir(join(out, 'results'))).filter((f) => f.endsWith('.json'));
     assert.equal(files.length, 4);
     for (const f of files) {
@@ -110,7 +126,10 @@ class FakeBench extends QuietBench {
 const LOOP_CONFIG = (async () => {
   const dir = await mkdtemp(join(tmpdir(), 'lg-loop-config-'));
   const model = noiseModelFileSchema.parse(JSON.parse(await readFile('noise/local-synapse.json', 'utf8')));
-  const pinned = { ...model, entries: model.entries.map((e) => (e.metric === 'supportedUsers' ? { ...e, sdLog: 0.0326, source: 'pinned for the loop tests' } : e)) };
+  const pinned = {
+    ...model,
+    entries: model.entries.map((e) => (e.metric === 'supportedUsers' ? { ...e, sdLog: 0.0326, source: 'pinned for the loop tests' } : e)),
+  };
   await writeFile(join(dir, 'noise.json'), JSON.stringify(pinned));
   const yml = (await readFile('examples/local-synapse.yml', 'utf8')).replace(/^noiseModel: .*$/m, `noiseModel: ${join(dir, 'noise.json')}`);
   await writeFile(join(dir, 'gate.yml'), yml);
@@ -119,7 +138,19 @@ const LOOP_CONFIG = (async () => {
 })();
 
 async function gate(bench: FakeBench, extra: string[], out: string): Promise<{ code: number; lines: string[]; verdict: VerdictFile; o: RunOptions }> {
-  const o = await parseRunOptions(['--config', await LOOP_CONFIG, '--baseline', '1.162.0', '--candidate', '1.163.2', '--out', out, '--tests', 'unbounded', ...extra]);
+  const o = await parseRunOptions([
+    '--config',
+    await LOOP_CONFIG,
+    '--baseline',
+    '1.162.0',
+    '--candidate',
+    '1.163.2',
+    '--out',
+    out,
+    '--tests',
+    'unbounded',
+    ...extra,
+  ]);
   const lines: string[] = [];
   const code = await runGateOn(bench, o, { out: (l) => lines.push(l), err: (l) => lines.push(l) }, undefined, () => bench.clock);
   const verdict = verdictFileSchema.parse(JSON.parse(await readFile(join(out, 'verdict.json'), 'utf8')));
@@ -140,10 +171,15 @@ test('the loop adds pairs in ABBA order only while undecided: an unchanged relea
     const runs = await Promise.all(files.map(async (f) => runResultSchema.parse(JSON.parse(await readFile(join(out, 'results', f), 'utf8')))));
     const configFile = await LOOP_CONFIG;
     const config = await loadGateConfig(configFile);
-    const again = compareRuns(runs.filter((r) => r.target.version === '1.162.0'), runs.filter((r) => r.target.version === '1.163.2'), config.tolerances, {
-      ...(await compareSetup({ config, configFile })),
-      maxPairs: 6,
-    });
+    const again = compareRuns(
+      runs.filter((r) => r.target.version === '1.162.0'),
+      runs.filter((r) => r.target.version === '1.163.2'),
+      config.tolerances,
+      {
+        ...(await compareSetup({ config, configFile })),
+        maxPairs: 6,
+      },
+    );
     assert.equal(again.verdict.verdict, verdict.verdict);
     assert.equal(again.verdict.next, verdict.next);
     assert.equal(again.verdict.decision.stopReason, verdict.decision.stopReason);
@@ -177,7 +213,10 @@ test('--job-budget stops before a run that would overrun it (next: repeat, exit 
     assert.equal(stopped.verdict.next, 'repeat');
     assert.equal(stopped.verdict.verdict, 'inconclusive');
     assert.equal(stopped.verdict.decision.pairs, 1, 'the half-done pair is not judged');
-    assert.ok(stopped.lines.some((l) => /job budget reached: .*A resume \(--resume, same --out\) will continue/.test(l)), stopped.lines.join('\n'));
+    assert.ok(
+      stopped.lines.some((l) => /job budget reached: .*A resume \(--resume, same --out\) will continue/.test(l)),
+      stopped.lines.join('\n'),
+    );
     assert.deepEqual(first.order, ['0:baseline', '0:candidate', '1:candidate']);
 
     const second = new FakeBench(() => 200);
@@ -197,13 +236,16 @@ test('--job-budget stops before a run that would overrun it (next: repeat, exit 
     const readme3 = await readFile(join(out, 'README.md'), 'utf8');
     assert.match(readme3, /bench notes from the reused runs' local bench/);
     assert.match(readme3, /6 of the 6 runs were reused/);
-    assert.ok(again.lines.some((l) => /^verdict: PASS: .*\(0\.0 min, 6 run\(s\) reused; 3 pair\(s\)/.test(l)), again.lines.join('\n'));
+    assert.ok(
+      again.lines.some((l) => /^verdict: PASS: .*\(0\.0 min, 6 run\(s\) reused; 3 pair\(s\)/.test(l)),
+      again.lines.join('\n'),
+    );
   } finally {
     await rm(out, { recursive: true, force: true });
   }
 });
 
-test('--job-budget counts each run\'s set-up: a bench that takes 5 min to switch builds fits one run fewer', async () => {
+test("--job-budget counts each run's set-up: a bench that takes 5 min to switch builds fits one run fewer", async () => {
   const out = await mkdtemp(join(tmpdir(), 'lg-gate-'));
   try {
     // The budget above fits three runs of the test alone (12 min each) but only two with
@@ -237,12 +279,33 @@ test('calibrate runs when the configured noise model is stale (measured with ano
   const out = await mkdtemp(join(tmpdir(), 'lg-gate-'));
   try {
     // The AWS profile's model: another bench and other test shapes for the local config.
-    const yml = (await readFile('examples/local-synapse.yml', 'utf8')).replace(/^noiseModel: .*$/m, `noiseModel: ${join(process.cwd(), 'noise/aws-mattermost.json')}`);
+    const yml = (await readFile('examples/local-synapse.yml', 'utf8')).replace(
+      /^noiseModel: .*$/m,
+      `noiseModel: ${join(process.cwd(), 'noise/aws-mattermost.json')}`,
+    );
     await writeFile(join(out, 'gate.yml'), yml);
-    const args = ['--config', join(out, 'gate.yml'), '--baseline', '1.162.0', '--candidate', '1.162.0', '--out', join(out, 'gate'), '--tests', 'unbounded', '--repeats', '2', '--max-repeats', '2'];
+    const args = [
+      '--config',
+      join(out, 'gate.yml'),
+      '--baseline',
+      '1.162.0',
+      '--candidate',
+      '1.162.0',
+      '--out',
+      join(out, 'gate'),
+      '--tests',
+      'unbounded',
+      '--repeats',
+      '2',
+      '--max-repeats',
+      '2',
+    ];
     const o = await parseRunOptions(args);
     // A gate refuses it before anything starts (exit 3) ...
-    await assert.rejects(runGateOn(new FakeBench(() => 100), o, { out: () => {}, err: () => {} }), /noise model is of another bench \(bench\.kind: the model's "aws", the config's "local"\).*calibrate on this bench \(loadgate calibrate\)/);
+    await assert.rejects(
+      runGateOn(new FakeBench(() => 100), o, { out: () => {}, err: () => {} }),
+      /noise model is of another bench \(bench\.kind: the model's "aws", the config's "local"\).*calibrate on this bench \(loadgate calibrate\)/,
+    );
     // ... calibrate does not, and its report says no model was used.
     const values = [100, 104, 98, 102];
     const bench = new FakeBench((role, repeat) => values[2 * repeat + (role === 'baseline' ? 0 : 1)]!);
@@ -261,7 +324,22 @@ test('calibrate runs every pair (no early stop) and writes the measured model to
   try {
     const values = [100, 100, 110, 105, 90, 95];
     const bench = new FakeBench((role, repeat) => values[2 * repeat + (role === 'baseline' ? 0 : 1)]!);
-    const o = await parseRunOptions(['--config', 'examples/local-synapse.yml', '--baseline', '1.162.0', '--candidate', '1.162.0', '--out', out, '--tests', 'unbounded', '--repeats', '3', '--max-repeats', '3']);
+    const o = await parseRunOptions([
+      '--config',
+      'examples/local-synapse.yml',
+      '--baseline',
+      '1.162.0',
+      '--candidate',
+      '1.162.0',
+      '--out',
+      out,
+      '--tests',
+      'unbounded',
+      '--repeats',
+      '3',
+      '--max-repeats',
+      '3',
+    ]);
     await runGateOn(bench, { ...o, calibrate: true }, { out: () => {}, err: () => {} }, undefined, () => bench.clock);
     assert.equal(bench.order.length, 6);
     const model = noiseModelFileSchema.parse(JSON.parse(await readFile(join(out, 'noise-model.json'), 'utf8')));
@@ -307,7 +385,7 @@ test("a gate's noise model pools no side measured under a CPU quota", async () =
     await gate(bench, ['--repeats', '2', '--max-repeats', '2', '--candidate-cpu-quota', '0.88'], out);
     const pooled = noiseModelFileSchema.parse(JSON.parse(await readFile(join(out, 'noise-model.json'), 'utf8')));
     const users = pooled.entries.find((e) => e.test === 'unbounded' && e.metric === 'supportedUsers')!;
-    assert.match(users.source, /pooled with 2 runs \(1 df\) of 1\.162\.0$/, 'the baseline\'s two runs only');
+    assert.match(users.source, /pooled with 2 runs \(1 df\) of 1\.162\.0$/, "the baseline's two runs only");
   } finally {
     await rm(out, { recursive: true, force: true });
   }
@@ -367,7 +445,26 @@ async function gateFrom(cwd: string, extra: string[] = []): Promise<string[]> {
   const home = process.cwd();
   process.chdir(cwd);
   try {
-    const o = await parseRunOptions(['--config', LOCAL_CONFIG, '--baseline', '1.162.0', '--candidate', '1.163.2', '--out', 'out', '--tests', 'unbounded', '--repeats', '1', '--max-repeats', '1', ...extra], cwd);
+    const o = await parseRunOptions(
+      [
+        '--config',
+        LOCAL_CONFIG,
+        '--baseline',
+        '1.162.0',
+        '--candidate',
+        '1.163.2',
+        '--out',
+        'out',
+        '--tests',
+        'unbounded',
+        '--repeats',
+        '1',
+        '--max-repeats',
+        '1',
+        ...extra,
+      ],
+      cwd,
+    );
     const bench = new ModelBench(o);
     await runGateOn(bench, o, { out: () => {}, err: () => {} });
     return bench.starts;
@@ -376,7 +473,7 @@ async function gateFrom(cwd: string, extra: string[] = []): Promise<string[]> {
   }
 }
 
-test('a gate does not warm-start from the run results under its working directory: its first run starts from the profile\'s capacity, and its own first run hints the next', async () => {
+test("a gate does not warm-start from the run results under its working directory: its first run starts from the profile's capacity, and its own first run hints the next", async () => {
   const cwd = await checkoutWithReports();
   try {
     const [baseline, candidate] = await gateFrom(cwd);
@@ -402,16 +499,34 @@ test('--history <dir>: the gate warm-starts from the newest compatible run in th
 
 test('a --history folder that does not exist is bad input naming the flag, for run and calibrate', async () => {
   const argv = ['--config', LOCAL_CONFIG, '--baseline', '1.162.0', '--candidate', '1.163.2', '--out', 'out', '--history', 'no/such/folder'];
-  await assert.rejects(parseRunOptions(argv, '/tmp'), (e: Error) => e instanceof InputError && /^--history: no folder \/tmp\/no\/such\/folder: /.test(e.message));
+  await assert.rejects(
+    parseRunOptions(argv, '/tmp'),
+    (e: Error) => e instanceof InputError && /^--history: no folder \/tmp\/no\/such\/folder: /.test(e.message),
+  );
   const file = join(tmpdir(), `lg-hints-file-${process.pid}`);
   await writeFile(file, '');
   try {
-    await assert.rejects(parseRunOptions([...argv.slice(0, -1), file]), (e: Error) => e instanceof InputError && e.message.startsWith(`--history: no folder ${file}`), 'a file is no folder');
+    await assert.rejects(
+      parseRunOptions([...argv.slice(0, -1), file]),
+      (e: Error) => e instanceof InputError && e.message.startsWith(`--history: no folder ${file}`),
+      'a file is no folder',
+    );
   } finally {
     await rm(file, { force: true });
   }
   const io = { out: () => {}, err: () => {} };
-  const calibration = ['--config', LOCAL_CONFIG, '--version', '1.162.0', '--runs', '2', '--out', join(tmpdir(), 'lg-never-written'), '--history', '/no/such/folder'];
+  const calibration = [
+    '--config',
+    LOCAL_CONFIG,
+    '--version',
+    '1.162.0',
+    '--runs',
+    '2',
+    '--out',
+    join(tmpdir(), 'lg-never-written'),
+    '--history',
+    '/no/such/folder',
+  ];
   await assert.rejects(calibrate(calibration, io), (e: Error) => e instanceof InputError && e.message.startsWith('--history: no folder /no/such/folder'));
 });
 
@@ -432,7 +547,10 @@ test("run and calibrate refuse an --out holding someone's files before the bench
     }
     // Through the command as well: refused before the local bench is created.
     const io = { out: () => {}, err: () => {} };
-    await assert.rejects(calibrate(['--config', LOCAL_CONFIG, '--version', '1.162.0', '--runs', '2', '--out', out], io), (e: Error) => e instanceof InputError && /^--out: .* already holds files loadgate did not write/.test(e.message));
+    await assert.rejects(
+      calibrate(['--config', LOCAL_CONFIG, '--version', '1.162.0', '--runs', '2', '--out', out], io),
+      (e: Error) => e instanceof InputError && /^--out: .* already holds files loadgate did not write/.test(e.message),
+    );
     assert.deepEqual((await readdir(out)).sort(), ['README.md', 'results']);
     assert.equal(await readFile(join(out, 'README.md'), 'utf8'), '# Mine\n');
     assert.deepEqual(await readdir(join(out, 'results')), ['mine.txt']);
@@ -460,7 +578,10 @@ test('--resume takes a directory holding only results/ of run results (a multi-j
     try {
       await mkdir(join(other, 'results'));
       await writeFile(join(other, 'results', 'notes.txt'), 'mine\n');
-      await assert.rejects(gate(new FakeBench(() => 200), ['--resume'], other), (e: Error) => e instanceof InputError && /already holds files loadgate did not write \(results\)/.test(e.message));
+      await assert.rejects(
+        gate(new FakeBench(() => 200), ['--resume'], other),
+        (e: Error) => e instanceof InputError && /already holds files loadgate did not write \(results\)/.test(e.message),
+      );
       assert.deepEqual(await readdir(join(other, 'results')), ['notes.txt']);
     } finally {
       await rm(other, { recursive: true, force: true });
@@ -489,7 +610,10 @@ test('calibrate --job-budget stops a multi-job calibration with pairs left (exit
     const stopped = await calibrateOn(first, ['--job-budget', `${budget}s`]);
     assert.equal(stopped.code, 2, stopped.lines.join('\n'));
     assert.deepEqual(first.order, ['0:baseline', '0:candidate', '1:candidate']);
-    assert.ok(stopped.lines.includes('calibrate: 1 of 3 pairs done within the job budget; run it again with --resume and the same --out to go on'), stopped.lines.join('\n'));
+    assert.ok(
+      stopped.lines.includes('calibrate: 1 of 3 pairs done within the job budget; run it again with --resume and the same --out to go on'),
+      stopped.lines.join('\n'),
+    );
     assert.ok(!stopped.lines.some((l) => l.startsWith('noise model:')), 'a partial calibration reports no model');
 
     const second = new FakeBench((role, repeat) => values[2 * repeat + (role === 'baseline' ? 0 : 1)]!);
@@ -516,11 +640,30 @@ test('calibrate --stop-early, the last job of a multi-job calibration: the job b
     const lines: string[] = [];
     const io = { out: (l: string) => lines.push(l), err: (l: string) => lines.push(l) };
     const bench = new FakeBench((role, repeat) => values[2 * repeat + (role === 'baseline' ? 0 : 1)]!);
-    const args = ['--config', 'examples/local-synapse.yml', '--version', '1.162.0', '--runs', '3', '--out', out, '--tests', 'unbounded', '--job-budget', `${budget}s`, '--runner-limit', '360', '--stop-early'];
+    const args = [
+      '--config',
+      'examples/local-synapse.yml',
+      '--version',
+      '1.162.0',
+      '--runs',
+      '3',
+      '--out',
+      out,
+      '--tests',
+      'unbounded',
+      '--job-budget',
+      `${budget}s`,
+      '--runner-limit',
+      '360',
+      '--stop-early',
+    ];
     const code = await calibrate(args, io, (o, gateIo) => runGateOn(bench, o, gateIo, undefined, () => bench.clock));
     assert.equal(code, 0, lines.join('\n'));
     assert.deepEqual(bench.order.slice(0, 4), ['0:baseline', '0:candidate', '1:candidate', '1:baseline'], 'two pairs ran; nothing was run again');
-    assert.ok(lines.some((l) => l.startsWith('calibrate: stopped early after 2 of 3 pairs')), lines.join('\n'));
+    assert.ok(
+      lines.some((l) => l.startsWith('calibrate: stopped early after 2 of 3 pairs')),
+      lines.join('\n'),
+    );
     const model = noiseModelFileSchema.parse(JSON.parse(await readFile(join(out, 'noise-model.json'), 'utf8')));
     const users = model.entries.find((e) => e.metric === 'supportedUsers')!;
     assert.equal(users.runs, 4, 'the two completed pairs, both sides');
@@ -542,7 +685,11 @@ test('the gate asks a bench that installed both versions which grown functions c
     }
     async changedFunctions(hot: readonly { name: string; file: string; line?: number }[]) {
       this.asked.push(hot.map((f) => f.name));
-      return hot.map((f) => (f.name === 'load_rows' ? { ...f, path: f.file, status: 'changed' as const, added: 4, removed: 0, baselineLine: 25, candidateLine: 25 } : { ...f, status: 'unchanged' as const, baselineLine: 1, candidateLine: 1 }));
+      return hot.map((f) =>
+        f.name === 'load_rows'
+          ? { ...f, path: f.file, status: 'changed' as const, added: 4, removed: 0, baselineLine: 25, candidateLine: 25 }
+          : { ...f, status: 'unchanged' as const, baselineLine: 1, candidateLine: 1 },
+      );
     }
   }
   const out = await mkdtemp(join(tmpdir(), 'lg-gate-'));
@@ -553,7 +700,10 @@ test('the gate asks a bench that installed both versions which grown functions c
     assert.equal(bench.asked[0]?.[0], 'load_rows');
     const record = JSON.parse(await readFile(join(out, 'changed-code.json'), 'utf8'));
     assert.deepEqual([record.baseline, record.candidate, record.tests[0].test], ['1.162.0', '1.163.2', 'unbounded']);
-    assert.match(await readFile(join(out, 'README.md'), 'utf8'), /### The changed code behind the hot spots - unbounded\n\n1 of the \d+ hot functions in the server's source changed between `1\.162\.0` and `1\.163\.2`/);
+    assert.match(
+      await readFile(join(out, 'README.md'), 'utf8'),
+      /### The changed code behind the hot spots - unbounded\n\n1 of the \d+ hot functions in the server's source changed between `1\.162\.0` and `1\.163\.2`/,
+    );
   } finally {
     await rm(out, { recursive: true, force: true });
   }

@@ -15,6 +15,10 @@ test('runs the gate never reached are crashed results that say why, so the verdi
     assert.equal(r.target.version, run.side.label);
     assert.equal(r.test.name, run.test.name);
     assert.deepEqual(r.problems, ['the bench stopped: postgres exited with code 1; see its log: /out/logs/postgres.log']);
-    if (r.test.type === 'unbounded') assert.ok(r.test.health.every((h) => !h.query.includes('$TARGET')), 'placeholders expanded');
+    if (r.test.type === 'unbounded')
+      assert.ok(
+        r.test.health.every((h) => !h.query.includes('$TARGET')),
+        'placeholders expanded',
+      );
   }
 });

@@ -22,10 +22,19 @@ test('the README command parses: versions, overrides, dataset version, cache dir
   assert.equal(o.repeats, 2);
   assert.equal(o.outDir, '/work/main/reports/x');
   assert.equal(o.cacheDir, defaultCacheDir());
-  assert.deepEqual(o.candidate.sideOverrides.map((x) => x.text), ['caches.global_factor=0.05']);
+  assert.deepEqual(
+    o.candidate.sideOverrides.map((x) => x.text),
+    ['caches.global_factor=0.05'],
+  );
   // target.settings (bcrypt_rounds: 4) applies to both sides, before the side's own flags.
-  assert.deepEqual(o.baseline.overrides.map((x) => x.text), ['bcrypt_rounds=4']);
-  assert.deepEqual(o.candidate.overrides.map((x) => x.text), ['bcrypt_rounds=4', 'caches.global_factor=0.05']);
+  assert.deepEqual(
+    o.baseline.overrides.map((x) => x.text),
+    ['bcrypt_rounds=4'],
+  );
+  assert.deepEqual(
+    o.candidate.overrides.map((x) => x.text),
+    ['bcrypt_rounds=4', 'caches.global_factor=0.05'],
+  );
   const reversed = await parseRunOptions(['--config', EXAMPLE, '--baseline', '1.163.2', '--candidate', '1.162.0', '--out', 'x']);
   assert.equal(reversed.datasetVersion, '1.162.0');
 });
@@ -52,8 +61,14 @@ test('an AWS or Mattermost config is refused by the local runner', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'lg-opt-'));
   try {
     const file = join(dir, 'aws.yml');
-    await writeFile(file, 'version: 1\nname: x\ntarget: { system: synapse }\nbench: { kind: aws }\ntests: [{ type: bounded, users: 1, rampUp: 1s, duration: 2s }]\n');
-    await assert.rejects(parseRunOptions(['--config', file, '--baseline', '1.0.0', '--candidate', '1.0.1', '--out', 'x']), /bench\.kind: target\.system "synapse" runs on the local bench \(bench\.kind: local\); the aws bench runs mattermost/);
+    await writeFile(
+      file,
+      'version: 1\nname: x\ntarget: { system: synapse }\nbench: { kind: aws }\ntests: [{ type: bounded, users: 1, rampUp: 1s, duration: 2s }]\n',
+    );
+    await assert.rejects(
+      parseRunOptions(['--config', file, '--baseline', '1.0.0', '--candidate', '1.0.1', '--out', 'x']),
+      /bench\.kind: target\.system "synapse" runs on the local bench \(bench\.kind: local\); the aws bench runs mattermost/,
+    );
   } finally {
     await rm(dir, { recursive: true });
   }
@@ -63,12 +78,21 @@ test('runs are interleaved baseline, candidate per test and repeat', async () =>
   const o = await parseRunOptions([...base, '--repeats', '2']);
   const order = schedule(o).map((r) => `${r.repeat}:${r.test.name}:${r.side.role}`);
   assert.deepEqual(order, [
-    '0:bounded:baseline', '0:bounded:candidate', '0:unbounded:baseline', '0:unbounded:candidate',
-    '1:bounded:candidate', '1:bounded:baseline', '1:unbounded:candidate', '1:unbounded:baseline',
+    '0:bounded:baseline',
+    '0:bounded:candidate',
+    '0:unbounded:baseline',
+    '0:unbounded:candidate',
+    '1:bounded:candidate',
+    '1:bounded:baseline',
+    '1:unbounded:candidate',
+    '1:unbounded:baseline',
   ]);
   // The local profile's repeats (2) when --repeats is not given.
   const only = await parseRunOptions([...base, '--tests', 'unbounded']);
-  assert.deepEqual(schedule(only).map((r) => `${r.repeat}:${r.side.role}`), ['0:baseline', '0:candidate', '1:candidate', '1:baseline']);
+  assert.deepEqual(
+    schedule(only).map((r) => `${r.repeat}:${r.side.role}`),
+    ['0:baseline', '0:candidate', '1:candidate', '1:baseline'],
+  );
 });
 
 test('the settle period covers the longest health window plus a scrape', async () => {
@@ -82,14 +106,33 @@ test('the settle period covers the longest health window plus a scrape', async (
 });
 
 test('the AWS bench: Mattermost versions with their release URLs, per-side config patches, the bench and users files', async () => {
-  const aws = ['--config', 'examples/aws-mattermost.yml', '--baseline', 'v10.12.0', '--candidate', 'v11.0.1-rc2', '--out', 'reports/x', '--bench-file', 'bench.json', '--users-file', 'users.txt'];
-  const o = await parseRunOptions([...aws, '--candidate-set', 'ServiceSettings.EnableLinkPreviews=false', '--candidate-set', 'TeamSettings.MaxUsersPerTeam=500', '--snapshots', 'external'], '/work/main');
+  const aws = [
+    '--config',
+    'examples/aws-mattermost.yml',
+    '--baseline',
+    'v10.12.0',
+    '--candidate',
+    'v11.0.1-rc2',
+    '--out',
+    'reports/x',
+    '--bench-file',
+    'bench.json',
+    '--users-file',
+    'users.txt',
+  ];
+  const o = await parseRunOptions(
+    [...aws, '--candidate-set', 'ServiceSettings.EnableLinkPreviews=false', '--candidate-set', 'TeamSettings.MaxUsersPerTeam=500', '--snapshots', 'external'],
+    '/work/main',
+  );
   assert.equal(o.baseline.releaseUrl, 'https://releases.mattermost.com/10.12.0/mattermost-10.12.0-linux-amd64.tar.gz');
   assert.equal(o.candidate.releaseUrl, 'https://releases.mattermost.com/11.0.1-rc2/mattermost-11.0.1-rc2-linux-amd64.tar.gz');
   assert.deepEqual(o.baseline.configPatch, {});
   assert.deepEqual(o.candidate.configPatch, { ServiceSettings: { EnableLinkPreviews: false }, TeamSettings: { MaxUsersPerTeam: 500 } });
   assert.deepEqual(o.aws, { benchFile: '/work/main/bench.json', usersFile: '/work/main/users.txt', snapshots: 'external' });
-  assert.deepEqual(schedule(o).map((r) => `${r.test.name}:${r.side.label}`), ['bounded:v10.12.0', 'bounded:v11.0.1-rc2', 'unbounded:v10.12.0', 'unbounded:v11.0.1-rc2']);
+  assert.deepEqual(
+    schedule(o).map((r) => `${r.test.name}:${r.side.label}`),
+    ['bounded:v10.12.0', 'bounded:v11.0.1-rc2', 'unbounded:v10.12.0', 'unbounded:v11.0.1-rc2'],
+  );
 
   const cases: Array<[string[], RegExp]> = [
     [aws.slice(0, 8), /--bench-file: required on the AWS bench/],
@@ -113,7 +156,10 @@ test('the local bench accepts the bench file provision writes for it, and refuse
     await writeFile(join(dir, 'aws.json'), '{"kind":"aws","benchName":"lg-1-1"}\n');
     const o = await parseRunOptions([...base, '--bench-file', join(dir, 'local.json')]);
     assert.equal(o.aws, undefined);
-    await assert.rejects(parseRunOptions([...base, '--bench-file', join(dir, 'aws.json')]), /--bench-file: .*aws\.json describes a "aws" bench, but the config's bench\.kind is local/);
+    await assert.rejects(
+      parseRunOptions([...base, '--bench-file', join(dir, 'aws.json')]),
+      /--bench-file: .*aws\.json describes a "aws" bench, but the config's bench\.kind is local/,
+    );
     await assert.rejects(parseRunOptions([...base, '--bench-file', join(dir, 'missing.json')]), /--bench-file: cannot read .*missing\.json as JSON: ENOENT/);
   } finally {
     await rm(dir, { recursive: true });
@@ -126,7 +172,20 @@ test('--candidate-cpu-quota: a fraction of the target cores for that side only, 
   assert.equal(o.baseline.cpuQuota, undefined);
   await assert.rejects(parseRunOptions([...base, '--candidate-cpu-quota', '1.5']), /--candidate-cpu-quota: expected a fraction/);
   await assert.rejects(parseRunOptions([...base, '--baseline-cpu-quota', '0']), /--baseline-cpu-quota: expected a fraction/);
-  const aws = ['--config', 'examples/aws-mattermost.yml', '--baseline', 'v10.12.0', '--candidate', 'v11.0.1-rc2', '--out', 'o', '--bench-file', 'b.json', '--users-file', 'u.txt'];
+  const aws = [
+    '--config',
+    'examples/aws-mattermost.yml',
+    '--baseline',
+    'v10.12.0',
+    '--candidate',
+    'v11.0.1-rc2',
+    '--out',
+    'o',
+    '--bench-file',
+    'b.json',
+    '--users-file',
+    'u.txt',
+  ];
   await assert.rejects(parseRunOptions([...aws, '--candidate-cpu-quota', '0.9']), /--candidate-cpu-quota: only the local bench/);
 });
 

@@ -38,7 +38,10 @@ test('an allowlisted upward import passes, and an allowlist entry that matches n
   ]);
   assert.deepEqual(report.violations, []);
   assert.equal(report.allowed.length, 1);
-  assert.deepEqual(report.staleAllowances.map((a) => a.from), ['report/a.ts']);
+  assert.deepEqual(
+    report.staleAllowances.map((a) => a.from),
+    ['report/a.ts'],
+  );
   assert.deepEqual(report.unplaced, ['nowhere']);
 });
 

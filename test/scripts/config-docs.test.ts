@@ -12,7 +12,17 @@ test('docs/config.md is what scripts/make-config-docs.ts makes from the committe
 
 test('every field of the gate config schema has a row in the reference', () => {
   const reference = configReference(schema);
-  for (const key of ['version', 'target.versionPattern', 'bench.aws.database.dumpUrl', 'engine.idle.rateMultiplier', 'tests[] (type: unbounded).health[].threshold', 'tests[] (type: bounded).earlyStop.minHold', 'repeats', 'maxRepeats', 'noiseModel']) {
+  for (const key of [
+    'version',
+    'target.versionPattern',
+    'bench.aws.database.dumpUrl',
+    'engine.idle.rateMultiplier',
+    'tests[] (type: unbounded).health[].threshold',
+    'tests[] (type: bounded).earlyStop.minHold',
+    'repeats',
+    'maxRepeats',
+    'noiseModel',
+  ]) {
     assert.ok(reference.includes('`' + key + '`'), `no row for ${key}`);
   }
   assert.match(reference, /tolerances\.\{[^}]*supportedUsers[^}]*\}\.weight/);

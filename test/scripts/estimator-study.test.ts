@@ -20,7 +20,11 @@ import { LOCAL_CALIBRATIONS } from '../../scripts/make-noise-models.ts';
 import type { RunResult } from '../../src/results/schema.ts';
 import { unbounded } from '../support/runs.ts';
 
-const CPU_QUERY = { name: 'CPU utilization - target (%)', query: '100 * sum(rate(loadgate_target_group_cpu_seconds_total{job="process"}[15s])) / 1', threshold: 50 };
+const CPU_QUERY = {
+  name: 'CPU utilization - target (%)',
+  query: '100 * sum(rate(loadgate_target_group_cpu_seconds_total{job="process"}[15s])) / 1',
+  threshold: 50,
+};
 
 function setHealth(run: RunResult, health: Array<{ name: string; query: string; threshold: number }>): void {
   assert.equal(run.test.type, 'unbounded');
@@ -57,7 +61,13 @@ describe('estimator study', () => {
     assert.ok(Math.abs((lineCrossing(offset, 50) as number) - 80) < 1e-9);
     assert.ok(Math.abs((ratioCrossing(offset, 50) as number) - (50 * 200) / 140) < 1e-9);
     // A line that does not rise says nothing about a crossing.
-    assert.equal(lineCrossing([20, 40, 60].map((users) => ({ users, cpu: 40 - users / 10 })), 50), undefined);
+    assert.equal(
+      lineCrossing(
+        [20, 40, 60].map((users) => ({ users, cpu: 40 - users / 10 })),
+        50,
+      ),
+      undefined,
+    );
     assert.equal(ratioCrossing([], 50), undefined);
   });
 
@@ -83,7 +93,15 @@ describe('estimator study', () => {
   });
 
   it("takes the hold mean's standard error from its batch-means interval", () => {
-    const capacity = { estimator: 'hold-mean' as const, supportedUsers: 60, windowMeanUsers: 60, halfWidthPct: 10, batches: 4, startUsers: 30, startSource: 'cold' };
+    const capacity = {
+      estimator: 'hold-mean' as const,
+      supportedUsers: 60,
+      windowMeanUsers: 60,
+      halfWidthPct: 10,
+      batches: 4,
+      startUsers: 30,
+      startSource: 'cold',
+    };
     assert.ok(Math.abs((holdStandardErrorPct(capacity) as number) - 10 / 3.182446) < 1e-4);
     assert.equal(holdStandardErrorPct({ ...capacity, batches: 1 }), undefined);
     assert.equal(holdStandardErrorPct(undefined), undefined);
@@ -92,15 +110,24 @@ describe('estimator study', () => {
   it('costs each run’s calls at the pooled handler times', () => {
     const a = unbounded('1.162.0', 60);
     const b = unbounded('1.162.0', 60, 1);
-    a.api = [{ name: 'cheap', count: 90, avgMs: 1, p99Ms: 2 }, { name: 'dear', count: 10, avgMs: 100, p99Ms: 200 }];
-    b.api = [{ name: 'cheap', count: 80, avgMs: 3, p99Ms: 4 }, { name: 'dear', count: 20, avgMs: 100, p99Ms: 200 }];
+    a.api = [
+      { name: 'cheap', count: 90, avgMs: 1, p99Ms: 2 },
+      { name: 'dear', count: 10, avgMs: 100, p99Ms: 200 },
+    ];
+    b.api = [
+      { name: 'cheap', count: 80, avgMs: 3, p99Ms: 4 },
+      { name: 'dear', count: 20, avgMs: 100, p99Ms: 200 },
+    ];
     // Pooled: cheap (90 + 240) / 170 ms, dear 100 ms; b's costlier cheap calls do not move its index, its mix does.
     const cheap = 330 / 170;
-    assert.deepEqual(mixIndexMs([a, b]).map((x) => Math.round(x * 1e6) / 1e6), [(90 * cheap + 1000) / 100, (80 * cheap + 2000) / 100].map((x) => Math.round(x * 1e6) / 1e6));
+    assert.deepEqual(
+      mixIndexMs([a, b]).map((x) => Math.round(x * 1e6) / 1e6),
+      [(90 * cheap + 1000) / 100, (80 * cheap + 2000) / 100].map((x) => Math.round(x * 1e6) / 1e6),
+    );
   });
 
   it('measures spread as measured, at one machine speed, and pooled', () => {
-    assert.ok(Math.abs((spreadPct([100, 100 * Math.E ** 0.02])?.sdPct as number) - 100 * 0.02 / Math.SQRT2) < 1e-9);
+    assert.ok(Math.abs((spreadPct([100, 100 * Math.E ** 0.02])?.sdPct as number) - (100 * 0.02) / Math.SQRT2) < 1e-9);
     assert.equal(spreadPct([1]), undefined);
     // users ∝ probe^-2 exactly, but for a ±1 % wobble alternating in sign: the fit finds the slope, the spread is the wobble.
     const probes = [40, 42, 44, 46, 48, 50];

@@ -48,8 +48,14 @@ test('a function over the limit is a violation unless allowlisted; an allowlist 
     report.violations.map((f) => `${f.file} ${f.name} ${f.lines}`),
     ['engine/k6/scenario.js (anonymous) 92', 'run/gate.ts runGate 81'],
   );
-  assert.deepEqual(report.allowed.map((f) => f.name), ['executeRun']);
-  assert.deepEqual(report.staleAllowances.map((a) => a.name), ['split']);
+  assert.deepEqual(
+    report.allowed.map((f) => f.name),
+    ['executeRun'],
+  );
+  assert.deepEqual(
+    report.staleAllowances.map((a) => a.name),
+    ['split'],
+  );
   const cli = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/long-functions.ts', '--check', dir], { encoding: 'utf8' });
   assert.equal(cli.status, 1);
   assert.match(cli.stderr, /81 {2}runGate {2}src\/run\/gate\.ts:1/);

@@ -78,21 +78,37 @@ export function writeReleaseTree(dir: string): string {
  * (and, for the AWS jobs, the artifacts' way),
  * the shared tool cache, and the token.
  */
-export function gateEnvArgs(o: { standin: { url: string; owner: string; repo: string }; loadgate: { repository: string; source: string }; workspace: string; share: string; token: string; artifacts?: string }): string[] {
+export function gateEnvArgs(o: {
+  standin: { url: string; owner: string; repo: string };
+  loadgate: { repository: string; source: string };
+  workspace: string;
+  share: string;
+  token: string;
+  artifacts?: string;
+}): string[] {
   return [
     // The repository act runs in: act copies it into the workspace itself only for a checkout
     // without a ref (its isLocalCheckout); the reusable workflow checks out the candidate tag.
-    '--env', `LOADGATE_ACT_WORKSPACE_SOURCE=${o.workspace}`,
+    '--env',
+    `LOADGATE_ACT_WORKSPACE_SOURCE=${o.workspace}`,
     // The AWS jobs' artifacts (bench description, completed runs), one directory per name.
     ...(o.artifacts ? ['--env', `LOADGATE_ACT_ARTIFACTS=${o.artifacts}`] : []),
-    '--env', `GITHUB_API_URL=${o.standin.url}`,
-    '--env', `GITHUB_REPOSITORY=${o.standin.owner}/${o.standin.repo}`,
-    '--env', `LOADGATE_ACT_CHECKOUT_REPOSITORY=${o.loadgate.repository}`,
-    '--env', `LOADGATE_ACT_CHECKOUT_SOURCE=${o.loadgate.source}`,
-    '--env', 'LOADGATE_GITHUB_WRITE_INTERVAL_MS=0',
-    '--env', `LOADGATE_ACT_SHARE=${o.share}`,
-    '--env', `LOADGATE_CACHE_DIR=${process.env.LOADGATE_CACHE_DIR ?? join(ROOT, '.cache', 'loadgate')}`,
-    '-s', `GITHUB_TOKEN=${o.token}`,
+    '--env',
+    `GITHUB_API_URL=${o.standin.url}`,
+    '--env',
+    `GITHUB_REPOSITORY=${o.standin.owner}/${o.standin.repo}`,
+    '--env',
+    `LOADGATE_ACT_CHECKOUT_REPOSITORY=${o.loadgate.repository}`,
+    '--env',
+    `LOADGATE_ACT_CHECKOUT_SOURCE=${o.loadgate.source}`,
+    '--env',
+    'LOADGATE_GITHUB_WRITE_INTERVAL_MS=0',
+    '--env',
+    `LOADGATE_ACT_SHARE=${o.share}`,
+    '--env',
+    `LOADGATE_CACHE_DIR=${process.env.LOADGATE_CACHE_DIR ?? join(ROOT, '.cache', 'loadgate')}`,
+    '-s',
+    `GITHUB_TOKEN=${o.token}`,
   ];
 }
 
@@ -130,7 +146,8 @@ export async function startConsumerRepository(
 
 /** In a product's git repository: the baseline tag on its first commit, the candidate's on a new commit on top. */
 export function tagLocalRelease(dir: string, versions: { baseline?: string; candidate: string }): string {
-  const git = (...args: string[]) => execFileSync('git', ['-C', dir, '-c', 'user.name=release-lead', '-c', 'user.email=release-lead@chat-server.example', ...args], { encoding: 'utf8' }).trim();
+  const git = (...args: string[]) =>
+    execFileSync('git', ['-C', dir, '-c', 'user.name=release-lead', '-c', 'user.email=release-lead@chat-server.example', ...args], { encoding: 'utf8' }).trim();
   if (versions.baseline) git('tag', versions.baseline, git('rev-list', '--max-parents=0', 'HEAD'));
   writeFileSync(join(dir, 'VERSION'), `${versions.candidate}\n`);
   git('add', 'VERSION');

@@ -67,7 +67,12 @@ export const actionMetadataSchema = z
     description: z.string().min(1),
     inputs: z.record(id, inputSchema).optional(),
     outputs: z.record(id, z.union([compositeOutputSchema, plainOutputSchema])).optional(),
-    runs: z.discriminatedUnion('using', [compositeRuns, nodeRuns.extend({ using: z.literal('node20') }), nodeRuns.extend({ using: z.literal('node24') }), dockerRuns]),
+    runs: z.discriminatedUnion('using', [
+      compositeRuns,
+      nodeRuns.extend({ using: z.literal('node20') }),
+      nodeRuns.extend({ using: z.literal('node24') }),
+      dockerRuns,
+    ]),
     branding: z.strictObject({ icon: z.string().min(1).optional(), color: z.enum(BRANDING_COLORS).optional() }).optional(),
   })
   .refine((a) => a.runs.using !== 'composite' || Object.values(a.outputs ?? {}).every((o) => 'value' in o), {

@@ -31,7 +31,10 @@ import { z } from 'zod';
 const STATE_CODES = { pending: 0, running: 16, 'shutting-down': 32, terminated: 48, stopping: 64, stopped: 80 } as const;
 
 export const accountSchema = z.object({
-  id: z.string().regex(/^\d{12}$/).default('123456789012'),
+  id: z
+    .string()
+    .regex(/^\d{12}$/)
+    .default('123456789012'),
   /** Service Quotas ec2 L-1216C47A: AWS's default, and the value applied to the account per region (none: never applied). */
   standardVcpus: z.object({ default: z.number().nonnegative(), applied: z.record(z.string(), z.number().nonnegative()).default({}) }),
   instances: z
@@ -87,9 +90,17 @@ const serviceError = (code: string, operation: string, message: string): CliAnsw
   stdout: '',
   stderr: `\nAn error occurred (${code}) when calling the ${operation} operation: ${message}\n`,
 });
-const paramError = (message: string): CliAnswer => ({ code: 252, stdout: '', stderr: `usage: aws [options] <command> <subcommand> [<subcommand> ...] [parameters]\naws: error: ${message}\n` });
+const paramError = (message: string): CliAnswer => ({
+  code: 252,
+  stdout: '',
+  stderr: `usage: aws [options] <command> <subcommand> [<subcommand> ...] [parameters]\naws: error: ${message}\n`,
+});
 /** The CLI prints JSON with four spaces, and a double (QuotaValue) with its decimal point. */
-const json = (value: unknown): CliAnswer => ({ code: 0, stdout: `${JSON.stringify(value, null, 4).replace(/("Value": )(\d+)(,?)$/gm, '$1$2.0$3')}\n`, stderr: '' });
+const json = (value: unknown): CliAnswer => ({
+  code: 0,
+  stdout: `${JSON.stringify(value, null, 4).replace(/("Value": )(\d+)(,?)$/gm, '$1$2.0$3')}\n`,
+  stderr: '',
+});
 
 function option(args: readonly string[], name: string): string | undefined {
   const i = args.indexOf(name);
@@ -100,7 +111,8 @@ function option(args: readonly string[], name: string): string | undefined {
 export function answerAccountCall(input: AwsAccount, args: readonly string[], env: Record<string, string | undefined> = {}): CliAnswer | undefined {
   const [service, command] = args;
   const operation = OPERATIONS[command ?? ''];
-  if (!operation || !((service === 'service-quotas' && command !== 'describe-instances') || (service === 'ec2' && command === 'describe-instances'))) return undefined;
+  if (!operation || !((service === 'service-quotas' && command !== 'describe-instances') || (service === 'ec2' && command === 'describe-instances')))
+    return undefined;
   const account = accountSchema.parse(input);
   const region = option(args, '--region') ?? env.AWS_REGION ?? env.AWS_DEFAULT_REGION;
   if (!region) return { code: 253, stdout: '', stderr: '\nYou must specify a region. You can also configure your region by running "aws configure".\n' };
@@ -108,7 +120,11 @@ export function answerAccountCall(input: AwsAccount, args: readonly string[], en
   if (account.denied.includes(action)) {
     const who = `arn:aws:sts::${account.id}:assumed-role/loadgate-bench/GitHubActions`;
     return service === 'ec2'
-      ? serviceError('UnauthorizedOperation', operation, `You are not authorized to perform this operation. User: ${who} is not authorized to perform: ${action} because no identity-based policy allows the ${action} action`)
+      ? serviceError(
+          'UnauthorizedOperation',
+          operation,
+          `You are not authorized to perform this operation. User: ${who} is not authorized to perform: ${action} because no identity-based policy allows the ${action} action`,
+        )
       : serviceError('AccessDeniedException', operation, `User: ${who} is not authorized to perform: ${action}`);
   }
   if (service === 'ec2') return describeInstances(account, args, region);
@@ -117,7 +133,8 @@ export function answerAccountCall(input: AwsAccount, args: readonly string[], en
   const quotaCode = option(args, '--quota-code');
   const missing = [!serviceCode && '--service-code', !quotaCode && '--quota-code'].filter(Boolean);
   if (missing.length) return paramError(`the following arguments are required: ${missing.join(', ')}`);
-  if (!SERVICES.has(serviceCode as string)) return serviceError('NoSuchResourceException', operation, 'The request failed because the specified service does not exist.');
+  if (!SERVICES.has(serviceCode as string))
+    return serviceError('NoSuchResourceException', operation, 'The request failed because the specified service does not exist.');
   if (serviceCode !== STANDARD.ServiceCode || quotaCode !== STANDARD.QuotaCode) {
     return serviceError('NoSuchResourceException', operation, 'The request failed because the specified quota does not exist.');
   }

@@ -29,7 +29,11 @@ export const GRAFANA_SECRET = 'glsa_actGrafanaToken0123456789abcdef_01234567';
 const METRICS_SG = 'sg-0a1b2c3d4e5f60718';
 const AGENT_SG = 'sg-0f1e2d3c4b5a69788';
 
-export async function startAwsActBench(t: TestContext, k6: string, o: { users?: number; bootSeconds?: number; keepEnv?: string[]; admin?: { email: string; password: string } } = {}): Promise<AwsActBench> {
+export async function startAwsActBench(
+  t: TestContext,
+  k6: string,
+  o: { users?: number; bootSeconds?: number; keepEnv?: string[]; admin?: { email: string; password: string } } = {},
+): Promise<AwsActBench> {
   const bench = await startLoopbackBench(k6, o.users ?? 40, { duet: true, bootSeconds: o.bootSeconds ?? 10, ...(o.admin ? { admin: o.admin } : {}) });
   t.after(() => bench.close());
   const late: { tools?: AwsCliStandin } = {};
@@ -62,8 +66,20 @@ export async function startAwsActBench(t: TestContext, k6: string, o: { users?: 
     agent_api_port: out(agent0.port),
     duet_slots: out(slots.map((s) => ({ ...s, prometheus_url: slotPrometheus[s.slot].url }))),
     controller_ingress: out([
-      { security_group_id: METRICS_SG, ip_protocol: 'tcp', from_port: prometheusA.port, to_port: prometheusA.port, description: 'Prometheus API for the controller' },
-      { security_group_id: METRICS_SG, ip_protocol: 'tcp', from_port: prometheusB.port, to_port: prometheusB.port, description: "Slot b's Prometheus API for the controller" },
+      {
+        security_group_id: METRICS_SG,
+        ip_protocol: 'tcp',
+        from_port: prometheusA.port,
+        to_port: prometheusA.port,
+        description: 'Prometheus API for the controller',
+      },
+      {
+        security_group_id: METRICS_SG,
+        ip_protocol: 'tcp',
+        from_port: prometheusB.port,
+        to_port: prometheusB.port,
+        description: "Slot b's Prometheus API for the controller",
+      },
       { security_group_id: METRICS_SG, ip_protocol: 'tcp', from_port: grafana.port, to_port: grafana.port, description: 'Grafana API for the controller' },
       { security_group_id: AGENT_SG, ip_protocol: 'tcp', from_port: agent0.port, to_port: agent0.port, description: 'Agent control API for the controller' },
     ]),
@@ -75,7 +91,13 @@ export async function startAwsActBench(t: TestContext, k6: string, o: { users?: 
   const tools = await startAwsCliStandin({ shell: bench.shell, secrets: bench.aws, terraformOutputs });
   late.tools = tools;
   t.after(() => tools.close());
-  return { bench, tools, firewalls: { prometheusA, prometheusB, grafana, agent0, agent1, all }, userGrafana, env: { ...process.env, PATH: `${tools.binDir}:${process.env.PATH ?? ''}` } };
+  return {
+    bench,
+    tools,
+    firewalls: { prometheusA, prometheusB, grafana, agent0, agent1, all },
+    userGrafana,
+    env: { ...process.env, PATH: `${tools.binDir}:${process.env.PATH ?? ''}` },
+  };
 }
 
 /**
@@ -85,15 +107,24 @@ export async function startAwsActBench(t: TestContext, k6: string, o: { users?: 
  */
 export function awsGateSettings(b: AwsActBench, login: { email: string; password: string }): string[] {
   return [
-    '-s', 'LOADGATE_AWS_ROLE_ARN=arn:aws:iam::123456789012:role/loadgate-bench',
-    '-s', 'LOADGATE_LICENSE_SECRET_ARN=arn:aws:secretsmanager:us-east-1:123456789012:secret:mattermost-licence-AbCdEf',
-    '-s', `LOADGATE_ADMIN_EMAIL=${login.email}`,
-    '-s', `LOADGATE_ADMIN_PASSWORD=${login.password}`,
-    '-s', `LOADGATE_GRAFANA_TOKEN=${GRAFANA_SECRET}`,
-    '--var', 'LOADGATE_TF_STATE_BUCKET=loadgate-act-state',
-    '--var', 'LOADGATE_USERS_FILE=.github/loadgate-users.txt',
-    '--var', `LOADGATE_GRAFANA_URL=${b.userGrafana.baseUrl}`,
+    '-s',
+    'LOADGATE_AWS_ROLE_ARN=arn:aws:iam::123456789012:role/loadgate-bench',
+    '-s',
+    'LOADGATE_LICENSE_SECRET_ARN=arn:aws:secretsmanager:us-east-1:123456789012:secret:mattermost-licence-AbCdEf',
+    '-s',
+    `LOADGATE_ADMIN_EMAIL=${login.email}`,
+    '-s',
+    `LOADGATE_ADMIN_PASSWORD=${login.password}`,
+    '-s',
+    `LOADGATE_GRAFANA_TOKEN=${GRAFANA_SECRET}`,
+    '--var',
+    'LOADGATE_TF_STATE_BUCKET=loadgate-act-state',
+    '--var',
+    'LOADGATE_USERS_FILE=.github/loadgate-users.txt',
+    '--var',
+    `LOADGATE_GRAFANA_URL=${b.userGrafana.baseUrl}`,
     // The release tarballs are on releases.mattermost.com: nothing may leave the machine.
-    '--env', 'LG_RELEASE_WAIT=off',
+    '--env',
+    'LG_RELEASE_WAIT=off',
   ];
 }

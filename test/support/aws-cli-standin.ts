@@ -144,7 +144,8 @@ function expiryScheduler() {
   const schedules = new Map<string, Record<string, unknown>>();
   let group = '';
   const at = (iso: string, minutes: number) => `at(${new Date(Date.parse(iso) + minutes * 60_000).toISOString().slice(0, 19)})`;
-  const notFound = (operation: string, what: string) => fail(`An error occurred (ResourceNotFoundException) when calling the ${operation} operation: ${what} does not exist.`, 254);
+  const notFound = (operation: string, what: string) =>
+    fail(`An error occurred (ResourceNotFoundException) when calling the ${operation} operation: ${what} does not exist.`, 254);
   return {
     schedules,
     apply(vars: Record<string, unknown>): void {
@@ -153,8 +154,14 @@ function expiryScheduler() {
       schedules.clear();
       const add = (name: string, expression: string, action: string, input: object) =>
         schedules.set(name, {
-          Name: name, GroupName: group, ScheduleExpression: expression, ScheduleExpressionTimezone: 'UTC', State: 'ENABLED', ActionAfterCompletion: 'NONE',
-          FlexibleTimeWindow: { Mode: 'OFF' }, Target: { Arn: `arn:aws:scheduler:::aws-sdk:rds:${action}`, RoleArn: `arn:aws:iam::123456789012:role/${group}-expiry`, Input: JSON.stringify(input) },
+          Name: name,
+          GroupName: group,
+          ScheduleExpression: expression,
+          ScheduleExpressionTimezone: 'UTC',
+          State: 'ENABLED',
+          ActionAfterCompletion: 'NONE',
+          FlexibleTimeWindow: { Mode: 'OFF' },
+          Target: { Arn: `arn:aws:scheduler:::aws-sdk:rds:${action}`, RoleArn: `arn:aws:iam::123456789012:role/${group}-expiry`, Input: JSON.stringify(input) },
         });
       for (let i = 0; i < v.bench.db_count; i++) add(`db-instance-${i}`, at(v.expires_at, 0), 'deleteDBInstance', { DBInstanceIdentifier: `${group}-${i}` });
       add('db-cluster', at(v.expires_at, 30), 'deleteDBCluster', { DBClusterIdentifier: group, SkipFinalSnapshot: true });
@@ -175,7 +182,10 @@ function expiryScheduler() {
         return found ? ok(JSON.stringify(found)) : notFound('GetSchedule', `Schedule ${option(args, '--name')}`);
       }
       if (operation === 'update-schedule') {
-        const input = z.object({ Name: z.string(), GroupName: z.string(), ScheduleExpression: z.string().regex(/^at\(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\)$/) }).passthrough().safeParse(JSON.parse(option(args, '--cli-input-json') ?? '{}'));
+        const input = z
+          .object({ Name: z.string(), GroupName: z.string(), ScheduleExpression: z.string().regex(/^at\(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\)$/) })
+          .passthrough()
+          .safeParse(JSON.parse(option(args, '--cli-input-json') ?? '{}'));
         if (!input.success) return fail(`Parameter validation failed: ${input.error.issues[0]?.message}`, 252);
         if (input.data.GroupName !== group || !schedules.has(input.data.Name)) return notFound('UpdateSchedule', `Schedule ${input.data.Name}`);
         schedules.set(input.data.Name, input.data);
@@ -189,7 +199,12 @@ function expiryScheduler() {
 /** An account whose on-demand vCPU quota was raised for benches in us-east-1, with nothing running. */
 const BENCH_ACCOUNT: AwsAccount = { standardVcpus: { default: 32, applied: { 'us-east-1': 256 } } };
 
-export async function startAwsCliStandin(o: { shell: RemoteShell; secrets: CommandRunner; terraformOutputs: unknown; account?: AwsAccount }): Promise<AwsCliStandin> {
+export async function startAwsCliStandin(o: {
+  shell: RemoteShell;
+  secrets: CommandRunner;
+  terraformOutputs: unknown;
+  account?: AwsAccount;
+}): Promise<AwsCliStandin> {
   const binDir = await mkdtemp(join(tmpdir(), 'loadgate-aws-cli-'));
   const calls: ToolCall[] = [];
   const terraform: TerraformRun[] = [];
@@ -241,7 +256,8 @@ export async function startAwsCliStandin(o: { shell: RemoteShell; secrets: Comma
         return ok();
       }
       const object = objects.get(from);
-      if (!object) return fail(`fatal error: An error occurred (404) when calling the HeadObject operation: Key "${from.replace(/^s3:\/\/[^/]+\//, '')}" does not exist`);
+      if (!object)
+        return fail(`fatal error: An error occurred (404) when calling the HeadObject operation: Key "${from.replace(/^s3:\/\/[^/]+\//, '')}" does not exist`);
       await writeFile(path(to), object);
       return ok();
     }
@@ -255,7 +271,9 @@ export async function startAwsCliStandin(o: { shell: RemoteShell; secrets: Comma
         if (operation === 'send-command') {
           const parameters = JSON.parse(option(args, '--parameters') ?? '{}') as { commands?: string[]; executionTimeout?: string[] };
           const id = ssm.sendCommand(values(args, '--instance-ids'), parameters.commands?.[0], Number(parameters.executionTimeout?.[0] ?? 3600));
-          return ok(JSON.stringify({ Command: { CommandId: id, DocumentName: 'AWS-RunShellScript', InstanceIds: values(args, '--instance-ids'), Status: 'Pending' } }));
+          return ok(
+            JSON.stringify({ Command: { CommandId: id, DocumentName: 'AWS-RunShellScript', InstanceIds: values(args, '--instance-ids'), Status: 'Pending' } }),
+          );
         }
         if (operation === 'list-command-invocations') return ok(JSON.stringify(ssm.listCommandInvocations(commandId, args.includes('--details'))));
         if (operation === 'get-command-invocation') return ok(JSON.stringify(ssm.getCommandInvocation(commandId, option(args, '--instance-id') ?? '')));
@@ -267,41 +285,81 @@ export async function startAwsCliStandin(o: { shell: RemoteShell; secrets: Comma
     if (service === 'ssm' && operation === 'cancel-command') return ok('{}');
     if (service === 'ec2' && operation === 'authorize-security-group-ingress') {
       const groupId = option(args, '--group-id') ?? '';
-      if (!groups.has(groupId)) return fail(`An error occurred (InvalidGroup.NotFound) when calling the AuthorizeSecurityGroupIngress operation: The security group '${groupId}' does not exist`, 254);
+      if (!groups.has(groupId))
+        return fail(
+          `An error occurred (InvalidGroup.NotFound) when calling the AuthorizeSecurityGroupIngress operation: The security group '${groupId}' does not exist`,
+          254,
+        );
       // The role creates only what is tagged Project=loadgate (infra/iam/github-role-policy.json, CreateTagged).
       const tagged = z
         .array(z.object({ ResourceType: z.string(), Tags: z.array(z.object({ Key: z.string(), Value: z.string() })) }))
         .parse(JSON.parse(option(args, '--tag-specifications') ?? '[]'))
         .some((t) => t.ResourceType === 'security-group-rule' && t.Tags.some((tag) => tag.Key === 'Project' && tag.Value === 'loadgate'));
-      if (!tagged) return fail('An error occurred (UnauthorizedOperation) when calling the AuthorizeSecurityGroupIngress operation: You are not authorized to perform this operation (the rule carries no Project=loadgate tag)', 254);
+      if (!tagged)
+        return fail(
+          'An error occurred (UnauthorizedOperation) when calling the AuthorizeSecurityGroupIngress operation: You are not authorized to perform this operation (the rule carries no Project=loadgate tag)',
+          254,
+        );
       const permissions = z
-        .array(z.object({ IpProtocol: z.string(), FromPort: z.number(), ToPort: z.number(), IpRanges: z.array(z.object({ CidrIp: z.string(), Description: z.string().optional() })) }))
+        .array(
+          z.object({
+            IpProtocol: z.string(),
+            FromPort: z.number(),
+            ToPort: z.number(),
+            IpRanges: z.array(z.object({ CidrIp: z.string(), Description: z.string().optional() })),
+          }),
+        )
         .parse(JSON.parse(option(args, '--ip-permissions') ?? '[]'));
       const added: IngressRule[] = [];
       for (const p of permissions) {
         for (const range of p.IpRanges) {
           const rule = { id: '', groupId, protocol: p.IpProtocol, fromPort: p.FromPort, toPort: p.ToPort, cidr: range.CidrIp, by: job };
-          if (rules.some((r) => r.groupId === groupId && r.protocol === rule.protocol && r.fromPort === rule.fromPort && r.toPort === rule.toPort && r.cidr === rule.cidr)) {
-            return fail(`An error occurred (InvalidPermission.Duplicate) when calling the AuthorizeSecurityGroupIngress operation: the specified rule "peer: ${rule.cidr}, TCP, from port: ${rule.fromPort}, to port: ${rule.toPort}, ALLOW" already exists`, 254);
+          if (
+            rules.some(
+              (r) => r.groupId === groupId && r.protocol === rule.protocol && r.fromPort === rule.fromPort && r.toPort === rule.toPort && r.cidr === rule.cidr,
+            )
+          ) {
+            return fail(
+              `An error occurred (InvalidPermission.Duplicate) when calling the AuthorizeSecurityGroupIngress operation: the specified rule "peer: ${rule.cidr}, TCP, from port: ${rule.fromPort}, to port: ${rule.toPort}, ALLOW" already exists`,
+              254,
+            );
           }
           added.push({ ...rule, id: ruleId() });
         }
       }
       rules.push(...added);
       authorized.push(...added.map((r) => ({ ...r })));
-      return ok(JSON.stringify({
-        Return: true,
-        SecurityGroupRules: added.map((r) => ({ SecurityGroupRuleId: r.id, GroupId: r.groupId, GroupOwnerId: '123456789012', IsEgress: false, IpProtocol: r.protocol, FromPort: r.fromPort, ToPort: r.toPort, CidrIpv4: r.cidr })),
-      }));
+      return ok(
+        JSON.stringify({
+          Return: true,
+          SecurityGroupRules: added.map((r) => ({
+            SecurityGroupRuleId: r.id,
+            GroupId: r.groupId,
+            GroupOwnerId: '123456789012',
+            IsEgress: false,
+            IpProtocol: r.protocol,
+            FromPort: r.fromPort,
+            ToPort: r.toPort,
+            CidrIpv4: r.cidr,
+          })),
+        }),
+      );
     }
     if (service === 'ec2' && operation === 'revoke-security-group-ingress') {
       const groupId = option(args, '--group-id') ?? '';
       const ids = values(args, '--security-group-rule-ids');
       for (const id of ids) {
-        if (!rules.some((r) => r.id === id && r.groupId === groupId)) return fail(`An error occurred (InvalidSecurityGroupRuleId.NotFound) when calling the RevokeSecurityGroupIngress operation: The security group rule ID '${id}' does not exist`, 254);
+        if (!rules.some((r) => r.id === id && r.groupId === groupId))
+          return fail(
+            `An error occurred (InvalidSecurityGroupRuleId.NotFound) when calling the RevokeSecurityGroupIngress operation: The security group rule ID '${id}' does not exist`,
+            254,
+          );
       }
       for (const id of ids) {
-        rules.splice(rules.findIndex((r) => r.id === id), 1);
+        rules.splice(
+          rules.findIndex((r) => r.id === id),
+          1,
+        );
         const record = authorized.find((r) => r.id === id);
         if (record) record.revokedBy = job;
       }
@@ -310,7 +368,8 @@ export async function startAwsCliStandin(o: { shell: RemoteShell; secrets: Comma
     if (service === 'ec2' && operation === 'create-tags') {
       const resources = values(args, '--resources');
       const value = /^Key=ExpiresAt,Value=(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)$/.exec(option(args, '--tags') ?? '')?.[1];
-      if (!resources.length || !resources.every((id) => /^i-[0-9a-f]{8,17}$/.test(id)) || !value) return fail('An error occurred (InvalidParameterValue) when calling the CreateTags operation: not an ExpiresAt tag on instances', 254);
+      if (!resources.length || !resources.every((id) => /^i-[0-9a-f]{8,17}$/.test(id)) || !value)
+        return fail('An error occurred (InvalidParameterValue) when calling the CreateTags operation: not an ExpiresAt tag on instances', 254);
       expiryTags.push({ job, resources, value });
       return ok('');
     }
@@ -331,7 +390,9 @@ export async function startAwsCliStandin(o: { shell: RemoteShell; secrets: Comma
       return file ? (JSON.parse(await readFile(resolve(cwd, file), 'utf8')) as Record<string, unknown>) : undefined;
     };
     if (command === 'init') {
-      const config = new Map(rest.filter((a) => a.startsWith('-backend-config=')).map((a) => a.slice('-backend-config='.length).split('=', 2) as [string, string]));
+      const config = new Map(
+        rest.filter((a) => a.startsWith('-backend-config=')).map((a) => a.slice('-backend-config='.length).split('=', 2) as [string, string]),
+      );
       const bucket = config.get('bucket');
       const key = config.get('key');
       if (!bucket || !key) return fail('Error: Missing required argument: the S3 backend needs bucket and key');
@@ -353,7 +414,16 @@ export async function startAwsCliStandin(o: { shell: RemoteShell; secrets: Comma
         // (infra/aws passes var.bench.controller_cidr_blocks; the module's default is none).
         const cidrs = z.object({ bench: z.object({ controller_cidr_blocks: z.array(z.string()).default([]) }) }).parse(vars).bench.controller_cidr_blocks;
         for (const cidr of cidrs) {
-          for (const r of controllerIngress) rules.push({ id: ruleId(), groupId: r.security_group_id, protocol: r.ip_protocol, fromPort: r.from_port, toPort: r.to_port, cidr, by: 'terraform' });
+          for (const r of controllerIngress)
+            rules.push({
+              id: ruleId(),
+              groupId: r.security_group_id,
+              protocol: r.ip_protocol,
+              fromPort: r.from_port,
+              toPort: r.to_port,
+              cidr,
+              by: 'terraform',
+            });
         }
       } else {
         objects.set(state, Buffer.from(JSON.stringify({ version: 4, outputs: {}, resources: [] })));
@@ -379,7 +449,9 @@ export async function startAwsCliStandin(o: { shell: RemoteShell; secrets: Comma
         calls.push({ tool: call.tool, args: call.args, job: call.job, runner: call.runner, atMs: Date.now() });
         if (call.tool === 'aws') return aws(call.args, call.cwd, call.job);
         if (call.tool === 'terraform') return tf(call.args, call.cwd, call.job);
-        return call.args.includes('https://checkip.amazonaws.com') ? ok(`${addressOf(call.runner)}\n`) : fail(`curl: (6) Could not resolve host (stand-in: no network): ${call.args.at(-1)}`, 6);
+        return call.args.includes('https://checkip.amazonaws.com')
+          ? ok(`${addressOf(call.runner)}\n`)
+          : fail(`curl: (6) Could not resolve host (stand-in: no network): ${call.args.at(-1)}`, 6);
       })();
       answer
         .catch((error: Error) => fail(`stand-in error: ${error.message}`, 255))

@@ -15,7 +15,9 @@ async function startService(): Promise<{ port: number; close(): Promise<void> }>
 function readAs(runner: string, host: string, port: number): Promise<string> {
   const script = `const s = require('node:net').createConnection(${port}, '${host}'); let got = ''; s.on('data', (d) => (got += d)); s.on('close', () => process.stdout.write(got)); s.on('error', () => {});`;
   return new Promise((resolve, reject) =>
-    execFile(process.execPath, ['-e', script], { env: { PATH: process.env.PATH, RUNNER_TEMP: runner }, timeout: 10_000 }, (error, stdout) => (error ? reject(error) : resolve(stdout))),
+    execFile(process.execPath, ['-e', script], { env: { PATH: process.env.PATH, RUNNER_TEMP: runner }, timeout: 10_000 }, (error, stdout) =>
+      error ? reject(error) : resolve(stdout),
+    ),
   );
 }
 
@@ -38,8 +40,14 @@ test('two firewalls on one port, on their own loopback addresses, each admit onl
   assert.equal(await readAs('/runner/admitted', '127.0.0.1', first.port), 'hello from the bench\n');
   assert.equal(await readAs('/runner/admitted', '127.0.0.2', first.port), 'hello from the bench\n');
   assert.equal(await readAs('/runner/other', '127.0.0.2', first.port), '', 'a runner no rule admits gets nothing');
-  assert.deepEqual(second.seen.map((c) => c.runner), ['/runner/admitted']);
+  assert.deepEqual(
+    second.seen.map((c) => c.runner),
+    ['/runner/admitted'],
+  );
   assert.deepEqual(second.refused, [{ address: '198.51.100.8', runner: '/runner/other' }]);
-  assert.deepEqual(first.seen.map((c) => c.runner), ['/runner/admitted']);
+  assert.deepEqual(
+    first.seen.map((c) => c.runner),
+    ['/runner/admitted'],
+  );
   assert.deepEqual(first.refused, []);
 });

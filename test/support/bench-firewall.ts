@@ -82,7 +82,9 @@ function environOfSocket(inode: string): Map<string, string> | undefined {
       }
       if (target !== link) continue;
       try {
-        const env = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter((e) => e.includes('='));
+        const env = readFileSync(`/proc/${pid}/environ`, 'utf8')
+          .split('\0')
+          .filter((e) => e.includes('='));
         return new Map(env.map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)]));
       } catch {
         return undefined;

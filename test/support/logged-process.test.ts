@@ -19,7 +19,11 @@ async function inTempDir<T>(body: (dir: string) => Promise<T>): Promise<T> {
 test('output written after the process exits is kept, and the log is ended once', () =>
   inTempDir(async (dir) => {
     const logFile = join(dir, 'run.log');
-    const result = await runLogged('sh', ['-c', '(sleep 0.3; echo late-out; echo late-err >&2) & echo early; exit 4'], { cwd: dir, logFile, timeoutMs: 60_000 });
+    const result = await runLogged('sh', ['-c', '(sleep 0.3; echo late-out; echo late-err >&2) & echo early; exit 4'], {
+      cwd: dir,
+      logFile,
+      timeoutMs: 60_000,
+    });
     assert.deepEqual(result, { code: 4, signal: null, timedOut: false });
     const lines = (await readFile(logFile, 'utf8')).split('\n').filter(Boolean).sort();
     assert.deepEqual(lines, ['early', 'late-err', 'late-out']);

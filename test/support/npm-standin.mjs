@@ -88,10 +88,17 @@ function publish() {
   const provenance = explicit || (!disabled && oidc && state.visibility === 'public' && access === 'public');
   if (provenance && !oidc) fail('EUSAGE', 'Provenance generation in GitHub Actions requires "write" access to the "id-token" permission');
   if (provenance && state.visibility !== 'public') {
-    fail('E422', `422 Unprocessable Entity - PUT https://registry.npmjs.org/${name.replace('/', '%2f')} - Error verifying sigstore provenance bundle: Unsupported GitHub Actions source repository visibility: "${state.visibility}". Only public source repositories are supported when publishing with provenance.`);
+    fail(
+      'E422',
+      `422 Unprocessable Entity - PUT https://registry.npmjs.org/${name.replace('/', '%2f')} - Error verifying sigstore provenance bundle: Unsupported GitHub Actions source repository visibility: "${state.visibility}". Only public source repositories are supported when publishing with provenance.`,
+    );
   }
   const pkg = (state.registry[name] ??= { versions: {} });
-  if (pkg.versions[version]) fail('E403', `403 Forbidden - PUT https://registry.npmjs.org/${name.replace('/', '%2f')} - You cannot publish over the previously published versions: ${version}.`);
+  if (pkg.versions[version])
+    fail(
+      'E403',
+      `403 Forbidden - PUT https://registry.npmjs.org/${name.replace('/', '%2f')} - You cannot publish over the previously published versions: ${version}.`,
+    );
   pkg.versions[version] = { shasum: createHash('sha1').update(readFileSync(tarball)).digest('hex'), provenance, by: oidc ? 'oidc' : 'token' };
   save();
   process.stdout.write(`+ ${name}@${version}\n`);

@@ -15,7 +15,11 @@ const manifest = JSON.parse(readFileSync(join(DIR, 'manifest.json'), 'utf8')) as
 
 function recorded(name: string, version: string, repeat: number): RunResult {
   const stacks = parseCollapsed(readFileSync(join(DIR, `${name}.txt`), 'utf8'), name);
-  const profile = mergeRecordings([{ stacks, weight: 1, coveredSec: manifest.seconds }], { tool: 'py-spy 0.4.3', sampleSec: 1 / manifest.rateHz, windowSec: manifest.seconds });
+  const profile = mergeRecordings([{ stacks, weight: 1, coveredSec: manifest.seconds }], {
+    tool: 'py-spy 0.4.3',
+    sampleSec: 1 / manifest.rateHz,
+    windowSec: manifest.seconds,
+  });
   const run = asInput(bounded(version, repeat));
   const requests = manifest.requests[name];
   assert.ok(requests, `manifest.json has no request count for ${name}`);
@@ -29,4 +33,3 @@ export function duets(kind: 'aa' | 'inj', count: number): { baseline: RunResult[
     candidate: ds.map((d) => recorded(`${kind}-${d}-candidate`, '1.1.0', d - 1)),
   };
 }
-

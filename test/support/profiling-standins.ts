@@ -33,7 +33,11 @@ export interface ProfilingBinaries {
 export async function buildProfilingBinaries(dir: string): Promise<ProfilingBinaries> {
   await mkdir(dir, { recursive: true });
   const go = (cwd: string, out: string, extra: string[], env: NodeJS.ProcessEnv) =>
-    promisify(execFile)('go', ['build', '-trimpath', ...extra, '-o', out, '.'], { cwd, env: { ...process.env, GOTOOLCHAIN: 'local', GOFLAGS: '', ...env }, maxBuffer: 1 << 22 });
+    promisify(execFile)('go', ['build', '-trimpath', ...extra, '-o', out, '.'], {
+      cwd,
+      env: { ...process.env, GOTOOLCHAIN: 'local', GOFLAGS: '', ...env },
+      maxBuffer: 1 << 22,
+    });
   const out = { core: join(dir, 'mattermost-core'), knownCause: join(dir, 'mattermost-core-knowncause'), standins: join(dir, 'pyroscope-standin') };
   // The core is standard library only: nothing to download.
   await go(MATTERMOST_CORE_DIR, out.core, [], { GOPROXY: 'off' });
@@ -51,17 +55,39 @@ export interface CoreProcess {
 }
 
 /** Starts a mattermost-core build; `ports` keeps a slot's addresses across restarts. */
-export async function startCore(supervisor: ProcessSupervisor, bin: string, o: { name: string; logFile: string; ports?: [number, number]; args?: string[] }): Promise<CoreProcess> {
+export async function startCore(
+  supervisor: ProcessSupervisor,
+  bin: string,
+  o: { name: string; logFile: string; ports?: [number, number]; args?: string[] },
+): Promise<CoreProcess> {
   const [metricsPort, appPort] = o.ports ?? ((await allocatePorts(2)) as [number, number]);
-  const process = await supervisor.spawn({ name: o.name, command: bin, args: ['-metrics', `127.0.0.1:${metricsPort}`, '-app', `127.0.0.1:${appPort}`, ...(o.args ?? [])], logFile: o.logFile, stopTimeoutMs: 3000 });
+  const process = await supervisor.spawn({
+    name: o.name,
+    command: bin,
+    args: ['-metrics', `127.0.0.1:${metricsPort}`, '-app', `127.0.0.1:${appPort}`, ...(o.args ?? [])],
+    logFile: o.logFile,
+    stopTimeoutMs: 3000,
+  });
   const metrics = `127.0.0.1:${metricsPort}`;
-  await waitUntilReady(() => httpOk(`http://${metrics}/debug/pprof/`), { component: o.name, process, logFile: o.logFile, timeoutMs: 20_000, what: 'serving /debug/pprof/' });
+  await waitUntilReady(() => httpOk(`http://${metrics}/debug/pprof/`), {
+    component: o.name,
+    process,
+    logFile: o.logFile,
+    timeoutMs: 20_000,
+    what: 'serving /debug/pprof/',
+  });
   return { process, metrics, appUrl: `http://127.0.0.1:${appPort}` };
 }
 
 export async function startPyroscope(supervisor: ProcessSupervisor, bin: string, logFile: string): Promise<{ process: ManagedProcess; url: string }> {
   const [port] = (await allocatePorts(1)) as [number];
-  const process = await supervisor.spawn({ name: 'pyroscope stand-in', command: bin, args: ['pyroscope', '-listen', `127.0.0.1:${port}`], logFile, stopTimeoutMs: 3000 });
+  const process = await supervisor.spawn({
+    name: 'pyroscope stand-in',
+    command: bin,
+    args: ['pyroscope', '-listen', `127.0.0.1:${port}`],
+    logFile,
+    stopTimeoutMs: 3000,
+  });
   const url = `http://127.0.0.1:${port}`;
   await waitUntilReady(() => httpOk(`${url}/ready`), { component: 'pyroscope stand-in', process, logFile, timeoutMs: 20_000, what: 'answering /ready' });
   return { process, url };
@@ -84,12 +110,28 @@ export async function renderAlloyConfig(o: { appCount: number; duet: boolean }):
  * (app0:8067, the node's own 127.0.0.1:4040) to where those processes listen here;
  * `scrapeIntervalSec` replaces the file's 15 s, so seconds-long tests hold several profiles.
  */
-export async function startAlloy(supervisor: ProcessSupervisor, bin: string, o: { config: string; resolve: Record<string, string>; scrapeIntervalSec: number; dir: string; logFile: string }): Promise<ManagedProcess> {
+export async function startAlloy(
+  supervisor: ProcessSupervisor,
+  bin: string,
+  o: { config: string; resolve: Record<string, string>; scrapeIntervalSec: number; dir: string; logFile: string },
+): Promise<ManagedProcess> {
   const configFile = join(o.dir, 'config.alloy');
   await writeFile(configFile, o.config);
   const resolve = Object.entries(o.resolve).flatMap(([from, to]) => ['-resolve', `${from}=${to}`]);
-  const process = await supervisor.spawn({ name: 'alloy stand-in', command: bin, args: ['alloy', '-config', configFile, '-scrape-interval', `${o.scrapeIntervalSec}s`, ...resolve], logFile: o.logFile, stopTimeoutMs: 3000 });
-  await waitUntilReady(async () => (await readFile(o.logFile, 'utf8').catch(() => '')).includes('scraping'), { component: 'alloy stand-in', process, logFile: o.logFile, timeoutMs: 10_000, what: 'scraping' });
+  const process = await supervisor.spawn({
+    name: 'alloy stand-in',
+    command: bin,
+    args: ['alloy', '-config', configFile, '-scrape-interval', `${o.scrapeIntervalSec}s`, ...resolve],
+    logFile: o.logFile,
+    stopTimeoutMs: 3000,
+  });
+  await waitUntilReady(async () => (await readFile(o.logFile, 'utf8').catch(() => '')).includes('scraping'), {
+    component: 'alloy stand-in',
+    process,
+    logFile: o.logFile,
+    timeoutMs: 10_000,
+    what: 'scraping',
+  });
   return process;
 }
 

@@ -14,13 +14,36 @@ const COMMON: CommonSpec = {
 };
 
 export function bounded(version: string, repeat = 0, extra: Partial<BoundedSpec> = {}): RunResult {
-  const spec: BoundedSpec = { type: 'bounded', name: 'bounded', version, repeat, seed: 'test', users: 40, rampUpSec: 30, durationSec: 150, errors: 0, timeouts: 0, ...extra };
+  const spec: BoundedSpec = {
+    type: 'bounded',
+    name: 'bounded',
+    version,
+    repeat,
+    seed: 'test',
+    users: 40,
+    rampUpSec: 30,
+    durationSec: 150,
+    errors: 0,
+    timeouts: 0,
+    ...extra,
+  };
   return runResultSchema.parse(syntheticRun(COMMON, spec));
 }
 
 export function unbounded(version: string, supportedUsers: number, repeat = 0, extra: Partial<UnboundedSpec> = {}): RunResult {
   const spec: UnboundedSpec = {
-    type: 'unbounded', name: 'unbounded', version, repeat, seed: 'test', maxUsers: 400, supportedUsers, stabilityWindowSec: 60, durationSec: 240, errors: 0, timeouts: 0, ...extra,
+    type: 'unbounded',
+    name: 'unbounded',
+    version,
+    repeat,
+    seed: 'test',
+    maxUsers: 400,
+    supportedUsers,
+    stabilityWindowSec: 60,
+    durationSec: 240,
+    errors: 0,
+    timeouts: 0,
+    ...extra,
   };
   return runResultSchema.parse(syntheticRun(COMMON, spec));
 }

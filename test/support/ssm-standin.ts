@@ -35,7 +35,8 @@ export class SsmStandin {
   constructor(private readonly shell: RemoteShell) {}
 
   sendCommand(ids: string[], script: string | undefined, timeoutSec: number): string {
-    if (!ids.length || script === undefined) throw new SsmError('An error occurred (ValidationException) when calling the SendCommand operation: instance ids and commands are required');
+    if (!ids.length || script === undefined)
+      throw new SsmError('An error occurred (ValidationException) when calling the SendCommand operation: instance ids and commands are required');
     const id = `00000000-0000-4000-8000-${String(this.next++).padStart(12, '0')}`;
     const command: Command = { ids };
     this.commands.set(id, command);
@@ -62,7 +63,9 @@ export class SsmStandin {
       if (!r) return { InstanceId: instanceId, Status: 'InProgress', StatusDetails: 'InProgress', CommandPlugins: [] };
       const status = SsmStandin.status(r);
       const joined = r.stderr ? `${r.stdout}\n${STDERR_SEPARATOR}\n${r.stderr}` : r.stdout;
-      const plugins = details ? [{ Name: 'aws:runShellScript', Status: status.Status, ResponseCode: r.exitCode ?? -1, Output: joined.slice(0, LIST_OUTPUT_LIMIT) }] : [];
+      const plugins = details
+        ? [{ Name: 'aws:runShellScript', Status: status.Status, ResponseCode: r.exitCode ?? -1, Output: joined.slice(0, LIST_OUTPUT_LIMIT) }]
+        : [];
       return { InstanceId: instanceId, ...status, CommandPlugins: plugins };
     });
     return { CommandInvocations: invocations };
@@ -72,7 +75,14 @@ export class SsmStandin {
     const command = this.command(id, 'GetCommandInvocation');
     if (!command.ids.includes(instanceId)) throw new SsmError('An error occurred (InvocationDoesNotExist) when calling the GetCommandInvocation operation: ');
     const r = command.done?.get(instanceId);
-    const base = { CommandId: id, InstanceId: instanceId, DocumentName: 'AWS-RunShellScript', PluginName: 'aws:runShellScript', StandardOutputUrl: '', StandardErrorUrl: '' };
+    const base = {
+      CommandId: id,
+      InstanceId: instanceId,
+      DocumentName: 'AWS-RunShellScript',
+      PluginName: 'aws:runShellScript',
+      StandardOutputUrl: '',
+      StandardErrorUrl: '',
+    };
     if (!r) return { ...base, Status: 'InProgress', StatusDetails: 'InProgress', ResponseCode: -1, StandardOutputContent: '', StandardErrorContent: '' };
     return {
       ...base,

@@ -46,48 +46,54 @@ const commonVars = z.object({
 });
 
 export const userDataVarsSchemas = {
-  app: commonVars.extend({
-    mattermost_download_url: httpsUrl,
-    license_secret_arn: optionalQuoted,
-    db_secret_arn: quoted.min(1),
-    db_writer_endpoint: quoted.min(1),
-    db_reader_endpoint: optionalQuoted,
-    db_name: z.string().regex(/^[A-Za-z][A-Za-z0-9_]{0,62}$/),
-    db_dump_url: z.union([z.literal(''), httpsUrl]),
-    opensearch_endpoint: optionalQuoted,
-    site_url: z.string().regex(/^https?:\/\/[^\s'"`$\\]+$/),
-    config_patch_b64: z.string().regex(/^[A-Za-z0-9+/]*={0,2}$/, 'expected base64'),
-    duet,
-    // Slot b's site URL (used only when duet is true).
-    site_url_b: z.string().regex(/^https?:\/\/[^\s'"`$\\]+$/),
-  }).strict(),
+  app: commonVars
+    .extend({
+      mattermost_download_url: httpsUrl,
+      license_secret_arn: optionalQuoted,
+      db_secret_arn: quoted.min(1),
+      db_writer_endpoint: quoted.min(1),
+      db_reader_endpoint: optionalQuoted,
+      db_name: z.string().regex(/^[A-Za-z][A-Za-z0-9_]{0,62}$/),
+      db_dump_url: z.union([z.literal(''), httpsUrl]),
+      opensearch_endpoint: optionalQuoted,
+      site_url: z.string().regex(/^https?:\/\/[^\s'"`$\\]+$/),
+      config_patch_b64: z.string().regex(/^[A-Za-z0-9+/]*={0,2}$/, 'expected base64'),
+      duet,
+      // Slot b's site URL (used only when duet is true).
+      site_url_b: z.string().regex(/^https?:\/\/[^\s'"`$\\]+$/),
+    })
+    .strict(),
   proxy: commonVars.extend({ app_ips: ipList, duet }).strict(),
-  agent: commonVars.extend({
-    load_engine: z.enum(['k6', 'load-test-ng']),
-    k6_version: z.string().regex(/^v\d+\.\d+\.\d+$/),
-    loadtest_download_url: httpsUrl,
-    proxy_url: z.string().regex(/^http:\/\/[^\s'"`$\\]+$/),
-    metrics_ip: ipv4,
-    agent_api_port: port,
-    agent_metrics_port: port,
-    // Inserted into a quoted heredoc: any text but the terminator line.
-    k6_exporter: z.string().refine((s) => !/^EXPORTER$/m.test(s), 'must not contain a line "EXPORTER"'),
-  }).strict(),
-  metrics: commonVars.extend({
-    app_ips: ipList,
-    agent_ips: ipList,
-    // Empty when the bench has a single app node and so no proxy.
-    proxy_ip: z.union([z.literal(''), ipv4]),
-    agent_metrics_port: port,
-    grafana_secret_arn: quoted.min(1),
-    prometheus_image: z.string().regex(/^[a-z0-9./_-]+:[A-Za-z0-9._-]+$/),
-    grafana_image: z.string().regex(/^[a-z0-9./_-]+:[A-Za-z0-9._-]+$/),
-    pyroscope_image: z.string().regex(/^[a-z0-9./_-]+:[A-Za-z0-9._-]+$/),
-    alloy_image: z.string().regex(/^[a-z0-9./_-]+:[A-Za-z0-9._-]+$/),
-    // Inserted into a quoted heredoc: any text but the terminator line.
-    dashboard_json: z.string().refine((s) => !/^DASHBOARD$/m.test(s), 'must not contain a line "DASHBOARD"'),
-    duet,
-  }).strict(),
+  agent: commonVars
+    .extend({
+      load_engine: z.enum(['k6', 'load-test-ng']),
+      k6_version: z.string().regex(/^v\d+\.\d+\.\d+$/),
+      loadtest_download_url: httpsUrl,
+      proxy_url: z.string().regex(/^http:\/\/[^\s'"`$\\]+$/),
+      metrics_ip: ipv4,
+      agent_api_port: port,
+      agent_metrics_port: port,
+      // Inserted into a quoted heredoc: any text but the terminator line.
+      k6_exporter: z.string().refine((s) => !/^EXPORTER$/m.test(s), 'must not contain a line "EXPORTER"'),
+    })
+    .strict(),
+  metrics: commonVars
+    .extend({
+      app_ips: ipList,
+      agent_ips: ipList,
+      // Empty when the bench has a single app node and so no proxy.
+      proxy_ip: z.union([z.literal(''), ipv4]),
+      agent_metrics_port: port,
+      grafana_secret_arn: quoted.min(1),
+      prometheus_image: z.string().regex(/^[a-z0-9./_-]+:[A-Za-z0-9._-]+$/),
+      grafana_image: z.string().regex(/^[a-z0-9./_-]+:[A-Za-z0-9._-]+$/),
+      pyroscope_image: z.string().regex(/^[a-z0-9./_-]+:[A-Za-z0-9._-]+$/),
+      alloy_image: z.string().regex(/^[a-z0-9./_-]+:[A-Za-z0-9._-]+$/),
+      // Inserted into a quoted heredoc: any text but the terminator line.
+      dashboard_json: z.string().refine((s) => !/^DASHBOARD$/m.test(s), 'must not contain a line "DASHBOARD"'),
+      duet,
+    })
+    .strict(),
 } as const;
 
 export type UserDataVars<R extends NodeRole> = z.input<(typeof userDataVarsSchemas)[R]>;

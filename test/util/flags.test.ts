@@ -9,15 +9,7 @@ const example = defineCommand({
   about: 'Does an example.',
   flags: {
     config: flag.required('<file>', z.string({ error: 'required: the config' }).min(1), 'Config file'),
-    count: flag.withDefault(
-      '<n>',
-      z
-        .string()
-        .regex(/^\d+$/, 'expected a whole number')
-        .transform(Number),
-      '3',
-      'How many',
-    ),
+    count: flag.withDefault('<n>', z.string().regex(/^\d+$/, 'expected a whole number').transform(Number), '3', 'How many'),
     label: flag.optional('<text>', z.string(), 'A label that is long enough to be wrapped onto a second line of the usage text at its width'),
     tag: flag.list('<t>', z.array(z.string()), 'A tag'),
     ...section('More', { verbose: flag.toggle('Say more') }),
@@ -39,14 +31,33 @@ test('the parser, the schema and the usage all come from the one table', () => {
   assert.ok(lines.includes('More:') && lines.includes('  --verbose        Say more'), 'a section of its own');
   assert.ok(lines.includes('  --count <n>      How many (default 3)'), 'the default is shown as typed');
   assert.ok(lines.includes('  --tag <t>...     A tag'), 'a repeatable flag is marked');
-  assert.ok(lines.every((l) => l.length <= 92), 'wrapped to the width');
-  assert.ok(lines.some((l) => /^ {19}\S/.test(l)), 'a long help continues under its column');
+  assert.ok(
+    lines.every((l) => l.length <= 92),
+    'wrapped to the width',
+  );
+  assert.ok(
+    lines.some((l) => /^ {19}\S/.test(l)),
+    'a long help continues under its column',
+  );
   assert.equal(lines.at(-1), 'Exit codes: 0 done.');
 });
 
 test('values are parsed with defaults, and an error names the flag and shows the usage', () => {
-  assert.deepEqual(example.parse(['--config', 'a.yml', '--tag', 'x', '--tag', 'y']), { config: 'a.yml', count: 3, tag: ['x', 'y'], verbose: false, positionals: [] });
-  assert.deepEqual(example.parse(['--config', 'a.yml', '--count', '5', '--verbose', '--label', 'l']), { config: 'a.yml', count: 5, label: 'l', tag: [], verbose: true, positionals: [] });
+  assert.deepEqual(example.parse(['--config', 'a.yml', '--tag', 'x', '--tag', 'y']), {
+    config: 'a.yml',
+    count: 3,
+    tag: ['x', 'y'],
+    verbose: false,
+    positionals: [],
+  });
+  assert.deepEqual(example.parse(['--config', 'a.yml', '--count', '5', '--verbose', '--label', 'l']), {
+    config: 'a.yml',
+    count: 5,
+    label: 'l',
+    tag: [],
+    verbose: true,
+    positionals: [],
+  });
   const refused = (argv: string[], message: RegExp) =>
     assert.throws(
       () => example.parse(argv),
@@ -63,6 +74,12 @@ test('a command of arguments alone says what to name when they are missing, and 
   const one = defineCommand({ command: 'one', synopsis: '<file>', flags: {}, positionals: z.array(z.string()).length(1, 'name one file') });
   assert.equal(one.usage, 'Usage: loadgate one <file>');
   assert.deepEqual(one.parse(['a']).positionals, ['a']);
-  assert.throws(() => one.parse([]), (e: unknown) => e instanceof InputError && e.message.startsWith('name one file\n'));
-  assert.throws(() => one.parse(['a', 'b']), (e: unknown) => e instanceof InputError && e.message.startsWith('unexpected argument "a" "b": name one file\n'));
+  assert.throws(
+    () => one.parse([]),
+    (e: unknown) => e instanceof InputError && e.message.startsWith('name one file\n'),
+  );
+  assert.throws(
+    () => one.parse(['a', 'b']),
+    (e: unknown) => e instanceof InputError && e.message.startsWith('unexpected argument "a" "b": name one file\n'),
+  );
 });

@@ -27,16 +27,19 @@ test('a marker entry that leaves the directory (results/../../x) deletes nothing
   await withTempDir(async (dir) => {
     const out = join(dir, 'a', 'out');
     const victim = join(dir, 'x');
-    await writeFile(victim, 'not loadgate\'s\n');
+    await writeFile(victim, "not loadgate's\n");
     const o = await OutDir.open(out);
     await o.mkdir('results');
     await o.writeFile('results/r.json', '{}');
     await editMarker(out, (m) => m.files.push('results/../../../x'));
-    await assert.rejects(async () => {
-      const again = await OutDir.open(out);
-      await again.removeWritten('results');
-    }, refused(/lists "results\/\.\.\/\.\.\/\.\.\/x", which is not a path inside/));
-    assert.equal(await readFile(victim, 'utf8'), 'not loadgate\'s\n');
+    await assert.rejects(
+      async () => {
+        const again = await OutDir.open(out);
+        await again.removeWritten('results');
+      },
+      refused(/lists "results\/\.\.\/\.\.\/\.\.\/x", which is not a path inside/),
+    );
+    assert.equal(await readFile(victim, 'utf8'), "not loadgate's\n");
     assert.equal(await readFile(join(out, 'results', 'r.json'), 'utf8'), '{}', 'nothing inside was removed either');
   });
 });

@@ -26,12 +26,20 @@ test('output that arrives after a process exits is logged while its pipes close,
     assert.match(soonLog, /^late$/m, 'written by a child after the shell exited, before the pipes closed');
 
     const started = Date.now();
-    const lingering = await supervisor.spawn({ name: 'lingering', command: 'bash', args: ['-c', '(sleep 2.5; echo later; sleep 0.5; echo latest) & exit 0'], logFile: join(dir, 'lingering.log') });
+    const lingering = await supervisor.spawn({
+      name: 'lingering',
+      command: 'bash',
+      args: ['-c', '(sleep 2.5; echo later; sleep 0.5; echo latest) & exit 0'],
+      logFile: join(dir, 'lingering.log'),
+    });
     await lingering.exited;
     assert.ok(Date.now() - started < 2400, 'the log closes after a grace period, not when the last child ends');
     await sleep(3500);
     assert.doesNotMatch(await readFile(join(dir, 'lingering.log'), 'utf8'), /^later$/m);
-    assert.deepEqual(uncaught.map((e) => e.message), []);
+    assert.deepEqual(
+      uncaught.map((e) => e.message),
+      [],
+    );
   } finally {
     process.off('uncaughtException', onUncaught);
     await supervisor.stopAll();

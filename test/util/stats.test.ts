@@ -2,8 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { median, normalQuantile, studentTCdf, studentTQuantile } from '../../src/util/stats.ts';
 
-const close = (actual: number, expected: number, tol: number) =>
-  assert.ok(Math.abs(actual - expected) <= tol, `expected ${expected} ± ${tol}, got ${actual}`);
+const close = (actual: number, expected: number, tol: number) => assert.ok(Math.abs(actual - expected) <= tol, `expected ${expected} ± ${tol}, got ${actual}`);
 
 test('median: the middle value, or the mean of the two middle ones; NaN when empty', () => {
   assert.equal(median([3, 1, 2]), 2);

@@ -57,11 +57,13 @@ export function loadTestNgUserProblems(text: string): string[] {
     const where = `line ${i + 1}`;
     const fields = line.split(' ');
     if (fields.length < 2) return void problems.push(`${where}: no space between the email and the password`);
-    if (fields.length > 2) return void problems.push(`${where}: more than one space; load-test-ng reads "email password" split on single spaces and would drop the rest`);
+    if (fields.length > 2)
+      return void problems.push(`${where}: more than one space; load-test-ng reads "email password" split on single spaces and would drop the rest`);
     let email = fields[0] as string;
     if (email.includes(':')) {
       const parts = email.split(':');
-      if (parts.length !== 2 || !['openid', 'saml', 'mattermost'].includes(parts[0] as string)) return void problems.push(`${where}: "${parts[0]}:" is not a login type load-test-ng knows (openid, saml, mattermost)`);
+      if (parts.length !== 2 || !['openid', 'saml', 'mattermost'].includes(parts[0] as string))
+        return void problems.push(`${where}: "${parts[0]}:" is not a login type load-test-ng knows (openid, saml, mattermost)`);
       email = parts[1] as string;
     }
     if (email.split('@').length !== 2) problems.push(`${where}: "${email}" is not an email address; load-test-ng logs users in by email`);
@@ -145,7 +147,8 @@ export class LoadTestNgAgentUsers implements AgentUsers {
     while (current !== n) {
       const amount = Math.min(Math.abs(n - current), 32767);
       const change = n > current ? await this.agent.addUsers(amount) : await this.agent.removeUsers(amount);
-      if (change.error || change.changed === 0) throw new Error(`load-test-ng agent ${this.agent.id} stopped at ${change.status.NumUsers} users: ${change.error ?? 'no user changed'}`);
+      if (change.error || change.changed === 0)
+        throw new Error(`load-test-ng agent ${this.agent.id} stopped at ${change.status.NumUsers} users: ${change.error ?? 'no user changed'}`);
       current = change.status.NumUsers;
     }
   }

@@ -61,7 +61,9 @@ export class AppNodes {
     step(`applying the config${Object.keys(side.configPatch).length ? ` with ${JSON.stringify(side.configPatch)}` : ''}`);
     await runOnNodes(shell, nodes, configureScript(side.configPatch, slot), `configure Mattermost ${side.label}`, { timeoutSec: 120 });
     step(`starting ${first.name} (schema migrations run here)`);
-    await runOnNodes(shell, [first], startScript(this.o.firstStartTimeoutSec, slot), `start Mattermost ${side.label}`, { timeoutSec: this.o.firstStartTimeoutSec + 60 });
+    await runOnNodes(shell, [first], startScript(this.o.firstStartTimeoutSec, slot), `start Mattermost ${side.label}`, {
+      timeoutSec: this.o.firstStartTimeoutSec + 60,
+    });
     // Asked only now, of a server started on the restored database with the dump's licence
     // rows cleared: Mattermost prefers a licence in its database to the licence file and
     // removes an expired one at start (platform/license.go LoadLicense, app/server.go), so a
@@ -93,7 +95,9 @@ export class AppNodes {
   async requireLicence(): Promise<void> {
     const first = this.o.nodes[0] as BenchNode;
     const where = `${first.name} (${first.id})${this.o.slot ? `, slot ${this.o.slot.name}` : ''}`;
-    const result = (await runOnNodes(this.o.shell, [first], clientLicenceScript(this.o.slot?.appPort), 'ask Mattermost for its licence', { timeoutSec: 60 })).get(first.name);
+    const result = (
+      await runOnNodes(this.o.shell, [first], clientLicenceScript(this.o.slot?.appPort), 'ask Mattermost for its licence', { timeoutSec: 60 })
+    ).get(first.name);
     let answer: unknown;
     try {
       answer = JSON.parse(result?.stdout ?? '');

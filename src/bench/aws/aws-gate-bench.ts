@@ -92,7 +92,10 @@ export async function readBenchFile(file: string): Promise<AwsBenchDescription> 
   const parsed = awsBenchDescriptionSchema.safeParse(json);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `${formatIssuePath(i.path)}: ${i.message}`);
-    throw new InputError(`--bench-file: ${file} is not an AWS bench description (write it with \`terraform output -json | loadgate tf-outputs -\`):\n${lines.join('\n')}`, lines);
+    throw new InputError(
+      `--bench-file: ${file} is not an AWS bench description (write it with \`terraform output -json | loadgate tf-outputs -\`):\n${lines.join('\n')}`,
+      lines,
+    );
   }
   return parsed.data;
 }
@@ -136,8 +139,15 @@ export class AwsGateBench implements GateBench {
   static async create(o: RunOptions, progress: Progress, logDir: string): Promise<AwsGateBench> {
     if (!o.aws) throw new Error('not an AWS run');
     const bench = await readBenchFile(o.aws.benchFile);
-    const admin = process.env.LOADGATE_ADMIN_EMAIL && process.env.LOADGATE_ADMIN_PASSWORD ? { email: process.env.LOADGATE_ADMIN_EMAIL, password: process.env.LOADGATE_ADMIN_PASSWORD } : undefined;
-    return new AwsGateBench(o, progress, logDir, bench, { shell: new SsmShell(processRunner, { region: bench.region }), aws: processRunner, ...(admin ? { admin } : {}) });
+    const admin =
+      process.env.LOADGATE_ADMIN_EMAIL && process.env.LOADGATE_ADMIN_PASSWORD
+        ? { email: process.env.LOADGATE_ADMIN_EMAIL, password: process.env.LOADGATE_ADMIN_PASSWORD }
+        : undefined;
+    return new AwsGateBench(o, progress, logDir, bench, {
+      shell: new SsmShell(processRunner, { region: bench.region }),
+      aws: processRunner,
+      ...(admin ? { admin } : {}),
+    });
   }
 
   constructor(
@@ -150,9 +160,13 @@ export class AwsGateBench implements GateBench {
     const aws = o.aws;
     if (!aws) throw new Error('not an AWS run');
     const { nodes } = o.server;
-    if (!nodes) throw new InputError(`target.system: ${o.server.displayName} does not run on the AWS bench's nodes; use the bench its adapter runs on (bench.kind: ${o.server.bench})`);
+    if (!nodes)
+      throw new InputError(
+        `target.system: ${o.server.displayName} does not run on the AWS bench's nodes; use the bench its adapter runs on (bench.kind: ${o.server.bench})`,
+      );
     this.server = { ...o.server, nodes };
-    if (o.config.profile === 'on' && !o.server.profile) throw new InputError(`profile: on: loadgate cannot profile ${o.server.displayName} on this bench; set profile: off`);
+    if (o.config.profile === 'on' && !o.server.profile)
+      throw new InputError(`profile: on: loadgate cannot profile ${o.server.displayName} on this bench; set profile: off`);
     this.profiling = o.config.profile === 'on' ? o.server.profile : undefined;
     this.timing = { ...AWS_TIMING, ...deps.timing };
     this.clock = deps.clock ?? realClock;
@@ -161,7 +175,12 @@ export class AwsGateBench implements GateBench {
     this.expiry = new BenchExpiry({
       aws: deps.aws,
       region: bench.region,
-      instanceIds: [...bench.app.instanceIds, ...bench.agents.instanceIds, bench.metrics.instanceId, ...(bench.proxy.instanceId ? [bench.proxy.instanceId] : [])],
+      instanceIds: [
+        ...bench.app.instanceIds,
+        ...bench.agents.instanceIds,
+        bench.metrics.instanceId,
+        ...(bench.proxy.instanceId ? [bench.proxy.instanceId] : []),
+      ],
       scheduleGroup: bench.benchName,
       warn: (note) => {
         this.progress.problem(note, 'warning');
@@ -202,7 +221,9 @@ export class AwsGateBench implements GateBench {
     });
     if (o.config.mode === 'duet') {
       if (bench.duetSlots.length !== 2) {
-        throw new InputError(`mode: duet: the bench ${bench.benchName} (--bench-file ${aws.benchFile}) was provisioned without duet slots; provision it from this config (bench variable duet = true), or set mode: sequential`);
+        throw new InputError(
+          `mode: duet: the bench ${bench.benchName} (--bench-file ${aws.benchFile}) was provisioned without duet slots; provision it from this config (bench variable duet = true), or set mode: sequential`,
+        );
       }
       this.rigs = bench.duetSlots.map(rig);
     } else {
@@ -273,7 +294,9 @@ export class AwsGateBench implements GateBench {
     // In a duet each agent group runs the same users against its own copy of the dataset.
     for (const rig of this.rigs) await rig.agents.prepare(aws.usersFile);
     const layout = this.rigs.length === 2 ? `; duet: slot a and slot b, ${this.rigs.map((r) => `${r.agents.size} agent(s)`).join(' and ')}` : '';
-    this.progress.info(`${nodes.apps.length} app node(s), ${nodes.agents.length} ${this.bench.agents.engine} agent(s), ${this.bench.proxy.instanceId ? 'an nginx proxy' : 'no proxy (one app node)'}; Prometheus ${this.rigs.map((r) => r.prometheus.baseUrl).join(', ')}${layout}`);
+    this.progress.info(
+      `${nodes.apps.length} app node(s), ${nodes.agents.length} ${this.bench.agents.engine} agent(s), ${this.bench.proxy.instanceId ? 'an nginx proxy' : 'no proxy (one app node)'}; Prometheus ${this.rigs.map((r) => r.prometheus.baseUrl).join(', ')}${layout}`,
+    );
   }
 
   /** `profile: on`: the server's profiler, refused up front when it cannot work here, readied once. */
@@ -299,16 +322,21 @@ export class AwsGateBench implements GateBench {
 
   notes(fatal: readonly string[]): string[] {
     const { o, bench } = this;
-    const instances = Object.entries(bench.instances).map(([role, what]) => `${role} ${what}`).join(', ');
+    const instances = Object.entries(bench.instances)
+      .map(([role, what]) => `${role} ${what}`)
+      .join(', ');
     const notes = [
       `AWS bench ${bench.benchName} in ${bench.region}: ${instances}; ${bench.agents.engine} agents drive ${bench.proxy.instanceId ? 'the nginx proxy' : 'the single app node directly (no proxy, as on the seed benches with one app node)'}.`,
-      `${o.config.dataset ?? 'The bench\'s dataset'}; recreated from its pristine copy before every run, so both versions start from the same data.`,
+      `${o.config.dataset ?? "The bench's dataset"}; recreated from its pristine copy before every run, so both versions start from the same data.`,
     ];
     for (const side of [o.baseline, o.candidate]) {
-      if (side.sideOverrides.length) notes.push(`${side.role} ${side.label} ran with config overrides: ${side.sideOverrides.map((x) => `\`${x.text}\``).join(', ')}.`);
+      if (side.sideOverrides.length)
+        notes.push(`${side.role} ${side.label} ran with config overrides: ${side.sideOverrides.map((x) => `\`${x.text}\``).join(', ')}.`);
     }
     if (this.rigs.length === 2) notes.push(duetNote(bench));
-    notes.push('CPU is the Mattermost process\'s (mattermost_process_cpu_seconds_total) in % of one core, averaged over the app nodes; heap and stack in use are go_memstats_{heap,stack}_inuse_bytes summed over the app nodes, as in the seed reports; "threads" are goroutines.');
+    notes.push(
+      'CPU is the Mattermost process\'s (mattermost_process_cpu_seconds_total) in % of one core, averaged over the app nodes; heap and stack in use are go_memstats_{heap,stack}_inuse_bytes summed over the app nodes, as in the seed reports; "threads" are goroutines.',
+    );
     notes.push(...this.warnings);
     for (const f of fatal) notes.push(`The gate stopped early: ${f}`);
     return notes;
@@ -341,11 +369,13 @@ export class AwsGateBench implements GateBench {
     await this.extendFor(runs[0], 'duet');
     const parts = duetParts(1);
     const [a, b] = await this.timed(() =>
-      Promise.all(runs.map((run, i) => {
-        const rig = this.rigs[i] as SlotRig;
-        const part = parts.find((p) => p.slot === (rig.slot ?? 'a')) as DuetPart;
-        return this.runOn(rig, run, part);
-      })),
+      Promise.all(
+        runs.map((run, i) => {
+          const rig = this.rigs[i] as SlotRig;
+          const part = parts.find((p) => p.slot === (rig.slot ?? 'a')) as DuetPart;
+          return this.runOn(rig, run, part);
+        }),
+      ),
     );
     return [a as RunResult, b as RunResult];
   }
@@ -402,11 +432,24 @@ export class AwsGateBench implements GateBench {
 }
 
 /** The dataset's admin and a user, logged in on app0 once per slot before its first test (dataset-login.ts). */
-function accountsCheck(usersFile: string, bench: AwsBenchDescription, deps: AwsBenchDeps, apps: readonly BenchNode[], slot?: AwsBenchDescription['duetSlots'][number]): () => Promise<string[]> {
+function accountsCheck(
+  usersFile: string,
+  bench: AwsBenchDescription,
+  deps: AwsBenchDeps,
+  apps: readonly BenchNode[],
+  slot?: AwsBenchDescription['duetSlots'][number],
+): () => Promise<string[]> {
   return datasetLoginOnce(
-    async () => ({ engine: bench.agents.engine, ...(deps.admin ? { admin: deps.admin } : {}), usersText: await readFile(usersFile, 'utf8'), usersFile, where: `app0${slot ? `, slot ${slot.slot}` : ''}` }),
+    async () => ({
+      engine: bench.agents.engine,
+      ...(deps.admin ? { admin: deps.admin } : {}),
+      usersText: await readFile(usersFile, 'utf8'),
+      usersFile,
+      where: `app0${slot ? `, slot ${slot.slot}` : ''}`,
+    }),
     slot?.appPort ?? 8065,
-    async (script) => (await runOnNodes(deps.shell, apps.slice(0, 1), script, "log in the dataset's admin and a user", { timeoutSec: 180 })).get('app0')?.stdout ?? '',
+    async (script) =>
+      (await runOnNodes(deps.shell, apps.slice(0, 1), script, "log in the dataset's admin and a user", { timeoutSec: 180 })).get('app0')?.stdout ?? '',
   );
 }
 
@@ -427,8 +470,8 @@ function duetNote(bench: AwsBenchDescription): string {
   return (
     `Duet: each baseline run ran at the same time as the candidate run of the same test and repeat, on the same ${apps} app node(s). ` +
     `Each side had its own Mattermost service on every app node (slot a on :${a?.appPort}, slot b on :${b?.appPort}, each in its own cgroup with equal CPU weight over all of the node's vCPUs), its own database in the one Aurora cluster ${bench.database.clusterIdentifier}, its own nginx entry point, agent group (${a?.agentIndices.length} and ${b?.agentIndices.length} agents) and Prometheus. ` +
-    'The sides shared the app nodes\' CPUs, memory and network, the proxy node, the Aurora writer\'s CPU, memory and storage, and the node metrics. ' +
-    'Supported users are per side, on about half of the app nodes\' CPU, so they do not compare with a sequential run\'s or with the seed reports\' absolute figures; a regression that loads the shared database slows both sides and shows smaller than it is. ' +
+    "The sides shared the app nodes' CPUs, memory and network, the proxy node, the Aurora writer's CPU, memory and storage, and the node metrics. " +
+    "Supported users are per side, on about half of the app nodes' CPU, so they do not compare with a sequential run's or with the seed reports' absolute figures; a regression that loads the shared database slows both sides and shows smaller than it is. " +
     'The sides swap slots (services, ports, databases, agent groups) between repeats in Thue-Morse order.'
   );
 }

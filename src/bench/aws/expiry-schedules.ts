@@ -86,7 +86,8 @@ export async function moveExpirySchedules(o: MoveSchedulesOptions): Promise<numb
     throw error;
   }
   const schedules: Schedule[] = [];
-  for (const name of names) schedules.push(parseJson(scheduleSchema, await aws(['get-schedule', '--group-name', o.group, '--name', name]), `get-schedule ${name}`));
+  for (const name of names)
+    schedules.push(parseJson(scheduleSchema, await aws(['get-schedule', '--group-name', o.group, '--name', name]), `get-schedule ${name}`));
   if (!schedules.length) return 0;
   const times = schedules.map(firesAtMs);
   const shiftMs = o.untilMs - Math.min(...times);

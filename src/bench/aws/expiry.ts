@@ -40,9 +40,20 @@ export class BenchExpiry {
     const untilMs = Math.ceil((now + (needSec + TIMING_SEC.teardownOpenSearch + EXPIRY_MARGIN_SEC) * 1000) / 60_000) * 60_000;
     if (untilMs <= this.extendedToMs) return undefined;
     const value = new Date(untilMs).toISOString().replace(/\.\d{3}Z$/, 'Z');
-    const result = await this.o.aws.run('aws', ['ec2', 'create-tags', '--region', this.o.region, '--resources', ...this.o.instanceIds, '--tags', `Key=ExpiresAt,Value=${value}`]);
+    const result = await this.o.aws.run('aws', [
+      'ec2',
+      'create-tags',
+      '--region',
+      this.o.region,
+      '--resources',
+      ...this.o.instanceIds,
+      '--tags',
+      `Key=ExpiresAt,Value=${value}`,
+    ]);
     if (result.code !== 0) {
-      this.o.warn(`could not move the bench's ExpiresAt tag to ${value} (the janitor may destroy the bench at the plan's expiry): ${result.stderr.trim().split('\n').at(-1) ?? ''}`);
+      this.o.warn(
+        `could not move the bench's ExpiresAt tag to ${value} (the janitor may destroy the bench at the plan's expiry): ${result.stderr.trim().split('\n').at(-1) ?? ''}`,
+      );
       return undefined;
     }
     this.extendedToMs = untilMs;
@@ -50,7 +61,9 @@ export class BenchExpiry {
       try {
         await moveExpirySchedules({ aws: this.o.aws, region: this.o.region, group: this.o.scheduleGroup, untilMs });
       } catch (error) {
-        this.o.warn(`could not move the bench's database expiry schedules to ${value} (EventBridge Scheduler may delete the database at the plan's expiry): ${(error as Error).message}`);
+        this.o.warn(
+          `could not move the bench's database expiry schedules to ${value} (EventBridge Scheduler may delete the database at the plan's expiry): ${(error as Error).message}`,
+        );
       }
     }
     return value;

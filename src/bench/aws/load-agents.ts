@@ -8,7 +8,16 @@ import { AgentClient } from '../../engine/loadtest-ng/agent-client.ts';
 import { buildLoadTestNgConfigs } from '../../engine/loadtest-ng/config.ts';
 import type { AwsBenchDescription } from '../../aws/terraform-outputs.ts';
 import { InputError } from '../../util/errors.ts';
-import { K6AgentUsers, LoadTestNgAgentUsers, loadTestNgUserProblems, loadTestNgUsersFile, MultiAgentUsers, partitionUsers, perAgentMax, type AgentUsers } from './agent-users.ts';
+import {
+  K6AgentUsers,
+  LoadTestNgAgentUsers,
+  loadTestNgUserProblems,
+  loadTestNgUsersFile,
+  MultiAgentUsers,
+  partitionUsers,
+  perAgentMax,
+  type AgentUsers,
+} from './agent-users.ts';
 import { runOnNodes, type BenchNode, type RemoteShell } from './remote-shell.ts';
 import { startK6Script, stopK6Script, uploadScripts } from './scripts.ts';
 
@@ -104,7 +113,13 @@ const plainUsersFile = (slice: readonly string[]): string => (slice.length ? `${
  * Gives every agent its own slice of the users file (partitionUsers), written as the
  * engine reads it; returns the slice sizes.
  */
-async function uploadUserSlices(shell: RemoteShell, nodes: BenchNode[], text: string, usersFile: string, fileOf: (slice: readonly string[]) => string = plainUsersFile): Promise<number[]> {
+async function uploadUserSlices(
+  shell: RemoteShell,
+  nodes: BenchNode[],
+  text: string,
+  usersFile: string,
+  fileOf: (slice: readonly string[]) => string = plainUsersFile,
+): Promise<number[]> {
   const slices = partitionUsers(text, nodes.length);
   for (const [i, node] of nodes.entries()) {
     await upload(shell, [node], USERS_FILE, Buffer.from(fileOf(slices[i] as string[])), `${node.name}'s slice of the users file ${basename(usersFile)}`);
@@ -118,7 +133,7 @@ function checkSlices(sizes: readonly number[], perAgent: number, test: TestSpec)
   if (sizes.length && smallest < perAgent) {
     throw new InputError(
       `--users-file: ${sizes.reduce((a, b) => a + b, 0)} users split over ${sizes.length} agent(s) leave ${smallest} for some agent, but test "${test.name}" runs up to ${perAgent} per agent; ` +
-        'each simulated user needs its own account: add users to the file or lower the test\'s users',
+        "each simulated user needs its own account: add users to the file or lower the test's users",
     );
   }
 }
@@ -182,7 +197,14 @@ class K6Agents implements LoadAgents {
     return {
       users: new MultiAgentUsers(agents),
       async check() {
-        const states = await Promise.all(apis.map((api) => api.status().then((s) => (s.running ? undefined : `k6 is ${s.phase}`), (e: Error) => e.message)));
+        const states = await Promise.all(
+          apis.map((api) =>
+            api.status().then(
+              (s) => (s.running ? undefined : `k6 is ${s.phase}`),
+              (e: Error) => e.message,
+            ),
+          ),
+        );
         return states.flatMap((state, i) => (state ? [`${nodes[i]?.name} (${nodes[i]?.id}): ${state}`] : []));
       },
       async stats() {
@@ -247,7 +269,9 @@ class LoadTestNgAgents implements LoadAgents {
     this.agents = groupAgents(o);
     this.nodes = this.agents.map((a) => a.node);
     if (!o.admin) {
-      throw new InputError('engine.kind load-test-ng: its agents log in a system admin to set the server up; set LOADGATE_ADMIN_EMAIL and LOADGATE_ADMIN_PASSWORD (the dataset\'s admin)');
+      throw new InputError(
+        "engine.kind load-test-ng: its agents log in a system admin to set the server up; set LOADGATE_ADMIN_EMAIL and LOADGATE_ADMIN_PASSWORD (the dataset's admin)",
+      );
     }
   }
 
@@ -256,7 +280,10 @@ class LoadTestNgAgents implements LoadAgents {
     const problems = loadTestNgUserProblems(text);
     if (problems.length) {
       const shown = problems.slice(0, 5).concat(problems.length > 5 ? [`... and ${problems.length - 5} more`] : []);
-      throw new InputError(`--users-file: ${basename(usersFile)} is not a load-test-ng users file ("email password" per line, split on one space; api/agent.go getUserCredentials):\n${shown.join('\n')}`, problems);
+      throw new InputError(
+        `--users-file: ${basename(usersFile)} is not a load-test-ng users file ("email password" per line, split on one space; api/agent.go getUserCredentials):\n${shown.join('\n')}`,
+        problems,
+      );
     }
     this.sliceSizes = await uploadUserSlices(this.o.shell, this.nodes, text, usersFile, loadTestNgUsersFile);
   }
@@ -286,7 +313,14 @@ class LoadTestNgAgents implements LoadAgents {
     return {
       users: new MultiAgentUsers(clients.map((c, i) => new LoadTestNgAgentUsers(nodes[i]!.name, c, perAgent))),
       async check() {
-        const states = await Promise.all(clients.map((c) => c.status().then((s) => (s.State === 'running' ? undefined : `load-test-ng agent is ${s.State}`), (e: Error) => e.message)));
+        const states = await Promise.all(
+          clients.map((c) =>
+            c.status().then(
+              (s) => (s.State === 'running' ? undefined : `load-test-ng agent is ${s.State}`),
+              (e: Error) => e.message,
+            ),
+          ),
+        );
         return states.flatMap((state, i) => (state ? [`${nodes[i]?.name} (${nodes[i]?.id}): ${state}`] : []));
       },
       // load-test-ng reports no script errors or dropped iterations; its client metrics are in Prometheus.

@@ -48,9 +48,19 @@ const tail = (text: string, lines = 6): string => text.trim().split('\n').slice(
  * Runs a script on `nodes` and throws when any of them did not succeed, naming each
  * failed node, its status and the end of its stderr; returns the results by node name.
  */
-export async function runOnNodes(shell: RemoteShell, nodes: readonly BenchNode[], script: string, what: string, options: RunScriptOptions): Promise<Map<string, RemoteResult>> {
+export async function runOnNodes(
+  shell: RemoteShell,
+  nodes: readonly BenchNode[],
+  script: string,
+  what: string,
+  options: RunScriptOptions,
+): Promise<Map<string, RemoteResult>> {
   if (nodes.length === 0) return new Map();
-  const results = await shell.run(nodes.map((n) => n.id), script, { comment: what.slice(0, 100), ...options });
+  const results = await shell.run(
+    nodes.map((n) => n.id),
+    script,
+    { comment: what.slice(0, 100), ...options },
+  );
   const failed = nodes
     .map((node) => ({ node, result: results.get(node.id) }))
     .filter(({ result }) => !result || result.status !== 'Success' || result.exitCode !== 0);

@@ -93,10 +93,16 @@ export class AwsAttempt implements RunAttempt {
   async start(abort: (reason: Error) => void): Promise<StartedLoad> {
     const { d } = this;
     const side = this.run.side;
-    if (!side.releaseUrl || !side.configPatch) throw new Error(`${side.role} ${side.label}: no release URL or config patch (options were not parsed for the AWS bench)`);
+    if (!side.releaseUrl || !side.configPatch)
+      throw new Error(`${side.role} ${side.label}: no release URL or config patch (options were not parsed for the AWS bench)`);
     d.progress.info(`preparing the app nodes for Mattermost ${side.label}`);
     try {
-      this.versions = await d.appNodes.prepare({ label: side.label, ...(side.build ? {} : { version: side.version }), releaseUrl: side.releaseUrl, configPatch: side.configPatch });
+      this.versions = await d.appNodes.prepare({
+        label: side.label,
+        ...(side.build ? {} : { version: side.version }),
+        releaseUrl: side.releaseUrl,
+        configPatch: side.configPatch,
+      });
       for (const note of (await d.checkAccounts?.()) ?? []) d.progress.info(note);
     } catch (error) {
       // An unlicensed server, a refused admin or user (or another problem of the bench's inputs) stops the gate: no later run could be judged.
@@ -196,7 +202,11 @@ export class AwsAttempt implements RunAttempt {
   async extras(o: { stable: { startSec: number; endSec: number }; window: CollectWindow; ran: boolean }): Promise<Pick<RunResult, 'links' | 'profile'>> {
     if (!o.ran) return { links: [] };
     const profile = await this.storedProfile(o.window);
-    const shot = await this.d.snapshots.take(`${this.run.side.label} ${this.run.test.name} #${this.run.repeat + 1}${this.slot ? ` (slot ${this.slot})` : ''}`, new Date(o.window.runStart * 1000), new Date(o.window.runEnd * 1000));
+    const shot = await this.d.snapshots.take(
+      `${this.run.side.label} ${this.run.test.name} #${this.run.repeat + 1}${this.slot ? ` (slot ${this.slot})` : ''}`,
+      new Date(o.window.runStart * 1000),
+      new Date(o.window.runEnd * 1000),
+    );
     for (const w of shot.warnings) {
       this.d.report.warning(w);
       this.d.progress.problem(w, 'warning');
@@ -221,8 +231,9 @@ export function awsGeneratorRule(maxEngineCpuPercent: number): GeneratorRule {
   return {
     limitPercent: maxEngineCpuPercent,
     words: {
-      unmeasured: 'the load agents\' CPU was not measured, so a saturated load generator cannot be ruled out',
-      cpu: (max, limit) => `a load agent used up to ${max.toFixed(0)}% CPU (limit bench.aws.maxEngineCpuPercent = ${limit}%): the agents, not the target, were the bottleneck; add agents (bench.aws.agentCount) or lower usersPerAgent`,
+      unmeasured: "the load agents' CPU was not measured, so a saturated load generator cannot be ruled out",
+      cpu: (max, limit) =>
+        `a load agent used up to ${max.toFixed(0)}% CPU (limit bench.aws.maxEngineCpuPercent = ${limit}%): the agents, not the target, were the bottleneck; add agents (bench.aws.agentCount) or lower usersPerAgent`,
       dropped: (n) => `the load engine dropped ${n} iterations: the agents could not keep up`,
       scriptErrors: (n) => `the k6 scenario threw ${n} errors on the agents; see journalctl -u loadgate-k6 on them`,
     },

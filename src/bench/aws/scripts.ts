@@ -37,7 +37,9 @@ export function readinessScript(helper: 'loadgate-mattermost' | 'loadgate-agent'
     '  tail -n 15 /var/log/loadgate-user-data.log >&2 || true\n' +
     '  exit 1\n' +
     'fi\n' +
-    (helper === 'none' ? '' : `command -v ${helper} > /dev/null || { echo "${helper} is not installed: was this bench built by this version of infra/aws?" >&2; exit 1; }\n`) +
+    (helper === 'none'
+      ? ''
+      : `command -v ${helper} > /dev/null || { echo "${helper} is not installed: was this bench built by this version of infra/aws?" >&2; exit 1; }\n`) +
     // App node 0 counted the errors of the dump's load (loadgate-dataset prepare).
     (helper === 'loadgate-mattermost' ? 'if [ -s "$home/dataset-load.txt" ]; then cat "$home/dataset-load.txt"; fi\n' : '') +
     'echo ready\n'

@@ -19,7 +19,6 @@ import type { RemoteResult, RemoteShell, RunScriptOptions } from './remote-shell
 /** send-command takes at most 50 instance IDs. */
 export const SSM_MAX_TARGETS = 50;
 
-
 const sendCommandSchema = z.object({ Command: z.object({ CommandId: z.string().min(1) }) });
 
 const invocationStatus = z.enum(['Pending', 'InProgress', 'Delayed', 'Success', 'Cancelled', 'TimedOut', 'Failed', 'Cancelling']);
@@ -90,7 +89,9 @@ export class SsmShell implements RemoteShell {
 
   /** One instance's result, with the most output SSM returns (GetCommandInvocation). */
   private async output(commandId: string, instanceId: string): Promise<RemoteResult> {
-    const answer = invocationSchema.safeParse(await this.aws(['ssm', 'get-command-invocation', '--command-id', commandId, '--instance-id', instanceId], 'ssm get-command-invocation'));
+    const answer = invocationSchema.safeParse(
+      await this.aws(['ssm', 'get-command-invocation', '--command-id', commandId, '--instance-id', instanceId], 'ssm get-command-invocation'),
+    );
     if (!answer.success) throw new SsmCommandError(`aws ssm get-command-invocation: unexpected answer (${issues(answer.error)})`);
     return toResult(answer.data);
   }
@@ -100,11 +101,16 @@ export class SsmShell implements RemoteShell {
     const sent = sendCommandSchema.safeParse(
       await this.aws(
         [
-          'ssm', 'send-command',
-          '--document-name', 'AWS-RunShellScript',
-          '--instance-ids', ...instanceIds,
-          '--parameters', parameters,
-          '--timeout-seconds', '600', // delivery: an agent offline this long is Undeliverable
+          'ssm',
+          'send-command',
+          '--document-name',
+          'AWS-RunShellScript',
+          '--instance-ids',
+          ...instanceIds,
+          '--parameters',
+          parameters,
+          '--timeout-seconds',
+          '600', // delivery: an agent offline this long is Undeliverable
           ...(options.comment ? ['--comment', options.comment.slice(0, 100)] : []),
         ],
         'ssm send-command',
@@ -117,7 +123,9 @@ export class SsmShell implements RemoteShell {
     const deadline = this.now() + (options.timeoutSec + 120) * 1000;
     const done = new Map<string, RemoteResult>();
     for (;;) {
-      const page = listInvocationsSchema.safeParse(await this.aws(['ssm', 'list-command-invocations', '--command-id', commandId], 'ssm list-command-invocations'));
+      const page = listInvocationsSchema.safeParse(
+        await this.aws(['ssm', 'list-command-invocations', '--command-id', commandId], 'ssm list-command-invocations'),
+      );
       if (!page.success) throw new SsmCommandError(`aws ssm list-command-invocations: unexpected answer (${issues(page.error)})`);
       for (const invocation of page.data.CommandInvocations) {
         if (!TERMINAL.has(invocation.Status) || !instanceIds.includes(invocation.InstanceId) || done.has(invocation.InstanceId)) continue;
@@ -127,7 +135,14 @@ export class SsmShell implements RemoteShell {
       if (this.now() > deadline) {
         await this.aws(['ssm', 'cancel-command', '--command-id', commandId], 'ssm cancel-command').catch(() => undefined);
         for (const id of instanceIds) {
-          if (!done.has(id)) done.set(id, { instanceId: id, status: 'TimedOut', exitCode: null, stdout: '', stderr: `no result within ${options.timeoutSec + 120} s (SSM command ${commandId}); cancelled` });
+          if (!done.has(id))
+            done.set(id, {
+              instanceId: id,
+              status: 'TimedOut',
+              exitCode: null,
+              stdout: '',
+              stderr: `no result within ${options.timeoutSec + 120} s (SSM command ${commandId}); cancelled`,
+            });
         }
         return done;
       }

@@ -74,7 +74,9 @@ async function createDataRoot(unprivileged: boolean): Promise<string> {
     for (let dir = tmpdir(); ; dir = dirname(dir)) {
       const mode = (await stat(dir)).mode;
       if ((mode & 0o001) === 0) {
-        throw new Error(`postgres: the bench data dirs go under TMPDIR (${tmpdir()}), but ${dir} cannot be entered by the unprivileged user PostgreSQL runs as; use a TMPDIR whose folders are o+x, such as /tmp`);
+        throw new Error(
+          `postgres: the bench data dirs go under TMPDIR (${tmpdir()}), but ${dir} cannot be entered by the unprivileged user PostgreSQL runs as; use a TMPDIR whose folders are o+x, such as /tmp`,
+        );
       }
       if (dirname(dir) === dir) break;
     }
@@ -92,17 +94,36 @@ export async function startLocalBench(o: LocalBenchOptions): Promise<LocalBench>
   o.supervisor.onCleanup('bench data dir', async () => {
     if (!o.keep) await rm(dataRoot, { recursive: true, force: true });
   });
-  const [postgresPort, nginxPort, prometheusPort, nodePort, processPort, serverClient, serverMetrics, k6Exporter, k6Api] =
-    (await allocatePorts(9)) as [number, number, number, number, number, number, number, number, number];
+  const [postgresPort, nginxPort, prometheusPort, nodePort, processPort, serverClient, serverMetrics, k6Exporter, k6Api] = (await allocatePorts(9)) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   const ports: BenchPorts = {
-    postgres: postgresPort, nginx: nginxPort, prometheus: prometheusPort, nodeExporter: nodePort,
-    processExporter: processPort, serverClient, serverMetrics, k6Exporter, k6Api,
+    postgres: postgresPort,
+    nginx: nginxPort,
+    prometheus: prometheusPort,
+    nodeExporter: nodePort,
+    processExporter: processPort,
+    serverClient,
+    serverMetrics,
+    k6Exporter,
+    k6Api,
   };
 
   step(`postgres on 127.0.0.1:${ports.postgres}`);
   const postgres = await startPostgres({
-    supervisor: o.supervisor, dataRoot: join(dataRoot, 'postgres'), logFile: join(o.logDir, 'postgres.log'),
-    port: ports.postgres, cpus: o.targetCpus,
+    supervisor: o.supervisor,
+    dataRoot: join(dataRoot, 'postgres'),
+    logFile: join(o.logDir, 'postgres.log'),
+    port: ports.postgres,
+    cpus: o.targetCpus,
   });
 
   step(`process exporter on 127.0.0.1:${ports.processExporter}`);
@@ -111,29 +132,53 @@ export async function startLocalBench(o: LocalBenchOptions): Promise<LocalBench>
 
   step(`node_exporter on 127.0.0.1:${ports.nodeExporter}`);
   const nodeExporter = await startNodeExporter({
-    supervisor: o.supervisor, port: ports.nodeExporter, logFile: join(o.logDir, 'node_exporter.log'), cpus: o.engineCpus,
+    supervisor: o.supervisor,
+    port: ports.nodeExporter,
+    logFile: join(o.logDir, 'node_exporter.log'),
+    cpus: o.engineCpus,
   });
 
   step(`prometheus on 127.0.0.1:${ports.prometheus}`);
   const prometheus = await startPrometheus({
-    supervisor: o.supervisor, dir: join(dataRoot, 'prometheus'), logFile: join(o.logDir, 'prometheus.log'),
-    port: ports.prometheus, cpus: o.engineCpus,
-    targets: { server: { job: o.server.job, port: ports.serverMetrics, path: o.server.metricsPath }, node: ports.nodeExporter, k6: ports.k6Exporter, process: ports.processExporter },
+    supervisor: o.supervisor,
+    dir: join(dataRoot, 'prometheus'),
+    logFile: join(o.logDir, 'prometheus.log'),
+    port: ports.prometheus,
+    cpus: o.engineCpus,
+    targets: {
+      server: { job: o.server.job, port: ports.serverMetrics, path: o.server.metricsPath },
+      node: ports.nodeExporter,
+      k6: ports.k6Exporter,
+      process: ports.processExporter,
+    },
   });
 
   step(`nginx on 127.0.0.1:${ports.nginx}`);
   const runAs = await resolveRunAs();
   const nginx = await startNginx({
-    supervisor: o.supervisor, dir: join(dataRoot, 'nginx'), logDir: o.logDir, logFile: join(o.logDir, 'nginx.log'),
-    port: ports.nginx, upstreamPort: ports.serverClient, cpus: o.targetCpus,
+    supervisor: o.supervisor,
+    dir: join(dataRoot, 'nginx'),
+    logDir: o.logDir,
+    logFile: join(o.logDir, 'nginx.log'),
+    port: ports.nginx,
+    upstreamPort: ports.serverClient,
+    cpus: o.targetCpus,
     workerUser: runAs ? `${runAs.name} ${runAs.group}` : undefined,
   });
 
   for (const p of [postgres.process.pid, nginx.process.pid]) if (p !== undefined) processExporter.addGroup(p);
 
   return {
-    ports, dataRoot, logDir: o.logDir, targetCpus: o.targetCpus, engineCpus: o.engineCpus,
-    postgres, nginx, prometheus, nodeExporter, processExporter,
+    ports,
+    dataRoot,
+    logDir: o.logDir,
+    targetCpus: o.targetCpus,
+    engineCpus: o.engineCpus,
+    postgres,
+    nginx,
+    prometheus,
+    nodeExporter,
+    processExporter,
     crashed: () => [postgres.process, nginx.process, prometheus.process, nodeExporter.process].find((p) => p.crashed),
     async versions() {
       const settled = await Promise.allSettled([postgres.version(), nginx.version(), prometheus.version(), nodeExporter.version()]);

@@ -26,7 +26,11 @@ export interface CgroupLayout {
   dir: string;
 }
 
-const exists = (p: string) => access(p).then(() => true, () => false);
+const exists = (p: string) =>
+  access(p).then(
+    () => true,
+    () => false,
+  );
 
 /** Which cgroup version `root` (normally /sys/fs/cgroup) holds, and where the cpu controller is. */
 export async function detectCgroup(root = '/sys/fs/cgroup'): Promise<CgroupLayout> {
@@ -64,7 +68,9 @@ export async function createQuotaGroup(layout: CgroupLayout, name: string, fract
     }
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    throw new Error(`cannot set a CPU quota in ${path} (${code ?? (error as Error).message}): it needs write access to the cgroup v${layout.version} file system (run as root)`);
+    throw new Error(
+      `cannot set a CPU quota in ${path} (${code ?? (error as Error).message}): it needs write access to the cgroup v${layout.version} file system (run as root)`,
+    );
   }
   const pids: number[] = [];
   return {
@@ -86,6 +92,8 @@ export async function limitCpu(pid: number, fraction: number, targetCpus: string
   const layout = await detectCgroup();
   const group = await createQuotaGroup(layout, `loadgate-${role}-${process.pid}`, fraction, cpuCount(targetCpus));
   await group.add(pid);
-  progress.info(`${role} target limited to ${fraction} of cores ${targetCpus} (cgroup v${layout.version} quota ${group.quotaUs} µs per ${CFS_PERIOD_US} µs, ${group.path})`);
+  progress.info(
+    `${role} target limited to ${fraction} of cores ${targetCpus} (cgroup v${layout.version} quota ${group.quotaUs} µs per ${CFS_PERIOD_US} µs, ${group.path})`,
+  );
   return group;
 }

@@ -50,7 +50,10 @@ export class LocalGateBench implements GateBench {
     private readonly logDir: string,
   ) {
     const { local } = o.server;
-    if (!local) throw new InputError(`target.system: ${o.server.displayName} cannot be installed and run on this machine; use the bench its adapter runs on (bench.kind: ${o.server.bench})`);
+    if (!local)
+      throw new InputError(
+        `target.system: ${o.server.displayName} cannot be installed and run on this machine; use the bench its adapter runs on (bench.kind: ${o.server.bench})`,
+      );
     this.server = { ...o.server, local };
   }
 
@@ -93,8 +96,10 @@ export class LocalGateBench implements GateBench {
     const profiler = profiling ? heartbeat(progress, 'profiler', profiling.prepare({ cacheDir: o.cacheDir, onStep: (l) => progress.info(l) })) : undefined;
     const benches = this.startBenches();
     // The dataset waits for the older version's install and slot a's bench only.
-    const dataset = Promise.all([installs.get(this.server.local.installKey(datasetSide(o))) as Promise<LocalInstall>, benches.then((b) => b[0] as LocalBench)])
-      .then(([install, bench]) => this.dataset(install, bench));
+    const dataset = Promise.all([
+      installs.get(this.server.local.installKey(datasetSide(o))) as Promise<LocalInstall>,
+      benches.then((b) => b[0] as LocalBench),
+    ]).then(([install, bench]) => this.dataset(install, bench));
     const [k6Path, installed, prof, , ds] = await settledAll([k6, allOf(installs), profiler, benches, dataset] as const);
     progress.info(`k6 ${k6Path}; ${server.displayName} ${[...installed.keys()].join(', ')} in ${o.cacheDir}`);
     const bench = this.benches[0] as LocalBench;
@@ -102,10 +107,26 @@ export class LocalGateBench implements GateBench {
 
     const [componentVersions, k6Label] = await Promise.all([bench.versions(), k6Version(k6Path).catch(() => o.config.engine.version)]);
     const setupProbe = await this.machineSpeed();
-    this.current = { kind: 'local', host, versions: { ...componentVersions, engine: `k6 ${k6Label}` }, dataset: ds.dataset.description, ...(setupProbe ? { setupProbe } : {}) };
+    this.current = {
+      kind: 'local',
+      host,
+      versions: { ...componentVersions, engine: `k6 ${k6Label}` },
+      dataset: ds.dataset.description,
+      ...(setupProbe ? { setupProbe } : {}),
+    };
 
     this.contexts = this.benches.map((slotBench) => ({
-      server, supervisor, bench: slotBench, progress, config: o.config, configDir: dirname(o.configFile), k6Path, dataset: ds.dataset, installs: installed, fingerprint: this.current, logDir,
+      server,
+      supervisor,
+      bench: slotBench,
+      progress,
+      config: o.config,
+      configDir: dirname(o.configFile),
+      k6Path,
+      dataset: ds.dataset,
+      installs: installed,
+      fingerprint: this.current,
+      logDir,
       prometheus: new PrometheusClient(slotBench.prometheus.url),
       signal,
       state: { lastLoadEndMs: ds.lastLoadEndMs },
@@ -147,7 +168,12 @@ export class LocalGateBench implements GateBench {
     for (const side of [o.baseline, o.candidate, datasetSide(o)]) {
       const key = server.local.installKey(side);
       if (installs.has(key)) continue;
-      const work = server.local.install(side, { cacheDir: o.cacheDir, target: o.config.target, onStep: (l) => progress.info(l), logFile: join(logDir, `install-${key}.log`) });
+      const work = server.local.install(side, {
+        cacheDir: o.cacheDir,
+        target: o.config.target,
+        onStep: (l) => progress.info(l),
+        logFile: join(logDir, `install-${key}.log`),
+      });
       installs.set(key, heartbeat(progress, `${server.displayName} ${side.label}`, work));
     }
     return installs;
@@ -191,8 +217,14 @@ export class LocalGateBench implements GateBench {
     }
     progress.info(`building the dataset with ${server.displayName} ${o.datasetVersion}, the older version (schemas migrate forward only); cached afterwards`);
     const dataset = await server.local.buildDataset({
-      supervisor, host: bench, install, cacheDir: o.cacheDir, size, overrides: baseOverrides,
-      workDir: join(bench.dataRoot, 'seed'), logFile: join(logDir, `dataset-${server.system}.log`),
+      supervisor,
+      host: bench,
+      install,
+      cacheDir: o.cacheDir,
+      size,
+      overrides: baseOverrides,
+      workDir: join(bench.dataRoot, 'seed'),
+      logFile: join(logDir, `dataset-${server.system}.log`),
       onProgress: (l) => progress.info(l),
     });
     progress.info(`dataset built in ${dataset.buildSeconds ?? '?'}s: ${dataset.dir}`);
@@ -247,7 +279,8 @@ export class LocalGateBench implements GateBench {
     }
     if (fp.dataset) notes.push(`${fp.dataset}; restored into a fresh database before every run.`);
     for (const side of [o.baseline, o.candidate]) {
-      if (side.sideOverrides.length) notes.push(`${side.role} ${side.label} ran with config overrides: ${side.sideOverrides.map((x) => `\`${x.text}\``).join(', ')}.`);
+      if (side.sideOverrides.length)
+        notes.push(`${side.role} ${side.label} ran with config overrides: ${side.sideOverrides.map((x) => `\`${x.text}\``).join(', ')}.`);
       if (side.cpuQuota !== undefined) {
         notes.push(
           `${side.role} ${side.label}'s ${name} was limited to ${side.cpuQuota} of the target cores by a cgroup CPU quota (--${side.role}-cpu-quota), and its CPU utilisation (health query and results) is measured against that share: a machine with ${side.cpuQuota} of the CPU.`,

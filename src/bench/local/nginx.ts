@@ -122,12 +122,20 @@ export async function startNginx(options: NginxOptions): Promise<NginxServer> {
   }
   await assertPortFree('nginx', options.port);
   const proc = await options.supervisor.spawn({
-    name: 'nginx', command: 'nginx', args: ['-e', join(options.logDir, 'nginx-error.log'), '-p', options.dir, '-c', confFile], logFile: options.logFile,
-    cpus: options.cpus, stopSignal: 'SIGQUIT', stopTimeoutMs: 10_000,
+    name: 'nginx',
+    command: 'nginx',
+    args: ['-e', join(options.logDir, 'nginx-error.log'), '-p', options.dir, '-c', confFile],
+    logFile: options.logFile,
+    cpus: options.cpus,
+    stopSignal: 'SIGQUIT',
+    stopTimeoutMs: 10_000,
   });
   const url = `http://${LOOPBACK}:${options.port}`;
   await waitUntilReady(() => httpOk(`${url}/_loadgate/nginx-health`), {
-    component: 'nginx', process: proc, timeoutMs: 20_000, what: `answering ${url}/_loadgate/nginx-health`,
+    component: 'nginx',
+    process: proc,
+    timeoutMs: 20_000,
+    what: `answering ${url}/_loadgate/nginx-health`,
   });
   return {
     port: options.port,

@@ -18,11 +18,7 @@ export interface NodeExporter {
 }
 
 export function nodeExporterArgs(port: number): string[] {
-  return [
-    `--web.listen-address=${LOOPBACK}:${port}`,
-    '--collector.disable-defaults',
-    ...NODE_EXPORTER_COLLECTORS.map((c) => `--collector.${c}`),
-  ];
+  return [`--web.listen-address=${LOOPBACK}:${port}`, '--collector.disable-defaults', ...NODE_EXPORTER_COLLECTORS.map((c) => `--collector.${c}`)];
 }
 
 async function findBinary(): Promise<string> {
@@ -42,7 +38,10 @@ export async function startNodeExporter(o: { supervisor: ProcessSupervisor; port
   await assertPortFree('node_exporter', o.port);
   const proc = await o.supervisor.spawn({ name: 'node_exporter', command: binary, args: nodeExporterArgs(o.port), logFile: o.logFile, cpus: o.cpus });
   await waitUntilReady(() => httpOk(`http://${LOOPBACK}:${o.port}/metrics`, (s, body) => s === 200 && body.includes('node_cpu_seconds_total')), {
-    component: 'node_exporter', process: proc, timeoutMs: 20_000, what: `serving node_cpu_seconds_total on ${LOOPBACK}:${o.port}/metrics`,
+    component: 'node_exporter',
+    process: proc,
+    timeoutMs: 20_000,
+    what: `serving node_cpu_seconds_total on ${LOOPBACK}:${o.port}/metrics`,
   });
   return {
     port: o.port,

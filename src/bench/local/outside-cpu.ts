@@ -37,7 +37,10 @@ const round1 = (x: number): number => Math.round(x * 10) / 10;
  */
 export function outsideCpuShare(i: OutsideCpuInputs): OutsideCpu {
   const capacity = i.cores * i.windowSec;
-  const missing = [i.hostBusySec === null ? 'node_exporter\'s busy CPU' : '', i.benchSec === null ? 'the bench\'s own CPU (loadgate_bench_cpu_seconds_total)' : ''].filter(Boolean);
+  const missing = [
+    i.hostBusySec === null ? "node_exporter's busy CPU" : '',
+    i.benchSec === null ? "the bench's own CPU (loadgate_bench_cpu_seconds_total)" : '',
+  ].filter(Boolean);
   if (!(capacity > 0)) return { limitPercent: i.limitPercent, unmeasured: 'the measured window is empty' };
   if (missing.length) return { limitPercent: i.limitPercent, unmeasured: `no samples of ${missing.join(' or ')} in the measured window` };
   const host = (100 * (i.hostBusySec as number)) / capacity;

@@ -77,7 +77,10 @@ async function findPostgresBinDir(): Promise<string> {
       /* next */
     }
   }
-  throw new ComponentError('postgres', `no PostgreSQL server found under ${base}/<version>/bin; run scripts/setup-local.sh (apt-get install postgresql) or set LOADGATE_PG_BINDIR`);
+  throw new ComponentError(
+    'postgres',
+    `no PostgreSQL server found under ${base}/<version>/bin; run scripts/setup-local.sh (apt-get install postgresql) or set LOADGATE_PG_BINDIR`,
+  );
 }
 
 export async function startPostgres(options: PostgresOptions): Promise<PostgresServer> {
@@ -95,17 +98,23 @@ export async function startPostgres(options: PostgresOptions): Promise<PostgresS
 
   await assertPortFree('postgres', options.port);
   const settings = { ...SERVER_SETTINGS, listen_addresses: LOOPBACK, port: String(options.port), unix_socket_directories: socketDir };
-  const [cmd, args] = asUser(runAs, join(binDir, 'postgres'), [
-    '-D', dataDir, ...Object.entries(settings).flatMap(([k, v]) => ['-c', `${k}=${v}`]),
-  ]);
+  const [cmd, args] = asUser(runAs, join(binDir, 'postgres'), ['-D', dataDir, ...Object.entries(settings).flatMap(([k, v]) => ['-c', `${k}=${v}`])]);
   const proc = await options.supervisor.spawn({
-    name: 'postgres', command: cmd, args, logFile: options.logFile, cwd: root, cpus: options.cpus,
+    name: 'postgres',
+    command: cmd,
+    args,
+    logFile: options.logFile,
+    cwd: root,
+    cpus: options.cpus,
     stopSignal: 'SIGINT', // "fast" shutdown: disconnect clients, no waiting
     stopTimeoutMs: 15_000,
   });
   const server = serverHandle(options, binDir, password, proc);
   await waitUntilReady(async () => (await server.psql('select 1')) === '1', {
-    component: 'postgres', process: proc, timeoutMs: 60_000, what: `accepting connections on ${LOOPBACK}:${options.port}`,
+    component: 'postgres',
+    process: proc,
+    timeoutMs: 60_000,
+    what: `accepting connections on ${LOOPBACK}:${options.port}`,
   });
   return server;
 }
@@ -117,8 +126,17 @@ async function initCluster(binDir: string, runAs: RunAs | null, root: string, da
   await writeFile(pwFile, `${password}\n`, { mode: 0o600 });
   await giveTo(runAs, pwFile);
   const [initCmd, initArgs] = asUser(runAs, join(binDir, 'initdb'), [
-    '-D', dataDir, '-U', PG_SUPERUSER, '--auth-local=trust', '--auth-host=scram-sha-256',
-    `--pwfile=${pwFile}`, '-E', 'UTF8', '--locale=C', '--no-instructions',
+    '-D',
+    dataDir,
+    '-U',
+    PG_SUPERUSER,
+    '--auth-local=trust',
+    '--auth-host=scram-sha-256',
+    `--pwfile=${pwFile}`,
+    '-E',
+    'UTF8',
+    '--locale=C',
+    '--no-instructions',
   ]);
   try {
     await runTool(initCmd, initArgs, { timeoutMs: 120_000, cwd: root });
@@ -142,7 +160,8 @@ function serverHandle(options: PostgresOptions, binDir: string, password: string
   });
   const psql = async (sql: string, database = 'postgres'): Promise<string> => {
     const { stdout } = await runTool(join(binDir, 'psql'), ['-X', '-q', '-A', '-t', '-v', 'ON_ERROR_STOP=1', '-d', database, '-c', sql], {
-      env: clientEnv(), timeoutMs: 60_000,
+      env: clientEnv(),
+      timeoutMs: 60_000,
     });
     return stdout.trim();
   };
@@ -168,7 +187,8 @@ function serverHandle(options: PostgresOptions, binDir: string, password: string
     async restore(file, database) {
       await server.recreateDatabase(database);
       await runTool(join(binDir, 'pg_restore'), ['--no-owner', '--exit-on-error', '-j', '2', '-d', database, file], {
-        env: clientEnv(), timeoutMs: 600_000,
+        env: clientEnv(),
+        timeoutMs: 600_000,
       });
       // Fresh statistics so both versions start with the same planner view of the data.
       await psql('ANALYZE', database);

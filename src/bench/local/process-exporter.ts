@@ -53,11 +53,13 @@ async function groupCpuSeconds(groups: ReadonlySet<number>, clockTicks: number):
   if (!groups.size) return perPid;
   const entries = await readdir('/proc').catch(() => [] as string[]);
   await Promise.all(
-    entries.filter((e) => /^\d+$/.test(e)).map(async (pid) => {
-      const text = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
-      const parsed = text ? parseStatGroupCpu(text, clockTicks) : undefined;
-      if (parsed && groups.has(parsed.pgid)) perPid.set(Number(pid), parsed.cpuSeconds);
-    }),
+    entries
+      .filter((e) => /^\d+$/.test(e))
+      .map(async (pid) => {
+        const text = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
+        const parsed = text ? parseStatGroupCpu(text, clockTicks) : undefined;
+        if (parsed && groups.has(parsed.pgid)) perPid.set(Number(pid), parsed.cpuSeconds);
+      }),
   );
   return perPid;
 }
@@ -126,20 +128,18 @@ export class RisingCounter {
 export async function readTreeStats(clockTicks = CLOCK_TICKS): Promise<TreeStat[]> {
   const entries = await readdir('/proc').catch(() => [] as string[]);
   const stats = await Promise.all(
-    entries.filter((e) => /^\d+$/.test(e)).map(async (pid) => {
-      const text = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
-      return text ? parseTreeStat(text, clockTicks) : undefined;
-    }),
+    entries
+      .filter((e) => /^\d+$/.test(e))
+      .map(async (pid) => {
+        const text = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
+        return text ? parseTreeStat(text, clockTicks) : undefined;
+      }),
   );
   return stats.filter((s): s is TreeStat => s !== undefined);
 }
 
 export function renderMetrics(sample: ProcSample | undefined, groupCpu?: number, benchCpu?: number): string {
-  const lines = [
-    '# HELP loadgate_target_up 1 while the target process is running.',
-    '# TYPE loadgate_target_up gauge',
-    `loadgate_target_up ${sample ? 1 : 0}`,
-  ];
+  const lines = ['# HELP loadgate_target_up 1 while the target process is running.', '# TYPE loadgate_target_up gauge', `loadgate_target_up ${sample ? 1 : 0}`];
   if (sample) {
     lines.push(
       '# HELP loadgate_target_threads OS threads of the target process.',

@@ -74,7 +74,10 @@ export async function startPrometheus(o: {
   });
   const url = `http://${LOOPBACK}:${o.port}`;
   await waitUntilReady(() => httpOk(`${url}/-/ready`), {
-    component: 'prometheus', process: proc, timeoutMs: 60_000, what: `answering ${url}/-/ready`,
+    component: 'prometheus',
+    process: proc,
+    timeoutMs: 60_000,
+    what: `answering ${url}/-/ready`,
   });
   return {
     port: o.port,

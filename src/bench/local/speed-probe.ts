@@ -94,7 +94,8 @@ export async function probeOnce(options: SpeedProbeOptions): Promise<ProbeSample
 export function parseProbeOutput(stdout: string): ProbeSample {
   const [ms, ...interpreter] = stdout.trim().split(/\s+/);
   const cpuMs = Number(ms);
-  if (!Number.isFinite(cpuMs) || cpuMs <= 0 || !interpreter.length) throw new Error(`the speed probe printed ${JSON.stringify(stdout.trim().slice(0, 80))}, not a CPU time in ms and the interpreter`);
+  if (!Number.isFinite(cpuMs) || cpuMs <= 0 || !interpreter.length)
+    throw new Error(`the speed probe printed ${JSON.stringify(stdout.trim().slice(0, 80))}, not a CPU time in ms and the interpreter`);
   return { cpuMs, interpreter: interpreter.join(' ') };
 }
 
@@ -112,7 +113,13 @@ export function summarizeProbes(samples: readonly ProbeSample[], window?: { star
   const interpreters = [...new Set(used.map((s) => s.interpreter))].sort().join(', ');
   const round = (x: number) => Math.round(x * 100) / 100;
   const name = `${SPEED_PROBE_WORKLOAD}${windowed ? WINDOW_SPAN_SUFFIX : ''}`;
-  return { workload: `${name} ${interpreters}`, samples: ms.length, cpuMsMedian: round(median(ms)), cpuMsMin: round(Math.min(...ms)), cpuMsMax: round(Math.max(...ms)) };
+  return {
+    workload: `${name} ${interpreters}`,
+    samples: ms.length,
+    cpuMsMedian: round(median(ms)),
+    cpuMsMin: round(Math.min(...ms)),
+    cpuMsMax: round(Math.max(...ms)),
+  };
 }
 
 /**

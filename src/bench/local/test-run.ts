@@ -154,7 +154,9 @@ class LocalAttempt implements RunAttempt {
     const { ctx, run } = this;
     const { bench } = ctx;
     const overrides = run.side.sideOverrides.length ? ` with ${run.side.sideOverrides.map((o) => o.text).join(', ')}` : '';
-    ctx.progress.info(`${this.duet ? `slot ${this.duet.slot}: ` : ''}starting ${ctx.server.displayName} ${run.side.version} on cores ${bench.targetCpus}${overrides}`);
+    ctx.progress.info(
+      `${this.duet ? `slot ${this.duet.slot}: ` : ''}starting ${ctx.server.displayName} ${run.side.version} on cores ${bench.targetCpus}${overrides}`,
+    );
     const server = await ctx.server.local.start({
       supervisor: ctx.supervisor,
       host: bench,
@@ -190,7 +192,8 @@ class LocalAttempt implements RunAttempt {
 
   testStarted(): void {
     // A duet needs no probe: the machine's speed moves both sides alike.
-    if (!this.duet && this.install) this.probe = startSpeedProbe({ python: this.install.python ?? process.env.LOADGATE_PYTHON ?? 'python3', cpus: this.ctx.bench.targetCpus });
+    if (!this.duet && this.install)
+      this.probe = startSpeedProbe({ python: this.install.python ?? process.env.LOADGATE_PYTHON ?? 'python3', cpus: this.ctx.bench.targetCpus });
     const pid = this.server?.process.pid;
     if (this.ctx.profiler && pid !== undefined) {
       const dir = join(this.ctx.bench.dataRoot, 'runs', this.id, 'profile');
@@ -251,7 +254,13 @@ class LocalAttempt implements RunAttempt {
     const { fingerprint } = ctx;
     return {
       note: `local bench run ${this.id}${duet ? ` (duet, slot ${duet.slot})` : ''}${overrides}`,
-      bench: { ...fingerprint, versions: { ...fingerprint.versions, target: `${ctx.server.displayName} ${run.side.build ? run.side.label : (this.install?.version ?? run.side.version)}` } },
+      bench: {
+        ...fingerprint,
+        versions: {
+          ...fingerprint.versions,
+          target: `${ctx.server.displayName} ${run.side.build ? run.side.label : (this.install?.version ?? run.side.version)}`,
+        },
+      },
     };
   }
 }
@@ -262,7 +271,8 @@ function localGeneratorRule(maxEngineCpuPercent: number, cpuShare: number | unde
   return {
     limitPercent: maxEngineCpuPercent * (cpuShare ?? 1),
     words: {
-      cpu: (max) => `the load generator (k6) used up to ${max.toFixed(0)}% of its cores (limit bench.local.maxEngineCpuPercent = ${maxEngineCpuPercent}%${duetShare}): the bench, not the target, was the bottleneck`,
+      cpu: (max) =>
+        `the load generator (k6) used up to ${max.toFixed(0)}% of its cores (limit bench.local.maxEngineCpuPercent = ${maxEngineCpuPercent}%${duetShare}): the bench, not the target, was the bottleneck`,
       dropped: (n) => `k6 dropped ${n} iterations: the load generator could not keep up`,
       scriptErrors: (n) => `the k6 scenario threw ${n} errors; see ${logFile()}`,
     },

@@ -28,7 +28,15 @@ export const mattermost: ChatServer = {
       // Any build tarball (the nodes download it), named by its URL; its version is whatever it reports.
       const build = parseBuildUrl(label, `--${role}`);
       const buildName = buildLabel(build);
-      return { label: buildName, build, version: buildName, overrides: sideOverrides, sideOverrides, releaseUrl: label, configPatch: overridesToPatch(sideOverrides) };
+      return {
+        label: buildName,
+        build,
+        version: buildName,
+        overrides: sideOverrides,
+        sideOverrides,
+        releaseUrl: label,
+        configPatch: overridesToPatch(sideOverrides),
+      };
     }
     const version = validateVersionLabel(label, target.versionPattern, `--${role}`);
     return {

@@ -25,8 +25,19 @@ export interface MattermostCollected extends Collected {
 }
 
 const UNITS: Record<MattermostSeriesName, NonNullable<RunResult['series']['apiAvgMs']>['unit']> = {
-  apiAvgMs: 'ms', apiP50Ms: 'ms', apiP95Ms: 'ms', apiP99Ms: 'ms', storeAvgMs: 'ms', storeP99Ms: 'ms', cpuPercent: 'percent',
-  threads: 'count', heapInUseBytes: 'bytes', stackInUseBytes: 'bytes', connectedUsers: 'users', rps: 'rps', errorPercent: 'percent',
+  apiAvgMs: 'ms',
+  apiP50Ms: 'ms',
+  apiP95Ms: 'ms',
+  apiP99Ms: 'ms',
+  storeAvgMs: 'ms',
+  storeP99Ms: 'ms',
+  cpuPercent: 'percent',
+  threads: 'count',
+  heapInUseBytes: 'bytes',
+  stackInUseBytes: 'bytes',
+  connectedUsers: 'users',
+  rps: 'rps',
+  errorPercent: 'percent',
 };
 /** Without these the run cannot be judged. */
 const ESSENTIAL: readonly MattermostSeriesName[] = ['apiAvgMs', 'cpuPercent', 'heapInUseBytes', 'connectedUsers', 'rps'];
@@ -49,8 +60,17 @@ export async function collectMattermostRun(client: PrometheusClient, w: CollectW
     }
   };
   const [apiCount, apiSum, apiP99, storeCount, storeSum, storeP99, requests, errors, timeouts, agentCpu, dropped] = await Promise.all([
-    instant(q.apiCount), instant(q.apiSum), instant(q.apiP99), instant(q.storeCount), instant(q.storeSum), instant(q.storeP99),
-    instant(q.requests), instant(q.errors), instant(q.timeouts), instant(q.agentCpuMax), instant(q.droppedIterations),
+    instant(q.apiCount),
+    instant(q.apiSum),
+    instant(q.apiP99),
+    instant(q.storeCount),
+    instant(q.storeSum),
+    instant(q.storeP99),
+    instant(q.requests),
+    instant(q.errors),
+    instant(q.timeouts),
+    instant(q.agentCpuMax),
+    instant(q.droppedIterations),
   ]);
 
   const api = timingsOf(apiCount, apiSum, apiP99, 'handler');
@@ -67,7 +87,8 @@ export async function collectMattermostRun(client: PrometheusClient, w: CollectW
   }
   const cpu = agentCpu[0]?.value;
   const agentCpuPercentMax = cpu !== undefined && Number.isFinite(cpu) ? round(cpu, 1) : undefined;
-  if (agentCpuPercentMax === undefined) problems.push(`Prometheus has no CPU data from ${COMPONENTS.agentNodes}: whether the load generator saturated cannot be told`);
+  if (agentCpuPercentMax === undefined)
+    problems.push(`Prometheus has no CPU data from ${COMPONENTS.agentNodes}: whether the load generator saturated cannot be told`);
   const droppedValue = dropped.length ? Math.round(total(dropped)) : undefined;
   return {
     series,

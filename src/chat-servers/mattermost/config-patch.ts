@@ -21,7 +21,16 @@ type ConfigObject = { [section: string]: unknown };
  * Keys the bench owns: `Section.Key`. infra/aws refuses the same keys in
  * `mattermost_config_patch` and the app nodes re-apply them after every patch.
  */
-export const BENCH_OWNED_SETTINGS: readonly string[] = ['SqlSettings.DriverName', 'SqlSettings.DataSource', 'SqlSettings.DataSourceReplicas', 'MetricsSettings.ListenAddress', 'MetricsSettings.Enable', 'ClusterSettings.ClusterName', 'ClusterSettings.Enable', 'ServiceSettings.ListenAddress'];
+export const BENCH_OWNED_SETTINGS: readonly string[] = [
+  'SqlSettings.DriverName',
+  'SqlSettings.DataSource',
+  'SqlSettings.DataSourceReplicas',
+  'MetricsSettings.ListenAddress',
+  'MetricsSettings.Enable',
+  'ClusterSettings.ClusterName',
+  'ClusterSettings.Enable',
+  'ServiceSettings.ListenAddress',
+];
 
 const sectionName = /^[A-Z][A-Za-z0-9]*$/;
 

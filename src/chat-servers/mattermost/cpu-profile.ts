@@ -53,7 +53,12 @@ export const pyroscopeProfile: ProfileCapability = {
     attach(target) {
       const { continuous } = target;
       if (!continuous) throw new Error("Mattermost's profile is read from the bench's continuous profiler (Pyroscope): the bench gave none");
-      const src: MattermostProfileSource = { pyroscope: new PyroscopeClient(continuous.url), slot: target.slot ?? 'a', scrapeIntervalSec: continuous.scrapeIntervalSec, ...(signal ? { signal } : {}) };
+      const src: MattermostProfileSource = {
+        pyroscope: new PyroscopeClient(continuous.url),
+        slot: target.slot ?? 'a',
+        scrapeIntervalSec: continuous.scrapeIntervalSec,
+        ...(signal ? { signal } : {}),
+      };
       return {
         // Pyroscope keeps sampling after the run: there is nothing of the gate's to stop.
         stop: async () => {},
@@ -91,12 +96,19 @@ async function readMattermostCpuProfile(src: MattermostProfileSource, window: { 
   if (readyAt > now) await sleep((readyAt - now) * 1000, undefined, src.signal ? { signal: src.signal } : {});
 
   const selector = mattermostProfileSelector(src.slot);
-  const query = { profileTypeId: MATTERMOST_CPU_PROFILE_TYPE, labelSelector: selector, startMs: Math.round((window.startSec - profileSec / 2) * 1000), endMs: Math.round((window.endSec - profileSec / 2) * 1000) };
+  const query = {
+    profileTypeId: MATTERMOST_CPU_PROFILE_TYPE,
+    labelSelector: selector,
+    startMs: Math.round((window.startSec - profileSec / 2) * 1000),
+    endMs: Math.round((window.endSec - profileSec / 2) * 1000),
+  };
   // SelectSeries reads from start - step (pkg/querier SelectSeries): one step later reads the same profiles.
   const series = await src.pyroscope.selectSeries({ ...query, startMs: query.startMs + 1000, stepSec: 1, groupBy: ['instance'] });
   const perNode = series.map((s) => s.points.length).filter((n) => n > 0);
   if (!perNode.length) {
-    throw new Error(`Pyroscope (${src.pyroscope.baseUrl}) holds no ${MATTERMOST_CPU_PROFILE_TYPE} profile of ${selector} from ${new Date(query.startMs).toISOString()} to ${new Date(query.endMs).toISOString()}: the bench's Alloy wrote none (is the slot's metrics listener up, and its CPU profiler free?)`);
+    throw new Error(
+      `Pyroscope (${src.pyroscope.baseUrl}) holds no ${MATTERMOST_CPU_PROFILE_TYPE} profile of ${selector} from ${new Date(query.startMs).toISOString()} to ${new Date(query.endMs).toISOString()}: the bench's Alloy wrote none (is the slot's metrics listener up, and its CPU profiler free?)`,
+    );
   }
   const profiles = perNode.reduce((a, b) => a + b, 0);
   const coveredSec = Math.min(windowSec, (profiles / perNode.length) * profileSec);

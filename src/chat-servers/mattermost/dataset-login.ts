@@ -47,7 +47,9 @@ export function firstAccount(text: string): { login: string; password: string; v
   const trimmed = text.trimStart();
   if (trimmed.startsWith('[')) {
     // k6's JSON form: [{"username"|"email"|"login", "password"}, ...].
-    const parsed = z.array(z.object({ login: z.string().optional(), username: z.string().optional(), email: z.string().optional(), password: z.string() })).safeParse(JSON.parse(trimmed));
+    const parsed = z
+      .array(z.object({ login: z.string().optional(), username: z.string().optional(), email: z.string().optional(), password: z.string() }))
+      .safeParse(JSON.parse(trimmed));
     const first = parsed.success ? parsed.data[0] : undefined;
     const login = first?.login ?? first?.username ?? first?.email;
     return first && login ? { login, password: first.password } : undefined;
@@ -159,7 +161,10 @@ function adminProblems(report: Report, l: DatasetLogin): string[] {
   const login = report.adminLogin;
   if (!login) throw new Error('the login check printed no admin login');
   if (login.status === 0) throw new Error(`cannot reach Mattermost on ${l.where} to log in the admin: ${refusal(login)}`);
-  if (login.status !== 200) return [`admin-email: Mattermost on ${l.where} refused to log in ${l.admin.email} (${refusal(login)}), the system admin load-test-ng's agents log in as they start; ${ADMIN_FIX}`];
+  if (login.status !== 200)
+    return [
+      `admin-email: Mattermost on ${l.where} refused to log in ${l.admin.email} (${refusal(login)}), the system admin load-test-ng's agents log in as they start; ${ADMIN_FIX}`,
+    ];
   const profile = profileSchema.safeParse(login.body);
   const roles = profile.success ? profile.data.roles : '';
   if (!roles.split(' ').includes('system_admin')) {
@@ -176,11 +181,15 @@ function refusedUser(report: Report, l: DatasetLogin, login: string, notes: stri
   const refused = `Mattermost on ${l.where} refused ${login}, the users file's first account (${refusal(answer)})`;
   if (answer.status !== 401) return [`users file ${l.usersFile}: ${refused}; ${usersFix(l.usersFile)}`];
   if (exists === true) {
-    return [`users file ${l.usersFile}: ${refused}, and the dataset has that account, so the file's password is not its password${l.engine === 'load-test-ng' ? ' (load-test-ng would retry that login for the whole test)' : ''}; ${usersFix(l.usersFile)}`];
+    return [
+      `users file ${l.usersFile}: ${refused}, and the dataset has that account, so the file's password is not its password${l.engine === 'load-test-ng' ? ' (load-test-ng would retry that login for the whole test)' : ''}; ${usersFix(l.usersFile)}`,
+    ];
   }
   if (l.engine === 'k6') {
     const why = exists === false ? 'the dataset has no such account' : 'either the dataset has no such account or the password differs';
-    return [`users file ${l.usersFile}: ${refused}: ${why}, and engine.kind k6 only logs in (it signs nobody up): list the dataset's own accounts with their passwords, or run engine.kind load-test-ng, whose agents sign up the accounts a dataset lacks`];
+    return [
+      `users file ${l.usersFile}: ${refused}: ${why}, and engine.kind k6 only logs in (it signs nobody up): list the dataset's own accounts with their passwords, or run engine.kind load-test-ng, whose agents sign up the accounts a dataset lacks`,
+    ];
   }
   return signUpProblems(report, l, login, exists, notes);
 }
@@ -194,7 +203,9 @@ function signUpProblems(report: Report, l: DatasetLogin, login: string, exists: 
       `users file ${l.usersFile}: the dataset has no account ${login} and this server does not let load-test-ng sign it up (${closed.map((k) => `${k} "${config.success ? config.data[k] : ''}"`).join(', ')}; TeamSettings.EnableOpenServer, TeamSettings.EnableUserCreation, EmailSettings.EnableSignUpWithEmail): remove those overrides from target.settings, or ${usersFix(l.usersFile)}`,
     ];
   }
-  notes.push(`${exists === false ? `the dataset has no account ${login}` : `${login} did not log in`}: load-test-ng signs up the file's accounts the dataset lacks at their first login in every run, as load-test-ng's own comparisons do`);
+  notes.push(
+    `${exists === false ? `the dataset has no account ${login}` : `${login} did not log in`}: load-test-ng signs up the file's accounts the dataset lacks at their first login in every run, as load-test-ng's own comparisons do`,
+  );
   return [];
 }
 

@@ -16,7 +16,9 @@ const LICENCE_REASON =
 /** `loadgate plan` (the provisioning path): the licence secret must be given. */
 export function requireLicenceSecret(system: string, licenseSecretArn: string | undefined, flag: string): void {
   if (system !== 'mattermost' || licenseSecretArn) return;
-  throw new InputError(`${flag}: a Mattermost gate on AWS needs a licence: ${LICENCE_REASON}. Store the licence in Secrets Manager and pass its ARN (vars.LOADGATE_LICENSE_SECRET_ARN)`);
+  throw new InputError(
+    `${flag}: a Mattermost gate on AWS needs a licence: ${LICENCE_REASON}. Store the licence in Secrets Manager and pass its ARN (vars.LOADGATE_LICENSE_SECRET_ARN)`,
+  );
 }
 
 // api4/license.go getClientLicense, format=old: a flat map of strings; IsLicensed "true"/"false".

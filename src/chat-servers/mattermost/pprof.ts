@@ -21,7 +21,11 @@ export function goCpuStacks(bytes: Uint8Array, sampleSec: number): { frames: Pro
     fnIndex.set(String(f.id), built.frame({ name: str(f.name), file: str(f.filename), ...(Number(f.startLine) > 0 ? { line: Number(f.startLine) } : {}) }));
   }
   const locations = new Map<string, number[]>();
-  for (const loc of profile.location) locations.set(String(loc.id), loc.line.flatMap((l) => fnIndex.get(String(l.functionId)) ?? []));
+  for (const loc of profile.location)
+    locations.set(
+      String(loc.id),
+      loc.line.flatMap((l) => fnIndex.get(String(l.functionId)) ?? []),
+    );
   for (const sample of profile.sample) {
     const nanos = Number(sample.value[cpuIndex] ?? 0);
     // Leaf first, innermost inlined call first: reversed, root first.

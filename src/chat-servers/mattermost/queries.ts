@@ -16,8 +16,19 @@
  * stable phase by compare.
  */
 export type MattermostSeriesName =
-  | 'apiAvgMs' | 'apiP50Ms' | 'apiP95Ms' | 'apiP99Ms' | 'storeAvgMs' | 'storeP99Ms' | 'cpuPercent'
-  | 'threads' | 'heapInUseBytes' | 'stackInUseBytes' | 'connectedUsers' | 'rps' | 'errorPercent';
+  | 'apiAvgMs'
+  | 'apiP50Ms'
+  | 'apiP95Ms'
+  | 'apiP99Ms'
+  | 'storeAvgMs'
+  | 'storeP99Ms'
+  | 'cpuPercent'
+  | 'threads'
+  | 'heapInUseBytes'
+  | 'stackInUseBytes'
+  | 'connectedUsers'
+  | 'rps'
+  | 'errorPercent';
 
 /** Scraped components, as named in "no data" messages. */
 export const COMPONENTS = {
@@ -27,9 +38,19 @@ export const COMPONENTS = {
 } as const;
 
 export const SERIES_SOURCES: Record<MattermostSeriesName, keyof typeof COMPONENTS> = {
-  apiAvgMs: 'mattermost', apiP50Ms: 'mattermost', apiP95Ms: 'mattermost', apiP99Ms: 'mattermost', storeAvgMs: 'mattermost', storeP99Ms: 'mattermost',
-  cpuPercent: 'mattermost', threads: 'mattermost', heapInUseBytes: 'mattermost', stackInUseBytes: 'mattermost',
-  connectedUsers: 'mattermost', rps: 'mattermost', errorPercent: 'loadtest',
+  apiAvgMs: 'mattermost',
+  apiP50Ms: 'mattermost',
+  apiP95Ms: 'mattermost',
+  apiP99Ms: 'mattermost',
+  storeAvgMs: 'mattermost',
+  storeP99Ms: 'mattermost',
+  cpuPercent: 'mattermost',
+  threads: 'mattermost',
+  heapInUseBytes: 'mattermost',
+  stackInUseBytes: 'mattermost',
+  connectedUsers: 'mattermost',
+  rps: 'mattermost',
+  errorPercent: 'loadtest',
 };
 
 const MM = 'job="mattermost"';
@@ -57,8 +78,7 @@ export function mattermostSeriesQueries(rateWindow: string): Record<MattermostSe
 }
 
 export type MattermostWindowQuery =
-  | 'apiCount' | 'apiSum' | 'apiP99' | 'storeCount' | 'storeSum' | 'storeP99'
-  | 'requests' | 'errors' | 'timeouts' | 'agentCpuMax' | 'droppedIterations';
+  'apiCount' | 'apiSum' | 'apiP99' | 'storeCount' | 'storeSum' | 'storeP99' | 'requests' | 'errors' | 'timeouts' | 'agentCpuMax' | 'droppedIterations';
 
 /**
  * Per-handler and per-store-method numbers, client totals and the agents' health over a

@@ -77,11 +77,21 @@ class Tree {
     const fresh = [...new Set(paths)].filter((p) => !this.parsed.has(p));
     const texts = await Promise.all(fresh.map((p) => readFile(join(this.tree.root, p), 'utf8').catch(() => undefined)));
     const present = fresh.filter((_, i) => texts[i] !== undefined);
-    const found = await pythonFunctions(this.tree.python, present.map((p) => join(this.tree.root, p)));
+    const found = await pythonFunctions(
+      this.tree.python,
+      present.map((p) => join(this.tree.root, p)),
+    );
     fresh.forEach((p, i) => {
       const text = texts[i];
       const functions = found.get(join(this.tree.root, p));
-      this.parsed.set(p, text === undefined ? undefined : typeof functions === 'string' || functions === undefined ? `${p}: ${functions ?? 'not parsed'}` : { lines: text.split('\n'), functions });
+      this.parsed.set(
+        p,
+        text === undefined
+          ? undefined
+          : typeof functions === 'string' || functions === undefined
+            ? `${p}: ${functions ?? 'not parsed'}`
+            : { lines: text.split('\n'), functions },
+      );
     });
   }
 
@@ -123,7 +133,11 @@ export function locate(functions: readonly PythonFunction[], name: string, line:
 }
 
 /** Of the functions of one qualified name, the one whose body is closest to `target`'s. */
-function closest(file: ParsedFile, named: readonly PythonFunction[], targetBody: readonly string[]): { fn: PythonFunction; added: number; removed: number } | undefined {
+function closest(
+  file: ParsedFile,
+  named: readonly PythonFunction[],
+  targetBody: readonly string[],
+): { fn: PythonFunction; added: number; removed: number } | undefined {
   let best: { fn: PythonFunction; added: number; removed: number } | undefined;
   for (const fn of named) {
     const { added, removed } = lineChanges(body(file, fn), targetBody);
@@ -138,7 +152,11 @@ type Counterpart = { path: string; fn: PythonFunction; added: number; removed: n
 async function counterpart(baseline: Tree, candidate: Tree, path: string, fn: PythonFunction, candidateBody: string[]): Promise<Counterpart | undefined> {
   const same = baseline.file(path);
   if (typeof same === 'object') {
-    const found = closest(same, same.functions.filter((f) => f.qualname === fn.qualname), candidateBody);
+    const found = closest(
+      same,
+      same.functions.filter((f) => f.qualname === fn.qualname),
+      candidateBody,
+    );
     if (found) return { path, ...found };
   }
   const top = path.split('/')[0] as string;
@@ -149,7 +167,11 @@ async function counterpart(baseline: Tree, candidate: Tree, path: string, fn: Py
   for (const p of gone) {
     const file = baseline.file(p);
     if (typeof file !== 'object') continue;
-    const found = closest(file, file.functions.filter((f) => f.qualname === fn.qualname), candidateBody);
+    const found = closest(
+      file,
+      file.functions.filter((f) => f.qualname === fn.qualname),
+      candidateBody,
+    );
     if (found && (!best || found.added + found.removed < best.added + best.removed)) best = { path: p, ...found };
   }
   return best;
@@ -164,7 +186,9 @@ async function compareOne(baseline: Tree, candidate: Tree, fn: HotFunction): Pro
   if (after === undefined) {
     if (typeof before !== 'object') return { ...fn, path, status: 'not-found', why: typeof before === 'string' ? before : `${path} is in neither tree` };
     const gone = locate(before.functions, fn.name, undefined);
-    return typeof gone === 'string' ? { ...fn, path, status: 'not-found', why: `${gone} in ${path}` } : { ...fn, path, status: 'removed', baselineLine: gone.first };
+    return typeof gone === 'string'
+      ? { ...fn, path, status: 'not-found', why: `${gone} in ${path}` }
+      : { ...fn, path, status: 'removed', baselineLine: gone.first };
   }
   const now = locate(after.functions, fn.name, fn.line);
   if (typeof now === 'string') return { ...fn, path, status: 'not-found', why: `${now} in ${path}` };

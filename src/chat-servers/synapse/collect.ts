@@ -15,17 +15,32 @@ import { cpuCount } from '../../metrics/target-cpus.ts';
 
 type SeriesName = keyof ReturnType<typeof seriesQueries>;
 const UNITS: Record<SeriesName, Series['unit']> = {
-  apiAvgMs: 'ms', apiP50Ms: 'ms', apiP95Ms: 'ms', apiP99Ms: 'ms', storeAvgMs: 'ms', storeP99Ms: 'ms', cpuPercent: 'percent',
-  threads: 'count', heapInUseBytes: 'bytes', connectedUsers: 'users', rps: 'rps', errorPercent: 'percent',
+  apiAvgMs: 'ms',
+  apiP50Ms: 'ms',
+  apiP95Ms: 'ms',
+  apiP99Ms: 'ms',
+  storeAvgMs: 'ms',
+  storeP99Ms: 'ms',
+  cpuPercent: 'percent',
+  threads: 'count',
+  heapInUseBytes: 'bytes',
+  connectedUsers: 'users',
+  rps: 'rps',
+  errorPercent: 'percent',
 };
 /** Which scraped component each series comes from, for "no data" messages. */
 const SOURCES: Record<SeriesName, string> = {
-  apiAvgMs: 'synapse metrics listener (job "synapse")', apiP99Ms: 'synapse metrics listener (job "synapse")',
-  apiP50Ms: 'synapse metrics listener (job "synapse")', apiP95Ms: 'synapse metrics listener (job "synapse")',
+  apiAvgMs: 'synapse metrics listener (job "synapse")',
+  apiP99Ms: 'synapse metrics listener (job "synapse")',
+  apiP50Ms: 'synapse metrics listener (job "synapse")',
+  apiP95Ms: 'synapse metrics listener (job "synapse")',
   errorPercent: 'k6 exporter (job "k6")',
-  storeAvgMs: 'synapse metrics listener (job "synapse")', storeP99Ms: 'synapse metrics listener (job "synapse")',
-  rps: 'synapse metrics listener (job "synapse")', cpuPercent: 'process exporter (job "process")',
-  threads: 'process exporter (job "process")', heapInUseBytes: 'process exporter (job "process")',
+  storeAvgMs: 'synapse metrics listener (job "synapse")',
+  storeP99Ms: 'synapse metrics listener (job "synapse")',
+  rps: 'synapse metrics listener (job "synapse")',
+  cpuPercent: 'process exporter (job "process")',
+  threads: 'process exporter (job "process")',
+  heapInUseBytes: 'process exporter (job "process")',
   connectedUsers: 'k6 exporter (job "k6")',
 };
 /** Without these the run cannot be judged. */
@@ -60,8 +75,15 @@ export async function collectRun(client: PrometheusClient, w: CollectWindow, con
     }
   };
   const [apiCount, apiSum, apiP99, storeCount, storeSum, requests, errors, timeouts, engineCpu] = await Promise.all([
-    instant(q.apiCount), instant(q.apiSum), instant(q.apiP99), instant(q.storeCount), instant(q.storeSum),
-    instant(q.requests), instant(q.errors), instant(q.timeouts), instant(q.engineCpuMax),
+    instant(q.apiCount),
+    instant(q.apiSum),
+    instant(q.apiP99),
+    instant(q.storeCount),
+    instant(q.storeSum),
+    instant(q.requests),
+    instant(q.errors),
+    instant(q.timeouts),
+    instant(q.engineCpuMax),
   ]);
 
   const api = apiTimings(apiCount, apiSum, apiP99);
@@ -70,7 +92,8 @@ export async function collectRun(client: PrometheusClient, w: CollectWindow, con
     found.missingEssential = true;
   }
   const store = storeTimings(storeCount, storeSum, await storeIntervalMeansOf(client, w, found));
-  if (!store.length) found.problems.push('Prometheus has no store transaction timings from the synapse metrics listener (job "synapse") in the measurement window');
+  if (!store.length)
+    found.problems.push('Prometheus has no store transaction timings from the synapse metrics listener (job "synapse") in the measurement window');
 
   const total = (samples: { value: number }[]) => samples.reduce((n, s) => n + (Number.isFinite(s.value) ? s.value : 0), 0);
   if (!requests.length) {
@@ -90,7 +113,13 @@ export async function collectRun(client: PrometheusClient, w: CollectWindow, con
 }
 
 /** The graph series over the whole run; a missing essential one makes the run unjudgeable. */
-async function collectSeries(client: PrometheusClient, w: CollectWindow, queries: Record<SeriesName, string>, stepSec: number, found: Findings): Promise<RunResult['series']> {
+async function collectSeries(
+  client: PrometheusClient,
+  w: CollectWindow,
+  queries: Record<SeriesName, string>,
+  stepSec: number,
+  found: Findings,
+): Promise<RunResult['series']> {
   const series: RunResult['series'] = {};
   const start = Math.ceil(w.runStart);
   const end = Math.max(start, Math.floor(w.runEnd));

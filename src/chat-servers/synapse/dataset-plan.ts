@@ -54,7 +54,6 @@ export interface DatasetPlan {
 export const DM_MESSAGES = 10;
 const REACTION_KEYS = ['👍', '❤️', '😂', '🎉', '👀', '🚀', '✅', '🙏'];
 
-
 function sample(rand: () => number, n: number, k: number): number[] {
   const pool = Array.from({ length: n }, (_, i) => i);
   for (let i = 0; i < Math.min(k, n); i++) {
@@ -73,7 +72,13 @@ function passwordFor(localpart: string): string {
   return `lg-${localpart}-pw`;
 }
 
-function planMessages(rand: () => number, members: number[], count: number, threadRatio: number, reactionRatio: number): Pick<PlannedRoom, 'messages' | 'reactions'> {
+function planMessages(
+  rand: () => number,
+  members: number[],
+  count: number,
+  threadRatio: number,
+  reactionRatio: number,
+): Pick<PlannedRoom, 'messages' | 'reactions'> {
   const messages: PlannedMessage[] = [];
   const replies = new Set(sample(rand, Math.max(count - 1, 0), Math.round(threadRatio * count)).map((i) => i + 1));
   const roots: number[] = [];

@@ -32,14 +32,27 @@ const metaSchema = z.strictObject({
   format: z.literal(DATASET_FORMAT),
   key: z.string(),
   size: z.strictObject({
-    users: z.number(), rooms: z.number(), membersPerRoom: z.number(), directRooms: z.number(),
-    messagesPerRoom: z.number(), threadRatio: z.number(), reactionRatio: z.number(),
+    users: z.number(),
+    rooms: z.number(),
+    membersPerRoom: z.number(),
+    directRooms: z.number(),
+    messagesPerRoom: z.number(),
+    threadRatio: z.number(),
+    reactionRatio: z.number(),
   }),
   builtWith: z.string(),
   serverName: z.string(),
   builtAt: z.string(),
   buildSeconds: z.number(),
-  counts: z.strictObject({ users: z.number(), rooms: z.number(), directRooms: z.number(), messages: z.number(), threadReplies: z.number(), reactions: z.number(), requests: z.number() }),
+  counts: z.strictObject({
+    users: z.number(),
+    rooms: z.number(),
+    directRooms: z.number(),
+    messages: z.number(),
+    threadReplies: z.number(),
+    reactions: z.number(),
+    requests: z.number(),
+  }),
 });
 export type DatasetMeta = z.output<typeof metaSchema>;
 
@@ -56,7 +69,10 @@ export type DatasetUser = z.output<typeof datasetUserSchema>;
 /** Settings that change what the dump holds (stored password hashes) are part of the key. */
 export function datasetKey(size: DatasetSize, builtWith: string, overrides: readonly Override[]): string {
   const hashing = overrides.filter((o) => o.path[0] === 'bcrypt_rounds' || o.path[0] === 'password_config').map((o) => o.text);
-  const hash = createHash('sha256').update(JSON.stringify({ f: DATASET_FORMAT, size, builtWith, hashing, SERVER_NAME })).digest('hex').slice(0, 10);
+  const hash = createHash('sha256')
+    .update(JSON.stringify({ f: DATASET_FORMAT, size, builtWith, hashing, SERVER_NAME }))
+    .digest('hex')
+    .slice(0, 10);
   return `u${size.users}-r${size.rooms}x${size.membersPerRoom}-d${size.directRooms}-m${size.messagesPerRoom}-synapse${builtWith}-${hash}`;
 }
 
@@ -65,7 +81,14 @@ function datasetDir(cacheDir: string, key: string): string {
 }
 
 function artifactsIn(dir: string, meta: DatasetMeta): DatasetArtifacts {
-  return { dir, meta, dumpFile: join(dir, 'synapse.dump'), usersFile: join(dir, 'users.json'), signingKeyFile: join(dir, 'signing.key'), description: describeDataset(meta) };
+  return {
+    dir,
+    meta,
+    dumpFile: join(dir, 'synapse.dump'),
+    usersFile: join(dir, 'users.json'),
+    signingKeyFile: join(dir, 'signing.key'),
+    description: describeDataset(meta),
+  };
 }
 
 /** The cached dataset for `key`, or undefined when it was never (completely) built. */
@@ -101,7 +124,13 @@ export interface BuildDatasetOptions {
 export const SEED_CONCURRENCY = 16;
 
 /** Sends the plan to a running Synapse; returns the users file content. Bounded by plan.requestCount. */
-export async function seedDataset(client: MatrixClient, sharedSecret: string, plan: DatasetPlan, onProgress?: (done: number, total: number) => void, concurrency = SEED_CONCURRENCY): Promise<DatasetUser[]> {
+export async function seedDataset(
+  client: MatrixClient,
+  sharedSecret: string,
+  plan: DatasetPlan,
+  onProgress?: (done: number, total: number) => void,
+  concurrency = SEED_CONCURRENCY,
+): Promise<DatasetUser[]> {
   let sent = 0;
   const count = (n = 1) => {
     sent += n;
@@ -158,7 +187,10 @@ export async function seedDataset(client: MatrixClient, sharedSecret: string, pl
     for (const member of [room.creator, ...room.joiners]) add(room.kind === 'room' ? rooms : dms, member, roomId);
     if (room.kind === 'dm') {
       const [a, b] = [room.creator, room.joiners[0] as number];
-      for (const [me, other] of [[a, b], [b, a]] as const) {
+      for (const [me, other] of [
+        [a, b],
+        [b, a],
+      ] as const) {
         const m = direct.get(me) ?? {};
         (m[ids[other] as string] ??= []).push(roomId);
         direct.set(me, m);
@@ -170,7 +202,13 @@ export async function seedDataset(client: MatrixClient, sharedSecret: string, pl
     await client.setAccountData(tokens[i] as string, ids[i] as string, 'm.direct', direct.get(i) ?? {});
     count();
   });
-  return plan.users.map((u, i) => ({ user_id: ids[i] as string, localpart: u.localpart, password: u.password, rooms: rooms.get(i) ?? [], dms: dms.get(i) ?? [] }));
+  return plan.users.map((u, i) => ({
+    user_id: ids[i] as string,
+    localpart: u.localpart,
+    password: u.password,
+    rooms: rooms.get(i) ?? [],
+    dms: dms.get(i) ?? [],
+  }));
 }
 
 /** Words the seeded messages are made of; the scenario's SearchPosts looks for them. */
@@ -200,7 +238,13 @@ export async function buildDataset(o: BuildDatasetOptions): Promise<DatasetArtif
       clientPort: o.bench.ports.serverClient,
       metricsPort: o.bench.ports.serverMetrics,
       publicBaseUrl: o.bench.nginx.url,
-      database: { host: o.bench.postgres.host, port: o.bench.postgres.port, user: o.bench.postgres.user, password: o.bench.postgres.password, name: DATABASE_NAME },
+      database: {
+        host: o.bench.postgres.host,
+        port: o.bench.postgres.port,
+        user: o.bench.postgres.user,
+        password: o.bench.postgres.password,
+        name: DATABASE_NAME,
+      },
       signingKeyPath: signingKeyFile,
       registrationSharedSecret: sharedSecret,
       overrides: o.overrides,

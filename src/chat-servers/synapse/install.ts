@@ -55,7 +55,10 @@ function venvDirFor(cacheDir: string, o: Pick<InstallOptions, 'version' | 'build
  * under lib/python3.*, whichever Python built it) and its interpreter; the roots the
  * changed-code diff reads and parses each version's sources from.
  */
-export async function installedTree(cacheDir: string, side: { version: string; build?: BuildRef | undefined }): Promise<{ root: string; python: string } | undefined> {
+export async function installedTree(
+  cacheDir: string,
+  side: { version: string; build?: BuildRef | undefined },
+): Promise<{ root: string; python: string } | undefined> {
   const venvDir = join(cacheDir, 'synapse', installKey(side));
   if (!(await readMarker(venvDir))) return undefined;
   const python = (await readdir(join(venvDir, 'lib')).catch(() => [] as string[])).find((n) => /^python3\.\d+$/.test(n));
@@ -130,13 +133,15 @@ export async function ensureSynapse(o: InstallOptions): Promise<SynapseInstall> 
       await runTool(basePython, ['-m', 'venv', venvDir], { timeoutMs: 120_000 });
       const env = { ...process.env, PIP_DISABLE_PIP_VERSION_CHECK: '1', PIP_NO_INPUT: '1' };
       const pip = await runTool(python, ['-m', 'pip', 'install', '--quiet', requirement], {
-        env, timeoutMs: 20 * 60_000,
+        env,
+        timeoutMs: 20 * 60_000,
       });
       log.push(pip.stdout, pip.stderr);
       const { stdout } = await runTool(python, ['-c', 'import synapse, psycopg2; print(synapse.__version__)'], { timeoutMs: 60_000 });
       // Some releases append build info: "1.163.2 (b=main,b7312a0)".
       const installed = stdout.trim().split(/\s+/)[0] ?? '';
-      if (installed !== o.version) throw new Error(`pip installed Synapse ${installed}, expected ${o.version}${o.build ? ` (the version ${o.build.path} declares)` : ''}`);
+      if (installed !== o.version)
+        throw new Error(`pip installed Synapse ${installed}, expected ${o.version}${o.build ? ` (the version ${o.build.path} declares)` : ''}`);
     } catch (error) {
       await rm(venvDir, { recursive: true, force: true });
       if (o.logFile) await writeFile(o.logFile, `${log.join('\n')}\n${(error as Error).message}\n`, { flag: 'a' });
@@ -146,7 +151,13 @@ export async function ensureSynapse(o: InstallOptions): Promise<SynapseInstall> 
         o.logFile,
       );
     }
-    const marker = { package: o.packageName, version: o.version, installedAt: new Date().toISOString(), python: basePython, ...(o.build ? { sha256: o.build.sha256 } : {}) };
+    const marker = {
+      package: o.packageName,
+      version: o.version,
+      installedAt: new Date().toISOString(),
+      python: basePython,
+      ...(o.build ? { sha256: o.build.sha256 } : {}),
+    };
     await writeFile(join(venvDir, MARKER), JSON.stringify(marker));
     return { version: o.version, venvDir, python };
   });

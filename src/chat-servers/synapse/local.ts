@@ -39,8 +39,15 @@ export const synapseLocal: LocalServer = {
   findDataset,
   buildDataset: (o) =>
     buildDataset({
-      supervisor: o.supervisor, bench: o.host, install: synapseInstall(o.install), cacheDir: o.cacheDir, size: o.size, overrides: o.overrides,
-      workDir: o.workDir, logFile: o.logFile, onProgress: o.onProgress,
+      supervisor: o.supervisor,
+      bench: o.host,
+      install: synapseInstall(o.install),
+      cacheDir: o.cacheDir,
+      size: o.size,
+      overrides: o.overrides,
+      workDir: o.workDir,
+      logFile: o.logFile,
+      onProgress: o.onProgress,
     }),
   async start(o) {
     const signingKey = join(o.dir, 'signing.key');

@@ -49,7 +49,8 @@ export function parseOverride(text: string, flag: string): Override {
   if (eq <= 0) throw new InputError(`${flag} "${text}": expected key=value, e.g. ${flag} caches.global_factor=0.05`);
   const key = text.slice(0, eq).trim();
   const raw = text.slice(eq + 1);
-  if (!KEY.test(key)) throw new InputError(`${flag} "${text}": the key "${key}" must be a dotted path of letters, digits and underscores, e.g. rc_message.per_second`);
+  if (!KEY.test(key))
+    throw new InputError(`${flag} "${text}": the key "${key}" must be a dotted path of letters, digits and underscores, e.g. rc_message.per_second`);
   const path = key.split('.');
   checkReserved(path[0] as string, `${flag} ${key}`);
   if (raw.trim() === '') throw new InputError(`${flag} "${text}": the value is empty; write a YAML scalar such as 14, 0.05, true or "text"`);
@@ -60,7 +61,9 @@ export function parseOverride(text: string, flag: string): Override {
     throw new InputError(`${flag} "${text}": the value is not valid YAML: ${(error as Error).message.split('\n')[0]}`);
   }
   if (value !== null && !['string', 'number', 'boolean'].includes(typeof value)) {
-    throw new InputError(`${flag} "${text}": the value must be a single scalar (number, true/false, text), not a list or map; set nested keys one by one with dotted paths`);
+    throw new InputError(
+      `${flag} "${text}": the value must be a single scalar (number, true/false, text), not a list or map; set nested keys one by one with dotted paths`,
+    );
   }
   if (typeof value === 'number' && !Number.isFinite(value)) throw new InputError(`${flag} "${text}": the value must be a finite number`);
   return { path, value: value as Scalar, text: `${key}=${raw}` };

@@ -37,7 +37,10 @@ export function parseCollapsed(text: string, source: string): CollapsedStacks {
     const samples = Number(line.slice(space + 1));
     if (space < 0 || !Number.isInteger(samples) || samples <= 0) throw new Error(`${source}:${n + 1}: not a py-spy raw line (stack, a space, a sample count)`);
     const stack = line.slice(0, space).trim() || UNKNOWN_FRAME;
-    profile.add(stack.split(';').map((f) => ids.get(f) ?? ids.set(f, profile.frame(parseFrame(f))).get(f) as number), samples);
+    profile.add(
+      stack.split(';').map((f) => ids.get(f) ?? (ids.set(f, profile.frame(parseFrame(f))).get(f) as number)),
+      samples,
+    );
   }
   return { frames: profile.frames, stacks: profile.stacks };
 }
@@ -52,14 +55,21 @@ export interface WeightedRecording {
 }
 
 /** Merges recordings into one stored profile; undefined when none covers the window. */
-export function mergeRecordings(recordings: readonly WeightedRecording[], o: { tool: string; sampleSec: number; windowSec: number }): StoredProfile | undefined {
+export function mergeRecordings(
+  recordings: readonly WeightedRecording[],
+  o: { tool: string; sampleSec: number; windowSec: number },
+): StoredProfile | undefined {
   const profile = new ProfileBuilder();
   let coveredSec = 0;
   for (const r of recordings) {
     if (r.weight <= 0) continue;
     coveredSec += r.coveredSec;
     const ids = r.stacks.frames.map((f) => profile.frame(f));
-    for (const s of r.stacks.stacks) profile.add(s.frames.map((i) => ids[i] as number), s.samples * r.weight);
+    for (const s of r.stacks.stacks)
+      profile.add(
+        s.frames.map((i) => ids[i] as number),
+        s.samples * r.weight,
+      );
   }
   const stacks = profile.stacks;
   if (coveredSec <= 0 || !stacks.length) return undefined;

@@ -62,12 +62,16 @@ export async function ensurePySpy(o: { cacheDir: string; python?: string; onStep
  * user) only to its descendants, and Synapse is loadgate's child, not py-spy's; at 2 only
  * with CAP_SYS_PTRACE; at 3 never. Root has CAP_SYS_PTRACE.
  */
-export async function ptraceRefusal(scopeFile = '/proc/sys/kernel/yama/ptrace_scope', uid = typeof process.getuid === 'function' ? process.getuid() : 0): Promise<string | undefined> {
+export async function ptraceRefusal(
+  scopeFile = '/proc/sys/kernel/yama/ptrace_scope',
+  uid = typeof process.getuid === 'function' ? process.getuid() : 0,
+): Promise<string | undefined> {
   const scope = (await readFile(scopeFile, 'utf8').catch(() => '0')).trim();
   if (scope === '0' || (uid === 0 && scope !== '3')) return undefined;
-  const fix = scope === '3'
-    ? 'ptrace_scope 3 cannot be lowered without a reboot: set profile: off on this machine'
-    : 'before the gate, run `sudo sysctl -w kernel.yama.ptrace_scope=0` (a step of its own on a GitHub-hosted runner, whose runner user has sudo), run loadgate as root, or set profile: off';
+  const fix =
+    scope === '3'
+      ? 'ptrace_scope 3 cannot be lowered without a reboot: set profile: off on this machine'
+      : 'before the gate, run `sudo sysctl -w kernel.yama.ptrace_scope=0` (a step of its own on a GitHub-hosted runner, whose runner user has sudo), run loadgate as root, or set profile: off';
   return `profile: on needs py-spy to attach to Synapse (ptrace), which kernel.yama.ptrace_scope = ${scope} refuses${scope === '3' ? ' to everyone' : ' to a user other than root'}: ${fix}`;
 }
 
@@ -120,7 +124,21 @@ export function startPySpy(o: PySpyOptions): PySpyRecorder {
   let current: ChildProcess | undefined;
 
   const recordOne = async (file: string): Promise<void> => {
-    const args = ['record', '--pid', String(o.pid), '--rate', String(rate), '--duration', String(segmentSec), '--format', 'raw', '--function', '--nonblocking', '--output', file];
+    const args = [
+      'record',
+      '--pid',
+      String(o.pid),
+      '--rate',
+      String(rate),
+      '--duration',
+      String(segmentSec),
+      '--format',
+      'raw',
+      '--function',
+      '--nonblocking',
+      '--output',
+      file,
+    ];
     const [command, argv] = o.cpus ? ['taskset', ['-c', o.cpus, o.pySpy, ...args]] : [o.pySpy, args];
     const startMs = Date.now();
     const child = spawn(command, argv, { stdio: ['ignore', 'ignore', 'pipe'] });

@@ -21,7 +21,12 @@ export interface PythonFunction {
 
 const SCRIPT = fileURLToPath(new URL('./python-functions.py', import.meta.url));
 
-const functionSchema = z.strictObject({ qualname: z.string().min(1), first: z.number().int().positive(), line: z.number().int().positive(), end: z.number().int().positive() });
+const functionSchema = z.strictObject({
+  qualname: z.string().min(1),
+  first: z.number().int().positive(),
+  line: z.number().int().positive(),
+  end: z.number().int().positive(),
+});
 const answerSchema = z.record(z.string(), z.union([z.array(functionSchema), z.strictObject({ error: z.string() })]));
 
 /** Each file's functions, or why it could not be parsed; `python` is the tree's interpreter. */

@@ -19,7 +19,21 @@ export function seriesQueries(
   targetCpus: string,
   share = 1,
   rateWindow = RATE_WINDOW,
-): Record<'apiAvgMs' | 'apiP50Ms' | 'apiP95Ms' | 'apiP99Ms' | 'storeAvgMs' | 'storeP99Ms' | 'cpuPercent' | 'threads' | 'heapInUseBytes' | 'connectedUsers' | 'rps' | 'errorPercent', string> {
+): Record<
+  | 'apiAvgMs'
+  | 'apiP50Ms'
+  | 'apiP95Ms'
+  | 'apiP99Ms'
+  | 'storeAvgMs'
+  | 'storeP99Ms'
+  | 'cpuPercent'
+  | 'threads'
+  | 'heapInUseBytes'
+  | 'connectedUsers'
+  | 'rps'
+  | 'errorPercent',
+  string
+> {
   const w = rateWindow;
   return {
     apiAvgMs: `1000 * sum(rate(synapse_http_server_response_time_seconds_sum[${w}])) / sum(rate(synapse_http_server_response_time_seconds_count[${w}]))`,
@@ -44,7 +58,12 @@ export function seriesQueries(
  * Per-handler and per-store-method queries over a window of `sec` seconds ending at the
  * evaluation time; `engineCpus` scales k6's CPU to a share of the cores it may use.
  */
-export function windowQueries(sec: number, engineCpus = 1, rateWindow = RATE_WINDOW, stepSec = 5): Record<'apiCount' | 'apiSum' | 'apiP99' | 'storeCount' | 'storeSum' | 'requests' | 'errors' | 'timeouts' | 'engineCpuMax', string> {
+export function windowQueries(
+  sec: number,
+  engineCpus = 1,
+  rateWindow = RATE_WINDOW,
+  stepSec = 5,
+): Record<'apiCount' | 'apiSum' | 'apiP99' | 'storeCount' | 'storeSum' | 'requests' | 'errors' | 'timeouts' | 'engineCpuMax', string> {
   const r = `${Math.max(Math.round(sec), 10)}s`;
   const by = 'method, servlet';
   return {

@@ -69,7 +69,11 @@ export async function startSynapse(o: StartSynapseOptions): Promise<RunningSynap
   const clientUrl = `http://${LOOPBACK}:${o.config.clientPort}`;
   const metricsUrl = `http://${LOOPBACK}:${o.config.metricsPort}/_synapse/metrics`;
   await waitUntilReady(() => httpOk(`${clientUrl}/health`, (s, body) => s === 200 && body.trim() === 'OK'), {
-    component: name, process: proc, timeoutMs: o.readyTimeoutMs ?? 300_000, intervalMs: 500, what: `answering ${clientUrl}/health`,
+    component: name,
+    process: proc,
+    timeoutMs: o.readyTimeoutMs ?? 300_000,
+    intervalMs: 500,
+    what: `answering ${clientUrl}/health`,
   });
   await waitUntilReady(() => httpOk(metricsUrl), { component: `${name} metrics listener`, process: proc, timeoutMs: 30_000, what: `serving ${metricsUrl}` });
   return {

@@ -36,20 +36,30 @@ config's noiseModel is neither used nor checked (it is stale after a profile cha
     resume: flag.toggle(
       "Reuse the completed runs already in <out>/results: a stopped calibration goes on; a finished one runs nothing and writes its noise model again from the same runs, by this loadgate's rules",
     ),
-    history: { ...gate.history, help: "Warm-start hints from the earlier run results in this folder, as for loadgate run; without it, only from this calibration's runs" },
+    history: {
+      ...gate.history,
+      help: "Warm-start hints from the earlier run results in this folder, as for loadgate run; without it, only from this calibration's runs",
+    },
     keep: gate.keep,
     'cache-dir': gate['cache-dir'],
     ...section('AWS bench', {
       'bench-file': gate['bench-file'],
       'users-file': gate['users-file'],
-      'runner-limit': { ...gate['runner-limit'], help: 'One job of a multi-job calibration on runners with this job limit (whole minutes, 30 to 7200), as for loadgate run: the job budget is the limit less 20 minutes, or a lower --job-budget' },
-      'job-budget': { ...gate['job-budget'], help: 'Start no run that would end after this long (e.g. 5h30m); the calibration then stops with exit 2 and the next job goes on with --resume' },
+      'runner-limit': {
+        ...gate['runner-limit'],
+        help: 'One job of a multi-job calibration on runners with this job limit (whole minutes, 30 to 7200), as for loadgate run: the job budget is the limit less 20 minutes, or a lower --job-budget',
+      },
+      'job-budget': {
+        ...gate['job-budget'],
+        help: 'Start no run that would end after this long (e.g. 5h30m); the calibration then stops with exit 2 and the next job goes on with --resume',
+      },
       'stop-early': flag.toggle(
         'The last job of a multi-job calibration: when the job budget leaves pairs to run, measure the model from the pairs completed (at least 2, 3 in duet mode) rather than none, and say how to continue it for the rest',
       ),
     }),
   },
-  notes: 'Exit codes: 0 model written (with --stop-early, possibly from fewer pairs than asked), 2 not measured yet (too few completed runs, or stopped by the job budget with pairs left: resume), 3 bad input.',
+  notes:
+    'Exit codes: 0 model written (with --stop-early, possibly from fewer pairs than asked), 2 not measured yet (too few completed runs, or stopped by the job budget with pairs left: resume), 3 bad input.',
 });
 
 export const usage = calibrateCommand.usage;
@@ -57,7 +67,10 @@ export const usage = calibrateCommand.usage;
 const GATE_FLAGS = ['tests', 'resume', 'history', 'keep', 'cache-dir', 'bench-file', 'users-file', 'runner-limit', 'job-budget'] as const;
 
 async function readVerdict(outDir: string) {
-  return readFile(join(outDir, 'verdict.json'), 'utf8').then((t) => verdictFileSchema.parse(JSON.parse(t)), () => undefined);
+  return readFile(join(outDir, 'verdict.json'), 'utf8').then(
+    (t) => verdictFileSchema.parse(JSON.parse(t)),
+    () => undefined,
+  );
 }
 
 /** The gate loop on the bench the options name; a test hands in one on a fake bench. */
@@ -90,7 +103,9 @@ export async function run(argv: string[], io: CliIO, runOn: GateRunner = runGate
       io.out(`calibrate: ${done} of ${flags.runs} pairs done within the job budget; run it again with --resume and the same --out to go on`);
       return 2;
     }
-    io.out(`calibrate: stopped early after ${done} of ${flags.runs} pairs (the job budget ran out in the last job): the model is measured from those ${done}; continue the calibration for the rest (--resume with --runs ${flags.runs}, or the workflow's continue-from)`);
+    io.out(
+      `calibrate: stopped early after ${done} of ${flags.runs} pairs (the job budget ran out in the last job): the model is measured from those ${done}; continue the calibration for the rest (--resume with --runs ${flags.runs}, or the workflow's continue-from)`,
+    );
     // The completed pairs, as a calibration of that many: nothing is run again.
     const runs = runArgs.map((a, i) => (runArgs[i - 1] === '--repeats' || runArgs[i - 1] === '--max-repeats' ? String(done) : a));
     await runOn({ ...(await parseRunOptions([...runs, ...(runs.includes('--resume') ? [] : ['--resume'])])), calibrate: true }, io);
@@ -106,9 +121,13 @@ export async function run(argv: string[], io: CliIO, runOn: GateRunner = runGate
   for (const e of model.entries) {
     // A duet model's sd is one duet's log ratio, over runs / 2 duets.
     const per = model.mode === 'duet' ? `per duet (${e.runs / 2} duets` : `per run (${e.runs} runs`;
-    io.out(`  ${`${e.test}.${e.metric}`.padEnd(28)} ${e.kind === 'measured' ? `${(e.sdLog * 100).toFixed(2)}% ${per}, ${e.df} df)` : `assumed ${(e.sdLog * 100).toFixed(2)}%`}`);
+    io.out(
+      `  ${`${e.test}.${e.metric}`.padEnd(28)} ${e.kind === 'measured' ? `${(e.sdLog * 100).toFixed(2)}% ${per}, ${e.df} df)` : `assumed ${(e.sdLog * 100).toFixed(2)}%`}`,
+    );
     if (e.speed) {
-      io.out(`  ${''.padEnd(28)} at one machine speed: ${(e.speed.sdLog * 100).toFixed(2)}% per run (${e.speed.df} df), moving ${e.speed.slope.toFixed(2)}% per 1% of the speed probe's time`);
+      io.out(
+        `  ${''.padEnd(28)} at one machine speed: ${(e.speed.sdLog * 100).toFixed(2)}% per run (${e.speed.df} df), moving ${e.speed.slope.toFixed(2)}% per 1% of the speed probe's time`,
+      );
     }
   }
   return 0;

@@ -31,12 +31,24 @@ const INPUTS = fromEnv({
   'check-name': flag.optional('NAME', z.string(), 'Check run name'),
   'rc-pattern': flag.optional('GLOBS', z.string(), 'Release tags: GitHub filter patterns, comma-separated, as on.push.tags lists them'),
   'max-repeats': flag.optional('N', z.string(), "Most pairs while undecided (1-20); empty: the config's maxRepeats"),
-  'continue-from': flag.optional('RUN_ID', z.string(), 'Workflow run id of an earlier, inconclusive gate (or calibration) to continue (a gate needs max-repeats)'),
-  'earlier-report': flag.optional('DIR', z.string(), "With continue-from: that run's loadgate-report artifact, downloaded; its verdict.json says the pairs it ran and what it compared"),
+  'continue-from': flag.optional(
+    'RUN_ID',
+    z.string(),
+    'Workflow run id of an earlier, inconclusive gate (or calibration) to continue (a gate needs max-repeats)',
+  ),
+  'earlier-report': flag.optional(
+    'DIR',
+    z.string(),
+    "With continue-from: that run's loadgate-report artifact, downloaded; its verdict.json says the pairs it ran and what it compared",
+  ),
   'reports-repository': flag.optional('OWNER/NAME', z.string(), 'The repository that gets the report pull request; empty: this one'),
   'have-reports-token': flag.optional('true|false', z.enum(['true', 'false', '']), 'Whether the reports-token secret is set (never its value)'),
   'have-app': flag.optional('true|false', z.enum(['true', 'false', '']), 'Whether a GitHub App is named (app-client-id)'),
-  mode: flag.optional('gate|calibrate', z.string(), 'gate (empty): compare the candidate with a baseline; calibrate: run the candidate on both sides for repeats A/A pairs and measure the noise model'),
+  mode: flag.optional(
+    'gate|calibrate',
+    z.string(),
+    'gate (empty): compare the candidate with a baseline; calibrate: run the candidate on both sides for repeats A/A pairs and measure the noise model',
+  ),
   'config-at-tag': flag.optional(
     'true|false',
     z.enum(['true', 'false', '']),
@@ -96,7 +108,14 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
   const env = envSchema.parse(process.env);
   // Where the candidate came from: the event and the pushed ref.
   const context = await readActionsContext();
-  const { 'config-at-tag': _atTag, 'earlier-report': _earlier, 'reports-repository': _reports, 'have-reports-token': _token, 'have-app': _app, ...gateInputs } = INPUTS;
+  const {
+    'config-at-tag': _atTag,
+    'earlier-report': _earlier,
+    'reports-repository': _reports,
+    'have-reports-token': _token,
+    'have-app': _app,
+    ...gateInputs
+  } = INPUTS;
   const raw: RawGateInputs = {
     ...Object.fromEntries(Object.keys(gateInputs).map((name) => [camelCase(name), flags[name as keyof typeof INPUTS] ?? env[envName(name)]])),
     eventName: context.eventName,
@@ -162,10 +181,20 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
 }
 
 /** The reports repository, or why it cannot be written (the gate then stops here, saying so in its check run). */
-function reportsTarget(flags: { [K in keyof typeof INPUTS]?: string | undefined }, env: Record<string, string | undefined>, repository: string | undefined): { target: ReportsTarget | null; error?: InputError } {
+function reportsTarget(
+  flags: { [K in keyof typeof INPUTS]?: string | undefined },
+  env: Record<string, string | undefined>,
+  repository: string | undefined,
+): { target: ReportsTarget | null; error?: InputError } {
   const given = (name: 'reports-repository' | 'have-reports-token' | 'have-app') => flags[name] ?? env[envName(name)];
   try {
-    return { target: validateReportsRepository(given('reports-repository'), { repository, reportsToken: given('have-reports-token') === 'true', app: given('have-app') === 'true' }) };
+    return {
+      target: validateReportsRepository(given('reports-repository'), {
+        repository,
+        reportsToken: given('have-reports-token') === 'true',
+        app: given('have-app') === 'true',
+      }),
+    };
   } catch (error) {
     if (!(error instanceof InputError)) throw error;
     return { target: null, error };
@@ -178,7 +207,11 @@ function reportsTarget(flags: { [K in keyof typeof INPUTS]?: string | undefined 
  * cannot be continued, the inputs as a new gate's (so that the check run can still be
  * completed, saying why) and the reason.
  */
-async function continuation(raw: RawGateInputs, config: GateConfig | undefined, reportDir: string | undefined): Promise<{ inputs: GateInputs; baseline: string | null; error?: InputError }> {
+async function continuation(
+  raw: RawGateInputs,
+  config: GateConfig | undefined,
+  reportDir: string | undefined,
+): Promise<{ inputs: GateInputs; baseline: string | null; error?: InputError }> {
   const runId = raw.continueFrom;
   // A malformed id is validateGateInputs' to name.
   if (!runId || !/^[0-9]{1,20}$/.test(runId)) {

@@ -20,7 +20,11 @@ environment (servicequotas:GetServiceQuota, servicequotas:GetAWSDefaultServiceQu
 ec2:DescribeInstances). Exits 0 when the bench fits, 1 when it does not (saying how to
 request an increase), 3 on bad input or when the quota cannot be read.`,
   flags: {
-    config: flag.required('FILE', z.string({ error: 'name the gate config with --config' }).min(1), "gate config (bench.kind: aws); the bench's region is bench.aws.region"),
+    config: flag.required(
+      'FILE',
+      z.string({ error: 'name the gate config with --config' }).min(1),
+      "gate config (bench.kind: aws); the bench's region is bench.aws.region",
+    ),
   },
   positionals: z.array(z.string()).max(0, 'check-quota takes no positional arguments; name the config with --config'),
 });

@@ -17,9 +17,23 @@ by name, or the config is refused. The pairs are replayed in repeat order
 through the same sequential decision \`loadgate run\` uses, so the verdict is the one the run
 stopped with.`,
   flags: {
-    baseline: flag.list('<run.json>', z.array(z.string().min(1)).min(1, 'give at least one baseline run result'), 'Run results of the baseline (--baseline a.json b.json, or the flag once per file)', true),
-    candidate: flag.list('<run.json>', z.array(z.string().min(1)).min(1, 'give at least one candidate run result'), 'Run results of the candidate, as for --baseline', true),
-    out: flag.required('<dir>', z.string().min(1, 'name the output directory'), 'Report directory: new, empty or written by loadgate before (it holds .loadgate-output.json)'),
+    baseline: flag.list(
+      '<run.json>',
+      z.array(z.string().min(1)).min(1, 'give at least one baseline run result'),
+      'Run results of the baseline (--baseline a.json b.json, or the flag once per file)',
+      true,
+    ),
+    candidate: flag.list(
+      '<run.json>',
+      z.array(z.string().min(1)).min(1, 'give at least one candidate run result'),
+      'Run results of the candidate, as for --baseline',
+      true,
+    ),
+    out: flag.required(
+      '<dir>',
+      z.string().min(1, 'name the output directory'),
+      'Report directory: new, empty or written by loadgate before (it holds .loadgate-output.json)',
+    ),
     config: flag.optional('<gate.yml>', z.string(), 'Gate config: tolerances, noise model, repeats and maxRepeats'),
     note: flag.list('<text>', z.array(z.string()), 'A note for the report (plain text, one line: line breaks become spaces, Markdown shows as typed)'),
     'verdict-only': flag.toggle(

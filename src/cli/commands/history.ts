@@ -26,7 +26,11 @@ degrees of freedom), for a spreadsheet or a change-point tool; --changes <versio
 each gating check's series along that version's line and the releases where Apache Otava
 finds it shifted.`,
   flags: {
-    config: flag.optional('<file>', z.string().min(1), "The gate config whose history it is: a record of another product or profile is then refused as foreign"),
+    config: flag.optional(
+      '<file>',
+      z.string().min(1),
+      'The gate config whose history it is: a record of another product or profile is then refused as foreign',
+    ),
     format: flag.withDefault('<format>', z.enum(['text', 'csv', 'json']), 'text', 'text, csv or json'),
     changes: flag.optional('<version>', z.string().min(1), "The series along this version's line, and Otava's change points in it"),
   },
@@ -39,7 +43,8 @@ export const usage = historyCommand.usage;
 async function folderOf(dir: string, profile: string | undefined): Promise<string> {
   const isDir = async (p: string) => (await stat(p).catch(() => undefined))?.isDirectory() === true;
   if (!(await isDir(dir))) throw new InputError(`${dir}: no such folder; name a history folder (e.g. runs/local/<profile>/history)`);
-  for (const inner of [...(profile ? [join(dir, HISTORY_FOLDER, profile), join(dir, profile)] : []), join(dir, HISTORY_FOLDER)]) if (await isDir(inner)) return inner;
+  for (const inner of [...(profile ? [join(dir, HISTORY_FOLDER, profile), join(dir, profile)] : []), join(dir, HISTORY_FOLDER)])
+    if (await isDir(inner)) return inner;
   return dir;
 }
 
@@ -58,7 +63,23 @@ const csvCell = (v: string | number) => (typeof v === 'number' ? String(v) : /["
 function csv(records: readonly HistoryRecord[]): string {
   const rows = [['date', 'product', 'profile', 'baseline', 'candidate', 'verdict', 'pairs', 'check', 'test', 'worse', 'gating', 'logRatio', 'se', 'df']];
   for (const r of records) {
-    for (const c of r.checks) rows.push([r.date, r.product, r.profile, r.baseline, r.candidate, r.verdict, String(r.pairs), c.id, c.test, c.worse, String(c.gating), String(c.logRatio), String(c.se), String(c.df)]);
+    for (const c of r.checks)
+      rows.push([
+        r.date,
+        r.product,
+        r.profile,
+        r.baseline,
+        r.candidate,
+        r.verdict,
+        String(r.pairs),
+        c.id,
+        c.test,
+        c.worse,
+        String(c.gating),
+        String(c.logRatio),
+        String(c.se),
+        String(c.df),
+      ]);
   }
   return rows.map((row) => row.map(csvCell).join(',')).join('\n');
 }
@@ -70,13 +91,23 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
   const owner: HistoryOwner | undefined = config ? { product: config.target.system, profile: config.name } : undefined;
   const records = await readHistory(dir, owner);
   if (flags.changes) {
-    const view = await historyView(records, flags.changes, { source: dir, confidence: config?.tolerances.confidence ?? 0.95, python: otavaPython(defaultCacheDir()) });
+    const view = await historyView(records, flags.changes, {
+      source: dir,
+      confidence: config?.tolerances.confidence ?? 0.95,
+      python: otavaPython(defaultCacheDir()),
+    });
     if (flags.format === 'json') io.out(JSON.stringify(view, null, 2));
     else {
       io.out(`${view.releases.join(' → ') || `no recorded line to ${flags.changes}`}`);
       for (const s of view.series) io.out(`${s.metric} (${s.test}): ${s.points.map((p) => `${p.release} ${pct(p.deltaPct)}`).join(', ')}`);
       const found = changePointLines(view);
-      io.out('unavailable' in view.otava ? `change points: not looked for: ${view.otava.unavailable}` : found.length ? `change points (Apache Otava ${view.otava.version}):\n${found.map((f) => `  ${f}`).join('\n')}` : 'change points: none');
+      io.out(
+        'unavailable' in view.otava
+          ? `change points: not looked for: ${view.otava.unavailable}`
+          : found.length
+            ? `change points (Apache Otava ${view.otava.version}):\n${found.map((f) => `  ${f}`).join('\n')}`
+            : 'change points: none',
+      );
     }
     return 0;
   }

@@ -18,7 +18,11 @@ bench.aws.region of each --config on the AWS bench. Run hourly by
 .github/workflows/janitor.yml. Exit 0 when every expired bench is gone, 1 when something
 could not be deleted, 3 on bad flags.`,
   flags: {
-    bucket: flag.required('<state bucket>', z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'expected an S3 bucket name'), 'S3 bucket of the Terraform state'),
+    bucket: flag.required(
+      '<state bucket>',
+      z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'expected an S3 bucket name'),
+      'S3 bucket of the Terraform state',
+    ),
     'state-region': flag.required('<region>', region, 'region of the state bucket (the Terraform backend)'),
     region: flag.list('<region>', z.array(region), 'A region to sweep'),
     regions: flag.optional(
@@ -29,7 +33,7 @@ could not be deleted, 3 on bad flags.`,
         .pipe(z.array(region)),
       'Regions to sweep, comma-separated',
     ),
-    config: flag.list('<gate.yml>', z.array(z.string().min(1)), "A gate config whose bench.aws.region is swept"),
+    config: flag.list('<gate.yml>', z.array(z.string().min(1)), 'A gate config whose bench.aws.region is swept'),
     infra: flag.withDefault('<dir>', z.string(), 'infra/aws', 'The Terraform root'),
     'dry-run': flag.toggle('List what would be destroyed, and destroy nothing'),
   },

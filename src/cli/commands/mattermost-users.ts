@@ -4,7 +4,13 @@ import { loadGateConfig } from '../../config/load.ts';
 import type { GateConfig } from '../../config/schema.ts';
 import { resolveBench } from '../../aws/presets.ts';
 import { perAgentMax } from '../../bench/aws/agent-users.ts';
-import { LOADTEST_NG_PASSWORD, LOADTEST_NG_USER_PREFIX, SEED_DUMP_ADMIN, loadTestNgUsersLines, usernamePrefixProblem } from '../../chat-servers/mattermost/dataset-accounts.ts';
+import {
+  LOADTEST_NG_PASSWORD,
+  LOADTEST_NG_USER_PREFIX,
+  SEED_DUMP_ADMIN,
+  loadTestNgUsersLines,
+  usernamePrefixProblem,
+} from '../../chat-servers/mattermost/dataset-accounts.ts';
 import { InputError } from '../../util/errors.ts';
 import { defineCommand, flag } from '../../util/flags.ts';
 import type { CliIO } from '../../util/io.ts';
@@ -31,7 +37,8 @@ export const usage = command.usage;
 
 /** The accounts a gate's run needs: each agent of a side an account for each user it runs (load-agents.ts checkSlices). */
 export function accountsNeeded(config: GateConfig): { count: number; test: string } {
-  if (config.bench.kind !== 'aws') throw new InputError(`--config: bench.kind is ${config.bench.kind}; the users file is the AWS bench's (the local bench makes its own users)`);
+  if (config.bench.kind !== 'aws')
+    throw new InputError(`--config: bench.kind is ${config.bench.kind}; the users file is the AWS bench's (the local bench makes its own users)`);
   const bench = resolveBench(config.bench.aws, config.tests, config.mode);
   const agents = bench.agentCount / (bench.agentGroups ?? 1);
   let most = { count: 0, test: '' };
@@ -49,7 +56,9 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
   const count = flags.count ?? needed?.count;
   if (count === undefined) throw new InputError('--count: how many accounts to write; or --config, to write what that gate needs');
   if (needed && count < needed.count) {
-    throw new InputError(`--count: ${count} accounts, but test "${needed.test}" of ${flags.config} needs ${needed.count} (an account per user on every agent of a side); raise --count or leave it out`);
+    throw new InputError(
+      `--count: ${count} accounts, but test "${needed.test}" of ${flags.config} needs ${needed.count} (an account per user on every agent of a side); raise --count or leave it out`,
+    );
   }
   const problem = usernamePrefixProblem(flags.prefix, count);
   if (problem) throw new InputError(`--prefix: ${problem}`);
@@ -59,6 +68,8 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
   const where = flags.out ? `wrote ${count} accounts to ${flags.out}` : `${count} accounts`;
   io.err(`${where} (${flags.prefix}-1@example.com to ${flags.prefix}-${count}@example.com, password ${LOADTEST_NG_PASSWORD}).`);
   if (config?.engine.kind === 'k6') io.err('engine.kind k6 only logs in: these accounts must exist in the dataset (the first run checks one before any test).');
-  io.err(`The 12M-post dump's system admin, for the repository secrets: LOADGATE_ADMIN_EMAIL=${SEED_DUMP_ADMIN.email} LOADGATE_ADMIN_PASSWORD=${SEED_DUMP_ADMIN.password}`);
+  io.err(
+    `The 12M-post dump's system admin, for the repository secrets: LOADGATE_ADMIN_EMAIL=${SEED_DUMP_ADMIN.email} LOADGATE_ADMIN_PASSWORD=${SEED_DUMP_ADMIN.password}`,
+  );
   return 0;
 }

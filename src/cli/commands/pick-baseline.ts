@@ -39,7 +39,10 @@ async function tagsFromFile(path: string): Promise<string[]> {
   } catch (error) {
     throw new InputError(`--tags-file: cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
   }
-  const tags = text.split('\n').map((t) => t.trim()).filter(Boolean);
+  const tags = text
+    .split('\n')
+    .map((t) => t.trim())
+    .filter(Boolean);
   if (tags.length > MAX_TAGS) throw new InputError(`--tags-file: ${tags.length} tags; at most ${MAX_TAGS}`);
   return tags;
 }

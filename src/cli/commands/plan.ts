@@ -24,21 +24,27 @@ prices from src/aws/prices.ts, with their date). Exits 1 without output other
 than the refusal when the worst-case cost exceeds --max-cost or bench.aws.maxCostUsd.`,
   flags: {
     config: flag.required('FILE', z.string({ error: 'name the gate config with --config' }).min(1), 'gate config (bench.kind: aws)'),
-    'max-cost': flag.optional('USD', z.coerce.number({ error: 'expected a number of US dollars' }).positive('must be above 0'), 'refuse a gate whose worst-case cost exceeds this (wins over bench.aws.maxCostUsd)'),
+    'max-cost': flag.optional(
+      'USD',
+      z.coerce.number({ error: 'expected a number of US dollars' }).positive('must be above 0'),
+      'refuse a gate whose worst-case cost exceeds this (wins over bench.aws.maxCostUsd)',
+    ),
     format: flag.withDefault('FORMAT', z.enum(['text', 'json', 'tfvars']), 'text', 'text, json, or tfvars: terraform.tfvars.json for infra/aws'),
     out: flag.optional('FILE', z.string().min(1), 'write the output to FILE instead of stdout'),
     'runner-limit': flag.withDefault(
       'MINUTES',
       runnerLimitSchema,
       String(GITHUB_HOSTED_JOB_LIMIT_MINUTES),
-      'job time limit of the runners (the default is GitHub-hosted runners\'); exit 3 when one run, provisioning or teardown cannot fit in a job',
+      "job time limit of the runners (the default is GitHub-hosted runners'); exit 3 when one run, provisioning or teardown cannot fit in a job",
     ),
     'max-repeats': flag.optional(
       'N',
       z.coerce.number().int().min(1).max(20),
       "most pairs this bench runs (default: the config's maxRepeats; below repeats, a continuation's new pairs, it caps repeats too): the worst case, the budget check and the bench's expiry count them",
     ),
-    calibrate: flag.toggle("a calibration's bench (every pair runs): the config's noiseModel, which the calibration replaces, is neither read nor checked, and only the worst case is given"),
+    calibrate: flag.toggle(
+      "a calibration's bench (every pair runs): the config's noiseModel, which the calibration replaces, is neither read nor checked, and only the worst case is given",
+    ),
     'db-snapshot': flag.optional('ID', z.string(), 'Aurora cluster snapshot with the dataset (restore)'),
     'db-dump-url': flag.optional('URL', z.string(), 'PostgreSQL dump the first app node loads (https, .sql or .sql.gz)'),
     'db-name': flag.optional('NAME', z.string(), 'database Mattermost uses (the seed dumps use ltdb)'),
@@ -75,7 +81,9 @@ export async function run(argv: string[], io: CliIO, readContext: () => Promise<
   const noDataset = flags['destroy-only'] ? undefined : requireDataset(config, dbSource);
   if (noDataset) io.err(noDataset);
   // A calibration runs every pair and replaces the config's model: only the worst case applies.
-  const plan = flags.calibrate ? buildPlan(config, { dbSource, ...(flags['max-cost'] !== undefined ? { maxCostUsd: flags['max-cost'] } : {}) }) : await planWithExpected(config, flags, dbSource);
+  const plan = flags.calibrate
+    ? buildPlan(config, { dbSource, ...(flags['max-cost'] !== undefined ? { maxCostUsd: flags['max-cost'] } : {}) })
+    : await planWithExpected(config, flags, dbSource);
   const creep = flags.calibrate ? undefined : await creepCost(config, flags, plan);
   // Refuses (exit 3) a gate whose longest piece cannot fit in one job.
   const jobs = planJobs(config, plan.duration, flags['runner-limit']);
@@ -164,7 +172,17 @@ async function creepCost(config: GateConfig, flags: Flags, plan: Plan): Promise<
     `Creep check since ${config.creep.anchor}: chained through the recorded steps at no cost; when the chain cannot decide, the anchor against the candidate on the same bench,`,
     `  about ${pairs.toFixed(2)} ${unit} (${minutes(expected.testsSec)}, $${cost(expected.testsSec).toFixed(2)}) for an unchanged release, at most ${config.maxRepeats} (${minutes(worst.testsSec)}, $${cost(worst.testsSec).toFixed(2)}).`,
   ].join('\n');
-  return { text, json: { anchor: config.creep.anchor, expectedPairs: pairs, expectedSec: expected.testsSec, expectedUsd: cost(expected.testsSec), worstSec: worst.testsSec, worstUsd: cost(worst.testsSec) } };
+  return {
+    text,
+    json: {
+      anchor: config.creep.anchor,
+      expectedPairs: pairs,
+      expectedSec: expected.testsSec,
+      expectedUsd: cost(expected.testsSec),
+      worstSec: worst.testsSec,
+      worstUsd: cost(worst.testsSec),
+    },
+  };
 }
 
 function rateEstimate(config: GateConfig, outcome: NoChangeOutcome, totalSec: number, plan: Plan): RatesEstimate {
@@ -202,7 +220,12 @@ async function modeEstimates(config: GateConfig, plan: Plan, dbSource: DbSource,
       mode,
       agents: modePlan.bench.agentCount,
       worst: { totalSec: worst.totalSec, costUsd: estimateCost(modePlan.bench, worst.totalSec).totalUsd },
-      expected: { totalSec: expected.totalSec, costUsd: estimateCost(modePlan.bench, expected.totalSec).totalUsd, runsPerSide: expected.runsPerSide, longestRunSec: expected.longestRunSec },
+      expected: {
+        totalSec: expected.totalSec,
+        costUsd: estimateCost(modePlan.bench, expected.totalSec).totalUsd,
+        runsPerSide: expected.runsPerSide,
+        longestRunSec: expected.longestRunSec,
+      },
       runJobs,
     });
   }

@@ -12,7 +12,12 @@ import type { CliIO } from '../../util/io.ts';
 const names = (pattern: RegExp, what: string) =>
   z
     .string()
-    .transform((s) => s.split(',').map((n) => n.trim()).filter(Boolean))
+    .transform((s) =>
+      s
+        .split(',')
+        .map((n) => n.trim())
+        .filter(Boolean),
+    )
     .pipe(z.array(z.string().regex(pattern, `expected ${what}, comma-separated`)).max(40));
 
 const preflightCommand = defineCommand({
@@ -27,7 +32,12 @@ bench needs none. It is told which are set, never their values.`,
   flags: {
     config: flag.required('FILE', z.string({ error: 'required: the gate config' }), 'Gate config'),
     bench: flag.optional('local|aws', z.enum(BENCH_KINDS), "Bench (default: the config's bench.kind)"),
-    secrets: flag.withDefault('LIST', names(/^[a-z][a-z0-9-]{0,62}$/, "the reusable workflow's secret names"), '', 'The secrets that are set (names, not values), comma-separated'),
+    secrets: flag.withDefault(
+      'LIST',
+      names(/^[a-z][a-z0-9-]{0,62}$/, "the reusable workflow's secret names"),
+      '',
+      'The secrets that are set (names, not values), comma-separated',
+    ),
     variables: flag.withDefault('LIST', names(/^LOADGATE_[A-Z0-9_]{1,60}$/, 'LOADGATE_* variable names'), '', 'The variables that are set, comma-separated'),
     'users-file': flag.optional('PATH', z.string().max(300), 'The value of LOADGATE_USERS_FILE'),
     'grafana-url': flag.optional('URL', z.string().max(500), 'The value of LOADGATE_GRAFANA_URL'),
@@ -56,5 +66,8 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
   const problem = preflightProblem(missing, bench);
   const githubOutput = flags['github-output'] ? process.env.GITHUB_OUTPUT : undefined;
   emitOutputs({ problem }, { out: () => {}, err: () => {} }, githubOutput);
-  throw new InputError(problem, missing.map((m) => `${m.name}: ${m.fix}`));
+  throw new InputError(
+    problem,
+    missing.map((m) => `${m.name}: ${m.fix}`),
+  );
 }

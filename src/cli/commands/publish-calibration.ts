@@ -33,10 +33,18 @@ beside it, on loadgate-calibration/<version>, and opens or updates its pull requ
     tests: flag.optional('LIST', z.string(), 'Test names, comma-separated (default: all)'),
     bench: flag.optional('local|aws', z.string(), "Bench (default: the config's)"),
     'max-cost': flag.optional('USD', z.string(), 'AWS bench budget, a cap on the worst-case cost (default: bench.aws.maxCostUsd)'),
-    'runner-limit-minutes': flag.optional('N', z.string(), "The runners' job limit in whole minutes, which bounds the pairs the AWS run jobs hold (default: 360)"),
-    'continue-from': flag.optional('RUN_ID', z.string(), 'The earlier calibration this one continues (its pairs are reused): only the pairs above them are planned'),
+    'runner-limit-minutes': flag.optional(
+      'N',
+      z.string(),
+      "The runners' job limit in whole minutes, which bounds the pairs the AWS run jobs hold (default: 360)",
+    ),
+    'continue-from': flag.optional(
+      'RUN_ID',
+      z.string(),
+      'The earlier calibration this one continues (its pairs are reused): only the pairs above them are planned',
+    ),
     'earlier-pairs': flag.optional('N', z.string(), "With --continue-from: the pairs the earlier calibration ran (check-inputs' earlier-pairs output)"),
-    report: flag.optional('DIR', z.string().min(1), 'The calibration\'s --out directory, holding noise-model.json (finish)'),
+    report: flag.optional('DIR', z.string().min(1), "The calibration's --out directory, holding noise-model.json (finish)"),
     'github-output': flag.toggle('Also append the outputs (pull-request-url, model-path) to $GITHUB_OUTPUT'),
   },
   notes: `Exit codes: 0 done, 2 the calibration measured no model (see its report), 3 bad input.
@@ -81,15 +89,22 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
   const modelFile = join(flags.report, 'noise-model.json');
   const modelText = await readFile(modelFile).catch(() => undefined);
   if (!modelText) {
-    io.err(`publish-calibration: ${modelFile} does not exist: the calibration measured no model (too few completed runs, or it stopped before its last pair); see ${join(flags.report, 'README.md')}`);
+    io.err(
+      `publish-calibration: ${modelFile} does not exist: the calibration measured no model (too few completed runs, or it stopped before its last pair); see ${join(flags.report, 'README.md')}`,
+    );
     return 2;
   }
   const model = noiseModelFileSchema.parse(JSON.parse(modelText.toString('utf8')));
   // The pairs behind the model: fewer than asked when the last run job stopped early.
-  const verdict = await readFile(join(flags.report, 'verdict.json'), 'utf8').then((t) => verdictFileSchema.parse(JSON.parse(t)), () => undefined);
+  const verdict = await readFile(join(flags.report, 'verdict.json'), 'utf8').then(
+    (t) => verdictFileSchema.parse(JSON.parse(t)),
+    () => undefined,
+  );
   const pairs = verdict?.decision.pairs ?? inputs.repeats;
   // The report's summary and runs, for review; graphs and logs stay in the workflow's artifact.
-  const reportFiles = (await readReportDir(flags.report)).filter((f) => ['README.md', 'verdict.json', 'noise-model.json'].includes(f.path) || /^results\/[^/]+\.json$/.test(f.path));
+  const reportFiles = (await readReportDir(flags.report)).filter(
+    (f) => ['README.md', 'verdict.json', 'noise-model.json'].includes(f.path) || /^results\/[^/]+\.json$/.test(f.path),
+  );
   const context = await readActionsContext();
   const env = readGitHubEnv(context);
   const api = repoApi({ env, secrets: [{ name: 'GITHUB_TOKEN', value: env.token }, ...secretsFromEnv()], log: (l) => io.err(l) });
@@ -97,9 +112,23 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
   const stoppedEarly = pairs < inputs.repeats ? { asked: inputs.repeats, continueCommand: continueCommand(env, inputs.candidate, inputs.repeats) } : undefined;
   // The branch it was dispatched on: its config is the one the model was measured for.
   const base = context.refType === 'branch' ? context.refName : undefined;
-  const published = await publishCalibrationPr(api, { version: inputs.candidate, pairs, configPath, destination, model, modelText, reportFiles, plan, runUrl: runUrl(env), base, stoppedEarly });
+  const published = await publishCalibrationPr(api, {
+    version: inputs.candidate,
+    pairs,
+    configPath,
+    destination,
+    model,
+    modelText,
+    reportFiles,
+    plan,
+    runUrl: runUrl(env),
+    base,
+    stoppedEarly,
+  });
   const outputs = { 'pull-request-url': published.pull.html_url, 'model-path': destination.path };
   emitOutputs(outputs, io, flags['github-output'] ? process.env.GITHUB_OUTPUT : undefined);
-  await writeJobSummary(`## loadgate: calibration\n\nThe measured noise model is in ${published.pull.html_url}, at \`${destination.path}\`${destination.setNoiseModel ? `; set \`noiseModel: ${destination.setNoiseModel}\` in \`${configPath}\`` : ''}.`);
+  await writeJobSummary(
+    `## loadgate: calibration\n\nThe measured noise model is in ${published.pull.html_url}, at \`${destination.path}\`${destination.setNoiseModel ? `; set \`noiseModel: ${destination.setNoiseModel}\` in \`${configPath}\`` : ''}.`,
+  );
   return 0;
 }

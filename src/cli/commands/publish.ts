@@ -28,10 +28,17 @@ const publishCommand = defineCommand({
     baseline: flag.optional('A', z.string(), 'Baseline version (start, finish)'),
     candidate: flag.required('B', z.string({ error: 'required: the candidate version' }), 'Candidate version'),
     report: flag.optional('DIR', z.string().min(1), 'Report directory from `loadgate compare|run --out` (finish)'),
-    sha: flag.optional('SHA', z.string().regex(COMMIT_SHA, 'expected a 40- or 64-character lower-case commit SHA'), 'Commit of the candidate (default: resolved from the candidate tag)'),
+    sha: flag.optional(
+      'SHA',
+      z.string().regex(COMMIT_SHA, 'expected a 40- or 64-character lower-case commit SHA'),
+      'Commit of the candidate (default: resolved from the candidate tag)',
+    ),
     'check-run-id': flag.optional(
       'ID',
-      z.string().regex(/^[0-9]{1,15}$/, 'expected a numeric check run id').transform(Number),
+      z
+        .string()
+        .regex(/^[0-9]{1,15}$/, 'expected a numeric check run id')
+        .transform(Number),
       'Check run from `--mode start` (default: the open one of that name)',
     ),
     'check-name': flag.withDefault('NAME', z.string(), DEFAULT_CHECK_NAME, 'Check run name'),
@@ -41,10 +48,18 @@ const publishCommand = defineCommand({
     bench: flag.optional('local|aws', z.string(), "Bench for the plan (default: the config's)"),
     'max-cost': flag.optional('USD', z.string(), 'AWS bench budget, a cap on the worst-case cost, for the plan (default: bench.aws.maxCostUsd)'),
     'max-repeats': flag.optional('N', z.string(), "Most pairs for the plan (start; default: the config's maxRepeats)"),
-    'continue-from': flag.optional('RUN_ID', z.string(), 'The earlier gate this one continues, for the plan (start): only the pairs beyond the ones it ran are planned'),
+    'continue-from': flag.optional(
+      'RUN_ID',
+      z.string(),
+      'The earlier gate this one continues, for the plan (start): only the pairs beyond the ones it ran are planned',
+    ),
     'earlier-pairs': flag.optional('N', z.string(), "With --continue-from: the pairs the earlier gate ran (check-inputs' earlier-pairs output), all reused"),
     'baseline-choice': flag.optional('F', z.string(), 'JSON written by `pick-baseline --write-choice`'),
-    'gate-result': flag.optional('R', z.enum(['success', 'failure', 'cancelled', 'skipped']), "The gate job's result (success|failure|cancelled|skipped), said when there is no verdict"),
+    'gate-result': flag.optional(
+      'R',
+      z.enum(['success', 'failure', 'cancelled', 'skipped']),
+      "The gate job's result (success|failure|cancelled|skipped), said when there is no verdict",
+    ),
     'report-withheld': flag.toggle('The gate job refused to upload the report (it held a secret): say so'),
     'github-output': flag.toggle('Also append the outputs to $GITHUB_OUTPUT'),
     'fail-on-verdict': flag.toggle('Exit 1 on fail and 2 on inconclusive after publishing'),
@@ -53,10 +68,22 @@ const publishCommand = defineCommand({
       z.string().regex(/^[A-Za-z0-9-]{1,39}\/[A-Za-z0-9._-]{1,100}$/, 'expected owner/name of a GitHub repository'),
       'Where the report pull request goes (finish; default: GITHUB_REPOSITORY), written with LOADGATE_REPORTS_TOKEN',
     ),
-    problem: flag.optional('TEXT', z.string().min(1).max(4000), 'Why the gate could not start: when --config reads (abort), or a job before the bench failed on it (finish, e.g. the preflight)'),
-    'token-problem': flag.optional('TEXT', z.string().min(1).max(1000), "Why the publish job has no GitHub App token (finish): said in the check run"),
-    'reports-token-problem': flag.optional('TEXT', z.string().min(1).max(1000), 'Why there is no token for --reports-repository (finish): said in the check run'),
-    'runner-limit-minutes': flag.optional('N', runnerLimitSchema, "The runners' job limit (finish): the continuation advised on AWS fits its run jobs (default: 360)"),
+    problem: flag.optional(
+      'TEXT',
+      z.string().min(1).max(4000),
+      'Why the gate could not start: when --config reads (abort), or a job before the bench failed on it (finish, e.g. the preflight)',
+    ),
+    'token-problem': flag.optional('TEXT', z.string().min(1).max(1000), 'Why the publish job has no GitHub App token (finish): said in the check run'),
+    'reports-token-problem': flag.optional(
+      'TEXT',
+      z.string().min(1).max(1000),
+      'Why there is no token for --reports-repository (finish): said in the check run',
+    ),
+    'runner-limit-minutes': flag.optional(
+      'N',
+      runnerLimitSchema,
+      "The runners' job limit (finish): the continuation advised on AWS fits its run jobs (default: 360)",
+    ),
   },
   notes: `The check run is always completed with the verdict, even when the report pull request
 cannot be published; the command then prints why and exits 3 (or 2 for an unexpected
@@ -85,7 +112,10 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
   if (flags.mode === 'abort') {
     const candidate = validateVersionLabel(flags.candidate, 'candidate');
     // check-inputs' own reason (its config-problem output) names the tag the config was read at.
-    const problem = flags.problem ?? (configPath ? await configProblem(configPath) : undefined) ?? 'the job that validates the inputs and starts the check run failed before the check run started (see its log)';
+    const problem =
+      flags.problem ??
+      (configPath ? await configProblem(configPath) : undefined) ??
+      'the job that validates the inputs and starts the check run failed before the check run started (see its log)';
     const aborted = await publishAbort(ctx, { checkName, candidate, sha: flags.sha, problem: `the gate could not start: ${problem}` });
     emitOutputs(aborted.outputs, io, githubOutput);
     await writeJobSummary(aborted.summary);

@@ -1,5 +1,14 @@
 import { z } from 'zod';
-import { afterInconclusive, atDefaultRates, goalShortfalls, simulate, simulationRow, SUPPORTED_USERS, type AfterInconclusive, type SimulationRow } from '../../compare/simulate.ts';
+import {
+  afterInconclusive,
+  atDefaultRates,
+  goalShortfalls,
+  simulate,
+  simulationRow,
+  SUPPORTED_USERS,
+  type AfterInconclusive,
+  type SimulationRow,
+} from '../../compare/simulate.ts';
 import { errorRatesOf } from '../../compare/sequential.ts';
 import { loadGateConfig } from '../../config/load.ts';
 import { assumedModel, loadNoiseModel, noiseModelPath } from '../../noise/model.ts';
@@ -33,7 +42,10 @@ Seeded: the same inputs print the same table.`,
       '<x | test.metric=x>',
       z
         .string()
-        .regex(/^(?:([a-z][A-Za-z0-9_-]*\.[A-Za-z]+)=)?([0-9]+(?:\.[0-9]+)?)$/, 'expected a multiple such as 3, or test.metric=3 (for example unbounded.supportedUsers=3)')
+        .regex(
+          /^(?:([a-z][A-Za-z0-9_-]*\.[A-Za-z]+)=)?([0-9]+(?:\.[0-9]+)?)$/,
+          'expected a multiple such as 3, or test.metric=3 (for example unbounded.supportedUsers=3)',
+        )
         .transform((v) => {
           const at = v.lastIndexOf('=');
           return at < 0 ? { scale: Number(v) } : { metric: v.slice(0, at), scale: Number(v.slice(at + 1)) };
@@ -76,7 +88,8 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
     const known = gatingMetrics(config)
       .filter((g) => !g.rate)
       .map((g) => `${g.test}.${g.key}`);
-    if (!known.includes(scale.metric)) throw new InputError(`--noise-scale: ${scale.metric} is not a gating relative metric of ${flags.config}; use one of ${known.join(', ')}`);
+    if (!known.includes(scale.metric))
+      throw new InputError(`--noise-scale: ${scale.metric} is not a gating relative metric of ${flags.config}; use one of ${known.join(', ')}`);
   }
   const slopeScale = flags['slope-scale'];
   const options = {
@@ -95,18 +108,44 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
   const defaults = atDefaultRates(config);
   const atDefaults = defaults ? simulate(defaults, model, options) : null;
   if (flags.json) {
-    io.out(JSON.stringify({ config: flags.config, noiseModel: path, kind: model.kind, trials: flags.trials, seed: flags.seed, noiseScale: scale ?? { scale: 1 }, slopeScale: slopeScale ?? 1, repeats: config.repeats, maxRepeats: config.maxRepeats, errorRates: config.errorRates, rows, shortfalls, ...(atDefaults ? { atDefaultRates: atDefaults } : {}), ...(after ? { afterInconclusive: after } : {}) }, null, 2));
+    io.out(
+      JSON.stringify(
+        {
+          config: flags.config,
+          noiseModel: path,
+          kind: model.kind,
+          trials: flags.trials,
+          seed: flags.seed,
+          noiseScale: scale ?? { scale: 1 },
+          slopeScale: slopeScale ?? 1,
+          repeats: config.repeats,
+          maxRepeats: config.maxRepeats,
+          errorRates: config.errorRates,
+          rows,
+          shortfalls,
+          ...(atDefaults ? { atDefaultRates: atDefaults } : {}),
+          ...(after ? { afterInconclusive: after } : {}),
+        },
+        null,
+        2,
+      ),
+    );
     return 0;
   }
   const noisier =
     (scale && scale.scale !== 1 ? `; the bench's true noise ${scale.scale} × the model's on ${scale.metric ?? 'every gating metric'}` : '') +
     (slopeScale !== undefined && slopeScale !== 1 ? `; the true speed slope ${slopeScale} × the fitted one` : '');
   const [ff, fp] = [config.errorRates.falseFailPct, config.errorRates.falsePassPct];
-  io.out(`${flags.config}: noise model ${path ?? 'assumed from the tolerances'} (${model.kind}), ${config.repeats}..${config.maxRepeats} pairs, error rates ${ff} % false fail and ${fp} % false pass, ${flags.trials} trials per row, seed ${flags.seed}${noisier}`);
+  io.out(
+    `${flags.config}: noise model ${path ?? 'assumed from the tolerances'} (${model.kind}), ${config.repeats}..${config.maxRepeats} pairs, error rates ${ff} % false fail and ${fp} % false pass, ${flags.trials} trials per row, seed ${flags.seed}${noisier}`,
+  );
   io.out(table(rows));
   if (atDefaults) io.out(beside(rows, atDefaults, ff, fp));
   if (after && extra !== undefined) io.out(afterText(after, config.maxRepeats, extra));
-  if (!shortfalls.length) io.out(`Goals met: at the model, no change passes ≥ 96 % and fails ≤ ${ff} %, a material regression on any one gating metric fails ≥ 95 % and passes ≤ ${fp} %; on benches the model does not describe, no change fails ≤ ${ff} % and a material regression passes ≤ ${fp} %.`);
+  if (!shortfalls.length)
+    io.out(
+      `Goals met: at the model, no change passes ≥ 96 % and fails ≤ ${ff} %, a material regression on any one gating metric fails ≥ 95 % and passes ≤ ${fp} %; on benches the model does not describe, no change fails ≤ ${ff} % and a material regression passes ≤ ${fp} %.`,
+    );
   else {
     io.out(`Goals not met (${shortfalls.length}):`);
     for (const s of shortfalls) io.out(`  - ${s}`);
@@ -116,17 +155,24 @@ export async function run(argv: string[], io: CliIO): Promise<number> {
 
 /** The usual cases at the config's rates and at 1 % and 1 %: what looser rates buy in pairs and inconclusive gates. */
 function beside(rows: readonly SimulationRow[], atDefaults: readonly SimulationRow[], ff: number, fp: number): string {
-  const cell = (r: SimulationRow | undefined) => (r ? `${r.pass.toFixed(1)} / ${r.fail.toFixed(1)} / ${r.inconclusive.toFixed(1)} % (${r.meanPairs.toFixed(2)} pairs)` : '—');
+  const cell = (r: SimulationRow | undefined) =>
+    r ? `${r.pass.toFixed(1)} / ${r.fail.toFixed(1)} / ${r.inconclusive.toFixed(1)} % (${r.meanPairs.toFixed(2)} pairs)` : '—';
   const pick = (rs: readonly SimulationRow[], kind: SimulationRow['kind'], metric: string | null) => simulationRow(rs, kind, metric);
   const lines = [`Pass / fail / inconclusive at ${ff} % / ${fp} % (this config) and at 1 % / 1 %:`];
   lines.push(`  no change: ${cell(pick(rows, 'none', null))} against ${cell(pick(atDefaults, 'none', null))}`);
-  if (pick(rows, 'material', SUPPORTED_USERS)) lines.push(`  material loss of supported users: ${cell(pick(rows, 'material', SUPPORTED_USERS))} against ${cell(pick(atDefaults, 'material', SUPPORTED_USERS))}`);
+  if (pick(rows, 'material', SUPPORTED_USERS))
+    lines.push(
+      `  material loss of supported users: ${cell(pick(rows, 'material', SUPPORTED_USERS))} against ${cell(pick(atDefaults, 'material', SUPPORTED_USERS))}`,
+    );
   return lines.join('\n');
 }
 
 function afterText(after: readonly AfterInconclusive[], maxRepeats: number, extra: number): string {
-  const rates = (r: { pass: number; fail: number; inconclusive: number; meanPairs: number }) => `${r.pass.toFixed(1)} / ${r.fail.toFixed(1)} / ${r.inconclusive.toFixed(1)} % (${r.meanPairs.toFixed(2)} pairs)`;
-  const lines = [`An inconclusive gate (pass / fail / inconclusive): as configured (at most ${maxRepeats} pairs); continued by up to ${extra} more pairs, one test over every pair; started over as a new gate of at most ${maxRepeats}:`];
+  const rates = (r: { pass: number; fail: number; inconclusive: number; meanPairs: number }) =>
+    `${r.pass.toFixed(1)} / ${r.fail.toFixed(1)} / ${r.inconclusive.toFixed(1)} % (${r.meanPairs.toFixed(2)} pairs)`;
+  const lines = [
+    `An inconclusive gate (pass / fail / inconclusive): as configured (at most ${maxRepeats} pairs); continued by up to ${extra} more pairs, one test over every pair; started over as a new gate of at most ${maxRepeats}:`,
+  ];
   for (const a of after) lines.push(`  ${a.label}: ${rates(a.once)}; continued ${rates(a.continued)}; started over ${rates(a.restarted)}`);
   return lines.join('\n');
 }

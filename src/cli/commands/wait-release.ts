@@ -25,7 +25,8 @@ export const usage = waitReleaseCommand.usage;
 export async function run(argv: string[], io: CliIO): Promise<number> {
   const flags = waitReleaseCommand.parse(argv);
   const config = await loadGateConfig(flags.config);
-  if (config.target.system !== 'mattermost') throw new InputError(`${flags.config}: target.system is "${config.target.system}"; wait-release waits for Mattermost release tarballs`);
+  if (config.target.system !== 'mattermost')
+    throw new InputError(`${flags.config}: target.system is "${config.target.system}"; wait-release waits for Mattermost release tarballs`);
   const urls = flags.version.map((v) => resolveReleaseUrl(config.target, v, '--version'));
   await waitForReleases({ urls, timeoutSec: flags.timeout ?? config.target.releaseWait, intervalSec: flags.interval, log: (l) => io.err(l) });
   return 0;

@@ -79,7 +79,6 @@ export function forCeiling(test: UnboundedTest, ceiling: number): UnboundedTest 
   return { ...test, maxUsers: Math.max(test.maxUsers, Math.ceil(ceiling * 4)) };
 }
 
-
 export interface DuetSimOptions {
   model: Omit<ModelParams, 'ceiling'>;
   /** Each side's ceiling while both search. */

@@ -74,7 +74,10 @@ const k6ErrorSchema = z.object({
   errors: z.array(z.object({ status: z.string().optional(), title: z.string().optional(), detail: z.string().optional() })).min(1),
 });
 
-export type FetchLike = (url: string, init?: { method?: string; body?: string; headers?: Record<string, string>; signal?: AbortSignal }) => Promise<{
+export type FetchLike = (
+  url: string,
+  init?: { method?: string; body?: string; headers?: Record<string, string>; signal?: AbortSignal },
+) => Promise<{
   status: number;
   text(): Promise<string>;
 }>;
@@ -153,17 +156,13 @@ export class K6Api {
     }
     if (status < 200 || status >= 300) {
       const problem = k6ErrorSchema.safeParse(json);
-      const detail = problem.success
-        ? problem.data.errors.map((e) => [e.title, e.detail].filter(Boolean).join(': ')).join('; ')
-        : text.slice(0, 200);
+      const detail = problem.success ? problem.data.errors.map((e) => [e.title, e.detail].filter(Boolean).join(': ')).join('; ') : text.slice(0, 200);
       throw new K6ApiError(`k6 REST API ${method} ${path} answered HTTP ${status}: ${detail}`);
     }
     const parsed = schema.safeParse(json);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
-      throw new K6ApiError(
-        `k6 REST API ${method} ${path}: unexpected response (${issue?.path.join('.') || '(root)'}: ${issue?.message}); is this k6 v1?`,
-      );
+      throw new K6ApiError(`k6 REST API ${method} ${path}: unexpected response (${issue?.path.join('.') || '(root)'}: ${issue?.message}); is this k6 v1?`);
     }
     return parsed.data;
   }

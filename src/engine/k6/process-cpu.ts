@@ -24,7 +24,10 @@ function ticksPerSecond(): number {
 /** Parses the text of /proc/<pid>/stat into user+system CPU seconds. */
 export function parseProcStat(text: string): number {
   // comm (field 2) is in parentheses and may itself contain spaces or ')'.
-  const afterComm = text.slice(text.lastIndexOf(')') + 2).trim().split(/\s+/);
+  const afterComm = text
+    .slice(text.lastIndexOf(')') + 2)
+    .trim()
+    .split(/\s+/);
   // afterComm[0] is field 3 (state); utime and stime are fields 14 and 15.
   const utime = Number(afterComm[11]);
   const stime = Number(afterComm[12]);

@@ -24,9 +24,7 @@ const cpuList = z.string().regex(/^\d+(-\d+)?(,\d+(-\d+)?)*$/, 'expected a CPU l
 const optionsSchema = z.object({
   k6Path: z.string().min(1),
   runDir: z.string().min(1),
-  baseUrl: z
-    .string()
-    .regex(/^http:\/\/(127\.0\.0\.1|\[::1\]|localhost)(:\d{1,5})?\/?$/, 'expected a loopback URL such as http://127.0.0.1:8080'),
+  baseUrl: z.string().regex(/^http:\/\/(127\.0\.0\.1|\[::1\]|localhost)(:\d{1,5})?\/?$/, 'expected a loopback URL such as http://127.0.0.1:8080'),
   usersFile: z.string().min(1),
   maxUsers: z.number().int().positive(),
   initialUsers: z.number().int().nonnegative(),
@@ -40,7 +38,11 @@ const optionsSchema = z.object({
   apiPort: z.number().int().min(1024).max(65535),
   scenario: z.string().min(1).optional(),
   requestTimeoutMs: z.number().int().positive().default(10_000),
-  maxDurationSec: z.number().int().positive().default(6 * 3600),
+  maxDurationSec: z
+    .number()
+    .int()
+    .positive()
+    .default(6 * 3600),
   readyTimeoutMs: z.number().int().positive().optional(),
   name: z.string().min(1).default('k6'),
   env: z.record(z.string().regex(/^LOADGATE_[A-Z0-9_]+$/, 'extra variables must start with LOADGATE_'), z.string()).default({}),
@@ -268,11 +270,7 @@ async function assertPortFree(port: number): Promise<void> {
   await new Promise<void>((resolvePort, reject) => {
     const probe = createServer();
     probe.once('error', (error: NodeJS.ErrnoException) =>
-      reject(
-        error.code === 'EADDRINUSE'
-          ? new InputError(`k6 REST API port ${port} on 127.0.0.1 is already taken; choose another apiPort`)
-          : error,
-      ),
+      reject(error.code === 'EADDRINUSE' ? new InputError(`k6 REST API port ${port} on 127.0.0.1 is already taken; choose another apiPort`) : error),
     );
     probe.listen(port, '127.0.0.1', () => probe.close(() => resolvePort()));
   });
@@ -307,7 +305,12 @@ async function waitUntilRunning(api: K6Api, proc: ManagedProcess, maxUsers: numb
 async function logTail(file: string, lines = 8): Promise<string> {
   try {
     const text = await readFile(file, 'utf8');
-    return text.trimEnd().split('\n').slice(-lines).map((l) => `  | ${l}`).join('\n');
+    return text
+      .trimEnd()
+      .split('\n')
+      .slice(-lines)
+      .map((l) => `  | ${l}`)
+      .join('\n');
   } catch {
     return '';
   }

@@ -170,9 +170,12 @@ function configProblems(config: GateConfig, test: TestSpec, agents: number): str
   }
 
   // coordinator/config.go IsValid: RestTimeSec*1000 < MonitorConfig.UpdateIntervalMs is refused.
-  if (stepping(test).restTimeSec * 1000 < UPDATE_INTERVAL_MS) problems.push(`tests: "${test.name}" restTime must be at least ${UPDATE_INTERVAL_MS / 1000}s (load-test-ng RestTimeSec*1000 >= UpdateIntervalMs)`);
+  if (stepping(test).restTimeSec * 1000 < UPDATE_INTERVAL_MS)
+    problems.push(`tests: "${test.name}" restTime must be at least ${UPDATE_INTERVAL_MS / 1000}s (load-test-ng RestTimeSec*1000 >= UpdateIntervalMs)`);
   if (!isSupportedLoadTestNgVersion(config.engine.version)) {
-    problems.push(`engine.version: "${config.engine.version}" is not a load-test-ng release loadgate supports; use one of ${SUPPORTED_LOADTEST_NG_VERSIONS.join(', ')}`);
+    problems.push(
+      `engine.version: "${config.engine.version}" is not a load-test-ng release loadgate supports; use one of ${SUPPORTED_LOADTEST_NG_VERSIONS.join(', ')}`,
+    );
   }
   return problems;
 }

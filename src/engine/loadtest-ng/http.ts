@@ -42,11 +42,7 @@ export interface ApiCall {
  * Sends one request and parses the JSON body with `schema`. Returns the HTTP status too,
  * because the API sometimes reports a failure with 200 and an `error` field.
  */
-export async function callApi<S extends z.ZodType>(
-  options: HttpOptions,
-  call: ApiCall,
-  schema: S,
-): Promise<{ httpStatus: number; body: z.output<S> }> {
+export async function callApi<S extends z.ZodType>(options: HttpOptions, call: ApiCall, schema: S): Promise<{ httpStatus: number; body: z.output<S> }> {
   const route = `${call.method} ${call.path.split('?')[0]}`;
   const url = new URL(call.path, ensureTrailingSlash(options.baseUrl)).toString();
   const doFetch = options.fetch ?? globalThis.fetch;

@@ -263,10 +263,12 @@ function decodeError(value: unknown, def: StructDef, version: LoadTestNgVersion,
     const where = `${path}${field.name}`;
     const t = field.type;
     if (typeof t === 'string') {
-      const ok = t === 'string' ? typeof v === 'string' : t === 'bool' ? typeof v === 'boolean' : typeof v === 'number' && (t === 'float' || Number.isInteger(v));
+      const ok =
+        t === 'string' ? typeof v === 'string' : t === 'bool' ? typeof v === 'boolean' : typeof v === 'number' && (t === 'float' || Number.isInteger(v));
       if (!ok) return `json: cannot unmarshal ${jsonKind(v)} into Go struct field ${where} of type ${goType(t)}`;
     } else if ('sliceOf' in t) {
-      if (!Array.isArray(v)) return `json: cannot unmarshal ${jsonKind(v)} into Go struct field ${where} of type []${t.sliceOf === 'string' ? 'string' : t.sliceOf.name}`;
+      if (!Array.isArray(v))
+        return `json: cannot unmarshal ${jsonKind(v)} into Go struct field ${where} of type []${t.sliceOf === 'string' ? 'string' : t.sliceOf.name}`;
       if (t.sliceOf !== 'string') {
         for (const item of v) {
           const e = decodeError(item, t.sliceOf, version, `${where}.`);
@@ -439,7 +441,12 @@ export function coordinatorCreateRefusal(body: unknown, version: LoadTestNgVersi
   if (decode) return { status: 400, error: `could not read request: ${decode}` };
   const lt = goValidate(data.LoadTestConfig, loadTestConfigDef, version, false);
   if (lt) return { status: 400, error: `could not validate load-test config: ${lt}` };
-  const failed = (error: string): CreateRefusal => ({ status: 400, id, message: 'load-test coordinator creation failed', error: `could not create coordinator: ${error}` });
+  const failed = (error: string): CreateRefusal => ({
+    status: 400,
+    id,
+    message: 'load-test coordinator creation failed',
+    error: `could not create coordinator: ${error}`,
+  });
   const c = goValidate(data.CoordinatorConfig, coordinatorConfigDef, version, true);
   if (c) return failed(`could not validate configuration: ${c}`);
   // cluster.(*LoadAgentClusterConfig).IsValid(ltConfig).
@@ -447,7 +454,9 @@ export function coordinatorCreateRefusal(body: unknown, version: LoadTestNgVersi
   const agents = Array.isArray(cluster.Agents) ? cluster.Agents.length : 0;
   const perAgent = num(obj(obj(data.LoadTestConfig).UsersConfiguration).MaxActiveUsers);
   if (agents > 0 && perAgent * agents < num(cluster.MaxActiveUsers)) {
-    return failed('could not validate ltConfig against clusterConfig: coordinator: total MaxActiveUsers in loadTest should not be less than clusterConfig.MaxActiveUsers');
+    return failed(
+      'could not validate ltConfig against clusterConfig: coordinator: total MaxActiveUsers in loadTest should not be less than clusterConfig.MaxActiveUsers',
+    );
   }
   return undefined;
 }

@@ -38,24 +38,27 @@ export async function startArnShim(target: string): Promise<ArnShim> {
     void (async () => {
       const sent = await body(req);
       const tagging = String(req.headers['x-amz-target'] ?? '') === 'ResourceGroupsTaggingAPI_20170126.GetResources';
-      const forward = request({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: { ...req.headers, host: upstream.host } }, (answer) => {
-        void (async () => {
-          let out = await body(answer);
-          if (tagging && answer.statusCode === 200) {
-            const data = JSON.parse(out.toString('utf8')) as { ResourceTagMappingList?: { ResourceARN: string }[] };
-            for (const mapping of data.ResourceTagMappingList ?? []) {
-              const fixed = awsArn(mapping.ResourceARN);
-              if (fixed !== mapping.ResourceARN) shim.rewritten++;
-              mapping.ResourceARN = fixed;
+      const forward = request(
+        { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: { ...req.headers, host: upstream.host } },
+        (answer) => {
+          void (async () => {
+            let out = await body(answer);
+            if (tagging && answer.statusCode === 200) {
+              const data = JSON.parse(out.toString('utf8')) as { ResourceTagMappingList?: { ResourceARN: string }[] };
+              for (const mapping of data.ResourceTagMappingList ?? []) {
+                const fixed = awsArn(mapping.ResourceARN);
+                if (fixed !== mapping.ResourceARN) shim.rewritten++;
+                mapping.ResourceARN = fixed;
+              }
+              out = Buffer.from(JSON.stringify(data));
             }
-            out = Buffer.from(JSON.stringify(data));
-          }
-          const { 'transfer-encoding': _chunked, ...rest } = answer.headers;
-          const headers = { ...rest, 'content-length': String(out.length) };
-          res.writeHead(answer.statusCode ?? 502, headers);
-          res.end(out);
-        })();
-      });
+            const { 'transfer-encoding': _chunked, ...rest } = answer.headers;
+            const headers = { ...rest, 'content-length': String(out.length) };
+            res.writeHead(answer.statusCode ?? 502, headers);
+            res.end(out);
+          })();
+        },
+      );
       forward.on('error', (error) => {
         res.writeHead(502);
         res.end(String(error));

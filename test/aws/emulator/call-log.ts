@@ -45,7 +45,13 @@ export async function startCallLogProxy(target: string): Promise<CallLogProxy> {
     req.on('end', () => {
       const body = Buffer.concat(chunks);
       const forward = httpRequest(
-        { hostname: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: { ...req.headers, host: `${upstream.hostname}:${upstream.port}` } },
+        {
+          hostname: upstream.hostname,
+          port: upstream.port,
+          method: req.method,
+          path: req.url,
+          headers: { ...req.headers, host: `${upstream.hostname}:${upstream.port}` },
+        },
         (up) => {
           const responseChunks: Buffer[] = [];
           up.on('data', (chunk: Buffer) => responseChunks.push(chunk));
@@ -139,9 +145,7 @@ function schedulerCall(method: string, url: URL, body: string): { action: string
     const action = { GET: 'ListTagsForResource', POST: 'TagResource', DELETE: 'UntagResource' }[method] ?? `${method}Tags`;
     return { action, params: { ...query, ...json, ResourceArn: name } };
   }
-  const verbs = name
-    ? { POST: 'Create', GET: 'Get', PUT: 'Update', DELETE: 'Delete' }[method]
-    : method === 'GET' ? 'List' : undefined;
+  const verbs = name ? { POST: 'Create', GET: 'Get', PUT: 'Update', DELETE: 'Delete' }[method] : method === 'GET' ? 'List' : undefined;
   const noun = collection === 'schedule-groups' ? 'ScheduleGroup' : collection === 'schedules' ? 'Schedule' : undefined;
   if (!verbs || !noun) return { action: `${method} ${url.pathname}`, params: json };
   const params: Record<string, unknown> = { ...query, ...json };

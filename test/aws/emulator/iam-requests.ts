@@ -44,19 +44,38 @@ const tagContext = (tags: Record<string, string>, prefix: 'aws:RequestTag' | 'aw
 
 /** EC2 ID prefixes and the resource types of their ARNs. */
 const EC2_TYPES: Record<string, string> = {
-  vpc: 'vpc', subnet: 'subnet', igw: 'internet-gateway', rtb: 'route-table', nat: 'natgateway', eipalloc: 'elastic-ip',
-  sg: 'security-group', sgr: 'security-group-rule', i: 'instance', ami: 'image', eni: 'network-interface', vol: 'volume',
+  vpc: 'vpc',
+  subnet: 'subnet',
+  igw: 'internet-gateway',
+  rtb: 'route-table',
+  nat: 'natgateway',
+  eipalloc: 'elastic-ip',
+  sg: 'security-group',
+  sgr: 'security-group-rule',
+  i: 'instance',
+  ami: 'image',
+  eni: 'network-interface',
+  vol: 'volume',
 };
 
 /** What each EC2 create call makes, and the ID field of its response. */
 const EC2_CREATES: Record<string, string> = {
-  CreateVpc: 'vpc', CreateSubnet: 'subnet', CreateInternetGateway: 'internet-gateway', CreateRouteTable: 'route-table',
-  CreateNatGateway: 'natgateway', AllocateAddress: 'elastic-ip', CreateSecurityGroup: 'security-group', RunInstances: 'instance',
-  AuthorizeSecurityGroupIngress: 'security-group-rule', AuthorizeSecurityGroupEgress: 'security-group-rule',
+  CreateVpc: 'vpc',
+  CreateSubnet: 'subnet',
+  CreateInternetGateway: 'internet-gateway',
+  CreateRouteTable: 'route-table',
+  CreateNatGateway: 'natgateway',
+  AllocateAddress: 'elastic-ip',
+  CreateSecurityGroup: 'security-group',
+  RunInstances: 'instance',
+  AuthorizeSecurityGroupIngress: 'security-group-rule',
+  AuthorizeSecurityGroupEgress: 'security-group-rule',
 };
 
 const strings = (params: Record<string, unknown>, pattern: RegExp): string[] =>
-  Object.entries(params).filter(([k, v]) => pattern.test(k) && typeof v === 'string').map(([, v]) => v as string);
+  Object.entries(params)
+    .filter(([k, v]) => pattern.test(k) && typeof v === 'string')
+    .map(([, v]) => v as string);
 
 /** Where an EC2 association ID (rtbassoc-, eipassoc-) points: the table and subnet, or the address. */
 const ASSOCIATION = 'association:';
@@ -85,7 +104,17 @@ export function recordCreated(call: LoggedCall, registry: TagRegistry): void {
   const ids = new Set<string>();
   for (const match of call.response.matchAll(/\b((?:vpc|subnet|igw|rtb|nat|eipalloc|sg|sgr|i)-[0-9a-f]{8,17})\b/g)) ids.add(match[1]!);
   for (const match of call.response.matchAll(/"(?:KeyId|ARN|Arn|ARN)"\s*:\s*"([^"]+)"/g)) ids.add(match[1]!);
-  for (const field of ['DBClusterIdentifier', 'DBInstanceIdentifier', 'DBSubnetGroupName', 'DBClusterParameterGroupName', 'RoleName', 'InstanceProfileName', 'Name', 'logGroupName', 'DomainName']) {
+  for (const field of [
+    'DBClusterIdentifier',
+    'DBInstanceIdentifier',
+    'DBSubnetGroupName',
+    'DBClusterParameterGroupName',
+    'RoleName',
+    'InstanceProfileName',
+    'Name',
+    'logGroupName',
+    'DomainName',
+  ]) {
     const value = call.params[field];
     if (typeof value === 'string') ids.add(value);
   }
@@ -132,7 +161,10 @@ export function iamRequests(call: LoggedCall, account: Account, registry: TagReg
     case 'rds': {
       const rds = (type: string, id: string): string => arn('rds', `${type}:${id}`);
       const idOf: Array<[string, string]> = [
-        ['DBInstanceIdentifier', 'db'], ['DBClusterIdentifier', 'cluster'], ['DBSubnetGroupName', 'subgrp'], ['DBClusterParameterGroupName', 'cluster-pg'],
+        ['DBInstanceIdentifier', 'db'],
+        ['DBClusterIdentifier', 'cluster'],
+        ['DBSubnetGroupName', 'subgrp'],
+        ['DBClusterParameterGroupName', 'cluster-pg'],
       ];
       if (call.action.startsWith('Describe')) return [on(`rds:${call.action}`, '*')];
       if (call.action === 'ListTagsForResource' || call.action === 'AddTagsToResource' || call.action === 'RemoveTagsFromResource') {
@@ -147,14 +179,19 @@ export function iamRequests(call: LoggedCall, account: Account, registry: TagReg
       const requests = [on(`rds:${call.action}`, rds(type, id), isCreate ? requested : tagContext(lookupTags(registry, id), 'aws:ResourceTag'))];
       if (isCreate && hasTags) requests.push(on('rds:AddTagsToResource', rds(type, id), requested));
       const snapshot = str('SnapshotIdentifier');
-      if (call.action === 'RestoreDBClusterFromSnapshot' && snapshot) requests.push(on(call.action.replace(/^/, 'rds:'), snapshot.startsWith('arn:') ? snapshot : rds('cluster-snapshot', snapshot)));
+      if (call.action === 'RestoreDBClusterFromSnapshot' && snapshot)
+        requests.push(on(call.action.replace(/^/, 'rds:'), snapshot.startsWith('arn:') ? snapshot : rds('cluster-snapshot', snapshot)));
       // manage_master_user_password: RDS creates the rds!cluster-... secret as the caller.
       if (str('ManageMasterUserPassword') === 'true') {
         const secret = arn('secretsmanager', 'secret:rds!cluster-new-AbCdEf');
         requests.push(on('secretsmanager:CreateSecret', secret), on('secretsmanager:TagResource', secret));
       }
       if (call.action === 'CreateDBCluster' || call.action === 'RestoreDBClusterFromSnapshot') {
-        requests.push(on('iam:CreateServiceLinkedRole', `arn:aws:iam::${account.id}:role/aws-service-role/rds.amazonaws.com/AWSServiceRoleForRDS`, { 'iam:AWSServiceName': 'rds.amazonaws.com' }));
+        requests.push(
+          on('iam:CreateServiceLinkedRole', `arn:aws:iam::${account.id}:role/aws-service-role/rds.amazonaws.com/AWSServiceRoleForRDS`, {
+            'iam:AWSServiceName': 'rds.amazonaws.com',
+          }),
+        );
       }
       return requests;
     }
@@ -203,11 +240,21 @@ export function iamRequests(call: LoggedCall, account: Account, registry: TagReg
         if (hasTags) requests.push(on('secretsmanager:TagResource', secret, requested));
         return requests;
       }
-      return [on(`secretsmanager:${call.action}`, secret, { ...tagContext(lookupTags(registry, name), 'aws:ResourceTag'), ...(call.action === 'TagResource' ? requested : {}) })];
+      return [
+        on(`secretsmanager:${call.action}`, secret, {
+          ...tagContext(lookupTags(registry, name), 'aws:ResourceTag'),
+          ...(call.action === 'TagResource' ? requested : {}),
+        }),
+      ];
     }
     case 'logs': {
       if (call.action === 'DescribeLogGroups') return [on('logs:DescribeLogGroups', '*')];
-      const name = str('logGroupName') ?? str('resourceArn')?.replace(/^.*:log-group:/, '').replace(/:\*$/, '') ?? '';
+      const name =
+        str('logGroupName') ??
+        str('resourceArn')
+          ?.replace(/^.*:log-group:/, '')
+          .replace(/:\*$/, '') ??
+        '';
       const group = arn('logs', `log-group:${name}`);
       const tags = tagContext(lookupTags(registry, name), 'aws:ResourceTag');
       if (call.action === 'CreateLogGroup') {
@@ -230,7 +277,9 @@ export function iamRequests(call: LoggedCall, account: Account, registry: TagReg
         if (hasTags) requests.push(on('es:AddTags', domain, requested));
         return requests;
       }
-      return [on(`es:${call.action}`, domain, { ...tagContext(lookupTags(registry, name), 'aws:ResourceTag'), ...(call.action === 'AddTags' ? requested : {}) })];
+      return [
+        on(`es:${call.action}`, domain, { ...tagContext(lookupTags(registry, name), 'aws:ResourceTag'), ...(call.action === 'AddTags' ? requested : {}) }),
+      ];
     }
     case 'scheduler': {
       // Service Authorization Reference (list_amazoneventbridgescheduler.html): schedules
@@ -249,7 +298,12 @@ export function iamRequests(call: LoggedCall, account: Account, registry: TagReg
       }
       if (['ListTagsForResource', 'TagResource', 'UntagResource'].includes(call.action)) {
         const resource = str('ResourceArn') ?? '';
-        return [on(`scheduler:${call.action}`, resource, { ...tagContext(lookupTags(registry, resource.split('/').pop() ?? ''), 'aws:ResourceTag'), ...(call.action === 'TagResource' ? requested : {}) })];
+        return [
+          on(`scheduler:${call.action}`, resource, {
+            ...tagContext(lookupTags(registry, resource.split('/').pop() ?? ''), 'aws:ResourceTag'),
+            ...(call.action === 'TagResource' ? requested : {}),
+          }),
+        ];
       }
       const name = str('Name');
       if (!name || !call.action.endsWith('Schedule')) return undefined;
@@ -298,14 +352,19 @@ function ec2Requests(
     if (hasTags) requests.push(on('ec2:CreateTags', arn('ec2', `${created}/new`), { ...requested, 'ec2:CreateAction': call.action }));
   }
   if (call.action === 'CreateTags' || call.action === 'DeleteTags') {
-    for (const id of strings(call.params, /^ResourceId\.\d+$/)) requests.push(on(action, resourceOf(id), { ...tagContext(lookupTags(registry, id), 'aws:ResourceTag'), ...requested }));
+    for (const id of strings(call.params, /^ResourceId\.\d+$/))
+      requests.push(on(action, resourceOf(id), { ...tagContext(lookupTags(registry, id), 'aws:ResourceTag'), ...requested }));
     return requests;
   }
   // The existing resources the call names (parents of a create, targets of a change).
   const ids = new Set<string>();
   for (const [key, value] of Object.entries(call.params)) {
     if (typeof value !== 'string') continue;
-    if (/^(VpcId|SubnetId|GroupId|SecurityGroupId\.\d+|InstanceId(\.\d+)?|RouteTableId|InternetGatewayId|NatGatewayId|AllocationId|ImageId|ReferencedGroupId|.*\.GroupId|SecurityGroupRuleId\.\d+)$/.test(key)) {
+    if (
+      /^(VpcId|SubnetId|GroupId|SecurityGroupId\.\d+|InstanceId(\.\d+)?|RouteTableId|InternetGatewayId|NatGatewayId|AllocationId|ImageId|ReferencedGroupId|.*\.GroupId|SecurityGroupRuleId\.\d+)$/.test(
+        key,
+      )
+    ) {
       if (/^(vpc|subnet|igw|rtb|nat|eipalloc|sg|i|ami)-/.test(value)) ids.add(value);
     }
   }
@@ -330,7 +389,8 @@ function ec2Requests(
     const key = call.params.KeyName;
     if (typeof key === 'string') requests.push(on(action, arn('ec2', `key-pair/${key}`)));
     const profile = call.params['IamInstanceProfile.Name'];
-    if (typeof profile === 'string') requests.push(on('iam:PassRole', `arn:aws:iam::${account.id}:role/${profile}`, { 'iam:PassedToService': 'ec2.amazonaws.com' }));
+    if (typeof profile === 'string')
+      requests.push(on('iam:PassRole', `arn:aws:iam::${account.id}:role/${profile}`, { 'iam:PassedToService': 'ec2.amazonaws.com' }));
   }
   if (!requests.length) return undefined;
   return requests;

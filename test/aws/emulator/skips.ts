@@ -43,7 +43,8 @@ output "private_fixed_cidr_block" {
   },
   {
     resource: 'module.db.aws_rds_cluster_parameter_group.this',
-    reason: 'moto refuses ListTagsForResource on a cluster parameter group ARN (InvalidParameterValue: Invalid resource name), which the provider reads after creating it; the cluster uses the default group',
+    reason:
+      'moto refuses ListTagsForResource on a cluster parameter group ARN (InvalidParameterValue: Invalid resource name), which the provider reads after creating it; the cluster uses the default group',
     file: 'modules/aurora-postgresql/emulator_override.tf',
     hcl: `# Written by test/aws/emulator/skips.ts into the emulator's copy only.
 resource "aws_rds_cluster_parameter_group" "this" {

@@ -23,7 +23,9 @@ export async function startLocalPostgres(): Promise<LocalPostgres> {
   const dir = mkdtempSync(join(tmpdir(), 'loadgate-pg-'));
   const asRoot = process.getuid?.() === 0;
   const run = (cmd: string, args: string[]): string =>
-    asRoot ? execFileSync('runuser', ['-u', 'postgres', '--', join(PG_BIN, cmd), ...args], { encoding: 'utf8' }) : execFileSync(join(PG_BIN, cmd), args, { encoding: 'utf8' });
+    asRoot
+      ? execFileSync('runuser', ['-u', 'postgres', '--', join(PG_BIN, cmd), ...args], { encoding: 'utf8' })
+      : execFileSync(join(PG_BIN, cmd), args, { encoding: 'utf8' });
   if (asRoot) {
     const pw = execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim();
     const gid = execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim();

@@ -182,7 +182,15 @@ export async function startLoopbackBench(k6Path: string, users = 40, options: Lo
   }
   const mattermost = standIns.a;
   const privateUrl = privateUrls.a;
-  const [prometheusPort, prometheusPortB, nodePort, api0, api1, exp0, exp1] = (await allocatePorts(7)) as [number, number, number, number, number, number, number];
+  const [prometheusPort, prometheusPortB, nodePort, api0, api1, exp0, exp1] = (await allocatePorts(7)) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   const apiPorts = [api0, api1];
   const exporterPorts = [exp0, exp1];
 
@@ -237,11 +245,21 @@ export async function startLoopbackBench(k6Path: string, users = 40, options: Lo
     const prometheus = await supervisor.spawn({
       name: `prometheus ${slot}`,
       command: 'prometheus',
-      args: [`--config.file=${join(home, 'prometheus.yml')}`, `--storage.tsdb.path=${join(home, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn'],
+      args: [
+        `--config.file=${join(home, 'prometheus.yml')}`,
+        `--storage.tsdb.path=${join(home, 'data')}`,
+        `--web.listen-address=127.0.0.1:${port}`,
+        '--log.level=warn',
+      ],
       logFile: join(logs, `prometheus-${slot}.log`),
     });
     prometheusUrls[slot] = `http://127.0.0.1:${port}`;
-    await waitUntilReady(() => httpOk(`${prometheusUrls[slot]}/-/ready`), { component: `prometheus ${slot}`, process: prometheus, timeoutMs: 60_000, what: 'ready' });
+    await waitUntilReady(() => httpOk(`${prometheusUrls[slot]}/-/ready`), {
+      component: `prometheus ${slot}`,
+      process: prometheus,
+      timeoutMs: 60_000,
+      what: 'ready',
+    });
   }
   const prometheusUrl = prometheusUrls.a;
 
@@ -289,7 +307,8 @@ export async function startLoopbackBench(k6Path: string, users = 40, options: Lo
     if (call.cmd === 'psql') {
       const target = ({ 'postgres://loopback/mattermost': 'a', 'postgres://loopback/mattermost_b': 'b' } as Record<string, Slot>)[call.args[0] ?? ''];
       if (!target || !call.args.includes('ON_ERROR_STOP=1') || !standIns[target]) return fail(`psql ${call.args.join(' ')}: not the helpers' connection`);
-      if (call.stdin.includes("DELETE FROM Systems WHERE Name = 'ActiveLicenseId'") && call.stdin.includes('DELETE FROM Licenses')) standIns[target].databaseLicence = undefined;
+      if (call.stdin.includes("DELETE FROM Systems WHERE Name = 'ActiveLicenseId'") && call.stdin.includes('DELETE FROM Licenses'))
+        standIns[target].databaseLicence = undefined;
       return ok();
     }
     if (call.cmd === 'loadgate-mattermost') {
@@ -342,7 +361,17 @@ export async function startLoopbackBench(k6Path: string, users = 40, options: Lo
         const k6 = await supervisor.spawn({
           name: `k6 ${call.node}`,
           command: k6Path,
-          args: ['run', '--quiet', '--no-color', '--no-usage-report', '--no-thresholds', '--include-system-env-vars', '--address', `127.0.0.1:${apiPorts[index]}`, scenario],
+          args: [
+            'run',
+            '--quiet',
+            '--no-color',
+            '--no-usage-report',
+            '--no-thresholds',
+            '--include-system-env-vars',
+            '--address',
+            `127.0.0.1:${apiPorts[index]}`,
+            scenario,
+          ],
           env,
           cwd: nodeHome,
           logFile: join(logs, `k6-${call.node}.log`),
@@ -398,11 +427,27 @@ exit "$(jq -r .code <<< "$answer")"
             results.set(id, { instanceId: id, status: 'Undeliverable', exitCode: null, stdout: '', stderr: 'no such instance' });
             return;
           }
-          const env: NodeJS.ProcessEnv = { PATH: `${shims}:/usr/local/bin:/usr/bin:/bin`, LOADGATE_HOME: homes[id] as string, LOADGATE_NODE: name, LOADGATE_STANDIN: controlUrl };
+          const env: NodeJS.ProcessEnv = {
+            PATH: `${shims}:/usr/local/bin:/usr/bin:/bin`,
+            LOADGATE_HOME: homes[id] as string,
+            LOADGATE_NODE: name,
+            LOADGATE_STANDIN: controlUrl,
+          };
           // An app node reaches its own Mattermost on localhost (:8065 on EC2).
-          if (name.startsWith('app')) Object.assign(env, { LOADGATE_MATTERMOST_URL: mattermost.baseUrl, LOADGATE_DB_ENV: dbEnv, ...(standIns.b ? { [`LOADGATE_MATTERMOST_URL_${SLOT_APP_PORTS.b}`]: standIns.b.baseUrl } : {}) });
+          if (name.startsWith('app'))
+            Object.assign(env, {
+              LOADGATE_MATTERMOST_URL: mattermost.baseUrl,
+              LOADGATE_DB_ENV: dbEnv,
+              ...(standIns.b ? { [`LOADGATE_MATTERMOST_URL_${SLOT_APP_PORTS.b}`]: standIns.b.baseUrl } : {}),
+            });
           const outcome = await bash(script, env);
-          results.set(id, { instanceId: id, status: outcome.code === 0 ? 'Success' : 'Failed', exitCode: outcome.code, stdout: outcome.stdout, stderr: outcome.stderr });
+          results.set(id, {
+            instanceId: id,
+            status: outcome.code === 0 ? 'Success' : 'Failed',
+            exitCode: outcome.code,
+            stdout: outcome.stdout,
+            stderr: outcome.stderr,
+          });
         }),
       );
       return results;
@@ -419,14 +464,23 @@ exit "$(jq -r .code <<< "$answer")"
         const resources = args.slice(args.indexOf('--resources') + 1, args.indexOf('--tags'));
         const tag = /^Key=ExpiresAt,Value=(.+)$/.exec(args[args.indexOf('--tags') + 1] ?? '');
         const unknown = resources.filter((id) => !nodeNames[id]);
-        if (unknown.length || !tag) return { code: 254, stdout: '', stderr: `An error occurred (InvalidInstanceID.NotFound) when calling the CreateTags operation: ${unknown.join(', ')}` };
+        if (unknown.length || !tag)
+          return {
+            code: 254,
+            stdout: '',
+            stderr: `An error occurred (InvalidInstanceID.NotFound) when calling the CreateTags operation: ${unknown.join(', ')}`,
+          };
         expiryTags.push({ atMs: Date.now(), resources, value: tag[1] as string });
         return { code: 0, stdout: '', stderr: '' };
       }
       // scheduler list-schedules: a loopback bench has no Aurora, so no database expiry
       // schedules (infra/aws/modules/expiry) and no group of them, as EventBridge Scheduler says it.
       if (command === 'aws' && args[0] === 'scheduler' && args[1] === 'list-schedules') {
-        return { code: 254, stdout: '', stderr: `An error occurred (ResourceNotFoundException) when calling the ListSchedules operation: Schedule group ${args[args.indexOf('--group-name') + 1]} does not exist.` };
+        return {
+          code: 254,
+          stdout: '',
+          stderr: `An error occurred (ResourceNotFoundException) when calling the ListSchedules operation: Schedule group ${args[args.indexOf('--group-name') + 1]} does not exist.`,
+        };
       }
       if (command === 'aws' && args[0] === 'secretsmanager' && args[1] === 'get-secret-value' && args.includes(TOKEN_ARN)) {
         return { code: 0, stdout: JSON.stringify({ ARN: TOKEN_ARN, Name: 'lg-loop-1/grafana-token', SecretString: GRAFANA_TOKEN }), stderr: '' };
@@ -438,39 +492,46 @@ exit "$(jq -r .code <<< "$answer")"
   const out = (value: unknown) => ({ sensitive: false, type: 'string', value });
   // modules/bench's duet_slots: agent0 in slot a, agent1 in slot b.
   const duetSlots = options.duet
-    ? slots.map((slot, i) => ({ slot, proxy_url: privateUrls[slot], prometheus_url: prometheusUrls[slot], app_port: SLOT_APP_PORTS[slot], metrics_port: SLOT_METRICS_PORTS[slot], agent_indices: [i] }))
+    ? slots.map((slot, i) => ({
+        slot,
+        proxy_url: privateUrls[slot],
+        prometheus_url: prometheusUrls[slot],
+        app_port: SLOT_APP_PORTS[slot],
+        metrics_port: SLOT_METRICS_PORTS[slot],
+        agent_indices: [i],
+      }))
     : [];
   const benchFile = join(dir, 'bench.json');
   const { parseTerraformOutputs } = await import('../../../src/aws/terraform-outputs.ts');
   const terraformOutputs = {
-      bench_name: out('lg-loop-1'),
-      region: out('us-east-1'),
-      vpc_id: out('vpc-0a18f1a4cdf62d256'),
-      proxy_url: out(privateUrl),
-      proxy_instance_id: out(null),
-      app_private_ips: out(['10.42.100.11']),
-      app_instance_ids: out([APP_ID]),
-      agent_private_ips: out(['10.42.0.31', '10.42.1.32']),
-      agent_public_ips: out(AGENT_PUBLIC_IPS),
-      agent_instance_ids: out(agentIds),
-      agent_api_port: out(K6_API_PORT),
-      load_engine: out('k6'),
-      metrics_instance_id: out(METRICS_ID),
-      metrics_private_ip: out('10.42.0.10'),
-      metrics_public_ip: out('203.0.113.10'),
-      prometheus_url: out(prometheusUrl),
-      grafana_url: out(grafana.baseUrl),
-      pyroscope_url: out(profiling?.url ?? 'http://203.0.113.10:4040'),
-      grafana_token_secret_arn: out(TOKEN_ARN),
-      db_cluster_identifier: out('lg-loop-1'),
-      db_writer_endpoint: out('lg-loop-1.cluster-abc.us-east-1.rds.amazonaws.com'),
-      db_reader_endpoint: out('lg-loop-1.cluster-ro-abc.us-east-1.rds.amazonaws.com'),
-      db_port: out(5432),
-      db_name: out('mattermost'),
-      db_secret_arn: out('arn:aws:secretsmanager:us-east-1:123456789012:secret:rds!cluster-1234-AbCdEf'),
-      opensearch_endpoint: out(null),
-      instances: out({ app: '1 x c7i.large', agent: `${agentIds.length} x c7i.xlarge`, metrics: '1 x m7i.xlarge', db: '1 x db.r7g.large' }),
-      duet_slots: out(duetSlots),
+    bench_name: out('lg-loop-1'),
+    region: out('us-east-1'),
+    vpc_id: out('vpc-0a18f1a4cdf62d256'),
+    proxy_url: out(privateUrl),
+    proxy_instance_id: out(null),
+    app_private_ips: out(['10.42.100.11']),
+    app_instance_ids: out([APP_ID]),
+    agent_private_ips: out(['10.42.0.31', '10.42.1.32']),
+    agent_public_ips: out(AGENT_PUBLIC_IPS),
+    agent_instance_ids: out(agentIds),
+    agent_api_port: out(K6_API_PORT),
+    load_engine: out('k6'),
+    metrics_instance_id: out(METRICS_ID),
+    metrics_private_ip: out('10.42.0.10'),
+    metrics_public_ip: out('203.0.113.10'),
+    prometheus_url: out(prometheusUrl),
+    grafana_url: out(grafana.baseUrl),
+    pyroscope_url: out(profiling?.url ?? 'http://203.0.113.10:4040'),
+    grafana_token_secret_arn: out(TOKEN_ARN),
+    db_cluster_identifier: out('lg-loop-1'),
+    db_writer_endpoint: out('lg-loop-1.cluster-abc.us-east-1.rds.amazonaws.com'),
+    db_reader_endpoint: out('lg-loop-1.cluster-ro-abc.us-east-1.rds.amazonaws.com'),
+    db_port: out(5432),
+    db_name: out('mattermost'),
+    db_secret_arn: out('arn:aws:secretsmanager:us-east-1:123456789012:secret:rds!cluster-1234-AbCdEf'),
+    opensearch_endpoint: out(null),
+    instances: out({ app: '1 x c7i.large', agent: `${agentIds.length} x c7i.xlarge`, metrics: '1 x m7i.xlarge', db: '1 x db.r7g.large' }),
+    duet_slots: out(duetSlots),
   };
   const description = parseTerraformOutputs(terraformOutputs, 'loopback outputs');
   await writeFile(benchFile, `${JSON.stringify(description, null, 2)}\n`);
@@ -515,26 +576,45 @@ exit "$(jq -r .code <<< "$answer")"
 }
 
 /** The profiling processes of LoopbackOptions.profiling; `install` swaps a slot's build for a release's. */
-async function startProfiling(supervisor: ProcessSupervisor, o: NonNullable<LoopbackOptions['profiling']>, standIns: Record<Slot, MattermostStandIn>, slots: Slot[], logs: string) {
+async function startProfiling(
+  supervisor: ProcessSupervisor,
+  o: NonNullable<LoopbackOptions['profiling']>,
+  standIns: Record<Slot, MattermostStandIn>,
+  slots: Slot[],
+  logs: string,
+) {
   const cores = {} as Record<Slot, CoreProcess>;
   const ports = {} as Record<Slot, [number, number]>;
   const start = async (slot: Slot, version?: string) => {
     const knownCause = version !== undefined && (o.knownCauseVersions ?? []).includes(version);
-    cores[slot] = await startCore(supervisor, knownCause ? o.binaries.knownCause : o.binaries.core, { name: `mattermost-core ${slot}${knownCause ? ' (known cause)' : ''}`, logFile: join(logs, `core-${slot}.log`), ports: ports[slot] });
+    cores[slot] = await startCore(supervisor, knownCause ? o.binaries.knownCause : o.binaries.core, {
+      name: `mattermost-core ${slot}${knownCause ? ' (known cause)' : ''}`,
+      logFile: join(logs, `core-${slot}.log`),
+      ports: ports[slot],
+    });
   };
   for (const slot of slots) {
     ports[slot] = (await allocatePorts(2)) as [number, number];
     await start(slot);
     // A request's work, while the slot's process is up (a version switch restarts it).
     standIns[slot].work = async (handler) => {
-      await fetch(`${cores[slot].appUrl}/api/v4/handlers/${handler}`, { method: 'POST' }).then((r) => r.arrayBuffer(), () => undefined);
+      await fetch(`${cores[slot].appUrl}/api/v4/handlers/${handler}`, { method: 'POST' }).then(
+        (r) => r.arrayBuffer(),
+        () => undefined,
+      );
     };
   }
   const pyroscope = await startPyroscope(supervisor, o.binaries.standins, join(logs, 'pyroscope.log'));
   // The metrics node's own config.alloy for this bench (one app node, duet or not).
   const resolve: Record<string, string> = { '127.0.0.1:4040': pyroscope.url.replace('http://', '') };
   for (const slot of slots) resolve[`app0:${SLOT_METRICS_PORTS[slot]}`] = cores[slot].metrics;
-  await startAlloy(supervisor, o.binaries.standins, { config: await renderAlloyConfig({ appCount: 1, duet: slots.includes('b') }), resolve, scrapeIntervalSec: o.scrapeIntervalSec, dir: logs, logFile: join(logs, 'alloy.log') });
+  await startAlloy(supervisor, o.binaries.standins, {
+    config: await renderAlloyConfig({ appCount: 1, duet: slots.includes('b') }),
+    resolve,
+    scrapeIntervalSec: o.scrapeIntervalSec,
+    dir: logs,
+    logFile: join(logs, 'alloy.log'),
+  });
   return {
     url: pyroscope.url,
     async install(slot: Slot, version: string): Promise<void> {

@@ -55,7 +55,7 @@ test("load-test-ng's own accounts on a dataset that lacks them pass: the admin l
   await withServer(async (m, run, printed) => {
     const notes = await checkDatasetLogin(login({}), 8065, run);
     assert.deepEqual(notes, [
-      'the dataset has no account testuser-1@example.com: load-test-ng signs up the file\'s accounts the dataset lacks at their first login in every run, as load-test-ng\'s own comparisons do',
+      "the dataset has no account testuser-1@example.com: load-test-ng signs up the file's accounts the dataset lacks at their first login in every run, as load-test-ng's own comparisons do",
       'the dataset holds 6 active users; the licence 1000 seats',
     ]);
     // The requests as api4 routes them, and every session logged out again.
@@ -67,11 +67,13 @@ test("load-test-ng's own accounts on a dataset that lacks them pass: the admin l
   });
 });
 
-test('a wrong admin password stops the gate naming the admin-email secret and the dump\'s admin', async () => {
+test("a wrong admin password stops the gate naming the admin-email secret and the dump's admin", async () => {
   await withServer(async (_m, run) => {
     await assert.rejects(
       checkDatasetLogin(login({ admin: { email: ADMIN.email, password: 'guess' } }), 8065, run),
-      refused(/^admin-email: Mattermost on app0 refused to log in sysadmin@sample\.mattermost\.com \(HTTP 401, api\.user\.login\.invalid_credentials_email_username\), the system admin load-test-ng's agents log in as they start; set the repository secrets LOADGATE_ADMIN_EMAIL and LOADGATE_ADMIN_PASSWORD .*sysadmin@sample\.mattermost\.com/),
+      refused(
+        /^admin-email: Mattermost on app0 refused to log in sysadmin@sample\.mattermost\.com \(HTTP 401, api\.user\.login\.invalid_credentials_email_username\), the system admin load-test-ng's agents log in as they start; set the repository secrets LOADGATE_ADMIN_EMAIL and LOADGATE_ADMIN_PASSWORD .*sysadmin@sample\.mattermost\.com/,
+      ),
     );
   });
 });
@@ -79,7 +81,10 @@ test('a wrong admin password stops the gate naming the admin-email secret and th
 test('an admin that is not a system admin is refused', async () => {
   await withServer(async (m, run) => {
     m.addUser('plain@example.com', 'pw', false);
-    await assert.rejects(checkDatasetLogin(login({ admin: { email: 'plain@example.com', password: 'pw' } }), 8065, run), refused(/plain@example\.com logs in on app0 but is not a system admin \(roles "system_user"\)/));
+    await assert.rejects(
+      checkDatasetLogin(login({ admin: { email: 'plain@example.com', password: 'pw' } }), 8065, run),
+      refused(/plain@example\.com logs in on app0 but is not a system admin \(roles "system_user"\)/),
+    );
   });
 });
 
@@ -87,7 +92,9 @@ test('an account the dataset has, with another password in the file, is refused 
   await withServer(async (_m, run) => {
     await assert.rejects(
       checkDatasetLogin(login({ usersText: 'dataset-1@example.com wrong\n' }), 8065, run),
-      refused(/^users file \.github\/loadgate-users\.txt: Mattermost on app0 refused dataset-1@example\.com, the users file's first account \(HTTP 401, .*\), and the dataset has that account, so the file's password is not its password \(load-test-ng would retry that login for the whole test\); fix the users file .*LOADGATE_USERS_FILE.*loadgate mattermost-users/),
+      refused(
+        /^users file \.github\/loadgate-users\.txt: Mattermost on app0 refused dataset-1@example\.com, the users file's first account \(HTTP 401, .*\), and the dataset has that account, so the file's password is not its password \(load-test-ng would retry that login for the whole test\); fix the users file .*LOADGATE_USERS_FILE.*loadgate mattermost-users/,
+      ),
     );
   });
 });
@@ -105,7 +112,10 @@ test('k6 only logs in: a missing account is refused, and an existing one passes'
 test('sign-up closed by an override: a missing account is refused, naming the setting', async () => {
   await withServer(async (m, run) => {
     m.signUp = { ...m.signUp, EnableOpenServer: 'false' };
-    await assert.rejects(checkDatasetLogin(login({}), 8065, run), refused(/does not let load-test-ng sign it up \(EnableOpenServer "false"; .*remove those overrides from target\.settings/));
+    await assert.rejects(
+      checkDatasetLogin(login({}), 8065, run),
+      refused(/does not let load-test-ng sign it up \(EnableOpenServer "false"; .*remove those overrides from target\.settings/),
+    );
   });
 });
 
@@ -128,7 +138,10 @@ test('a server that does not answer is an error of the bench, tried again by the
     return (await bash(script, 'http://127.0.0.1:9')).stdout;
   };
   const once = datasetLoginOnce(async () => login({}), 8065, run);
-  await assert.rejects(once(), (error: unknown) => !(error instanceof InputError) && /cannot reach Mattermost on app0 to log in the admin: no answer/.test((error as Error).message));
+  await assert.rejects(
+    once(),
+    (error: unknown) => !(error instanceof InputError) && /cannot reach Mattermost on app0 to log in the admin: no answer/.test((error as Error).message),
+  );
   await assert.rejects(once());
   assert.equal(calls, 2, 'not memoised after a failure of the bench');
 });

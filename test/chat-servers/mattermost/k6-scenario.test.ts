@@ -42,13 +42,34 @@ interface Point {
 }
 
 /** A short run of the scenario against `baseUrl`: 3 users, 1 s ramp; returns the k6 JSON points. */
-async function runScenario(o: { baseUrl: string; dir: string; actions: Record<string, number>; idleMs: [number, number]; durationSec: number }): Promise<Point[]> {
+async function runScenario(o: {
+  baseUrl: string;
+  dir: string;
+  actions: Record<string, number>;
+  idleMs: [number, number];
+  durationSec: number;
+}): Promise<Point[]> {
   const out = join(o.dir, 'points.json');
   const { code, stderr } = await runK6(
     [
-      'run', '--quiet', '--no-usage-report', '--address', '127.0.0.1:0', '--out', `json=${out}`,
+      'run',
+      '--quiet',
+      '--no-usage-report',
+      '--address',
+      '127.0.0.1:0',
+      '--out',
+      `json=${out}`,
       ...['-e', `LOADGATE_BASE_URL=${o.baseUrl}`, '-e', `LOADGATE_USERS_FILE=${join(o.dir, 'users.txt')}`],
-      ...['-e', `LOADGATE_ACTIONS=${JSON.stringify(o.actions)}`, '-e', `LOADGATE_IDLE_MIN_MS=${o.idleMs[0]}`, '-e', `LOADGATE_IDLE_AVG_MS=${o.idleMs[1]}`, '-e', 'LOADGATE_IDLE_RATE=1'],
+      ...[
+        '-e',
+        `LOADGATE_ACTIONS=${JSON.stringify(o.actions)}`,
+        '-e',
+        `LOADGATE_IDLE_MIN_MS=${o.idleMs[0]}`,
+        '-e',
+        `LOADGATE_IDLE_AVG_MS=${o.idleMs[1]}`,
+        '-e',
+        'LOADGATE_IDLE_RATE=1',
+      ],
       ...['-e', 'LOADGATE_MAX_USERS=3', '-e', 'LOADGATE_RAMP_UP=1s', '-e', `LOADGATE_DURATION=${o.durationSec}s`],
       SCRIPT,
     ],
@@ -84,11 +105,24 @@ test('k6 inspect accepts the scenario and its executor options', { skip: !k6 && 
     // Bad input fails at init with a message naming the variable.
     assert.throws(
       () =>
-        execFileSync(k6!, ['inspect', '-e', 'LOADGATE_BASE_URL=http://127.0.0.1:1', '-e', `LOADGATE_USERS_FILE=${join(dir, 'users.txt')}`, '-e', 'LOADGATE_ACTIONS={"Dance":1}', SCRIPT], {
-          env: QUIET_ENV,
-          encoding: 'utf8',
-          stdio: 'pipe',
-        }),
+        execFileSync(
+          k6!,
+          [
+            'inspect',
+            '-e',
+            'LOADGATE_BASE_URL=http://127.0.0.1:1',
+            '-e',
+            `LOADGATE_USERS_FILE=${join(dir, 'users.txt')}`,
+            '-e',
+            'LOADGATE_ACTIONS={"Dance":1}',
+            SCRIPT,
+          ],
+          {
+            env: QUIET_ENV,
+            encoding: 'utf8',
+            stdio: 'pipe',
+          },
+        ),
       (e: unknown) => /unknown action \\"Dance\\"/.test(String((e as { stderr?: string }).stderr)),
     );
     // The action table comes from loadgate (the config's, else the TypeScript defaults): none is a clear error.
@@ -126,7 +160,21 @@ export default function () {
 `,
     );
     const { code, stderr } = await runK6(
-      ['run', '--quiet', '--no-usage-report', '--address', '127.0.0.1:0', '--summary-mode=disabled', '-e', 'LOADGATE_BASE_URL=http://127.0.0.1:1', '-e', `LOADGATE_USERS_FILE=${join(dir, 'users.txt')}`, '-e', 'LOADGATE_ACTIONS={"SwitchChannel":1}', join(dir, 'idle.js')],
+      [
+        'run',
+        '--quiet',
+        '--no-usage-report',
+        '--address',
+        '127.0.0.1:0',
+        '--summary-mode=disabled',
+        '-e',
+        'LOADGATE_BASE_URL=http://127.0.0.1:1',
+        '-e',
+        `LOADGATE_USERS_FILE=${join(dir, 'users.txt')}`,
+        '-e',
+        'LOADGATE_ACTIONS={"SwitchChannel":1}',
+        join(dir, 'idle.js'),
+      ],
       25_000,
     );
     assert.equal(code, 0, stderr);
@@ -144,7 +192,16 @@ test('a short k6 run drives the API and WebSocket and records load-test-ng metri
     server.failing.add('GET /users/me/teams/unread');
     const baseUrl = await server.start();
     writeFileSync(join(dir, 'users.txt'), '# login password\nuser1 pass-1\nuser2 pass-2\nuser3 pass-3\n');
-    const actions = { SwitchChannel: 4, ScrollChannel: 2, CreatePost: 3, ViewThread: 1, AddReaction: 1, ViewGlobalThreads: 1, ReconnectWebSocket: 0.5, UnreadCheck: 0.5 };
+    const actions = {
+      SwitchChannel: 4,
+      ScrollChannel: 2,
+      CreatePost: 3,
+      ViewThread: 1,
+      AddReaction: 1,
+      ViewGlobalThreads: 1,
+      ReconnectWebSocket: 0.5,
+      UnreadCheck: 0.5,
+    };
     const points = await runScenario({ baseUrl, dir, actions, idleMs: [20, 60], durationSec: 5 });
     const of = (metric: string) => points.filter((p) => p.metric === metric);
 
@@ -190,27 +247,35 @@ async function startWithAdmin(server: MattermostStandIn, dir: string): Promise<s
   return server.start();
 }
 
-test('findings 4 and 5: regular users skip GenerateUserReport, and persistent-notification posts are never replies', { skip: !k6 && NO_K6, timeout: 60_000 }, async () => {
-  const server = new MattermostStandIn();
-  const dir = mkdtempSync(join(tmpdir(), 'loadgate-k6-'));
-  try {
-    const baseUrl = await startWithAdmin(server, dir);
-    // Posts first, so there are roots a persistent-notification post could wrongly reply to.
-    const actions = { CreatePost: 2, CreatePersistentNotificationPost: 4, GenerateUserReport: 2, OpenDirectOrGroupChannel: 1 };
-    const points = await runScenario({ baseUrl, dir, actions, idleMs: [10, 30], durationSec: 5 });
-    const sum = (metric: string) => points.filter((p) => p.metric === metric).reduce((n, p) => n + p.data!.value, 0);
-    assert.ok(sum('loadgate_action_CreatePersistentNotificationPost') >= 5, 'persistent-notification posts were attempted');
-    assert.ok(sum('loadgate_action_GenerateUserReport') >= 3, 'the report action was picked');
-    // Only the admin asks for the report; the regular users' 403s and the replies' 400s are gone.
-    assert.ok((server.hits.get('GET /reports/users') ?? 0) >= 1, 'the admin generated reports');
-    const errors = points.filter((p) => p.metric === 'loadtest_http_errors_total');
-    assert.deepEqual(errors.map((p) => `${p.data!.tags!.status_code} ${p.data!.tags!.name}`), [], 'no request failed');
-    assert.equal(sum('loadgate_script_errors'), 0);
-  } finally {
-    await server.stop();
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
+test(
+  'findings 4 and 5: regular users skip GenerateUserReport, and persistent-notification posts are never replies',
+  { skip: !k6 && NO_K6, timeout: 60_000 },
+  async () => {
+    const server = new MattermostStandIn();
+    const dir = mkdtempSync(join(tmpdir(), 'loadgate-k6-'));
+    try {
+      const baseUrl = await startWithAdmin(server, dir);
+      // Posts first, so there are roots a persistent-notification post could wrongly reply to.
+      const actions = { CreatePost: 2, CreatePersistentNotificationPost: 4, GenerateUserReport: 2, OpenDirectOrGroupChannel: 1 };
+      const points = await runScenario({ baseUrl, dir, actions, idleMs: [10, 30], durationSec: 5 });
+      const sum = (metric: string) => points.filter((p) => p.metric === metric).reduce((n, p) => n + p.data!.value, 0);
+      assert.ok(sum('loadgate_action_CreatePersistentNotificationPost') >= 5, 'persistent-notification posts were attempted');
+      assert.ok(sum('loadgate_action_GenerateUserReport') >= 3, 'the report action was picked');
+      // Only the admin asks for the report; the regular users' 403s and the replies' 400s are gone.
+      assert.ok((server.hits.get('GET /reports/users') ?? 0) >= 1, 'the admin generated reports');
+      const errors = points.filter((p) => p.metric === 'loadtest_http_errors_total');
+      assert.deepEqual(
+        errors.map((p) => `${p.data!.tags!.status_code} ${p.data!.tags!.name}`),
+        [],
+        'no request failed',
+      );
+      assert.equal(sum('loadgate_script_errors'), 0);
+    } finally {
+      await server.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);
 
 test('the request check refuses what the description does not have', () => {
   const ops = loadOperations();
@@ -237,7 +302,9 @@ test('the request check refuses what the description does not have', () => {
   assert.match(query('GET', '/api/v4/users/me', ['page']), /query parameter "page" is not declared$/);
   assert.equal(query('GET', '/api/v4/users/u/teams/t/threads', ['per_page', 'unread']), '');
   assert.equal(query('GET', '/api/v4/users/me/teams/unread', []), '');
-  const required = [{ method: 'GET', path: '/x', pattern: /^\/x$/, rank: [0, 0], operation: { operationId: 'X', parameters: [{ name: 'q', in: 'query', required: true }] } }];
+  const required = [
+    { method: 'GET', path: '/x', pattern: /^\/x$/, rank: [0, 0], operation: { operationId: 'X', parameters: [{ name: 'q', in: 'query', required: true }] } },
+  ];
   assert.match(checkRequest(required, 'GET', '/x', undefined, []).problems.join(), /query parameter "q" is required/);
 });
 
@@ -267,7 +334,14 @@ export default function () {
     const out = join(o.dir, `points-${i}.json`);
     const { code, stderr } = await runK6(
       [
-        'run', '--quiet', '--no-usage-report', '--address', '127.0.0.1:0', '--summary-mode=disabled', '--out', `json=${out}`,
+        'run',
+        '--quiet',
+        '--no-usage-report',
+        '--address',
+        '127.0.0.1:0',
+        '--summary-mode=disabled',
+        '--out',
+        `json=${out}`,
         ...['-e', `LOADGATE_BASE_URL=${o.baseUrl}`, '-e', `LOADGATE_USERS_FILE=${join(o.dir, 'users.txt')}`],
         ...['-e', `LOADGATE_ACTIONS=${JSON.stringify(CEILING_ACTION_FREQUENCIES)}`],
         ...['-e', `DRIVE_USER=${JSON.stringify(user)}`, '-e', `DRIVE_ACTIONS=${JSON.stringify(o.actions)}`],
@@ -281,46 +355,57 @@ export default function () {
   return points.filter((p) => p.type === 'Point');
 }
 
-test("every action's requests match Mattermost's API v4 description, and every vendored operation is used", { skip: !k6 && NO_K6, timeout: 90_000 }, async () => {
-  const ops = loadOperations();
-  const server = new MattermostStandIn();
-  const dir = mkdtempSync(join(tmpdir(), 'loadgate-k6-'));
-  try {
-    const users = [
-      { login: 'user1', password: 'pass-1' },
-      { login: 'user2', password: 'pass-2' },
-      { login: 'admin1', password: 'pass-a' },
-    ];
-    for (const u of users) server.addUser(u.login, u.password, u.login.startsWith('admin'));
-    // Posts by every user in both public channels: each session then knows two other users
-    // (direct and group channels) and has threads to follow, read and unfollow from the start.
-    for (const u of users) for (const c of server.channels.filter((c) => c.type === 'O')) server.seedPost(u.login, c.id);
-    const baseUrl = await server.start();
-    const actions = Object.keys(CEILING_ACTION_FREQUENCIES);
-    const points = await runEveryAction({ baseUrl, dir, users, actions });
-    const sum = (metric: string) => points.filter((p) => p.metric === metric).reduce((n, p) => n + p.data!.value, 0);
+test(
+  "every action's requests match Mattermost's API v4 description, and every vendored operation is used",
+  { skip: !k6 && NO_K6, timeout: 90_000 },
+  async () => {
+    const ops = loadOperations();
+    const server = new MattermostStandIn();
+    const dir = mkdtempSync(join(tmpdir(), 'loadgate-k6-'));
+    try {
+      const users = [
+        { login: 'user1', password: 'pass-1' },
+        { login: 'user2', password: 'pass-2' },
+        { login: 'admin1', password: 'pass-a' },
+      ];
+      for (const u of users) server.addUser(u.login, u.password, u.login.startsWith('admin'));
+      // Posts by every user in both public channels: each session then knows two other users
+      // (direct and group channels) and has threads to follow, read and unfollow from the start.
+      for (const u of users) for (const c of server.channels.filter((c) => c.type === 'O')) server.seedPost(u.login, c.id);
+      const baseUrl = await server.start();
+      const actions = Object.keys(CEILING_ACTION_FREQUENCIES);
+      const points = await runEveryAction({ baseUrl, dir, users, actions });
+      const sum = (metric: string) => points.filter((p) => p.metric === metric).reduce((n, p) => n + p.data!.value, 0);
 
-    // Every action of the default table ran twice per user, and none threw.
-    assert.deepEqual(actions.filter((a) => sum(`loadgate_action_${a}`) !== 2 * users.length), [], 'actions that did not run 2 times per user');
-    assert.equal(sum('loadgate_script_errors'), 0);
+      // Every action of the default table ran twice per user, and none threw.
+      assert.deepEqual(
+        actions.filter((a) => sum(`loadgate_action_${a}`) !== 2 * users.length),
+        [],
+        'actions that did not run 2 times per user',
+      );
+      assert.equal(sum('loadgate_script_errors'), 0);
 
-    const problems: string[] = [];
-    const covered = new Set<string>();
-    const undescribed = new Set<string>();
-    for (const r of server.received) {
-      const checked = checkRequest(ops, r.method, r.path, r.body, r.query);
-      problems.push(...checked.problems);
-      if (checked.operationId) covered.add(checked.operationId);
-      if (checked.undescribed) undescribed.add(`${r.method} ${r.path}`);
+      const problems: string[] = [];
+      const covered = new Set<string>();
+      const undescribed = new Set<string>();
+      for (const r of server.received) {
+        const checked = checkRequest(ops, r.method, r.path, r.body, r.query);
+        problems.push(...checked.problems);
+        if (checked.operationId) covered.add(checked.operationId);
+        if (checked.undescribed) undescribed.add(`${r.method} ${r.path}`);
+      }
+      assert.deepEqual([...new Set(problems)].sort(), [], 'requests that do not match the API description');
+      // The vendored subsets hold exactly the operations the scenario calls: all were exercised.
+      assert.deepEqual([...covered].sort(), [...new Set(ops.map((o) => o.operation.operationId))].sort());
+      assert.deepEqual([...undescribed], ['GET /api/v4/websocket']);
+      // The stand-in served every request: none answered an error.
+      assert.deepEqual(
+        server.received.filter((r) => (r.status ?? 0) >= 400 || r.status === undefined).map((r) => `${r.status} ${r.method} ${r.path}`),
+        [],
+      );
+    } finally {
+      await server.stop();
+      rmSync(dir, { recursive: true, force: true });
     }
-    assert.deepEqual([...new Set(problems)].sort(), [], 'requests that do not match the API description');
-    // The vendored subsets hold exactly the operations the scenario calls: all were exercised.
-    assert.deepEqual([...covered].sort(), [...new Set(ops.map((o) => o.operation.operationId))].sort());
-    assert.deepEqual([...undescribed], ['GET /api/v4/websocket']);
-    // The stand-in served every request: none answered an error.
-    assert.deepEqual(server.received.filter((r) => (r.status ?? 0) >= 400 || r.status === undefined).map((r) => `${r.status} ${r.method} ${r.path}`), []);
-  } finally {
-    await server.stop();
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
+  },
+);

@@ -13,10 +13,32 @@ import { MattermostStandIn } from './mattermost-stand-in.ts';
 /** Finding 8: no licence, no metrics; a Mattermost gate on AWS refuses to start without one. */
 
 test('plan refuses to write tfvars for a Mattermost gate without a licence secret, saying why', async () => {
-  assert.throws(() => requireLicenceSecret('mattermost', undefined, '--license-secret-arn'), (e: unknown) => e instanceof InputError && /serves no \/metrics.*cannot run its app nodes as a cluster/.test(e.message));
+  assert.throws(
+    () => requireLicenceSecret('mattermost', undefined, '--license-secret-arn'),
+    (e: unknown) => e instanceof InputError && /serves no \/metrics.*cannot run its app nodes as a cluster/.test(e.message),
+  );
   assert.doesNotThrow(() => requireLicenceSecret('mattermost', 'arn:aws:secretsmanager:us-east-1:123456789012:secret:l-AbCdEf', '--license-secret-arn'));
   const io = captureIO();
-  const code = await main(['plan', '--config', 'examples/aws-mattermost.yml', '--format', 'tfvars', '--version', 'v10.12.0', '--repository', 'acme/chat', '--run-id', '1', '--run-attempt', '1', '--commit', 'a'.repeat(40)], io);
+  const code = await main(
+    [
+      'plan',
+      '--config',
+      'examples/aws-mattermost.yml',
+      '--format',
+      'tfvars',
+      '--version',
+      'v10.12.0',
+      '--repository',
+      'acme/chat',
+      '--run-id',
+      '1',
+      '--run-attempt',
+      '1',
+      '--commit',
+      'a'.repeat(40),
+    ],
+    io,
+  );
   assert.equal(code, 3);
   assert.match(io.stderr.join('\n'), /--license-secret-arn: a Mattermost gate on AWS needs a licence: without a licence Mattermost serves no \/metrics/);
 });
@@ -56,17 +78,24 @@ function nodeShell(localUrl: string): RemoteShell {
 test('the AWS bench asks app node 0 for the licence over the remote shell, never a private address from the runner', async () => {
   const server = new MattermostStandIn();
   const url = await server.start();
-  const nodes = (shell: RemoteShell) => new AppNodes({ server: mattermostNodes, shell, nodes: [{ id: 'i-0aaaaaaaaaaaaaaa1', name: 'app0' }], firstStartTimeoutSec: 60, startTimeoutSec: 60 });
+  const nodes = (shell: RemoteShell) =>
+    new AppNodes({ server: mattermostNodes, shell, nodes: [{ id: 'i-0aaaaaaaaaaaaaaa1', name: 'app0' }], firstStartTimeoutSec: 60, startTimeoutSec: 60 });
   try {
     await nodes(nodeShell(url)).requireLicence();
     assert.ok(server.received.some((r) => r.path === '/api/v4/license/client' && r.query.includes('format')));
     server.licensed = false;
-    await assert.rejects(nodes(nodeShell(url)).requireLicence(), (e: unknown) => e instanceof InputError && /Mattermost at app0 \(i-0aaaaaaaaaaaaaaa1\) has no licence installed/.test(e.message));
+    await assert.rejects(
+      nodes(nodeShell(url)).requireLicence(),
+      (e: unknown) => e instanceof InputError && /Mattermost at app0 \(i-0aaaaaaaaaaaaaaa1\) has no licence installed/.test(e.message),
+    );
   } finally {
     await server.stop();
   }
   // Mattermost down on the node: the failure names the node and curl's reason.
-  await assert.rejects(nodes(nodeShell('http://127.0.0.1:9')).requireLicence(), /ask Mattermost for its licence failed on 1 of 1 node\(s\):\n  app0 \(i-0aaaaaaaaaaaaaaa1\): Failed, exit code 7\n[^]*curl: \(7\)/);
+  await assert.rejects(
+    nodes(nodeShell('http://127.0.0.1:9')).requireLicence(),
+    /ask Mattermost for its licence failed on 1 of 1 node\(s\):\n  app0 \(i-0aaaaaaaaaaaaaaa1\): Failed, exit code 7\n[^]*curl: \(7\)/,
+  );
 });
 
 test('a run whose first minute shows no mattermost_* series is stopped with the reason, once', async () => {

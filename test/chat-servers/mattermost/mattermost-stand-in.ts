@@ -89,7 +89,10 @@ class Histogram {
   }
   render(name: string, help: string): string[] {
     const lines = [`# HELP ${name} ${help}`, `# TYPE ${name} histogram`];
-    const fmt = (labels: Record<string, string>) => Object.entries(labels).map(([k, v]) => `${k}="${v}"`).join(',');
+    const fmt = (labels: Record<string, string>) =>
+      Object.entries(labels)
+        .map(([k, v]) => `${k}="${v}"`)
+        .join(',');
     for (const { labels, counts, sum, count } of this.series.values()) {
       BUCKETS.forEach((le, i) => lines.push(`${name}_bucket{${fmt({ ...labels, le: String(le) })}} ${counts[i]}`));
       lines.push(`${name}_bucket{${fmt({ ...labels, le: '+Inf' })}} ${count}`, `${name}_sum{${fmt(labels)}} ${sum}`, `${name}_count{${fmt(labels)}} ${count}`);
@@ -170,7 +173,11 @@ export class MattermostStandIn {
   baseUrl = '';
 
   /** The client config's sign-up settings (bench defaults: all open, as load-test-ng's deployer sets them). */
-  signUp: Pick<ClientConfig, 'EnableOpenServer' | 'EnableUserCreation' | 'EnableSignUpWithEmail'> = { EnableOpenServer: 'true', EnableUserCreation: 'true', EnableSignUpWithEmail: 'true' };
+  signUp: Pick<ClientConfig, 'EnableOpenServer' | 'EnableUserCreation' | 'EnableSignUpWithEmail'> = {
+    EnableOpenServer: 'true',
+    EnableUserCreation: 'true',
+    EnableSignUpWithEmail: 'true',
+  };
 
   /** `admin`: the account has the system_admin role (model.SystemAdminRoleId). */
   addUser(login: string, password: string, admin = false): void {
@@ -228,7 +235,9 @@ export class MattermostStandIn {
     if (!licence && this.licenceFile) {
       const file = this.licenceFile;
       if (this.users.size > file.users) {
-        this.licenceLog.push(`Failed to save license key loaded from disk: api.license.add_license.unique_users.app_error (Users: ${file.users}, Count: ${this.users.size})`);
+        this.licenceLog.push(
+          `Failed to save license key loaded from disk: api.license.add_license.unique_users.app_error (Users: ${file.users}, Count: ${this.users.size})`,
+        );
       } else if (file.expiresAtMs < nowMs) {
         this.licenceLog.push('Failed to save license key loaded from disk: the license has expired');
       } else {
@@ -307,7 +316,12 @@ export class MattermostStandIn {
     const template = path.replace(/\/[a-z0-9]{26}(?=\/|$)/g, '/{id}').replace(/\/\d{10,}$/, '/{time}');
     const route = `${method} ${template}`;
     this.count(route);
-    const entry: (typeof this.received)[number] = { method, path: url.pathname, query: [...url.searchParams.keys()], body: text ? (JSON.parse(text) as unknown) : undefined };
+    const entry: (typeof this.received)[number] = {
+      method,
+      path: url.pathname,
+      query: [...url.searchParams.keys()],
+      body: text ? (JSON.parse(text) as unknown) : undefined,
+    };
     this.received.push(entry);
     const started = process.hrtime.bigint();
     if (this.latencyPerUserMs > 0 && route !== 'GET /system/ping') {
@@ -385,13 +399,22 @@ export class MattermostStandIn {
       case 'GET /teams/{id}/channels':
         return send(200, this.openChannels);
       case 'POST /users/search':
-        return send(200, [...this.users.values()].map((u) => me(u.id)));
+        return send(
+          200,
+          [...this.users.values()].map((u) => me(u.id)),
+        );
       case 'POST /users/status/ids':
-        return send(200, (Array.isArray(body) ? (body as string[]) : []).map((uid) => ({ user_id: uid, status: 'online' }) satisfies Pick<UserStatus, 'user_id' | 'status'>));
+        return send(
+          200,
+          (Array.isArray(body) ? (body as string[]) : []).map((uid) => ({ user_id: uid, status: 'online' }) satisfies Pick<UserStatus, 'user_id' | 'status'>),
+        );
       case 'GET /reports/users':
         // Needs sysconsole_read_user_management_users (api4/report.go getUsersForReporting).
         if (!isAdmin) return send(403, { id: 'api.context.permissions.app_error', status_code: 403 });
-        return send(200, [...this.users].map(([login, u]) => ({ id: u.id, username: login, roles: u.roles }) as Pick<UserReport, 'id' | 'username' | 'roles'>));
+        return send(
+          200,
+          [...this.users].map(([login, u]) => ({ id: u.id, username: login, roles: u.roles }) as Pick<UserReport, 'id' | 'username' | 'roles'>),
+        );
       case 'POST /channels/members/me/view':
       case 'PUT /users/me/status/custom':
       case 'DELETE /users/me/status/custom':
@@ -417,14 +440,32 @@ export class MattermostStandIn {
         const teamId = segment(4);
         const mine = [...this.categories.values()].filter((c) => c.user_id === userId && c.team_id === teamId);
         if (!mine.length) {
-          const channels: Category = { id: id(), user_id: userId, team_id: teamId, type: 'channels', display_name: 'Channels', channel_ids: this.channels.map((c) => c.id), muted: false, collapsed: false };
+          const channels: Category = {
+            id: id(),
+            user_id: userId,
+            team_id: teamId,
+            type: 'channels',
+            display_name: 'Channels',
+            channel_ids: this.channels.map((c) => c.id),
+            muted: false,
+            collapsed: false,
+          };
           this.categories.set(channels.id, channels);
           mine.push(channels);
         }
         return send(200, { categories: mine, order: mine.map((c) => c.id) } satisfies Pick<OrderedChannelCategories, 'order'> & { categories: Category[] });
       }
       case 'POST /users/{id}/teams/{id}/channels/categories': {
-        const category: Category = { id: id(), user_id: userId, team_id: segment(4), type: 'custom', display_name: String(request.display_name), channel_ids: [], muted: false, collapsed: false };
+        const category: Category = {
+          id: id(),
+          user_id: userId,
+          team_id: segment(4),
+          type: 'custom',
+          display_name: String(request.display_name),
+          channel_ids: [],
+          muted: false,
+          collapsed: false,
+        };
         this.categories.set(category.id, category);
         return send(201, category);
       }
@@ -442,11 +483,13 @@ export class MattermostStandIn {
         return send(200, postList([]));
       case 'POST /posts': {
         const request = body as PostRequest;
-        if (typeof request.channel_id !== 'string' || typeof request.message !== 'string') return send(400, { id: 'api.context.invalid_body_param', status_code: 400 });
+        if (typeof request.channel_id !== 'string' || typeof request.message !== 'string')
+          return send(400, { id: 'api.context.invalid_body_param', status_code: 400 });
         // api4/post.go createPost → app post priority checks: priority only on root posts, and
         // persistent notifications (or acknowledgements) need a Professional licence or higher.
         const priority = request.metadata?.priority;
-        if (priority && request.root_id) return send(400, { id: 'api.post.post_priority.priority_post_only_allowed_for_root_post.request_error', status_code: 400 });
+        if (priority && request.root_id)
+          return send(400, { id: 'api.post.post_priority.priority_post_only_allowed_for_root_post.request_error', status_code: 400 });
         if (priority && (priority.persistent_notifications || priority.requested_ack) && !this.licensed) {
           return send(501, { id: 'license_error.feature_unavailable', status_code: 501 });
         }
@@ -471,7 +514,12 @@ export class MattermostStandIn {
       }
       case 'POST /reactions':
         if (!this.posts.has(String(request.post_id))) return send(404, { status_code: 404 });
-        return send(200, { user_id: userId, post_id: String(request.post_id), emoji_name: String(request.emoji_name), create_at: Date.now() } satisfies Reaction);
+        return send(200, {
+          user_id: userId,
+          post_id: String(request.post_id),
+          emoji_name: String(request.emoji_name),
+          create_at: Date.now(),
+        } satisfies Reaction);
       case 'GET /users/{id}/teams/{id}/threads': {
         const roots = [...this.posts.values()].filter((p) => !p.root_id).slice(0, 5);
         const threads = roots.map((p) => ({ id: p.id, reply_count: 0, is_following: true }) satisfies Pick<UserThread, 'id' | 'reply_count' | 'is_following'>);

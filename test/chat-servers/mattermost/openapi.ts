@@ -46,7 +46,8 @@ const UNDESCRIBED: readonly { method: string; pattern: RegExp; reason: string }[
     method: 'GET',
     pattern: /^\/api\/v4\/websocket$/,
     // mattermost/mattermost api/v4/source/introduction.yaml at 00b23b1cef61a626357d05ab5bf2f765dccaf94d.
-    reason: 'the WebSocket upgrade: the description names /api/v4/websocket only in the text of its "WebSocket" tag (RFC 6455 opening handshake), with no path item',
+    reason:
+      'the WebSocket upgrade: the description names /api/v4/websocket only in the text of its "WebSocket" tag (RFC 6455 opening handshake), with no path item',
   },
 ];
 
@@ -59,7 +60,8 @@ const UNDESCRIBED_FIELDS: Readonly<Record<string, { fields: readonly string[]; r
     fields: ['sort_order', 'sorting', 'muted', 'collapsed', 'channel_ids'],
     // mattermost/mattermost server/public/model/channel_sidebar.go at 42c05bfeaed38d41a44536b7ff0cda0f09d0936f;
     // @mattermost/types channel_categories ChannelCategory (v11.9.0) has the same fields but sort_order.
-    reason: 'the handler decodes model.SidebarCategoryWithChannels, whose JSON adds sort_order, sorting, muted, collapsed and channel_ids to the five fields of the described SidebarCategory',
+    reason:
+      'the handler decodes model.SidebarCategoryWithChannels, whose JSON adds sort_order, sorting, muted, collapsed and channel_ids to the five fields of the described SidebarCategory',
   },
 };
 
@@ -100,7 +102,8 @@ export function loadOperations(files: readonly string[] = fixtureFiles()): ApiOp
     for (const [path, item] of Object.entries(doc.paths)) {
       const pattern = new RegExp(`^${path.replace(/\{[^}]+\}/g, '[^/]+')}$`);
       const rank = path.split('/').map((s) => (s.startsWith('{') ? 1 : 0));
-      for (const [method, operation] of Object.entries(item)) if (METHODS.includes(method)) ops.push({ method: method.toUpperCase(), path, pattern, rank, operation });
+      for (const [method, operation] of Object.entries(item))
+        if (METHODS.includes(method)) ops.push({ method: method.toUpperCase(), path, pattern, rank, operation });
     }
   }
   return ops;
@@ -125,7 +128,11 @@ export function checkRequest(ops: readonly ApiOperation[], method: string, path:
   if (!samePath.length) {
     const known = UNDESCRIBED.find((u) => u.method === method && u.pattern.test(path));
     if (known) return { undescribed: known.reason, problems: [] };
-    return { problems: [`${method} ${path}: no vendored operation has this path; vendor it from mattermost/mattermost api/v4/source into test/fixtures/mattermost-openapi, or, if the description truly lacks it, add it to UNDESCRIBED with the reason`] };
+    return {
+      problems: [
+        `${method} ${path}: no vendored operation has this path; vendor it from mattermost/mattermost api/v4/source into test/fixtures/mattermost-openapi, or, if the description truly lacks it, add it to UNDESCRIBED with the reason`,
+      ],
+    };
   }
   // The most specific path decides, as in Mattermost's router: a GET /users/search does not
   // fall through to /users/{user_id}.
@@ -139,8 +146,11 @@ export function checkRequest(ops: readonly ApiOperation[], method: string, path:
   const declared = (op.operation.parameters ?? []).filter((p) => p.in === 'query');
   const extraQuery = UNDESCRIBED_QUERY[id]?.names ?? [];
   const optional = OPTIONAL_QUERY[id]?.names ?? [];
-  for (const name of query) if (!declared.some((p) => p.name === name) && !extraQuery.includes(name)) problems.push(`${where}: query parameter "${name}" is not declared${declared.length ? `; it has ${declared.map((p) => p.name).join(', ')}` : ''}`);
-  for (const p of declared) if (p.required && !query.includes(p.name) && !optional.includes(p.name)) problems.push(`${where}: query parameter "${p.name}" is required`);
+  for (const name of query)
+    if (!declared.some((p) => p.name === name) && !extraQuery.includes(name))
+      problems.push(`${where}: query parameter "${name}" is not declared${declared.length ? `; it has ${declared.map((p) => p.name).join(', ')}` : ''}`);
+  for (const p of declared)
+    if (p.required && !query.includes(p.name) && !optional.includes(p.name)) problems.push(`${where}: query parameter "${p.name}" is required`);
   const rb = op.operation.requestBody;
   const schema = rb?.content?.['application/json']?.schema;
   if (rb?.required && body === undefined) problems.push(`${where}: the request body is required`);
@@ -154,7 +164,8 @@ export function checkRequest(ops: readonly ApiOperation[], method: string, path:
       for (const [key, value] of Object.entries(body)) {
         const declared = properties[key];
         if (!declared && !extra.includes(key)) problems.push(`${where}: "${key}" is not a field of the request body`);
-        if (declared?.enum && !declared.enum.includes(value)) problems.push(`${where}: "${key}" is ${JSON.stringify(value)}, not one of ${declared.enum.join(', ')}`);
+        if (declared?.enum && !declared.enum.includes(value))
+          problems.push(`${where}: "${key}" is ${JSON.stringify(value)}, not one of ${declared.enum.join(', ')}`);
       }
     }
   }

@@ -56,7 +56,8 @@ test('gives up at the bound with "release tarball not published" (InputError, ex
     const log: string[] = [];
     await assert.rejects(
       waitForReleases({ urls: [`${server.url}/x.tar.gz`], timeoutSec: 300, intervalSec: 60, log: (l) => log.push(l), ...clock }),
-      (e: unknown) => e instanceof InputError && /^release tarball not published after 5m: .*x\.tar\.gz \(last answer: HTTP 404\); nothing was provisioned/.test(e.message),
+      (e: unknown) =>
+        e instanceof InputError && /^release tarball not published after 5m: .*x\.tar\.gz \(last answer: HTTP 404\); nothing was provisioned/.test(e.message),
     );
     assert.equal(clock.elapsed(), 300_000);
     assert.equal(server.requests(), 6, 'one attempt at start and one per minute');

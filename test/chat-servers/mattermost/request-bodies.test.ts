@@ -32,12 +32,20 @@ test('the body builders produce the fields the scenario sent before (same reques
   assert.deepEqual(postBody('c', 'hello', '', undefined), { channel_id: 'c', message: 'hello' });
   assert.deepEqual(postBody('c', 'hello', 'r', undefined), { channel_id: 'c', message: 'hello', root_id: 'r' });
   // Never a reply with a priority: Mattermost refuses priority on a reply with 400.
-  assert.deepEqual(postBody('c', 'hello', 'r', persistentPriority()), { channel_id: 'c', message: 'hello', metadata: { priority: { priority: 'urgent', persistent_notifications: true } } });
+  assert.deepEqual(postBody('c', 'hello', 'r', persistentPriority()), {
+    channel_id: 'c',
+    message: 'hello',
+    metadata: { priority: { priority: 'urgent', persistent_notifications: true } },
+  });
 });
 
 /** The project's tsconfig.json, as `npm run typecheck` reads it. */
 function projectConfig(): ts.ParsedCommandLine {
-  const config = ts.getParsedCommandLineOfConfigFile(fileURLToPath(new URL('../../../tsconfig.json', import.meta.url)), {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: (d) => assert.fail(String(d.messageText)) });
+  const config = ts.getParsedCommandLineOfConfigFile(
+    fileURLToPath(new URL('../../../tsconfig.json', import.meta.url)),
+    {},
+    { ...ts.sys, onUnRecoverableConfigFileDiagnostic: (d) => assert.fail(String(d.messageText)) },
+  );
   assert.ok(config, 'tsconfig.json parses');
   return config;
 }
@@ -51,20 +59,36 @@ function typecheck(files: Record<string, string>): Record<string, string[]> {
   host.fileExists = (name) => name in files || ts.sys.fileExists(name);
   const program = ts.createProgram(Object.keys(files), config.options, host);
   return Object.fromEntries(
-    Object.keys(files).map((name) => [name, ts.getPreEmitDiagnostics(program, program.getSourceFile(name)).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'))]),
+    Object.keys(files).map((name) => [
+      name,
+      ts.getPreEmitDiagnostics(program, program.getSourceFile(name)).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n')),
+    ]),
   );
 }
 
 test('npm run typecheck checks the request bodies, and a wrong field is a type error', { timeout: 120_000 }, () => {
   // tsconfig.json takes the file in (allowJs), and the file opts in to checking.
-  assert.ok(projectConfig().fileNames.map((f) => join(f)).includes(BODIES), 'tsconfig.json includes lib/mattermost-bodies.js');
+  assert.ok(
+    projectConfig()
+      .fileNames.map((f) => join(f))
+      .includes(BODIES),
+    'tsconfig.json includes lib/mattermost-bodies.js',
+  );
   const source = readFileSync(BODIES, 'utf8');
   assert.ok(source.startsWith('// @ts-check\n'), 'the file starts with // @ts-check');
 
   // The file as it is, and copies beside it (so @mattermost/types resolves the same way) with one wrong field each.
   const mutations: [from: string, to: string, error: RegExp][] = [
-    ['{ user_id: userId, post_id: postId, emoji_name: emojiName }', '{ user_id: userId, post_id: postId, emoji: emojiName }', /'emoji' does not exist in type 'Pick<Reaction/],
-    ['{ team_id: teamId, name, display_name: name, type }', '{ team_id: teamId, name, displayName: name, type }', /'displayName' does not exist in type 'Pick<Channel/],
+    [
+      '{ user_id: userId, post_id: postId, emoji_name: emojiName }',
+      '{ user_id: userId, post_id: postId, emoji: emojiName }',
+      /'emoji' does not exist in type 'Pick<Reaction/,
+    ],
+    [
+      '{ team_id: teamId, name, display_name: name, type }',
+      '{ team_id: teamId, name, displayName: name, type }',
+      /'displayName' does not exist in type 'Pick<Channel/,
+    ],
     ["type: 'custom' }", "type: 'personal' }", /'"personal"' is not assignable to type 'ChannelCategoryType'/],
     ['return { emoji, text };', 'return { emoji, txt: text };', /'txt' does not exist in type 'Pick<UserCustomStatus/],
   ];

@@ -25,7 +25,10 @@ test('unsafe or non-matching version labels are refused before use', () => {
     assert.throws(() => resolveReleaseUrl(defaultTarget, label), InputError, JSON.stringify(label));
   }
   // Safe characters but not what the gate allows.
-  assert.throws(() => validateVersionLabel('10.12.0', strictTarget.versionPattern, 'candidate'), /candidate: "10\.12\.0" does not match target\.versionPattern/);
+  assert.throws(
+    () => validateVersionLabel('10.12.0', strictTarget.versionPattern, 'candidate'),
+    /candidate: "10\.12\.0" does not match target\.versionPattern/,
+  );
   assert.throws(() => validateVersionLabel('v10.12.0-beta', strictTarget.versionPattern), /does not match/);
   // Even a pattern that allows anything cannot let a slash through.
   assert.throws(() => validateVersionLabel('v1/2', '.*'), /not a safe version label/);
@@ -33,8 +36,14 @@ test('unsafe or non-matching version labels are refused before use', () => {
 });
 
 test('a download template must keep the host fixed and carry the placeholder', () => {
-  assert.throws(() => resolveReleaseUrl(targetSchema.parse({ system: 'mattermost', downloadUrl: 'https://example.com/mm.tgz' }), 'v1.0.0'), /no \{version\} placeholder/);
-  assert.throws(() => resolveReleaseUrl(targetSchema.parse({ system: 'mattermost', downloadUrl: 'https://{version}.example.com/mm.tgz' }), 'v1.0.0'), /host name/);
+  assert.throws(
+    () => resolveReleaseUrl(targetSchema.parse({ system: 'mattermost', downloadUrl: 'https://example.com/mm.tgz' }), 'v1.0.0'),
+    /no \{version\} placeholder/,
+  );
+  assert.throws(
+    () => resolveReleaseUrl(targetSchema.parse({ system: 'mattermost', downloadUrl: 'https://{version}.example.com/mm.tgz' }), 'v1.0.0'),
+    /host name/,
+  );
 });
 
 test('the node-independent bench settings do not cap the test or call out', () => {
@@ -43,7 +52,9 @@ test('the node-independent bench settings do not cap the test or call out', () =
   assert.equal(config.TeamSettings?.MaxUsersPerTeam, 250_000);
   assert.equal(config.LogSettings?.EnableDiagnostics, false);
   // The topology is the user data's: none of the keys the bench owns is set here.
-  for (const [section, values] of Object.entries(config)) for (const key of Object.keys(values as object)) assert.ok(!(`${section}.${key}` === 'SqlSettings.DataSource' || `${section}.${key}` === 'MetricsSettings.ListenAddress'), `${section}.${key}`);
+  for (const [section, values] of Object.entries(config))
+    for (const key of Object.keys(values as object))
+      assert.ok(!(`${section}.${key}` === 'SqlSettings.DataSource' || `${section}.${key}` === 'MetricsSettings.ListenAddress'), `${section}.${key}`);
 });
 
 test('gate settings then side overrides are layered on top of the bench settings', () => {
@@ -61,7 +72,10 @@ test('overrides cannot rewire the bench or use malformed sections', () => {
     () => checkedOverrides({ SqlSettings: { DataSource: 'postgres://other' } }, 'target.settings'),
     (e: unknown) => e instanceof InputError && /target\.settings\.SqlSettings\.DataSource: set by the bench/.test(e.message),
   );
-  assert.throws(() => checkedOverrides({ MetricsSettings: { ListenAddress: ':9999' } }, 'baseline overrides'), /baseline overrides\.MetricsSettings\.ListenAddress/);
+  assert.throws(
+    () => checkedOverrides({ MetricsSettings: { ListenAddress: ':9999' } }, 'baseline overrides'),
+    /baseline overrides\.MetricsSettings\.ListenAddress/,
+  );
   assert.throws(() => checkedOverrides({ serviceSettings: {} }, 'target.settings'), /not a Mattermost config section/);
   assert.throws(() => checkedOverrides({ ServiceSettings: true }, 'target.settings'), /expected an object of settings/);
 });

@@ -63,7 +63,15 @@ test('functions are named and placed as CPython does: qualified names, a decorat
     const found = await pythonFunctions('python3', [join(dir, 'h.py'), join(dir, 'bad.py')]);
     const fns = found.get(join(dir, 'h.py'));
     assert.ok(Array.isArray(fns));
-    assert.deepEqual(fns.map((f) => [f.qualname, f.first, f.line, f.end]), [['Handler', 3, 3, 15], ['Handler.persist', 4, 5, 12], ['Handler.__init__', 14, 14, 15], ['helper', 18, 18, 19]]);
+    assert.deepEqual(
+      fns.map((f) => [f.qualname, f.first, f.line, f.end]),
+      [
+        ['Handler', 3, 3, 15],
+        ['Handler.persist', 4, 5, 12],
+        ['Handler.__init__', 14, 14, 15],
+        ['helper', 18, 18, 19],
+      ],
+    );
     assert.match(String(found.get(join(dir, 'bad.py'))), /SyntaxError/);
     assert.deepEqual(lineChanges(['a', 'b', 'c'], ['a', 'x', 'c', 'd']), { added: 2, removed: 1 });
     assert.equal(packagePath('/x/venv/lib/python3.11/site-packages/synapse/handlers/message.py'), 'synapse/handlers/message.py');
@@ -71,7 +79,10 @@ test('functions are named and placed as CPython does: qualified names, a decorat
     assert.equal(packagePath('/usr/lib/python3.11/asyncio/events.py'), undefined, 'outside the installed packages');
     assert.equal(packagePath('<frozen importlib._bootstrap>'), undefined);
     // Two functions of one name and no line: not told apart, rather than the first taken.
-    const twice = [{ qualname: 'f', first: 1, line: 1, end: 2 }, { qualname: 'f', first: 4, line: 4, end: 5 }];
+    const twice = [
+      { qualname: 'f', first: 1, line: 1, end: 2 },
+      { qualname: 'f', first: 4, line: 4, end: 5 },
+    ];
     assert.match(String(locate(twice, 'f', undefined)), /2 functions are named f/);
     assert.equal(locate(twice, 'f', 4), twice[1]);
   } finally {
@@ -82,7 +93,10 @@ test('functions are named and placed as CPython does: qualified names, a decorat
 test('each hot function is compared between the two trees: changed with its size, unchanged, added, removed or not found', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'loadgate-changed-'));
   try {
-    for (const [side, text] of [['a', BEFORE], ['b', AFTER]] as const) {
+    for (const [side, text] of [
+      ['a', BEFORE],
+      ['b', AFTER],
+    ] as const) {
       await mkdir(join(dir, side, 'synapse'), { recursive: true });
       await writeFile(join(dir, side, 'synapse', 'h.py'), text);
     }
@@ -97,7 +111,17 @@ test('each hot function is compared between the two trees: changed with its size
       { name: 'select', file: '/usr/lib/python3.11/selectors.py' },
     ]);
     const by = (n: string) => result.find((r) => r.name === n);
-    assert.deepEqual(by('Handler.persist'), { name: 'Handler.persist', file: venvFile, line: 5, path: 'synapse/h.py', status: 'changed', added: 2, removed: 0, baselineLine: 4, candidateLine: 5 });
+    assert.deepEqual(by('Handler.persist'), {
+      name: 'Handler.persist',
+      file: venvFile,
+      line: 5,
+      path: 'synapse/h.py',
+      status: 'changed',
+      added: 2,
+      removed: 0,
+      baselineLine: 4,
+      candidateLine: 5,
+    });
     assert.equal(by('Handler.__init__')?.status, 'unchanged', 'moved, not changed');
     assert.equal(by('helper')?.status, 'not-found', 'a file in neither tree');
     assert.equal(by('fresh')?.status, 'added');
@@ -110,9 +134,12 @@ test('each hot function is compared between the two trees: changed with its size
 
 // The real installed source of the two releases the local gate compares, installed here if absent.
 let trees: Record<(typeof RELEASES)[number], PythonTree>;
-before(async () => {
-  trees = await synapseTrees(RELEASES);
-}, { timeout: 15 * 60_000 });
+before(
+  async () => {
+    trees = await synapseTrees(RELEASES);
+  },
+  { timeout: 15 * 60_000 },
+);
 
 const run = promisify(execFile);
 
@@ -150,22 +177,28 @@ async function sourceOf(tree: PythonTree, module: string, qualname: string): Pro
   return (await python(tree, SOURCE_OF, module, qualname)) as { first: number; source: string };
 }
 
-test('on the installed Synapse 1.163.2: every code object of every file is found with the name and first line CPython gives it', { timeout: 120_000 }, async () => {
-  const tree = trees['1.163.2'];
-  const files = ((await readdir(join(tree.root, 'synapse'), { recursive: true })) as string[]).filter((f) => f.endsWith('.py')).map((f) => join(tree.root, 'synapse', f));
-  assert.ok(files.length > 500, `the whole package: ${files.length} files`);
-  const truth = (await python(tree, CODE_OBJECTS, ...files)) as Record<string, [string, number][]>;
-  const ours = await pythonFunctions(tree.python, files);
-  let objects = 0;
-  for (const file of files) {
-    const fns = ours.get(file);
-    assert.ok(Array.isArray(fns), `${file}: ${String(fns)}`);
-    const byName = (a: [string, number], b: [string, number]) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] - b[1]);
-    assert.deepEqual(fns.map((f): [string, number] => [f.qualname, f.first]).sort(byName), [...(truth[file] ?? [])].sort(byName), file);
-    objects += fns.length;
-  }
-  assert.ok(objects > 9000, `${objects} code objects`);
-});
+test(
+  'on the installed Synapse 1.163.2: every code object of every file is found with the name and first line CPython gives it',
+  { timeout: 120_000 },
+  async () => {
+    const tree = trees['1.163.2'];
+    const files = ((await readdir(join(tree.root, 'synapse'), { recursive: true })) as string[])
+      .filter((f) => f.endsWith('.py'))
+      .map((f) => join(tree.root, 'synapse', f));
+    assert.ok(files.length > 500, `the whole package: ${files.length} files`);
+    const truth = (await python(tree, CODE_OBJECTS, ...files)) as Record<string, [string, number][]>;
+    const ours = await pythonFunctions(tree.python, files);
+    let objects = 0;
+    for (const file of files) {
+      const fns = ours.get(file);
+      assert.ok(Array.isArray(fns), `${file}: ${String(fns)}`);
+      const byName = (a: [string, number], b: [string, number]) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] - b[1]);
+      assert.deepEqual(fns.map((f): [string, number] => [f.qualname, f.first]).sort(byName), [...(truth[file] ?? [])].sort(byName), file);
+      objects += fns.length;
+    }
+    assert.ok(objects > 9000, `${objects} code objects`);
+  },
+);
 
 /** The status a hot function must have, from inspect's source of the same object in both trees. */
 async function truthOf(module: string, qualname: string): Promise<{ baselineLine: number; candidateLine: number; same: boolean }> {
@@ -173,38 +206,45 @@ async function truthOf(module: string, qualname: string): Promise<{ baselineLine
   return { baselineLine: b.first, candidateLine: c.first, same: b.source === c.source };
 }
 
-test('on the installed Synapse 1.162.0 and 1.163.2: a decorated handler among fifteen on_GETs, an @overload-ed function and a nested one', { timeout: 120_000 }, async () => {
-  const hot = [
-    // @cancellable: py-spy reports it at the decorator's line (722), one above its def.
-    { name: 'RoomMemberListRestServlet.on_GET', file: `${trees['1.163.2'].root}/synapse/rest/client/room.py`, line: 722 },
-    // Seven @overload stubs precede the implementation, all named parse_integer.
-    { name: 'parse_integer', file: 'synapse/http/servlet.py', line: 97 },
-    // stream.py holds four nested functions named f; the qualified name tells them apart.
-    { name: 'StreamWorkerStore.get_membership_changes_for_user.<locals>.f', file: 'synapse/storage/databases/main/stream.py' },
-    // decorated (@cancellable) in a file of several auth classes with methods of similar names
-    { name: 'InternalAuth._wrapped_get_user_by_req', file: 'synapse/api/auth/internal.py', line: 139 },
-  ];
-  const [result, ...truths] = await Promise.all([
-    changedFunctions({ baseline: trees['1.162.0'], candidate: trees['1.163.2'] }, hot),
-    truthOf('synapse.rest.client.room', 'RoomMemberListRestServlet.on_GET'),
-    truthOf('synapse.http.servlet', 'parse_integer'),
-    truthOf('synapse.api.auth.internal', 'InternalAuth._wrapped_get_user_by_req'),
-  ]);
-  const expected = [truths[0], truths[1], undefined, truths[2]];
-  expected.forEach((want, i) => {
-    const got = result[i];
-    if (!want || !got) return;
-    assert.equal(got.status, want.same ? 'unchanged' : 'changed', `${hot[i]?.name}: ${JSON.stringify(got)}`);
-    assert.ok(got.status === 'changed' || got.status === 'unchanged');
-    assert.deepEqual([got.baselineLine, got.candidateLine], [want.baselineLine, want.candidateLine], hot[i]?.name);
-  });
-  assert.deepEqual([expected[0]?.baselineLine, expected[0]?.candidateLine], [731, 722], 'the handler moved between the releases');
-  // The nested f: its own code object's first line, in both trees.
-  const nested = result[2];
-  assert.ok(nested && (nested.status === 'unchanged' || nested.status === 'changed'), JSON.stringify(nested));
-  const firstLine = `import json, synapse.storage.databases.main.stream as m\nprint(json.dumps([k.co_firstlineno for k in m.StreamWorkerStore.get_membership_changes_for_user.__code__.co_consts if getattr(k, 'co_name', '') == 'f']))`;
-  assert.deepEqual([nested.baselineLine, nested.candidateLine], [((await python(trees['1.162.0'], firstLine)) as number[])[0], ((await python(trees['1.163.2'], firstLine)) as number[])[0]]);
-});
+test(
+  'on the installed Synapse 1.162.0 and 1.163.2: a decorated handler among fifteen on_GETs, an @overload-ed function and a nested one',
+  { timeout: 120_000 },
+  async () => {
+    const hot = [
+      // @cancellable: py-spy reports it at the decorator's line (722), one above its def.
+      { name: 'RoomMemberListRestServlet.on_GET', file: `${trees['1.163.2'].root}/synapse/rest/client/room.py`, line: 722 },
+      // Seven @overload stubs precede the implementation, all named parse_integer.
+      { name: 'parse_integer', file: 'synapse/http/servlet.py', line: 97 },
+      // stream.py holds four nested functions named f; the qualified name tells them apart.
+      { name: 'StreamWorkerStore.get_membership_changes_for_user.<locals>.f', file: 'synapse/storage/databases/main/stream.py' },
+      // decorated (@cancellable) in a file of several auth classes with methods of similar names
+      { name: 'InternalAuth._wrapped_get_user_by_req', file: 'synapse/api/auth/internal.py', line: 139 },
+    ];
+    const [result, ...truths] = await Promise.all([
+      changedFunctions({ baseline: trees['1.162.0'], candidate: trees['1.163.2'] }, hot),
+      truthOf('synapse.rest.client.room', 'RoomMemberListRestServlet.on_GET'),
+      truthOf('synapse.http.servlet', 'parse_integer'),
+      truthOf('synapse.api.auth.internal', 'InternalAuth._wrapped_get_user_by_req'),
+    ]);
+    const expected = [truths[0], truths[1], undefined, truths[2]];
+    expected.forEach((want, i) => {
+      const got = result[i];
+      if (!want || !got) return;
+      assert.equal(got.status, want.same ? 'unchanged' : 'changed', `${hot[i]?.name}: ${JSON.stringify(got)}`);
+      assert.ok(got.status === 'changed' || got.status === 'unchanged');
+      assert.deepEqual([got.baselineLine, got.candidateLine], [want.baselineLine, want.candidateLine], hot[i]?.name);
+    });
+    assert.deepEqual([expected[0]?.baselineLine, expected[0]?.candidateLine], [731, 722], 'the handler moved between the releases');
+    // The nested f: its own code object's first line, in both trees.
+    const nested = result[2];
+    assert.ok(nested && (nested.status === 'unchanged' || nested.status === 'changed'), JSON.stringify(nested));
+    const firstLine = `import json, synapse.storage.databases.main.stream as m\nprint(json.dumps([k.co_firstlineno for k in m.StreamWorkerStore.get_membership_changes_for_user.__code__.co_consts if getattr(k, 'co_name', '') == 'f']))`;
+    assert.deepEqual(
+      [nested.baselineLine, nested.candidateLine],
+      [((await python(trees['1.162.0'], firstLine)) as number[])[0], ((await python(trees['1.163.2'], firstLine)) as number[])[0]],
+    );
+  },
+);
 
 test('on real Synapse source with a renamed file: the function is found in the file the candidate no longer has', { timeout: 120_000 }, async () => {
   const dir = await mkdtemp(join(tmpdir(), 'loadgate-renamed-'));
@@ -221,8 +261,14 @@ test('on real Synapse source with a renamed file: the function is found in the f
     );
     const want = await truthOf('synapse.http.servlet', 'parse_integer');
     assert.deepEqual(result, {
-      name: 'parse_integer', file: 'synapse/http/servlet_parsing.py', line: 97, path: 'synapse/http/servlet_parsing.py', baselinePath: 'synapse/http/servlet.py',
-      status: want.same ? 'unchanged' : 'changed', baselineLine: want.baselineLine, candidateLine: want.candidateLine,
+      name: 'parse_integer',
+      file: 'synapse/http/servlet_parsing.py',
+      line: 97,
+      path: 'synapse/http/servlet_parsing.py',
+      baselinePath: 'synapse/http/servlet.py',
+      status: want.same ? 'unchanged' : 'changed',
+      baselineLine: want.baselineLine,
+      candidateLine: want.candidateLine,
     });
   } finally {
     await rm(dir, { recursive: true, force: true });

@@ -65,7 +65,10 @@ test('graph series are relative to the run start, finite and valid run-result se
   }
   assert.equal(c.series.connectedUsers!.unit, 'users');
   assert.equal(Math.max(...c.series.connectedUsers!.v), 20);
-  assert.ok(c.series.heapInUseBytes!.v.every((v) => v > 50e6), 'Synapse resident memory');
+  assert.ok(
+    c.series.heapInUseBytes!.v.every((v) => v > 50e6),
+    'Synapse resident memory',
+  );
   assert.equal(c.series.cpuPercent!.unit, 'percent');
   assert.ok(c.series.cpuPercent!.v.every((v) => v >= 0 && v <= 100));
 });
@@ -74,10 +77,17 @@ test('missing data is reported per component and marks the run unjudgeable', asy
   const { client } = replay((q) => q.includes('loadgate_target_'));
   const c = await collectRun(client, fixture.window, localContext(fixture.targetCpus));
   assert.equal(c.series.cpuPercent, undefined);
-  assert.ok(c.problems.some((p) => /no data for cpuPercent from the process exporter \(job "process"\)/.test(p)), c.problems.join('\n'));
+  assert.ok(
+    c.problems.some((p) => /no data for cpuPercent from the process exporter \(job "process"\)/.test(p)),
+    c.problems.join('\n'),
+  );
   assert.equal(c.missingEssential, true);
 
-  const noK6 = await collectRun(replay((q) => q.includes('loadtest_') || q.includes('loadgate_engine')).client, fixture.window, localContext(fixture.targetCpus));
+  const noK6 = await collectRun(
+    replay((q) => q.includes('loadtest_') || q.includes('loadgate_engine')).client,
+    fixture.window,
+    localContext(fixture.targetCpus),
+  );
   assert.ok(noK6.problems.some((p) => /no client request counts from the k6 exporter \(job "k6"\)/.test(p)));
   assert.ok(noK6.problems.some((p) => /no data for connectedUsers from the k6 exporter/.test(p)));
 

@@ -24,8 +24,18 @@ test('homeserver.yaml: loopback listeners (client + metrics), no federation, no 
   const listeners = c.listeners as Listener[];
   assert.equal(listeners.length, 2);
   for (const l of listeners) assert.deepEqual(l.bind_addresses, ['127.0.0.1']);
-  assert.deepEqual(listeners.map((l) => [l.type, l.port]), [['http', 18008], ['metrics', 19000]]);
-  assert.deepEqual(listeners[0]!.resources!.flatMap((r) => r.names), ['client'], 'no federation resource');
+  assert.deepEqual(
+    listeners.map((l) => [l.type, l.port]),
+    [
+      ['http', 18008],
+      ['metrics', 19000],
+    ],
+  );
+  assert.deepEqual(
+    listeners[0]!.resources!.flatMap((r) => r.names),
+    ['client'],
+    'no federation resource',
+  );
   assert.equal(c.enable_metrics, true);
   assert.deepEqual(c.trusted_key_servers, []);
   assert.deepEqual(c.federation_domain_whitelist, []);
@@ -34,7 +44,10 @@ test('homeserver.yaml: loopback listeners (client + metrics), no federation, no 
   assert.deepEqual(c.presence, { enabled: false });
   assert.equal(c.registration_shared_secret, 'secret');
   assert.equal(c.enable_registration, false);
-  assert.deepEqual(c.database, { name: 'psycopg2', args: { user: 'loadgate', password: 'pw', dbname: 'synapse', host: '127.0.0.1', port: 15432, cp_min: 5, cp_max: 10 } });
+  assert.deepEqual(c.database, {
+    name: 'psycopg2',
+    args: { user: 'loadgate', password: 'pw', dbname: 'synapse', host: '127.0.0.1', port: 15432, cp_min: 5, cp_max: 10 },
+  });
 });
 
 test('rate limits are raised for every limiter the bench can hit', () => {
@@ -48,7 +61,10 @@ test('rate limits are raised for every limiter the bench can hit', () => {
 
 test('side overrides change only the keys they name', () => {
   const base = synapseConfig(input);
-  const slow = synapseConfig({ ...input, overrides: [parseOverride('bcrypt_rounds=14', '--candidate-set'), parseOverride('caches.global_factor=0.05', '--candidate-set')] });
+  const slow = synapseConfig({
+    ...input,
+    overrides: [parseOverride('bcrypt_rounds=14', '--candidate-set'), parseOverride('caches.global_factor=0.05', '--candidate-set')],
+  });
   assert.equal(base.bcrypt_rounds, 12);
   assert.equal(slow.bcrypt_rounds, 14);
   assert.deepEqual(slow.caches, { global_factor: 0.05 });
@@ -56,7 +72,11 @@ test('side overrides change only the keys they name', () => {
 });
 
 test('log config: Synapse context filter, access log quiet', () => {
-  const log = parse(synapseLogConfig()) as { filters: Record<string, Record<string, string>>; handlers: Record<string, { filters: string[] }>; loggers: Record<string, { level: string }> };
+  const log = parse(synapseLogConfig()) as {
+    filters: Record<string, Record<string, string>>;
+    handlers: Record<string, { filters: string[] }>;
+    loggers: Record<string, { level: string }>;
+  };
   assert.equal(log.filters.context!['()'], 'synapse.logging.context.LoggingContextFilter');
   assert.deepEqual(log.handlers.console!.filters, ['context']);
   assert.equal(log.loggers['synapse.access.http']!.level, 'WARNING');

@@ -27,13 +27,21 @@ test('bad overrides are input errors naming the flag and the fix', () => {
     ['database.args.host=10.0.0.1', /the bench provides the PostgreSQL database/],
   ];
   for (const [text, message] of cases) {
-    assert.throws(() => parseOverride(text, '--candidate-set'), (e: unknown) => e instanceof InputError && message.test((e as Error).message), text);
+    assert.throws(
+      () => parseOverride(text, '--candidate-set'),
+      (e: unknown) => e instanceof InputError && message.test((e as Error).message),
+      text,
+    );
   }
 });
 
 test('overrides patch a copy of the config; a scalar cannot gain children', () => {
   const base = { bcrypt_rounds: 12, caches: { global_factor: 0.5 }, presence: { enabled: false } };
-  const patched = applyOverrides(base, [parseOverride('bcrypt_rounds=14', '--x'), parseOverride('caches.global_factor=0.05', '--x'), parseOverride('rc_message.per_second=5', '--x')]);
+  const patched = applyOverrides(base, [
+    parseOverride('bcrypt_rounds=14', '--x'),
+    parseOverride('caches.global_factor=0.05', '--x'),
+    parseOverride('rc_message.per_second=5', '--x'),
+  ]);
   assert.deepEqual(patched, { bcrypt_rounds: 14, caches: { global_factor: 0.05 }, presence: { enabled: false }, rc_message: { per_second: 5 } });
   assert.equal(base.bcrypt_rounds, 12, 'the input is not mutated');
   assert.throws(() => applyOverrides(base, [parseOverride('bcrypt_rounds.x=1', '--x')]), /"bcrypt_rounds" is not a map/);
@@ -41,7 +49,14 @@ test('overrides patch a copy of the config; a scalar cannot gain children', () =
 
 test('target.settings (maps and dotted keys) become overrides, with the same reserved keys', () => {
   const o = settingsToOverrides({ bcrypt_rounds: 10, caches: { global_factor: 1 }, 'rc_message.burst_count': 50 });
-  assert.deepEqual(o.map((x) => [x.path.join('.'), x.value]), [['bcrypt_rounds', 10], ['caches.global_factor', 1], ['rc_message.burst_count', 50]]);
+  assert.deepEqual(
+    o.map((x) => [x.path.join('.'), x.value]),
+    [
+      ['bcrypt_rounds', 10],
+      ['caches.global_factor', 1],
+      ['rc_message.burst_count', 50],
+    ],
+  );
   assert.throws(() => settingsToOverrides({ report_stats: true }), /target\.settings\.report_stats: "report_stats" cannot be overridden/);
   assert.throws(() => settingsToOverrides({ a: [1] }), /lists are not supported/);
 });

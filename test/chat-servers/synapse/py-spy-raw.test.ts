@@ -12,11 +12,17 @@ import { storedProfileSchema } from '../../../src/results/profile.ts';
  */
 const RAW = readFileSync(join(import.meta.dirname, '..', '..', 'fixtures', 'profiles', 'synapse-1.163.2.txt'), 'utf8');
 
-test("a real Synapse recording parses into frames with their file and first line, every sample kept", () => {
+test('a real Synapse recording parses into frames with their file and first line, every sample kept', () => {
   const parsed = parseCollapsed(RAW, 'synapse-1.163.2.txt');
-  assert.equal(parsed.stacks.reduce((n, s) => n + s.samples, 0), 212);
+  assert.equal(
+    parsed.stacks.reduce((n, s) => n + s.samples, 0),
+    212,
+  );
   assert.ok(Math.max(...parsed.stacks.map((s) => s.frames.length)) > 40, 'Twisted stacks are deep');
-  assert.deepEqual(parsed.frames.find((f) => f.name === 'VersionsRestServlet.on_GET'), { name: 'VersionsRestServlet.on_GET', file: 'synapse/rest/client/versions.py', line: 50 });
+  assert.deepEqual(
+    parsed.frames.find((f) => f.name === 'VersionsRestServlet.on_GET'),
+    { name: 'VersionsRestServlet.on_GET', file: 'synapse/rest/client/versions.py', line: 50 },
+  );
   assert.ok(parsed.frames.every((f) => f.file !== '' && f.line !== undefined));
   // Frames are shared between stacks, not repeated.
   assert.equal(new Set(parsed.frames.map((f) => `${f.name} ${f.file} ${f.line}`)).size, parsed.frames.length);

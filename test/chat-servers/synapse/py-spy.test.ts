@@ -57,7 +57,7 @@ test('a py-spy that cannot attach says why instead of a profile', { skip, timeou
   });
 });
 
-test('py-spy\'s ptrace rights: refused with the fix for a non-root user under Yama scope 1 (a GitHub-hosted runner), allowed at 0 or as root', async () => {
+test("py-spy's ptrace rights: refused with the fix for a non-root user under Yama scope 1 (a GitHub-hosted runner), allowed at 0 or as root", async () => {
   const dir = await mkdtemp(join(tmpdir(), 'loadgate-yama-'));
   try {
     const scope = async (value: string) => {
@@ -65,7 +65,10 @@ test('py-spy\'s ptrace rights: refused with the fix for a non-root user under Ya
       return join(dir, 'ptrace_scope');
     };
     const runner = await ptraceRefusal(await scope('1'), 1001);
-    assert.match(runner ?? '', /kernel\.yama\.ptrace_scope = 1 refuses to a user other than root: before the gate, run `sudo sysctl -w kernel\.yama\.ptrace_scope=0`/);
+    assert.match(
+      runner ?? '',
+      /kernel\.yama\.ptrace_scope = 1 refuses to a user other than root: before the gate, run `sudo sysctl -w kernel\.yama\.ptrace_scope=0`/,
+    );
     assert.equal(await ptraceRefusal(await scope('0'), 1001), undefined);
     assert.equal(await ptraceRefusal(await scope('1'), 0), undefined, 'root has CAP_SYS_PTRACE');
     assert.match((await ptraceRefusal(await scope('3'), 0)) ?? '', /cannot be lowered without a reboot/);

@@ -70,11 +70,17 @@ test('seeding sends exactly the planned requests and writes a users file the sce
   assert.equal(new Set(users.flatMap((u) => u.dms)).size, 3);
   const threads = hs.calls.filter((c) => (c.body?.['m.relates_to'] as { rel_type?: string } | undefined)?.rel_type === 'm.thread');
   const reactions = hs.calls.filter((c) => (c.body?.['m.relates_to'] as { rel_type?: string } | undefined)?.rel_type === 'm.annotation');
-  assert.equal(threads.length, plan.rooms.reduce((n, r) => n + r.messages.filter((m) => m.threadRoot !== undefined).length, 0));
-  assert.equal(reactions.length, plan.rooms.reduce((n, r) => n + r.reactions.length, 0));
+  assert.equal(
+    threads.length,
+    plan.rooms.reduce((n, r) => n + r.messages.filter((m) => m.threadRoot !== undefined).length, 0),
+  );
+  assert.equal(
+    reactions.length,
+    plan.rooms.reduce((n, r) => n + r.reactions.length, 0),
+  );
 });
 
-test('a wrong shared secret fails with the server\'s error', async () => {
+test("a wrong shared secret fails with the server's error", async () => {
   const hs = fakeHomeserver('right');
   const client = new MatrixClient('http://127.0.0.1:1', hs.fetchImpl);
   await assert.rejects(client.registerWithSharedSecret('wrong', 'u1', 'pw'), /HTTP 403 M_FORBIDDEN: HMAC incorrect/);
@@ -128,7 +134,10 @@ function logical(hs: ReturnType<typeof fakeHomeserver>, users: unknown[]): unkno
     if (c.made) events.set(c.made, `${name(id)}#${list.length}`);
     perRoom.set(name(id), list);
   }
-  const direct = hs.calls.filter((c) => c.path.endsWith('/m.direct')).map((c) => JSON.stringify({ by: c.token, body: swap(c.body) })).sort();
+  const direct = hs.calls
+    .filter((c) => c.path.endsWith('/m.direct'))
+    .map((c) => JSON.stringify({ by: c.token, body: swap(c.body) }))
+    .sort();
   const members = [...hs.members].map(([id, set]) => `${name(id)} ${[...set].sort().join(',')}`).sort();
   return { rooms: [...perRoom].sort(([a], [b]) => (a < b ? -1 : 1)), members, direct, users: swap(users) };
 }

@@ -8,7 +8,10 @@ const DEFAULT_PATTERN = '^v?[0-9]+\\.[0-9]+\\.[0-9]+(-rc[0-9]+)?$';
 test('version labels become pip versions only when they match the pattern and pip shape', () => {
   assert.equal(toPipVersion('1.163.2', '^[0-9]+\\.[0-9]+\\.[0-9]+$', '--candidate'), '1.163.2');
   assert.equal(toPipVersion('v1.163.0-rc1', DEFAULT_PATTERN, '--candidate'), '1.163.0rc1');
-  assert.throws(() => toPipVersion('1.163', '^[0-9]+\\.[0-9]+\\.[0-9]+$', '--baseline'), (e: unknown) => e instanceof InputError && /--baseline: "1.163" does not match target.versionPattern/.test((e as Error).message));
+  assert.throws(
+    () => toPipVersion('1.163', '^[0-9]+\\.[0-9]+\\.[0-9]+$', '--baseline'),
+    (e: unknown) => e instanceof InputError && /--baseline: "1.163" does not match target.versionPattern/.test((e as Error).message),
+  );
   // A permissive pattern does not let shell or pip syntax through.
   for (const bad of ['1.2.3; rm -rf /', '1.2.3 --index-url=http://x', '../1.2.3', '>=1.0', '1.2.3-beta']) {
     assert.throws(() => toPipVersion(bad, '.*', '--candidate'), InputError, bad);

@@ -53,11 +53,20 @@ test('the agent exporter (Python) writes exactly what the local exporter (TypeSc
   try {
     // k6's pid file names this very process, so the CPU line is there too.
     writeFileSync(join(dir, 'k6.pid'), `${process.pid}\n`);
-    child = spawn('python3', [EXPORTER, '--listen', `127.0.0.1:${port}`, '--k6', `127.0.0.1:${k6.port}`, '--pid-file', join(dir, 'k6.pid')], { stdio: 'ignore' });
+    child = spawn('python3', [EXPORTER, '--listen', `127.0.0.1:${port}`, '--k6', `127.0.0.1:${k6.port}`, '--pid-file', join(dir, 'k6.pid')], {
+      stdio: 'ignore',
+    });
     const memory = { bounds: new Set<number>(), codes: new Set(['500']), actions: new Set<string>() };
     const expected = (status: string, metrics: string): string => {
       const s = k6StatusSchema.parse(JSON.parse(status)).data.attributes;
-      return formatPrometheus(readClientMetrics(new Map(k6MetricsSchema.parse(JSON.parse(metrics)).data.map((m) => [m.id, { type: m.attributes.type, sample: m.attributes.sample }]))), { vus: s.vus ?? 0, vusMax: s['vus-max'] ?? 0 }, 1, memory);
+      return formatPrometheus(
+        readClientMetrics(
+          new Map(k6MetricsSchema.parse(JSON.parse(metrics)).data.map((m) => [m.id, { type: m.attributes.type, sample: m.attributes.sample }])),
+        ),
+        { vus: s.vus ?? 0, vusMax: s['vus-max'] ?? 0 },
+        1,
+        memory,
+      );
     };
     const withoutCpu = (text: string): string => text.replace(/^loadgate_engine_cpu_seconds_total \S+$/m, 'loadgate_engine_cpu_seconds_total <cpu>');
 
@@ -67,7 +76,11 @@ test('the agent exporter (Python) writes exactly what the local exporter (TypeSc
     assert.match(first.text, /^loadgate_engine_cpu_seconds_total \d+(\.\d+)?$/m, 'the k6 process CPU from /proc');
 
     // A later scrape where k6 reports fewer series (a restart): nothing seen before disappears.
-    const shrunk = JSON.stringify({ data: JSON.parse(fixture('k6-v1.4.2-metrics.json')).data.filter((m: { id: string }) => !m.id.startsWith('loadgate_action_') && m.id !== 'loadgate_req_le_0p05') });
+    const shrunk = JSON.stringify({
+      data: JSON.parse(fixture('k6-v1.4.2-metrics.json')).data.filter(
+        (m: { id: string }) => !m.id.startsWith('loadgate_action_') && m.id !== 'loadgate_req_le_0p05',
+      ),
+    });
     const status = fixture('k6-v1.4.2-status.json').replace('"vus": 3', '"vus": 0');
     k6.set(status, shrunk);
     const second = await scrape(`http://127.0.0.1:${port}/metrics`);

@@ -64,7 +64,14 @@ test('turns per-bucket counts into a cumulative histogram with load-test-ng name
 test('keeps every series it has shown, so rate() never sees one vanish', () => {
   const memory = { bounds: new Set<number>(), codes: new Set(['500']), actions: new Set<string>() };
   formatPrometheus(
-    client({ buckets: [{ le: 0.1, count: 1 }, { le: Infinity, count: 0 }], errors: new Map([['429', 1]]), actions: new Map([['CreatePost', 1]]) }),
+    client({
+      buckets: [
+        { le: 0.1, count: 1 },
+        { le: Infinity, count: 0 },
+      ],
+      errors: new Map([['429', 1]]),
+      actions: new Map([['CreatePost', 1]]),
+    }),
     { vus: 1, vusMax: 1 },
     undefined,
     memory,

@@ -144,11 +144,35 @@ test('scales k6 through the REST API and exports a real latency histogram', { sk
 test('every mapped action of the ceiling table runs against the Matrix endpoints without script errors', { skip, timeout: 60_000 }, async () => {
   await withBench(2, {}, async ({ standin, options }) => {
     const mapped = [
-      'SwitchChannel', 'ScrollChannel', 'UnreadCheck', 'CreatePost', 'OpenDirectOrGroupChannel', 'ViewGlobalThreads',
-      'UpdateThreadRead', 'ClickPermalink', 'ViewThread', 'ReconnectWebSocket', 'AddReaction', 'EditPost', 'SearchUsers',
-      'ClickUserProfile', 'SearchPosts', 'SearchGroupChannels', 'SearchChannels', 'CreateDirectChannel', 'JoinChannel',
-      'DeletePost', 'UpdateSidebarCategory', 'CreateGroupChannel', 'UpdateCustomStatus', 'RemoveCustomStatus',
-      'FullReload', 'LogoutLogin', 'CreatePrivateChannel', 'CreateSidebarCategory', 'CreatePublicChannel',
+      'SwitchChannel',
+      'ScrollChannel',
+      'UnreadCheck',
+      'CreatePost',
+      'OpenDirectOrGroupChannel',
+      'ViewGlobalThreads',
+      'UpdateThreadRead',
+      'ClickPermalink',
+      'ViewThread',
+      'ReconnectWebSocket',
+      'AddReaction',
+      'EditPost',
+      'SearchUsers',
+      'ClickUserProfile',
+      'SearchPosts',
+      'SearchGroupChannels',
+      'SearchChannels',
+      'CreateDirectChannel',
+      'JoinChannel',
+      'DeletePost',
+      'UpdateSidebarCategory',
+      'CreateGroupChannel',
+      'UpdateCustomStatus',
+      'RemoveCustomStatus',
+      'FullReload',
+      'LogoutLogin',
+      'CreatePrivateChannel',
+      'CreateSidebarCategory',
+      'CreatePublicChannel',
     ];
     const run = await startK6(
       await options({
@@ -169,7 +193,28 @@ test('every mapped action of the ceiling table runs against the Matrix endpoints
     assert.equal(stats.scriptErrors, 0, `script errors; see ${run.logFile}`);
     assert.equal(stats.errors, 0, 'the stand-in answered every request with success');
     assert.deepEqual(standin.unknown, [], 'only endpoints the stand-in knows');
-    for (const route of ['login', 'logout', 'sync', 'messages', 'read_markers', 'receipt', 'send', 'redact', 'context', 'relations', 'threads', 'search', 'user_directory', 'profile', 'joined_rooms', 'publicRooms', 'join', 'createRoom', 'tags', 'presence']) {
+    for (const route of [
+      'login',
+      'logout',
+      'sync',
+      'messages',
+      'read_markers',
+      'receipt',
+      'send',
+      'redact',
+      'context',
+      'relations',
+      'threads',
+      'search',
+      'user_directory',
+      'profile',
+      'joined_rooms',
+      'publicRooms',
+      'join',
+      'createRoom',
+      'tags',
+      'presence',
+    ]) {
       assert.ok((standin.hits.get(route) ?? 0) > 0, `route ${route} was called`);
     }
     const log = await readFile(run.logFile, 'utf8');
@@ -192,7 +237,10 @@ test('bad settings are refused before k6 starts', { skip, timeout: 30_000 }, asy
     await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
     const taken = (blocker.address() as { port: number }).port;
     try {
-      await assert.rejects(startK6(await options({ apiPort: taken })), (e: Error) => e instanceof InputError && /port \d+ on 127\.0\.0\.1 is already taken/.test(e.message));
+      await assert.rejects(
+        startK6(await options({ apiPort: taken })),
+        (e: Error) => e instanceof InputError && /port \d+ on 127\.0\.0\.1 is already taken/.test(e.message),
+      );
     } finally {
       await new Promise((r) => blocker.close(r));
     }
@@ -245,9 +293,7 @@ test('a request that outlives the per-request timeout is a client timeout, and s
     1,
     {},
     async ({ standin, options }) => {
-      const run = await startK6(
-        await options({ initialUsers: 4, maxUsers: 4, requestTimeoutMs: 400, actions: { UnreadCheck: 1, SwitchChannel: 1 } }),
-      );
+      const run = await startK6(await options({ initialUsers: 4, maxUsers: 4, requestTimeoutMs: 400, actions: { UnreadCheck: 1, SwitchChannel: 1 } }));
       const exporter = await startExporter({ k6ApiPort: run.apiPort, k6Pid: run.process.pid! });
       try {
         await sleep(5000);

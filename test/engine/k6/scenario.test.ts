@@ -63,7 +63,10 @@ test('takes users, actions and sizes from the environment the runner sets', { sk
     assert.equal(users.vus, 8);
     assert.equal(users.duration, '1h30m0s');
 
-    assert.match(await inspectError({ ...base, LOADGATE_ACTIONS: '{"SwitchChannel":1,"DanceParty":2}' }), /unknown action \\?"DanceParty\\?"; known: SwitchChannel/);
+    assert.match(
+      await inspectError({ ...base, LOADGATE_ACTIONS: '{"SwitchChannel":1,"DanceParty":2}' }),
+      /unknown action \\?"DanceParty\\?"; known: SwitchChannel/,
+    );
     assert.match(await inspectError({ ...base, LOADGATE_ACTIONS: '{"SwitchChannel":' }), /LOADGATE_ACTIONS is not valid JSON/);
     assert.match(await inspectError({ ...base, LOADGATE_BASE_URL: 'http://matrix.org' }), /must be a loopback http URL/);
     assert.match(await inspectError({ ...base, LOADGATE_INITIAL_USERS: '500' }), /must not exceed LOADGATE_MAX_USERS/);

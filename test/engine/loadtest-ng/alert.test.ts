@@ -22,10 +22,20 @@ test('the coordinator backs off when a query sits exactly at its threshold', asy
   // Exactly the ceiling-test error threshold once 40 users run, below it before.
   const health = new FakeHealth(clock, { [QUERY]: () => (users.active >= 40 ? 0.025 : 0.01) });
   const spec = unboundedTestSchema.parse({
-    type: 'unbounded', maxUsers: 200, usersIncrement: 8, usersDecrement: 8, restTime: '2s', stabilityWindow: '20s', equilibriumSlope: 5, maxDuration: '2m',
+    type: 'unbounded',
+    maxUsers: 200,
+    usersIncrement: 8,
+    usersDecrement: 8,
+    restTime: '2s',
+    stabilityWindow: '20s',
+    equilibriumSlope: 5,
+    maxDuration: '2m',
     health: [{ name: 'HTTP 5xx server errors (%)', query: QUERY, threshold: 0.025 }],
   });
   const result = await runUnbounded({ test: spec, users, health, clock, settleSec: 0 });
   assert.ok(Math.max(...users.requested) <= 48, `never grows past the threshold: ${Math.max(...users.requested)}`);
-  assert.ok(result.timeline.some((p) => !p.healthy && p.values['HTTP 5xx server errors (%)'] === 0.025), 'the value at the threshold was unhealthy');
+  assert.ok(
+    result.timeline.some((p) => !p.healthy && p.values['HTTP 5xx server errors (%)'] === 0.025),
+    'the value at the threshold was unhealthy',
+  );
 });

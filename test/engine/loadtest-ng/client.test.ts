@@ -37,7 +37,15 @@ function loadTestConfig(maxUsers: number): LoadTestConfig {
       PercentGroupChannels: 0.1,
     },
     UsersConfiguration: { UsersFilePath: '', InitialActiveUsers: 0, MaxActiveUsers: maxUsers, AvgSessionsPerUser: 1, PercentOfUsersAreAdmin: 0 },
-    LogSettings: { EnableConsole: true, ConsoleLevel: 'ERROR', ConsoleJson: false, EnableFile: false, FileLevel: 'INFO', FileJson: true, FileLocation: 'x.log' },
+    LogSettings: {
+      EnableConsole: true,
+      ConsoleLevel: 'ERROR',
+      ConsoleJson: false,
+      EnableFile: false,
+      FileLevel: 'INFO',
+      FileJson: true,
+      FileLocation: 'x.log',
+    },
     BrowserLogSettings: { EnableConsole: false, ConsoleLevel: 'error', EnableFile: false, FileLevel: 'error', FileLocation: 'b.log' },
   };
 }
@@ -115,7 +123,7 @@ test('agent errors carry the HTTP status and the API message', async () => {
   await agent.destroy();
 });
 
-test('a create that fails in NewControllerWrapper answers twice in one body; the first answer\'s error is the one reported', async () => {
+test("a create that fails in NewControllerWrapper answers twice in one body; the first answer's error is the one reported", async () => {
   standIn.controllerError = 'error creating custom emoji from config: error login as sysadmin: invalid credentials';
   try {
     await assert.rejects(new AgentClient('lt6', { baseUrl }).create(loadTestConfig(10), simul), (e: unknown) => {
@@ -169,7 +177,15 @@ test('coordinator lifecycle and errors', async () => {
     NumUsersInc: 8,
     NumUsersDec: 8,
     RestTimeSec: 2,
-    LogSettings: { EnableConsole: true, ConsoleLevel: 'ERROR', ConsoleJson: false, EnableFile: false, FileLevel: 'INFO', FileJson: true, FileLocation: 'c.log' },
+    LogSettings: {
+      EnableConsole: true,
+      ConsoleLevel: 'ERROR',
+      ConsoleJson: false,
+      EnableFile: false,
+      FileLevel: 'INFO',
+      FileJson: true,
+      FileLocation: 'c.log',
+    },
   };
   const too_small = new CoordinatorClient('small', { baseUrl });
   await assert.rejects(too_small.create(coordinatorConfig, loadTestConfig(1000)), (e: unknown) => {
@@ -200,7 +216,15 @@ test('waitForCoordinator returns at done, and stops the coordinator at maxDurati
     NumUsersInc: 8,
     NumUsersDec: 8,
     RestTimeSec: 2,
-    LogSettings: { EnableConsole: true, ConsoleLevel: 'ERROR', ConsoleJson: false, EnableFile: false, FileLevel: 'INFO', FileJson: true, FileLocation: 'c.log' },
+    LogSettings: {
+      EnableConsole: true,
+      ConsoleLevel: 'ERROR',
+      ConsoleJson: false,
+      EnableFile: false,
+      FileLevel: 'INFO',
+      FileJson: true,
+      FileLocation: 'c.log',
+    },
   };
   // A fake clock: each sleep advances time, so the test takes no real time.
   let clock = 0;

@@ -21,7 +21,13 @@ function gate(overrides: Record<string, unknown> = {}): GateConfig {
           maxUsers: 20000,
           stabilityWindow: '30m',
           maxDuration: '4h',
-          health: MATTERMOST_HEALTH_QUERIES.map((q, i) => ({ name: q.name, query: q.query, threshold: q.threshold, minInterval: i === 0 ? '1m' : 0, enabled: i !== 8 })),
+          health: MATTERMOST_HEALTH_QUERIES.map((q, i) => ({
+            name: q.name,
+            query: q.query,
+            threshold: q.threshold,
+            minInterval: i === 0 ? '1m' : 0,
+            enabled: i !== 8,
+          })),
         },
       ],
       ...overrides,
@@ -99,7 +105,10 @@ test('rejects what load-test-ng would reject, naming the gate field', () => {
   assert.throws(() => buildLoadTestNgConfigs(badIdle, badIdle.tests[0]!, endpoints), /engine\.idle\.averageMs: must be greater/);
 
   const customActions = gate({ engine: { kind: 'load-test-ng', actions: { SwitchChannel: 1, CreatePost: 1 } } });
-  assert.throws(() => buildLoadTestNgConfigs(customActions, customActions.tests[0]!, endpoints), /engine\.actions: load-test-ng has its action frequencies built in/);
+  assert.throws(
+    () => buildLoadTestNgConfigs(customActions, customActions.tests[0]!, endpoints),
+    /engine\.actions: load-test-ng has its action frequencies built in/,
+  );
   // The ceiling table itself is what load-test-ng runs, so spelling it out is fine.
   const sameActions = gate({ engine: { kind: 'load-test-ng', actions: { ...CEILING_ACTION_FREQUENCIES } } });
   assert.doesNotThrow(() => buildLoadTestNgConfigs(sameActions, sameActions.tests[0]!, endpoints));

@@ -58,7 +58,10 @@ test('maps a coordinator that reached equilibrium into a valid unbounded run res
     assert.deepEqual([result.test.maxDurationSec, result.test.stabilityWindowSec, result.test.restSec], [14400, 1800, 2]);
     // The coordinator starts the run there, so the result records it as the other benches' do.
     assert.equal(result.test.initialUsers, 400);
-    assert.deepEqual(result.test.health.map((h) => h.name), ['p99']);
+    assert.deepEqual(
+      result.test.health.map((h) => h.name),
+      ['p99'],
+    );
   }
   assert.equal(result.links[0]?.url, 'https://grafana.example/dashboard/snapshot/abc');
 });
@@ -81,7 +84,10 @@ test('bounded runs carry no supported users; a saturated generator makes the run
 
 test('refuses runs that are not over or never started, and numbers the schema rejects', () => {
   const running = coordinatorResponseSchema.parse(fixture('coordinator-status-running-200.json')).status!;
-  assert.throws(() => loadTestNgRunResult(parts({ coordinator: running })), (e: unknown) => e instanceof RunMappingError && /still running/.test(e.message));
+  assert.throws(
+    () => loadTestNgRunResult(parts({ coordinator: running })),
+    (e: unknown) => e instanceof RunMappingError && /still running/.test(e.message),
+  );
   const never = coordinatorResponseSchema.parse(fixture('coordinator-create-201.json')).status!;
   assert.throws(() => loadTestNgRunResult(parts({ coordinator: never })), /never started/);
   const badSeries = { ...measured, series: { rps: { unit: 'rps' as const, t: [0, 0], v: [1, 2] } } };

@@ -34,7 +34,15 @@ function gate(engine: Record<string, unknown> = {}) {
       target: { system: 'mattermost' },
       bench: { kind: 'aws', aws: { usersPerAgent: 2000 } },
       engine: { kind: 'load-test-ng', ...engine },
-      tests: [{ type: 'unbounded', maxUsers: 4000, stabilityWindow: '30m', maxDuration: '4h', health: MATTERMOST_HEALTH_QUERIES.map((q) => ({ name: q.name, query: q.query, threshold: q.threshold })) }],
+      tests: [
+        {
+          type: 'unbounded',
+          maxUsers: 4000,
+          stabilityWindow: '30m',
+          maxDuration: '4h',
+          health: MATTERMOST_HEALTH_QUERIES.map((q) => ({ name: q.name, query: q.query, threshold: q.threshold })),
+        },
+      ],
     },
     'gate.yml',
   );
@@ -76,8 +84,28 @@ const coordinatorBody = (mutate: Mutator) => {
 
 test('the configs loadgate builds are accepted by every supported release', async () => {
   for (const version of SUPPORTED_LOADTEST_NG_VERSIONS) {
-    assert.equal((await post(version, 'loadagent', agentBody(() => {}))).status, 201, version);
-    assert.equal((await post(version, 'coordinator', coordinatorBody(() => {}))).status, 201, version);
+    assert.equal(
+      (
+        await post(
+          version,
+          'loadagent',
+          agentBody(() => {}),
+        )
+      ).status,
+      201,
+      version,
+    );
+    assert.equal(
+      (
+        await post(
+          version,
+          'coordinator',
+          coordinatorBody(() => {}),
+        )
+      ).status,
+      201,
+      version,
+    );
   }
 });
 
@@ -91,34 +119,70 @@ test('finding 1: without BrowserLogSettings v1.29.0-v1.32.0 answer 400 "ConsoleL
       assert.equal(res.status, 201, version);
     } else {
       assert.equal(res.status, 400, version);
-      assert.equal(res.body.error, 'could not validate config: ConsoleLevel is not valid: value is not one of valid values: ["trace" "debug" "info" "warn" "error" "fatal"]', version);
+      assert.equal(
+        res.body.error,
+        'could not validate config: ConsoleLevel is not valid: value is not one of valid values: ["trace" "debug" "info" "warn" "error" "fatal"]',
+        version,
+      );
     }
   }
   // The coordinator create route validates the same load-test config.
-  const coord = await post('v1.29.0', 'coordinator', coordinatorBody((c) => delete (c.loadTest as Partial<typeof c.loadTest>).BrowserLogSettings));
+  const coord = await post(
+    'v1.29.0',
+    'coordinator',
+    coordinatorBody((c) => delete (c.loadTest as Partial<typeof c.loadTest>).BrowserLogSettings),
+  );
   assert.equal(coord.status, 400);
   assert.match(String(coord.body.error), /^could not validate load-test config: ConsoleLevel is not valid/);
 });
 
 const agentRules: { name: string; mutate: Mutator; error: string; versions?: readonly LoadTestNgVersion[] }[] = [
   { name: 'ServerURL url', mutate: (c) => void (c.loadTest.ConnectionConfiguration.ServerURL = ''), error: 'could not validate config: parse "": empty url' },
-  { name: 'AdminEmail email', mutate: (c) => void (c.loadTest.ConnectionConfiguration.AdminEmail = 'admin'), error: 'could not validate config: admin is not a valid e-mail address' },
-  { name: 'AdminPassword notempty', mutate: (c) => void (c.loadTest.ConnectionConfiguration.AdminPassword = ''), error: 'could not validate config: AdminPassword is empty' },
+  {
+    name: 'AdminEmail email',
+    mutate: (c) => void (c.loadTest.ConnectionConfiguration.AdminEmail = 'admin'),
+    error: 'could not validate config: admin is not a valid e-mail address',
+  },
+  {
+    name: 'AdminPassword notempty',
+    mutate: (c) => void (c.loadTest.ConnectionConfiguration.AdminPassword = ''),
+    error: 'could not validate config: AdminPassword is empty',
+  },
   {
     name: 'Type oneof',
     mutate: (c) => void ((c.loadTest.UserControllerConfiguration as { Type: string }).Type = 'simulated'),
     error: 'could not validate config: Type is not valid: value is not one of valid values: ["simple" "simulative" "noop" "cluster" "generative" "browser"]',
   },
-  { name: 'Rate range', mutate: (c) => void (c.loadTest.UserControllerConfiguration.RatesDistribution[0]!.Rate = -1), error: 'could not validate config: Rate is not in the range of range:[0,): value -1 is lesser than 0' },
-  { name: 'NumTeams range', mutate: (c) => void (c.loadTest.InstanceConfiguration.NumTeams = -2), error: 'could not validate config: NumTeams is not in the range of range:[0,]: value -2 is lesser than 0' },
-  { name: 'PercentReplies range', mutate: (c) => void (c.loadTest.InstanceConfiguration.PercentReplies = 1.5), error: 'could not validate config: PercentReplies is not in the range of range:[0,1]: value 1.5 is greater than 1' },
+  {
+    name: 'Rate range',
+    mutate: (c) => void (c.loadTest.UserControllerConfiguration.RatesDistribution[0]!.Rate = -1),
+    error: 'could not validate config: Rate is not in the range of range:[0,): value -1 is lesser than 0',
+  },
+  {
+    name: 'NumTeams range',
+    mutate: (c) => void (c.loadTest.InstanceConfiguration.NumTeams = -2),
+    error: 'could not validate config: NumTeams is not in the range of range:[0,]: value -2 is lesser than 0',
+  },
+  {
+    name: 'PercentReplies range',
+    mutate: (c) => void (c.loadTest.InstanceConfiguration.PercentReplies = 1.5),
+    error: 'could not validate config: PercentReplies is not in the range of range:[0,1]: value 1.5 is greater than 1',
+  },
   {
     name: 'InitialActiveUsers <= MaxActiveUsers',
     mutate: (c) => void (c.loadTest.UsersConfiguration.InitialActiveUsers = 2001),
     error: 'could not validate config: InitialActiveUsers is not in the range of range:[0,$MaxActiveUsers]: value 2001 is greater than 2000',
   },
-  { name: 'MaxActiveUsers range', mutate: (c) => void (c.loadTest.UsersConfiguration.MaxActiveUsers = 0), error: 'could not validate config: MaxActiveUsers is not in the range of range:(0,]: value 0 is lesser or equal than 0' },
-  { name: 'AvgSessionsPerUser range', mutate: (c) => void (c.loadTest.UsersConfiguration.AvgSessionsPerUser = 0), error: 'could not validate config: AvgSessionsPerUser is not in the range of range:[1,]: value 0 is lesser than 1' },
+  {
+    name: 'MaxActiveUsers range',
+    mutate: (c) => void (c.loadTest.UsersConfiguration.MaxActiveUsers = 0),
+    error: 'could not validate config: MaxActiveUsers is not in the range of range:(0,]: value 0 is lesser or equal than 0',
+  },
+  {
+    name: 'AvgSessionsPerUser range',
+    mutate: (c) => void (c.loadTest.UsersConfiguration.AvgSessionsPerUser = 0),
+    error: 'could not validate config: AvgSessionsPerUser is not in the range of range:[1,]: value 0 is lesser than 1',
+  },
   {
     name: 'LogSettings.ConsoleLevel upper-case oneof',
     mutate: (c) => void (c.loadTest.LogSettings.ConsoleLevel = 'error'),
@@ -182,13 +246,21 @@ const coordinatorRules: { name: string; mutate: Mutator; error: string }[] = [
     },
     error: 'could not create coordinator: could not validate configuration: RestTimeSec (1) should greater than MonitorConfig.UpdateIntervalMs/1000 (2)',
   },
-  { name: 'PrometheusURL set', mutate: (c) => void (c.coordinator.MonitorConfig.PrometheusURL = ''), error: 'could not create coordinator: could not validate configuration: PrometheusURL cannot be empty' },
+  {
+    name: 'PrometheusURL set',
+    mutate: (c) => void (c.coordinator.MonitorConfig.PrometheusURL = ''),
+    error: 'could not create coordinator: could not validate configuration: PrometheusURL cannot be empty',
+  },
   {
     name: 'query Threshold >= 0',
     mutate: (c) => void (c.coordinator.MonitorConfig.Queries[0]!.Threshold = -1),
     error: 'could not create coordinator: could not validate configuration: Threshold is not in the range of range:[0,]: value -1 is lesser than 0',
   },
-  { name: 'query Description notempty', mutate: (c) => void (c.coordinator.MonitorConfig.Queries[0]!.Description = ''), error: 'could not create coordinator: could not validate configuration: Description is empty' },
+  {
+    name: 'query Description notempty',
+    mutate: (c) => void (c.coordinator.MonitorConfig.Queries[0]!.Description = ''),
+    error: 'could not create coordinator: could not validate configuration: Description is empty',
+  },
   {
     name: 'NumUsersInc > 0',
     mutate: (c) => void (c.coordinator.NumUsersInc = 0),
@@ -197,7 +269,8 @@ const coordinatorRules: { name: string; mutate: Mutator; error: string }[] = [
   {
     name: 'agents x MaxActiveUsers covers the cluster',
     mutate: (c) => void (c.coordinator.ClusterConfig.MaxActiveUsers = 4001),
-    error: 'could not create coordinator: could not validate ltConfig against clusterConfig: coordinator: total MaxActiveUsers in loadTest should not be less than clusterConfig.MaxActiveUsers',
+    error:
+      'could not create coordinator: could not validate ltConfig against clusterConfig: coordinator: total MaxActiveUsers in loadTest should not be less than clusterConfig.MaxActiveUsers',
   },
 ];
 
@@ -227,16 +300,45 @@ test('finding 7: UpdateIntervalMs is sent as the fixed 1000 ms, and a restTime u
   );
   // The gate schema takes whole seconds; a zero step still reaches the builder, which must refuse it.
   const test0 = { ...config.tests[0]!, restTime: 0 };
-  assert.throws(() => buildLoadTestNgConfigs(config, test0, endpoints), (e: Error) => e instanceof InputError && /RestTimeSec\*1000 >= UpdateIntervalMs/.test(e.message));
+  assert.throws(
+    () => buildLoadTestNgConfigs(config, test0, endpoints),
+    (e: Error) => e instanceof InputError && /RestTimeSec\*1000 >= UpdateIntervalMs/.test(e.message),
+  );
 });
 
 test('finding 2: engine.version defaults per engine, and a load-test-ng version outside the supported range is refused', () => {
   assert.equal(gate().engine.version, 'v1.32.0');
-  assert.equal(parseGateConfig({ version: 1, name: 'g', target: { system: 'mattermost' }, bench: { kind: 'aws' }, tests: [{ type: 'bounded', users: 10, rampUp: '1m', duration: '5m' }] }, 'g.yml').engine.version, 'v1.4.2');
+  assert.equal(
+    parseGateConfig(
+      {
+        version: 1,
+        name: 'g',
+        target: { system: 'mattermost' },
+        bench: { kind: 'aws' },
+        tests: [{ type: 'bounded', users: 10, rampUp: '1m', duration: '5m' }],
+      },
+      'g.yml',
+    ).engine.version,
+    'v1.4.2',
+  );
   const config = gate({ version: 'v1.4.2' });
-  assert.throws(() => buildLoadTestNgConfigs(config, config.tests[0]!, endpoints), (e: Error) => e instanceof InputError && /engine.version: "v1.4.2" is not a load-test-ng release/.test(e.message));
+  assert.throws(
+    () => buildLoadTestNgConfigs(config, config.tests[0]!, endpoints),
+    (e: Error) => e instanceof InputError && /engine.version: "v1.4.2" is not a load-test-ng release/.test(e.message),
+  );
 });
 
 test("numbers print as Go's %v of a float64", () => {
-  assert.deepEqual([0, 1, -1, 1.5, 2000, 123456, 1e6, 1234567, 0.0001, 0.00001].map(goFloat), ['0', '1', '-1', '1.5', '2000', '123456', '1e+06', '1.234567e+06', '0.0001', '1e-05']);
+  assert.deepEqual([0, 1, -1, 1.5, 2000, 123456, 1e6, 1234567, 0.0001, 0.00001].map(goFloat), [
+    '0',
+    '1',
+    '-1',
+    '1.5',
+    '2000',
+    '123456',
+    '1e+06',
+    '1.234567e+06',
+    '0.0001',
+    '1e-05',
+  ]);
 });

@@ -108,7 +108,15 @@ export class LoadTestNgStandIn {
     res.writeHead(404, { 'Content-Type': 'text/plain' }).end('404 page not found\n');
   }
 
-  private agentRoute(method: string, id: string | undefined, action: string | undefined, url: URL, text: string, send: (s: number, b: unknown) => void, sendRaw: (s: number, body: string) => void): void {
+  private agentRoute(
+    method: string,
+    id: string | undefined,
+    action: string | undefined,
+    url: URL,
+    text: string,
+    send: (s: number, b: unknown) => void,
+    sendRaw: (s: number, body: string) => void,
+  ): void {
     if (method === 'POST' && id === 'create') {
       const newId = url.searchParams.get('id') ?? '';
       // gorilla/mux: the route only matches ids of the pattern, others fall through to 404/405.
@@ -157,7 +165,8 @@ export class LoadTestNgStandIn {
       const raw = url.searchParams.get('amount') ?? '';
       const amount = /^-?\d+$/.test(raw) ? Number(raw) : Number.NaN;
       if (!(amount > 0) || amount > 32767) return send(400, { error: `invalid amount: ${raw}` });
-      if (agent.State !== 'running') return send(200, { message: `0 users ${action === 'addusers' ? 'added' : 'removed'}`, status: agentStatus(agent), error: 'LoadTester is not running' });
+      if (agent.State !== 'running')
+        return send(200, { message: `0 users ${action === 'addusers' ? 'added' : 'removed'}`, status: agentStatus(agent), error: 'LoadTester is not running' });
       if (action === 'addusers') {
         const room = agent.maxUsers - agent.NumUsers;
         const n = Math.min(room, amount);
@@ -173,7 +182,14 @@ export class LoadTestNgStandIn {
     send(405, { error: 'method not allowed' });
   }
 
-  private coordinatorRoute(method: string, id: string | undefined, action: string | undefined, url: URL, text: string, send: (s: number, b: unknown) => void): void {
+  private coordinatorRoute(
+    method: string,
+    id: string | undefined,
+    action: string | undefined,
+    url: URL,
+    text: string,
+    send: (s: number, b: unknown) => void,
+  ): void {
     if (method === 'POST' && id === 'create') {
       const newId = url.searchParams.get('id') ?? '';
       if (!ID_PATTERN.test(newId)) return send(405, { error: 'method not allowed' });
@@ -214,7 +230,14 @@ export class LoadTestNgStandIn {
 }
 
 function agentStatus(a: AgentState) {
-  return { State: a.State, NumUsers: a.NumUsers, NumUsersAdded: a.NumUsersAdded, NumUsersRemoved: a.NumUsersRemoved, NumErrors: a.NumErrors, StartTime: a.StartTime };
+  return {
+    State: a.State,
+    NumUsers: a.NumUsers,
+    NumUsersAdded: a.NumUsersAdded,
+    NumUsersRemoved: a.NumUsersRemoved,
+    NumErrors: a.NumErrors,
+    StartTime: a.StartTime,
+  };
 }
 
 function safeJson(text: string): unknown {

@@ -19,7 +19,10 @@ function tfvarsFor(engine: Record<string, unknown>) {
 
 test('each engine downloads a release of its own', () => {
   const ltng = tfvarsFor({ kind: 'load-test-ng' });
-  assert.equal(ltng.loadtest_download_url, 'https://github.com/mattermost/mattermost-load-test-ng/releases/download/v1.32.0/mattermost-load-test-ng-v1.32.0-linux-amd64.tar.gz');
+  assert.equal(
+    ltng.loadtest_download_url,
+    'https://github.com/mattermost/mattermost-load-test-ng/releases/download/v1.32.0/mattermost-load-test-ng-v1.32.0-linux-amd64.tar.gz',
+  );
   assert.equal(ltng.agent_api_port, 4000);
   assert.equal(ltng.k6_version, undefined);
   const rc = tfvarsFor({ kind: 'load-test-ng', version: 'v1.33.0-rc2' });
@@ -27,5 +30,8 @@ test('each engine downloads a release of its own', () => {
   const k6 = tfvarsFor({ kind: 'k6' });
   assert.equal(k6.k6_version, 'v1.4.2');
   assert.equal(k6.agent_api_port, 6565);
-  assert.throws(() => tfvarsFor({ kind: 'load-test-ng', version: 'v1.4.2' }), /engine.version: "v1.4.2" is not a load-test-ng release loadgate supports; use one of v1.29.0, v1.30.0, v1.31.0, v1.32.0, v1.33.0-rc2/);
+  assert.throws(
+    () => tfvarsFor({ kind: 'load-test-ng', version: 'v1.4.2' }),
+    /engine.version: "v1.4.2" is not a load-test-ng release loadgate supports; use one of v1.29.0, v1.30.0, v1.31.0, v1.32.0, v1.33.0-rc2/,
+  );
 });

@@ -24,7 +24,10 @@ async function collect(...[client, w, context]: Parameters<ChatServer['collect']
   const queries: Partial<Record<keyof RunResult['series'], [string, Series['unit']]>> = {
     apiAvgMs: [`1000 * sum(rate(echo_request_seconds_total[${rate}])) / sum(rate(echo_requests_total[${rate}]))`, 'ms'],
     rps: [`sum(rate(echo_requests_total[${rate}]))`, 'rps'],
-    cpuPercent: [`100 * sum(rate(loadgate_target_group_cpu_seconds_total{job="process"}[${rate}])) / ${availableCpus(cpus.target, cpus.targetShare)}`, 'percent'],
+    cpuPercent: [
+      `100 * sum(rate(loadgate_target_group_cpu_seconds_total{job="process"}[${rate}])) / ${availableCpus(cpus.target, cpus.targetShare)}`,
+      'percent',
+    ],
     connectedUsers: ['max(loadgate_engine_active_users{job="k6"})', 'users'],
   };
   const series: RunResult['series'] = {};
@@ -37,7 +40,11 @@ async function collect(...[client, w, context]: Parameters<ChatServer['collect']
   }
   const sec = `${Math.max(10, Math.round(w.stableEnd - w.stableStart))}s`;
   const one = async (query: string) => (await client.query(query, w.stableEnd))[0]?.value ?? NaN;
-  const [count, sum, requests] = await Promise.all([one(`sum(increase(echo_requests_total[${sec}]))`), one(`sum(increase(echo_request_seconds_total[${sec}]))`), one(`sum(increase(loadtest_http_request_time_count{job="k6"}[${sec}]))`)]);
+  const [count, sum, requests] = await Promise.all([
+    one(`sum(increase(echo_requests_total[${sec}]))`),
+    one(`sum(increase(echo_request_seconds_total[${sec}]))`),
+    one(`sum(increase(loadtest_http_request_time_count{job="k6"}[${sec}]))`),
+  ]);
   const avgMs = (1000 * sum) / count;
   return {
     series,
@@ -77,13 +84,26 @@ export const echo: ChatServer = {
     },
     async start(o) {
       o.onStep(`starting echo ${o.install.version}`);
-      const proc = await o.supervisor.spawn({ name: `echo ${o.install.version}`, command: process.execPath, args: [o.install.dir, String(o.host.ports.serverClient), String(o.host.ports.serverMetrics)], logFile: o.logFile, cpus: o.cpus, stopSignal: 'SIGTERM', stopTimeoutMs: 5000 });
-      await waitUntilReady(() => httpOk(`http://${LOOPBACK}:${o.host.ports.serverClient}/health`), { component: 'echo', process: proc, timeoutMs: 30_000, what: 'answering /health' });
+      const proc = await o.supervisor.spawn({
+        name: `echo ${o.install.version}`,
+        command: process.execPath,
+        args: [o.install.dir, String(o.host.ports.serverClient), String(o.host.ports.serverMetrics)],
+        logFile: o.logFile,
+        cpus: o.cpus,
+        stopSignal: 'SIGTERM',
+        stopTimeoutMs: 5000,
+      });
+      await waitUntilReady(() => httpOk(`http://${LOOPBACK}:${o.host.ports.serverClient}/health`), {
+        component: 'echo',
+        process: proc,
+        timeoutMs: 30_000,
+        what: 'answering /health',
+      });
       return { process: proc, stop: async () => void (await proc.stop()) };
     },
     metrics: { path: '/metrics', rateWindowSec: RATE_WINDOW_SEC },
     engineEnv: () => ({}),
-    notes: ['Echo: one request type; its API time is the server\'s own.'],
+    notes: ["Echo: one request type; its API time is the server's own."],
   },
 };
 

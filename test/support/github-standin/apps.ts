@@ -91,9 +91,11 @@ export function appForJwt(apps: readonly App[], jwt: string, nowSec = Date.now()
   if (!signed) throw new AppError(401, 'A JSON web token could not be decoded');
   const exp = Number(claims.exp);
   const iat = Number(claims.iat);
-  if (!Number.isFinite(exp) || exp <= nowSec) throw new AppError(401, "'Expiration time' claim ('exp') must be a numeric value representing the future time at which the assertion expires");
+  if (!Number.isFinite(exp) || exp <= nowSec)
+    throw new AppError(401, "'Expiration time' claim ('exp') must be a numeric value representing the future time at which the assertion expires");
   if (exp - nowSec > 600 + 30) throw new AppError(401, "'Expiration time' claim ('exp') is too far in the future");
-  if (!Number.isFinite(iat) || iat > nowSec + 60) throw new AppError(401, "'Issued at' claim ('iat') must be an Integer representing the time that the assertion was issued");
+  if (!Number.isFinite(iat) || iat > nowSec + 60)
+    throw new AppError(401, "'Issued at' claim ('iat') must be an Integer representing the time that the assertion was issued");
   return app;
 }
 
@@ -114,7 +116,12 @@ export function accountInstallation(app: App, account: string): App['installatio
  * Mints an installation access token. `hosted` lists the repositories (owner/name) the
  * stand-in knows of an account, for an installation on all of them.
  */
-export function mintToken(app: App, installationId: number, asked: { repositories?: string[] | undefined; permissions?: Record<string, string> | undefined }, hosted: (account: string) => string[]): MintedToken {
+export function mintToken(
+  app: App,
+  installationId: number,
+  asked: { repositories?: string[] | undefined; permissions?: Record<string, string> | undefined },
+  hosted: (account: string) => string[],
+): MintedToken {
   const installation = app.installations.find((i) => i.id === installationId);
   if (!installation) throw new AppError(404, 'Not Found');
   const reachable = installation.repositories === 'all' ? hosted(installation.account).map((r) => r.split('/')[1] as string) : installation.repositories;
@@ -124,7 +131,8 @@ export function mintToken(app: App, installationId: number, asked: { repositorie
   const granted: Record<string, Access> = { metadata: 'read', ...app.permissions };
   const wanted = asked.permissions ?? granted;
   for (const [scope, level] of Object.entries(wanted)) {
-    if (!(level in RANK) || RANK[level as Access] > RANK[granted[scope] ?? 'none']) throw new AppError(422, 'The permissions requested are not granted to this installation.');
+    if (!(level in RANK) || RANK[level as Access] > RANK[granted[scope] ?? 'none'])
+      throw new AppError(422, 'The permissions requested are not granted to this installation.');
   }
   const repositories = (asked.repositories ?? reachable).map((r) => `${installation.account}/${r}`);
   return {

@@ -42,18 +42,31 @@ function importCommit(store: GitStore, dir: string, sha: string): void {
   const parents = headers.filter((h) => h.startsWith('parent ')).map((h) => h.slice(7));
   const when = Number(/ (\d+) [+-]\d{4}$/.exec(headers.find((h) => h.startsWith('committer ')) ?? '')?.[1] ?? 0);
   importTree(store, dir, tree);
-  store.commits.set(sha, { tree, parents, message: raw.slice(cut + 2).replace(/\n$/, ''), date: new Date(when * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z') });
+  store.commits.set(sha, {
+    tree,
+    parents,
+    message: raw.slice(cut + 2).replace(/\n$/, ''),
+    date: new Date(when * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+  });
 }
 
 export function importGitRepository(store: GitStore, dir: string): ImportedRefs {
   for (const sha of git(dir, ['rev-list', '--all', '--reverse', '--topo-order']).toString('utf8').split('\n').filter(Boolean)) importCommit(store, dir, sha);
   const refs = new Map<string, string>();
-  for (const line of git(dir, ['for-each-ref', '--format=%(refname) %(objectname) %(objecttype)', 'refs/heads', 'refs/tags']).toString('utf8').split('\n').filter(Boolean)) {
+  for (const line of git(dir, ['for-each-ref', '--format=%(refname) %(objectname) %(objecttype)', 'refs/heads', 'refs/tags'])
+    .toString('utf8')
+    .split('\n')
+    .filter(Boolean)) {
     const [name, sha, type] = line.split(' ') as [string, string, string];
     if (type === 'tag') {
       const raw = git(dir, ['cat-file', 'tag', sha]).toString('utf8');
       const field = (key: string) => new RegExp(`^${key} (.+)$`, 'm').exec(raw)?.[1] ?? '';
-      store.tags.set(sha, { tag: field('tag'), object: field('object'), type: field('type') as 'commit', message: raw.slice(raw.indexOf('\n\n') + 2).replace(/\n$/, '') });
+      store.tags.set(sha, {
+        tag: field('tag'),
+        object: field('object'),
+        type: field('type') as 'commit',
+        message: raw.slice(raw.indexOf('\n\n') + 2).replace(/\n$/, ''),
+      });
     }
     refs.set(name, sha);
   }

@@ -69,7 +69,9 @@ export class GitStore {
 
   writeTree(entries: TreeEntry[]): string {
     const sorted = [...entries].sort((a, b) => (sortKey(a) < sortKey(b) ? -1 : sortKey(a) > sortKey(b) ? 1 : 0));
-    const body = Buffer.concat(sorted.map((e) => Buffer.concat([Buffer.from(`${e.type === 'tree' ? '40000' : e.mode} ${e.name}\0`), Buffer.from(e.sha, 'hex')])));
+    const body = Buffer.concat(
+      sorted.map((e) => Buffer.concat([Buffer.from(`${e.type === 'tree' ? '40000' : e.mode} ${e.name}\0`), Buffer.from(e.sha, 'hex')])),
+    );
     const sha = hashObject('tree', body);
     this.trees.set(sha, sorted);
     return sha;
@@ -85,7 +87,9 @@ export class GitStore {
   }
 
   writeTag(tag: TagObject): string {
-    const text = [`object ${tag.object}`, `type ${tag.type}`, `tag ${tag.tag}`, 'tagger loadgate-standin <standin@127.0.0.1> 0 +0000', '', tag.message].join('\n');
+    const text = [`object ${tag.object}`, `type ${tag.type}`, `tag ${tag.tag}`, 'tagger loadgate-standin <standin@127.0.0.1> 0 +0000', '', tag.message].join(
+      '\n',
+    );
     const sha = hashObject('tag', Buffer.from(text));
     this.tags.set(sha, tag);
     return sha;
@@ -128,7 +132,8 @@ export class GitStore {
     for (const write of writes) {
       if (write.type !== 'blob') throw new GitError(422, 'the stand-in only writes blobs');
       const parts = write.path.split('/');
-      if (parts.some((p) => p === '' || p === '.' || p === '..' || p === '.git')) throw new GitError(422, `tree.path contains a malformed path component: ${write.path}`);
+      if (parts.some((p) => p === '' || p === '.' || p === '..' || p === '.git'))
+        throw new GitError(422, `tree.path contains a malformed path component: ${write.path}`);
       const name = parts.pop() as string;
       let dir = root;
       for (const part of parts) {

@@ -405,7 +405,10 @@ export class GitHubStandin {
       }
       const parsed = api.router.parseRequest(request, matched);
       if (APP_OPERATIONS.has(operation) !== (app !== undefined)) {
-        return error(401, app ? 'A JSON web token cannot be used for this endpoint; use an installation token' : 'A JSON web token is required to access this endpoint.');
+        return error(
+          401,
+          app ? 'A JSON web token cannot be used for this endpoint; use an installation token' : 'A JSON web token is required to access this endpoint.',
+        );
       }
       if (app) return this.appDispatch(app, operation, parsed);
       const user = spec as TokenSpec;
@@ -475,7 +478,12 @@ export class GitHubStandin {
       this.minted.push({ app: app.slug, repositories: minted.repositories, permissions: minted.permissions, atMs: Date.now() });
       return {
         status: 201,
-        body: { token: minted.token, expires_at: minted.expiresAt, permissions: minted.permissions, repository_selection: body.repositories ? 'selected' : 'all' },
+        body: {
+          token: minted.token,
+          expires_at: minted.expiresAt,
+          permissions: minted.permissions,
+          repository_selection: body.repositories ? 'selected' : 'all',
+        },
       };
     } catch (e) {
       if (e instanceof AppError) return error(e.status, e.message);
@@ -491,7 +499,16 @@ export class GitHubStandin {
     try {
       switch (operation) {
         case 'repos/get':
-          return { status: 200, body: this.mock(operation, { name: this.repo, full_name: `${this.owner}/${this.repo}`, default_branch: this.defaultBranch, html_url: this.repoHtmlUrl, private: true }) };
+          return {
+            status: 200,
+            body: this.mock(operation, {
+              name: this.repo,
+              full_name: `${this.owner}/${this.repo}`,
+              default_branch: this.defaultBranch,
+              html_url: this.repoHtmlUrl,
+              private: true,
+            }),
+          };
         case 'repos/compare-commits-with-basehead':
           return this.compare(decodeURIComponent(params.basehead as string));
         case 'repos/list-commits':
@@ -553,7 +570,10 @@ export class GitHubStandin {
         }
         case 'repos/create-repo-ruleset': {
           this.rulesets.push(body);
-          return { status: 201, body: this.mock(operation, { ...body, id: this.rulesets.length, source_type: 'Repository', source: `${this.owner}/${this.repo}` }) };
+          return {
+            status: 201,
+            body: this.mock(operation, { ...body, id: this.rulesets.length, source_type: 'Repository', source: `${this.owner}/${this.repo}` }),
+          };
         }
         default:
           return error(404, 'Not Found');
@@ -566,7 +586,12 @@ export class GitHubStandin {
 
   private refBody(ref: string, sha: string): Record<string, unknown> {
     const type = this.git.typeOf(sha) ?? 'commit';
-    return { ref, node_id: 'REF_x', url: `${this.url}/repos/${this.owner}/${this.repo}/git/${ref}`, object: { sha, type, url: `${this.url}/repos/${this.owner}/${this.repo}/git/${type}s/${sha}` } };
+    return {
+      ref,
+      node_id: 'REF_x',
+      url: `${this.url}/repos/${this.owner}/${this.repo}/git/${ref}`,
+      object: { sha, type, url: `${this.url}/repos/${this.owner}/${this.repo}/git/${type}s/${sha}` },
+    };
   }
 
   private getRef(ref: string): Reply {
@@ -629,7 +654,13 @@ export class GitHubStandin {
     if (!tag) return error(404, 'Not Found');
     return {
       status: 200,
-      body: this.mock('git/get-tag', { sha, tag: tag.tag, message: tag.message, object: { sha: tag.object, type: tag.type, url: `${this.url}/x` }, url: `${this.url}/repos/${this.owner}/${this.repo}/git/tags/${sha}` }),
+      body: this.mock('git/get-tag', {
+        sha,
+        tag: tag.tag,
+        message: tag.message,
+        object: { sha: tag.object, type: tag.type, url: `${this.url}/x` },
+        url: `${this.url}/repos/${this.owner}/${this.repo}/git/tags/${sha}`,
+      }),
     };
   }
 
@@ -639,7 +670,13 @@ export class GitHubStandin {
       sha,
       url: `${this.url}/repos/${this.owner}/${this.repo}/git/trees/${sha}`,
       truncated: false,
-      tree: entries.map((e) => ({ path: e.path, mode: e.type === 'tree' ? '040000' : e.mode, type: e.type, sha: e.sha, ...(e.type === 'blob' ? { size: this.git.blobs.get(e.sha)?.length ?? 0 } : {}) })),
+      tree: entries.map((e) => ({
+        path: e.path,
+        mode: e.type === 'tree' ? '040000' : e.mode,
+        type: e.type,
+        sha: e.sha,
+        ...(e.type === 'blob' ? { size: this.git.blobs.get(e.sha)?.length ?? 0 } : {}),
+      })),
     };
   }
 
@@ -687,7 +724,9 @@ export class GitHubStandin {
     const head = this.commitish(headName ?? '');
     if (!base || !head) return error(404, 'Not Found');
     const behind = new Set(this.ancestors(base));
-    const range = this.ancestors(head).filter((c) => !behind.has(c)).reverse();
+    const range = this.ancestors(head)
+      .filter((c) => !behind.has(c))
+      .reverse();
     const before = this.git.filesAt(base);
     const after = this.git.filesAt(head);
     const files: Record<string, unknown>[] = [];
@@ -700,7 +739,17 @@ export class GitHubStandin {
       const additions = linesB.filter((l) => !linesA.includes(l)).length;
       const deletions = linesA.filter((l) => !linesB.includes(l)).length;
       const status = a === undefined ? 'added' : b === undefined ? 'removed' : 'modified';
-      files.push({ sha: 'f'.repeat(40), filename: path, status, additions, deletions, changes: additions + deletions, blob_url: `${this.repoHtmlUrl}/blob/${head}/${path}`, raw_url: `${this.repoHtmlUrl}/raw/${head}/${path}`, contents_url: `${this.url}/repos/${this.owner}/${this.repo}/contents/${path}` });
+      files.push({
+        sha: 'f'.repeat(40),
+        filename: path,
+        status,
+        additions,
+        deletions,
+        changes: additions + deletions,
+        blob_url: `${this.repoHtmlUrl}/blob/${head}/${path}`,
+        raw_url: `${this.repoHtmlUrl}/raw/${head}/${path}`,
+        contents_url: `${this.url}/repos/${this.owner}/${this.repo}/contents/${path}`,
+      });
     }
     return {
       status: 200,
@@ -729,7 +778,13 @@ export class GitHubStandin {
       const theirs = parent ? this.git.filesAt(parent).get(path) : undefined;
       return mine === undefined ? theirs !== undefined : theirs === undefined || !mine.equals(theirs);
     };
-    return { status: 200, body: this.ancestors(head).filter(touched).slice(0, perPage).map((c) => this.listedCommit(c)) };
+    return {
+      status: 200,
+      body: this.ancestors(head)
+        .filter(touched)
+        .slice(0, perPage)
+        .map((c) => this.listedCommit(c)),
+    };
   }
 
   private commitBody(sha: string): Record<string, unknown> {
@@ -912,9 +967,12 @@ export class GitHubStandin {
     if (!headSha) return error(422, 'Validation Failed', { errors: [{ resource: 'PullRequest', field: 'head', code: 'invalid' }] });
     if (!baseSha) return error(422, 'Validation Failed', { errors: [{ resource: 'PullRequest', field: 'base', code: 'invalid' }] });
     if (this.pulls.some((p) => p.state === 'open' && p.head === head && p.base === base)) {
-      return error(422, 'Validation Failed', { errors: [{ resource: 'PullRequest', code: 'custom', message: `A pull request already exists for ${this.owner}:${head}.` }] });
+      return error(422, 'Validation Failed', {
+        errors: [{ resource: 'PullRequest', code: 'custom', message: `A pull request already exists for ${this.owner}:${head}.` }],
+      });
     }
-    if (this.isAncestor(headSha, baseSha)) return error(422, 'Validation Failed', { errors: [{ resource: 'PullRequest', code: 'custom', message: `No commits between ${base} and ${head}` }] });
+    if (this.isAncestor(headSha, baseSha))
+      return error(422, 'Validation Failed', { errors: [{ resource: 'PullRequest', code: 'custom', message: `No commits between ${base} and ${head}` }] });
     const pull: PullRecord = {
       number: this.pulls.length + 1,
       state: 'open',
@@ -938,12 +996,19 @@ export class GitHubStandin {
       // GitHub's rules for reopening: never a merged pull request, and only while its
       // branch exists and still descends from where it was when the PR was closed.
       const head = this.branchHead(pull.head);
-      if (pull.merged) return error(422, 'Validation Failed', { errors: [{ resource: 'PullRequest', code: 'custom', message: 'state cannot be changed. The pull request has been merged.' }] });
+      if (pull.merged)
+        return error(422, 'Validation Failed', {
+          errors: [{ resource: 'PullRequest', code: 'custom', message: 'state cannot be changed. The pull request has been merged.' }],
+        });
       if (!head || (pull.closedHead && !this.isAncestor(pull.closedHead, head))) {
-        return error(422, 'Validation Failed', { errors: [{ resource: 'PullRequest', code: 'custom', message: `state cannot be changed. The ${pull.head} branch has been deleted or force-pushed.` }] });
+        return error(422, 'Validation Failed', {
+          errors: [{ resource: 'PullRequest', code: 'custom', message: `state cannot be changed. The ${pull.head} branch has been deleted or force-pushed.` }],
+        });
       }
       if (this.pulls.some((p) => p !== pull && p.state === 'open' && p.head === pull.head && p.base === pull.base)) {
-        return error(422, 'Validation Failed', { errors: [{ resource: 'PullRequest', code: 'custom', message: `A pull request already exists for ${this.owner}:${pull.head}.` }] });
+        return error(422, 'Validation Failed', {
+          errors: [{ resource: 'PullRequest', code: 'custom', message: `A pull request already exists for ${this.owner}:${pull.head}.` }],
+        });
       }
     }
     if (typeof body.title === 'string') pull.title = body.title;

@@ -118,8 +118,7 @@ const users = new SharedArray('loadgate-users', () => {
   if (!Array.isArray(parsed)) throw new Error(`${env.LOADGATE_USERS_FILE}: expected a JSON array of users`);
   parsed.forEach((u, i) => {
     const ok =
-      u && typeof u.user_id === 'string' && typeof u.localpart === 'string' && typeof u.password === 'string' &&
-      Array.isArray(u.rooms) && Array.isArray(u.dms);
+      u && typeof u.user_id === 'string' && typeof u.localpart === 'string' && typeof u.password === 'string' && Array.isArray(u.rooms) && Array.isArray(u.dms);
     if (!ok) throw new Error(`${env.LOADGATE_USERS_FILE}[${i}]: expected { user_id, localpart, password, rooms: [], dms: [] }`);
   });
   return parsed;
@@ -396,14 +395,7 @@ function initialSync(s) {
 function incrementalSync(s, reconnect) {
   if (!s.since) return initialSync(s);
   const presence = reconnect ? '&set_presence=online' : '';
-  const res = call(
-    s,
-    'GET',
-    `${API}/sync?filter=${SYNC_FILTER}&timeout=0&since=${enc(s.since)}${presence}`,
-    null,
-    'GET sync',
-    true,
-  );
+  const res = call(s, 'GET', `${API}/sync?filter=${SYNC_FILTER}&timeout=0&since=${enc(s.since)}${presence}`, null, 'GET sync', true);
   if (ok(res)) s.since = json(res, 'next_batch') || s.since;
 }
 
@@ -545,14 +537,7 @@ function someThread(s) {
 function viewThread(s) {
   const thread = someThread(s);
   if (!thread) return;
-  const res = call(
-    s,
-    'GET',
-    `${API_V1}/rooms/${enc(thread.room)}/relations/${enc(thread.root)}/m.thread?limit=30`,
-    null,
-    'GET rooms/relations m.thread',
-    true,
-  );
+  const res = call(s, 'GET', `${API_V1}/rooms/${enc(thread.room)}/relations/${enc(thread.root)}/m.thread?limit=30`, null, 'GET rooms/relations m.thread', true);
   if (ok(res)) {
     const latest = json(res, 'chunk.0.event_id');
     if (typeof latest === 'string') thread.reply = latest;

@@ -102,7 +102,6 @@ const IDLE_AVG_MS = numberEnv('LOADGATE_IDLE_AVG_MS', 20000, 1);
 const RATE = __ENV.LOADGATE_IDLE_RATE ? numberEnv('LOADGATE_IDLE_RATE', 5.4, 0) : numberEnv('LOADGATE_RATE', 5.4, 0);
 if (IDLE_AVG_MS <= IDLE_MIN_MS) throw new Error(`LOADGATE_IDLE_AVG_MS (${IDLE_AVG_MS}) must be greater than LOADGATE_IDLE_MIN_MS (${IDLE_MIN_MS})`);
 
-
 /** Credentials, parsed once and shared by all VUs. */
 const USERS = new SharedArray('loadgate users', function () {
   const path = requiredEnv('LOADGATE_USERS_FILE');
@@ -359,10 +358,13 @@ function connectWebSocket() {
     if (session.ws !== ws) return; // closed on purpose and replaced
     session.ws = null;
     // Reconnect like the web app does, with a bounded random back-off.
-    session.wsRetry = setTimeout(() => {
-      session.wsRetry = null;
-      if (session.token) connectWebSocket();
-    }, 1000 + Math.random() * 4000);
+    session.wsRetry = setTimeout(
+      () => {
+        session.wsRetry = null;
+        if (session.token) connectWebSocket();
+      },
+      1000 + Math.random() * 4000,
+    );
   };
 }
 
@@ -453,7 +455,11 @@ const actions = {
   },
   ViewGlobalThreads() {
     const body = api('GET', `${threadsPath()}?per_page=25&extended=true&deleted=false&unread=false`, undefined, '/users/{user}/teams/{team}/threads');
-    if (body && body.threads) session.threads = body.threads.map((t) => t.id).filter(Boolean).slice(0, 50);
+    if (body && body.threads)
+      session.threads = body.threads
+        .map((t) => t.id)
+        .filter(Boolean)
+        .slice(0, 50);
   },
   UpdateThreadRead() {
     const thread = pick(session.threads);
@@ -566,7 +572,12 @@ const actions = {
   CreatePostReminder() {
     const postId = anyPostId();
     if (!postId) return actions.CreatePost();
-    api('POST', `/users/${session.userId}/posts/${postId}/reminder`, postReminderBody(Math.floor(Date.now() / 1000) + 3600), '/users/{user}/posts/{post}/reminder');
+    api(
+      'POST',
+      `/users/${session.userId}/posts/${postId}/reminder`,
+      postReminderBody(Math.floor(Date.now() / 1000) + 3600),
+      '/users/{user}/posts/{post}/reminder',
+    );
   },
   CreatePrivateChannel() {
     createChannel('P');
@@ -720,14 +731,17 @@ export default function () {
       return;
     }
     const idle = pickIdleTimeMs(IDLE_MIN_MS, IDLE_AVG_MS, RATE);
-    setTimeout(() => {
-      if (idle > left) {
-        endSession();
-        return;
-      }
-      runAction(pickAction());
-      next();
-    }, Math.min(idle, left));
+    setTimeout(
+      () => {
+        if (idle > left) {
+          endSession();
+          return;
+        }
+        runAction(pickAction());
+        next();
+      },
+      Math.min(idle, left),
+    );
   };
   next();
 }

@@ -64,11 +64,20 @@ class RequestError extends Error {
 async function request(api, method, path, jwt, body) {
   const response = await fetch(`${api.replace(/\/$/, '')}${path}`, {
     method,
-    headers: { authorization: `bearer ${jwt}`, accept: 'application/vnd.github+json', 'x-github-api-version': '2022-11-28', ...(body ? { 'content-type': 'application/json' } : {}) },
+    headers: {
+      authorization: `bearer ${jwt}`,
+      accept: 'application/vnd.github+json',
+      'x-github-api-version': '2022-11-28',
+      ...(body ? { 'content-type': 'application/json' } : {}),
+    },
     ...(body ? { body: JSON.stringify(body) } : {}),
   });
   const data = /** @type {Record<string, unknown>} */ (await response.json().catch(() => ({})));
-  if (!response.ok) throw new RequestError(response.status, `${String(data.message ?? response.statusText)} - ${String(data.documentation_url ?? 'https://docs.github.com/rest')}`);
+  if (!response.ok)
+    throw new RequestError(
+      response.status,
+      `${String(data.message ?? response.statusText)} - ${String(data.documentation_url ?? 'https://docs.github.com/rest')}`,
+    );
   return data;
 }
 
@@ -94,14 +103,20 @@ async function retried(attempt, shouldRetry, what) {
 /** @param {NodeJS.ProcessEnv} env */
 export async function main(env) {
   const clientId = env.INPUT_CLIENT_ID || env.INPUT_APP_ID;
-  if (!clientId) throw new Error("The 'client-id' (or deprecated 'app-id') input must be set to a non-empty string. If using a secret or variable, ensure it is available in this workflow context.");
+  if (!clientId)
+    throw new Error(
+      "The 'client-id' (or deprecated 'app-id') input must be set to a non-empty string. If using a secret or variable, ensure it is available in this workflow context.",
+    );
   if (!env.GITHUB_REPOSITORY) throw new Error("GITHUB_REPOSITORY missing, must be set to '<owner>/<repo>'");
   if (!env.GITHUB_REPOSITORY_OWNER) throw new Error("GITHUB_REPOSITORY_OWNER missing, must be set to '<owner>'");
   const api = env.INPUT_GITHUB_API_URL || 'https://api.github.com';
   const jwt = appJwt(clientId, env.INPUT_PRIVATE_KEY ?? '');
   const permissions = permissionsFromInputs(env);
   let owner = env.INPUT_OWNER ?? '';
-  let repositories = (env.INPUT_REPOSITORIES ?? '').split(/[\n,]+/).map((s) => s.trim()).filter((s) => s !== '');
+  let repositories = (env.INPUT_REPOSITORIES ?? '')
+    .split(/[\n,]+/)
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
   if (!owner && repositories.length === 0) [owner, repositories] = [env.GITHUB_REPOSITORY.split('/')[0] ?? '', [env.GITHUB_REPOSITORY.split('/')[1] ?? '']];
   else if (!owner) owner = env.GITHUB_REPOSITORY_OWNER;
   const mint = async (/** @type {string} */ lookup) => {
@@ -111,12 +126,28 @@ export async function main(env) {
     return { token: String(token.token), installationId: String(installation.id), appSlug: String(installation.app_slug) };
   };
   const minted = repositories.length
-    ? await retried(() => mint(`/repos/${owner}/${repositories[0]}/installation`), (e) => e.status >= 500, repositories.join(','))
-    : await retried(() => mint(`/users/${owner}/installation`), () => true, owner);
+    ? await retried(
+        () => mint(`/repos/${owner}/${repositories[0]}/installation`),
+        (e) => e.status >= 500,
+        repositories.join(','),
+      )
+    : await retried(
+        () => mint(`/users/${owner}/installation`),
+        () => true,
+        owner,
+      );
   console.log(`::add-mask::${minted.token}`);
   const out = env.GITHUB_OUTPUT;
   if (out) appendFileSync(out, `token=${minted.token}\ninstallation-id=${minted.installationId}\napp-slug=${minted.appSlug}\n`);
-  console.log(`create-github-app-token stand-in: ${minted.appSlug} installation ${minted.installationId} token for ${repositories.length ? repositories.map((r) => `${owner}/${r}`).join(', ') : `all of ${owner}`} with ${permissions ? Object.entries(permissions).map(([k, v]) => `${k}: ${v}`).join(', ') : "the installation's permissions"}`);
+  console.log(
+    `create-github-app-token stand-in: ${minted.appSlug} installation ${minted.installationId} token for ${repositories.length ? repositories.map((r) => `${owner}/${r}`).join(', ') : `all of ${owner}`} with ${
+      permissions
+        ? Object.entries(permissions)
+            .map(([k, v]) => `${k}: ${v}`)
+            .join(', ')
+        : "the installation's permissions"
+    }`,
+  );
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {

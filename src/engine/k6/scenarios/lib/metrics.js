@@ -25,9 +25,7 @@ import { Counter } from 'k6/metrics';
 
 // Upper bounds in seconds. Dense around the seed thresholds (0.1 s average, 2 s p99),
 // because histogram_quantile interpolates linearly inside a bucket.
-const BUCKET_BOUNDS = [
-  0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10, 30,
-];
+const BUCKET_BOUNDS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10, 30];
 
 // k6 error_code for "request timeout" (lib/netext/httpext/error_codes.go).
 const K6_REQUEST_TIMEOUT = 1050;
