@@ -12,9 +12,9 @@ import { findings } from '../../src/report/findings.ts';
 import { bounded } from '../support/runs.ts';
 
 const tol = tolerancesSchema.parse({});
-const SAMPLE = 'reports/local/1.162.0-vs-1.163.2/results';
+const SAMPLE = 'test/fixtures/local-duet-2-pairs/results';
 
-test('the committed sample: a store method called twice a run, 0.3 → 10.2 ms, is too rare to judge and never named', async () => {
+test('a recorded duet gate: a store method called twice a run, 0.3 → 10.2 ms, is too rare to judge and never named', async () => {
   const files = (await readdir(SAMPLE)).sort();
   const load = (prefix: string) => Promise.all(files.filter((f) => f.startsWith(prefix)).map((f) => loadRunResult(join(SAMPLE, f))));
   const config = await loadGateConfig('examples/local-synapse-duet.yml');

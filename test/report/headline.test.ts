@@ -17,9 +17,8 @@ const tol = tolerancesSchema.parse({});
 /** What the first screen must not show: the test statistic, the rule's name, noise symbols, error budgets. */
 const STATISTICS = /Λ|SPRT|sequential probability ratio|σ|false-fail|Student-t/i;
 
-/** A committed sample re-judged as `compare` judges it, with its profile's config. */
-async function sample(dir: string, configFile: string): Promise<Comparison> {
-  const results = join('reports/local', dir, 'results');
+/** A recorded gate's runs re-judged as `compare` judges them, with its profile's config. */
+async function sample(results: string, configFile: string): Promise<Comparison> {
   const files = (await readdir(results)).sort();
   const load = (prefix: string) => Promise.all(files.filter((f) => f.startsWith(prefix)).map((f) => loadRunResult(join(results, f))));
   const config = await loadGateConfig(configFile);
@@ -28,8 +27,8 @@ async function sample(dir: string, configFile: string): Promise<Comparison> {
 
 const firstScreen = (text: string, lines = 25) => text.split('\n').slice(0, lines).join('\n');
 
-test('the duet sample (a pass) opens with the verdict, why in plain words and what to do, with no statistics', async () => {
-  const c = await sample('1.162.0-vs-1.163.2', 'examples/local-synapse-duet.yml');
+test('a recorded duet gate (a pass) opens with the verdict, why in plain words and what to do, with no statistics', async () => {
+  const c = await sample('test/fixtures/local-duet-2-pairs/results', 'examples/local-synapse-duet.yml');
   assert.equal(c.verdict.verdict, 'pass');
   const report = renderMarkdown(c, [], tol.listing);
   const top = firstScreen(report);
@@ -48,7 +47,7 @@ test('the duet sample (a pass) opens with the verdict, why in plain words and wh
 });
 
 test('the sequential sample (inconclusive): the first screen names the undecided checks and the next step, with no Λ and no "Watch" for a context check that did not move', async () => {
-  const c = await sample('1.162.0-vs-1.163.2-sequential', 'examples/local-synapse.yml');
+  const c = await sample('reports/local/1.162.0-vs-1.163.2-sequential/results', 'examples/local-synapse.yml');
   assert.equal(c.verdict.verdict, 'inconclusive');
   const report = renderMarkdown(c, [], tol.listing);
   const top = firstScreen(report);
