@@ -12,12 +12,8 @@ npm run --silent typecheck
 npm run --silent lint
 echo "== dead code: knip (unused files, exports and dependencies; exports only the tests use)"
 npm run --silent knip
-# Off until the tree has been formatted once (npm run format): LOADGATE_FORMAT_CHECK=1 turns
-# it on; then drop the condition so CI always checks.
-if [ "${LOADGATE_FORMAT_CHECK:-0}" = 1 ]; then
-  echo "== formatting: prettier --check"
-  npm run --silent format:check
-fi
+echo "== formatting: prettier --check"
+npm run --silent format:check
 echo "== layering: no upward imports between src/ folders"
 npm run --silent layers
 echo "== no function over 80 lines in src/ but the allowlisted ones"

@@ -130,6 +130,13 @@ const suffixPath = (path: readonly PropertyKey[]): string => path.map((key) => (
 
 /** Parses already-decoded JSON; `source` names the file in messages. */
 export function parseTerraformOutputs(data: unknown, source: string): AwsBenchDescription {
+  const v = outputValues(data, source);
+  checkCounts(v, source);
+  return describeBench(v);
+}
+
+/** Each output's value, checked against its schema; every missing or malformed output is named at once. */
+function outputValues(data: unknown, source: string): OutputValues {
   const raw = rawOutputsSchema.safeParse(data);
   if (!raw.success) {
     const lines = raw.error.issues.map((i) => `${formatIssuePath(i.path)}: ${i.message}`);
@@ -152,7 +159,11 @@ export function parseTerraformOutputs(data: unknown, source: string): AwsBenchDe
     else for (const issue of parsed.error.issues) problems.push(`${name}${suffixPath(issue.path)}: ${issue.message}`);
   }
   if (problems.length) throw new InputError(`${source} does not describe a loadgate AWS bench:\n${problems.join('\n')}`, problems);
-  const v = values as OutputValues;
+  return values as OutputValues;
+}
+
+/** The rules between outputs: one entry per agent and per app node in each list, and duet slots a and b that split the agents. */
+function checkCounts(v: OutputValues, source: string): void {
   if (v.agent_public_ips.length !== v.agent_private_ips.length || v.agent_instance_ids.length !== v.agent_private_ips.length) {
     throw new InputError(`${source}: agent_private_ips, agent_public_ips and agent_instance_ids must have one entry per agent`);
   }
@@ -167,6 +178,10 @@ export function parseTerraformOutputs(data: unknown, source: string): AwsBenchDe
   if (v.app_private_ips.length !== v.app_instance_ids.length) {
     throw new InputError(`${source}: app_private_ips and app_instance_ids must have one entry per app node`);
   }
+}
+
+/** The checked outputs in the shape bench.json stores. */
+function describeBench(v: OutputValues): AwsBenchDescription {
   return {
     kind: 'aws',
     benchName: v.bench_name,
@@ -200,7 +215,7 @@ export function parseTerraformOutputs(data: unknown, source: string): AwsBenchDe
     },
     openSearchEndpoint: v.opensearch_endpoint,
     instances: v.instances,
-    duetSlots: slots.map((s) => ({
+    duetSlots: v.duet_slots.map((s) => ({
       slot: s.slot,
       proxyUrl: s.proxy_url,
       prometheusUrl: s.prometheus_url,

@@ -4,7 +4,7 @@ import type { RunResult } from '../results/schema.ts';
 import { runsMode, unpairedDuets, type RunMode } from './mode.ts';
 import { InputError } from '../util/errors.ts';
 import { fmtDelta } from '../report/format.ts';
-import { judge, materialPctOf, type CheckBase, type CheckInput } from './decision.ts';
+import { judge, materialPctOf, type CheckBase, type CheckInput, type Judgement } from './decision.ts';
 import type { ErrorRates } from './sequential.ts';
 import { atCap, groupByTest, runLabel, singleCpuQuota, singleVersion, testProblems } from './group.ts';
 import { timingDeltas } from './handler-deltas.ts';
@@ -12,7 +12,7 @@ import type { Comparison, TestComparison } from '../results/comparison.ts';
 import { RATE_METRICS, RELATIVE_METRICS, type RateMetric, type RelativeMetric } from '../results/judged-metrics.ts';
 import type { RunProbes } from './speed-adjust.ts';
 import { mean } from '../util/stats.ts';
-import { disturbedDuets, disturbedLines, nothingLeft, undisturbed } from './disturbed.ts';
+import { disturbedDuets, disturbedLines, nothingLeft, undisturbed, type DisturbedDuet } from './disturbed.ts';
 import { sideBuild, VERDICT_SCHEMA_VERSION, type Check, type Decision, type Verdict } from '../results/verdict-schema.ts';
 
 /** How the decision is set up: the noise model and the pair limits (the config's repeats and maxRepeats). */
@@ -43,26 +43,68 @@ export function compareRuns(
   singleCpuQuota(candidateRuns, 'candidate');
   // A disturbed duet's runs are named in the verdict and judged nowhere (disturbed.ts).
   const disturbed = disturbedDuets(baselineRuns, candidateRuns);
-  const b = groupByTest(undisturbed(baselineRuns));
-  const c = groupByTest(undisturbed(candidateRuns));
-  // Every test given, with the type of its first run: one whose every duet was disturbed still has its checks, blocked.
-  const testType = new Map<string, RunResult['test']['type']>();
-  for (const r of [...baselineRuns, ...candidateRuns]) if (!testType.has(r.test.name)) testType.set(r.test.name, r.test.type);
+  const grouped: GroupedRuns = { baseline: groupByTest(undisturbed(baselineRuns)), candidate: groupByTest(undisturbed(candidateRuns)) };
+  const testType = testTypes(baselineRuns, candidateRuns);
   const mode = runsMode(baselineRuns, candidateRuns, setup.mode);
   const globalProblems: string[] = mode === 'duet' ? unpairedDuets(undisturbed(baselineRuns), undisturbed(candidateRuns)) : [];
-  // Two chat servers are two products, not a baseline and its candidate: bad input, not a judgement.
+  oneChatServer(baselineRuns, candidateRuns);
+  const { tests, inputs } = compareTests(testType, grouped, disturbed, tolerances);
+  const allProblems = [...globalProblems, ...tests.flatMap((t) => t.problems)];
+  const j = decide(inputs, allProblems, tolerances, setup);
+
+  return {
+    verdict: {
+      schemaVersion: VERDICT_SCHEMA_VERSION,
+      verdict: j.verdict,
+      summary: summarize(j.verdict, j.checks, allProblems, j.next, j.decision),
+      baseline: { version: baselineVersion, runs: baselineRuns.length, ...sideBuild(baselineRuns) },
+      candidate: { version: candidateVersion, runs: candidateRuns.length, ...sideBuild(candidateRuns) },
+      mode,
+      ...(disturbed.length ? { disturbed: disturbedLines(disturbed) } : {}),
+      problems: allProblems,
+      checks: j.checks,
+      next: j.next,
+      decision: j.decision,
+    },
+    tests,
+  };
+}
+
+/** Each side's undisturbed runs by test name. */
+interface GroupedRuns {
+  baseline: Map<string, RunResult[]>;
+  candidate: Map<string, RunResult[]>;
+}
+
+/** Every test given, with the type of its first run: one whose every duet was disturbed still has its checks, blocked. */
+function testTypes(baselineRuns: readonly RunResult[], candidateRuns: readonly RunResult[]): Map<string, RunResult['test']['type']> {
+  const testType = new Map<string, RunResult['test']['type']>();
+  for (const r of [...baselineRuns, ...candidateRuns]) if (!testType.has(r.test.name)) testType.set(r.test.name, r.test.type);
+  return testType;
+}
+
+/** Two chat servers are two products, not a baseline and its candidate: bad input, not a judgement. */
+function oneChatServer(baselineRuns: readonly RunResult[], candidateRuns: readonly RunResult[]): void {
   const systems = (runs: readonly RunResult[]) => [...new Set(runs.map((r) => r.target.system))].sort().join(' and ');
   if (new Set([...baselineRuns, ...candidateRuns].map((r) => r.target.system)).size > 1) {
     throw new InputError(
       `the runs are of different chat servers (target.system: baseline ${systems(baselineRuns)}, candidate ${systems(candidateRuns)}); compare runs of one chat server`,
     );
   }
+}
 
+/** One comparison per test, in name order, and the check inputs of each; a test whose runs disagree on its type is bad input. */
+function compareTests(
+  testType: ReadonlyMap<string, RunResult['test']['type']>,
+  grouped: GroupedRuns,
+  disturbed: readonly DisturbedDuet[],
+  tolerances: Tolerances,
+): { tests: TestComparison[]; inputs: CheckInput[] } {
   const inputs: CheckInput[] = [];
   const tests: TestComparison[] = [];
   for (const name of [...testType.keys()].sort()) {
-    const bRuns = b.get(name) ?? [];
-    const cRuns = c.get(name) ?? [];
+    const bRuns = grouped.baseline.get(name) ?? [];
+    const cRuns = grouped.candidate.get(name) ?? [];
     const type = (bRuns[0] ?? cRuns[0])?.test.type ?? testType.get(name)!;
     for (const run of [...bRuns, ...cRuns]) {
       if (run.test.type !== type) {
@@ -82,8 +124,11 @@ export function compareRuns(
     tests.push(comparison);
     inputs.push(...checkInputs(comparison, tolerances));
   }
+  return { tests, inputs };
+}
 
-  const allProblems = [...globalProblems, ...tests.flatMap((t) => t.problems)];
+/** The sequential decision over every check; `problems` gains a line when no gating check could be computed. */
+function decide(inputs: readonly CheckInput[], problems: string[], tolerances: Tolerances, setup: CompareSetup): Judgement {
   const j = judge(
     inputs,
     {
@@ -93,27 +138,11 @@ export function compareRuns(
       maxPairs: Math.max(setup.maxPairs ?? 3, setup.minPairs ?? 1),
       ...(setup.errorRates ? { errorRates: setup.errorRates } : {}),
     },
-    allProblems,
+    problems,
     setup.modelPath ?? null,
   );
-  if (!j.checks.some((ch) => ch.gating)) allProblems.push('no gating check could be computed from these runs');
-
-  return {
-    verdict: {
-      schemaVersion: VERDICT_SCHEMA_VERSION,
-      verdict: j.verdict,
-      summary: summarize(j.verdict, j.checks, allProblems, j.next, j.decision),
-      baseline: { version: baselineVersion, runs: baselineRuns.length, ...sideBuild(baselineRuns) },
-      candidate: { version: candidateVersion, runs: candidateRuns.length, ...sideBuild(candidateRuns) },
-      mode,
-      ...(disturbed.length ? { disturbed: disturbedLines(disturbed) } : {}),
-      problems: allProblems,
-      checks: j.checks,
-      next: j.next,
-      decision: j.decision,
-    },
-    tests,
-  };
+  if (!j.checks.some((ch) => ch.gating)) problems.push('no gating check could be computed from these runs');
+  return j;
 }
 
 /**

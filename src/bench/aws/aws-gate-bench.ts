@@ -10,7 +10,7 @@ import { PrometheusClient } from '../../metrics/prometheus.ts';
 import type { BenchFingerprint, RunResult } from '../../results/schema.ts';
 import type { GateBench } from '../gate-bench.ts';
 import type { ChatServer, NodesServer, ProfileCapability, Profiler } from '../../chat-servers/chat-server.ts';
-import type { RunOptions, ScheduledRun } from '../gate-plan.ts';
+import type { AwsRunInputs, RunOptions, ScheduledRun } from '../gate-plan.ts';
 import { duetParts, type DuetPart } from '../run-stage.ts';
 import { InputError, formatIssuePath } from '../../util/errors.ts';
 import { AppNodes } from './app-nodes.ts';
@@ -102,6 +102,18 @@ export async function readBenchFile(file: string): Promise<AwsBenchDescription> 
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
+/** The chat server, refused up front unless its adapter runs on the bench's nodes and, with `profile: on`, can profile them. */
+function serverOnNodes(o: RunOptions): ChatServer & { nodes: NodesServer } {
+  const { nodes } = o.server;
+  if (!nodes)
+    throw new InputError(
+      `target.system: ${o.server.displayName} does not run on the AWS bench's nodes; use the bench its adapter runs on (bench.kind: ${o.server.bench})`,
+    );
+  if (o.config.profile === 'on' && !o.server.profile)
+    throw new InputError(`profile: on: loadgate cannot profile ${o.server.displayName} on this bench; set profile: off`);
+  return { ...o.server, nodes };
+}
+
 export class AwsGateBench implements GateBench {
   get system(): string {
     return this.server.system;
@@ -159,21 +171,30 @@ export class AwsGateBench implements GateBench {
   ) {
     const aws = o.aws;
     if (!aws) throw new Error('not an AWS run');
-    const { nodes } = o.server;
-    if (!nodes)
-      throw new InputError(
-        `target.system: ${o.server.displayName} does not run on the AWS bench's nodes; use the bench its adapter runs on (bench.kind: ${o.server.bench})`,
-      );
-    this.server = { ...o.server, nodes };
-    if (o.config.profile === 'on' && !o.server.profile)
-      throw new InputError(`profile: on: loadgate cannot profile ${o.server.displayName} on this bench; set profile: off`);
+    this.server = serverOnNodes(o);
     this.profiling = o.config.profile === 'on' ? o.server.profile : undefined;
     this.timing = { ...AWS_TIMING, ...deps.timing };
     this.clock = deps.clock ?? realClock;
-    const endpoint = deps.endpoint ?? ((host: string, port: number) => `http://${host}:${port}`);
     this.apps = bench.app.instanceIds.map((id, i) => ({ id, name: `app${i}` }));
-    this.expiry = new BenchExpiry({
-      aws: deps.aws,
+    this.expiry = this.createExpiry();
+    this.rigs = this.createRigs(aws);
+    this.current = {
+      kind: 'aws',
+      instances: bench.instances,
+      versions: {
+        engine: bench.agents.engine === 'k6' ? `k6 ${o.config.engine.version}` : `load-test-ng ${o.config.engine.version}`,
+        database: `Aurora PostgreSQL (${bench.database.clusterIdentifier}${this.rigs.length === 2 ? ', one database per side' : ''})`,
+        ...(bench.openSearchEndpoint ? { search: 'OpenSearch' } : {}),
+      },
+      ...(o.config.dataset ? { dataset: o.config.dataset } : {}),
+    };
+  }
+
+  /** Keeps every node of the bench alive past the job's budget; a warning it raises goes to the report once. */
+  private createExpiry(): BenchExpiry {
+    const { bench } = this;
+    return new BenchExpiry({
+      aws: this.deps.aws,
       region: bench.region,
       instanceIds: [
         ...bench.app.instanceIds,
@@ -187,18 +208,36 @@ export class AwsGateBench implements GateBench {
         if (!this.warnings.includes(note)) this.warnings.push(note);
       },
     });
+  }
+
+  /** One rig on a sequential run; a duet needs a bench provisioned with its two slots. */
+  private createRigs(aws: AwsRunInputs): SlotRig[] {
+    const { bench } = this;
+    if (this.o.config.mode !== 'duet') return [this.createRig(aws)];
+    if (bench.duetSlots.length !== 2) {
+      throw new InputError(
+        `mode: duet: the bench ${bench.benchName} (--bench-file ${aws.benchFile}) was provisioned without duet slots; provision it from this config (bench variable duet = true), or set mode: sequential`,
+      );
+    }
+    return bench.duetSlots.map((slot) => this.createRig(aws, slot));
+  }
+
+  /** The app nodes, agents, Prometheus and snapshots one slot (or the whole sequential bench) works with. */
+  private createRig(aws: AwsRunInputs, slot?: AwsBenchDescription['duetSlots'][number]): SlotRig {
+    const { o, bench, deps } = this;
+    const endpoint = deps.endpoint ?? ((host: string, port: number) => `http://${host}:${port}`);
     const token = (): Promise<string> => readSecretString(deps.aws, bench.region, bench.metrics.grafanaTokenSecretArn);
-    const rig = (slot?: AwsBenchDescription['duetSlots'][number]): SlotRig => ({
+    return {
       ...(slot ? { slot: slot.slot } : {}),
       // Slot a's Prometheus is the bench's (prometheus_url); slot b has its own.
       prometheus: new PrometheusClient(slot?.slot === 'b' ? slot.prometheusUrl : (deps.prometheusUrl ?? slot?.prometheusUrl ?? bench.metrics.prometheusUrl)),
       appNodes: new AppNodes({
-        server: nodes,
+        server: this.server.nodes,
         shell: deps.shell,
         nodes: this.apps,
         firstStartTimeoutSec: this.timing.firstStartTimeoutSec,
         startTimeoutSec: this.timing.startTimeoutSec,
-        onStep: (line) => progress.info(line),
+        onStep: (line) => this.progress.info(line),
         ...(slot ? { slot: { name: slot.slot, appPort: slot.appPort } } : {}),
       }),
       agents: createLoadAgents({
@@ -218,26 +257,6 @@ export class AwsGateBench implements GateBench {
         mode: aws.snapshots,
         ...(slot ? { datasourceUid: slot.slot === 'a' ? 'prometheus' : 'prometheus-b', metricsPort: slot.metricsPort } : {}),
       }),
-    });
-    if (o.config.mode === 'duet') {
-      if (bench.duetSlots.length !== 2) {
-        throw new InputError(
-          `mode: duet: the bench ${bench.benchName} (--bench-file ${aws.benchFile}) was provisioned without duet slots; provision it from this config (bench variable duet = true), or set mode: sequential`,
-        );
-      }
-      this.rigs = bench.duetSlots.map(rig);
-    } else {
-      this.rigs = [rig()];
-    }
-    this.current = {
-      kind: 'aws',
-      instances: bench.instances,
-      versions: {
-        engine: bench.agents.engine === 'k6' ? `k6 ${o.config.engine.version}` : `load-test-ng ${o.config.engine.version}`,
-        database: `Aurora PostgreSQL (${bench.database.clusterIdentifier}${this.rigs.length === 2 ? ', one database per side' : ''})`,
-        ...(bench.openSearchEndpoint ? { search: 'OpenSearch' } : {}),
-      },
-      ...(o.config.dataset ? { dataset: o.config.dataset } : {}),
     };
   }
 

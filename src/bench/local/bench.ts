@@ -89,12 +89,56 @@ async function createDataRoot(unprivileged: boolean): Promise<string> {
 export async function startLocalBench(o: LocalBenchOptions): Promise<LocalBench> {
   const step = o.onStep ?? (() => {});
   await mkdir(o.logDir, { recursive: true });
+  const dataRoot = await prepareDataRoot(o);
+  const ports = await reservePorts();
+
+  step(`postgres on 127.0.0.1:${ports.postgres}`);
+  const postgres = await startPostgres({
+    supervisor: o.supervisor,
+    dataRoot: join(dataRoot, 'postgres'),
+    logFile: join(o.logDir, 'postgres.log'),
+    port: ports.postgres,
+    cpus: o.targetCpus,
+  });
+  const { processExporter, nodeExporter, prometheus } = await startMonitoring(o, dataRoot, ports, step);
+  step(`nginx on 127.0.0.1:${ports.nginx}`);
+  const nginx = await startProxy(o, dataRoot, ports);
+
+  for (const p of [postgres.process.pid, nginx.process.pid]) if (p !== undefined) processExporter.addGroup(p);
+
+  return {
+    ports,
+    dataRoot,
+    logDir: o.logDir,
+    targetCpus: o.targetCpus,
+    engineCpus: o.engineCpus,
+    postgres,
+    nginx,
+    prometheus,
+    nodeExporter,
+    processExporter,
+    crashed: () => [postgres.process, nginx.process, prometheus.process, nodeExporter.process].find((p) => p.crashed),
+    async versions() {
+      const settled = await Promise.allSettled([postgres.version(), nginx.version(), prometheus.version(), nodeExporter.version()]);
+      const [db, proxy, prom, node] = settled.map((s) => (s.status === 'fulfilled' ? s.value : 'unknown'));
+      return { database: db ?? 'unknown', proxy: proxy ?? 'unknown', metrics: prom ?? 'unknown', nodeExporter: node ?? 'unknown' };
+    },
+  };
+}
+
+/** The data root, watched by the supervisor and removed at clean-up unless kept. */
+async function prepareDataRoot(o: LocalBenchOptions): Promise<string> {
   const dataRoot = await createDataRoot((await resolveRunAs()) !== null);
   if (!o.keep) o.supervisor.watchDir(dataRoot);
   o.supervisor.onCleanup('bench data dir', async () => {
     if (!o.keep) await rm(dataRoot, { recursive: true, force: true });
   });
-  const [postgresPort, nginxPort, prometheusPort, nodePort, processPort, serverClient, serverMetrics, k6Exporter, k6Api] = (await allocatePorts(9)) as [
+  return dataRoot;
+}
+
+/** Every port of the bench, reserved at once so the long-lived and the per-run components never collide. */
+async function reservePorts(): Promise<BenchPorts> {
+  const [postgres, nginx, prometheus, nodeExporter, processExporter, serverClient, serverMetrics, k6Exporter, k6Api] = (await allocatePorts(9)) as [
     number,
     number,
     number,
@@ -105,27 +149,16 @@ export async function startLocalBench(o: LocalBenchOptions): Promise<LocalBench>
     number,
     number,
   ];
-  const ports: BenchPorts = {
-    postgres: postgresPort,
-    nginx: nginxPort,
-    prometheus: prometheusPort,
-    nodeExporter: nodePort,
-    processExporter: processPort,
-    serverClient,
-    serverMetrics,
-    k6Exporter,
-    k6Api,
-  };
+  return { postgres, nginx, prometheus, nodeExporter, processExporter, serverClient, serverMetrics, k6Exporter, k6Api };
+}
 
-  step(`postgres on 127.0.0.1:${ports.postgres}`);
-  const postgres = await startPostgres({
-    supervisor: o.supervisor,
-    dataRoot: join(dataRoot, 'postgres'),
-    logFile: join(o.logDir, 'postgres.log'),
-    port: ports.postgres,
-    cpus: o.targetCpus,
-  });
-
+/** The target-process exporter, node_exporter and Prometheus, which scrapes them, the server and k6 on their reserved ports. */
+async function startMonitoring(
+  o: LocalBenchOptions,
+  dataRoot: string,
+  ports: BenchPorts,
+  step: (message: string) => void,
+): Promise<{ processExporter: ProcessExporter; nodeExporter: NodeExporter; prometheus: PrometheusServer }> {
   step(`process exporter on 127.0.0.1:${ports.processExporter}`);
   const processExporter = await startProcessExporter(ports.processExporter);
   o.supervisor.onCleanup('process exporter', () => processExporter.close());
@@ -152,10 +185,13 @@ export async function startLocalBench(o: LocalBenchOptions): Promise<LocalBench>
       process: ports.processExporter,
     },
   });
+  return { processExporter, nodeExporter, prometheus };
+}
 
-  step(`nginx on 127.0.0.1:${ports.nginx}`);
+/** nginx in front of the server's client port, its workers as the unprivileged user when there is one. */
+async function startProxy(o: LocalBenchOptions, dataRoot: string, ports: BenchPorts): Promise<NginxServer> {
   const runAs = await resolveRunAs();
-  const nginx = await startNginx({
+  return startNginx({
     supervisor: o.supervisor,
     dir: join(dataRoot, 'nginx'),
     logDir: o.logDir,
@@ -165,25 +201,4 @@ export async function startLocalBench(o: LocalBenchOptions): Promise<LocalBench>
     cpus: o.targetCpus,
     workerUser: runAs ? `${runAs.name} ${runAs.group}` : undefined,
   });
-
-  for (const p of [postgres.process.pid, nginx.process.pid]) if (p !== undefined) processExporter.addGroup(p);
-
-  return {
-    ports,
-    dataRoot,
-    logDir: o.logDir,
-    targetCpus: o.targetCpus,
-    engineCpus: o.engineCpus,
-    postgres,
-    nginx,
-    prometheus,
-    nodeExporter,
-    processExporter,
-    crashed: () => [postgres.process, nginx.process, prometheus.process, nodeExporter.process].find((p) => p.crashed),
-    async versions() {
-      const settled = await Promise.allSettled([postgres.version(), nginx.version(), prometheus.version(), nodeExporter.version()]);
-      const [db, proxy, prom, node] = settled.map((s) => (s.status === 'fulfilled' ? s.value : 'unknown'));
-      return { database: db ?? 'unknown', proxy: proxy ?? 'unknown', metrics: prom ?? 'unknown', nodeExporter: node ?? 'unknown' };
-    },
-  };
 }

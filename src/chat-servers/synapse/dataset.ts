@@ -5,7 +5,7 @@ import { z } from 'zod';
 import type { ProcessSupervisor } from '../../util/process.ts';
 import { DATABASE_NAME, SERVER_NAME } from './config.ts';
 import { MatrixClient, runPool } from './client.ts';
-import { planDataset, type DatasetPlan, type DatasetSize } from './dataset-plan.ts';
+import { planDataset, type DatasetPlan, type DatasetSize, type PlannedRoom, type PlannedUser } from './dataset-plan.ts';
 import type { SynapseInstall } from './install.ts';
 import type { LocalDataset, LocalHost, Override } from '../chat-server.ts';
 import { generateSigningKey, startSynapse } from './server.ts';
@@ -131,58 +131,113 @@ export async function seedDataset(
   onProgress?: (done: number, total: number) => void,
   concurrency = SEED_CONCURRENCY,
 ): Promise<DatasetUser[]> {
+  const count = requestCounter(plan.requestCount, onProgress);
+  const users = await registerUsers(client, sharedSecret, plan.users, concurrency, count);
+  const roomIds: string[] = new Array(plan.rooms.length);
+  await runPool(plan.rooms, concurrency, async (room, index) => {
+    roomIds[index] = await seedRoom(client, room, users, count);
+  });
+  const { rooms, dms, direct } = membershipsOf(plan.rooms, roomIds, users.ids);
+  // m.direct account data, so clients (and the scenario) see DMs as DMs.
+  await runPool(plan.users, concurrency, async (_u, i) => {
+    await client.setAccountData(users.tokens[i] as string, users.ids[i] as string, 'm.direct', direct.get(i) ?? {});
+    count();
+  });
+  return plan.users.map((u, i) => ({
+    user_id: users.ids[i] as string,
+    localpart: u.localpart,
+    password: u.password,
+    rooms: rooms.get(i) ?? [],
+    dms: dms.get(i) ?? [],
+  }));
+}
+
+/** Counts one request (or n) as sent. */
+type CountRequests = (n?: number) => void;
+
+/** Reports progress on every request and stops a seeding that sends more requests than the plan holds. */
+function requestCounter(planned: number, onProgress?: (done: number, total: number) => void): CountRequests {
   let sent = 0;
-  const count = (n = 1) => {
+  return (n = 1) => {
     sent += n;
-    if (sent > plan.requestCount) throw new Error(`seeding sent more requests (${sent}) than planned (${plan.requestCount})`);
-    onProgress?.(sent, plan.requestCount);
+    if (sent > planned) throw new Error(`seeding sent more requests (${sent}) than planned (${planned})`);
+    onProgress?.(sent, planned);
   };
-  const tokens: string[] = new Array(plan.users.length);
-  const ids: string[] = new Array(plan.users.length);
+}
+
+/** The registered users' access tokens and user ids, by their index in the plan. */
+interface SeededUsers {
+  tokens: string[];
+  ids: string[];
+}
+
+/** Registers every planned user with the shared secret (Synapse's admin registration API). */
+async function registerUsers(
+  client: MatrixClient,
+  sharedSecret: string,
+  users: readonly PlannedUser[],
+  concurrency: number,
+  count: CountRequests,
+): Promise<SeededUsers> {
+  const tokens: string[] = new Array(users.length);
+  const ids: string[] = new Array(users.length);
   // Registration hashes each password (bcrypt) in Synapse's threadpool.
-  await runPool(plan.users, concurrency, async (u, i) => {
+  await runPool(users, concurrency, async (u, i) => {
     const r = await client.registerWithSharedSecret(sharedSecret, u.localpart, u.password);
     count(2);
     tokens[i] = r.accessToken;
     ids[i] = r.userId;
   });
-  const roomIds: string[] = new Array(plan.rooms.length);
-  await runPool(plan.rooms, concurrency, async (room, index) => {
-    const creatorToken = tokens[room.creator] as string;
-    const body =
-      room.kind === 'room'
-        ? { preset: 'public_chat', name: room.name, topic: `Seeded by loadgate (${room.name})`, visibility: 'private' }
-        : { preset: 'trusted_private_chat', is_direct: true, invite: room.joiners.map((j) => ids[j]) };
-    const roomId = await client.createRoom(creatorToken, body);
-    roomIds[index] = roomId;
+  return { tokens, ids };
+}
+
+/** Creates one room and sends its requests in order: joins, messages with their thread roots, then reactions. Returns its id. */
+async function seedRoom(client: MatrixClient, room: PlannedRoom, users: SeededUsers, count: CountRequests): Promise<string> {
+  const { tokens, ids } = users;
+  const creatorToken = tokens[room.creator] as string;
+  const body =
+    room.kind === 'room'
+      ? { preset: 'public_chat', name: room.name, topic: `Seeded by loadgate (${room.name})`, visibility: 'private' }
+      : { preset: 'trusted_private_chat', is_direct: true, invite: room.joiners.map((j) => ids[j]) };
+  const roomId = await client.createRoom(creatorToken, body);
+  count();
+  for (const j of room.joiners) {
+    await client.join(tokens[j] as string, roomId);
     count();
-    for (const j of room.joiners) {
-      await client.join(tokens[j] as string, roomId);
-      count();
+  }
+  const eventIds: string[] = [];
+  for (const [i, m] of room.messages.entries()) {
+    const content: Record<string, unknown> = { msgtype: 'm.text', body: `${room.name} message ${i + 1}: ${loremFor(i)}` };
+    if (m.threadRoot !== undefined) {
+      const root = eventIds[m.threadRoot] as string;
+      content['m.relates_to'] = { rel_type: 'm.thread', event_id: root, is_falling_back: true, 'm.in_reply_to': { event_id: root } };
     }
-    const eventIds: string[] = [];
-    for (const [i, m] of room.messages.entries()) {
-      const content: Record<string, unknown> = { msgtype: 'm.text', body: `${room.name} message ${i + 1}: ${loremFor(i)}` };
-      if (m.threadRoot !== undefined) {
-        const root = eventIds[m.threadRoot] as string;
-        content['m.relates_to'] = { rel_type: 'm.thread', event_id: root, is_falling_back: true, 'm.in_reply_to': { event_id: root } };
-      }
-      eventIds.push(await client.sendEvent(tokens[m.sender] as string, roomId, 'm.room.message', content));
-      count();
-    }
-    for (const r of room.reactions) {
-      await client.sendEvent(tokens[r.sender] as string, roomId, 'm.reaction', {
-        'm.relates_to': { rel_type: 'm.annotation', event_id: eventIds[r.target], key: r.key },
-      });
-      count();
-    }
-  });
-  // Each user's rooms in the plan's order, whichever finished first.
+    eventIds.push(await client.sendEvent(tokens[m.sender] as string, roomId, 'm.room.message', content));
+    count();
+  }
+  for (const r of room.reactions) {
+    await client.sendEvent(tokens[r.sender] as string, roomId, 'm.reaction', {
+      'm.relates_to': { rel_type: 'm.annotation', event_id: eventIds[r.target], key: r.key },
+    });
+    count();
+  }
+  return roomId;
+}
+
+/** Per user (by plan index): its rooms, its DMs, and its m.direct content (the other user's id to their DM rooms). */
+interface Memberships {
+  rooms: Map<number, string[]>;
+  dms: Map<number, string[]>;
+  direct: Map<number, Record<string, string[]>>;
+}
+
+/** Each user's rooms in the plan's order, whichever finished first. */
+function membershipsOf(planned: readonly PlannedRoom[], roomIds: readonly string[], ids: readonly string[]): Memberships {
   const rooms = new Map<number, string[]>();
   const dms = new Map<number, string[]>();
   const direct = new Map<number, Record<string, string[]>>();
   const add = (map: Map<number, string[]>, user: number, roomId: string) => map.set(user, [...(map.get(user) ?? []), roomId]);
-  plan.rooms.forEach((room, index) => {
+  planned.forEach((room, index) => {
     const roomId = roomIds[index] as string;
     for (const member of [room.creator, ...room.joiners]) add(room.kind === 'room' ? rooms : dms, member, roomId);
     if (room.kind === 'dm') {
@@ -197,18 +252,7 @@ export async function seedDataset(
       }
     }
   });
-  // m.direct account data, so clients (and the scenario) see DMs as DMs.
-  await runPool(plan.users, concurrency, async (_u, i) => {
-    await client.setAccountData(tokens[i] as string, ids[i] as string, 'm.direct', direct.get(i) ?? {});
-    count();
-  });
-  return plan.users.map((u, i) => ({
-    user_id: ids[i] as string,
-    localpart: u.localpart,
-    password: u.password,
-    rooms: rooms.get(i) ?? [],
-    dms: dms.get(i) ?? [],
-  }));
+  return { rooms, dms, direct };
 }
 
 /** Words the seeded messages are made of; the scenario's SearchPosts looks for them. */
