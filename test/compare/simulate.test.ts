@@ -29,13 +29,24 @@ async function profile(name: string) {
 const NOISE_MODELS: Record<string, string> = { 'aws-mattermost-sequential': 'aws-mattermost', 'aws-mattermost': 'aws-mattermost-duet' };
 const SHIPPED = ['local-synapse', 'aws-mattermost-sequential', 'aws-mattermost'];
 
+/**
+ * The default simulation (1000 trials, seed 1) of each shipped profile, run once and read by
+ * every test below that asks for it: seeded, so each reads the same rows it would compute.
+ */
+const defaultRuns = new Map<string, SimulationRow[]>();
+async function defaultRows(name: string): Promise<SimulationRow[]> {
+  const { config, model } = await profile(name);
+  if (!defaultRuns.has(name)) defaultRuns.set(name, simulate(config, model, { trials: 1000, seed: 1 }));
+  return defaultRuns.get(name)!;
+}
+
 const row = (rows: readonly SimulationRow[], kind: string, bench: string, metric: string | null = null) =>
   rows.find((r) => r.kind === kind && r.bench === bench && r.metric === metric)!;
 
 test("every shipped profile: false fails of an unchanged release and false passes of a material regression within its stated rates at the model's noise or 1.5 × it; the shortfalls are those stated", async () => {
   for (const name of SHIPPED) {
-    const { config, model } = await profile(name);
-    const rows = simulate(config, model, { trials: 1000, seed: 1 });
+    const { config } = await profile(name);
+    const rows = await defaultRows(name);
     const { falseFailPct, falsePassPct } = config.errorRates;
     for (const bench of ['model', 'noisier']) {
       assert.ok(row(rows, 'none', bench).fail <= falseFailPct, `${name} ${bench}: ${JSON.stringify(row(rows, 'none', bench))}`);
@@ -54,8 +65,7 @@ test("every shipped profile: false fails of an unchanged release and false passe
 });
 
 test('a bench noisier than its model leaves more gates undecided, not more wrong: inconclusive rises, false fails and passes stay within 1 %', async () => {
-  const { config, model } = await profile('local-synapse');
-  const rows = simulate(config, model, { trials: 1000, seed: 1 });
+  const rows = await defaultRows('local-synapse');
   const at = row(rows, 'none', 'model');
   const noisier = row(rows, 'none', 'noisier');
   assert.ok(noisier.inconclusive > at.inconclusive + 10, `${JSON.stringify(noisier)} vs ${JSON.stringify(at)}`);
@@ -67,10 +77,12 @@ test('a bench noisier than its model leaves more gates undecided, not more wrong
 test('a drifting bench (3 % per run in the bad direction): the ABBA order keeps false fails in budget, candidate-always-second does not', async () => {
   for (const name of SHIPPED) {
     const { config, model } = await profile(name);
-    const drift = (order: 'abba' | 'ab') => simulate(config, model, { trials: 1000, seed: 1, order, driftPct: 3 }).find((r) => r.kind === 'drift')!;
-    const abba = drift('abba');
-    const ab = drift('ab');
-    const none = simulate(config, model, { trials: 1000, seed: 1 }).find((r) => r.kind === 'none')!;
+    // The default simulation is ABBA with a 3 %/run drift row, so its rows are ABBA's.
+    const rows = await defaultRows(name);
+    const abba = rows.find((r) => r.kind === 'drift')!;
+    assert.equal(abba.driftPct, 3);
+    const ab = simulate(config, model, { trials: 1000, seed: 1, order: 'ab', driftPct: 3 }).find((r) => r.kind === 'drift')!;
+    const none = rows.find((r) => r.kind === 'none')!;
     // ABBA: no false fails from the drift; it costs some passes, which become inconclusive.
     assert.ok(abba.fail <= 1, `${name} ABBA: ${JSON.stringify(abba)} vs no drift ${JSON.stringify(none)}`);
     assert.ok(Math.abs(abba.pass - none.pass) <= 5, `${name} ABBA: ${JSON.stringify(abba)} vs no drift ${JSON.stringify(none)}`);
@@ -81,8 +93,7 @@ test('a drifting bench (3 % per run in the bad direction): the ABBA order keeps 
 
 test('a machine whose speed steps between pairs (6.7 % sd, both sides alike): the pair differences cancel it, so the rates are those of no change', async () => {
   for (const name of SHIPPED) {
-    const { config, model } = await profile(name);
-    const rows = simulate(config, model, { trials: 1000, seed: 1 });
+    const rows = await defaultRows(name);
     const none = rows.find((r) => r.kind === 'none')!;
     const step = rows.find((r) => r.kind === 'step')!;
     assert.ok(
@@ -100,10 +111,12 @@ test("supported users at 3 × the model's noise: the local gate mostly cannot ju
   const users = row(rows, 'material', 'model', 'unbounded.supportedUsers');
   assert.ok(users.pass <= 5 && users.inconclusive > 40, JSON.stringify(users));
   // The model right (scale 1) gives back the calibrated rates.
-  const calm = simulate(config, model, { trials: 1000, seed: 1, noiseScale: 1, noiseScaleMetric: 'unbounded.supportedUsers' }).find((r) => r.kind === 'none')!;
+  // No change is the first case, so simulating it alone draws what the full table does.
+  const first = (c: SimulationCase) => c.kind === 'none' && c.bench === 'model';
+  const calm = simulate(config, model, { trials: 1000, seed: 1, noiseScale: 1, noiseScaleMetric: 'unbounded.supportedUsers', only: first })[0];
   assert.deepEqual(
     calm,
-    simulate(config, model, { trials: 1000, seed: 1 }).find((r) => r.kind === 'none'),
+    (await defaultRows('local-synapse')).find((r) => r.kind === 'none'),
   );
 });
 
