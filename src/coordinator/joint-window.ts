@@ -11,7 +11,9 @@
  * over the same interval of wall-clock time.
  *
  * A side that leaves (it crashed, was aborted, or stopped for a reason of its own) frees its
- * partner to go on alone; the gate then finds the two windows apart and judges neither.
+ * partner to go on alone; the gate then finds the two windows apart and judges neither. A
+ * side that leaves after fixing the interval frees nobody: its partner, whose step may have
+ * begun before the decision, still ends on that interval.
  */
 
 /** The interval both sides are measured over, in the shared clock's milliseconds. */
@@ -45,7 +47,7 @@ export interface JointParty {
   decision(): JointDecision | undefined;
   /** Fixes the interval unless a side already did; returns the one in force. */
   decide(window: { startMs: number; endMs: number }, cause: JointDecision['cause']): JointDecision;
-  /** Every other side has left: this one goes on alone. */
+  /** Every other side has left before the interval was fixed: this one goes on alone. */
   alone(): boolean;
   /** This side will take no further part. */
   leave(): void;
@@ -83,7 +85,7 @@ export class JointWindow {
         this.decided ??= { ...window, cause, by: name };
         return this.decided;
       },
-      alone: () => this.parties.size === this.size && [...this.parties.values()].every((p) => p === me || p.left),
+      alone: () => this.decided === undefined && this.parties.size === this.size && [...this.parties.values()].every((p) => p === me || p.left),
       leave: () => {
         me.left = true;
       },

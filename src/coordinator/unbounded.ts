@@ -171,6 +171,9 @@ async function steps(run: RunState, options: RunUnboundedOptions): Promise<Unbou
     if (starved) return noDataStop(run, starved);
 
     const reading = await takeStep(run, users, tSec);
+    // The partner may have fixed the interval (and left) while this step's queries ran.
+    const agreedMeanwhile = run.joint?.decision();
+    if (agreedMeanwhile) return jointFinish(run, agreedMeanwhile);
     const held = joined(run) ? jointStop(run, reading) : adaptiveHoldStop(run, reading);
     if (held) return held;
     const window = lastWindow(run.timeline, test.stabilityWindow);

@@ -62,6 +62,18 @@ test('in a duet both sides stop together and are measured over the same interval
   }
 });
 
+test('a partner that leaves after fixing the window frees nobody: the side still in its step ends on that window', () => {
+  // On a real bench both sides' steps are in flight at once (Prometheus and k6 answer over
+  // the network): one side can fix the window and stop while the other is mid-step.
+  const window = new JointWindow(2);
+  const a = window.party('slot a');
+  const b = window.party('slot b');
+  a.decide({ startMs: 3000, endMs: 9000 }, 'settled');
+  a.leave();
+  assert.equal(b.alone(), false, 'bound by the window its partner fixed');
+  assert.deepEqual(b.decision(), { startMs: 3000, endMs: 9000, cause: 'settled', by: 'slot a' });
+});
+
 test('a side whose partner left goes on alone and stops by its own rule', async () => {
   const window = new JointWindow(2);
   const a = window.party('slot a');
