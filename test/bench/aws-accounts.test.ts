@@ -3,12 +3,8 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { AwsGateBench, readBenchFile } from '../../src/bench/aws/aws-gate-bench.ts';
-import { Progress } from '../../src/bench/progress.ts';
-import { runGateOn } from '../../src/run/gate.ts';
-import { parseRunOptions } from '../../src/run/options.ts';
 import { findK6, NO_K6 } from '../engine/k6/k6-binary.ts';
-import { MACHINERY_TOLERANCES, startLoopbackBench } from './aws/loopback-bench.ts';
+import { MACHINERY_TOLERANCES, runLoopbackGate, startLoopbackBench } from './aws/loopback-bench.ts';
 
 /**
  * The first run job on the loopback AWS bench with a users file whose first account the
@@ -47,42 +43,7 @@ test(
       // The dataset has user1 with pass-1; the file says otherwise.
       const users = (await readFile(bench.usersFile, 'utf8')).replace(/^user1 pass-1$/m, 'user1 a-guess');
       await writeFile(bench.usersFile, users);
-      const configFile = join(bench.dir, 'gate.yml');
-      await writeFile(configFile, CONFIG);
-      const outDir = join(bench.dir, 'report');
-      const o = await parseRunOptions([
-        '--config',
-        configFile,
-        '--baseline',
-        'v10.12.0',
-        '--candidate',
-        'v11.0.1-rc2',
-        '--out',
-        outDir,
-        '--bench-file',
-        bench.benchFile,
-        '--users-file',
-        bench.usersFile,
-      ]);
-      const lines: string[] = [];
-      const io = { out: (l: string) => lines.push(l), err: (l: string) => lines.push(l) };
-      const progress = new Progress(io.out, { githubActions: false, intervalMs: 60_000 });
-      const gateBench = new AwsGateBench(o, progress, join(outDir, 'logs'), await readBenchFile(bench.benchFile), {
-        shell: bench.shell,
-        aws: bench.aws,
-        endpoint: bench.endpoint,
-        timing: {
-          scrapeIntervalSec: 1,
-          rateWindowSec: 5,
-          firstStartTimeoutSec: 30,
-          startTimeoutSec: 30,
-          agentReadyTimeoutSec: 60,
-          readinessTimeoutSec: 30,
-          watchIntervalSec: 2,
-        },
-      });
-      const code = await runGateOn(gateBench, o, io, progress);
-      const log = lines.join('\n');
+      const { code, log, outDir } = await runLoopbackGate(bench, { config: CONFIG, baseline: 'v10.12.0', candidate: 'v11.0.1-rc2' });
       assert.notEqual(code, 0, log);
       assert.match(
         log,

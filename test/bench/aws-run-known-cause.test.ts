@@ -1,17 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AwsGateBench, readBenchFile } from '../../src/bench/aws/aws-gate-bench.ts';
-import { Progress } from '../../src/bench/progress.ts';
-import { runGateOn } from '../../src/run/gate.ts';
-import { parseRunOptions } from '../../src/run/options.ts';
 import { runResultSchema } from '../../src/results/schema.ts';
 import { findK6, NO_K6 } from '../engine/k6/k6-binary.ts';
 import { buildProfilingBinaries } from '../support/profiling-standins.ts';
-import { MACHINERY_TOLERANCES, readJson, startLoopbackBench } from './aws/loopback-bench.ts';
+import { MACHINERY_TOLERANCES, readJson, runLoopbackGate, startLoopbackBench } from './aws/loopback-bench.ts';
 
 /**
  * A Mattermost known cause, end to end on the loopback AWS bench (aws/loopback-bench.ts)
@@ -64,43 +60,12 @@ test(
     const binaries = await buildProfilingBinaries(binDir);
     const bench = await startLoopbackBench(k6 as string, 40, { duet: true, profiling: { binaries, scrapeIntervalSec: 2, knownCauseVersions: ['11.0.1'] } });
     try {
-      const configFile = join(bench.dir, 'gate.yml');
-      await writeFile(configFile, CONFIG);
-      const outDir = join(bench.dir, 'report');
-      const o = await parseRunOptions([
-        '--config',
-        configFile,
-        '--baseline',
-        'v10.12.0',
-        '--candidate',
-        'v11.0.1-rc2',
-        '--out',
-        outDir,
-        '--bench-file',
-        bench.benchFile,
-        '--users-file',
-        bench.usersFile,
-      ]);
-      const lines: string[] = [];
-      const io = { out: (l: string) => lines.push(l), err: (l: string) => lines.push(l) };
-      const progress = new Progress(io.out, { githubActions: false, intervalMs: 60_000 });
-      const gateBench = new AwsGateBench(o, progress, join(outDir, 'logs'), await readBenchFile(bench.benchFile), {
-        shell: bench.shell,
-        aws: bench.aws,
-        endpoint: bench.endpoint,
-        timing: {
-          scrapeIntervalSec: 1,
-          rateWindowSec: 5,
-          firstStartTimeoutSec: 30,
-          startTimeoutSec: 30,
-          agentReadyTimeoutSec: 60,
-          readinessTimeoutSec: 30,
-          watchIntervalSec: 2,
-          profileScrapeIntervalSec: 2,
-        },
+      const { code, log, outDir } = await runLoopbackGate(bench, {
+        config: CONFIG,
+        baseline: 'v10.12.0',
+        candidate: 'v11.0.1-rc2',
+        timing: { profileScrapeIntervalSec: 2 },
       });
-      const code = await runGateOn(gateBench, o, io, progress);
-      const log = lines.join('\n');
       assert.ok([0, 1, 2].includes(code), `exit code ${code}\n${log}`);
 
       const files = (await readdir(join(outDir, 'results'))).filter((f) => f.endsWith('.json'));

@@ -3,16 +3,15 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { AwsGateBench, readBenchFile } from '../../src/bench/aws/aws-gate-bench.ts';
+import { AwsGateBench } from '../../src/bench/aws/aws-gate-bench.ts';
 import { Progress } from '../../src/bench/progress.ts';
-import { runGateOn } from '../../src/run/gate.ts';
 import { parseRunOptions } from '../../src/run/options.ts';
 import { runResultSchema, type RunResult } from '../../src/results/schema.ts';
 import { verdictFileSchema } from '../../src/results/verdict-schema.ts';
 import { MATTERMOST_HEALTH_QUERIES } from '../../src/chat-servers/mattermost/defaults.ts';
 import { PrometheusClient } from '../../src/metrics/prometheus.ts';
 import { findK6, NO_K6 } from '../engine/k6/k6-binary.ts';
-import { AGENT_IDS, APP_ID, GRAFANA_TOKEN, MACHINERY_TOLERANCES, readJson, startLoopbackBench } from './aws/loopback-bench.ts';
+import { AGENT_IDS, APP_ID, GRAFANA_TOKEN, MACHINERY_TOLERANCES, readJson, runLoopbackGate, startLoopbackBench } from './aws/loopback-bench.ts';
 
 /**
  * `loadgate run` on bench.kind aws, end to end on loopback (see aws/loopback-bench.ts):
@@ -80,44 +79,12 @@ test(
   async () => {
     const bench = await startLoopbackBench(k6 as string);
     try {
-      const configFile = join(bench.dir, 'gate.yml');
-      await writeFile(configFile, CONFIG);
-      const outDir = join(bench.dir, 'report');
-      const o = await parseRunOptions([
-        '--config',
-        configFile,
-        '--baseline',
-        'v10.12.0',
-        '--candidate',
-        'v11.0.1-rc2',
-        '--out',
-        outDir,
-        '--bench-file',
-        bench.benchFile,
-        '--users-file',
-        bench.usersFile,
-        '--candidate-set',
-        'ServiceSettings.EnableLinkPreviews=false',
-      ]);
-      const lines: string[] = [];
-      const io = { out: (l: string) => lines.push(l), err: (l: string) => lines.push(l) };
-      const progress = new Progress(io.out, { githubActions: false, intervalMs: 60_000 });
-      const gateBench = new AwsGateBench(o, progress, join(outDir, 'logs'), await readBenchFile(bench.benchFile), {
-        shell: bench.shell,
-        aws: bench.aws,
-        endpoint: bench.endpoint,
-        timing: {
-          scrapeIntervalSec: 1,
-          rateWindowSec: 5,
-          firstStartTimeoutSec: 30,
-          startTimeoutSec: 30,
-          agentReadyTimeoutSec: 60,
-          readinessTimeoutSec: 30,
-          watchIntervalSec: 2,
-        },
+      const { code, log, outDir } = await runLoopbackGate(bench, {
+        config: CONFIG,
+        baseline: 'v10.12.0',
+        candidate: 'v11.0.1-rc2',
+        args: ['--candidate-set', 'ServiceSettings.EnableLinkPreviews=false'],
       });
-      const code = await runGateOn(gateBench, o, io, progress);
-      const log = lines.join('\n');
 
       // A verdict (any: two seconds-long runs decide nothing) and a report.
       assert.ok([0, 1, 2].includes(code), `exit code ${code}\n${log}`);
@@ -314,51 +281,15 @@ tolerances:
   timeoutRate: { tolerancePct: 100, ignoreBelowPct: 100, gating: false }
 `;
 
-const LOOPBACK_TIMING = {
-  scrapeIntervalSec: 1,
-  rateWindowSec: 5,
-  firstStartTimeoutSec: 30,
-  startTimeoutSec: 30,
-  agentReadyTimeoutSec: 60,
-  readinessTimeoutSec: 30,
-  watchIntervalSec: 2,
-};
-
 async function runDuetGate(baseline: string, candidate: string, latencyPerUserMs: Record<string, number> = {}) {
   const bench = await startLoopbackBench(k6 as string, 40, { duet: true, latencyPerUserMs });
   try {
-    const configFile = join(bench.dir, 'gate.yml');
-    await writeFile(configFile, DUET_CONFIG);
-    const outDir = join(bench.dir, 'report');
-    const o = await parseRunOptions([
-      '--config',
-      configFile,
-      '--baseline',
-      baseline,
-      '--candidate',
-      candidate,
-      '--out',
-      outDir,
-      '--bench-file',
-      bench.benchFile,
-      '--users-file',
-      bench.usersFile,
-    ]);
-    const lines: string[] = [];
-    const io = { out: (l: string) => lines.push(l), err: (l: string) => lines.push(l) };
-    const progress = new Progress(io.out, { githubActions: false, intervalMs: 60_000 });
-    const gateBench = new AwsGateBench(o, progress, join(outDir, 'logs'), await readBenchFile(bench.benchFile), {
-      shell: bench.shell,
-      aws: bench.aws,
-      endpoint: bench.endpoint,
-      timing: LOOPBACK_TIMING,
-    });
-    const code = await runGateOn(gateBench, o, io, progress);
+    const { code, log, outDir } = await runLoopbackGate(bench, { config: DUET_CONFIG, baseline, candidate });
     const files = (await readdir(join(outDir, 'results'))).filter((f) => f.endsWith('.json')).sort();
     const results = await Promise.all(files.map(async (f) => runResultSchema.parse(await readJson(join(outDir, 'results', f)))));
     return {
       code,
-      log: lines.join('\n'),
+      log,
       verdict: verdictFileSchema.parse(await readJson(join(outDir, 'verdict.json'))),
       report: await readFile(join(outDir, 'README.md'), 'utf8'),
       results,

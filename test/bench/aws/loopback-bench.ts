@@ -11,6 +11,10 @@ import { allocatePort, allocatePorts } from '../../../src/util/ports.ts';
 import { httpOk, waitUntilReady } from '../../../src/util/readiness.ts';
 import type { CommandResult, CommandRunner } from '../../../src/util/command-runner.ts';
 import type { RemoteResult, RemoteShell } from '../../../src/bench/aws/remote-shell.ts';
+import { AwsGateBench, readBenchFile, type AwsTiming } from '../../../src/bench/aws/aws-gate-bench.ts';
+import { Progress } from '../../../src/bench/progress.ts';
+import { runGateOn } from '../../../src/run/gate.ts';
+import { parseRunOptions } from '../../../src/run/options.ts';
 import { MattermostStandIn, type StandInLicence } from '../../chat-servers/mattermost/mattermost-stand-in.ts';
 import { GrafanaStandIn } from '../../grafana/stand-in.ts';
 import { renderAlloyConfig, startAlloy, startCore, startPyroscope, type CoreProcess, type ProfilingBinaries } from '../../support/profiling-standins.ts';
@@ -633,6 +637,55 @@ function bash(script: string, env: NodeJS.ProcessEnv): Promise<{ code: number; s
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     child.on('close', (code) => resolve({ code: code ?? 1, stdout, stderr }));
   });
+}
+
+/** The AWS bench's timing, shortened for loopback: a 1 s scrape, a 5 s rate window, 30 s start-up limits. */
+const LOOPBACK_TIMING: Partial<AwsTiming> = {
+  scrapeIntervalSec: 1,
+  rateWindowSec: 5,
+  firstStartTimeoutSec: 30,
+  startTimeoutSec: 30,
+  agentReadyTimeoutSec: 60,
+  readinessTimeoutSec: 30,
+  watchIntervalSec: 2,
+};
+
+/**
+ * `loadgate run` on the loopback bench as the CLI runs it on AWS: the config written into the
+ * bench's folder, the bench and users files it wrote, and the AWS bench over its shell, AWS
+ * API and endpoint stand-ins. Returns the exit code, everything the gate printed, and its out dir.
+ */
+export async function runLoopbackGate(
+  bench: LoopbackBench,
+  gate: { config: string; baseline: string; candidate: string; args?: string[]; timing?: Partial<AwsTiming> },
+): Promise<{ code: number; log: string; outDir: string }> {
+  const configFile = join(bench.dir, 'gate.yml');
+  await writeFile(configFile, gate.config);
+  const outDir = join(bench.dir, 'report');
+  const files = ['--bench-file', bench.benchFile, '--users-file', bench.usersFile];
+  const o = await parseRunOptions([
+    '--config',
+    configFile,
+    '--baseline',
+    gate.baseline,
+    '--candidate',
+    gate.candidate,
+    '--out',
+    outDir,
+    ...files,
+    ...(gate.args ?? []),
+  ]);
+  const lines: string[] = [];
+  const io = { out: (l: string) => lines.push(l), err: (l: string) => lines.push(l) };
+  const progress = new Progress(io.out, { githubActions: false, intervalMs: 60_000 });
+  const gateBench = new AwsGateBench(o, progress, join(outDir, 'logs'), await readBenchFile(bench.benchFile), {
+    shell: bench.shell,
+    aws: bench.aws,
+    endpoint: bench.endpoint,
+    timing: { ...LOOPBACK_TIMING, ...gate.timing },
+  });
+  const code = await runGateOn(gateBench, o, io, progress);
+  return { code, log: lines.join('\n'), outDir };
 }
 
 export async function readJson<T>(file: string): Promise<T> {
