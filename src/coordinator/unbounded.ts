@@ -406,11 +406,15 @@ function jointReady(run: RunState, fromSec: number, toSec: number): boolean {
   return toSec - fromSec >= test.stabilityWindow && window !== undefined && isEquilibrium(window, test.equilibriumSlope);
 }
 
-/** maxDuration in a duet: the first side there ends both, over the hold they share or, short of one, the last stability window. */
+/**
+ * maxDuration in a duet: the first side there ends both, over the longer of the hold they
+ * share and the last stability window, as a side alone is measured. A hold that began a few
+ * steps before the stop would hold a few samples, too few for per-handler timings at low load.
+ */
 function jointMaxDuration(run: RunState, tSec: number): UnboundedResult {
   const joint = run.joint as JointParty;
   const endMs = run.start + tSec * 1000;
-  const startMs = joint.commonStartMs() ?? endMs - run.test.stabilityWindow * 1000;
+  const startMs = Math.min(joint.commonStartMs() ?? Infinity, endMs - run.test.stabilityWindow * 1000);
   return jointFinish(run, joint.decide({ startMs: Math.min(startMs, endMs), endMs }, 'max-duration'));
 }
 

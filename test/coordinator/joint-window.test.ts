@@ -62,6 +62,18 @@ test('in a duet both sides stop together and are measured over the same interval
   }
 });
 
+test('a duet stopped by maxDuration is measured over at least the last stability window, even when the sides began their shared hold just before', async () => {
+  // Side a alerts at once; side b climbs one user per step to a ceiling twice as high and
+  // settles about 110 s in, a few steps before maxDuration.
+  const test = { ...LOCAL.constantStep, maxDuration: 120, equilibriumSlope: 0.01 };
+  const { results } = await simulateDuet({ model: QUIET, ceilings: [45, 90], test, seeds: [1, 2], joint: true });
+  for (const r of results) {
+    assert.equal(r.stopCause, 'max-duration', r.reason);
+    assert.ok(r.window.endSec - r.window.startSec >= test.stabilityWindow, `window ${r.window.startSec}-${r.window.endSec} s`);
+  }
+  assert.deepEqual(span(results[0]), span(results[1]), 'one window for both');
+});
+
 test('a partner that leaves after fixing the window frees nobody: the side still in its step ends on that window', () => {
   // On a real bench both sides' steps are in flight at once (Prometheus and k6 answer over
   // the network): one side can fix the window and stop while the other is mid-step.
