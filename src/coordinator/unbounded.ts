@@ -415,7 +415,7 @@ function jointMaxDuration(run: RunState, tSec: number): UnboundedResult {
   const joint = run.joint as JointParty;
   const endMs = run.start + tSec * 1000;
   const startMs = Math.min(joint.commonStartMs() ?? Infinity, endMs - run.test.stabilityWindow * 1000);
-  return jointFinish(run, joint.decide({ startMs: Math.min(startMs, endMs), endMs }, 'max-duration'));
+  return jointFinish(run, joint.decide({ startMs, endMs }, 'max-duration'));
 }
 
 /** This side's result over the interval both sides agreed on. */
