@@ -15,14 +15,14 @@ import { workloadName } from '../noise/speed.ts';
  *   3. the newest converged run of that version and test on the same bench kind in the
  *      `--history` folder;
  *   4. the capacity the profile's noise model states (calibrated, or assumed from the seed
- *      reports), scaled by this machine's speed at set-up against the speed it was
- *      measured at, where both are known: so a first gate, and every AWS gate, starts
- *      near the ceiling instead of climbing from initialUsers.
+ *      reports), scaled down by this machine's speed at set-up where it is slower than
+ *      the speed that capacity was measured at (never up): so a first gate, and every
+ *      AWS gate, starts at or below the ceiling instead of climbing from initialUsers.
  * Nothing else: results lying under the working directory may come from another machine
  * or profile, and a hint far above the ceiling costs minutes of overload.
- * Hints only choose where the search starts: it starts below them and climbs, and a
- * hint that is too high is caught by the first alert while ramping, so a wrong hint
- * costs time, not accuracy (test/coordinator/simulation.test.ts).
+ * Hints only choose where the search starts: it starts below them and climbs. A hint that
+ * is too high is caught by the first alert while ramping, but a start far above the
+ * ceiling can leave a side still coming down through its window, so the sources err low.
  */
 
 export interface CapacityHint {
@@ -93,13 +93,14 @@ export class CapacityHints {
     const { probe } = entry;
     const speed = this.speed;
     if (probe && speed && workloadName(probe.workload) === workloadName(speed.workload)) {
-      // Users scale with the machine's speed: a machine whose probe takes half the time holds
-      // about twice the users. Only the start depends on it.
-      const users = (entry.users * probe.cpuMs) / speed.cpuMs;
-      return {
-        users,
-        source: `the profile's ${what} capacity, ${round1(entry.users)} users at a speed probe of ${round1(probe.cpuMs)} ms, scaled to this machine's ${round1(speed.cpuMs)} ms`,
-      };
+      // Users scale with the machine's speed, but the probe only ever lowers the start. Its
+      // reading moved 64-123 ms between first gates on one idle machine while the ceiling
+      // held at 14-20 users, and a start above the ceiling leaves a side still coming down
+      // through its window, where a start below it costs only a short climb.
+      const scaled = (entry.users * probe.cpuMs) / speed.cpuMs;
+      const measuredAt = `${round1(entry.users)} users at a speed probe of ${round1(probe.cpuMs)} ms`;
+      if (scaled < entry.users) return { users: scaled, source: `the profile's ${what} capacity, ${measuredAt}, scaled to this machine's ${round1(speed.cpuMs)} ms` };
+      return { users: entry.users, source: `the profile's ${what} capacity, ${measuredAt} (this machine's ${round1(speed.cpuMs)} ms does not raise it)` };
     }
     return { users: entry.users, source: `the profile's ${what} capacity (${entry.source})` };
   }

@@ -61,7 +61,7 @@ test("hints in a gate: a side's own last run first, the other side's while it ha
   assert.equal((await hints.get('unbounded', '1.162.0', 'baseline'))?.users, 55, 'a run that supported no users is no hint');
 });
 
-test("with nothing closer, a test starts from the capacity its profile's model states, scaled by this machine's speed at set-up", async () => {
+test("with nothing closer, a test starts from the capacity its profile's model states, scaled down (never up) by this machine's speed at set-up", async () => {
   const hints = new CapacityHints({ benchKind: 'local' });
   assert.equal(await hints.get('unbounded', '1.162.0'), undefined, 'no model capacity: a cold start');
   hints.useProfileCapacity([
@@ -82,6 +82,12 @@ test("with nothing closer, a test starts from the capacity its profile's model s
   const scaled = await hints.get('unbounded', '1.163.2');
   assert.equal(scaled?.users, 20);
   assert.match(scaled?.source ?? '', /30 users at a speed probe of 40 ms, scaled to this machine's 60 ms/);
+  // A probe that reads faster than the calibration's does not raise the start: on one idle
+  // machine it read 64 to 123 ms between first gates while the ceiling held.
+  hints.setMachineSpeed({ workload: 'python-json-v1@setup CPython 3.11.7', cpuMs: 20 });
+  const faster = await hints.get('unbounded', '1.163.2');
+  assert.equal(faster?.users, 30);
+  assert.match(faster?.source ?? '', /30 users at a speed probe of 40 ms \(this machine's 20 ms does not raise it\)/);
   // An assumption with no probe is never scaled.
   assert.deepEqual(await hints.get('other', '1.162.0'), { users: 8600, source: "the profile's assumed capacity (half the seed report's 17,273)" });
   // A probe of another workload does not compare: the figure as stated.
