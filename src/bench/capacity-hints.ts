@@ -99,7 +99,8 @@ export class CapacityHints {
       // through its window, where a start below it costs only a short climb.
       const scaled = (entry.users * probe.cpuMs) / speed.cpuMs;
       const measuredAt = `${round1(entry.users)} users at a speed probe of ${round1(probe.cpuMs)} ms`;
-      if (scaled < entry.users) return { users: scaled, source: `the profile's ${what} capacity, ${measuredAt}, scaled to this machine's ${round1(speed.cpuMs)} ms` };
+      if (scaled < entry.users)
+        return { users: scaled, source: `the profile's ${what} capacity, ${measuredAt}, scaled to this machine's ${round1(speed.cpuMs)} ms` };
       return { users: entry.users, source: `the profile's ${what} capacity, ${measuredAt} (this machine's ${round1(speed.cpuMs)} ms does not raise it)` };
     }
     return { users: entry.users, source: `the profile's ${what} capacity (${entry.source})` };
