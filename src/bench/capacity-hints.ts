@@ -94,8 +94,8 @@ export class CapacityHints {
     const speed = this.speed;
     if (probe && speed && workloadName(probe.workload) === workloadName(speed.workload)) {
       // Users scale with the machine's speed, but the probe only ever lowers the start. Its
-      // reading moved 64-123 ms between first gates on one idle machine while the ceiling
-      // held at 14-20 users, and a start above the ceiling leaves a side still coming down
+      // reading moved 64-125 ms between first gates on one idle machine while the ceiling
+      // held at 13-20 users, and a start above the ceiling leaves a side still coming down
       // through its window, where a start below it costs only a short climb.
       const scaled = (entry.users * probe.cpuMs) / speed.cpuMs;
       const measuredAt = `${round1(entry.users)} users at a speed probe of ${round1(probe.cpuMs)} ms`;
