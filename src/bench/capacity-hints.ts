@@ -93,10 +93,10 @@ export class CapacityHints {
     const { probe } = entry;
     const speed = this.speed;
     if (probe && speed && workloadName(probe.workload) === workloadName(speed.workload)) {
-      // Users scale with the machine's speed, but the probe only ever lowers the start. Its
-      // reading moved 64-125 ms between first gates on one idle machine while the ceiling
-      // held at 13-20 users, and a start above the ceiling leaves a side still coming down
-      // through its window, where a start below it costs only a short climb.
+      // Users scale with the machine's speed, but the probe only ever lowers the start: its
+      // reading varies between runs on one machine more than the ceiling does, and a start
+      // above the ceiling leaves a side still coming down through its window, where a start
+      // below it costs only a short climb (docs/local.md).
       const scaled = (entry.users * probe.cpuMs) / speed.cpuMs;
       const measuredAt = `${round1(entry.users)} users at a speed probe of ${round1(probe.cpuMs)} ms`;
       if (scaled < entry.users)

@@ -82,8 +82,7 @@ test("with nothing closer, a test starts from the capacity its profile's model s
   const scaled = await hints.get('unbounded', '1.163.2');
   assert.equal(scaled?.users, 20);
   assert.match(scaled?.source ?? '', /30 users at a speed probe of 40 ms, scaled to this machine's 60 ms/);
-  // A probe that reads faster than the calibration's does not raise the start: on one idle
-  // machine it read 64 to 125 ms between first gates while the ceiling held.
+  // A probe that reads faster than the calibration's does not raise the start.
   hints.setMachineSpeed({ workload: 'python-json-v1@setup CPython 3.11.7', cpuMs: 20 });
   const faster = await hints.get('unbounded', '1.163.2');
   assert.equal(faster?.users, 30);
